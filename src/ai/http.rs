@@ -1,0 +1,131 @@
+//! Blocking HTTP for providers: one POST with a JSON body and explicit connect/read timeouts.
+//! Non-2xx answers become `HttpError` with a readable message built from the error body (the
+//! `error.message` of a JSON body when there is one), plus the server's `Retry-After`.
+
+use std::io::Read;
+use std::time::Duration;
+
+/// How long a stream may stay silent before we give up on it. Overridable (in milliseconds)
+/// with `PI_STREAM_IDLE_TIMEOUT_MS`, which tests use to exercise stalls quickly.
+pub fn idle_timeout() -> Duration {
+    std::env::var("PI_STREAM_IDLE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(300))
+}
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpError {
+    pub status: Option<u16>,
+    pub message: String,
+    pub retry_after_ms: Option<u64>,
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A streaming response body.
+pub type Body = Box<dyn Read + Send + Sync + 'static>;
+
+/// POSTs `body` as JSON and returns the response body reader on a 2xx status.
+pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<Body, HttpError> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(CONNECT_TIMEOUT)
+        .timeout_read(idle_timeout())
+        .timeout_write(Duration::from_secs(60))
+        .try_proxy_from_env(true)
+        .build();
+    let mut req = agent.post(url).set("content-type", "application/json");
+    for (k, v) in headers {
+        req = req.set(k, v);
+    }
+    match req.send_string(body) {
+        Ok(resp) => Ok(Box::new(resp.into_reader())),
+        Err(ureq::Error::Status(code, resp)) => {
+            let retry_after_ms = resp.header("retry-after-ms").and_then(|v| v.trim().parse().ok()).or_else(|| {
+                resp.header("retry-after")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .map(|s| (s * 1000.0) as u64)
+            });
+            let mut text = String::new();
+            let _ = resp.into_reader().take(64 * 1024).read_to_string(&mut text);
+            Err(HttpError {
+                status: Some(code),
+                message: status_message(code, &text),
+                retry_after_ms,
+            })
+        }
+        Err(ureq::Error::Transport(t)) => Err(HttpError {
+            status: None,
+            message: describe_transport(&t),
+            retry_after_ms: None,
+        }),
+    }
+}
+
+/// `"<status> <message>"` the way the official SDKs word a failed request.
+pub fn status_message(code: u16, body: &str) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        return format!("{code} status code (no body)");
+    }
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        let err = v.get("error").unwrap_or(&v);
+        let msg = err
+            .get("message")
+            .and_then(|m| m.as_str())
+            .or_else(|| err.as_str())
+            .or_else(|| v.get("message").and_then(|m| m.as_str()));
+        if let Some(m) = msg {
+            return format!("{code} {m}");
+        }
+    }
+    format!("{code} {body}")
+}
+
+fn describe_transport(t: &ureq::Transport) -> String {
+    use ureq::ErrorKind as K;
+    let detail = t.message().map(|m| m.to_string()).unwrap_or_else(|| t.to_string());
+    match t.kind() {
+        K::ConnectionFailed => format!("Connection error: could not connect ({detail})"),
+        K::Dns => format!("Connection error: could not resolve host ({detail})"),
+        K::Io => format!("Network error: {detail}"),
+        _ => format!("Connection error: {t}"),
+    }
+}
+
+/// A readable message for an I/O error while reading a response body.
+pub fn describe_io_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
+            "Stream timed out: no data from the server for {} s (set PI_STREAM_IDLE_TIMEOUT_MS to change)",
+            idle_timeout().as_secs_f64()
+        ),
+        std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
+            format!("Connection lost: other side closed ({e})")
+        }
+        _ => format!("Network error: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_messages_read_like_the_sdks() {
+        assert_eq!(status_message(400, r#"{"error":{"message":"mock failure 400"}}"#), "400 mock failure 400");
+        assert_eq!(status_message(500, ""), "500 status code (no body)");
+        assert_eq!(status_message(502, "<html>bad gateway</html>"), "502 <html>bad gateway</html>");
+        assert_eq!(
+            status_message(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            "529 Overloaded"
+        );
+    }
+}

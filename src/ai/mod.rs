@@ -1,0 +1,16 @@
+//! The LLM layer: message types, the assistant event stream, SSE/HTTP plumbing, the wire
+//! protocol of each API, the built-in model catalog, overflow detection and cost. Imports
+//! nothing else from the crate.
+
+pub mod catalog;
+pub mod http;
+pub mod overflow;
+pub mod partial_json;
+pub mod providers;
+pub mod sse;
+pub mod stream;
+pub mod transform;
+pub mod types;
+
+pub use stream::{spawn_stream, Abort, StreamWriter};
+pub use types::*;

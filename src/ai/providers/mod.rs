@@ -1,0 +1,41 @@
+//! Dispatch from a model's wire API to the provider that speaks it. Every provider returns a
+//! receiver of `AssistantEvent`s that ends with exactly one `Done` or `Error`.
+
+pub mod anthropic;
+pub mod google;
+pub mod openai_completions;
+pub mod openai_responses;
+pub mod scripted;
+
+use crossbeam_channel::Receiver;
+
+use super::stream::{spawn_stream, Abort};
+use super::types::{AssistantEvent, Context, Model, StreamOptions};
+
+/// The wire APIs this build can speak.
+pub const SUPPORTED_APIS: &[&str] = &[
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "google-generative-ai",
+];
+
+/// Starts one streaming LLM call for `model`.
+pub fn stream(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    abort: Abort,
+) -> Receiver<AssistantEvent> {
+    match model.api.as_str() {
+        "anthropic-messages" => anthropic::stream(model, context, options, abort),
+        "openai-completions" => openai_completions::stream(model, context, options, abort),
+        "openai-responses" => openai_responses::stream(model, context, options, abort),
+        "google-generative-ai" => google::stream(model, context, options, abort),
+        api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
+        api => {
+            let msg = format!("No API provider registered for api: {api}");
+            spawn_stream(model, abort, move |_| Err(msg))
+        }
+    }
+}

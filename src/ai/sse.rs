@@ -1,0 +1,223 @@
+//! Server-sent events: a pure, incremental parser (`SseParser`) fed with arbitrary byte chunks,
+//! and `read_events`, which drives it from a blocking reader while honouring the abort flag.
+//! The idle timeout is enforced by the HTTP layer's per-read timeout; a timed-out read surfaces
+//! here as an I/O error with a readable message.
+
+use std::io::Read;
+
+use super::stream::Abort;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The `event:` field, empty when absent.
+    pub event: String,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+}
+
+/// Incremental SSE decoder. Lines may end in `\n`, `\r\n` or `\r`; a chunk may split anywhere,
+/// including inside a UTF-8 sequence or between `\r` and `\n`.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    event: String,
+    data: String,
+    has_data: bool,
+    /// The previous chunk ended in `\r`; a leading `\n` in the next chunk belongs to it.
+    skip_lf: bool,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds bytes and returns every event completed by them.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        let mut bytes = chunk;
+        if self.skip_lf {
+            if let Some(b'\n') = bytes.first() {
+                bytes = &bytes[1..];
+            }
+            if !bytes.is_empty() {
+                self.skip_lf = false;
+            }
+        }
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'\n' || b == b'\r' {
+                self.buf.extend_from_slice(&bytes[start..i]);
+                let line = std::mem::take(&mut self.buf);
+                self.line(&line, &mut out);
+                if b == b'\r' {
+                    if i + 1 < bytes.len() {
+                        if bytes[i + 1] == b'\n' {
+                            i += 1;
+                        }
+                    } else {
+                        self.skip_lf = true;
+                    }
+                }
+                start = i + 1;
+            }
+            i += 1;
+        }
+        self.buf.extend_from_slice(&bytes[start..]);
+        out
+    }
+
+    /// Flushes a final event not followed by a blank line (a server that closes mid-frame).
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        if !self.buf.is_empty() {
+            let line = std::mem::take(&mut self.buf);
+            let mut out = Vec::new();
+            self.line(&line, &mut out);
+        }
+        self.dispatch()
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            if let Some(ev) = self.dispatch() {
+                out.push(ev);
+            }
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let line = String::from_utf8_lossy(line);
+        let (field, value) = match line.find(':') {
+            Some(p) => {
+                let v = &line[p + 1..];
+                (&line[..p], v.strip_prefix(' ').unwrap_or(v))
+            }
+            None => (&line[..], ""),
+        };
+        match field {
+            "event" => self.event = value.to_string(),
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self) -> Option<SseEvent> {
+        let event = std::mem::take(&mut self.event);
+        if !self.has_data {
+            return None;
+        }
+        self.has_data = false;
+        Some(SseEvent { event, data: std::mem::take(&mut self.data) })
+    }
+}
+
+/// Reads SSE events from `reader`, calling `on_event` for each until it returns `false`, the
+/// stream ends, or `abort` is set. Returns `Ok(true)` if the stream reached EOF, `Ok(false)` if
+/// the callback stopped it.
+pub fn read_events<R: Read>(
+    mut reader: R,
+    abort: &Abort,
+    mut on_event: impl FnMut(SseEvent) -> Result<bool, String>,
+) -> Result<bool, String> {
+    let mut parser = SseParser::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        if abort.is_aborted() {
+            return Err("Request was aborted".into());
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(super::http::describe_io_error(&e)),
+        };
+        if n == 0 {
+            if let Some(ev) = parser.finish() {
+                if !on_event(ev)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        for ev in parser.push(&buf[..n]) {
+            if abort.is_aborted() {
+                return Err("Request was aborted".into());
+            }
+            if !on_event(ev)? {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAM: &str = "event: message_start\r\ndata: {\"a\":1}\r\n\r\n: keepalive\n\nevent: delta\ndata: line1\ndata: line2\n\ndata: ünïcode ✓\r\rdata:nospace\n\n";
+
+    fn expected() -> Vec<SseEvent> {
+        vec![
+            SseEvent { event: "message_start".into(), data: "{\"a\":1}".into() },
+            SseEvent { event: "delta".into(), data: "line1\nline2".into() },
+            SseEvent { event: String::new(), data: "ünïcode ✓".into() },
+            SseEvent { event: String::new(), data: "nospace".into() },
+        ]
+    }
+
+    #[test]
+    fn whole_stream() {
+        let mut p = SseParser::new();
+        let got = p.push(STREAM.as_bytes());
+        assert_eq!(got, expected());
+        assert_eq!(p.finish(), None);
+    }
+
+    #[test]
+    fn every_single_split_point() {
+        let bytes = STREAM.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut p = SseParser::new();
+            let mut got = p.push(&bytes[..cut]);
+            got.extend(p.push(&bytes[cut..]));
+            got.extend(p.finish());
+            assert_eq!(got, expected(), "split at {cut}");
+        }
+    }
+
+    #[test]
+    fn byte_at_a_time() {
+        let mut p = SseParser::new();
+        let mut got = Vec::new();
+        for b in STREAM.as_bytes() {
+            got.extend(p.push(std::slice::from_ref(b)));
+        }
+        got.extend(p.finish());
+        assert_eq!(got, expected());
+    }
+
+    #[test]
+    fn unterminated_final_event_is_flushed() {
+        let mut p = SseParser::new();
+        assert!(p.push(b"data: tail").is_empty());
+        assert_eq!(p.finish(), Some(SseEvent { event: String::new(), data: "tail".into() }));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut p = SseParser::new();
+        let junk: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        for chunk in junk.chunks(7) {
+            p.push(chunk);
+        }
+        p.finish();
+    }
+}

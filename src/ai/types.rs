@@ -1,0 +1,457 @@
+//! The LLM vocabulary shared by every layer: messages, content blocks, usage, stop reasons,
+//! models and the streaming event taxonomy. Every type serializes exactly like the TypeScript
+//! pi (field names, order and optional-field omission), and unknown fields read from disk are
+//! kept in `extra` so a rewrite never drops them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Unknown JSON fields carried through untouched.
+pub type Extra = Map<String, Value>;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Milliseconds since the Unix epoch, like JavaScript's `Date.now()`.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    pub text: String,
+    #[serde(rename = "textSignature", skip_serializing_if = "Option::is_none", default)]
+    pub text_signature: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingContent {
+    pub thinking: String,
+    #[serde(rename = "thinkingSignature", skip_serializing_if = "Option::is_none", default)]
+    pub thinking_signature: Option<String>,
+    #[serde(skip_serializing_if = "is_false", default)]
+    pub redacted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageContent {
+    pub data: String,
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none", default)]
+    pub thought_signature: Option<String>,
+}
+
+/// One block of message content, tagged by `type` as pi writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Content {
+    #[serde(rename = "text")]
+    Text(TextContent),
+    #[serde(rename = "thinking")]
+    Thinking(ThinkingContent),
+    #[serde(rename = "image")]
+    Image(ImageContent),
+    #[serde(rename = "toolCall")]
+    ToolCall(ToolCall),
+}
+
+impl Content {
+    pub fn text(s: impl Into<String>) -> Self {
+        Content::Text(TextContent { text: s.into(), text_signature: None })
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub input: f64,
+    pub output: f64,
+    #[serde(rename = "cacheRead")]
+    pub cache_read: f64,
+    #[serde(rename = "cacheWrite")]
+    pub cache_write: f64,
+    pub total: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    #[serde(rename = "cacheRead")]
+    pub cache_read: u64,
+    #[serde(rename = "cacheWrite")]
+    pub cache_write: u64,
+    #[serde(rename = "totalTokens")]
+    pub total_tokens: u64,
+    pub cost: Cost,
+}
+
+impl Usage {
+    /// Fills `cost` from per-million-token prices, as pi's `calculateCost` does.
+    pub fn apply_pricing(&mut self, price: &ModelCost) {
+        self.cost.input = price.input * self.input as f64 / 1e6;
+        self.cost.output = price.output * self.output as f64 / 1e6;
+        self.cost.cache_read = price.cache_read * self.cache_read as f64 / 1e6;
+        self.cost.cache_write = price.cache_write * self.cache_write as f64 / 1e6;
+        self.cost.total =
+            self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StopReason {
+    #[default]
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "aborted")]
+    Aborted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// User content: pi accepts a bare string on read but always writes blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<Content>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    pub content: UserContent,
+    pub timestamp: i64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    pub content: Vec<Content>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    #[serde(rename = "responseModel", skip_serializing_if = "Option::is_none", default)]
+    pub response_model: Option<String>,
+    #[serde(rename = "responseId", skip_serializing_if = "Option::is_none", default)]
+    pub response_id: Option<String>,
+    pub usage: Usage,
+    #[serde(rename = "stopReason")]
+    pub stop_reason: StopReason,
+    #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none", default)]
+    pub error_message: Option<String>,
+    pub timestamp: i64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl AssistantMessage {
+    /// An empty in-progress message for `model`, as every provider starts one.
+    pub fn empty(model: &Model) -> Self {
+        AssistantMessage {
+            content: Vec::new(),
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            response_model: None,
+            response_id: None,
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp: now_ms(),
+            extra: Extra::new(),
+        }
+    }
+
+    /// Concatenated text blocks (thinking and tool calls excluded).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.content {
+            if let Content::Text(t) = c {
+                out.push_str(&t.text);
+            }
+        }
+        out
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|c| match c {
+            Content::ToolCall(t) => Some(t),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultMessage {
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: String,
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub details: Option<Value>,
+    #[serde(rename = "isError")]
+    pub is_error: bool,
+    pub timestamp: i64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A message of the LLM conversation, tagged by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role")]
+pub enum Message {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message::User(UserMessage {
+            content: UserContent::Blocks(vec![Content::text(text)]),
+            timestamp: now_ms(),
+            extra: Extra::new(),
+        })
+    }
+}
+
+/// A tool as the model sees it: name, description and JSON-schema parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Everything one LLM call needs besides the model.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThinkingLevel {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ThinkingLevel {
+    pub const ALL: [ThinkingLevel; 6] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+        }
+    }
+
+    /// pi-ai's default thinking-token budgets (xhigh is treated as high).
+    pub fn default_budget(self) -> u64 {
+        match self {
+            ThinkingLevel::Off => 0,
+            ThinkingLevel::Minimal => 1024,
+            ThinkingLevel::Low => 2048,
+            ThinkingLevel::Medium => 8192,
+            ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+        }
+    }
+}
+
+impl Serialize for ThinkingLevel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ThinkingLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        ThinkingLevel::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("invalid thinking level {s:?}")))
+    }
+}
+
+/// Prices in USD per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelCost {
+    #[serde(default)]
+    pub input: f64,
+    #[serde(default)]
+    pub output: f64,
+    #[serde(rename = "cacheRead", default)]
+    pub cache_read: f64,
+    #[serde(rename = "cacheWrite", default)]
+    pub cache_write: f64,
+}
+
+/// A model as pi's registry describes it (`Model` in pi-ai), serialized like pi's RPC does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    pub id: String,
+    pub name: String,
+    pub api: String,
+    pub provider: String,
+    #[serde(rename = "baseUrl")]
+    pub base_url: String,
+    pub reasoning: bool,
+    pub input: Vec<String>,
+    pub cost: ModelCost,
+    #[serde(rename = "contextWindow")]
+    pub context_window: u64,
+    #[serde(rename = "maxTokens")]
+    pub max_tokens: u64,
+    /// Level name → provider value, or null when the level is unsupported.
+    #[serde(rename = "thinkingLevelMap", skip_serializing_if = "Option::is_none", default)]
+    pub thinking_level_map: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub headers: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub compat: Option<Map<String, Value>>,
+}
+
+impl Model {
+    pub fn supports_images(&self) -> bool {
+        self.input.iter().any(|i| i == "image")
+    }
+
+    /// A compat flag from `compat`, if set.
+    pub fn compat_bool(&self, key: &str) -> Option<bool> {
+        self.compat.as_ref()?.get(key)?.as_bool()
+    }
+
+    pub fn compat_str(&self, key: &str) -> Option<&str> {
+        self.compat.as_ref()?.get(key)?.as_str()
+    }
+}
+
+/// Per-request options every provider understands (`SimpleStreamOptions` in pi-ai).
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    pub api_key: String,
+    /// Extra HTTP headers (already resolved).
+    pub headers: Vec<(String, String)>,
+    pub reasoning: Option<ThinkingLevel>,
+    pub max_tokens: Option<u64>,
+    pub temperature: Option<f64>,
+    pub session_id: Option<String>,
+}
+
+/// One event of an assistant stream. Every variant but `Done`/`Error` carries the partial
+/// message so far, which consumers may render directly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantEvent {
+    Start { partial: AssistantMessage },
+    TextStart { index: usize, partial: AssistantMessage },
+    TextDelta { index: usize, delta: String, partial: AssistantMessage },
+    TextEnd { index: usize, content: String, partial: AssistantMessage },
+    ThinkingStart { index: usize, partial: AssistantMessage },
+    ThinkingDelta { index: usize, delta: String, partial: AssistantMessage },
+    ThinkingEnd { index: usize, content: String, partial: AssistantMessage },
+    ToolCallStart { index: usize, partial: AssistantMessage },
+    ToolCallDelta { index: usize, delta: String, partial: AssistantMessage },
+    ToolCallEnd { index: usize, tool_call: ToolCall, partial: AssistantMessage },
+    Done { reason: StopReason, message: AssistantMessage },
+    /// `retry_after_ms` is the server's `Retry-After`, when it sent one.
+    Error { reason: StopReason, error: AssistantMessage, retry_after_ms: Option<u64> },
+}
+
+impl AssistantEvent {
+    /// The event in pi's JSON shape (`assistantMessageEvent` of `message_update`).
+    pub fn to_json(&self) -> Value {
+        use serde_json::json;
+        let p = |m: &AssistantMessage| serde_json::to_value(m).unwrap_or(Value::Null);
+        match self {
+            AssistantEvent::Start { partial } => json!({"type": "start", "partial": p(partial)}),
+            AssistantEvent::TextStart { index, partial } => {
+                json!({"type": "text_start", "contentIndex": index, "partial": p(partial)})
+            }
+            AssistantEvent::TextDelta { index, delta, partial } => json!({
+                "type": "text_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
+            }),
+            AssistantEvent::TextEnd { index, content, partial } => json!({
+                "type": "text_end", "contentIndex": index, "content": content, "partial": p(partial)
+            }),
+            AssistantEvent::ThinkingStart { index, partial } => {
+                json!({"type": "thinking_start", "contentIndex": index, "partial": p(partial)})
+            }
+            AssistantEvent::ThinkingDelta { index, delta, partial } => json!({
+                "type": "thinking_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
+            }),
+            AssistantEvent::ThinkingEnd { index, content, partial } => json!({
+                "type": "thinking_end", "contentIndex": index, "content": content, "partial": p(partial)
+            }),
+            AssistantEvent::ToolCallStart { index, partial } => {
+                json!({"type": "toolcall_start", "contentIndex": index, "partial": p(partial)})
+            }
+            AssistantEvent::ToolCallDelta { index, delta, partial } => json!({
+                "type": "toolcall_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
+            }),
+            AssistantEvent::ToolCallEnd { index, tool_call, partial } => json!({
+                "type": "toolcall_end", "contentIndex": index, "toolCall": tool_call, "partial": p(partial)
+            }),
+            AssistantEvent::Done { reason, message } => {
+                json!({"type": "done", "reason": reason, "message": p(message)})
+            }
+            AssistantEvent::Error { reason, error, .. } => {
+                json!({"type": "error", "reason": reason, "error": p(error)})
+            }
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, AssistantEvent::Done { .. } | AssistantEvent::Error { .. })
+    }
+}

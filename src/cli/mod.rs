@@ -1,0 +1,2 @@
+//! (in progress)
+pub fn main() -> i32 { 0 }

@@ -1,0 +1,17 @@
+//! pi: a minimal terminal coding agent. The library is the SDK; `main.rs` is the `pi` binary.
+//!
+//! Layers, lowest first (a module imports only from its own floor or below):
+//! `ai` (LLM wire APIs, models) and `resources` (config files, auth) → `agent` (the run loop) →
+//! `harness` (retry, model selection, system prompt; mode-agnostic) → `modes` (print, json) →
+//! `cli` (flags, help, dispatch).
+
+pub mod agent;
+pub mod ai;
+pub mod cli;
+pub mod harness;
+pub mod modes;
+pub mod resources;
+pub mod session;
+
+/// The version we are a drop-in for; printed by `pi --version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
