@@ -158,16 +158,16 @@ pub struct AssistantMessage {
     pub api: String,
     pub provider: String,
     pub model: String,
+    pub usage: Usage,
+    #[serde(rename = "stopReason")]
+    pub stop_reason: StopReason,
+    pub timestamp: i64,
     #[serde(rename = "responseModel", skip_serializing_if = "Option::is_none", default)]
     pub response_model: Option<String>,
     #[serde(rename = "responseId", skip_serializing_if = "Option::is_none", default)]
     pub response_id: Option<String>,
-    pub usage: Usage,
-    #[serde(rename = "stopReason")]
-    pub stop_reason: StopReason,
     #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none", default)]
     pub error_message: Option<String>,
-    pub timestamp: i64,
     #[serde(flatten)]
     pub extra: Extra,
 }

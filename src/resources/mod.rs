@@ -1,1 +1,3 @@
-//! (in progress)
+//! Configuration read from disk: settings, auth, models.json.
+
+pub mod settings;
