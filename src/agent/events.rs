@@ -5,19 +5,52 @@ use serde_json::{json, Map, Value};
 
 use crate::ai::{AssistantEvent, Message, ToolResultMessage};
 
+// Events are built once and moved through a channel; boxing the big variants would only add
+// allocations.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
     AgentStart,
-    AgentEnd { messages: Vec<Message> },
+    AgentEnd {
+        messages: Vec<Message>,
+    },
     TurnStart,
-    TurnEnd { message: Message, tool_results: Vec<ToolResultMessage> },
-    MessageStart { message: Message },
-    MessageUpdate { message: Message, event: AssistantEvent },
-    MessageEnd { message: Message },
-    ToolExecutionStart { id: String, name: String, args: Value },
-    ToolExecutionEnd { id: String, name: String, result: Value, is_error: bool },
-    AutoRetryStart { attempt: u32, max_attempts: u32, delay_ms: u64, error_message: String },
-    AutoRetryEnd { success: bool, attempt: u32, final_error: Option<String> },
+    TurnEnd {
+        message: Message,
+        tool_results: Vec<ToolResultMessage>,
+    },
+    MessageStart {
+        message: Message,
+    },
+    MessageUpdate {
+        message: Message,
+        event: AssistantEvent,
+    },
+    MessageEnd {
+        message: Message,
+    },
+    ToolExecutionStart {
+        id: String,
+        name: String,
+        args: Value,
+    },
+    ToolExecutionEnd {
+        id: String,
+        name: String,
+        result: Value,
+        is_error: bool,
+    },
+    AutoRetryStart {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error_message: String,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        final_error: Option<String>,
+    },
 }
 
 fn msg(m: &Message) -> Value {
@@ -32,30 +65,51 @@ impl AgentEvent {
                 json!({"type": "agent_end", "messages": messages.iter().map(msg).collect::<Vec<_>>()})
             }
             AgentEvent::TurnStart => json!({"type": "turn_start"}),
-            AgentEvent::TurnEnd { message, tool_results } => json!({
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => json!({
                 "type": "turn_end",
                 "message": msg(message),
                 "toolResults": tool_results,
             }),
-            AgentEvent::MessageStart { message } => json!({"type": "message_start", "message": msg(message)}),
+            AgentEvent::MessageStart { message } => {
+                json!({"type": "message_start", "message": msg(message)})
+            }
             AgentEvent::MessageUpdate { message, event } => json!({
                 "type": "message_update",
                 "assistantMessageEvent": event.to_json(),
                 "message": msg(message),
             }),
-            AgentEvent::MessageEnd { message } => json!({"type": "message_end", "message": msg(message)}),
+            AgentEvent::MessageEnd { message } => {
+                json!({"type": "message_end", "message": msg(message)})
+            }
             AgentEvent::ToolExecutionStart { id, name, args } => json!({
                 "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
             }),
-            AgentEvent::ToolExecutionEnd { id, name, result, is_error } => json!({
+            AgentEvent::ToolExecutionEnd {
+                id,
+                name,
+                result,
+                is_error,
+            } => json!({
                 "type": "tool_execution_end", "toolCallId": id, "toolName": name,
                 "result": result, "isError": is_error
             }),
-            AgentEvent::AutoRetryStart { attempt, max_attempts, delay_ms, error_message } => json!({
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => json!({
                 "type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts,
                 "delayMs": delay_ms, "errorMessage": error_message
             }),
-            AgentEvent::AutoRetryEnd { success, attempt, final_error } => {
+            AgentEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => {
                 let mut m = Map::new();
                 m.insert("type".into(), "auto_retry_end".into());
                 m.insert("success".into(), (*success).into());

@@ -74,7 +74,9 @@ impl Agent {
                 }));
                 if outcome.is_err() {
                     // The loop panicked mid-run: still close the run so listeners never hang.
-                    let _ = tx.send(AgentEvent::AgentEnd { messages: Vec::new() });
+                    let _ = tx.send(AgentEvent::AgentEnd {
+                        messages: Vec::new(),
+                    });
                 }
                 self
             })
@@ -92,7 +94,9 @@ pub struct Run {
 impl Run {
     pub fn finish(self) -> Agent {
         // The run thread catches its own panics, so join only fails if it was killed.
-        self.handle.join().unwrap_or_else(|_| panic!("agent run thread died"))
+        self.handle
+            .join()
+            .unwrap_or_else(|_| panic!("agent run thread died"))
     }
 }
 
@@ -114,8 +118,14 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
         let assistant_msg = Message::Assistant(assistant.clone());
         agent.messages.push(assistant_msg.clone());
         new_messages.push(assistant_msg.clone());
-        if matches!(assistant.stop_reason, StopReason::Error | StopReason::Aborted) {
-            emit(AgentEvent::TurnEnd { message: assistant_msg, tool_results: Vec::new() });
+        if matches!(
+            assistant.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        ) {
+            emit(AgentEvent::TurnEnd {
+                message: assistant_msg,
+                tool_results: Vec::new(),
+            });
             break;
         }
         let results = execute_tool_calls(agent, &assistant, tx);
@@ -127,18 +137,27 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
             new_messages.push(m);
         }
         let more = !results.is_empty();
-        emit(AgentEvent::TurnEnd { message: assistant_msg, tool_results: results });
+        emit(AgentEvent::TurnEnd {
+            message: assistant_msg,
+            tool_results: results,
+        });
         if !more || abort.is_aborted() {
             break;
         }
         emit(AgentEvent::TurnStart);
     }
-    emit(AgentEvent::AgentEnd { messages: new_messages });
+    emit(AgentEvent::AgentEnd {
+        messages: new_messages,
+    });
 }
 
 /// No tools are registered yet: every call gets pi's "not found" error result so the model
 /// can recover, and the transcript stays valid.
-fn execute_tool_calls(agent: &Agent, assistant: &AssistantMessage, tx: &Sender<AgentEvent>) -> Vec<ToolResultMessage> {
+fn execute_tool_calls(
+    agent: &Agent,
+    assistant: &AssistantMessage,
+    tx: &Sender<AgentEvent>,
+) -> Vec<ToolResultMessage> {
     let mut results = Vec::new();
     for call in assistant.tool_calls() {
         let _ = tx.send(AgentEvent::ToolExecutionStart {
@@ -190,9 +209,13 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     };
     let finish = |msg: AssistantMessage, started: bool| {
         if !started {
-            emit(AgentEvent::MessageStart { message: Message::Assistant(msg.clone()) });
+            emit(AgentEvent::MessageStart {
+                message: Message::Assistant(msg.clone()),
+            });
         }
-        emit(AgentEvent::MessageEnd { message: Message::Assistant(msg.clone()) });
+        emit(AgentEvent::MessageEnd {
+            message: Message::Assistant(msg.clone()),
+        });
         msg
     };
     loop {

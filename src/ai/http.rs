@@ -48,11 +48,14 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
     match req.send_string(body) {
         Ok(resp) => Ok(Box::new(resp.into_reader())),
         Err(ureq::Error::Status(code, resp)) => {
-            let retry_after_ms = resp.header("retry-after-ms").and_then(|v| v.trim().parse().ok()).or_else(|| {
-                resp.header("retry-after")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .map(|s| (s * 1000.0) as u64)
-            });
+            let retry_after_ms = resp
+                .header("retry-after-ms")
+                .and_then(|v| v.trim().parse().ok())
+                .or_else(|| {
+                    resp.header("retry-after")
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .map(|s| (s * 1000.0) as u64)
+                });
             let mut text = String::new();
             let _ = resp.into_reader().take(64 * 1024).read_to_string(&mut text);
             Err(HttpError {
@@ -91,7 +94,10 @@ pub fn status_message(code: u16, body: &str) -> String {
 
 fn describe_transport(t: &ureq::Transport) -> String {
     use ureq::ErrorKind as K;
-    let detail = t.message().map(|m| m.to_string()).unwrap_or_else(|| t.to_string());
+    let detail = t
+        .message()
+        .map(|m| m.to_string())
+        .unwrap_or_else(|| t.to_string());
     match t.kind() {
         K::ConnectionFailed => format!("Connection error: could not connect ({detail})"),
         K::Dns => format!("Connection error: could not resolve host ({detail})"),
@@ -120,11 +126,20 @@ mod tests {
 
     #[test]
     fn status_messages_read_like_the_sdks() {
-        assert_eq!(status_message(400, r#"{"error":{"message":"mock failure 400"}}"#), "400 mock failure 400");
-        assert_eq!(status_message(500, ""), "500 status code (no body)");
-        assert_eq!(status_message(502, "<html>bad gateway</html>"), "502 <html>bad gateway</html>");
         assert_eq!(
-            status_message(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            status_message(400, r#"{"error":{"message":"mock failure 400"}}"#),
+            "400 mock failure 400"
+        );
+        assert_eq!(status_message(500, ""), "500 status code (no body)");
+        assert_eq!(
+            status_message(502, "<html>bad gateway</html>"),
+            "502 <html>bad gateway</html>"
+        );
+        assert_eq!(
+            status_message(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
             "529 Overloaded"
         );
     }

@@ -63,7 +63,11 @@ fn matches_overflow_text(msg: &str) -> bool {
     if has_number_between(&lower, "maximum prompt length is ", "")
         || has_number_between(&lower, "maximum context length is ", " tokens")
         || has_number_between(&lower, "exceeds the limit of ", "")
-        || has_number_between(&lower, "too large for model with ", " maximum context length")
+        || has_number_between(
+            &lower,
+            "too large for model with ",
+            " maximum context length",
+        )
     {
         return true;
     }
@@ -71,7 +75,10 @@ fn matches_overflow_text(msg: &str) -> bool {
     for code in ["400", "413"] {
         if let Some(rest) = lower.strip_prefix(code) {
             let rest = rest.trim_start();
-            let rest = rest.strip_prefix("status code").unwrap_or(rest).trim_start();
+            let rest = rest
+                .strip_prefix("status code")
+                .unwrap_or(rest)
+                .trim_start();
             if rest.starts_with("(no body)") {
                 return true;
             }
@@ -117,7 +124,11 @@ mod tests {
         ] {
             assert!(matches_overflow_text(m), "{m}");
         }
-        for m in ["429 rate limit: too many tokens per minute", "500 internal error", "Throttling error: too many tokens"] {
+        for m in [
+            "429 rate limit: too many tokens per minute",
+            "500 internal error",
+            "Throttling error: too many tokens",
+        ] {
             assert!(!matches_overflow_text(m), "{m}");
         }
     }

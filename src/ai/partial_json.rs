@@ -137,7 +137,11 @@ mod tests {
         for (i, _) in full.char_indices() {
             let v = parse_partial_json(&full[..i]);
             let obj = v.as_object().expect("object");
-            assert!(obj.len() + 1 >= last_keys, "keys never vanish: {}", &full[..i]);
+            assert!(
+                obj.len() + 1 >= last_keys,
+                "keys never vanish: {}",
+                &full[..i]
+            );
             last_keys = obj.len();
         }
         assert_eq!(parse_partial_json(full)["edits"][0]["newText"], json!("ü"));
@@ -145,8 +149,14 @@ mod tests {
 
     #[test]
     fn open_string_is_kept() {
-        assert_eq!(parse_partial_json(r#"{"command": "ls -l"#), json!({"command": "ls -l"}));
-        assert_eq!(parse_partial_json(r#"{"command": "a\"#), json!({"command": "a"}));
+        assert_eq!(
+            parse_partial_json(r#"{"command": "ls -l"#),
+            json!({"command": "ls -l"})
+        );
+        assert_eq!(
+            parse_partial_json(r#"{"command": "a\"#),
+            json!({"command": "a"})
+        );
         assert_eq!(parse_partial_json(r#"{"c": "x\u00"#), json!({"c": "x"}));
     }
 
@@ -159,13 +169,25 @@ mod tests {
 
     #[test]
     fn raw_control_chars_and_bad_escapes_are_repaired() {
-        assert_eq!(parse_partial_json("{\"a\": \"x\ny\"}"), json!({"a": "x\ny"}));
+        assert_eq!(
+            parse_partial_json("{\"a\": \"x\ny\"}"),
+            json!({"a": "x\ny"})
+        );
         assert_eq!(parse_partial_json(r#"{"a": "\p"}"#), json!({"a": "\\p"}));
     }
 
     #[test]
     fn garbage_never_panics() {
-        for s in ["}}}", "[[[", "\"", "\\", "{\"a\":\"\\", "nul", "{,}", "[1,,2"] {
+        for s in [
+            "}}}",
+            "[[[",
+            "\"",
+            "\\",
+            "{\"a\":\"\\",
+            "nul",
+            "{,}",
+            "[1,,2",
+        ] {
             let _ = parse_partial_json(s);
         }
     }

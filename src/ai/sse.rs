@@ -116,7 +116,10 @@ impl SseParser {
             return None;
         }
         self.has_data = false;
-        Some(SseEvent { event, data: std::mem::take(&mut self.data) })
+        Some(SseEvent {
+            event,
+            data: std::mem::take(&mut self.data),
+        })
     }
 }
 
@@ -166,10 +169,22 @@ mod tests {
 
     fn expected() -> Vec<SseEvent> {
         vec![
-            SseEvent { event: "message_start".into(), data: "{\"a\":1}".into() },
-            SseEvent { event: "delta".into(), data: "line1\nline2".into() },
-            SseEvent { event: String::new(), data: "ünïcode ✓".into() },
-            SseEvent { event: String::new(), data: "nospace".into() },
+            SseEvent {
+                event: "message_start".into(),
+                data: "{\"a\":1}".into(),
+            },
+            SseEvent {
+                event: "delta".into(),
+                data: "line1\nline2".into(),
+            },
+            SseEvent {
+                event: String::new(),
+                data: "ünïcode ✓".into(),
+            },
+            SseEvent {
+                event: String::new(),
+                data: "nospace".into(),
+            },
         ]
     }
 
@@ -208,7 +223,13 @@ mod tests {
     fn unterminated_final_event_is_flushed() {
         let mut p = SseParser::new();
         assert!(p.push(b"data: tail").is_empty());
-        assert_eq!(p.finish(), Some(SseEvent { event: String::new(), data: "tail".into() }));
+        assert_eq!(
+            p.finish(),
+            Some(SseEvent {
+                event: String::new(),
+                data: "tail".into()
+            })
+        );
     }
 
     #[test]

@@ -60,7 +60,9 @@ impl StreamWriter {
     }
 
     pub fn start(&mut self) {
-        self.send(AssistantEvent::Start { partial: self.partial.clone() });
+        self.send(AssistantEvent::Start {
+            partial: self.partial.clone(),
+        });
     }
 
     fn push_block(&mut self, c: Content) -> usize {
@@ -72,7 +74,10 @@ impl StreamWriter {
 
     pub fn text_start(&mut self) -> usize {
         let index = self.push_block(Content::text(""));
-        self.send(AssistantEvent::TextStart { index, partial: self.partial.clone() });
+        self.send(AssistantEvent::TextStart {
+            index,
+            partial: self.partial.clone(),
+        });
         index
     }
 
@@ -93,7 +98,10 @@ impl StreamWriter {
             thinking_signature: None,
             redacted: false,
         }));
-        self.send(AssistantEvent::ThinkingStart { index, partial: self.partial.clone() });
+        self.send(AssistantEvent::ThinkingStart {
+            index,
+            partial: self.partial.clone(),
+        });
         index
     }
 
@@ -116,7 +124,10 @@ impl StreamWriter {
             thought_signature: None,
         }));
         self.tool_json.push((index, String::new()));
-        self.send(AssistantEvent::ToolCallStart { index, partial: self.partial.clone() });
+        self.send(AssistantEvent::ToolCallStart {
+            index,
+            partial: self.partial.clone(),
+        });
         index
     }
 
@@ -163,7 +174,11 @@ impl StreamWriter {
             },
             Some(Content::ToolCall(t)) => {
                 self.tool_json.retain(|(i, _)| *i != index);
-                AssistantEvent::ToolCallEnd { index, tool_call: t, partial: self.partial.clone() }
+                AssistantEvent::ToolCallEnd {
+                    index,
+                    tool_call: t,
+                    partial: self.partial.clone(),
+                }
             }
             _ => return,
         };
@@ -187,7 +202,10 @@ impl StreamWriter {
         self.end_all_blocks();
         self.finished = true;
         let reason = self.partial.stop_reason;
-        self.send(AssistantEvent::Done { reason, message: self.partial.clone() });
+        self.send(AssistantEvent::Done {
+            reason,
+            message: self.partial.clone(),
+        });
     }
 
     /// Finishes with an error (or `aborted` if the abort flag is set).
@@ -198,7 +216,11 @@ impl StreamWriter {
         self.finished = true;
         self.open.clear();
         self.tool_json.clear();
-        let reason = if self.abort.is_aborted() { StopReason::Aborted } else { StopReason::Error };
+        let reason = if self.abort.is_aborted() {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
         self.partial.stop_reason = reason;
         self.partial.error_message = Some(if reason == StopReason::Aborted {
             "Request was aborted".to_string()
@@ -231,7 +253,8 @@ where
         let tx = tx.clone();
         move || {
             let mut w = StreamWriter::new(tx, &model, abort);
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| produce(&mut w)));
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| produce(&mut w)));
             match outcome {
                 Ok(Ok(())) if w.abort.is_aborted() => w.fail("Request was aborted"),
                 Ok(Ok(())) => w.finish(),

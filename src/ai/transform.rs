@@ -38,7 +38,9 @@ pub fn transform_messages(
     let mut pending: Vec<(String, String)> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
 
-    let flush_orphans = |out: &mut Vec<Message>, pending: &mut Vec<(String, String)>, answered: &mut HashSet<String>| {
+    let flush_orphans = |out: &mut Vec<Message>,
+                         pending: &mut Vec<(String, String)>,
+                         answered: &mut HashSet<String>| {
         for (id, name) in pending.drain(..) {
             if !answered.contains(&id) {
                 out.push(Message::ToolResult(ToolResultMessage {
@@ -83,7 +85,8 @@ pub fn transform_messages(
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                     continue;
                 }
-                let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
+                let same =
+                    a.provider == model.provider && a.api == model.api && a.model == model.id;
                 let mut content = Vec::with_capacity(a.content.len());
                 for block in &a.content {
                     match block {

@@ -24,14 +24,22 @@ pub fn now_ms() -> i64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     pub text: String,
-    #[serde(rename = "textSignature", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "textSignature",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub text_signature: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingContent {
     pub thinking: String,
-    #[serde(rename = "thinkingSignature", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "thinkingSignature",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub thinking_signature: Option<String>,
     #[serde(skip_serializing_if = "is_false", default)]
     pub redacted: bool,
@@ -49,7 +57,11 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: Value,
-    #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "thoughtSignature",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub thought_signature: Option<String>,
 }
 
@@ -69,7 +81,10 @@ pub enum Content {
 
 impl Content {
     pub fn text(s: impl Into<String>) -> Self {
-        Content::Text(TextContent { text: s.into(), text_signature: None })
+        Content::Text(TextContent {
+            text: s.into(),
+            text_signature: None,
+        })
     }
 }
 
@@ -162,11 +177,23 @@ pub struct AssistantMessage {
     #[serde(rename = "stopReason")]
     pub stop_reason: StopReason,
     pub timestamp: i64,
-    #[serde(rename = "responseModel", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "responseModel",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub response_model: Option<String>,
-    #[serde(rename = "responseId", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "responseId",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub response_id: Option<String>,
-    #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "errorMessage",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub error_message: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -354,7 +381,11 @@ pub struct Model {
     #[serde(rename = "maxTokens")]
     pub max_tokens: u64,
     /// Level name → provider value, or null when the level is unsupported.
-    #[serde(rename = "thinkingLevelMap", skip_serializing_if = "Option::is_none", default)]
+    #[serde(
+        rename = "thinkingLevelMap",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
     pub thinking_level_map: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub headers: Option<Map<String, Value>>,
@@ -393,19 +424,61 @@ pub struct StreamOptions {
 /// message so far, which consumers may render directly.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantEvent {
-    Start { partial: AssistantMessage },
-    TextStart { index: usize, partial: AssistantMessage },
-    TextDelta { index: usize, delta: String, partial: AssistantMessage },
-    TextEnd { index: usize, content: String, partial: AssistantMessage },
-    ThinkingStart { index: usize, partial: AssistantMessage },
-    ThinkingDelta { index: usize, delta: String, partial: AssistantMessage },
-    ThinkingEnd { index: usize, content: String, partial: AssistantMessage },
-    ToolCallStart { index: usize, partial: AssistantMessage },
-    ToolCallDelta { index: usize, delta: String, partial: AssistantMessage },
-    ToolCallEnd { index: usize, tool_call: ToolCall, partial: AssistantMessage },
-    Done { reason: StopReason, message: AssistantMessage },
+    Start {
+        partial: AssistantMessage,
+    },
+    TextStart {
+        index: usize,
+        partial: AssistantMessage,
+    },
+    TextDelta {
+        index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    TextEnd {
+        index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
+    ThinkingStart {
+        index: usize,
+        partial: AssistantMessage,
+    },
+    ThinkingDelta {
+        index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    ThinkingEnd {
+        index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
+    ToolCallStart {
+        index: usize,
+        partial: AssistantMessage,
+    },
+    ToolCallDelta {
+        index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    ToolCallEnd {
+        index: usize,
+        tool_call: ToolCall,
+        partial: AssistantMessage,
+    },
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
     /// `retry_after_ms` is the server's `Retry-After`, when it sent one.
-    Error { reason: StopReason, error: AssistantMessage, retry_after_ms: Option<u64> },
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+        retry_after_ms: Option<u64>,
+    },
 }
 
 impl AssistantEvent {
@@ -418,28 +491,52 @@ impl AssistantEvent {
             AssistantEvent::TextStart { index, partial } => {
                 json!({"type": "text_start", "contentIndex": index, "partial": p(partial)})
             }
-            AssistantEvent::TextDelta { index, delta, partial } => json!({
+            AssistantEvent::TextDelta {
+                index,
+                delta,
+                partial,
+            } => json!({
                 "type": "text_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
             }),
-            AssistantEvent::TextEnd { index, content, partial } => json!({
+            AssistantEvent::TextEnd {
+                index,
+                content,
+                partial,
+            } => json!({
                 "type": "text_end", "contentIndex": index, "content": content, "partial": p(partial)
             }),
             AssistantEvent::ThinkingStart { index, partial } => {
                 json!({"type": "thinking_start", "contentIndex": index, "partial": p(partial)})
             }
-            AssistantEvent::ThinkingDelta { index, delta, partial } => json!({
+            AssistantEvent::ThinkingDelta {
+                index,
+                delta,
+                partial,
+            } => json!({
                 "type": "thinking_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
             }),
-            AssistantEvent::ThinkingEnd { index, content, partial } => json!({
+            AssistantEvent::ThinkingEnd {
+                index,
+                content,
+                partial,
+            } => json!({
                 "type": "thinking_end", "contentIndex": index, "content": content, "partial": p(partial)
             }),
             AssistantEvent::ToolCallStart { index, partial } => {
                 json!({"type": "toolcall_start", "contentIndex": index, "partial": p(partial)})
             }
-            AssistantEvent::ToolCallDelta { index, delta, partial } => json!({
+            AssistantEvent::ToolCallDelta {
+                index,
+                delta,
+                partial,
+            } => json!({
                 "type": "toolcall_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
             }),
-            AssistantEvent::ToolCallEnd { index, tool_call, partial } => json!({
+            AssistantEvent::ToolCallEnd {
+                index,
+                tool_call,
+                partial,
+            } => json!({
                 "type": "toolcall_end", "contentIndex": index, "toolCall": tool_call, "partial": p(partial)
             }),
             AssistantEvent::Done { reason, message } => {
@@ -452,6 +549,9 @@ impl AssistantEvent {
     }
 
     pub fn is_terminal(&self) -> bool {
-        matches!(self, AssistantEvent::Done { .. } | AssistantEvent::Error { .. })
+        matches!(
+            self,
+            AssistantEvent::Done { .. } | AssistantEvent::Error { .. }
+        )
     }
 }

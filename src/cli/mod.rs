@@ -1,2 +1,113 @@
-//! (in progress)
-pub fn main() -> i32 { 0 }
+//! The `pi` command: parse flags, pick the mode, resolve model and key, build the session and
+//! hand over to a mode. Every user-facing failure is one clear line on stderr and exit 1.
+
+pub mod args;
+pub mod flags;
+pub mod inputs;
+mod models;
+mod setup;
+
+use std::io::{IsTerminal, Write};
+
+use args::Mode;
+
+const PACKAGE_COMMANDS: &[&str] = &["install", "remove", "uninstall", "update", "list", "config"];
+
+/// Entry point; returns the process exit code.
+pub fn main() -> i32 {
+    let argv: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(cmd) = argv
+        .first()
+        .filter(|c| PACKAGE_COMMANDS.contains(&c.as_str()))
+    {
+        eprintln!("Error: `pi {cmd}` (package management) is not available in this build yet.");
+        return 1;
+    }
+    let args = args::parse(&argv);
+    let stdin_tty = std::io::stdin().is_terminal();
+    for w in &args.warnings {
+        eprintln!("Warning: {w}");
+    }
+    if !args.errors.is_empty() {
+        for e in &args.errors {
+            eprintln!("Error: {e}");
+        }
+        return 1;
+    }
+    if args.offline {
+        std::env::set_var("PI_OFFLINE", "1");
+        std::env::set_var("PI_SKIP_VERSION_CHECK", "1");
+    }
+    // Like pi, informational output goes to stderr when stdout belongs to a protocol
+    // (any non-interactive mode, which piped stdin implies).
+    let mut info: Box<dyn Write> = if stdin_tty && args.mode.is_none() && !args.print {
+        Box::new(std::io::stdout())
+    } else {
+        Box::new(std::io::stderr())
+    };
+    if args.version {
+        let _ = writeln!(info, "{}", crate::VERSION);
+        return 0;
+    }
+    if args.help {
+        let _ = write!(info, "{}", flags::help_text());
+        return 0;
+    }
+    if !args.unknown_flags.is_empty() {
+        let names: Vec<String> = args
+            .unknown_flags
+            .iter()
+            .map(|(n, _)| format!("--{n}"))
+            .collect();
+        let noun = if names.len() == 1 {
+            "option"
+        } else {
+            "options"
+        };
+        eprintln!("Error: Unknown {noun}: {}", names.join(", "));
+        return 1;
+    }
+    if args.fork.is_some() {
+        let mut conflicts = Vec::new();
+        if args.session.is_some() {
+            conflicts.push("--session");
+        }
+        if args.continue_session {
+            conflicts.push("--continue");
+        }
+        if args.resume {
+            conflicts.push("--resume");
+        }
+        if args.no_session {
+            conflicts.push("--no-session");
+        }
+        if !conflicts.is_empty() {
+            eprintln!(
+                "Error: --fork cannot be combined with {}",
+                conflicts.join(", ")
+            );
+            return 1;
+        }
+    }
+    if args.mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
+        eprintln!("Error: @file arguments are not supported in RPC mode");
+        return 1;
+    }
+    let not_yet = |what: &str| {
+        eprintln!("Error: {what} is not available in this build yet.");
+        1
+    };
+    if args.export.is_some() {
+        return not_yet("--export");
+    }
+    if args.mode == Some(Mode::Rpc) {
+        return not_yet("RPC mode (--mode rpc)");
+    }
+    if args.list_models.is_none() && stdin_tty && !args.print && args.mode != Some(Mode::Json) {
+        return not_yet("Interactive mode (use -p \"…\" or pipe input)");
+    }
+    setup::run(args, stdin_tty, &mut *info)
+}

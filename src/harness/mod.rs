@@ -1,1 +1,125 @@
-//! (in progress)
+//! `AgentSession`: the agent plus the policies every mode shares — automatic retry of
+//! transient provider failures (with pi's `auto_retry_*` events) and the system prompt. It
+//! knows nothing about terminals or output formats; modes subscribe to its events.
+
+pub mod retry;
+pub mod system_prompt;
+
+use std::time::{Duration, Instant};
+
+use crate::agent::{Agent, AgentEvent};
+use crate::ai::{Abort, Message};
+use crate::resources::settings::RetrySettings;
+
+pub struct AgentSession {
+    /// `None` only while a run holds the agent.
+    agent: Option<Agent>,
+    pub retry: RetrySettings,
+    pub abort: Abort,
+}
+
+impl AgentSession {
+    pub fn new(agent: Agent, retry: RetrySettings, abort: Abort) -> Self {
+        AgentSession {
+            agent: Some(agent),
+            retry,
+            abort,
+        }
+    }
+
+    pub fn agent(&self) -> &Agent {
+        self.agent.as_ref().expect("agent is held by a run")
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.agent().messages
+    }
+
+    /// Runs one prompt to completion (retries included), passing every event to `on_event`.
+    pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+        let agent = self.agent.take().expect("a run is already active");
+        let mut run = agent.prompt(prompts, self.abort.clone());
+        let mut attempt = 0u32;
+        loop {
+            let mut last_assistant = None;
+            for ev in run.events.iter() {
+                if let AgentEvent::MessageEnd {
+                    message: Message::Assistant(a),
+                } = &ev
+                {
+                    if a.stop_reason != crate::ai::StopReason::Error && attempt > 0 {
+                        on_event(&AgentEvent::AutoRetryEnd {
+                            success: true,
+                            attempt,
+                            final_error: None,
+                        });
+                        attempt = 0;
+                    }
+                    last_assistant = Some(a.clone());
+                }
+                let end = matches!(ev, AgentEvent::AgentEnd { .. });
+                on_event(&ev);
+                if end {
+                    break;
+                }
+            }
+            let mut agent = run.finish();
+            let failed = last_assistant.filter(|a| {
+                self.retry.enabled
+                    && !self.abort.is_aborted()
+                    && retry::is_retryable(a, agent.model.context_window)
+            });
+            let Some(failed) = failed else {
+                self.agent = Some(agent);
+                return;
+            };
+            attempt += 1;
+            let error = failed.error_message.clone().unwrap_or_default();
+            let delay = retry::retry_delay_ms(&self.retry, attempt, agent.last_retry_after_ms);
+            let (Some(delay_ms), true) = (delay, attempt <= self.retry.max_retries) else {
+                on_event(&AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: attempt - 1,
+                    final_error: Some(error),
+                });
+                self.agent = Some(agent);
+                return;
+            };
+            on_event(&AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts: self.retry.max_retries,
+                delay_ms,
+                error_message: error,
+            });
+            // The failed reply stays out of the live context; the retry continues without it.
+            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
+                agent.messages.pop();
+            }
+            if !sleep_abortable(Duration::from_millis(delay_ms), &self.abort) {
+                on_event(&AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some("Retry cancelled".into()),
+                });
+                self.agent = Some(agent);
+                return;
+            }
+            run = agent.continue_run(self.abort.clone());
+        }
+    }
+}
+
+/// Sleeps for `d` unless `abort` is set first; returns false if aborted.
+fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        if abort.is_aborted() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}

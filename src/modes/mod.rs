@@ -1,1 +1,4 @@
-//! (in progress)
+//! Output modes over the shared `AgentSession`: print (`-p`, text answer) and json (one event
+//! per line). Interactive and RPC modes come later.
+
+pub mod print;

@@ -18,7 +18,12 @@ pub struct RetrySettings {
 
 impl Default for RetrySettings {
     fn default() -> Self {
-        RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 2000, max_retry_delay_ms: 60_000 }
+        RetrySettings {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+            max_retry_delay_ms: 60_000,
+        }
     }
 }
 
@@ -56,7 +61,10 @@ impl Settings {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Map::new(),
             Err(e) => {
-                self.warnings.push(format!("(reading, {scope} settings) {}: {e}", path.display()));
+                self.warnings.push(format!(
+                    "(reading, {scope} settings) {}: {e}",
+                    path.display()
+                ));
                 return Map::new();
             }
         };
@@ -70,7 +78,10 @@ impl Settings {
                 Map::new()
             }
             Err(e) => {
-                self.warnings.push(format!("(parsing, {scope} settings) {}: {e}", path.display()));
+                self.warnings.push(format!(
+                    "(parsing, {scope} settings) {}: {e}",
+                    path.display()
+                ));
                 Map::new()
             }
         }
@@ -94,15 +105,21 @@ impl Settings {
 
     pub fn u64(&self, keys: &[&str]) -> Option<u64> {
         let v = self.path(keys)?;
-        v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+        v.as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
     }
 
     pub fn retry(&self) -> RetrySettings {
         let d = RetrySettings::default();
         RetrySettings {
             enabled: self.bool(&["retry", "enabled"]).unwrap_or(d.enabled),
-            max_retries: self.u64(&["retry", "maxRetries"]).map(|n| n as u32).unwrap_or(d.max_retries),
-            base_delay_ms: self.u64(&["retry", "baseDelayMs"]).unwrap_or(d.base_delay_ms),
+            max_retries: self
+                .u64(&["retry", "maxRetries"])
+                .map(|n| n as u32)
+                .unwrap_or(d.max_retries),
+            base_delay_ms: self
+                .u64(&["retry", "baseDelayMs"])
+                .unwrap_or(d.base_delay_ms),
             max_retry_delay_ms: self
                 .u64(&["retry", "provider", "maxRetryDelayMs"])
                 .unwrap_or(d.max_retry_delay_ms),
@@ -133,8 +150,16 @@ mod tests {
         let cwd = dir.join("proj");
         std::fs::create_dir_all(&agent).unwrap();
         std::fs::create_dir_all(cwd.join(".pi")).unwrap();
-        std::fs::write(agent.join("settings.json"), r#"{"retry":{"maxRetries":5,"baseDelayMs":10},"defaultModel":"a"}"#).unwrap();
-        std::fs::write(cwd.join(".pi/settings.json"), r#"{"retry":{"baseDelayMs":20}}"#).unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            r#"{"retry":{"maxRetries":5,"baseDelayMs":10},"defaultModel":"a"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".pi/settings.json"),
+            r#"{"retry":{"baseDelayMs":20}}"#,
+        )
+        .unwrap();
         let s = Settings::load(&agent, &cwd);
         assert_eq!(s.retry().max_retries, 5);
         assert_eq!(s.retry().base_delay_ms, 20);

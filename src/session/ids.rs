@@ -7,7 +7,9 @@ use std::io::Read;
 /// unavailable (ids must never fail to be produced).
 pub fn random_bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
-    let ok = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf)).is_ok();
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_ok();
     if !ok {
         let mut x = crate::ai::now_ms() as u64 ^ (std::process::id() as u64) << 32 | 1;
         for b in buf.iter_mut() {
@@ -32,7 +34,14 @@ pub fn uuid_v7() -> String {
     b[6] = (b[6] & 0x0f) | 0x70;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex(&b);
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }
 
 /// An 8-hex-digit entry id.

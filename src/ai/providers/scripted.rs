@@ -17,7 +17,11 @@ use crate::ai::types::{AssistantEvent, Context, Model, StopReason, StreamOptions
 pub enum Block {
     Text(String),
     Thinking(String),
-    ToolCall { id: String, name: String, arguments: Value },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
 }
 
 /// One scripted reply.
@@ -33,10 +37,16 @@ pub struct Reply {
 
 impl Reply {
     pub fn text(s: &str) -> Self {
-        Reply { blocks: vec![Block::Text(s.into())], ..Default::default() }
+        Reply {
+            blocks: vec![Block::Text(s.into())],
+            ..Default::default()
+        }
     }
     pub fn error(msg: &str) -> Self {
-        Reply { error: Some(msg.into()), ..Default::default() }
+        Reply {
+            error: Some(msg.into()),
+            ..Default::default()
+        }
     }
 }
 
@@ -45,7 +55,10 @@ static QUEUES: Mutex<Option<HashMap<String, VecDeque<Reply>>>> = Mutex::new(None
 /// Queues `reply` for the next call to the scripted model `model_id`.
 pub fn push_reply(model_id: &str, reply: Reply) {
     let mut q = QUEUES.lock().unwrap_or_else(|p| p.into_inner());
-    q.get_or_insert_with(HashMap::new).entry(model_id.to_string()).or_default().push_back(reply);
+    q.get_or_insert_with(HashMap::new)
+        .entry(model_id.to_string())
+        .or_default()
+        .push_back(reply);
 }
 
 fn next_reply(model_id: &str) -> Option<Reply> {
@@ -58,7 +71,12 @@ fn chunks(s: &str) -> Vec<String> {
     chars.chunks(4).map(|c| c.iter().collect()).collect()
 }
 
-pub fn stream(model: &Model, _context: &Context, _options: &StreamOptions, abort: Abort) -> Receiver<AssistantEvent> {
+pub fn stream(
+    model: &Model,
+    _context: &Context,
+    _options: &StreamOptions,
+    abort: Abort,
+) -> Receiver<AssistantEvent> {
     let reply = next_reply(&model.id);
     spawn_stream(model, abort, move |w| {
         let reply = reply.ok_or("scripted provider: no reply queued")?;
@@ -90,7 +108,11 @@ pub fn stream(model: &Model, _context: &Context, _options: &StreamOptions, abort
                     }
                     w.end_block(i);
                 }
-                Block::ToolCall { id, name, arguments } => {
+                Block::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
                     let i = w.toolcall_start(id, name);
                     for c in chunks(&arguments.to_string()) {
                         pause(w)?;

@@ -1,0 +1,168 @@
+//! The first message of a non-interactive run, built as pi builds it: piped stdin, then the
+//! `@file` arguments (text wrapped in `<file name="…">` tags, images attached), then the first
+//! CLI message, concatenated with no separator.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::ai::{Content, ImageContent};
+
+/// Text and images gathered from `@file` arguments.
+#[derive(Debug, Default)]
+pub struct FileInputs {
+    pub text: String,
+    pub images: Vec<Content>,
+}
+
+pub fn expand_home(p: &str) -> PathBuf {
+    if p == "~" {
+        if let Some(h) = std::env::var_os("HOME") {
+            return PathBuf::from(h);
+        }
+    }
+    if let Some(rest) = p.strip_prefix("~/") {
+        if let Some(h) = std::env::var_os("HOME") {
+            return PathBuf::from(h).join(rest);
+        }
+    }
+    PathBuf::from(p)
+}
+
+fn absolute(cwd: &Path, p: &str) -> PathBuf {
+    let p = expand_home(p);
+    if p.is_absolute() {
+        p
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// The image type of `bytes` by magic number, if it is one pi attaches.
+pub fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]) {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+pub fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}
+
+/// Reads every `@file`. Errors are the exact messages pi prints (without the `Error: ` prefix).
+pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String> {
+    let mut inputs = FileInputs::default();
+    for f in files {
+        let path = absolute(cwd, f);
+        let shown = path.display();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("File not found: {shown}"))
+            }
+            Err(e) => return Err(format!("Could not read file {shown}: {e}")),
+        };
+        if bytes.is_empty() {
+            continue;
+        }
+        if let Some(mime) = sniff_image(&bytes) {
+            inputs.images.push(Content::Image(ImageContent {
+                data: base64(&bytes),
+                mime_type: mime.into(),
+            }));
+            inputs
+                .text
+                .push_str(&format!("<file name=\"{shown}\"></file>\n"));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        inputs
+            .text
+            .push_str(&format!("<file name=\"{shown}\">\n{text}\n</file>\n"));
+    }
+    Ok(inputs)
+}
+
+/// All of piped stdin, trimmed; `None` when empty.
+pub fn read_stdin() -> Option<String> {
+    let mut buf = Vec::new();
+    let _ = std::io::stdin().lock().read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let t = text.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn file_args_are_wrapped_like_pi() {
+        let dir = std::env::temp_dir().join(format!("pi-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.txt"), "hello").unwrap();
+        std::fs::write(dir.join("empty.txt"), "").unwrap();
+        std::fs::write(
+            dir.join("i.png"),
+            [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0],
+        )
+        .unwrap();
+        let got =
+            read_file_args(&dir, &["a.txt".into(), "empty.txt".into(), "i.png".into()]).unwrap();
+        let a = dir.join("a.txt");
+        let i = dir.join("i.png");
+        assert_eq!(
+            got.text,
+            format!(
+                "<file name=\"{}\">\nhello\n</file>\n<file name=\"{}\"></file>\n",
+                a.display(),
+                i.display()
+            )
+        );
+        assert_eq!(got.images.len(), 1);
+        let err = read_file_args(&dir, &["missing".into()]).unwrap_err();
+        assert_eq!(
+            err,
+            format!("File not found: {}", dir.join("missing").display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

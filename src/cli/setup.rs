@@ -1,0 +1,191 @@
+//! Builds a non-interactive run from parsed arguments: settings, model registry, the initial
+//! message, model and key resolution, the system prompt, signal handling, then print/json mode.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use super::args::{Args, Mode};
+use super::inputs;
+use crate::agent::Agent;
+use crate::ai::{now_ms, Abort, Content, Extra, Message, StreamOptions, UserContent, UserMessage};
+use crate::harness::{system_prompt, AgentSession};
+use crate::modes::print;
+use crate::resources::settings::Settings;
+use crate::session;
+
+/// The signal that interrupted the run, if any (its number).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+pub fn run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> i32 {
+    match try_run(args, stdin_tty, info) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("{msg}");
+            1
+        }
+    }
+}
+
+fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, String> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
+    let agent_dir = crate::resources::agent_dir();
+    let settings = Settings::load(&agent_dir, &cwd);
+    for w in &settings.warnings {
+        eprintln!("Warning: {w}");
+    }
+    let mut models = super::models::load(&agent_dir)?;
+    if let Some(search) = &args.list_models {
+        let _ = write!(info, "{}", models.list(search.as_deref()));
+        return Ok(0);
+    }
+
+    let stdin_text = if stdin_tty {
+        None
+    } else {
+        inputs::read_stdin()
+    };
+    let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
+
+    let chosen = models.choose(&args, &settings)?;
+    let model = chosen.model;
+    let api_key = models
+        .api_key(&model, args.api_key.as_deref())
+        .ok_or_else(|| no_key_message(&model.provider, models.env_hint(&model.provider)))?;
+
+    let system = build_system_prompt(&args, &cwd)?;
+    let options = StreamOptions {
+        api_key,
+        headers: models.headers(&model),
+        ..Default::default()
+    };
+    let mut agent = Agent::new(model, system, options);
+    agent.thinking = chosen.thinking;
+
+    let mut prompts = Vec::new();
+    let mut messages = args.messages.clone().into_iter();
+    let mut first = String::new();
+    if let Some(s) = stdin_text {
+        first.push_str(&s);
+    }
+    first.push_str(&files.text);
+    if let Some(m) = messages.next() {
+        first.push_str(&m);
+    }
+    if !first.is_empty() || !files.images.is_empty() {
+        prompts.push(user_message(first, files.images));
+    }
+    prompts.extend(messages.map(|m| user_message(m, Vec::new())));
+
+    let abort = Abort::new();
+    install_signal_handler(abort.clone());
+    let mut session = AgentSession::new(agent, settings.retry(), abort);
+    let header = session::header(
+        &session::ids::uuid_v7(),
+        &session::ids::iso_timestamp(now_ms()),
+        &cwd.to_string_lossy(),
+    );
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let code = print::run(
+        &mut session,
+        print::PrintRun {
+            json: args.mode == Some(Mode::Json),
+            header,
+            prompts,
+            stdout: &mut out,
+            stderr: &mut std::io::stderr(),
+        },
+    );
+    let _ = out.flush();
+    let sig = SIGNALLED.load(Ordering::SeqCst);
+    Ok(if sig != 0 { 128 + sig } else { code })
+}
+
+fn user_message(text: String, images: Vec<Content>) -> Message {
+    let mut content = vec![Content::text(text)];
+    content.extend(images);
+    Message::User(UserMessage {
+        content: UserContent::Blocks(content),
+        timestamp: now_ms(),
+        extra: Extra::new(),
+    })
+}
+
+fn no_key_message(provider: &str, env_hint: Option<String>) -> String {
+    let env = env_hint.map(|v| format!("set {v}, ")).unwrap_or_default();
+    format!(
+        "No API key found for {provider}.\n\nTo add one, {env}add it to ~/.pi/agent/auth.json as \
+         {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"…\"}}}}, or pass --api-key."
+    )
+}
+
+/// A value that names an existing file means that file's contents, as in pi.
+fn text_or_file(v: &str) -> Result<String, String> {
+    let p = Path::new(v);
+    if p.is_file() {
+        std::fs::read_to_string(p).map_err(|e| format!("Error: Could not read {v}: {e}"))
+    } else {
+        Ok(v.to_string())
+    }
+}
+
+fn build_system_prompt(args: &Args, cwd: &Path) -> Result<String, String> {
+    let custom = args
+        .system_prompt
+        .as_deref()
+        .map(text_or_file)
+        .transpose()?;
+    let append = args
+        .append_system_prompt
+        .iter()
+        .map(|v| text_or_file(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cwd = cwd.to_string_lossy().replace('\\', "/");
+    Ok(system_prompt::build(&system_prompt::PromptInputs {
+        custom: custom.as_deref(),
+        append: &append,
+        tools: &[],
+        cwd: &cwd,
+        date: &local_date(),
+    }))
+}
+
+/// Today's local date as `YYYY-MM-DD`.
+fn local_date() -> String {
+    let now = (now_ms() / 1000) as libc::time_t;
+    // SAFETY: localtime_r only writes the `tm` we own.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe { !libc::localtime_r(&now, &mut tm).is_null() };
+    if !ok {
+        return session::ids::iso_timestamp(now_ms())[..10].to_string();
+    }
+    format!(
+        "{:04}-{:02}-{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday
+    )
+}
+
+/// SIGINT/SIGTERM/SIGHUP abort the run; the mode then exits with 128+signal. If the process is
+/// somewhere that cannot observe the flag (e.g. blocked reading stdin), it exits after 1 s.
+fn install_signal_handler(abort: Abort) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    // Detached on purpose: it lives as long as the process.
+    let _ = std::thread::Builder::new()
+        .name("pi-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                SIGNALLED.store(sig, Ordering::SeqCst);
+                abort.abort();
+                std::thread::sleep(Duration::from_secs(1));
+                std::process::exit(128 + sig);
+            }
+        });
+}

@@ -1,0 +1,79 @@
+//! Print mode (`-p`) and JSON mode (`--mode json`): send the initial message, then each further
+//! CLI message in turn, waiting for every run (retries included). Text mode prints only the
+//! final assistant reply; JSON mode prints the session header and then every event as a line.
+
+use std::io::Write;
+
+use crate::agent::AgentEvent;
+use crate::ai::{Content, Message, StopReason};
+use crate::harness::AgentSession;
+
+/// What to print and where.
+pub struct PrintRun<'a> {
+    pub json: bool,
+    /// The session header line for JSON mode.
+    pub header: serde_json::Value,
+    pub prompts: Vec<Message>,
+    pub stdout: &'a mut dyn Write,
+    pub stderr: &'a mut dyn Write,
+}
+
+/// Runs the prompts and returns the exit code (pi's: text mode maps a failed reply to 1;
+/// JSON mode exits 0 because the failure is in the event stream).
+pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
+    let PrintRun {
+        json,
+        header,
+        prompts,
+        stdout,
+        stderr,
+    } = r;
+    let mut broken_pipe = false;
+    if json {
+        broken_pipe |= writeln!(stdout, "{header}")
+            .and_then(|_| stdout.flush())
+            .is_err();
+    }
+    for prompt in prompts {
+        if session.abort.is_aborted() || broken_pipe {
+            break;
+        }
+        let mut on_event = |ev: &AgentEvent| {
+            if json && !broken_pipe {
+                let line = ev.to_json().to_string();
+                // A closed stdout (`| head`) stops output but never panics.
+                broken_pipe |= writeln!(stdout, "{line}")
+                    .and_then(|_| stdout.flush())
+                    .is_err();
+            }
+        };
+        session.prompt(vec![prompt], &mut on_event);
+    }
+    if json {
+        return 0;
+    }
+    match session.messages().last() {
+        Some(Message::Assistant(a))
+            if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) =>
+        {
+            let msg = a
+                .error_message
+                .clone()
+                .unwrap_or_else(|| format!("Request {}", a.stop_reason.as_str()));
+            let _ = writeln!(stderr, "{msg}");
+            1
+        }
+        Some(Message::Assistant(a)) => {
+            for c in &a.content {
+                if let Content::Text(t) = c {
+                    if writeln!(stdout, "{}", t.text).is_err() {
+                        break;
+                    }
+                }
+            }
+            let _ = stdout.flush();
+            0
+        }
+        _ => 0,
+    }
+}
