@@ -123,3 +123,107 @@ fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
         std::thread::sleep((end - now).min(Duration::from_millis(20)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::providers::scripted::{push_reply, Reply};
+    use crate::ai::{Model, ModelCost, StopReason};
+
+    fn session(id: &str, max_retries: u32) -> AgentSession {
+        let model = Model {
+            id: id.into(),
+            name: id.into(),
+            api: "scripted".into(),
+            provider: "test".into(),
+            base_url: String::new(),
+            reasoning: false,
+            input: vec!["text".into()],
+            cost: ModelCost::default(),
+            context_window: 1000,
+            max_tokens: 100,
+            thinking_level_map: None,
+            headers: None,
+            compat: None,
+        };
+        let retry = RetrySettings {
+            base_delay_ms: 1,
+            max_retries,
+            ..Default::default()
+        };
+        AgentSession::new(
+            Agent::new(model, String::new(), Default::default()),
+            retry,
+            Abort::new(),
+        )
+    }
+
+    fn run(s: &mut AgentSession) -> Vec<serde_json::Value> {
+        let mut events = Vec::new();
+        s.prompt(vec![Message::user_text("hi")], &mut |e| {
+            events.push(e.to_json())
+        });
+        events
+    }
+
+    fn types(events: &[serde_json::Value]) -> Vec<&str> {
+        events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn transient_error_is_retried_then_succeeds() {
+        push_reply("retry-ok", Reply::error("503 service unavailable"));
+        push_reply("retry-ok", Reply::text("fine"));
+        let mut s = session("retry-ok", 3);
+        let events = run(&mut s);
+        let t = types(&events);
+        let start = t.iter().position(|x| *x == "auto_retry_start").unwrap();
+        assert_eq!(t[start - 1], "agent_end");
+        assert_eq!(t[start + 1], "agent_start");
+        assert!(t.contains(&"auto_retry_end"));
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "auto_retry_end")
+            .unwrap();
+        assert_eq!(end["success"], true);
+        assert_eq!(end["attempt"], 1);
+        // The failed reply is not in the live context.
+        assert_eq!(s.messages().len(), 2);
+        match s.messages().last().unwrap() {
+            Message::Assistant(a) => assert_eq!(a.text(), "fine"),
+            m => panic!("{m:?}"),
+        }
+    }
+
+    #[test]
+    fn retries_are_bounded_and_permanent_errors_are_not_retried() {
+        for _ in 0..3 {
+            push_reply("retry-exhaust", Reply::error("429 rate limit"));
+        }
+        let mut s = session("retry-exhaust", 2);
+        let events = run(&mut s);
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "auto_retry_end")
+            .unwrap();
+        assert_eq!(end["success"], false);
+        assert_eq!(end["attempt"], 2);
+        assert_eq!(end["finalError"], "429 rate limit");
+        assert_eq!(
+            types(&events)
+                .iter()
+                .filter(|t| **t == "auto_retry_start")
+                .count(),
+            2
+        );
+
+        push_reply("no-retry", Reply::error("400 bad request"));
+        let mut s = session("no-retry", 3);
+        let events = run(&mut s);
+        assert!(!types(&events).contains(&"auto_retry_start"));
+        match s.messages().last().unwrap() {
+            Message::Assistant(a) => assert_eq!(a.stop_reason, StopReason::Error),
+            m => panic!("{m:?}"),
+        }
+    }
+}
