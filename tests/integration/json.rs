@@ -1,0 +1,89 @@
+//! `pi --mode json`: the session header, then one JSON line per agent event.
+
+use serde_json::Value;
+
+use crate::support::{MockServer, PiCommand, Reply};
+
+fn event_types(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l["type"].as_str().unwrap_or("<no type>").to_string())
+        .collect()
+}
+
+#[test]
+fn json_mode_prints_header_then_events() {
+    let api = "openai-completions";
+    let text = "Hello there, JSON mode.";
+    let mock = MockServer::with_replies([Reply::text(api, text)]);
+    let pi = PiCommand::for_mock(api, &mock).args(["--mode", "json", "hi"]);
+    let cwd = pi.cwd().to_path_buf();
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let lines = out.json_lines();
+    assert!(!lines.is_empty(), "no output");
+
+    let header = &lines[0];
+    assert_eq!(header["type"], "session");
+    assert_eq!(header["version"], 3);
+    assert!(
+        header["id"].as_str().is_some_and(|s| !s.is_empty()),
+        "header: {header}"
+    );
+    assert!(header["timestamp"].as_str().is_some(), "header: {header}");
+    assert_eq!(header["cwd"].as_str(), Some(cwd.to_str().unwrap()));
+
+    // consecutive message_update lines collapse into one for the order check
+    let mut types = event_types(&lines[1..]);
+    types.dedup_by(|a, b| a == "message_update" && b == "message_update");
+    assert_eq!(
+        types,
+        [
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_update",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ],
+        "stdout:\n{}",
+        out.stdout
+    );
+
+    let starts: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "message_start")
+        .collect();
+    assert_eq!(starts[0]["message"]["role"], "user");
+    assert_eq!(starts[1]["message"]["role"], "assistant");
+
+    let deltas: String = lines
+        .iter()
+        .filter(|l| {
+            l["type"] == "message_update" && l["assistantMessageEvent"]["type"] == "text_delta"
+        })
+        .map(|l| l["assistantMessageEvent"]["delta"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(deltas, text, "text_delta events carry the streamed text");
+    assert_eq!(lines.last().unwrap()["type"], "agent_end");
+}
+
+#[test]
+fn json_mode_llm_error_still_exits_zero() {
+    let api = "anthropic-messages";
+    let mock = MockServer::with_replies([Reply::api_error(api, 400, "bad request from mock")]);
+    let out = PiCommand::for_mock(api, &mock)
+        .args(["--mode", "json", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let lines = out.json_lines();
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines.last().unwrap()["type"], "agent_end");
+    assert!(
+        out.stdout.contains("bad request from mock"),
+        "error is in the event stream"
+    );
+}

@@ -1,0 +1,12 @@
+//! The one integration-test binary: drives the real `pi` binary against the in-process mock
+//! LLM server in `tests/support`. Modules are grouped by area.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod errors;
+mod json;
+mod mock_selftest;
+mod print;
+mod retry;
+mod signals;
