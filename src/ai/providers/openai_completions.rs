@@ -684,8 +684,9 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
     if !saw_done && !saw_finish {
         return Err(oc::CONNECTION_LOST.to_string());
     }
-    w.end_all_blocks();
+    // On success the open blocks are ended by `finish`, after the caller has priced usage.
     if w.partial.stop_reason == StopReason::Error {
+        w.end_all_blocks();
         return Err(
             error_message.unwrap_or_else(|| "Provider returned an error stop reason".into())
         );
