@@ -1018,4 +1018,37 @@ mod tests {
         assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "call_1");
         assert_eq!(body["messages"][3]["tool_call_id"], "call_1");
     }
+
+    #[test]
+    fn aborted_stream_reports_aborted() {
+        let model = test_model("openai-completions");
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let abort = Abort::new();
+        abort.abort();
+        let mut w = StreamWriter::new(tx, &model, abort);
+        let data = fixture("text.sse");
+        let err = parse_stream(
+            Chunked {
+                data,
+                pos: 0,
+                n: 16,
+            },
+            &mut w,
+        )
+        .unwrap_err();
+        w.fail(&err);
+        match rx.try_iter().last() {
+            Some(AssistantEvent::Error { reason, .. }) => assert_eq!(reason, StopReason::Aborted),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn tool_history_without_tools_sends_empty_tools() {
+        let model = test_model("openai-completions");
+        let mut ctx = conversation();
+        ctx.tools.clear();
+        let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+        assert_eq!(body["tools"], json!([]));
+    }
 }
