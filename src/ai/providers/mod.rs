@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod google;
+pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod scripted;

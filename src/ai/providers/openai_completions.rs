@@ -1,15 +1,1054 @@
-//! Provider stub: to be implemented.
+//! The OpenAI Chat Completions wire API (`openai-completions`), also spoken by most
+//! OpenAI-compatible servers. `build_request` produces the exact body pi sends (shaped by the
+//! resolved `Compat` flags); `parse_stream` turns `chat.completion.chunk` SSE data into
+//! assistant events: one text block, one thinking block, tool calls by stream index.
+
+use std::collections::HashMap;
+use std::io::Read;
 
 use crossbeam_channel::Receiver;
+use serde_json::{json, Map, Value};
 
-use crate::ai::stream::{spawn_stream, Abort};
-use crate::ai::types::{AssistantEvent, Context, Model, StreamOptions};
+use super::openai_compat::{self as oc, Compat, ThinkingFormat};
+use crate::ai::http;
+use crate::ai::sse::read_events;
+use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
+use crate::ai::transform::transform_messages;
+use crate::ai::types::*;
 
 pub fn stream(
     model: &Model,
-    _context: &Context,
-    _options: &StreamOptions,
+    context: &Context,
+    options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
-    spawn_stream(model, abort, |_| Err("not implemented".into()))
+    let (url, headers, body) = build_request(model, context, options);
+    let cost = model.cost;
+    spawn_stream(model, abort, move |w| {
+        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
+            w.retry_after_ms = e.retry_after_ms;
+            e.message
+        })?;
+        let out = parse_stream(resp, w);
+        w.partial.usage.apply_pricing(&cost);
+        out
+    })
+}
+
+/// The tool-call id rewrite pi applies to ids coming from other providers.
+fn normalize_id(model: &Model, id: &str) -> String {
+    if let Some((call_id, _)) = id.split_once('|') {
+        return oc::truncate_chars(&oc::sanitize_id(call_id), 40);
+    }
+    if model.provider == "openai" {
+        return oc::truncate_chars(id, 40);
+    }
+    id.to_string()
+}
+
+/// URL, headers and JSON body of one streaming Chat Completions request.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (String, Vec<(String, String)>, Value) {
+    let compat = Compat::resolve(model);
+    let long_cache = oc::long_cache_retention();
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    let mut messages = convert_messages(model, context, &compat);
+    body.insert("stream".into(), json!(true));
+    if let Some(sid) = &options.session_id {
+        if model.base_url.contains("api.openai.com")
+            || (long_cache && compat.supports_long_cache_retention)
+        {
+            body.insert("prompt_cache_key".into(), json!(sid));
+        }
+    }
+    if long_cache && compat.supports_long_cache_retention {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    if compat.supports_usage_in_streaming {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if compat.supports_store {
+        body.insert("store".into(), json!(false));
+    }
+    if let Some(n) = oc::max_tokens(model, options) {
+        let field = if compat.use_max_tokens_field {
+            "max_tokens"
+        } else {
+            "max_completion_tokens"
+        };
+        body.insert(field.into(), json!(n));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    let mut tools: Option<Vec<Value>> = None;
+    if !context.tools.is_empty() {
+        tools = Some(
+            context
+                .tools
+                .iter()
+                .map(|t| convert_tool(t, &compat))
+                .collect(),
+        );
+    } else if has_tool_history(&context.messages) {
+        tools = Some(Vec::new());
+    }
+    if compat.cache_control_format.as_deref() == Some("anthropic") {
+        let mut cc = json!({"type": "ephemeral"});
+        if long_cache && compat.supports_long_cache_retention {
+            cc["ttl"] = json!("1h");
+        }
+        apply_cache_control(&mut messages, tools.as_mut(), cc);
+    }
+    // `messages` goes second, as pi builds it; insert now that cache markers are applied.
+    let mut ordered = Map::new();
+    for (k, v) in body {
+        ordered.insert(k.clone(), v);
+        if k == "model" {
+            ordered.insert(
+                "messages".into(),
+                Value::Array(std::mem::take(&mut messages)),
+            );
+        }
+    }
+    let mut body = ordered;
+    if let Some(tools) = tools {
+        let non_empty = !tools.is_empty();
+        body.insert("tools".into(), Value::Array(tools));
+        if non_empty && compat.zai_tool_stream {
+            body.insert("tool_stream".into(), json!(true));
+        }
+    }
+    let effort = oc::reasoning_effort(model, options);
+    if model.reasoning {
+        match compat.thinking_format {
+            ThinkingFormat::Zai | ThinkingFormat::Qwen => {
+                body.insert("enable_thinking".into(), json!(effort.is_some()));
+            }
+            ThinkingFormat::QwenChatTemplate => {
+                body.insert(
+                    "chat_template_kwargs".into(),
+                    json!({"enable_thinking": effort.is_some(), "preserve_thinking": true}),
+                );
+            }
+            ThinkingFormat::DeepSeek => {
+                let kind = if effort.is_some() {
+                    "enabled"
+                } else {
+                    "disabled"
+                };
+                body.insert("thinking".into(), json!({"type": kind}));
+                if let Some(l) = effort {
+                    body.insert("reasoning_effort".into(), oc::effort_value(model, l));
+                }
+            }
+            ThinkingFormat::OpenRouter => {
+                if let Some(l) = effort {
+                    body.insert(
+                        "reasoning".into(),
+                        json!({"effort": oc::effort_value(model, l)}),
+                    );
+                } else {
+                    match oc::off_value(model) {
+                        Some(Value::Null) => {}
+                        Some(v) => {
+                            body.insert("reasoning".into(), json!({"effort": v}));
+                        }
+                        None => {
+                            body.insert("reasoning".into(), json!({"effort": "none"}));
+                        }
+                    }
+                }
+            }
+            ThinkingFormat::OpenAi if compat.supports_reasoning_effort => match effort {
+                Some(l) => {
+                    body.insert("reasoning_effort".into(), oc::effort_value(model, l));
+                }
+                None => {
+                    if let Some(v @ Value::String(_)) = oc::off_value(model) {
+                        body.insert("reasoning_effort".into(), v.clone());
+                    }
+                }
+            },
+            ThinkingFormat::OpenAi => {}
+        }
+    }
+    if model.base_url.contains("openrouter.ai") {
+        if let Some(r) = &compat.open_router_routing {
+            body.insert("provider".into(), r.clone());
+        }
+    }
+    if model.base_url.contains("ai-gateway.vercel.sh") {
+        if let Some(r) = &compat.vercel_gateway_routing {
+            let mut gw = Map::new();
+            for k in ["only", "order"] {
+                if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
+                    gw.insert(k.into(), v.clone());
+                }
+            }
+            if !gw.is_empty() {
+                body.insert("providerOptions".into(), json!({"gateway": gw}));
+            }
+        }
+    }
+
+    let mut extra = Vec::new();
+    if let Some(sid) = &options.session_id {
+        if compat.send_session_affinity_headers {
+            for h in ["session_id", "x-client-request-id", "x-session-affinity"] {
+                extra.push((h.to_string(), sid.clone()));
+            }
+        }
+    }
+    let headers = oc::build_headers(model, options, &extra);
+    (
+        oc::join_url(&model.base_url, "chat/completions"),
+        headers,
+        Value::Object(body),
+    )
+}
+
+fn has_tool_history(messages: &[Message]) -> bool {
+    messages.iter().any(|m| match m {
+        Message::ToolResult(_) => true,
+        Message::Assistant(a) => a.tool_calls().next().is_some(),
+        Message::User(_) => false,
+    })
+}
+
+fn convert_tool(tool: &ToolSpec, compat: &Compat) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), json!(tool.name));
+    f.insert("description".into(), json!(tool.description));
+    f.insert("parameters".into(), tool.parameters.clone());
+    if compat.supports_strict_mode {
+        f.insert("strict".into(), json!(false));
+    }
+    json!({"type": "function", "function": f})
+}
+
+fn image_url(img: &ImageContent) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", img.mime_type, img.data)}})
+}
+
+const BRIDGE_TEXT: &str = "I have processed the tool results.";
+
+/// The `messages` array: system prompt, then the transformed transcript.
+pub fn convert_messages(model: &Model, context: &Context, compat: &Compat) -> Vec<Value> {
+    let norm = |id: &str| normalize_id(model, id);
+    let msgs = transform_messages(&context.messages, model, Some(&norm));
+    let mut out = Vec::new();
+    if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        let role = if model.reasoning && compat.supports_developer_role {
+            "developer"
+        } else {
+            "system"
+        };
+        out.push(json!({"role": role, "content": sp}));
+    }
+    let bridge = || json!({"role": "assistant", "content": BRIDGE_TEXT});
+    let mut last_was_tool_result = false;
+    let mut i = 0;
+    while i < msgs.len() {
+        match &msgs[i] {
+            Message::User(u) => {
+                if compat.requires_assistant_after_tool_result && last_was_tool_result {
+                    out.push(bridge());
+                }
+                last_was_tool_result = false;
+                match &u.content {
+                    UserContent::Text(s) => out.push(json!({"role": "user", "content": s})),
+                    UserContent::Blocks(blocks) => {
+                        let parts: Vec<Value> = blocks
+                            .iter()
+                            .filter_map(|b| match b {
+                                Content::Text(t) => Some(json!({"type": "text", "text": t.text})),
+                                Content::Image(img) => Some(image_url(img)),
+                                _ => None,
+                            })
+                            .collect();
+                        if !parts.is_empty() {
+                            out.push(json!({"role": "user", "content": parts}));
+                        }
+                    }
+                }
+            }
+            Message::Assistant(a) => {
+                last_was_tool_result = false;
+                if let Some(m) = convert_assistant(model, a, compat) {
+                    out.push(m);
+                }
+            }
+            Message::ToolResult(_) => {
+                let mut images = Vec::new();
+                while let Some(Message::ToolResult(r)) = msgs.get(i) {
+                    let text: Vec<&str> = r
+                        .content
+                        .iter()
+                        .filter_map(|c| match c {
+                            Content::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    let text = text.join("\n");
+                    let content = if text.is_empty() {
+                        "(see attached image)".into()
+                    } else {
+                        text
+                    };
+                    let mut m = Map::new();
+                    m.insert("role".into(), json!("tool"));
+                    m.insert("content".into(), json!(content));
+                    m.insert("tool_call_id".into(), json!(r.tool_call_id));
+                    if compat.requires_tool_result_name && !r.tool_name.is_empty() {
+                        m.insert("name".into(), json!(r.tool_name));
+                    }
+                    out.push(Value::Object(m));
+                    if model.supports_images() {
+                        for c in &r.content {
+                            if let Content::Image(img) = c {
+                                images.push(image_url(img));
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+                if images.is_empty() {
+                    last_was_tool_result = true;
+                } else {
+                    if compat.requires_assistant_after_tool_result {
+                        out.push(bridge());
+                    }
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
+                    parts.extend(images);
+                    out.push(json!({"role": "user", "content": parts}));
+                    last_was_tool_result = false;
+                }
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn convert_assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Option<Value> {
+    let mut m = Map::new();
+    m.insert("role".into(), json!("assistant"));
+    let empty = if compat.requires_assistant_after_tool_result {
+        json!("")
+    } else {
+        Value::Null
+    };
+    m.insert("content".into(), empty);
+    let texts: Vec<&str> = a
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let joined = texts.concat();
+    let thinking: Vec<&ThinkingContent> = a
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
+            _ => None,
+        })
+        .collect();
+    if !thinking.is_empty() && compat.requires_thinking_as_text {
+        let all: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
+        let mut parts = vec![json!({"type": "text", "text": all.join("\n\n")})];
+        parts.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
+        m.insert("content".into(), Value::Array(parts));
+    } else {
+        if !joined.is_empty() {
+            m.insert("content".into(), json!(joined));
+        }
+        if let Some(sig) = thinking
+            .first()
+            .and_then(|t| t.thinking_signature.as_deref())
+            .filter(|s| !s.is_empty())
+        {
+            let all: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
+            m.insert(sig.to_string(), json!(all.join("\n")));
+        }
+    }
+    let calls: Vec<&ToolCall> = a.tool_calls().collect();
+    if !calls.is_empty() {
+        let tc: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function",
+                       "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+            })
+            .collect();
+        m.insert("tool_calls".into(), Value::Array(tc));
+        let details: Vec<Value> = calls
+            .iter()
+            .filter_map(|c| c.thought_signature.as_deref())
+            .filter_map(|s| serde_json::from_str::<Value>(s).ok())
+            .filter(|v| !v.is_null())
+            .collect();
+        if !details.is_empty() {
+            m.insert("reasoning_details".into(), Value::Array(details));
+        }
+    }
+    if compat.requires_reasoning_content_on_assistant_messages
+        && model.reasoning
+        && !m.contains_key("reasoning_content")
+    {
+        m.insert("reasoning_content".into(), json!(""));
+    }
+    let has_content = match m.get("content") {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        _ => false,
+    };
+    if !has_content && !m.contains_key("tool_calls") {
+        return None;
+    }
+    Some(Value::Object(m))
+}
+
+/// Adds Anthropic `cache_control` to the system prompt, the last tool and the last
+/// user/assistant text (OpenRouter's Anthropic models).
+fn apply_cache_control(messages: &mut [Value], tools: Option<&mut Vec<Value>>, cc: Value) {
+    if let Some(m) = messages.iter_mut().find(|m| {
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("system") | Some("developer")
+        )
+    }) {
+        mark_text(m, &cc);
+    }
+    if let Some(last) = tools.and_then(|t| t.last_mut()) {
+        last["cache_control"] = cc.clone();
+    }
+    for m in messages.iter_mut().rev() {
+        if matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("user") | Some("assistant")
+        ) && mark_text(m, &cc)
+        {
+            break;
+        }
+    }
+}
+
+fn mark_text(m: &mut Value, cc: &Value) -> bool {
+    match m.get_mut("content") {
+        Some(Value::String(s)) if !s.is_empty() => {
+            let text = std::mem::take(s);
+            m["content"] = json!([{"type": "text", "text": text, "cache_control": cc}]);
+            true
+        }
+        Some(Value::Array(parts)) => {
+            for p in parts.iter_mut().rev() {
+                if p.get("type").and_then(Value::as_str) == Some("text") {
+                    p["cache_control"] = cc.clone();
+                    return true;
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// pi's usage normalization: cached prompt tokens become `cacheRead`, cache writes are split
+/// out, and `completion_tokens` (which already includes reasoning) is the output.
+pub fn parse_usage(u: &Value) -> Usage {
+    let prompt = oc::tokens(u.get("prompt_tokens"));
+    let details = u.get("prompt_tokens_details");
+    let reported_cached = match details
+        .and_then(|d| d.get("cached_tokens"))
+        .filter(|v| !v.is_null())
+    {
+        Some(v) => oc::tokens(Some(v)),
+        None => oc::tokens(u.get("prompt_cache_hit_tokens")),
+    };
+    let cache_write = oc::tokens(details.and_then(|d| d.get("cache_write_tokens")));
+    let cache_read = if cache_write > 0 {
+        reported_cached.saturating_sub(cache_write)
+    } else {
+        reported_cached
+    };
+    let input = prompt
+        .saturating_sub(cache_read)
+        .saturating_sub(cache_write);
+    let output = oc::tokens(u.get("completion_tokens"));
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: input + output + cache_read + cache_write,
+        cost: Cost::default(),
+    }
+}
+
+/// `finish_reason` → stop reason, with pi's error message for the failing ones.
+pub fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
+    match reason {
+        "stop" | "end" => (StopReason::Stop, None),
+        "length" => (StopReason::Length, None),
+        "function_call" | "tool_calls" => (StopReason::ToolUse, None),
+        other => (
+            StopReason::Error,
+            Some(format!("Provider finish_reason: {other}")),
+        ),
+    }
+}
+
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// Translates a Chat Completions SSE body into events on `w`. Usage is set on `w.partial`
+/// without pricing (the caller applies the model's prices).
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+    w.start();
+    let abort = w.abort.clone();
+    let mut text_idx: Option<usize> = None;
+    let mut thinking_idx: Option<usize> = None;
+    let mut by_stream_index: HashMap<i64, usize> = HashMap::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut saw_done = false;
+    let mut saw_finish = false;
+    let mut error_message: Option<String> = None;
+
+    read_events(reader, &abort, |ev| {
+        let data = ev.data.trim();
+        if data.is_empty() {
+            return Ok(true);
+        }
+        if data.starts_with("[DONE]") {
+            saw_done = true;
+            return Ok(false);
+        }
+        let chunk = oc::parse_chunk(data)?;
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(oc::error_message(err));
+        }
+        if !chunk.is_object() {
+            return Ok(true);
+        }
+        if w.partial.response_id.is_none() {
+            if let Some(id) = chunk
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                w.partial.response_id = Some(id.to_string());
+            }
+        }
+        if let Some(m) = chunk.get("model").and_then(Value::as_str) {
+            if !m.is_empty() && m != w.partial.model && w.partial.response_model.is_none() {
+                w.partial.response_model = Some(m.to_string());
+            }
+        }
+        let usage = chunk.get("usage").filter(|u| u.is_object());
+        if let Some(u) = usage {
+            w.partial.usage = parse_usage(u);
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(true);
+        };
+        if usage.is_none() {
+            if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
+                w.partial.usage = parse_usage(u);
+            }
+        }
+        if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
+            if !fr.is_empty() {
+                saw_finish = true;
+                let (reason, msg) = map_finish_reason(fr);
+                w.partial.stop_reason = reason;
+                if msg.is_some() {
+                    error_message = msg;
+                }
+            }
+        }
+        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
+            return Ok(true);
+        };
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            let i = *text_idx.get_or_insert_with(|| w.text_start());
+            w.text_delta(i, text);
+        }
+        let reasoning = REASONING_FIELDS.iter().find_map(|f| {
+            delta
+                .get(*f)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| (*f, s))
+        });
+        if let Some((field, text)) = reasoning {
+            let i = match thinking_idx {
+                Some(i) => i,
+                None => {
+                    let i = w.thinking_start();
+                    if let Some(Content::Thinking(t)) = w.partial.content.get_mut(i) {
+                        t.thinking_signature = Some(field.to_string());
+                    }
+                    thinking_idx = Some(i);
+                    i
+                }
+            };
+            w.thinking_delta(i, text);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for tc in calls {
+                let stream_index = tc.get("index").and_then(Value::as_i64);
+                let id = tc
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let func = tc.get("function");
+                let name = func
+                    .and_then(|f| f.get("name"))
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let existing = stream_index
+                    .and_then(|si| by_stream_index.get(&si).copied())
+                    .or_else(|| id.and_then(|id| by_id.get(id).copied()));
+                let idx = match existing {
+                    Some(i) => i,
+                    None => w.toolcall_start(id.unwrap_or(""), name.unwrap_or("")),
+                };
+                if let Some(si) = stream_index {
+                    by_stream_index.entry(si).or_insert(idx);
+                }
+                if let Some(id) = id {
+                    by_id.insert(id.to_string(), idx);
+                }
+                if let Some(Content::ToolCall(block)) = w.partial.content.get_mut(idx) {
+                    if block.id.is_empty() {
+                        if let Some(id) = id {
+                            block.id = id.to_string();
+                        }
+                    }
+                    if block.name.is_empty() {
+                        if let Some(n) = name {
+                            block.name = n.to_string();
+                        }
+                    }
+                }
+                let args = func
+                    .and_then(|f| f.get("arguments"))
+                    .and_then(Value::as_str);
+                w.toolcall_delta(idx, args.unwrap_or(""));
+            }
+        }
+        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+            for d in details {
+                let encrypted =
+                    d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted");
+                let id = d
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let has_data = d
+                    .get("data")
+                    .is_some_and(|v| v.as_str() != Some("") && !v.is_null());
+                if let (true, Some(id), true) = (encrypted, id, has_data) {
+                    for c in w.partial.content.iter_mut() {
+                        if let Content::ToolCall(t) = c {
+                            if t.id == id {
+                                t.thought_signature = Some(d.to_string());
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(true)
+    })?;
+
+    if !saw_done && !saw_finish {
+        return Err(oc::CONNECTION_LOST.to_string());
+    }
+    // On success the open blocks are ended by `finish`, after the caller has priced usage.
+    if w.partial.stop_reason == StopReason::Error {
+        w.end_all_blocks();
+        return Err(
+            error_message.unwrap_or_else(|| "Provider returned an error stop reason".into())
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::providers::openai_compat::test_support::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let p = format!(
+            "{}/fixtures/openai-completions/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// Runs a fixture at every chunking and checks all runs agree; returns one run.
+    fn run(name: &str) -> Run {
+        run_all_chunkings(
+            &fixture(name),
+            &test_model("openai-completions"),
+            parse_stream,
+        )
+    }
+
+    #[test]
+    fn plain_text() {
+        let r = run("text.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Hello, w",
+                "text_delta 0 orld! ✓",
+                "text_end 0 Hello, world! ✓",
+                "done stop",
+            ]
+        );
+        let m = r.message;
+        assert_eq!(m.text(), "Hello, world! ✓");
+        assert_eq!(m.stop_reason, StopReason::Stop);
+        assert_eq!(m.response_id.as_deref(), Some("chatcmpl-AbC123"));
+        assert_eq!(m.response_model.as_deref(), Some("mock-model-2025-01-01"));
+        assert_eq!(
+            (m.usage.input, m.usage.output, m.usage.total_tokens),
+            (120, 5, 125)
+        );
+    }
+
+    #[test]
+    fn reasoning_then_text_with_cached_usage() {
+        let r = run("reasoning.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "thinking_start 0",
+                "thinking_delta 0 Let me th",
+                "thinking_delta 0 ink.",
+                "text_start 1",
+                "text_delta 1 The answer",
+                "text_delta 1  is 4.",
+                "thinking_end 0 Let me think.",
+                "text_end 1 The answer is 4.",
+                "done stop",
+            ]
+        );
+        let m = r.message;
+        match &m.content[0] {
+            Content::Thinking(t) => {
+                assert_eq!(t.thinking, "Let me think.");
+                assert_eq!(t.thinking_signature.as_deref(), Some("reasoning_content"));
+            }
+            other => panic!("expected thinking, got {other:?}"),
+        }
+        let u = m.usage;
+        assert_eq!(
+            (u.input, u.cache_read, u.output, u.total_tokens),
+            (200, 800, 40, 1040)
+        );
+    }
+
+    #[test]
+    fn tool_calls_from_fragments() {
+        let r = run("tool_call.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Reading.",
+                "toolcall_start 1",
+                "toolcall_delta 1 ",
+                "toolcall_delta 1 {\"path\":",
+                "toolcall_delta 1  \"src/ma",
+                "toolcall_delta 1 in.rs\"}",
+                "toolcall_start 2",
+                "toolcall_delta 2 ",
+                "toolcall_delta 2 {}",
+                "text_end 0 Reading.",
+                "toolcall_end 1 call_read1 read {\"path\":\"src/main.rs\"}",
+                "toolcall_end 2 call_ls2 ls {}",
+                "done toolUse",
+            ]
+        );
+        assert_eq!(r.message.stop_reason, StopReason::ToolUse);
+        let calls: Vec<_> = r.message.tool_calls().cloned().collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments, json!({"path": "src/main.rs"}));
+    }
+
+    #[test]
+    fn in_stream_error_chunk() {
+        let r = run("error.sse");
+        assert_eq!(r.trace.last().unwrap(), "error error");
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some("The server had an error while processing your request.")
+        );
+        assert_eq!(r.message.text(), "Part");
+    }
+
+    #[test]
+    fn truncated_stream_is_connection_lost() {
+        let r = run("truncated.sse");
+        assert_eq!(r.message.stop_reason, StopReason::Error);
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some(oc::CONNECTION_LOST)
+        );
+        assert_eq!(r.message.text(), "Cut off mid");
+    }
+
+    #[test]
+    fn finish_reason_without_done_is_accepted() {
+        let r = run("length_no_done.sse");
+        assert_eq!(r.message.stop_reason, StopReason::Length);
+        assert_eq!(r.trace.last().unwrap(), "done length");
+        assert_eq!(r.message.usage.total_tokens, 13);
+    }
+
+    #[test]
+    fn content_filter_is_an_error() {
+        let r = run("content_filter.sse");
+        assert_eq!(r.message.stop_reason, StopReason::Error);
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some("Provider finish_reason: content_filter")
+        );
+    }
+
+    #[test]
+    fn malformed_chunk_is_a_clear_error() {
+        let r = run("malformed.sse");
+        assert_eq!(r.message.stop_reason, StopReason::Error);
+        let msg = r.message.error_message.clone().unwrap();
+        assert!(
+            msg.starts_with("Malformed stream chunk from server"),
+            "{msg}"
+        );
+        assert_eq!(r.message.text(), "ok");
+    }
+
+    #[test]
+    fn usage_splits_cache_writes_like_pi() {
+        let u = parse_usage(&json!({
+            "prompt_tokens": 1000, "completion_tokens": 50,
+            "prompt_tokens_details": {"cached_tokens": 700, "cache_write_tokens": 200}
+        }));
+        assert_eq!(
+            (u.input, u.cache_read, u.cache_write, u.output),
+            (300, 500, 200, 50)
+        );
+        assert_eq!(u.total_tokens, 1050);
+        let u = parse_usage(
+            &json!({"prompt_tokens": 90, "completion_tokens": 9, "prompt_cache_hit_tokens": 40}),
+        );
+        assert_eq!((u.input, u.cache_read), (50, 40));
+    }
+
+    fn conversation() -> Context {
+        let model = test_model("openai-completions");
+        let mut a = AssistantMessage::empty(&model);
+        a.content = vec![
+            Content::text("Let me look."),
+            Content::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.txt"}),
+                thought_signature: None,
+            }),
+        ];
+        a.stop_reason = StopReason::ToolUse;
+        Context {
+            system_prompt: Some("You are helpful.".into()),
+            messages: vec![
+                Message::user_text("read a.txt"),
+                Message::Assistant(a),
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id: "call_1".into(),
+                    tool_name: "read".into(),
+                    content: vec![Content::text("hello")],
+                    details: None,
+                    is_error: false,
+                    timestamp: 0,
+                    extra: Extra::new(),
+                }),
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+        }
+    }
+
+    #[test]
+    fn request_matches_observed_pi_body() {
+        let model = test_model("openai-completions");
+        let opts = StreamOptions {
+            api_key: "sk-test".into(),
+            ..Default::default()
+        };
+        let (url, headers, body) = build_request(&model, &conversation(), &opts);
+        assert_eq!(url, "http://127.0.0.1:8765/v1/chat/completions");
+        assert!(headers.contains(&("Authorization".into(), "Bearer sk-test".into())));
+        let expected = json!({
+            "model": "mock-model",
+            "messages": [
+                {"role": "system", "content": "You are helpful."},
+                {"role": "user", "content": [{"type": "text", "text": "read a.txt"}]},
+                {"role": "assistant", "content": "Let me look.", "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"}}
+                ]},
+                {"role": "tool", "content": "hello", "tool_call_id": "call_1"}
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "store": false,
+            "max_completion_tokens": 16384,
+            "tools": [{"type": "function", "function": {
+                "name": "read", "description": "Read a file",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                "strict": false
+            }}]
+        });
+        assert_eq!(body, expected);
+        let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "model",
+                "messages",
+                "stream",
+                "stream_options",
+                "store",
+                "max_completion_tokens",
+                "tools"
+            ]
+        );
+    }
+
+    #[test]
+    fn compat_overrides_and_detection() {
+        let mut model = test_model("openai-completions");
+        model.reasoning = true;
+        let ctx = conversation();
+        let opts = StreamOptions {
+            api_key: "k".into(),
+            max_tokens: Some(999),
+            reasoning: Some(ThinkingLevel::High),
+            headers: vec![("X-Extra".into(), "1".into())],
+            ..Default::default()
+        };
+        let (_, headers, body) = build_request(&model, &ctx, &opts);
+        assert_eq!(body["messages"][0]["role"], "developer");
+        assert_eq!(body["max_completion_tokens"], 999);
+        assert_eq!(body["reasoning_effort"], "high");
+        assert!(headers.contains(&("X-Extra".into(), "1".into())));
+
+        let mut compat = Map::new();
+        compat.insert("maxTokensField".into(), json!("max_tokens"));
+        compat.insert("supportsDeveloperRole".into(), json!(false));
+        compat.insert("supportsStore".into(), json!(false));
+        compat.insert("supportsStrictMode".into(), json!(false));
+        compat.insert("requiresToolResultName".into(), json!(true));
+        model.compat = Some(compat);
+        let (_, _, body) = build_request(&model, &ctx, &opts);
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["max_tokens"], 999);
+        assert!(body.get("max_completion_tokens").is_none());
+        assert!(body.get("store").is_none());
+        assert!(body["tools"][0]["function"].get("strict").is_none());
+        assert_eq!(body["messages"][3]["name"], "read");
+
+        let mut moonshot = test_model("openai-completions");
+        moonshot.base_url = "https://api.moonshot.ai/v1".into();
+        let c = Compat::resolve(&moonshot);
+        assert!(c.use_max_tokens_field && !c.supports_store && !c.supports_strict_mode);
+        let mut ds = test_model("openai-completions");
+        ds.base_url = "https://api.deepseek.com".into();
+        ds.reasoning = true;
+        let (_, _, body) = build_request(&ds, &Context::default(), &opts);
+        assert_eq!(body["thinking"], json!({"type": "enabled"}));
+        assert_eq!(body["reasoning_effort"], "high");
+    }
+
+    #[test]
+    fn foreign_pipe_ids_are_normalized() {
+        let model = test_model("openai-completions");
+        let mut ctx = conversation();
+        if let Message::Assistant(a) = &mut ctx.messages[1] {
+            a.provider = "openai".into();
+            a.api = "openai-responses".into();
+            if let Content::ToolCall(t) = &mut a.content[1] {
+                t.id = "call_1|fc_+/=abc".into();
+            }
+        }
+        if let Message::ToolResult(r) = &mut ctx.messages[2] {
+            r.tool_call_id = "call_1|fc_+/=abc".into();
+        }
+        let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+        assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(body["messages"][3]["tool_call_id"], "call_1");
+    }
+
+    #[test]
+    fn aborted_stream_reports_aborted() {
+        let model = test_model("openai-completions");
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let abort = Abort::new();
+        abort.abort();
+        let mut w = StreamWriter::new(tx, &model, abort);
+        let data = fixture("text.sse");
+        let err = parse_stream(
+            Chunked {
+                data,
+                pos: 0,
+                n: 16,
+            },
+            &mut w,
+        )
+        .unwrap_err();
+        w.fail(&err);
+        match rx.try_iter().last() {
+            Some(AssistantEvent::Error { reason, .. }) => assert_eq!(reason, StopReason::Aborted),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn tool_history_without_tools_sends_empty_tools() {
+        let model = test_model("openai-completions");
+        let mut ctx = conversation();
+        ctx.tools.clear();
+        let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+        assert_eq!(body["tools"], json!([]));
+    }
 }

@@ -1,15 +1,943 @@
-//! Provider stub: to be implemented.
+//! The OpenAI Responses wire API (`openai-responses`). `build_request` produces pi's body
+//! (`input` items, `store:false`, reasoning with encrypted content, `call_id|item_id` tool-call
+//! ids); `parse_stream` follows the typed `response.*` SSE events, one block per output item,
+//! and requires `response.completed` (or `response.incomplete`) before the stream ends.
+
+use std::collections::HashMap;
+use std::io::Read;
 
 use crossbeam_channel::Receiver;
+use serde_json::{json, Map, Value};
 
-use crate::ai::stream::{spawn_stream, Abort};
-use crate::ai::types::{AssistantEvent, Context, Model, StreamOptions};
+use super::openai_compat as oc;
+use crate::ai::http;
+use crate::ai::partial_json::parse_partial_json;
+use crate::ai::sse::read_events;
+use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
+use crate::ai::transform::transform_messages;
+use crate::ai::types::*;
+
+/// Providers whose Responses endpoint accepts (and needs) the `|item_id` half of an id.
+const TOOL_CALL_ITEM_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 
 pub fn stream(
     model: &Model,
-    _context: &Context,
-    _options: &StreamOptions,
+    context: &Context,
+    options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
-    spawn_stream(model, abort, |_| Err("not implemented".into()))
+    let (url, headers, body) = build_request(model, context, options);
+    let cost = model.cost;
+    spawn_stream(model, abort, move |w| {
+        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
+            w.retry_after_ms = e.retry_after_ms;
+            e.message
+        })?;
+        let out = parse_stream(resp, w);
+        w.partial.usage.apply_pricing(&cost);
+        out
+    })
+}
+
+fn normalize_part(part: &str) -> String {
+    let s = oc::truncate_chars(&oc::sanitize_id(part), 64);
+    s.trim_end_matches('_').to_string()
+}
+
+/// pi's id rewrite for tool calls replayed into a Responses request. `foreign` says whether
+/// the call came from another provider or API (its item id is then re-hashed).
+fn normalize_id(model: &Model, id: &str, foreign: bool) -> String {
+    if !TOOL_CALL_ITEM_PROVIDERS.contains(&model.provider.as_str()) {
+        return normalize_part(id);
+    }
+    let Some((call_id, rest)) = id.split_once('|') else {
+        return normalize_part(id);
+    };
+    let item_id = rest.split('|').next().unwrap_or("");
+    let mut item = if foreign {
+        oc::truncate_chars(&format!("fc_{}", oc::short_hash(item_id)), 64)
+    } else {
+        normalize_part(item_id)
+    };
+    if !item.starts_with("fc_") {
+        item = normalize_part(&format!("fc_{item}"));
+    }
+    format!("{}|{}", normalize_part(call_id), item)
+}
+
+/// URL, headers and JSON body of one streaming Responses request.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (String, Vec<(String, String)>, Value) {
+    let long_cache = oc::long_cache_retention();
+    let supports_long = model
+        .compat_bool("supportsLongCacheRetention")
+        .unwrap_or(true);
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("input".into(), Value::Array(convert_input(model, context)));
+    body.insert("stream".into(), json!(true));
+    if let Some(sid) = &options.session_id {
+        body.insert("prompt_cache_key".into(), json!(sid));
+    }
+    if long_cache && supports_long {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    body.insert("store".into(), json!(false));
+    if let Some(n) = oc::max_tokens(model, options) {
+        body.insert("max_output_tokens".into(), json!(n));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !context.tools.is_empty() {
+        let tools: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "name": t.name, "description": t.description,
+                       "parameters": t.parameters, "strict": false})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if model.reasoning {
+        if let Some(level) = oc::reasoning_effort(model, options) {
+            body.insert(
+                "reasoning".into(),
+                json!({"effort": oc::effort_value(model, level), "summary": "auto"}),
+            );
+            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        } else if model.provider != "github-copilot" {
+            match oc::off_value(model) {
+                Some(Value::Null) => {}
+                Some(v) => {
+                    body.insert("reasoning".into(), json!({"effort": v}));
+                }
+                None => {
+                    body.insert("reasoning".into(), json!({"effort": "none"}));
+                }
+            }
+        }
+    }
+    let mut extra = Vec::new();
+    if let Some(sid) = &options.session_id {
+        if model.compat_bool("sendSessionIdHeader").unwrap_or(true) {
+            extra.push(("session_id".to_string(), sid.clone()));
+        }
+        extra.push(("x-client-request-id".to_string(), sid.clone()));
+    }
+    let headers = oc::build_headers(model, options, &extra);
+    (
+        oc::join_url(&model.base_url, "responses"),
+        headers,
+        Value::Object(body),
+    )
+}
+
+/// `{"v":1,"id":…,"phase":…}` text signatures, or a legacy bare id.
+fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
+    let sig = sig?;
+    if sig.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(sig) {
+            if v.get("v").and_then(Value::as_i64) == Some(1) {
+                if let Some(id) = v.get("id").and_then(Value::as_str) {
+                    let phase = v
+                        .get("phase")
+                        .and_then(Value::as_str)
+                        .filter(|p| *p == "commentary" || *p == "final_answer")
+                        .map(str::to_string);
+                    return Some((id.to_string(), phase));
+                }
+            }
+        }
+    }
+    Some((sig.to_string(), None))
+}
+
+fn input_image(img: &ImageContent) -> Value {
+    json!({"type": "input_image", "detail": "auto",
+           "image_url": format!("data:{};base64,{}", img.mime_type, img.data)})
+}
+
+/// The `input` array: system prompt, then the transformed transcript as Responses items.
+pub fn convert_input(model: &Model, context: &Context) -> Vec<Value> {
+    // Which original tool-call ids came from another provider or API (decides item-id hashing).
+    let mut foreign: HashMap<String, bool> = HashMap::new();
+    for m in &context.messages {
+        if let Message::Assistant(a) = m {
+            let f = a.provider != model.provider || a.api != model.api;
+            for tc in a.tool_calls() {
+                foreign.insert(tc.id.clone(), f);
+            }
+        }
+    }
+    let norm = |id: &str| normalize_id(model, id, foreign.get(id).copied().unwrap_or(true));
+    let msgs = transform_messages(&context.messages, model, Some(&norm));
+    let mut out = Vec::new();
+    if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        let role = if model.reasoning {
+            "developer"
+        } else {
+            "system"
+        };
+        out.push(json!({"role": role, "content": sp}));
+    }
+    let mut msg_index = 0usize;
+    for msg in &msgs {
+        match msg {
+            Message::User(u) => {
+                let parts: Vec<Value> = match &u.content {
+                    UserContent::Text(s) => vec![json!({"type": "input_text", "text": s})],
+                    UserContent::Blocks(b) => b
+                        .iter()
+                        .filter_map(|c| match c {
+                            Content::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+                            Content::Image(img) => Some(input_image(img)),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if parts.is_empty() {
+                    continue;
+                }
+                out.push(json!({"role": "user", "content": parts}));
+            }
+            Message::Assistant(a) => {
+                let different_model =
+                    a.model != model.id && a.provider == model.provider && a.api == model.api;
+                let mut items = Vec::new();
+                for block in &a.content {
+                    match block {
+                        Content::Thinking(t) => {
+                            if let Some(item) = t
+                                .thinking_signature
+                                .as_deref()
+                                .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                            {
+                                items.push(item);
+                            }
+                        }
+                        Content::Text(t) => {
+                            let sig = parse_text_signature(t.text_signature.as_deref());
+                            let (id, phase) = match sig {
+                                Some((id, phase)) if !id.is_empty() => {
+                                    let id = if id.encode_utf16().count() > 64 {
+                                        format!("msg_{}", oc::short_hash(&id))
+                                    } else {
+                                        id
+                                    };
+                                    (id, phase)
+                                }
+                                other => (format!("msg_{msg_index}"), other.and_then(|s| s.1)),
+                            };
+                            let mut m = Map::new();
+                            m.insert("type".into(), json!("message"));
+                            m.insert("role".into(), json!("assistant"));
+                            m.insert(
+                                "content".into(),
+                                json!([{"type": "output_text", "text": t.text, "annotations": []}]),
+                            );
+                            m.insert("status".into(), json!("completed"));
+                            m.insert("id".into(), json!(id));
+                            if let Some(p) = phase {
+                                m.insert("phase".into(), json!(p));
+                            }
+                            items.push(Value::Object(m));
+                        }
+                        Content::ToolCall(tc) => {
+                            let mut parts = tc.id.split('|');
+                            let call_id = parts.next().unwrap_or("");
+                            let item_id = parts
+                                .next()
+                                .filter(|i| !(different_model && i.starts_with("fc_")));
+                            let mut m = Map::new();
+                            m.insert("type".into(), json!("function_call"));
+                            if let Some(i) = item_id {
+                                m.insert("id".into(), json!(i));
+                            }
+                            m.insert("call_id".into(), json!(call_id));
+                            m.insert("name".into(), json!(tc.name));
+                            m.insert("arguments".into(), json!(tc.arguments.to_string()));
+                            items.push(Value::Object(m));
+                        }
+                        Content::Image(_) => {}
+                    }
+                }
+                if items.is_empty() {
+                    continue;
+                }
+                out.extend(items);
+            }
+            Message::ToolResult(r) => {
+                let texts: Vec<&str> = r
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        Content::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let text = texts.join("\n");
+                let has_images = r.content.iter().any(|c| matches!(c, Content::Image(_)));
+                let call_id = r.tool_call_id.split('|').next().unwrap_or("");
+                let output = if has_images && model.supports_images() {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    for c in &r.content {
+                        if let Content::Image(img) = c {
+                            parts.push(input_image(img));
+                        }
+                    }
+                    Value::Array(parts)
+                } else if text.is_empty() {
+                    json!("(see attached image)")
+                } else {
+                    json!(text)
+                };
+                out.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
+            }
+        }
+        msg_index += 1;
+    }
+    out
+}
+
+/// Response `status` → stop reason (pi's mapping; unknown statuses are an error).
+fn map_status(status: Option<&str>) -> Result<StopReason, String> {
+    Ok(match status {
+        None | Some("completed") | Some("in_progress") | Some("queued") => StopReason::Stop,
+        Some("incomplete") => StopReason::Length,
+        Some("failed") | Some("cancelled") => StopReason::Error,
+        Some(other) => return Err(format!("Unhandled stop reason: {other}")),
+    })
+}
+
+/// The output item being streamed and the content block it feeds.
+struct Current {
+    item: Value,
+    block: usize,
+    /// Raw argument JSON of a function call.
+    args: String,
+}
+
+fn kind(v: &Value) -> &str {
+    v.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Translates a Responses SSE body into events on `w`. Usage is set on `w.partial` without
+/// pricing (the caller applies the model's prices).
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+    w.start();
+    let abort = w.abort.clone();
+    let mut cur: Option<Current> = None;
+    let mut completed = false;
+
+    read_events(reader, &abort, |ev| {
+        let data = ev.data.trim();
+        if data.is_empty() || data.starts_with("[DONE]") {
+            return Ok(true);
+        }
+        let e = oc::parse_chunk(data)?;
+        if let Some(err) = e.get("error").filter(|v| v.is_object()) {
+            if kind(&e).is_empty() {
+                return Err(oc::error_message(err));
+            }
+        }
+        let ty = match kind(&e) {
+            "" => ev.event.as_str(),
+            t => t,
+        };
+        match ty {
+            "response.created" => {
+                if let Some(id) = e.pointer("/response/id").and_then(Value::as_str) {
+                    w.partial.response_id = Some(id.to_string());
+                }
+            }
+            "response.output_item.added" => {
+                let item = e.get("item").cloned().unwrap_or(Value::Null);
+                let (block, args) = match kind(&item) {
+                    "reasoning" => (w.thinking_start(), String::new()),
+                    "message" => (w.text_start(), String::new()),
+                    "function_call" => {
+                        let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+                        let id = format!("{}|{}", s("call_id"), s("id"));
+                        let i = w.toolcall_start(&id, s("name"));
+                        let args = s("arguments").to_string();
+                        if !args.is_empty() {
+                            w.toolcall_set_arguments(i, parse_partial_json(&args));
+                        }
+                        (i, args)
+                    }
+                    _ => return Ok(true),
+                };
+                let mut item = item;
+                if kind(&item) == "message" {
+                    item["content"] = json!([]);
+                }
+                cur = Some(Current { item, block, args });
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "reasoning") {
+                    let part = e.get("part").cloned().unwrap_or(json!({"text": ""}));
+                    push_part(&mut c.item, "summary", part);
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
+                let delta = if ty.ends_with(".delta") {
+                    e.get("delta")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                } else {
+                    "\n\n".to_string()
+                };
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "reasoning") {
+                    if append_last(&mut c.item, "summary", "text", &delta) {
+                        w.thinking_delta(c.block, &delta);
+                    }
+                }
+            }
+            "response.reasoning_text.delta" => {
+                if let Some(c) = cur.as_ref().filter(|c| kind(&c.item) == "reasoning") {
+                    let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
+                    w.thinking_delta(c.block, d);
+                }
+            }
+            "response.content_part.added" => {
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "message") {
+                    let part = e.get("part").cloned().unwrap_or(Value::Null);
+                    if matches!(kind(&part), "output_text" | "refusal") {
+                        push_part(&mut c.item, "content", part);
+                    }
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let (want, field) = if ty == "response.output_text.delta" {
+                    ("output_text", "text")
+                } else {
+                    ("refusal", "refusal")
+                };
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "message") {
+                    let last_kind = c
+                        .item
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .and_then(|a| a.last())
+                        .map(|p| kind(p).to_string());
+                    if last_kind.as_deref() == Some(want) {
+                        let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
+                        append_last(&mut c.item, "content", field, d);
+                        w.text_delta(c.block, d);
+                    }
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
+                    let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
+                    c.args.push_str(d);
+                    w.toolcall_delta(c.block, d);
+                    w.toolcall_set_arguments(c.block, parse_partial_json(&c.args));
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
+                    let full = e.get("arguments").and_then(Value::as_str).unwrap_or("");
+                    let prev = std::mem::replace(&mut c.args, full.to_string());
+                    if let Some(rest) = full.strip_prefix(prev.as_str()).filter(|r| !r.is_empty()) {
+                        w.toolcall_delta(c.block, rest);
+                    }
+                    w.toolcall_set_arguments(c.block, parse_partial_json(full));
+                }
+            }
+            "response.output_item.done" => {
+                let item = e.get("item").cloned().unwrap_or(Value::Null);
+                finish_item(w, &mut cur, &item);
+            }
+            "response.completed" | "response.incomplete" => {
+                let resp = e.get("response").cloned().unwrap_or(Value::Null);
+                if let Some(id) = resp.get("id").and_then(Value::as_str) {
+                    w.partial.response_id = Some(id.to_string());
+                }
+                if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+                    let cached = oc::tokens(u.pointer("/input_tokens_details/cached_tokens"));
+                    w.partial.usage = Usage {
+                        input: oc::tokens(u.get("input_tokens")).saturating_sub(cached),
+                        output: oc::tokens(u.get("output_tokens")),
+                        cache_read: cached,
+                        cache_write: 0,
+                        total_tokens: oc::tokens(u.get("total_tokens")),
+                        cost: Cost::default(),
+                    };
+                }
+                let mut reason = map_status(resp.get("status").and_then(Value::as_str))?;
+                let has_tools = w.partial.tool_calls().next().is_some();
+                if reason == StopReason::Stop && has_tools {
+                    reason = StopReason::ToolUse;
+                }
+                w.partial.stop_reason = reason;
+                completed = true;
+            }
+            "error" => {
+                let code = e.get("code").map(|c| match c {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                let msg = e
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Unknown error");
+                return Err(format!(
+                    "Error Code {}: {msg}",
+                    code.as_deref().unwrap_or("undefined")
+                ));
+            }
+            "response.failed" => {
+                let resp = e.get("response").cloned().unwrap_or(Value::Null);
+                let err = resp.get("error").filter(|v| !v.is_null());
+                let reason = resp
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str);
+                let msg = match (err, reason) {
+                    (Some(err), _) => {
+                        let f = |k: &str, d: &str| {
+                            err.get(k)
+                                .and_then(Value::as_str)
+                                .filter(|s| !s.is_empty())
+                                .unwrap_or(d)
+                                .to_string()
+                        };
+                        format!("{}: {}", f("code", "unknown"), f("message", "no message"))
+                    }
+                    (None, Some(r)) => format!("incomplete: {r}"),
+                    (None, None) => "Unknown error (no error details in response)".to_string(),
+                };
+                return Err(msg);
+            }
+            _ => {}
+        }
+        Ok(true)
+    })?;
+
+    if !completed {
+        return Err(oc::CONNECTION_LOST.to_string());
+    }
+    if matches!(
+        w.partial.stop_reason,
+        StopReason::Error | StopReason::Aborted
+    ) {
+        return Err("An unknown error occurred".to_string());
+    }
+    Ok(())
+}
+
+fn push_part(item: &mut Value, key: &str, part: Value) {
+    if !item.get(key).is_some_and(Value::is_array) {
+        item[key] = json!([]);
+    }
+    if let Some(a) = item.get_mut(key).and_then(Value::as_array_mut) {
+        a.push(part);
+    }
+}
+
+/// Appends `delta` to `item[key][-1][field]`; false when there is no such part.
+fn append_last(item: &mut Value, key: &str, field: &str, delta: &str) -> bool {
+    let Some(last) = item
+        .get_mut(key)
+        .and_then(Value::as_array_mut)
+        .and_then(|a| a.last_mut())
+    else {
+        return false;
+    };
+    let mut s = last
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    s.push_str(delta);
+    last[field] = json!(s);
+    true
+}
+
+fn join_texts(parts: Option<&Value>, field: impl Fn(&Value) -> &str, sep: &str) -> String {
+    let Some(arr) = parts.and_then(Value::as_array) else {
+        return String::new();
+    };
+    arr.iter().map(field).collect::<Vec<_>>().join(sep)
+}
+
+/// `response.output_item.done`: final text/thinking/arguments and signatures, then the block end.
+fn finish_item(w: &mut StreamWriter, cur: &mut Option<Current>, item: &Value) {
+    fn text_of(p: &Value) -> &str {
+        p.get("text").and_then(Value::as_str).unwrap_or("")
+    }
+    match kind(item) {
+        "reasoning" => {
+            let Some(c) = cur.take_if_kind("reasoning") else {
+                return;
+            };
+            let summary = join_texts(item.get("summary"), text_of, "\n\n");
+            let content = join_texts(item.get("content"), text_of, "\n\n");
+            if let Some(Content::Thinking(t)) = w.partial.content.get_mut(c.block) {
+                if !summary.is_empty() {
+                    t.thinking = summary;
+                } else if !content.is_empty() {
+                    t.thinking = content;
+                }
+                t.thinking_signature = Some(item.to_string());
+            }
+            w.end_block(c.block);
+        }
+        "message" => {
+            let Some(c) = cur.take_if_kind("message") else {
+                return;
+            };
+            let text = join_texts(
+                item.get("content"),
+                |p| {
+                    let f = if kind(p) == "output_text" {
+                        "text"
+                    } else {
+                        "refusal"
+                    };
+                    p.get(f).and_then(Value::as_str).unwrap_or("")
+                },
+                "",
+            );
+            let mut sig = Map::new();
+            sig.insert("v".into(), json!(1));
+            sig.insert("id".into(), item.get("id").cloned().unwrap_or(json!("")));
+            if let Some(p) = item.get("phase").filter(|p| !p.is_null()) {
+                sig.insert("phase".into(), p.clone());
+            }
+            if let Some(Content::Text(t)) = w.partial.content.get_mut(c.block) {
+                t.text = text;
+                t.text_signature = Some(Value::Object(sig).to_string());
+            }
+            w.end_block(c.block);
+        }
+        "function_call" => {
+            let fallback = || {
+                let raw = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or("{}");
+                parse_partial_json(raw)
+            };
+            let block = match cur.take_if_kind("function_call") {
+                Some(c) => {
+                    let args = if c.args.is_empty() {
+                        fallback()
+                    } else {
+                        parse_partial_json(&c.args)
+                    };
+                    w.toolcall_set_arguments(c.block, args);
+                    c.block
+                }
+                None => {
+                    let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+                    let i = w.toolcall_start(&format!("{}|{}", s("call_id"), s("id")), s("name"));
+                    w.toolcall_set_arguments(i, fallback());
+                    i
+                }
+            };
+            w.end_block(block);
+        }
+        _ => {}
+    }
+}
+
+trait TakeIfKind {
+    fn take_if_kind(&mut self, k: &str) -> Option<Current>;
+}
+
+impl TakeIfKind for Option<Current> {
+    fn take_if_kind(&mut self, k: &str) -> Option<Current> {
+        if self.as_ref().is_some_and(|c| kind(&c.item) == k) {
+            self.take()
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::providers::openai_compat::test_support::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let p = format!(
+            "{}/fixtures/openai-responses/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    fn run(name: &str) -> Run {
+        run_all_chunkings(
+            &fixture(name),
+            &test_model("openai-responses"),
+            parse_stream,
+        )
+    }
+
+    #[test]
+    fn plain_text() {
+        let r = run("text.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Hello, w",
+                "text_delta 0 orld! ✓",
+                "text_end 0 Hello, world! ✓",
+                "done stop",
+            ]
+        );
+        let m = r.message;
+        assert_eq!(m.response_id.as_deref(), Some("resp_0123456789abcdef"));
+        match &m.content[0] {
+            Content::Text(t) => assert_eq!(
+                t.text_signature.as_deref(),
+                Some(r#"{"v":1,"id":"msg_00"}"#)
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            (m.usage.input, m.usage.output, m.usage.total_tokens),
+            (120, 5, 125)
+        );
+    }
+
+    #[test]
+    fn reasoning_summary_then_text() {
+        let r = run("reasoning.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "thinking_start 0",
+                "thinking_delta 0 Let me t",
+                "thinking_delta 0 hink.",
+                "thinking_delta 0 \n\n",
+                "thinking_end 0 Let me think.",
+                "text_start 1",
+                "text_delta 1 The answ",
+                "text_delta 1 er is 4.",
+                "text_end 1 The answer is 4.",
+                "done stop",
+            ]
+        );
+        let m = r.message;
+        match &m.content[0] {
+            Content::Thinking(t) => {
+                let sig: Value =
+                    serde_json::from_str(t.thinking_signature.as_deref().unwrap()).unwrap();
+                assert_eq!(sig["id"], "rs_00");
+                assert_eq!(sig["encrypted_content"], "ENC==");
+            }
+            other => panic!("{other:?}"),
+        }
+        let u = m.usage;
+        assert_eq!(
+            (u.input, u.cache_read, u.output, u.total_tokens),
+            (200, 800, 40, 1040)
+        );
+    }
+
+    #[test]
+    fn function_calls_from_fragments() {
+        let r = run("tool_call.sse");
+        assert_eq!(
+            r.trace,
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Reading.",
+                "text_end 0 Reading.",
+                "toolcall_start 1",
+                "toolcall_delta 1 {\"path\"",
+                "toolcall_delta 1 : \"src/",
+                "toolcall_delta 1 main.rs",
+                "toolcall_delta 1 \"}",
+                "toolcall_end 1 call_read1|fc_01 read {\"path\":\"src/main.rs\"}",
+                "toolcall_start 2",
+                "toolcall_delta 2 {}",
+                "toolcall_end 2 call_ls2|fc_02 ls {}",
+                "done toolUse",
+            ]
+        );
+    }
+
+    #[test]
+    fn error_event_fails_with_code_and_message() {
+        let r = run("error.sse");
+        assert_eq!(r.trace.last().unwrap(), "error error");
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some("Error Code server_error: The server had an error processing your request.")
+        );
+        assert_eq!(r.message.text(), "Partial answer");
+    }
+
+    #[test]
+    fn response_failed_fails() {
+        let r = run("failed.sse");
+        assert_eq!(r.message.stop_reason, StopReason::Error);
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some("rate_limit_exceeded: Slow down")
+        );
+    }
+
+    #[test]
+    fn missing_completed_is_connection_lost() {
+        let r = run("truncated.sse");
+        assert_eq!(
+            r.message.error_message.as_deref(),
+            Some(oc::CONNECTION_LOST)
+        );
+        assert_eq!(r.message.text(), "Cut off in the middle");
+    }
+
+    #[test]
+    fn malformed_event_is_a_clear_error() {
+        let r = run("malformed.sse");
+        let msg = r.message.error_message.clone().unwrap();
+        assert!(
+            msg.starts_with("Malformed stream chunk from server"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn incomplete_maps_to_length() {
+        let r = run("incomplete.sse");
+        assert_eq!(r.trace.last().unwrap(), "done length");
+        assert_eq!(r.message.usage.total_tokens, 13);
+    }
+
+    fn conversation(model: &Model, call_id: &str) -> Context {
+        let mut a = AssistantMessage::empty(model);
+        a.content = vec![
+            Content::Text(TextContent {
+                text: "Let me look.".into(),
+                text_signature: Some(r#"{"v":1,"id":"msg_abc","phase":"commentary"}"#.into()),
+            }),
+            Content::ToolCall(ToolCall {
+                id: call_id.into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.txt"}),
+                thought_signature: None,
+            }),
+        ];
+        a.stop_reason = StopReason::ToolUse;
+        Context {
+            system_prompt: Some("You are helpful.".into()),
+            messages: vec![
+                Message::user_text("read a.txt"),
+                Message::Assistant(a),
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id: call_id.into(),
+                    tool_name: "read".into(),
+                    content: vec![Content::text("hello")],
+                    details: None,
+                    is_error: false,
+                    timestamp: 0,
+                    extra: Extra::new(),
+                }),
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        }
+    }
+
+    #[test]
+    fn request_body_like_pi() {
+        let model = test_model("openai-responses");
+        let opts = StreamOptions {
+            api_key: "sk-test".into(),
+            session_id: Some("sess-1".into()),
+            ..Default::default()
+        };
+        let ctx = conversation(&model, "call_1|fc_1");
+        let (url, headers, body) = build_request(&model, &ctx, &opts);
+        assert_eq!(url, "http://127.0.0.1:8765/v1/responses");
+        assert!(headers.contains(&("Authorization".into(), "Bearer sk-test".into())));
+        assert!(headers.contains(&("session_id".into(), "sess-1".into())));
+        assert!(headers.contains(&("x-client-request-id".into(), "sess-1".into())));
+        let expected = json!({
+            "model": "mock-model",
+            "input": [
+                {"role": "system", "content": "You are helpful."},
+                {"role": "user", "content": [{"type": "input_text", "text": "read a.txt"}]},
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Let me look.", "annotations": []}],
+                 "status": "completed", "id": "msg_abc", "phase": "commentary"},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read",
+                 "arguments": "{\"path\":\"a.txt\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "hello"}
+            ],
+            "stream": true,
+            "prompt_cache_key": "sess-1",
+            "store": false,
+            "max_output_tokens": 16384,
+            "tools": [{"type": "function", "name": "read", "description": "Read a file",
+                       "parameters": {"type": "object"}, "strict": false}]
+        });
+        assert_eq!(body, expected);
+    }
+
+    #[test]
+    fn reasoning_options() {
+        let mut model = test_model("openai-responses");
+        model.reasoning = true;
+        let ctx = Context {
+            system_prompt: Some("sys".into()),
+            ..Default::default()
+        };
+        let opts = StreamOptions {
+            reasoning: Some(ThinkingLevel::Xhigh),
+            ..Default::default()
+        };
+        let (_, _, body) = build_request(&model, &ctx, &opts);
+        assert_eq!(body["input"][0]["role"], "developer");
+        // xhigh is unsupported without a thinkingLevelMap entry: clamped down to high.
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "high", "summary": "auto"})
+        );
+        assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+        let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+        assert_eq!(body["reasoning"], json!({"effort": "none"}));
+    }
+
+    #[test]
+    fn foreign_ids_are_normalized_for_openai() {
+        let mut model = test_model("openai-responses");
+        model.provider = "openai".into();
+        let mut ctx = conversation(&model, "call+1|item/xyz");
+        if let Message::Assistant(a) = &mut ctx.messages[1] {
+            a.provider = "anthropic".into();
+            a.api = "anthropic-messages".into();
+        }
+        let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+        let fc = &body["input"][3];
+        assert_eq!(fc["call_id"], "call_1");
+        assert_eq!(fc["id"], format!("fc_{}", oc::short_hash("item/xyz")));
+        assert_eq!(body["input"][4]["call_id"], "call_1");
+        // A foreign text block has no signature: ids fall back to msg_<index>.
+        assert_eq!(body["input"][2]["id"], "msg_1");
+    }
 }
