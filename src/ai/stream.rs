@@ -39,6 +39,8 @@ pub struct StreamWriter {
     finished: bool,
     /// Set by the HTTP layer when the server asked us to wait before retrying.
     pub retry_after_ms: Option<u64>,
+    /// The model's prices; cost is filled in from usage when the stream ends.
+    price: ModelCost,
 }
 
 impl StreamWriter {
@@ -51,6 +53,7 @@ impl StreamWriter {
             open: Vec::new(),
             finished: false,
             retry_after_ms: None,
+            price: model.cost,
         }
     }
 
@@ -201,6 +204,7 @@ impl StreamWriter {
         }
         self.end_all_blocks();
         self.finished = true;
+        self.partial.usage.apply_pricing(&self.price);
         let reason = self.partial.stop_reason;
         self.send(AssistantEvent::Done {
             reason,
@@ -214,6 +218,7 @@ impl StreamWriter {
             return;
         }
         self.finished = true;
+        self.partial.usage.apply_pricing(&self.price);
         self.open.clear();
         self.tool_json.clear();
         let reason = if self.abort.is_aborted() {

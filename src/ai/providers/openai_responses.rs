@@ -27,15 +27,12 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
-    let cost = model.cost;
     spawn_stream(model, abort, move |w| {
         let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
             w.retry_after_ms = e.retry_after_ms;
             e.message
         })?;
-        let out = parse_stream(resp, w);
-        w.partial.usage.apply_pricing(&cost);
-        out
+        parse_stream(resp, w)
     })
 }
 
