@@ -18,11 +18,11 @@ fn cache() -> &'static Mutex<HashMap<String, Option<String>>> {
 
 /// Resolves `config`, caching `!command` results for the life of the process.
 pub fn resolve_config_value(config: &str) -> Option<String> {
-    if config.starts_with('!') {
+    if let Some(cmd) = config.strip_prefix('!') {
         if let Some(hit) = cache().lock().ok().and_then(|c| c.get(config).cloned()) {
             return hit;
         }
-        let value = run_command(&config[1..]);
+        let value = run_command(cmd);
         if let Ok(mut c) = cache().lock() {
             c.insert(config.to_string(), value.clone());
         }
