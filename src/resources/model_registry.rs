@@ -8,9 +8,9 @@ use super::models_json::{load_models_json, Headers, ModelDef, ModelOverride, Mod
 use crate::ai::catalog::{self, ModelSpec};
 use crate::ai::types::{Model, ModelCost};
 use serde_json::{Map, Value};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// One registry model: a catalog spec, or a model built or changed by models.json.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,7 +92,8 @@ pub struct ModelRegistry {
     request: HashMap<String, RequestConfig>,
     model_headers: HashMap<(String, String), Headers>,
     load_error: Option<String>,
-    auth_cache: RefCell<HashMap<String, bool>>,
+    /// Per-provider `has_configured_auth` answers (cleared whenever auth changes).
+    auth_cache: Mutex<HashMap<String, bool>>,
 }
 
 impl ModelRegistry {
@@ -220,7 +221,10 @@ impl ModelRegistry {
     }
 
     pub fn auth_mut(&mut self) -> &mut AuthStorage {
-        self.auth_cache.borrow_mut().clear();
+        self.auth_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         &mut self.auth
     }
 
@@ -253,15 +257,22 @@ impl ModelRegistry {
     /// Whether a provider has auth configured (runtime key, auth.json, environment, or a
     /// models.json `apiKey`). Never runs commands.
     pub fn has_configured_auth(&self, provider: &str) -> bool {
-        if let Some(v) = self.auth_cache.borrow().get(provider) {
-            return *v;
+        if let Some(v) = self
+            .auth_cache
+            .lock()
+            .ok()
+            .and_then(|c| c.get(provider).copied())
+        {
+            return v;
         }
         let v = self.auth.has_auth(provider)
             || self
                 .request
                 .get(provider)
                 .is_some_and(|r| r.api_key.is_some());
-        self.auth_cache.borrow_mut().insert(provider.to_string(), v);
+        if let Ok(mut c) = self.auth_cache.lock() {
+            c.insert(provider.to_string(), v);
+        }
         v
     }
 
