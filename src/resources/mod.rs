@@ -1,16 +1,54 @@
-//! Configuration read from disk: settings, auth, models.json.
+//! Configuration files under the agent dir: `auth.json` credentials, `models.json` custom
+//! models, the model registry built from them plus the built-in catalog, model selection and
+//! `--list-models`. Also the JSONC reader and pi's `!command` / env-name / literal value
+//! resolution that these files share.
 
+pub mod auth;
+pub mod config_value;
+pub mod jsonc;
+pub mod list_models;
+pub mod model_registry;
+pub mod model_resolve;
+pub mod models_json;
 pub mod settings;
 
-/// The agent dir: `$PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`.
-pub fn agent_dir() -> std::path::PathBuf {
+use std::path::PathBuf;
+
+/// Expands a leading `~` (alone or followed by `/`) to `$HOME`.
+pub fn expand_tilde(path: &str) -> PathBuf {
     let home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
+        .map(PathBuf::from)
         .unwrap_or_default();
+    if path == "~" {
+        home
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(path)
+    }
+}
+
+/// The agent dir: `$PI_CODING_AGENT_DIR` (with `~` expansion) else `$HOME/.pi/agent`.
+pub fn agent_dir() -> PathBuf {
     match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(v) if v == "~" => home,
-        Ok(v) if v.starts_with("~/") => home.join(&v[2..]),
-        Ok(v) if !v.is_empty() => v.into(),
-        _ => home.join(".pi").join("agent"),
+        Ok(dir) if !dir.is_empty() => expand_tilde(&dir),
+        _ => {
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            home.join(".pi").join("agent")
+        }
+    }
+}
+
+/// pi's package dir: `$PI_PACKAGE_DIR` (with `~` expansion) else the directory holding the
+/// executable (as pi's single-file binary does). Docs live in `<packageDir>/docs`.
+pub fn package_dir() -> PathBuf {
+    match std::env::var("PI_PACKAGE_DIR") {
+        Ok(dir) if !dir.is_empty() => expand_tilde(&dir),
+        _ => std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(PathBuf::from))
+            .unwrap_or_default(),
     }
 }

@@ -1,0 +1,334 @@
+//! `auth.json` credentials: `{provider: {type:"api_key", key} | {type:"oauth", access, refresh,
+//! expires, ...}}`. Unknown providers and fields are preserved on rewrite; the file is created
+//! with mode 0600 (its directory 0700) and rewritten under pi's lock (a `auth.json.lock`
+//! directory, as proper-lockfile makes). Also the runtime `--api-key` overrides.
+
+use super::config_value::resolve_config_value;
+use crate::ai::catalog;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Credentials from auth.json plus runtime overrides.
+#[derive(Debug, Default)]
+pub struct AuthStorage {
+    path: Option<PathBuf>,
+    data: Map<String, Value>,
+    runtime: HashMap<String, String>,
+    load_error: Option<String>,
+}
+
+impl AuthStorage {
+    /// Reads `path` (a missing file is empty). A malformed file is remembered as
+    /// [`AuthStorage::load_error`] and never overwritten.
+    pub fn load(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let mut s = AuthStorage {
+            path: Some(path),
+            ..Default::default()
+        };
+        s.reload();
+        s
+    }
+
+    /// Storage that never touches disk.
+    pub fn in_memory(data: Map<String, Value>) -> Self {
+        AuthStorage {
+            data,
+            ..Default::default()
+        }
+    }
+
+    /// Re-reads the file.
+    pub fn reload(&mut self) {
+        let Some(path) = &self.path else { return };
+        match std::fs::read_to_string(path) {
+            Ok(text) if text.trim().is_empty() => {
+                self.data = Map::new();
+                self.load_error = None;
+            }
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => {
+                    self.data = m;
+                    self.load_error = None;
+                }
+                Ok(_) => self.load_error = Some(format!("{}: not a JSON object", path.display())),
+                Err(e) => self.load_error = Some(format!("{}: {e}", path.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.data = Map::new();
+                self.load_error = None;
+            }
+            Err(e) => self.load_error = Some(format!("{}: {e}", path.display())),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn load_error(&self) -> Option<&str> {
+        self.load_error.as_deref()
+    }
+
+    /// The stored credential of a provider.
+    pub fn get(&self, provider: &str) -> Option<&Value> {
+        self.data.get(provider).filter(|v| !v.is_null())
+    }
+
+    /// Providers with stored credentials.
+    pub fn list(&self) -> Vec<String> {
+        self.data.keys().cloned().collect()
+    }
+
+    /// Stores a credential and persists it (other providers are re-read and kept).
+    pub fn set(&mut self, provider: &str, credential: Value) -> Result<(), String> {
+        self.data.insert(provider.to_string(), credential.clone());
+        self.persist(provider, Some(credential))
+    }
+
+    /// Removes a provider's credential and persists the change.
+    pub fn remove(&mut self, provider: &str) -> Result<(), String> {
+        self.data.remove(provider);
+        self.persist(provider, None)
+    }
+
+    /// A runtime key (`--api-key`), never persisted.
+    pub fn set_runtime_api_key(&mut self, provider: &str, key: &str) {
+        self.runtime.insert(provider.to_string(), key.to_string());
+    }
+
+    pub fn remove_runtime_api_key(&mut self, provider: &str) {
+        self.runtime.remove(provider);
+    }
+
+    /// Whether any auth is configured: runtime key, stored credential or environment.
+    pub fn has_auth(&self, provider: &str) -> bool {
+        self.runtime.contains_key(provider)
+            || self.get(provider).is_some()
+            || catalog::env_api_key(provider).is_some()
+    }
+
+    /// Whether the stored credential is OAuth.
+    pub fn is_oauth(&self, provider: &str) -> bool {
+        self.cred_type(provider) == Some("oauth")
+    }
+
+    fn cred_type(&self, provider: &str) -> Option<&str> {
+        self.get(provider)?.get("type")?.as_str()
+    }
+
+    /// The API key: runtime override → auth.json (`api_key` resolved, or an unexpired OAuth
+    /// `access` token) → environment. An expired OAuth credential yields `None` (refreshing is
+    /// the OAuth layer's job).
+    pub fn api_key(&self, provider: &str) -> Option<String> {
+        if let Some(k) = self.runtime.get(provider).filter(|k| !k.is_empty()) {
+            return Some(k.clone());
+        }
+        match self.cred_type(provider) {
+            Some("api_key") => {
+                let key = self.get(provider)?.get("key")?.as_str()?;
+                return resolve_config_value(key);
+            }
+            Some("oauth") => {
+                let cred = self.get(provider)?;
+                let expires = cred.get("expires").and_then(Value::as_f64).unwrap_or(0.0);
+                if (crate::ai::types::now_ms() as f64) < expires {
+                    return cred.get("access")?.as_str().map(str::to_string);
+                }
+                return None;
+            }
+            _ => {}
+        }
+        catalog::env_api_key(provider)
+    }
+
+    fn persist(&mut self, provider: &str, credential: Option<Value>) -> Result<(), String> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        if let Some(e) = &self.load_error {
+            return Err(format!("not writing auth.json after a load error: {e}"));
+        }
+        with_lock(&path, || {
+            let mut current = match std::fs::read_to_string(&path) {
+                Ok(t) if !t.trim().is_empty() => match serde_json::from_str::<Value>(&t) {
+                    Ok(Value::Object(m)) => m,
+                    _ => return Err(format!("{}: malformed, not rewritten", path.display())),
+                },
+                _ => Map::new(),
+            };
+            match &credential {
+                Some(c) => {
+                    current.insert(provider.to_string(), c.clone());
+                }
+                None => {
+                    current.remove(provider);
+                }
+            }
+            let text = serde_json::to_string_pretty(&Value::Object(current.clone()))
+                .map_err(|e| e.to_string())?;
+            write_private(&path, &text)?;
+            self.data = current;
+            Ok(())
+        })
+    }
+}
+
+/// Writes `text` to `path` with mode 0600, creating the parent directory (0700).
+pub fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent() {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+    }
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(err)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)?;
+    Ok(())
+}
+
+/// Runs `f` holding `<path>.lock` (a directory, compatible with pi's proper-lockfile). A lock
+/// older than 10 s is considered stale and taken over.
+fn with_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let lock = PathBuf::from(format!("{}.lock", path.display()));
+    let mut acquired = false;
+    for _ in 0..50 {
+        match std::fs::create_dir(&lock) {
+            Ok(()) => {
+                acquired = true;
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = std::fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| SystemTime::now().duration_since(t).ok())
+                    .is_some_and(|age| age > Duration::from_secs(10));
+                if stale {
+                    let _ = std::fs::remove_dir(&lock);
+                    continue;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(format!("{}: {e}", lock.display())),
+        }
+    }
+    if !acquired {
+        return Err(format!(
+            "{}: lock is held by another process",
+            path.display()
+        ));
+    }
+    let result = f();
+    let _ = std::fs::remove_dir(&lock);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn set_creates_file_0600_and_preserves_unknown_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent").join("auth.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            r#"{"anthropic":{"type":"oauth","access":"a","refresh":"r","expires":1,"extra":{"x":1}}}"#,
+        )
+        .unwrap();
+        let mut auth = AuthStorage::load(&path);
+        auth.set("openai", json!({"type": "api_key", "key": "sk-1"}))
+            .unwrap();
+        let back: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back["anthropic"]["extra"], json!({"x": 1}));
+        assert_eq!(back["openai"]["key"], "sk-1");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        auth.remove("openai").unwrap();
+        let back: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(back.get("openai").is_none());
+        assert!(!PathBuf::from(format!("{}.lock", path.display())).exists());
+    }
+
+    #[test]
+    fn fresh_file_in_new_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new").join("auth.json");
+        let mut auth = AuthStorage::load(&path);
+        assert!(auth.list().is_empty());
+        auth.set("google", json!({"type": "api_key", "key": "g"}))
+            .unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            AuthStorage::load(&path).api_key("google").as_deref(),
+            Some("g")
+        );
+    }
+
+    #[test]
+    fn key_precedence_runtime_then_file_then_env() {
+        std::env::set_var("XIAOMI_TOKEN_PLAN_AMS_API_KEY", "env-key");
+        let mut auth = AuthStorage::in_memory(Map::new());
+        assert_eq!(
+            auth.api_key("xiaomi-token-plan-ams").as_deref(),
+            Some("env-key")
+        );
+        assert!(auth.has_auth("xiaomi-token-plan-ams"));
+        let mut data = Map::new();
+        data.insert(
+            "xiaomi-token-plan-ams".into(),
+            json!({"type": "api_key", "key": "!printf file-key"}),
+        );
+        auth = AuthStorage::in_memory(data);
+        assert_eq!(
+            auth.api_key("xiaomi-token-plan-ams").as_deref(),
+            Some("file-key")
+        );
+        auth.set_runtime_api_key("xiaomi-token-plan-ams", "runtime");
+        assert_eq!(
+            auth.api_key("xiaomi-token-plan-ams").as_deref(),
+            Some("runtime")
+        );
+        std::env::remove_var("XIAOMI_TOKEN_PLAN_AMS_API_KEY");
+    }
+
+    #[test]
+    fn oauth_access_token_until_expiry() {
+        let mut data = Map::new();
+        let future = crate::ai::types::now_ms() + 60_000;
+        data.insert(
+            "anthropic".into(),
+            json!({"type":"oauth","access":"tok","refresh":"r","expires":future}),
+        );
+        data.insert(
+            "openai-codex".into(),
+            json!({"type":"oauth","access":"old","refresh":"r","expires":1}),
+        );
+        let auth = AuthStorage::in_memory(data);
+        assert_eq!(auth.api_key("anthropic").as_deref(), Some("tok"));
+        assert_eq!(auth.api_key("openai-codex"), None);
+        assert!(auth.has_auth("openai-codex"));
+    }
+}

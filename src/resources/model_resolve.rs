@@ -1,0 +1,469 @@
+//! Model selection: `--model`/`--provider` resolution (pi's `resolveCliModel`, J.3 rule 1),
+//! the startup default (rules 4–5) and thinking-level clamping.
+
+use super::model_registry::{ModelEntry, ModelRegistry};
+use crate::ai::catalog;
+use crate::ai::types::{Model, ThinkingLevel};
+use std::cmp::Ordering;
+
+/// A model chosen from the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub model: Model,
+    /// From a `:<level>` suffix on the pattern.
+    pub thinking: Option<ThinkingLevel>,
+    pub warning: Option<String>,
+}
+
+/// Approximates JavaScript's `localeCompare` (ICU root collation) for ASCII-ish ids:
+/// punctuation < digits < letters, letters compared case-insensitively first, then lowercase
+/// before uppercase.
+pub fn locale_compare(a: &str, b: &str) -> Ordering {
+    const PUNCT: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+    fn key(c: char) -> (u8, u32) {
+        if c.is_whitespace() {
+            (0, c as u32)
+        } else if let Some(i) = PUNCT.find(c) {
+            (1, i as u32)
+        } else if c.is_ascii_digit() {
+            (2, c as u32)
+        } else if c.is_alphabetic() {
+            (3, c.to_lowercase().next().unwrap_or(c) as u32)
+        } else {
+            (1, 100 + c as u32)
+        }
+    }
+    let primary = a.chars().map(key).cmp(b.chars().map(key));
+    if primary != Ordering::Equal {
+        return primary;
+    }
+    // Tertiary: lowercase sorts before uppercase.
+    let case = |c: char| if c.is_uppercase() { 1u8 } else { 0 };
+    a.chars().map(case).cmp(b.chars().map(case))
+}
+
+/// Ids without a `-YYYYMMDD` date suffix, or ending in `-latest`, are aliases.
+fn is_alias(id: &str) -> bool {
+    if id.ends_with("-latest") {
+        return true;
+    }
+    let b = id.as_bytes();
+    let dated =
+        b.len() >= 9 && b[b.len() - 9] == b'-' && b[b.len() - 8..].iter().all(u8::is_ascii_digit);
+    !dated
+}
+
+fn exact_reference<'a>(reference: &str, models: &[&'a ModelEntry]) -> Option<&'a ModelEntry> {
+    let trimmed = reference.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let lower = trimmed.to_lowercase();
+    let canonical: Vec<_> = models
+        .iter()
+        .filter(|m| format!("{}/{}", m.provider(), m.id()).to_lowercase() == lower)
+        .collect();
+    match canonical.len() {
+        1 => return Some(canonical[0]),
+        n if n > 1 => return None,
+        _ => {}
+    }
+    if let Some((p, id)) = trimmed.split_once('/') {
+        let (p, id) = (p.trim().to_lowercase(), id.trim().to_lowercase());
+        if !p.is_empty() && !id.is_empty() {
+            let hits: Vec<_> = models
+                .iter()
+                .filter(|m| m.provider().to_lowercase() == p && m.id().to_lowercase() == id)
+                .collect();
+            match hits.len() {
+                1 => return Some(hits[0]),
+                n if n > 1 => return None,
+                _ => {}
+            }
+        }
+    }
+    let ids: Vec<_> = models
+        .iter()
+        .filter(|m| m.id().to_lowercase() == lower)
+        .collect();
+    (ids.len() == 1).then(|| *ids[0])
+}
+
+fn try_match<'a>(pattern: &str, models: &[&'a ModelEntry]) -> Option<&'a ModelEntry> {
+    if let Some(m) = exact_reference(pattern, models) {
+        return Some(m);
+    }
+    let lower = pattern.to_lowercase();
+    let matches: Vec<&ModelEntry> = models
+        .iter()
+        .copied()
+        .filter(|m| {
+            m.id().to_lowercase().contains(&lower) || m.name().to_lowercase().contains(&lower)
+        })
+        .collect();
+    let (mut aliases, mut dated): (Vec<_>, Vec<_>) =
+        matches.into_iter().partition(|m| is_alias(m.id()));
+    let pool = if aliases.is_empty() {
+        &mut dated
+    } else {
+        &mut aliases
+    };
+    // Stable sort, highest first, as JavaScript's sort with `b.localeCompare(a)`.
+    pool.sort_by(|a, b| locale_compare(b.id(), a.id()));
+    pool.first().copied()
+}
+
+type PatternMatch<'a> = (
+    Option<&'a ModelEntry>,
+    Option<ThinkingLevel>,
+    Option<String>,
+);
+
+/// pi's `parseModelPattern` in strict (CLI) mode: an invalid `:suffix` never matches.
+fn parse_pattern<'a>(pattern: &str, models: &[&'a ModelEntry]) -> PatternMatch<'a> {
+    if let Some(m) = try_match(pattern, models) {
+        return (Some(m), None, None);
+    }
+    let Some(colon) = pattern.rfind(':') else {
+        return (None, None, None);
+    };
+    let (prefix, suffix) = (&pattern[..colon], &pattern[colon + 1..]);
+    match ThinkingLevel::parse(suffix) {
+        Some(level) => {
+            let (m, _, warning) = parse_pattern(prefix, models);
+            match m {
+                Some(m) => {
+                    let thinking = if warning.is_some() { None } else { Some(level) };
+                    (Some(m), thinking, warning)
+                }
+                None => (None, None, warning),
+            }
+        }
+        None => (None, None, None),
+    }
+}
+
+fn exact_anywhere<'a>(input: &str, models: &[&'a ModelEntry]) -> Option<&'a ModelEntry> {
+    let lower = input.to_lowercase();
+    models.iter().copied().find(|m| {
+        m.id().to_lowercase() == lower
+            || format!("{}/{}", m.provider(), m.id()).to_lowercase() == lower
+    })
+}
+
+/// pi's `clampThinkingLevel`: the levels a model supports, searching upward then downward.
+pub fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    let supported = supported_thinking_levels(model);
+    if supported.contains(&level) {
+        return level;
+    }
+    let all = ThinkingLevel::ALL;
+    let idx = all.iter().position(|l| *l == level).unwrap_or(0);
+    if let Some(l) = all[idx..].iter().find(|l| supported.contains(l)) {
+        return *l;
+    }
+    if let Some(l) = all[..idx].iter().rev().find(|l| supported.contains(l)) {
+        return *l;
+    }
+    supported.first().copied().unwrap_or(ThinkingLevel::Off)
+}
+
+/// pi's `getSupportedThinkingLevels`.
+pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
+    if !model.reasoning {
+        return vec![ThinkingLevel::Off];
+    }
+    ThinkingLevel::ALL
+        .into_iter()
+        .filter(|l| {
+            let mapped = model
+                .thinking_level_map
+                .as_ref()
+                .and_then(|m| m.get(l.as_str()));
+            match mapped {
+                Some(v) if v.is_null() => false,
+                _ if *l == ThinkingLevel::Xhigh => mapped.is_some(),
+                _ => true,
+            }
+        })
+        .collect()
+}
+
+impl ModelRegistry {
+    /// Resolves `--provider`/`--model` over *all* models (auth not required), exactly as pi's
+    /// `resolveCliModel`. `Err` is the message pi prints (then exits 1).
+    pub fn resolve_cli_model(
+        &self,
+        cli_provider: Option<&str>,
+        cli_model: &str,
+    ) -> Result<Resolved, String> {
+        let all: Vec<&ModelEntry> = self.entries().iter().collect();
+        if all.is_empty() {
+            return Err(
+                "No models available. Check your installation or add models to models.json.".into(),
+            );
+        }
+        let canonical = |name: &str| {
+            let lower = name.to_lowercase();
+            all.iter()
+                .rev()
+                .find(|m| m.provider().to_lowercase() == lower)
+                .map(|m| m.provider().to_string())
+        };
+        let mut provider = cli_provider.and_then(canonical);
+        if let (Some(p), None) = (cli_provider, &provider) {
+            return Err(format!(
+                "Unknown provider \"{p}\". Use --list-models to see available providers/models."
+            ));
+        }
+        let mut pattern = cli_model.to_string();
+        let mut inferred = false;
+        if provider.is_none() {
+            if let Some((maybe, rest)) = cli_model.split_once('/') {
+                if let Some(p) = canonical(maybe) {
+                    provider = Some(p);
+                    pattern = rest.to_string();
+                    inferred = true;
+                }
+            }
+        }
+        let done = |m: &ModelEntry, thinking, warning| {
+            Ok(Resolved {
+                model: m.to_model(),
+                thinking,
+                warning,
+            })
+        };
+        if provider.is_none() {
+            if let Some(m) = exact_anywhere(cli_model, &all) {
+                return done(m, None, None);
+            }
+        }
+        if let (Some(_), Some(p)) = (cli_provider, &provider) {
+            let prefix = format!("{p}/");
+            if cli_model.to_lowercase().starts_with(&prefix.to_lowercase()) {
+                pattern = cli_model[prefix.len()..].to_string();
+            }
+        }
+        let candidates: Vec<&ModelEntry> = match &provider {
+            Some(p) => all.iter().copied().filter(|m| m.provider() == p).collect(),
+            None => all.clone(),
+        };
+        let (found, thinking, warning) = parse_pattern(&pattern, &candidates);
+        if let Some(m) = found {
+            return done(m, thinking, warning);
+        }
+        if inferred {
+            if let Some(m) = exact_anywhere(cli_model, &all) {
+                return done(m, None, None);
+            }
+            if let (Some(m), t, w) = parse_pattern(cli_model, &all) {
+                return done(m, t, w);
+            }
+        }
+        if let Some(p) = &provider {
+            let in_provider: Vec<&ModelEntry> =
+                all.iter().copied().filter(|m| m.provider() == p).collect();
+            if !in_provider.is_empty() {
+                let base = catalog::default_model_id(p)
+                    .and_then(|id| in_provider.iter().find(|m| m.id() == id))
+                    .unwrap_or(&in_provider[0]);
+                let mut model = base.to_model();
+                model.id = pattern.clone();
+                model.name = pattern.clone();
+                let note = format!(
+                    "Model \"{pattern}\" not found for provider \"{p}\". Using custom model id."
+                );
+                let warning = match warning {
+                    Some(w) => format!("{w} {note}"),
+                    None => note,
+                };
+                return Ok(Resolved {
+                    model,
+                    thinking: None,
+                    warning: Some(warning),
+                });
+            }
+        }
+        let display = match &provider {
+            Some(p) => format!("{p}/{pattern}"),
+            None => cli_model.to_string(),
+        };
+        Err(format!(
+            "Model \"{display}\" not found. Use --list-models to see available models."
+        ))
+    }
+
+    /// The startup model when nothing more specific applies (J.3 rules 4–5): the settings
+    /// default if it exists, else the first auth-configured model that is a provider's default
+    /// in priority order, else the first auth-configured model.
+    pub fn default_model(
+        &self,
+        default_provider: Option<&str>,
+        default_model: Option<&str>,
+    ) -> Option<Model> {
+        if let (Some(p), Some(id)) = (default_provider, default_model) {
+            if let Some(m) = self.find(p, id) {
+                return Some(m);
+            }
+        }
+        let available = self.available_entries();
+        for (p, id) in catalog::DEFAULT_MODEL_PER_PROVIDER {
+            if let Some(m) = available
+                .iter()
+                .find(|m| m.provider() == *p && m.id() == *id)
+            {
+                return Some(m.to_model());
+            }
+        }
+        available.first().map(|m| m.to_model())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::auth::AuthStorage;
+    use crate::resources::models_json::parse_models_json;
+    use serde_json::{json, Map, Value};
+    use std::path::Path;
+
+    fn reg() -> ModelRegistry {
+        ModelRegistry::new(AuthStorage::in_memory(Map::new()), None)
+    }
+
+    fn ok(r: &ModelRegistry, p: Option<&str>, pat: &str) -> Resolved {
+        r.resolve_cli_model(p, pat).unwrap()
+    }
+
+    #[test]
+    fn exact_id_and_provider_slash_id() {
+        let r = reg();
+        let m = ok(&r, None, "claude-opus-4-7").model;
+        assert_eq!(
+            (m.provider.as_str(), m.id.as_str()),
+            ("anthropic", "claude-opus-4-7")
+        );
+        let m = ok(&r, None, "OpenAI/GPT-5.4").model;
+        assert_eq!((m.provider.as_str(), m.id.as_str()), ("openai", "gpt-5.4"));
+        let m = ok(&r, Some("OPENAI"), "gpt-5.4").model;
+        assert_eq!(m.provider, "openai");
+        let m = ok(&r, Some("openai"), "openai/gpt-5.4").model;
+        assert_eq!(m.id, "gpt-5.4");
+    }
+
+    #[test]
+    fn provider_prefix_beats_slashed_ids() {
+        let r = reg();
+        // "zai/glm-5.1" is also a vercel-ai-gateway id; the provider reading wins.
+        let m = ok(&r, None, "zai/glm-5.1").model;
+        assert_eq!(m.provider, "zai");
+        assert_eq!(m.id, "glm-5.1");
+        // A full openrouter id whose prefix looks like a provider falls back to the raw id.
+        let m = ok(&r, None, "moonshotai/kimi-k2.6").model;
+        assert_eq!(m.provider, "moonshotai");
+        let m = ok(&r, Some("openrouter"), "moonshotai/kimi-k2.6").model;
+        assert_eq!(m.id, "moonshotai/kimi-k2.6");
+    }
+
+    #[test]
+    fn substring_prefers_aliases_sorted_highest() {
+        let cfg = r#"{"providers": {"t": {"baseUrl": "u", "apiKey": "k", "api": "openai-completions",
+            "models": [{"id": "foo-20240101"}, {"id": "foo-20250101"}, {"id": "foo-a"}, {"id": "foo-b"}, {"id": "bar-20240101"}, {"id": "bar-20250505"}]}}}"#;
+        let c = parse_models_json(cfg, Path::new("m")).unwrap();
+        let r = ModelRegistry::with_config(AuthStorage::in_memory(Map::new()), &c);
+        assert_eq!(ok(&r, Some("t"), "foo").model.id, "foo-b");
+        assert_eq!(ok(&r, Some("t"), "bar").model.id, "bar-20250505");
+        assert_eq!(ok(&r, Some("t"), "bar-2024").model.id, "bar-20240101");
+    }
+
+    #[test]
+    fn thinking_suffix_is_stripped() {
+        let r = reg();
+        let res = ok(&r, None, "anthropic/claude-opus-4-7:high");
+        assert_eq!(res.model.id, "claude-opus-4-7");
+        assert_eq!(res.thinking, Some(ThinkingLevel::High));
+        assert_eq!(res.warning, None);
+        // Invalid suffix in strict mode: the id is taken literally → custom model.
+        let res = ok(&r, None, "anthropic/claude-opus-4-7:bogus");
+        assert_eq!(res.model.id, "claude-opus-4-7:bogus");
+        assert!(res.warning.is_some());
+    }
+
+    #[test]
+    fn unknown_provider_and_unknown_model() {
+        let r = reg();
+        assert_eq!(
+            r.resolve_cli_model(Some("nope"), "x").unwrap_err(),
+            "Unknown provider \"nope\". Use --list-models to see available providers/models."
+        );
+        assert_eq!(
+            r.resolve_cli_model(None, "definitely-not-a-model-xyz").unwrap_err(),
+            "Model \"definitely-not-a-model-xyz\" not found. Use --list-models to see available models."
+        );
+    }
+
+    #[test]
+    fn known_provider_unknown_id_clones_default() {
+        let r = reg();
+        let res = ok(&r, Some("anthropic"), "claude-future-9");
+        let base = catalog::find_builtin("anthropic", "claude-opus-4-7").unwrap();
+        assert_eq!(res.model.id, "claude-future-9");
+        assert_eq!(res.model.name, "claude-future-9");
+        assert_eq!(res.model.api, base.api);
+        assert_eq!(res.model.context_window, base.context_window);
+        assert_eq!(
+            res.warning.as_deref(),
+            Some("Model \"claude-future-9\" not found for provider \"anthropic\". Using custom model id.")
+        );
+    }
+
+    #[test]
+    fn default_model_priority() {
+        let mut auth = Map::new();
+        auth.insert("zai".into(), json!({"type": "api_key", "key": "k"}));
+        auth.insert("openai".into(), json!({"type": "api_key", "key": "k"}));
+        let r = ModelRegistry::new(AuthStorage::in_memory(auth), None);
+        let m = r.default_model(None, None).unwrap();
+        assert_eq!((m.provider.as_str(), m.id.as_str()), ("openai", "gpt-5.4"));
+        let m = r.default_model(Some("zai"), Some("glm-5.1")).unwrap();
+        assert_eq!(m.provider, "zai");
+        let m = r.default_model(Some("zai"), Some("missing")).unwrap();
+        assert_eq!(m.provider, "openai");
+    }
+
+    #[test]
+    fn clamping_follows_pi() {
+        let mut m = catalog::find_builtin("openai", "gpt-5.4").unwrap();
+        m.reasoning = false;
+        assert_eq!(clamp_thinking(&m, ThinkingLevel::High), ThinkingLevel::Off);
+        m.reasoning = true;
+        m.thinking_level_map = None;
+        assert_eq!(
+            clamp_thinking(&m, ThinkingLevel::Xhigh),
+            ThinkingLevel::High
+        );
+        let mut map = Map::new();
+        map.insert("minimal".into(), Value::Null);
+        map.insert("xhigh".into(), json!("max"));
+        m.thinking_level_map = Some(map);
+        assert_eq!(
+            clamp_thinking(&m, ThinkingLevel::Minimal),
+            ThinkingLevel::Low
+        );
+        assert_eq!(
+            clamp_thinking(&m, ThinkingLevel::Xhigh),
+            ThinkingLevel::Xhigh
+        );
+    }
+
+    #[test]
+    fn alias_and_collation_helpers() {
+        assert!(is_alias("claude-sonnet-4-5"));
+        assert!(!is_alias("claude-sonnet-4-5-20250929"));
+        assert!(is_alias("mistral-large-latest"));
+        assert_eq!(locale_compare("a-b", "a1"), Ordering::Less);
+        assert_eq!(locale_compare("B", "a"), Ordering::Greater);
+        assert_eq!(locale_compare("a", "A"), Ordering::Less);
+    }
+}
