@@ -1,0 +1,49 @@
+# pi: build, test, lint, benchmark and install targets. See README.md.
+
+CARGO  ?= cargo
+PREFIX ?= $(HOME)/.local
+MUSL   := x86_64-unknown-linux-musl
+STATIC := target/$(MUSL)/release/pi
+
+.PHONY: build test lint bench static install man man-check
+
+build:
+	$(CARGO) build --release
+
+# Works from a fresh clone: cargo builds everything the tests need (including the pi binary).
+test:
+	$(CARGO) test --all-targets
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+bench:
+	scripts/bench.sh
+
+static:
+	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)
+	$(CARGO) build --release --target $(MUSL)
+	@file $(STATIC)
+	@if file $(STATIC) | grep -Eq 'statically linked|static-pie linked'; then \
+		echo "ok: $(STATIC) is static ($$(stat -c %s $(STATIC)) bytes)"; \
+	else \
+		echo "error: $(STATIC) is not statically linked:" >&2; ldd $(STATIC) >&2 || true; exit 1; \
+	fi
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 target/release/pi $(DESTDIR)$(PREFIX)/bin/pi
+	install -m 0644 man/pi.1 $(DESTDIR)$(PREFIX)/share/man/man1/pi.1
+
+# The man page is generated from the flag table (examples/gen_man.rs) and committed.
+man:
+	@mkdir -p man
+	$(CARGO) run --quiet --example gen_man > man/pi.1.tmp
+	mv man/pi.1.tmp man/pi.1
+
+man-check:
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	$(CARGO) run --quiet --example gen_man > "$$tmp" && \
+	if diff -u man/pi.1 "$$tmp"; then echo "man/pi.1 is up to date"; \
+	else echo "man/pi.1 is stale: run 'make man'" >&2; exit 1; fi
