@@ -1,36 +1,93 @@
-//! Adapter from CLI flags and settings to the model registry (placeholder until merged).
+//! From flags and settings to one model, its thinking level, key and headers, with pi's
+//! precedence: `--model` (+`--provider`), then the settings default, then the first provider
+//! that has a key; `--thinking` beats a `:level` suffix, which beats `defaultThinkingLevel`.
 
 use std::path::Path;
 
 use super::args::Args;
+use crate::ai::catalog::env_key_vars;
 use crate::ai::{Model, ThinkingLevel};
+use crate::resources::list_models::{list_models_table, list_models_warning};
+use crate::resources::model_registry::ModelRegistry;
+use crate::resources::model_resolve::clamp_thinking;
 use crate::resources::settings::Settings;
-
-pub struct Models;
 
 pub struct Chosen {
     pub model: Model,
     pub thinking: ThinkingLevel,
+    pub api_key: String,
+    pub headers: Vec<(String, String)>,
 }
 
-pub fn load(_agent_dir: &Path) -> Result<Models, String> {
-    Ok(Models)
+pub struct Models {
+    registry: ModelRegistry,
+}
+
+pub fn load(agent_dir: &Path) -> Models {
+    Models { registry: ModelRegistry::load(agent_dir) }
 }
 
 impl Models {
-    pub fn list(&self, _search: Option<&str>) -> String {
-        String::new()
+    /// `--list-models`: the table, after pi's warning if models.json failed to load.
+    pub fn list(&self, search: Option<&str>) -> String {
+        if let Some(w) = list_models_warning(&self.registry) {
+            eprintln!("{w}");
+        }
+        list_models_table(&self.registry, search)
     }
-    pub fn choose(&mut self, _args: &Args, _settings: &Settings) -> Result<Chosen, String> {
-        Err("No models available.".into())
+
+    /// Picks the model and resolves its credentials. `Err` is the full message for stderr.
+    pub fn choose(&mut self, args: &Args, settings: &Settings) -> Result<Chosen, String> {
+        if let Some(e) = self.registry.load_error() {
+            return Err(format!("Error: {e}"));
+        }
+        let (model, suffix_level) = match &args.model {
+            Some(pattern) => {
+                let r = self
+                    .registry
+                    .resolve_cli_model(args.provider.as_deref(), pattern)
+                    .map_err(|e| format!("Error: {e}"))?;
+                if let Some(w) = r.warning {
+                    eprintln!("Warning: {w}");
+                }
+                (r.model, r.thinking)
+            }
+            None => {
+                if args.api_key.is_some() {
+                    return Err("Error: --api-key requires a model to be specified via --model, --provider/--model, or --models".into());
+                }
+                let m = self
+                    .registry
+                    .default_model(settings.default_provider(), settings.default_model())
+                    .ok_or_else(no_model_message)?;
+                (m, None)
+            }
+        };
+        if let Some(key) = &args.api_key {
+            self.registry.set_runtime_api_key(&model.provider, key);
+        }
+        let level = args
+            .thinking
+            .or(suffix_level)
+            .or_else(|| settings.default_thinking_level().and_then(ThinkingLevel::parse))
+            .unwrap_or(ThinkingLevel::Medium);
+        let auth = self.registry.request_auth(&model).map_err(|e| format!("Error: {e}"))?;
+        let api_key = auth.api_key.filter(|k| !k.is_empty()).ok_or_else(|| no_key_message(&model.provider))?;
+        Ok(Chosen { thinking: clamp_thinking(&model, level), model, api_key, headers: auth.headers })
     }
-    pub fn api_key(&self, _model: &Model, runtime: Option<&str>) -> Option<String> {
-        runtime.map(str::to_string)
-    }
-    pub fn env_hint(&self, _provider: &str) -> Option<String> {
-        None
-    }
-    pub fn headers(&self, _model: &Model) -> Vec<(String, String)> {
-        Vec::new()
-    }
+}
+
+fn no_key_message(provider: &str) -> String {
+    let env = env_key_vars(provider).first().map(|v| format!("set {v}, ")).unwrap_or_default();
+    format!(
+        "No API key found for {provider}.\n\nTo add one, {env}add it to ~/.pi/agent/auth.json as \
+         {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"...\"}}}}, or pass --api-key."
+    )
+}
+
+fn no_model_message() -> String {
+    "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY, \
+     OPENAI_API_KEY or GEMINI_API_KEY), add one to ~/.pi/agent/auth.json, or define a provider \
+     with an apiKey in ~/.pi/agent/models.json."
+        .to_string()
 }

@@ -36,7 +36,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     for w in &settings.warnings {
         eprintln!("Warning: {w}");
     }
-    let mut models = super::models::load(&agent_dir)?;
+    let mut models = super::models::load(&agent_dir);
     if let Some(search) = &args.list_models {
         let _ = write!(info, "{}", models.list(search.as_deref()));
         return Ok(0);
@@ -50,18 +50,13 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
 
     let chosen = models.choose(&args, &settings)?;
-    let model = chosen.model;
-    let api_key = models
-        .api_key(&model, args.api_key.as_deref())
-        .ok_or_else(|| no_key_message(&model.provider, models.env_hint(&model.provider)))?;
-
     let system = build_system_prompt(&args, &cwd)?;
     let options = StreamOptions {
-        api_key,
-        headers: models.headers(&model),
+        api_key: chosen.api_key,
+        headers: chosen.headers,
         ..Default::default()
     };
-    let mut agent = Agent::new(model, system, options);
+    let mut agent = Agent::new(chosen.model, system, options);
     agent.thinking = chosen.thinking;
 
     let mut prompts = Vec::new();
@@ -112,14 +107,6 @@ fn user_message(text: String, images: Vec<Content>) -> Message {
         timestamp: now_ms(),
         extra: Extra::new(),
     })
-}
-
-fn no_key_message(provider: &str, env_hint: Option<String>) -> String {
-    let env = env_hint.map(|v| format!("set {v}, ")).unwrap_or_default();
-    format!(
-        "No API key found for {provider}.\n\nTo add one, {env}add it to ~/.pi/agent/auth.json as \
-         {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"…\"}}}}, or pass --api-key."
-    )
 }
 
 /// A value that names an existing file means that file's contents, as in pi.
