@@ -210,20 +210,24 @@ pub fn build_request(
     let mut max_tokens = base_max.unwrap_or(0);
     let mut thinking: Option<Value> = None;
     let mut output_config: Option<Value> = None;
-    if model.reasoning {
-        match reasoning {
-            None => thinking = Some(json!({"type": "disabled"})),
-            Some(level) if adaptive => {
+    match reasoning {
+        None if model.reasoning => thinking = Some(json!({"type": "disabled"})),
+        None => {}
+        Some(level) if adaptive => {
+            if model.reasoning {
                 thinking = Some(json!({"type": "adaptive", "display": "summarized"}));
                 output_config = Some(json!({"effort": adaptive_effort(model, level)}));
             }
-            Some(level) => {
-                let mut budget = level.default_budget();
-                max_tokens = (max_tokens + budget).min(model.max_tokens);
-                if max_tokens <= budget {
-                    budget = max_tokens.saturating_sub(1024);
-                }
-                let budget = if budget == 0 { 1024 } else { budget };
+        }
+        Some(level) => {
+            // pi grows max_tokens by the budget whenever a level is requested.
+            let mut budget = level.default_budget();
+            max_tokens = (max_tokens + budget).min(model.max_tokens);
+            if max_tokens <= budget {
+                budget = max_tokens.saturating_sub(1024);
+            }
+            let budget = if budget == 0 { 1024 } else { budget };
+            if model.reasoning {
                 thinking = Some(json!({
                     "type": "enabled", "budget_tokens": budget, "display": "summarized"
                 }));
@@ -1285,6 +1289,19 @@ mod tests {
         assert_eq!(body["system"][1]["text"], json!("sys"));
         assert_eq!(body["tools"][0]["name"], json!("Read"));
         assert_eq!(body["max_tokens"], json!(32000));
+    }
+
+    #[test]
+    fn abort_ends_the_stream_as_aborted() {
+        let m = model();
+        let events = run_parser(&fixture("anthropic", "text.sse"), &[1], &m, |r, w| {
+            w.abort.abort();
+            parse_stream(r, w)
+        });
+        assert_eq!(
+            summary(&events),
+            ["start", "error aborted Request was aborted"]
+        );
     }
 
     #[test]
