@@ -213,12 +213,11 @@ pub fn build_request(
     match reasoning {
         None if model.reasoning => thinking = Some(json!({"type": "disabled"})),
         None => {}
-        Some(level) if adaptive => {
-            if model.reasoning {
-                thinking = Some(json!({"type": "adaptive", "display": "summarized"}));
-                output_config = Some(json!({"effort": adaptive_effort(model, level)}));
-            }
+        Some(level) if adaptive && model.reasoning => {
+            thinking = Some(json!({"type": "adaptive", "display": "summarized"}));
+            output_config = Some(json!({"effort": adaptive_effort(model, level)}));
         }
+        Some(_) if adaptive => {}
         Some(level) => {
             // pi grows max_tokens by the budget whenever a level is requested.
             let mut budget = level.default_budget();
