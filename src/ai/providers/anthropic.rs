@@ -890,6 +890,52 @@ pub(crate) mod test_support {
         tool("bash", "Run a command", "command")
     }
 
+    /// Serves one HTTP response on a local port; the handle yields the raw request received.
+    pub fn serve_once(
+        status: &str,
+        extra_headers: &str,
+        body: Vec<u8>,
+    ) -> (String, std::thread::JoinHandle<String>) {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let head = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/event-stream\r\n{extra_headers}content-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        let handle = std::thread::spawn(move || {
+            let (mut sock, _) = listener.accept().expect("accept");
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Read the head, then as much body as content-length announces.
+            loop {
+                let n = sock.read(&mut buf).unwrap_or(0);
+                req.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&req).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len = text
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if req.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            let _ = sock.write_all(head.as_bytes());
+            let _ = sock.write_all(&body);
+            String::from_utf8_lossy(&req).to_string()
+        });
+        (format!("http://{addr}"), handle)
+    }
+
     pub fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
         p.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -1301,6 +1347,57 @@ mod tests {
             summary(&events),
             ["start", "error aborted Request was aborted"]
         );
+    }
+
+    #[test]
+    fn stream_posts_to_the_messages_endpoint() {
+        let (base, server) = serve_once("200 OK", "", fixture("anthropic", "tool_call.sse"));
+        let mut m = model();
+        m.base_url = base;
+        let ctx = Context {
+            messages: vec![Message::user_text("hi")],
+            ..Default::default()
+        };
+        let opts = StreamOptions {
+            api_key: "sk-test".into(),
+            ..Default::default()
+        };
+        let events: Vec<AssistantEvent> = stream(&m, &ctx, &opts, Abort::new()).iter().collect();
+        assert_eq!(summary(&events).pop().unwrap(), "done toolUse");
+        let req = server.join().unwrap().to_ascii_lowercase();
+        assert!(req.starts_with("post /v1/messages "), "{req}");
+        assert!(req.contains("x-api-key: sk-test"));
+        assert!(req.contains("anthropic-version: 2023-06-01"));
+        assert!(req.contains("\"stream\":true"));
+    }
+
+    #[test]
+    fn stream_reports_http_errors_with_retry_after() {
+        let body =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let (base, server) = serve_once("529 Overloaded", "retry-after: 2\r\n", body.to_vec());
+        let mut m = model();
+        m.base_url = base;
+        let events: Vec<AssistantEvent> = stream(
+            &m,
+            &Context::default(),
+            &StreamOptions::default(),
+            Abort::new(),
+        )
+        .iter()
+        .collect();
+        server.join().unwrap();
+        match events.last() {
+            Some(AssistantEvent::Error {
+                error,
+                retry_after_ms,
+                ..
+            }) => {
+                assert_eq!(error.error_message.as_deref(), Some("529 Overloaded"));
+                assert_eq!(*retry_after_ms, Some(2000));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

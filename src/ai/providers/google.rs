@@ -1014,6 +1014,31 @@ mod tests {
     }
 
     #[test]
+    fn stream_posts_to_stream_generate_content() {
+        let (base, server) = serve_once("200 OK", "", fixture("google", "thinking.sse"));
+        let mut m = model();
+        m.base_url = format!("{base}/v1beta");
+        let ctx = Context {
+            messages: vec![Message::user_text("hi")],
+            ..Default::default()
+        };
+        let opts = StreamOptions {
+            api_key: "AIza-test".into(),
+            ..Default::default()
+        };
+        let events: Vec<AssistantEvent> = stream(&m, &ctx, &opts, Abort::new()).iter().collect();
+        assert_eq!(summary(&events).pop().unwrap(), "done length");
+        let req = server.join().unwrap();
+        assert!(
+            req.starts_with("POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse "),
+            "{req}"
+        );
+        assert!(req
+            .to_ascii_lowercase()
+            .contains("x-goog-api-key: aiza-test"));
+    }
+
+    #[test]
     fn model_name_patterns() {
         assert!(is_gemini3("gemini-3-pro-preview", "-pro"));
         assert!(is_gemini3("gemini-3.1-flash-lite", "-flash"));
