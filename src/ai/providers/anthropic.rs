@@ -1401,6 +1401,33 @@ mod tests {
     }
 
     #[test]
+    fn cut_anywhere_never_panics_and_always_terminates() {
+        let m = model();
+        for name in ["thinking.sse", "tool_call.sse"] {
+            let bytes = fixture("anthropic", name);
+            // Only a cut inside the final blank line leaves a complete response.
+            let complete = bytes.len()
+                - bytes
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            for cut in 0..bytes.len() {
+                let events =
+                    run_parser(&bytes[..cut], &[usize::MAX], &m, |r, w| parse_stream(r, w));
+                match events.last() {
+                    Some(AssistantEvent::Error {
+                        reason: StopReason::Error,
+                        ..
+                    }) if cut < complete => {}
+                    Some(AssistantEvent::Done { .. }) if cut >= complete => {}
+                    other => panic!("{name} cut at {cut}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn normalizes_foreign_tool_call_ids() {
         assert_eq!(normalize_id("call_abc|fc/1.2"), "call_abc_fc_1_2");
         assert_eq!(normalize_id(&"x".repeat(80)).len(), 64);

@@ -1039,6 +1039,33 @@ mod tests {
     }
 
     #[test]
+    fn cut_anywhere_never_panics_and_always_terminates() {
+        let m = model();
+        for name in ["thinking.sse", "tool_call.sse"] {
+            let bytes = fixture("google", name);
+            // Only a cut inside the final blank line leaves a complete response.
+            let complete = bytes.len()
+                - bytes
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            for cut in 0..bytes.len() {
+                let events =
+                    run_parser(&bytes[..cut], &[usize::MAX], &m, |r, w| parse_stream(r, w));
+                match events.last() {
+                    Some(AssistantEvent::Error {
+                        reason: StopReason::Error,
+                        ..
+                    }) if cut < complete => {}
+                    Some(AssistantEvent::Done { .. }) if cut >= complete => {}
+                    other => panic!("{name} cut at {cut}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn model_name_patterns() {
         assert!(is_gemini3("gemini-3-pro-preview", "-pro"));
         assert!(is_gemini3("gemini-3.1-flash-lite", "-flash"));
