@@ -24,7 +24,9 @@ pub struct Models {
 }
 
 pub fn load(agent_dir: &Path) -> Models {
-    Models { registry: ModelRegistry::load(agent_dir) }
+    Models {
+        registry: ModelRegistry::load(agent_dir),
+    }
 }
 
 impl Models {
@@ -69,16 +71,34 @@ impl Models {
         let level = args
             .thinking
             .or(suffix_level)
-            .or_else(|| settings.default_thinking_level().and_then(ThinkingLevel::parse))
+            .or_else(|| {
+                settings
+                    .default_thinking_level()
+                    .and_then(ThinkingLevel::parse)
+            })
             .unwrap_or(ThinkingLevel::Medium);
-        let auth = self.registry.request_auth(&model).map_err(|e| format!("Error: {e}"))?;
-        let api_key = auth.api_key.filter(|k| !k.is_empty()).ok_or_else(|| no_key_message(&model.provider))?;
-        Ok(Chosen { thinking: clamp_thinking(&model, level), model, api_key, headers: auth.headers })
+        let auth = self
+            .registry
+            .request_auth(&model)
+            .map_err(|e| format!("Error: {e}"))?;
+        let api_key = auth
+            .api_key
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| no_key_message(&model.provider))?;
+        Ok(Chosen {
+            thinking: clamp_thinking(&model, level),
+            model,
+            api_key,
+            headers: auth.headers,
+        })
     }
 }
 
 fn no_key_message(provider: &str) -> String {
-    let env = env_key_vars(provider).first().map(|v| format!("set {v}, ")).unwrap_or_default();
+    let env = env_key_vars(provider)
+        .first()
+        .map(|v| format!("set {v}, "))
+        .unwrap_or_default();
     format!(
         "No API key found for {provider}.\n\nTo add one, {env}add it to ~/.pi/agent/auth.json as \
          {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"...\"}}}}, or pass --api-key."

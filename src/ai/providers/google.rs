@@ -1,15 +1,1079 @@
-//! Provider stub: to be implemented.
+//! The Google Generative AI API (`google-generative-ai`): builds the
+//! `models/{id}:streamGenerateContent?alt=sse` request exactly as pi (through `@google/genai`)
+//! sends it — contents with `model`/`user` roles, function calls and responses, thought
+//! signatures, `thinkingConfig` by level or budget — and translates the stream of
+//! `GenerateContentResponse` chunks into `AssistantEvent`s.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::Receiver;
+use serde_json::{json, Map, Value};
 
-use crate::ai::stream::{spawn_stream, Abort};
-use crate::ai::types::{AssistantEvent, Context, Model, StreamOptions};
+use crate::ai::http;
+use crate::ai::sse::read_events;
+use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
+use crate::ai::transform::transform_messages;
+use crate::ai::types::*;
+
+use super::anthropic::merge_headers;
+
+/// Makes generated tool-call ids unique within the process.
+static TOOL_CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 pub fn stream(
     model: &Model,
-    _context: &Context,
-    _options: &StreamOptions,
+    context: &Context,
+    options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
-    spawn_stream(model, abort, |_| Err("not implemented".into()))
+    let (url, headers, body) = build_request(model, context, options);
+    let cost = model.cost;
+    spawn_stream(model, abort, move |w| {
+        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
+            w.retry_after_ms = e.retry_after_ms;
+            e.message
+        })?;
+        parse_stream_with(resp, w, &cost)
+    })
+}
+
+/// Claude and gpt-oss models behind Google APIs need explicit tool-call ids.
+fn requires_tool_call_id(model_id: &str) -> bool {
+    model_id.starts_with("claude-") || model_id.starts_with("gpt-oss-")
+}
+
+/// `/gemini-3(\.\d+)?<suffix>/` on the lower-cased id.
+fn is_gemini3(model_id: &str, suffix: &str) -> bool {
+    let id = model_id.to_lowercase();
+    id.match_indices("gemini-3").any(|(pos, m)| {
+        let mut rest = &id[pos + m.len()..];
+        if let Some(r) = rest.strip_prefix('.') {
+            let digits = r.chars().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 0 {
+                rest = &r[digits..];
+            }
+        }
+        rest.starts_with(suffix)
+    })
+}
+
+fn is_gemma4(model_id: &str) -> bool {
+    let id = model_id.to_lowercase();
+    id.contains("gemma4") || id.contains("gemma-4")
+}
+
+/// Gemini below 3 cannot nest images in a function response.
+fn supports_multimodal_function_response(model_id: &str) -> bool {
+    let id = model_id.to_lowercase();
+    let rest = id
+        .strip_prefix("gemini-live-")
+        .or_else(|| id.strip_prefix("gemini-"));
+    let Some(rest) = rest else { return true };
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    match digits.parse::<u32>() {
+        Ok(major) => major >= 3,
+        Err(_) => true,
+    }
+}
+
+/// Thought signatures are base64 bytes; anything else is rejected by the API.
+fn is_valid_signature(sig: &str) -> bool {
+    if sig.is_empty() || sig.len() % 4 != 0 {
+        return false;
+    }
+    let body = sig.trim_end_matches('=');
+    sig.len() - body.len() <= 2
+        && !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// The closest level the model supports, as pi's `clampThinkingLevel`.
+fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    let supported: Vec<ThinkingLevel> = if !model.reasoning {
+        vec![ThinkingLevel::Off]
+    } else {
+        ThinkingLevel::ALL
+            .into_iter()
+            .filter(|l| {
+                let mapped = model
+                    .thinking_level_map
+                    .as_ref()
+                    .and_then(|m| m.get(l.as_str()));
+                match (l, mapped) {
+                    (_, Some(Value::Null)) => false,
+                    (ThinkingLevel::Xhigh, m) => m.is_some(),
+                    _ => true,
+                }
+            })
+            .collect()
+    };
+    if supported.contains(&level) {
+        return level;
+    }
+    let all = ThinkingLevel::ALL;
+    let req = all.iter().position(|l| *l == level).unwrap_or(0);
+    all[req..]
+        .iter()
+        .chain(all[..req].iter().rev())
+        .find(|l| supported.contains(l))
+        .copied()
+        .unwrap_or(ThinkingLevel::Off)
+}
+
+/// `thinkingLevel` for Gemini 3 / Gemma 4 models.
+fn thinking_level_name(model_id: &str, effort: ThinkingLevel) -> Option<&'static str> {
+    use ThinkingLevel::*;
+    if is_gemini3(model_id, "-pro") {
+        return match effort {
+            Minimal | Low => Some("LOW"),
+            Medium | High => Some("HIGH"),
+            _ => None,
+        };
+    }
+    if is_gemma4(model_id) {
+        return match effort {
+            Minimal | Low => Some("MINIMAL"),
+            Medium | High => Some("HIGH"),
+            _ => None,
+        };
+    }
+    match effort {
+        Minimal => Some("MINIMAL"),
+        Low => Some("LOW"),
+        Medium => Some("MEDIUM"),
+        High => Some("HIGH"),
+        _ => None,
+    }
+}
+
+/// `thinkingBudget` for Gemini 2.x models (-1 = dynamic).
+fn thinking_budget(model_id: &str, effort: ThinkingLevel) -> Option<i64> {
+    use ThinkingLevel::*;
+    let table: [i64; 4] = if model_id.contains("2.5-pro") {
+        [128, 2048, 8192, 32768]
+    } else if model_id.contains("2.5-flash-lite") {
+        [512, 2048, 8192, 24576]
+    } else if model_id.contains("2.5-flash") {
+        [128, 2048, 8192, 24576]
+    } else {
+        return Some(-1);
+    };
+    match effort {
+        Minimal => Some(table[0]),
+        Low => Some(table[1]),
+        Medium => Some(table[2]),
+        High => Some(table[3]),
+        _ => None,
+    }
+}
+
+fn thinking_config(model: &Model, reasoning: Option<ThinkingLevel>) -> Option<Value> {
+    if !model.reasoning {
+        return None;
+    }
+    let gemini3ish =
+        is_gemini3(&model.id, "-pro") || is_gemini3(&model.id, "-flash") || is_gemma4(&model.id);
+    let Some(level) = reasoning else {
+        // Thinking off: Gemini 3 / Gemma 4 cannot fully disable it, so use the lowest level.
+        return Some(if is_gemini3(&model.id, "-pro") {
+            json!({"thinkingLevel": "LOW"})
+        } else if gemini3ish {
+            json!({"thinkingLevel": "MINIMAL"})
+        } else {
+            json!({"thinkingBudget": 0})
+        });
+    };
+    let effort = match clamp_level(model, level) {
+        ThinkingLevel::Off => ThinkingLevel::High,
+        l => l,
+    };
+    let mut cfg = json!({"includeThoughts": true});
+    if gemini3ish {
+        if let Some(l) = thinking_level_name(&model.id, effort) {
+            cfg["thinkingLevel"] = json!(l);
+        }
+    } else if let Some(b) = thinking_budget(&model.id, effort) {
+        cfg["thinkingBudget"] = json!(b);
+    }
+    Some(cfg)
+}
+
+/// The URL, headers and JSON body pi sends for this call.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (String, Vec<(String, String)>, Value) {
+    let reasoning = options.reasoning.filter(|l| *l != ThinkingLevel::Off);
+    let mut body = Map::new();
+    body.insert(
+        "contents".into(),
+        Value::Array(convert_messages(model, &context.messages)),
+    );
+    if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"role": "user", "parts": [{"text": sp}]}),
+        );
+    }
+    if !context.tools.is_empty() {
+        let decls: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "parametersJsonSchema": t.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
+    }
+    let mut gen = Map::new();
+    if let Some(t) = options.temperature {
+        gen.insert("temperature".into(), json!(t));
+    }
+    let max_tokens = options
+        .max_tokens
+        .or((model.max_tokens > 0).then(|| model.max_tokens.min(32000)));
+    if let Some(m) = max_tokens {
+        gen.insert("maxOutputTokens".into(), json!(m));
+    }
+    if let Some(cfg) = thinking_config(model, reasoning) {
+        gen.insert("thinkingConfig".into(), cfg);
+    }
+    body.insert("generationConfig".into(), Value::Object(gen));
+
+    let path = if model.id.starts_with("models/") || model.id.starts_with("tunedModels/") {
+        model.id.clone()
+    } else {
+        format!("models/{}", model.id)
+    };
+    let url = format!(
+        "{}/{path}:streamGenerateContent?alt=sse",
+        model.base_url.trim_end_matches('/')
+    );
+    let base = vec![("x-goog-api-key".to_string(), options.api_key.clone())];
+    let headers = merge_headers(base, model.headers.as_ref(), &options.headers);
+    (url, headers, Value::Object(body))
+}
+
+fn inline_data(img: &ImageContent) -> Value {
+    json!({"inlineData": {"mimeType": img.mime_type, "data": img.data}})
+}
+
+fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
+    let needs_id = requires_tool_call_id(&model.id);
+    let normalize = |id: &str| -> String {
+        if !needs_id {
+            return id.to_string();
+        }
+        id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect()
+    };
+    let transformed = transform_messages(messages, model, Some(&normalize));
+    let mut contents: Vec<Value> = Vec::new();
+    for msg in &transformed {
+        match msg {
+            Message::User(u) => {
+                let parts: Vec<Value> = match &u.content {
+                    UserContent::Text(s) => vec![json!({"text": s})],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            Content::Text(t) => Some(json!({"text": t.text})),
+                            Content::Image(i) => Some(inline_data(i)),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "user", "parts": parts}));
+                }
+            }
+            Message::Assistant(a) => {
+                let same = a.provider == model.provider && a.model == model.id;
+                let sig = |s: &Option<String>| -> Option<String> {
+                    s.clone().filter(|s| same && is_valid_signature(s))
+                };
+                let mut parts = Vec::new();
+                for block in &a.content {
+                    match block {
+                        Content::Text(t) if !t.text.trim().is_empty() => {
+                            let mut p = json!({"text": t.text});
+                            if let Some(s) = sig(&t.text_signature) {
+                                p["thoughtSignature"] = json!(s);
+                            }
+                            parts.push(p);
+                        }
+                        Content::Thinking(t) if !t.thinking.trim().is_empty() => {
+                            if same {
+                                let mut p = json!({"thought": true, "text": t.thinking});
+                                if let Some(s) = sig(&t.thinking_signature) {
+                                    p["thoughtSignature"] = json!(s);
+                                }
+                                parts.push(p);
+                            } else {
+                                parts.push(json!({"text": t.thinking}));
+                            }
+                        }
+                        Content::ToolCall(tc) => {
+                            let args = if tc.arguments.is_null() {
+                                json!({})
+                            } else {
+                                tc.arguments.clone()
+                            };
+                            let mut fc = json!({"name": tc.name, "args": args});
+                            if needs_id {
+                                fc["id"] = json!(tc.id);
+                            }
+                            let mut p = json!({"functionCall": fc});
+                            if let Some(s) = sig(&tc.thought_signature) {
+                                p["thoughtSignature"] = json!(s);
+                            }
+                            parts.push(p);
+                        }
+                        _ => {}
+                    }
+                }
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "model", "parts": parts}));
+                }
+            }
+            Message::ToolResult(r) => push_tool_result(model, r, needs_id, &mut contents),
+        }
+    }
+    contents
+}
+
+fn push_tool_result(
+    model: &Model,
+    r: &ToolResultMessage,
+    needs_id: bool,
+    contents: &mut Vec<Value>,
+) {
+    let text: Vec<&str> = r
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n");
+    let images: Vec<Value> = if model.supports_images() {
+        r.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Image(i) => Some(inline_data(i)),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let nested = supports_multimodal_function_response(&model.id);
+    let value = if !text.is_empty() {
+        text
+    } else if !images.is_empty() {
+        "(see attached image)".to_string()
+    } else {
+        String::new()
+    };
+    let mut fr = json!({
+        "name": r.tool_name,
+        "response": if r.is_error { json!({"error": value}) } else { json!({"output": value}) },
+    });
+    if !images.is_empty() && nested {
+        fr["parts"] = json!(images);
+    }
+    if needs_id {
+        fr["id"] = json!(r.tool_call_id);
+    }
+    let part = json!({"functionResponse": fr});
+    // All function responses of one turn travel in a single user message.
+    let merge = contents.last().is_some_and(|c| {
+        c["role"] == "user"
+            && c["parts"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p.get("functionResponse").is_some()))
+    });
+    match contents.last_mut().and_then(|c| c["parts"].as_array_mut()) {
+        Some(parts) if merge => parts.push(part),
+        _ => contents.push(json!({"role": "user", "parts": [part]})),
+    }
+    if !images.is_empty() && !nested {
+        let mut parts = vec![json!({"text": "Tool result image:"})];
+        parts.extend(images);
+        contents.push(json!({"role": "user", "parts": parts}));
+    }
+}
+
+fn map_finish_reason(reason: &str) -> StopReason {
+    match reason {
+        "STOP" => StopReason::Stop,
+        "MAX_TOKENS" => StopReason::Length,
+        _ => StopReason::Error,
+    }
+}
+
+/// Parses a Google SSE stream into `w` (usage left unpriced).
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+    parse_stream_with(reader, w, &ModelCost::default())
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 200 {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(200).collect();
+    format!("{head}…")
+}
+
+/// The readable message of an in-stream `{"error":{code,message,status}}` chunk.
+fn stream_error_message(err: &Value) -> String {
+    let msg = err.get("message").and_then(Value::as_str);
+    let code = err.get("code").and_then(Value::as_u64);
+    let status = err.get("status").and_then(Value::as_str);
+    match (code, msg, status) {
+        (Some(c), Some(m), _) => format!("{c} {m}"),
+        (None, Some(m), _) => m.to_string(),
+        (_, None, Some(s)) => format!("Google stream error: {s}"),
+        _ => format!("Google stream error: {}", clip(&err.to_string())),
+    }
+}
+
+/// The block text is currently flowing into: its content index and whether it is thinking.
+type Current = Option<(usize, bool)>;
+
+/// Parses a Google SSE stream into `w`, pricing usage with `cost`.
+pub fn parse_stream_with<R: Read>(
+    reader: R,
+    w: &mut StreamWriter,
+    cost: &ModelCost,
+) -> Result<(), String> {
+    w.start();
+    let abort = w.abort.clone();
+    let mut current: Current = None;
+    let mut finish: Option<String> = None;
+    read_events(reader, &abort, |ev| {
+        let data = ev.data.trim();
+        if data.is_empty() {
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| format!("Could not parse Google SSE chunk: {e}; data={}", clip(data)))?;
+        if let Some(err) = chunk.get("error") {
+            return Err(stream_error_message(err));
+        }
+        if w.partial.response_id.is_none() {
+            if let Some(id) = chunk
+                .get("responseId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                w.partial.response_id = Some(id.to_string());
+            }
+        }
+        let candidate = chunk.get("candidates").and_then(|c| c.get(0));
+        let parts = candidate
+            .and_then(|c| c.get("content"))
+            .and_then(|c| c.get("parts"))
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            handle_part(w, part, &mut current);
+        }
+        if let Some(reason) = candidate
+            .and_then(|c| c.get("finishReason"))
+            .and_then(Value::as_str)
+        {
+            w.partial.stop_reason = map_finish_reason(reason);
+            if w.partial.tool_calls().next().is_some() {
+                w.partial.stop_reason = StopReason::ToolUse;
+            }
+            finish = Some(reason.to_string());
+        }
+        if let Some(u) = chunk.get("usageMetadata") {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let cached = n("cachedContentTokenCount");
+            w.partial.usage = Usage {
+                input: n("promptTokenCount").saturating_sub(cached),
+                output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+                cache_read: cached,
+                cache_write: 0,
+                total_tokens: n("totalTokenCount"),
+                cost: Cost::default(),
+            };
+            w.partial.usage.apply_pricing(cost);
+        }
+        Ok(true)
+    })?;
+    if let Some((i, _)) = current {
+        w.end_block(i);
+    }
+    match finish {
+        None => Err(
+            "Connection lost: stream ended before the response was complete (no finishReason)"
+                .into(),
+        ),
+        Some(r) if w.partial.stop_reason == StopReason::Error => Err(format!(
+            "The model stopped without an answer (finishReason: {r})"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+fn handle_part(w: &mut StreamWriter, part: &Value, current: &mut Current) {
+    let signature = part
+        .get("thoughtSignature")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(String::from);
+    if let Some(text) = part.get("text").and_then(Value::as_str) {
+        let thinking = part.get("thought").and_then(Value::as_bool) == Some(true);
+        let idx = match *current {
+            Some((i, t)) if t == thinking => i,
+            other => {
+                if let Some((i, _)) = other {
+                    w.end_block(i);
+                }
+                let i = if thinking {
+                    w.thinking_start()
+                } else {
+                    w.text_start()
+                };
+                *current = Some((i, thinking));
+                i
+            }
+        };
+        if thinking {
+            w.thinking_delta(idx, text);
+        } else {
+            w.text_delta(idx, text);
+        }
+        // Keep the last non-empty signature of this block.
+        if let Some(sig) = signature.clone() {
+            match w.partial.content.get_mut(idx) {
+                Some(Content::Thinking(t)) => t.thinking_signature = Some(sig),
+                Some(Content::Text(t)) => t.text_signature = Some(sig),
+                _ => {}
+            }
+        }
+    }
+    if let Some(fc) = part.get("functionCall") {
+        if let Some((i, _)) = current.take() {
+            w.end_block(i);
+        }
+        let name = fc.get("name").and_then(Value::as_str).unwrap_or("");
+        let provided = fc
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let id = match provided {
+            Some(id) if !w.partial.tool_calls().any(|t| t.id == id) => id.to_string(),
+            _ => {
+                let n = TOOL_CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1;
+                format!("{name}_{}_{n}", now_ms())
+            }
+        };
+        let args = fc
+            .get("args")
+            .filter(|a| !a.is_null())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let i = w.toolcall_start(&id, name);
+        if let Some(Content::ToolCall(t)) = w.partial.content.get_mut(i) {
+            t.thought_signature = signature;
+        }
+        w.toolcall_delta(i, &args.to_string());
+        w.toolcall_set_arguments(i, args);
+        w.end_block(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::providers::anthropic::test_support::*;
+
+    const BASE: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+    fn model() -> Model {
+        test_model("gemini-2.5-flash", "google-generative-ai", "google", BASE)
+    }
+
+    fn run(name: &str, sizes: &[usize]) -> Vec<AssistantEvent> {
+        let m = model();
+        run_parser(&fixture("google", name), sizes, &m, |r, w| {
+            parse_stream_with(r, w, &m.cost)
+        })
+    }
+
+    /// Generated ids (`name_<ms>_<n>`) differ per run; mask them.
+    fn mask(s: &str) -> String {
+        s.split(' ')
+            .map(|tok| {
+                let gen = tok.split('_').collect::<Vec<_>>();
+                let generated = gen.len() >= 3
+                    && gen[gen.len() - 2..]
+                        .iter()
+                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+                if generated {
+                    format!("{}_<gen>", gen[..gen.len() - 2].join("_"))
+                } else {
+                    tok.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn masked(events: &[AssistantEvent]) -> Vec<String> {
+        summary(events).iter().map(|s| mask(s)).collect()
+    }
+
+    #[test]
+    fn parses_plain_text_and_usage() {
+        let events = run("text.sse", &[usize::MAX]);
+        assert_eq!(
+            summary(&events),
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Hello, ",
+                "text_delta 0 wörld ✓",
+                "text_end 0 Hello, wörld ✓",
+                "done stop",
+            ]
+        );
+        let m = final_message(&events);
+        assert_eq!(m.response_id.as_deref(), Some("resp-fixture-1"));
+        let u = m.usage;
+        assert_eq!(
+            (
+                u.input,
+                u.output,
+                u.cache_read,
+                u.cache_write,
+                u.total_tokens
+            ),
+            (20, 5, 10, 0, 35)
+        );
+        assert!((u.cost.total - (20.0 * 3.0 + 5.0 * 15.0 + 10.0 * 0.3) / 1e6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn parses_thought_parts_and_signatures() {
+        let events = run("thinking.sse", &[usize::MAX]);
+        assert_eq!(
+            summary(&events),
+            [
+                "start",
+                "thinking_start 0",
+                "thinking_delta 0 Let me think",
+                "thinking_delta 0  about it.",
+                "thinking_end 0 Let me think about it.",
+                "text_start 1",
+                "text_delta 1 The answer",
+                "text_delta 1  is 42.",
+                "text_end 1 The answer is 42.",
+                "done length",
+            ]
+        );
+        let m = final_message(&events);
+        let Content::Thinking(t) = &m.content[0] else {
+            panic!("thinking expected")
+        };
+        assert_eq!(t.thinking_signature.as_deref(), Some("c2lnbmF0dXJlLTE="));
+        let Content::Text(x) = &m.content[1] else {
+            panic!("text expected")
+        };
+        assert_eq!(x.text_signature.as_deref(), Some("dGV4dC1zaWc="));
+        assert_eq!(
+            (m.usage.input, m.usage.output, m.usage.total_tokens),
+            (40, 28, 68)
+        );
+    }
+
+    #[test]
+    fn parses_function_calls_and_generates_missing_ids() {
+        let events = run("tool_call.sse", &[usize::MAX]);
+        assert_eq!(
+            masked(&events),
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Reading it.",
+                "text_end 0 Reading it.",
+                "toolcall_start 1",
+                "toolcall_delta 1 {\"path\":\"src/main.rs\",\"limit\":20}",
+                "toolcall_end 1 read_<gen> read {\"path\":\"src/main.rs\",\"limit\":20}",
+                "toolcall_start 2",
+                "toolcall_delta 2 {\"command\":\"ls\"}",
+                "toolcall_end 2 call-explicit bash {\"command\":\"ls\"}",
+                "done toolUse",
+            ]
+        );
+        let m = final_message(&events);
+        let calls: Vec<&ToolCall> = m.tool_calls().collect();
+        assert!(calls[0].id.starts_with("read_"));
+        assert_eq!(
+            calls[0].thought_signature.as_deref(),
+            Some("bW9ja2xsbS10aG91Z2h0LXNpZ25hdHVyZQ==")
+        );
+        assert_eq!(calls[1].thought_signature, None);
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn duplicate_wire_ids_are_replaced() {
+        let sse = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"a\",\"args\":{},\"id\":\"x\"}},{\"functionCall\":{\"name\":\"b\",\"id\":\"x\"}}]},\"finishReason\":\"STOP\"}]}\n\n";
+        let m = model();
+        let events = run_parser(sse.as_bytes(), &[usize::MAX], &m, |r, w| parse_stream(r, w));
+        let msg = final_message(&events);
+        let ids: Vec<&str> = msg.tool_calls().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids[0], "x");
+        assert!(ids[1].starts_with("b_"), "{ids:?}");
+        assert_eq!(msg.tool_calls().nth(1).unwrap().arguments, json!({}));
+    }
+
+    #[test]
+    fn in_stream_error_chunk_fails_readably() {
+        let events = run("error.sse", &[usize::MAX]);
+        assert_eq!(
+            summary(&events),
+            [
+                "start",
+                "text_start 0",
+                "text_delta 0 Partial",
+                "error error 503 The model is overloaded. Please try again later.",
+            ]
+        );
+    }
+
+    #[test]
+    fn stream_without_finish_reason_is_an_error() {
+        let events = run("truncated.sse", &[usize::MAX]);
+        let last = summary(&events).pop().unwrap();
+        assert!(
+            last.starts_with("error error Connection lost: stream ended"),
+            "{last}"
+        );
+        assert_eq!(final_message(&events).text(), "Half a sen");
+    }
+
+    #[test]
+    fn malformed_chunk_is_a_clear_error() {
+        let events = run("malformed.sse", &[usize::MAX]);
+        let last = summary(&events).pop().unwrap();
+        assert!(
+            last.starts_with("error error Could not parse Google SSE chunk"),
+            "{last}"
+        );
+        assert_eq!(final_message(&events).text(), "fine");
+    }
+
+    #[test]
+    fn safety_finish_is_an_error() {
+        let sse = "data: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"SAFETY\"}]}\r\n\r\n";
+        let m = model();
+        let events = run_parser(sse.as_bytes(), &[usize::MAX], &m, |r, w| parse_stream(r, w));
+        assert_eq!(
+            summary(&events).pop().unwrap(),
+            "error error The model stopped without an answer (finishReason: SAFETY)"
+        );
+    }
+
+    #[test]
+    fn fixtures_parse_identically_at_any_chunking() {
+        for name in [
+            "text.sse",
+            "thinking.sse",
+            "tool_call.sse",
+            "error.sse",
+            "truncated.sse",
+            "malformed.sse",
+        ] {
+            let whole = run(name, &[usize::MAX]);
+            for sizes in CHUNKINGS {
+                let got = run(name, sizes);
+                assert_eq!(masked(&got), masked(&whole), "{name} at {sizes:?}");
+                let strip = |m: AssistantMessage| {
+                    let mut m = untimed(m);
+                    for c in &mut m.content {
+                        if let Content::ToolCall(t) = c {
+                            t.id = mask(&t.id);
+                        }
+                    }
+                    m
+                };
+                assert_eq!(
+                    strip(final_message(&got)),
+                    strip(final_message(&whole)),
+                    "{name} at {sizes:?}"
+                );
+            }
+        }
+    }
+
+    fn conversation(m: &Model) -> Context {
+        let foreign = AssistantMessage {
+            content: vec![
+                Content::Thinking(ThinkingContent {
+                    thinking: "foreign thoughts".into(),
+                    thinking_signature: Some("sig".into()),
+                    redacted: false,
+                }),
+                Content::ToolCall(ToolCall {
+                    id: "toolu_1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a.txt"}),
+                    thought_signature: None,
+                }),
+            ],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::empty(&test_model(
+                "claude-sonnet-4-5",
+                "anthropic-messages",
+                "anthropic",
+                "",
+            ))
+        };
+        let same = AssistantMessage {
+            content: vec![
+                Content::Thinking(ThinkingContent {
+                    thinking: "my thoughts".into(),
+                    thinking_signature: Some("c2lnbmF0dXJlLTE=".into()),
+                    redacted: false,
+                }),
+                Content::Text(TextContent {
+                    text: "Two calls.".into(),
+                    text_signature: Some("not base64!".into()),
+                }),
+                Content::ToolCall(ToolCall {
+                    id: "bash_1_1".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command": "ls"}),
+                    thought_signature: Some("dGV4dC1zaWc=".into()),
+                }),
+                Content::ToolCall(ToolCall {
+                    id: "read_1_2".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "img.png"}),
+                    thought_signature: None,
+                }),
+            ],
+            stop_reason: StopReason::ToolUse,
+            ..AssistantMessage::empty(m)
+        };
+        Context {
+            system_prompt: Some("You are pi.".into()),
+            messages: vec![
+                Message::user_text("read a.txt"),
+                Message::Assistant(foreign),
+                tool_result("toolu_1", "read", vec![Content::text("A")], false),
+                Message::user_text("now list and look"),
+                Message::Assistant(same),
+                tool_result("bash_1_1", "bash", vec![Content::text("boom")], true),
+                tool_result(
+                    "read_1_2",
+                    "read",
+                    vec![Content::Image(ImageContent {
+                        data: "iVBOR".into(),
+                        mime_type: "image/png".into(),
+                    })],
+                    false,
+                ),
+            ],
+            tools: vec![read_tool(), bash_tool()],
+        }
+    }
+
+    #[test]
+    fn build_request_replays_function_calls_and_responses() {
+        let m = model();
+        let opts = StreamOptions {
+            api_key: "AIza-key".into(),
+            reasoning: Some(ThinkingLevel::Medium),
+            headers: vec![("x-extra".into(), "1".into())],
+            ..Default::default()
+        };
+        let (url, headers, body) = build_request(&m, &conversation(&m), &opts);
+        assert_eq!(
+            url,
+            format!("{BASE}/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+        );
+        assert_eq!(
+            headers,
+            pairs(&[("x-goog-api-key", "AIza-key"), ("x-extra", "1")])
+        );
+        let expected = json!({
+            "contents": [
+                {"role": "user", "parts": [{"text": "read a.txt"}]},
+                {"role": "model", "parts": [
+                    {"text": "foreign thoughts"},
+                    {"functionCall": {"name": "read", "args": {"path": "a.txt"}}},
+                ]},
+                {"role": "user", "parts": [
+                    {"functionResponse": {"name": "read", "response": {"output": "A"}}},
+                ]},
+                {"role": "user", "parts": [{"text": "now list and look"}]},
+                {"role": "model", "parts": [
+                    {"thought": true, "text": "my thoughts", "thoughtSignature": "c2lnbmF0dXJlLTE="},
+                    {"text": "Two calls."},
+                    {"functionCall": {"name": "bash", "args": {"command": "ls"}}, "thoughtSignature": "dGV4dC1zaWc="},
+                    {"functionCall": {"name": "read", "args": {"path": "img.png"}}},
+                ]},
+                {"role": "user", "parts": [
+                    {"functionResponse": {"name": "bash", "response": {"error": "boom"}}},
+                    {"functionResponse": {"name": "read", "response": {"output": "(see attached image)"}}},
+                ]},
+                {"role": "user", "parts": [
+                    {"text": "Tool result image:"},
+                    {"inlineData": {"mimeType": "image/png", "data": "iVBOR"}},
+                ]},
+            ],
+            "systemInstruction": {"role": "user", "parts": [{"text": "You are pi."}]},
+            "tools": [{"functionDeclarations": [
+                {"name": "read", "description": "Read a file", "parametersJsonSchema": read_tool().parameters},
+                {"name": "bash", "description": "Run a command", "parametersJsonSchema": bash_tool().parameters},
+            ]}],
+            "generationConfig": {
+                "maxOutputTokens": 32000,
+                "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 8192},
+            },
+        });
+        assert_eq!(body, expected);
+    }
+
+    #[test]
+    fn gemini3_nests_tool_images_and_uses_thinking_levels() {
+        let mut m = model();
+        m.id = "gemini-3.1-pro-preview".into();
+        let opts = StreamOptions {
+            api_key: "k".into(),
+            reasoning: Some(ThinkingLevel::High),
+            ..Default::default()
+        };
+        let (url, _, body) = build_request(&m, &conversation(&m), &opts);
+        assert!(url.ends_with("/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse"));
+        assert_eq!(
+            body["generationConfig"]["thinkingConfig"],
+            json!({"includeThoughts": true, "thinkingLevel": "HIGH"})
+        );
+        let contents = body["contents"].as_array().unwrap();
+        assert_eq!(contents.len(), 6);
+        assert_eq!(
+            contents[5]["parts"][1]["functionResponse"]["parts"],
+            json!([{"inlineData": {"mimeType": "image/png", "data": "iVBOR"}}])
+        );
+        // Thinking off: Gemini 3 Pro cannot disable thinking, 2.5 uses a zero budget.
+        let off = StreamOptions {
+            reasoning: None,
+            temperature: Some(0.2),
+            ..opts
+        };
+        let (_, _, body) = build_request(&m, &Context::default(), &off);
+        assert_eq!(
+            body["generationConfig"],
+            json!({"temperature": 0.2, "maxOutputTokens": 32000, "thinkingConfig": {"thinkingLevel": "LOW"}})
+        );
+        let (_, _, body) = build_request(&model(), &Context::default(), &off);
+        assert_eq!(
+            body["generationConfig"]["thinkingConfig"],
+            json!({"thinkingBudget": 0})
+        );
+    }
+
+    #[test]
+    fn claude_behind_google_gets_explicit_ids() {
+        let mut m = model();
+        m.id = "claude-sonnet-4-5".into();
+        let (_, _, body) = build_request(&m, &conversation(&m), &StreamOptions::default());
+        let contents = body["contents"].as_array().unwrap();
+        assert_eq!(
+            contents[1]["parts"][1]["functionCall"]["id"],
+            json!("toolu_1")
+        );
+        assert_eq!(
+            contents[2]["parts"][0]["functionResponse"]["id"],
+            json!("toolu_1")
+        );
+    }
+
+    #[test]
+    fn stream_posts_to_stream_generate_content() {
+        let (base, server) = serve_once("200 OK", "", fixture("google", "thinking.sse"));
+        let mut m = model();
+        m.base_url = format!("{base}/v1beta");
+        let ctx = Context {
+            messages: vec![Message::user_text("hi")],
+            ..Default::default()
+        };
+        let opts = StreamOptions {
+            api_key: "AIza-test".into(),
+            ..Default::default()
+        };
+        let events: Vec<AssistantEvent> = stream(&m, &ctx, &opts, Abort::new()).iter().collect();
+        assert_eq!(summary(&events).pop().unwrap(), "done length");
+        let req = server.join().unwrap();
+        assert!(
+            req.starts_with("POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse "),
+            "{req}"
+        );
+        assert!(req
+            .to_ascii_lowercase()
+            .contains("x-goog-api-key: aiza-test"));
+    }
+
+    #[test]
+    fn cut_anywhere_never_panics_and_always_terminates() {
+        let m = model();
+        for name in ["thinking.sse", "tool_call.sse"] {
+            let bytes = fixture("google", name);
+            // Only a cut inside the final blank line leaves a complete response.
+            let complete = bytes.len()
+                - bytes
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            for cut in 0..bytes.len() {
+                let events =
+                    run_parser(&bytes[..cut], &[usize::MAX], &m, |r, w| parse_stream(r, w));
+                match events.last() {
+                    Some(AssistantEvent::Error {
+                        reason: StopReason::Error,
+                        ..
+                    }) if cut < complete => {}
+                    Some(AssistantEvent::Done { .. }) if cut >= complete => {}
+                    other => panic!("{name} cut at {cut}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn model_name_patterns() {
+        assert!(is_gemini3("gemini-3-pro-preview", "-pro"));
+        assert!(is_gemini3("gemini-3.1-flash-lite", "-flash"));
+        assert!(!is_gemini3("gemini-2.5-pro", "-pro"));
+        assert!(is_gemma4("gemma-4-27b"));
+        assert!(supports_multimodal_function_response("gemini-3-flash"));
+        assert!(!supports_multimodal_function_response("gemini-2.5-flash"));
+        assert!(is_valid_signature("dGV4dC1zaWc="));
+        assert!(!is_valid_signature("not base64!"));
+    }
 }
