@@ -69,14 +69,15 @@ impl SseParser {
         out
     }
 
-    /// Flushes a final event not followed by a blank line (a server that closes mid-frame).
+    /// Called at end of input. Per the SSE spec an event not terminated by a blank line is
+    /// incomplete and is discarded, so a connection cut mid-event reads as a cut stream, not
+    /// as a malformed chunk.
     pub fn finish(&mut self) -> Option<SseEvent> {
-        if !self.buf.is_empty() {
-            let line = std::mem::take(&mut self.buf);
-            let mut out = Vec::new();
-            self.line(&line, &mut out);
-        }
-        self.dispatch()
+        self.buf.clear();
+        self.event.clear();
+        self.data.clear();
+        self.has_data = false;
+        None
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
@@ -220,16 +221,10 @@ mod tests {
     }
 
     #[test]
-    fn unterminated_final_event_is_flushed() {
+    fn unterminated_final_event_is_discarded() {
         let mut p = SseParser::new();
-        assert!(p.push(b"data: tail").is_empty());
-        assert_eq!(
-            p.finish(),
-            Some(SseEvent {
-                event: String::new(),
-                data: "tail".into()
-            })
-        );
+        assert!(p.push(b"data: {\"half").is_empty());
+        assert_eq!(p.finish(), None);
     }
 
     #[test]

@@ -33,6 +33,7 @@ fn custom_provider_without_key_is_an_error() {
     );
     assert!(
         out.stderr.contains("auth.json")
+            || out.stderr.contains("\"apiKey\" is required")
             || out.stderr.contains("API_KEY")
             || out.stderr.contains("--api-key"),
         "says how to add a key: {}",

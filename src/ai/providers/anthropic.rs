@@ -1405,13 +1405,9 @@ mod tests {
         let m = model();
         for name in ["thinking.sse", "tool_call.sse"] {
             let bytes = fixture("anthropic", name);
-            // Only a cut inside the final blank line leaves a complete response.
-            let complete = bytes.len()
-                - bytes
-                    .iter()
-                    .rev()
-                    .take_while(|b| b.is_ascii_whitespace())
-                    .count();
+            // An event needs its closing blank line (SSE spec), so any cut short of the end is
+            // an incomplete stream.
+            let complete = bytes.len();
             for cut in 0..bytes.len() {
                 let events =
                     run_parser(&bytes[..cut], &[usize::MAX], &m, |r, w| parse_stream(r, w));
