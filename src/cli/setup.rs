@@ -51,9 +51,11 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
 
     let chosen = models.choose(&args, &settings)?;
     let system = build_system_prompt(&args, &cwd)?;
+    let session_id = session::ids::uuid_v7();
     let options = StreamOptions {
         api_key: chosen.api_key,
         headers: chosen.headers,
+        session_id: Some(session_id.clone()),
         ..Default::default()
     };
     let mut agent = Agent::new(chosen.model, system, options);
@@ -78,7 +80,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     install_signal_handler(abort.clone());
     let mut session = AgentSession::new(agent, settings.retry(), abort);
     let header = session::header(
-        &session::ids::uuid_v7(),
+        &session_id,
         &session::ids::iso_timestamp(now_ms()),
         &cwd.to_string_lossy(),
     );

@@ -214,10 +214,7 @@ pub fn build_request(
         Value::Array(convert_messages(model, &context.messages)),
     );
     if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        body.insert(
-            "systemInstruction".into(),
-            json!({"role": "user", "parts": [{"text": sp}]}),
-        );
+        body.insert("systemInstruction".into(), json!({"parts": [{"text": sp}]}));
     }
     if !context.tools.is_empty() {
         let decls: Vec<Value> = context
@@ -945,7 +942,7 @@ mod tests {
                     {"inlineData": {"mimeType": "image/png", "data": "iVBOR"}},
                 ]},
             ],
-            "systemInstruction": {"role": "user", "parts": [{"text": "You are pi."}]},
+            "systemInstruction": {"parts": [{"text": "You are pi."}]},
             "tools": [{"functionDeclarations": [
                 {"name": "read", "description": "Read a file", "parametersJsonSchema": read_tool().parameters},
                 {"name": "bash", "description": "Run a command", "parametersJsonSchema": bash_tool().parameters},
