@@ -43,6 +43,9 @@ impl AgentSession {
         loop {
             let mut last_assistant = None;
             for ev in run.events.iter() {
+                // Listeners see the event first; pi reports a successful retry after the
+                // reply's `message_end`.
+                on_event(&ev);
                 if let AgentEvent::MessageEnd {
                     message: Message::Assistant(a),
                 } = &ev
@@ -58,7 +61,6 @@ impl AgentSession {
                     last_assistant = Some(a.clone());
                 }
                 let end = matches!(ev, AgentEvent::AgentEnd { .. });
-                on_event(&ev);
                 if end {
                     break;
                 }
@@ -180,7 +182,8 @@ mod tests {
         let start = t.iter().position(|x| *x == "auto_retry_start").unwrap();
         assert_eq!(t[start - 1], "agent_end");
         assert_eq!(t[start + 1], "agent_start");
-        assert!(t.contains(&"auto_retry_end"));
+        let end_at = t.iter().position(|x| *x == "auto_retry_end").unwrap();
+        assert_eq!(t[end_at - 1], "message_end", "reported after the reply ends");
         let end = events
             .iter()
             .find(|e| e["type"] == "auto_retry_end")
