@@ -183,7 +183,11 @@ mod tests {
         assert_eq!(t[start - 1], "agent_end");
         assert_eq!(t[start + 1], "agent_start");
         let end_at = t.iter().position(|x| *x == "auto_retry_end").unwrap();
-        assert_eq!(t[end_at - 1], "message_end", "reported after the reply ends");
+        assert_eq!(
+            t[end_at - 1],
+            "message_end",
+            "reported after the reply ends"
+        );
         let end = events
             .iter()
             .find(|e| e["type"] == "auto_retry_end")

@@ -1,0 +1,357 @@
+//! Tests of the openai_completions provider: fixtures at every chunk boundary, request bodies, errors.
+
+use super::*;
+use crate::ai::providers::openai_compat::test_support::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let p = format!(
+        "{}/fixtures/openai-completions/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// Runs a fixture at every chunking and checks all runs agree; returns one run.
+fn run(name: &str) -> Run {
+    run_all_chunkings(
+        &fixture(name),
+        &test_model("openai-completions"),
+        parse_stream,
+    )
+}
+
+#[test]
+fn plain_text() {
+    let r = run("text.sse");
+    assert_eq!(
+        r.trace,
+        [
+            "start",
+            "text_start 0",
+            "text_delta 0 Hello, w",
+            "text_delta 0 orld! ✓",
+            "text_end 0 Hello, world! ✓",
+            "done stop",
+        ]
+    );
+    let m = r.message;
+    assert_eq!(m.text(), "Hello, world! ✓");
+    assert_eq!(m.stop_reason, StopReason::Stop);
+    assert_eq!(m.response_id.as_deref(), Some("chatcmpl-AbC123"));
+    assert_eq!(m.response_model.as_deref(), Some("mock-model-2025-01-01"));
+    assert_eq!(
+        (m.usage.input, m.usage.output, m.usage.total_tokens),
+        (120, 5, 125)
+    );
+}
+
+#[test]
+fn reasoning_then_text_with_cached_usage() {
+    let r = run("reasoning.sse");
+    assert_eq!(
+        r.trace,
+        [
+            "start",
+            "thinking_start 0",
+            "thinking_delta 0 Let me th",
+            "thinking_delta 0 ink.",
+            "text_start 1",
+            "text_delta 1 The answer",
+            "text_delta 1  is 4.",
+            "thinking_end 0 Let me think.",
+            "text_end 1 The answer is 4.",
+            "done stop",
+        ]
+    );
+    let m = r.message;
+    match &m.content[0] {
+        Content::Thinking(t) => {
+            assert_eq!(t.thinking, "Let me think.");
+            assert_eq!(t.thinking_signature.as_deref(), Some("reasoning_content"));
+        }
+        other => panic!("expected thinking, got {other:?}"),
+    }
+    let u = m.usage;
+    assert_eq!(
+        (u.input, u.cache_read, u.output, u.total_tokens),
+        (200, 800, 40, 1040)
+    );
+}
+
+#[test]
+fn tool_calls_from_fragments() {
+    let r = run("tool_call.sse");
+    assert_eq!(
+        r.trace,
+        [
+            "start",
+            "text_start 0",
+            "text_delta 0 Reading.",
+            "toolcall_start 1",
+            "toolcall_delta 1 ",
+            "toolcall_delta 1 {\"path\":",
+            "toolcall_delta 1  \"src/ma",
+            "toolcall_delta 1 in.rs\"}",
+            "toolcall_start 2",
+            "toolcall_delta 2 ",
+            "toolcall_delta 2 {}",
+            "text_end 0 Reading.",
+            "toolcall_end 1 call_read1 read {\"path\":\"src/main.rs\"}",
+            "toolcall_end 2 call_ls2 ls {}",
+            "done toolUse",
+        ]
+    );
+    assert_eq!(r.message.stop_reason, StopReason::ToolUse);
+    let calls: Vec<_> = r.message.tool_calls().cloned().collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].arguments, json!({"path": "src/main.rs"}));
+}
+
+#[test]
+fn in_stream_error_chunk() {
+    let r = run("error.sse");
+    assert_eq!(r.trace.last().unwrap(), "error error");
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("The server had an error while processing your request.")
+    );
+    assert_eq!(r.message.text(), "Part");
+}
+
+#[test]
+fn truncated_stream_is_connection_lost() {
+    let r = run("truncated.sse");
+    assert_eq!(r.message.stop_reason, StopReason::Error);
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some(oc::CONNECTION_LOST)
+    );
+    assert_eq!(r.message.text(), "Cut off mid");
+}
+
+#[test]
+fn finish_reason_without_done_is_accepted() {
+    let r = run("length_no_done.sse");
+    assert_eq!(r.message.stop_reason, StopReason::Length);
+    assert_eq!(r.trace.last().unwrap(), "done length");
+    assert_eq!(r.message.usage.total_tokens, 13);
+}
+
+#[test]
+fn content_filter_is_an_error() {
+    let r = run("content_filter.sse");
+    assert_eq!(r.message.stop_reason, StopReason::Error);
+    assert_eq!(
+        r.message.error_message.as_deref(),
+        Some("Provider finish_reason: content_filter")
+    );
+}
+
+#[test]
+fn malformed_chunk_is_a_clear_error() {
+    let r = run("malformed.sse");
+    assert_eq!(r.message.stop_reason, StopReason::Error);
+    let msg = r.message.error_message.clone().unwrap();
+    assert!(
+        msg.starts_with("Malformed stream chunk from server"),
+        "{msg}"
+    );
+    assert_eq!(r.message.text(), "ok");
+}
+
+#[test]
+fn usage_splits_cache_writes_like_pi() {
+    let u = parse_usage(&json!({
+        "prompt_tokens": 1000, "completion_tokens": 50,
+        "prompt_tokens_details": {"cached_tokens": 700, "cache_write_tokens": 200}
+    }));
+    assert_eq!(
+        (u.input, u.cache_read, u.cache_write, u.output),
+        (300, 500, 200, 50)
+    );
+    assert_eq!(u.total_tokens, 1050);
+    let u = parse_usage(
+        &json!({"prompt_tokens": 90, "completion_tokens": 9, "prompt_cache_hit_tokens": 40}),
+    );
+    assert_eq!((u.input, u.cache_read), (50, 40));
+}
+
+fn conversation() -> Context {
+    let model = test_model("openai-completions");
+    let mut a = AssistantMessage::empty(&model);
+    a.content = vec![
+        Content::text("Let me look."),
+        Content::ToolCall(ToolCall {
+            id: "call_1".into(),
+            name: "read".into(),
+            arguments: json!({"path": "a.txt"}),
+            thought_signature: None,
+        }),
+    ];
+    a.stop_reason = StopReason::ToolUse;
+    Context {
+        system_prompt: Some("You are helpful.".into()),
+        messages: vec![
+            Message::user_text("read a.txt"),
+            Message::Assistant(a),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "call_1".into(),
+                tool_name: "read".into(),
+                content: vec![Content::text("hello")],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+                extra: Extra::new(),
+            }),
+        ],
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+    }
+}
+
+#[test]
+fn request_matches_observed_pi_body() {
+    let model = test_model("openai-completions");
+    let opts = StreamOptions {
+        api_key: "sk-test".into(),
+        ..Default::default()
+    };
+    let (url, headers, body) = build_request(&model, &conversation(), &opts);
+    assert_eq!(url, "http://127.0.0.1:8765/v1/chat/completions");
+    assert!(headers.contains(&("Authorization".into(), "Bearer sk-test".into())));
+    let expected = json!({
+        "model": "mock-model",
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": [{"type": "text", "text": "read a.txt"}]},
+            {"role": "assistant", "content": "Let me look.", "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"}}
+            ]},
+            {"role": "tool", "content": "hello", "tool_call_id": "call_1"}
+        ],
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "store": false,
+        "max_completion_tokens": 16384,
+        "tools": [{"type": "function", "function": {
+            "name": "read", "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            "strict": false
+        }}]
+    });
+    assert_eq!(body, expected);
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "model",
+            "messages",
+            "stream",
+            "stream_options",
+            "store",
+            "max_completion_tokens",
+            "tools"
+        ]
+    );
+}
+
+#[test]
+fn compat_overrides_and_detection() {
+    let mut model = test_model("openai-completions");
+    model.reasoning = true;
+    let ctx = conversation();
+    let opts = StreamOptions {
+        api_key: "k".into(),
+        max_tokens: Some(999),
+        reasoning: Some(ThinkingLevel::High),
+        headers: vec![("X-Extra".into(), "1".into())],
+        ..Default::default()
+    };
+    let (_, headers, body) = build_request(&model, &ctx, &opts);
+    assert_eq!(body["messages"][0]["role"], "developer");
+    assert_eq!(body["max_completion_tokens"], 999);
+    assert_eq!(body["reasoning_effort"], "high");
+    assert!(headers.contains(&("X-Extra".into(), "1".into())));
+
+    let mut compat = Map::new();
+    compat.insert("maxTokensField".into(), json!("max_tokens"));
+    compat.insert("supportsDeveloperRole".into(), json!(false));
+    compat.insert("supportsStore".into(), json!(false));
+    compat.insert("supportsStrictMode".into(), json!(false));
+    compat.insert("requiresToolResultName".into(), json!(true));
+    model.compat = Some(compat);
+    let (_, _, body) = build_request(&model, &ctx, &opts);
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["max_tokens"], 999);
+    assert!(body.get("max_completion_tokens").is_none());
+    assert!(body.get("store").is_none());
+    assert!(body["tools"][0]["function"].get("strict").is_none());
+    assert_eq!(body["messages"][3]["name"], "read");
+
+    let mut moonshot = test_model("openai-completions");
+    moonshot.base_url = "https://api.moonshot.ai/v1".into();
+    let c = Compat::resolve(&moonshot);
+    assert!(c.use_max_tokens_field && !c.supports_store && !c.supports_strict_mode);
+    let mut ds = test_model("openai-completions");
+    ds.base_url = "https://api.deepseek.com".into();
+    ds.reasoning = true;
+    let (_, _, body) = build_request(&ds, &Context::default(), &opts);
+    assert_eq!(body["thinking"], json!({"type": "enabled"}));
+    assert_eq!(body["reasoning_effort"], "high");
+}
+
+#[test]
+fn foreign_pipe_ids_are_normalized() {
+    let model = test_model("openai-completions");
+    let mut ctx = conversation();
+    if let Message::Assistant(a) = &mut ctx.messages[1] {
+        a.provider = "openai".into();
+        a.api = "openai-responses".into();
+        if let Content::ToolCall(t) = &mut a.content[1] {
+            t.id = "call_1|fc_+/=abc".into();
+        }
+    }
+    if let Message::ToolResult(r) = &mut ctx.messages[2] {
+        r.tool_call_id = "call_1|fc_+/=abc".into();
+    }
+    let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+    assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(body["messages"][3]["tool_call_id"], "call_1");
+}
+
+#[test]
+fn aborted_stream_reports_aborted() {
+    let model = test_model("openai-completions");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let abort = Abort::new();
+    abort.abort();
+    let mut w = StreamWriter::new(tx, &model, abort);
+    let data = fixture("text.sse");
+    let err = parse_stream(
+        Chunked {
+            data,
+            pos: 0,
+            n: 16,
+        },
+        &mut w,
+    )
+    .unwrap_err();
+    w.fail(&err);
+    match rx.try_iter().last() {
+        Some(AssistantEvent::Error { reason, .. }) => assert_eq!(reason, StopReason::Aborted),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn tool_history_without_tools_sends_empty_tools() {
+    let model = test_model("openai-completions");
+    let mut ctx = conversation();
+    ctx.tools.clear();
+    let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+    assert_eq!(body["tools"], json!([]));
+}
