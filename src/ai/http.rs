@@ -39,7 +39,7 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
         .timeout_connect(CONNECT_TIMEOUT)
         .timeout_read(idle_timeout())
         .timeout_write(Duration::from_secs(60))
-        .try_proxy_from_env(true)
+        .try_proxy_from_env(use_proxy(url))
         .build();
     let mut req = agent.post(url).set("content-type", "application/json");
     for (k, v) in headers {
@@ -70,6 +70,43 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
             retry_after_ms: None,
         }),
     }
+}
+
+/// The host part of an `http(s)://` URL, lower-cased, without port or brackets.
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    host.to_ascii_lowercase()
+}
+
+/// Whether a request to `url` may go through the proxy from the environment: never for
+/// loopback (local model servers), nor for hosts listed in `NO_PROXY` (`*`, exact names, or
+/// domain suffixes such as `.corp` / `corp`).
+fn use_proxy(url: &str) -> bool {
+    let host = url_host(url);
+    if host == "localhost" || host.starts_with("127.") || host == "::1" {
+        return false;
+    }
+    let no_proxy = std::env::var("NO_PROXY")
+        .or_else(|_| std::env::var("no_proxy"))
+        .unwrap_or_default();
+    !no_proxy
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .any(|entry| {
+            let entry = entry.trim_start_matches('.').to_ascii_lowercase();
+            entry == "*" || host == entry || host.ends_with(&format!(".{entry}"))
+        })
 }
 
 /// `"<status> <message>"` the way the official SDKs word a failed request.
@@ -123,6 +160,14 @@ pub fn describe_io_error(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_never_uses_the_proxy() {
+        assert_eq!(url_host("http://user:pw@[::1]:8080/v1"), "::1");
+        assert_eq!(url_host("https://API.example.com/v1?x"), "api.example.com");
+        assert!(!use_proxy("http://127.0.0.1:11434/v1"));
+        assert!(!use_proxy("http://localhost:8080/v1"));
+    }
 
     #[test]
     fn status_messages_read_like_the_sdks() {
