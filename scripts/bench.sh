@@ -134,6 +134,21 @@ env = {
 }
 cwd = os.environ["BENCH_CWD"]
 
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+def peak_rss_kib(cmd):
+    """Peak RSS of one run. Measured through GNU time when present: a child forked from this
+    Python process inherits Python's own high-water mark in ru_maxrss (Linux folds the old
+    address space's peak in at exec), which would hide a footprint of a few MiB."""
+    if GNU_TIME is None:
+        return None
+    with tempfile.NamedTemporaryFile(mode="r") as out:
+        p = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name] + cmd, env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        text = out.read().strip().splitlines()
+        return int(text[-1]) if p.returncode == 0 and text else None
+
 def measure(cmd, want_output=False):
     """Median wall ms and median peak RSS (KiB) over `runs` runs; None if the command fails
     (or, with want_output, prints nothing on stdout)."""
@@ -154,7 +169,8 @@ def measure(cmd, want_output=False):
             print(f"warning: {' '.join(cmd)} exited {p.returncode} (stdout {len(out)} bytes): {msg[:300]}",
                   file=sys.stderr)
             return None
-        rss.append(usage.ru_maxrss)
+        peak = peak_rss_kib(cmd)
+        rss.append(peak if peak is not None else usage.ru_maxrss)
     return statistics.median(walls), statistics.median(rss)
 
 def size_of(path):
