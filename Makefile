@@ -12,7 +12,7 @@ build:
 
 # Works from a fresh clone: cargo builds everything the tests need (including the pi binary).
 test:
-	$(CARGO) test --all-targets
+	$(CARGO) test --tests
 
 lint:
 	$(CARGO) fmt --all -- --check
