@@ -31,12 +31,10 @@ pub fn list_models_warning(registry: &ModelRegistry) -> Option<String> {
 
 /// pi's "no models" text.
 pub fn no_models_message() -> String {
-    let docs = super::package_dir().join("docs");
-    format!(
-        "No models available. Use /login to log into a provider via OAuth or API key. See:\n  {}\n  {}",
-        docs.join("providers.md").display(),
-        docs.join("models.md").display()
-    )
+    "No models available. Set a provider key (for example ANTHROPIC_API_KEY, OPENAI_API_KEY or \
+     GEMINI_API_KEY), add one to ~/.pi/agent/auth.json, or define a provider in \
+     ~/.pi/agent/models.json."
+        .to_string()
 }
 
 fn fuzzy_token_matches(token: &str, text: &str) -> bool {

@@ -40,15 +40,3 @@ pub fn agent_dir() -> PathBuf {
         }
     }
 }
-
-/// pi's package dir: `$PI_PACKAGE_DIR` (with `~` expansion) else the directory holding the
-/// executable (as pi's single-file binary does). Docs live in `<packageDir>/docs`.
-pub fn package_dir() -> PathBuf {
-    match std::env::var("PI_PACKAGE_DIR") {
-        Ok(dir) if !dir.is_empty() => expand_tilde(&dir),
-        _ => std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent().map(PathBuf::from))
-            .unwrap_or_default(),
-    }
-}
