@@ -12,6 +12,7 @@ pub mod harness;
 pub mod modes;
 pub mod resources;
 pub mod session;
+pub mod tools;
 
 /// The version we are a drop-in for; printed by `pi --version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

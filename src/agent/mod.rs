@@ -5,6 +5,7 @@
 //! the turn with an `aborted` message, and leaves the stream thread to notice on its own.
 
 pub mod events;
+pub mod tool;
 
 use std::sync::Arc;
 use std::thread::JoinHandle;

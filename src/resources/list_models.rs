@@ -184,7 +184,9 @@ mod tests {
         let r = ModelRegistry::with_config(AuthStorage::in_memory(Map::new()), &Default::default());
         // Only meaningful when no provider env keys are set in the test environment.
         if r.available_entries().is_empty() {
-            assert!(list_models_table(&r, None).starts_with("No models available. Set a provider key"));
+            assert!(
+                list_models_table(&r, None).starts_with("No models available. Set a provider key")
+            );
         }
     }
 

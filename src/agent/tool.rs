@@ -1,0 +1,79 @@
+//! The tool interface the agent loop executes. A tool is a name, a description, a JSON-schema
+//! for its arguments and an `execute` that runs on its own thread, may stream partial results,
+//! and must honour the abort flag. Tools know nothing about sessions or the UI.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::ai::{Abort, Content, ToolSpec};
+
+/// What a finished tool call returns to the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+    /// Extra structured data for UIs and sessions (never sent to the model).
+    pub details: Option<Value>,
+    /// If every call of a batch sets this, the loop stops after the batch.
+    pub terminate: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![Content::text(text)],
+            details: None,
+            terminate: false,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// How a batch containing this tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecutionMode {
+    #[default]
+    Parallel,
+    Sequential,
+}
+
+/// Everything a tool may use while running.
+pub struct ToolContext<'a> {
+    pub cwd: PathBuf,
+    pub abort: Abort,
+    /// Streams a partial result (`tool_execution_update`); cheap to call often, the agent
+    /// forwards every call.
+    pub on_update: &'a (dyn Fn(ToolOutput) + Sync),
+}
+
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    /// Full description sent to the model.
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// One line for the system prompt's tool list.
+    fn prompt_snippet(&self) -> &str;
+    /// Extra guideline lines for the system prompt.
+    fn prompt_guidelines(&self) -> &[&str] {
+        &[]
+    }
+    fn execution_mode(&self) -> ExecutionMode {
+        ExecutionMode::Parallel
+    }
+    /// Runs the call. `Err(message)` becomes an error result whose text is `message` (pi's
+    /// behaviour for a tool that throws).
+    fn execute(&self, call_id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String>;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters(),
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! The built-in tools: read, write, edit, bash, grep, find, ls — pi's names and argument
+//! schemas, our own implementations (no ripgrep or fd needed).
