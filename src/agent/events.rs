@@ -34,6 +34,12 @@ pub enum AgentEvent {
         name: String,
         args: Value,
     },
+    ToolExecutionUpdate {
+        id: String,
+        name: String,
+        args: Value,
+        partial_result: Value,
+    },
     ToolExecutionEnd {
         id: String,
         name: String,
@@ -86,6 +92,15 @@ impl AgentEvent {
             }
             AgentEvent::ToolExecutionStart { id, name, args } => json!({
                 "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
+            }),
+            AgentEvent::ToolExecutionUpdate {
+                id,
+                name,
+                args,
+                partial_result,
+            } => json!({
+                "type": "tool_execution_update", "toolCallId": id, "toolName": name,
+                "args": args, "partialResult": partial_result
             }),
             AgentEvent::ToolExecutionEnd {
                 id,

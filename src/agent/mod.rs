@@ -5,20 +5,25 @@
 //! the turn with an `aborted` message, and leaves the stream thread to notice on its own.
 
 pub mod events;
+pub mod execute;
+pub mod queue;
 pub mod tool;
+pub mod validate;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{select, Receiver, Sender};
-use serde_json::json;
-
 pub use events::AgentEvent;
+pub use execute::{AfterToolCall, BeforeToolCall};
+pub use queue::{MessageQueue, QueueMode};
+pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
 
 use crate::ai::{
-    now_ms, Abort, AssistantEvent, AssistantMessage, Content, Context, Extra, Message, Model,
-    StopReason, StreamOptions, ThinkingLevel, ToolResultMessage, ToolSpec,
+    Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
+    ThinkingLevel,
 };
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
@@ -33,7 +38,15 @@ pub struct Agent {
     pub model: Model,
     pub thinking: ThinkingLevel,
     pub system_prompt: String,
-    pub tools: Vec<ToolSpec>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Directory tools run in.
+    pub cwd: PathBuf,
+    /// Messages delivered after the current tool batch.
+    pub steering: MessageQueue,
+    /// Messages delivered when the agent would otherwise stop.
+    pub follow_up: MessageQueue,
+    pub before_tool_call: Option<BeforeToolCall>,
+    pub after_tool_call: Option<AfterToolCall>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -49,6 +62,11 @@ impl Agent {
             thinking: ThinkingLevel::Off,
             system_prompt,
             tools: Vec::new(),
+            cwd: std::env::current_dir().unwrap_or_default(),
+            steering: MessageQueue::default(),
+            follow_up: MessageQueue::default(),
+            before_tool_call: None,
+            after_tool_call: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -108,88 +126,68 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
     let mut new_messages = Vec::new();
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
-    for p in prompts {
-        emit(AgentEvent::MessageStart { message: p.clone() });
-        emit(AgentEvent::MessageEnd { message: p.clone() });
-        agent.messages.push(p.clone());
-        new_messages.push(p);
+    for m in prompts {
+        emit(AgentEvent::MessageStart { message: m.clone() });
+        emit(AgentEvent::MessageEnd { message: m.clone() });
+        agent.messages.push(m.clone());
+        new_messages.push(m);
     }
-    loop {
-        let assistant = stream_assistant(agent, tx, abort);
-        let assistant_msg = Message::Assistant(assistant.clone());
-        agent.messages.push(assistant_msg.clone());
-        new_messages.push(assistant_msg.clone());
-        if matches!(
-            assistant.stop_reason,
-            StopReason::Error | StopReason::Aborted
-        ) {
+    // Anything queued while nothing ran goes in before the first reply.
+    let mut pending = agent.steering.take();
+    let mut first_turn = true;
+    'run: loop {
+        let mut more_tool_calls = true;
+        while more_tool_calls || !pending.is_empty() {
+            if !first_turn {
+                emit(AgentEvent::TurnStart);
+            }
+            first_turn = false;
+            for m in pending.drain(..) {
+                emit(AgentEvent::MessageStart { message: m.clone() });
+                emit(AgentEvent::MessageEnd { message: m.clone() });
+                agent.messages.push(m.clone());
+                new_messages.push(m);
+            }
+            let assistant = stream_assistant(agent, tx, abort);
+            let assistant_msg = Message::Assistant(assistant.clone());
+            agent.messages.push(assistant_msg.clone());
+            new_messages.push(assistant_msg.clone());
+            if matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            ) {
+                emit(AgentEvent::TurnEnd {
+                    message: assistant_msg,
+                    tool_results: Vec::new(),
+                });
+                break 'run;
+            }
+            let calls: Vec<_> = assistant.tool_calls().cloned().collect();
+            let mut results = Vec::new();
+            more_tool_calls = false;
+            if !calls.is_empty() {
+                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, abort);
+                more_tool_calls = !terminate;
+                for r in &messages {
+                    agent.messages.push(Message::ToolResult(r.clone()));
+                    new_messages.push(Message::ToolResult(r.clone()));
+                }
+                results = messages;
+            }
             emit(AgentEvent::TurnEnd {
                 message: assistant_msg,
-                tool_results: Vec::new(),
+                tool_results: results,
             });
+            pending = agent.steering.take();
+        }
+        pending = agent.follow_up.take();
+        if pending.is_empty() {
             break;
         }
-        let results = execute_tool_calls(agent, &assistant, tx);
-        for r in &results {
-            let m = Message::ToolResult(r.clone());
-            emit(AgentEvent::MessageStart { message: m.clone() });
-            emit(AgentEvent::MessageEnd { message: m.clone() });
-            agent.messages.push(m.clone());
-            new_messages.push(m);
-        }
-        let more = !results.is_empty();
-        emit(AgentEvent::TurnEnd {
-            message: assistant_msg,
-            tool_results: results,
-        });
-        if !more || abort.is_aborted() {
-            break;
-        }
-        emit(AgentEvent::TurnStart);
     }
     emit(AgentEvent::AgentEnd {
         messages: new_messages,
     });
-}
-
-/// No tools are registered yet: every call gets pi's "not found" error result so the model
-/// can recover, and the transcript stays valid.
-fn execute_tool_calls(
-    agent: &Agent,
-    assistant: &AssistantMessage,
-    tx: &Sender<AgentEvent>,
-) -> Vec<ToolResultMessage> {
-    let mut results = Vec::new();
-    for call in assistant.tool_calls() {
-        let _ = tx.send(AgentEvent::ToolExecutionStart {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args: call.arguments.clone(),
-        });
-        let known = agent.tools.iter().any(|t| t.name == call.name);
-        let text = if known {
-            format!("Tool {} is not executable in this build", call.name)
-        } else {
-            format!("Tool {} not found", call.name)
-        };
-        let content = vec![Content::text(text)];
-        let _ = tx.send(AgentEvent::ToolExecutionEnd {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            result: json!({"content": content, "details": {}}),
-            is_error: true,
-        });
-        results.push(ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content,
-            details: Some(json!({})),
-            is_error: true,
-            timestamp: now_ms(),
-            extra: Extra::new(),
-        });
-    }
-    results
 }
 
 /// Streams one assistant message, forwarding its events, and returns it complete.
@@ -197,10 +195,23 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     let context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages: agent.messages.clone(),
-        tools: agent.tools.clone(),
+        tools: agent.tools.iter().map(|t| t.spec()).collect(),
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);
+    if abort.is_aborted() {
+        // Aborted during the tool batch: close the run with an aborted reply, no request.
+        let mut msg = AssistantMessage::empty(&agent.model);
+        msg.stop_reason = StopReason::Aborted;
+        msg.error_message = Some("Request was aborted".into());
+        let _ = tx.send(AgentEvent::MessageStart {
+            message: Message::Assistant(msg.clone()),
+        });
+        let _ = tx.send(AgentEvent::MessageEnd {
+            message: Message::Assistant(msg.clone()),
+        });
+        return msg;
+    }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
     agent.last_retry_after_ms = None;
 

@@ -2,7 +2,9 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::ai::providers::scripted::{push_reply, Block, Reply};
+use crate::ai::Content;
 use crate::ai::ModelCost;
+use serde_json::{json, Value};
 
 fn model(id: &str) -> Model {
     Model {
@@ -152,4 +154,272 @@ fn unknown_tool_call_gets_an_error_result_and_the_loop_continues() {
         m => panic!("unexpected {m:?}"),
     }
     assert_eq!(agent.messages.len(), 4);
+}
+
+/// A test tool: sleeps `ms` milliseconds, then echoes `text`; panics if asked to.
+struct Echo {
+    mode: ExecutionMode,
+}
+
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn description(&self) -> &str {
+        "Echo text back"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"text": {"type": "string"}, "ms": {"type": "number"}, "stop": {"type": "boolean"}}, "required": ["text"]})
+    }
+    fn prompt_snippet(&self) -> &str {
+        "echo text"
+    }
+    fn execution_mode(&self) -> ExecutionMode {
+        self.mode
+    }
+    fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let ms = args["ms"].as_f64().unwrap_or(0.0) as u64;
+        (ctx.on_update)(ToolOutput::text("working"));
+        std::thread::sleep(Duration::from_millis(ms));
+        let text = args["text"].as_str().unwrap_or_default();
+        if text == "panic" {
+            panic!("tool blew up");
+        }
+        if text == "fail" {
+            return Err("it failed".into());
+        }
+        let mut out = ToolOutput::text(text);
+        out.terminate = args["stop"].as_bool().unwrap_or(false);
+        Ok(out)
+    }
+}
+
+fn call(id: &str, args: Value) -> Block {
+    Block::ToolCall {
+        id: id.into(),
+        name: "echo".into(),
+        arguments: args,
+    }
+}
+
+fn tool_agent(id: &str, mode: ExecutionMode) -> Agent {
+    let mut a = Agent::new(model(id), String::new(), Default::default());
+    a.tools.push(Arc::new(Echo { mode }));
+    a
+}
+
+fn results(agent: &Agent) -> Vec<(String, String, bool)> {
+    agent
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((
+                r.tool_call_id.clone(),
+                execute::content_text(&r.content),
+                r.is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn parallel_calls_end_in_completion_order_and_results_keep_source_order() {
+    push_reply(
+        "par",
+        Reply {
+            blocks: vec![
+                call("slow", json!({"text": "a", "ms": 150})),
+                call("fast", json!({"text": "b", "ms": "1"})),
+            ],
+            ..Default::default()
+        },
+    );
+    push_reply("par", Reply::text("done"));
+    let (agent, events) = run_to_end(
+        tool_agent("par", ExecutionMode::Parallel),
+        "go",
+        Abort::new(),
+    );
+    let ends: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["fast", "slow"]);
+    assert_eq!(
+        results(&agent),
+        [
+            ("slow".into(), "a".into(), false),
+            ("fast".into(), "b".into(), false)
+        ]
+    );
+    assert!(kinds(&events).contains(&"tool_execution_update".to_string()));
+}
+
+#[test]
+fn sequential_mode_runs_in_order() {
+    push_reply(
+        "seq",
+        Reply {
+            blocks: vec![
+                call("one", json!({"text": "a", "ms": 100})),
+                call("two", json!({"text": "b"})),
+            ],
+            ..Default::default()
+        },
+    );
+    push_reply("seq", Reply::text("done"));
+    let (_, events) = run_to_end(
+        tool_agent("seq", ExecutionMode::Sequential),
+        "go",
+        Abort::new(),
+    );
+    let ends: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["one", "two"]);
+}
+
+#[test]
+fn invalid_arguments_failures_and_panics_become_error_results() {
+    push_reply(
+        "bad",
+        Reply {
+            blocks: vec![
+                call("missing", json!({"ms": 1})),
+                call("fails", json!({"text": "fail"})),
+                call("panics", json!({"text": "panic"})),
+            ],
+            ..Default::default()
+        },
+    );
+    push_reply("bad", Reply::text("recovered"));
+    let (agent, _) = run_to_end(
+        tool_agent("bad", ExecutionMode::Parallel),
+        "go",
+        Abort::new(),
+    );
+    let r = results(&agent);
+    assert!(
+        r[0].1.starts_with(
+            "Validation failed for tool \"echo\":\n  - text: must have required properties text"
+        ),
+        "{}",
+        r[0].1
+    );
+    assert_eq!((r[1].1.as_str(), r[1].2), ("it failed", true));
+    assert!(r[2].2 && r[2].1.contains("failed unexpectedly"));
+    match agent.messages.last().unwrap() {
+        Message::Assistant(a) => assert_eq!(a.text(), "recovered"),
+        m => panic!("{m:?}"),
+    }
+}
+
+#[test]
+fn before_hook_blocks_and_terminate_stops_the_loop() {
+    push_reply(
+        "hook",
+        Reply {
+            blocks: vec![call("c1", json!({"text": "x"}))],
+            ..Default::default()
+        },
+    );
+    push_reply(
+        "hook",
+        Reply {
+            blocks: vec![call("c2", json!({"text": "y", "stop": true}))],
+            ..Default::default()
+        },
+    );
+    let mut agent = tool_agent("hook", ExecutionMode::Parallel);
+    agent.before_tool_call = Some(Arc::new(|c: &crate::ai::ToolCall, _: &Value| {
+        (c.id == "c1").then(String::new)
+    }));
+    let (agent, _) = run_to_end(agent, "go", Abort::new());
+    let r = results(&agent);
+    assert_eq!(
+        r[0],
+        ("c1".into(), "Tool execution was blocked".into(), true)
+    );
+    assert_eq!(r[1], ("c2".into(), "y".into(), false));
+    // Terminated after the second batch: no third LLM call was made.
+    assert!(matches!(
+        agent.messages.last().unwrap(),
+        Message::ToolResult(_)
+    ));
+}
+
+#[test]
+fn steering_arrives_after_the_tool_batch_and_follow_up_when_idle() {
+    push_reply(
+        "steer",
+        Reply {
+            blocks: vec![call("c1", json!({"text": "x", "ms": 100}))],
+            ..Default::default()
+        },
+    );
+    push_reply("steer", Reply::text("saw steering"));
+    push_reply("steer", Reply::text("saw follow-up"));
+    let agent = tool_agent("steer", ExecutionMode::Parallel);
+    let steering = agent.steering.clone();
+    let follow_up = agent.follow_up.clone();
+    let run = agent.prompt(vec![Message::user_text("go")], Abort::new());
+    for ev in run.events.iter() {
+        // Queue while the tool runs, as a user typing during the turn would.
+        if matches!(ev, AgentEvent::ToolExecutionStart { .. }) {
+            steering.push(Message::user_text("steer now"));
+            follow_up.push(Message::user_text("later"));
+        }
+    }
+    let agent = run.finish();
+    let roles: Vec<&str> = agent
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+}
+
+#[test]
+fn abort_during_tools_ends_with_an_aborted_reply() {
+    push_reply(
+        "abort-tools",
+        Reply {
+            blocks: vec![call("c1", json!({"text": "x", "ms": 200}))],
+            ..Default::default()
+        },
+    );
+    let abort = Abort::new();
+    let run = tool_agent("abort-tools", ExecutionMode::Parallel)
+        .prompt(vec![Message::user_text("go")], abort.clone());
+    std::thread::sleep(Duration::from_millis(50));
+    abort.abort();
+    let _: Vec<AgentEvent> = run.events.iter().collect();
+    let agent = run.finish();
+    match agent.messages.last().unwrap() {
+        Message::Assistant(a) => assert_eq!(a.stop_reason, StopReason::Aborted),
+        m => panic!("{m:?}"),
+    }
 }
