@@ -324,9 +324,10 @@ fn shell_path_env() -> Option<std::ffi::OsString> {
 }
 
 fn spawn_error(shell: &str, e: &std::io::Error) -> String {
-    let code = match e.kind() {
-        std::io::ErrorKind::NotFound => "ENOENT".to_string(),
-        std::io::ErrorKind::PermissionDenied => "EACCES".to_string(),
+    let code = match e.raw_os_error() {
+        Some(libc::ENOENT) => "ENOENT".to_string(),
+        Some(libc::EACCES) => "EACCES".to_string(),
+        Some(libc::ENOTDIR) => "ENOTDIR".to_string(),
         _ => e.to_string(),
     };
     format!("spawn {shell} {code}")

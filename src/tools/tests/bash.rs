@@ -76,7 +76,7 @@ fn stdout_and_stderr_are_merged() {
 
 #[test]
 fn non_zero_exit_is_error_with_code() {
-    let err = run("echo out; echo err >&2; exit 3").unwrap_err();
+    let err = run("echo out; sleep 0.05; echo err >&2; exit 3").unwrap_err();
     assert_eq!(err, "out\nerr\n\n\nCommand exited with code 3");
     assert_eq!(
         run("exit 7").unwrap_err(),
@@ -338,6 +338,20 @@ fn background_grandchild_does_not_block() {
     let out = run("sleep 3 & echo started").unwrap();
     assert_eq!(text_of(&out), "started\n");
     assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn sigpipe_is_default_in_the_child() {
+    let start = Instant::now();
+    assert_eq!(text_of(&run("yes | head -n 1").unwrap()), "y\n");
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn agent_bin_dir_is_first_on_path() {
+    let bin = crate::resources::agent_dir().join("bin");
+    let out = run("echo \"$PATH\"").unwrap();
+    assert!(text_of(&out).starts_with(&format!("{}:", bin.display())));
 }
 
 #[test]
