@@ -1,2 +1,5 @@
 //! The built-in tools: read, write, edit, bash, grep, find, ls — pi's names and argument
 //! schemas, our own implementations (no ripgrep or fd needed).
+
+pub mod bash;
+pub mod truncate;

@@ -1,0 +1,658 @@
+//! The `bash` tool: runs one shell command in its own session/process group, merges stdout and
+//! stderr in arrival order, keeps only a bounded tail in memory (spilling the full raw output to
+//! `$TMPDIR/pi-bash-<16 hex>.log` once it outgrows the limits), streams throttled snapshots, and
+//! kills the whole group on abort or timeout.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
+use serde_json::{json, Map, Value};
+
+use super::truncate::{
+    format_size, truncate_tail, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
+};
+use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+use crate::ai::Content;
+
+/// Minimum spacing of streamed partial results.
+const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
+/// How often the wait loop wakes to look at the abort flag and the deadline.
+const TICK: Duration = Duration::from_millis(25);
+/// After the shell exits, how long we still wait for its pipes to reach EOF (a background
+/// grandchild may hold them open forever).
+const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
+/// After killing the group, how long we keep draining what is already in the pipes.
+const KILL_DRAIN: Duration = Duration::from_millis(50);
+/// Between SIGTERM and SIGKILL to the process group.
+const KILL_GRACE: Duration = Duration::from_millis(200);
+const READ_CHUNK: usize = 64 * 1024;
+
+const DESCRIPTION: &str = "Run a bash command in the current working directory and get back its \
+combined stdout and stderr. Only the tail of the output is returned: at most the last 2000 lines \
+or 50KB, whichever limit is reached first; when output is cut, the complete output is written to \
+a temporary file whose path is given. An optional timeout (in seconds) can be set.";
+
+/// pi's `bash` tool. `shell` is the `shellPath` setting, `command_prefix` the
+/// `shellCommandPrefix` setting; `BashTool::default()` behaves like pi with no settings.
+#[derive(Debug, Clone, Default)]
+pub struct BashTool {
+    pub shell: Option<String>,
+    pub command_prefix: Option<String>,
+}
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {
+                    "type": "number",
+                    "description": "Timeout in seconds (optional, no default timeout)"
+                }
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Run shell commands (ls, grep, find, etc.)"
+    }
+
+    fn execute(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or_else(|| "bash: missing string argument \"command\"".to_string())?;
+        let command = match self.command_prefix.as_deref() {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+            _ => command.to_string(),
+        };
+        let timeout = args.get("timeout").and_then(Value::as_f64);
+        self.run(&command, timeout, ctx)
+    }
+}
+
+/// Why the wait loop stopped before the command finished on its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    Aborted,
+    TimedOut,
+}
+
+enum Msg {
+    Data(Vec<u8>),
+    Eof,
+    Exit(Option<ExitStatus>),
+}
+
+impl BashTool {
+    fn run(
+        &self,
+        command: &str,
+        timeout: Option<f64>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
+        (ctx.on_update)(ToolOutput::default());
+        let shell = resolve_shell(self.shell.as_deref())?;
+        if !ctx.cwd.exists() {
+            return Err(format!(
+                "Working directory does not exist: {}\nCannot execute bash commands.",
+                ctx.cwd.display()
+            ));
+        }
+        let mut cmd = Command::new(&shell);
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(&ctx.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("PI_CODING_AGENT", "true");
+        if let Some(path) = shell_path_env() {
+            cmd.env("PATH", path);
+        }
+        // SAFETY: setsid is async-signal-safe; it only detaches the child into its own session
+        // and process group (pi spawns with `detached: true`) so the whole tree can be killed.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| spawn_error(&shell, &e))?;
+        let pgid = child.id() as libc::pid_t;
+
+        // Bounded so a fast producer waits for us instead of filling memory.
+        let (tx, rx) = bounded::<Msg>(8);
+        if let Some(out) = child.stdout.take() {
+            spawn_reader(out, tx.clone());
+        }
+        if let Some(err) = child.stderr.take() {
+            spawn_reader(err, tx.clone());
+        }
+        // The waiter owns the child and reaps it; it is detached and ends when the shell does.
+        let wtx = tx;
+        std::thread::spawn(move || {
+            let status = child.wait().ok();
+            let _ = wtx.send(Msg::Exit(status));
+        });
+
+        let deadline = timeout
+            .filter(|t| *t > 0.0)
+            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+            .and_then(|d| Instant::now().checked_add(d));
+        let mut acc = Accumulator::new(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+        let mut eofs = 0;
+        let mut exit: Option<(Option<ExitStatus>, Instant)> = None;
+        let mut stop: Option<(Stop, Instant)> = None;
+        let mut dirty = false;
+        let mut last_update: Option<Instant> = None;
+
+        loop {
+            let now = Instant::now();
+            if let Some((_, since)) = stop {
+                if now.duration_since(since) >= KILL_DRAIN {
+                    break;
+                }
+            } else if ctx.abort.is_aborted() {
+                kill_group(pgid);
+                stop = Some((Stop::Aborted, now));
+            } else if deadline.is_some_and(|d| now >= d) {
+                kill_group(pgid);
+                stop = Some((Stop::TimedOut, now));
+            }
+            if let Some((_, at)) = exit {
+                if eofs >= 2 || now.duration_since(at) >= EXIT_STDIO_GRACE {
+                    break;
+                }
+            }
+            if dirty && last_update.map_or(true, |t| now.duration_since(t) >= UPDATE_THROTTLE) {
+                dirty = false;
+                last_update = Some(now);
+                (ctx.on_update)(acc.update_output());
+            }
+            let mut wait = TICK;
+            if dirty {
+                if let Some(t) = last_update {
+                    wait = wait.min((t + UPDATE_THROTTLE).saturating_duration_since(now));
+                }
+            }
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Data(bytes)) => {
+                    acc.append(&bytes);
+                    dirty = true;
+                }
+                Ok(Msg::Eof) => eofs += 1,
+                Ok(Msg::Exit(status)) => exit = Some((status, Instant::now())),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // Readers still blocked on a pipe held open by a surviving grandchild stay detached:
+        // their next send fails once `rx` is dropped here, and they end at EOF.
+        drop(rx);
+
+        acc.finish();
+        if dirty {
+            (ctx.on_update)(acc.update_output());
+        }
+        let snapshot = acc.snapshot(true);
+        acc.close_file();
+
+        match stop {
+            Some((Stop::Aborted, _)) => {
+                let (text, _) = acc.format(&snapshot, "");
+                return Err(append_status(&text, "Command aborted"));
+            }
+            Some((Stop::TimedOut, _)) => {
+                let (text, _) = acc.format(&snapshot, "");
+                let secs = js_number(timeout.unwrap_or_default());
+                return Err(append_status(
+                    &text,
+                    &format!("Command timed out after {secs} seconds"),
+                ));
+            }
+            None => {}
+        }
+        let (text, details) = acc.format(&snapshot, "(no output)");
+        // A shell killed by a signal has no exit code; pi treats that as success.
+        if let Some(code) = exit.and_then(|(s, _)| s).and_then(|s| s.code()) {
+            if code != 0 {
+                return Err(append_status(
+                    &text,
+                    &format!("Command exited with code {code}"),
+                ));
+            }
+        }
+        let mut out = ToolOutput::text(text);
+        out.details = details;
+        Ok(out)
+    }
+}
+
+fn spawn_reader(mut pipe: impl Read + Send + 'static, tx: Sender<Msg>) {
+    // Detached: it ends at EOF, on a read error, or when the tool stops listening.
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if tx.send(Msg::Data(buf[..n].to_vec())).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(Msg::Eof);
+    });
+}
+
+/// SIGTERM to the whole group now, SIGKILL after a grace period (from a detached thread, so the
+/// caller returns at once).
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: plain kill(2) calls on the group we created (or on the shell alone as a fallback).
+    unsafe {
+        if libc::kill(-pgid, libc::SIGTERM) != 0 {
+            libc::kill(pgid, libc::SIGTERM);
+        }
+    }
+    std::thread::spawn(move || {
+        std::thread::sleep(KILL_GRACE);
+        // SAFETY: as above.
+        unsafe {
+            if libc::kill(-pgid, libc::SIGKILL) != 0 {
+                libc::kill(pgid, libc::SIGKILL);
+            }
+        }
+    });
+}
+
+/// The configured shell (must exist), else `/bin/bash`, else `bash` on PATH, else `sh`.
+fn resolve_shell(custom: Option<&str>) -> Result<String, String> {
+    if let Some(path) = custom.filter(|p| !p.is_empty()) {
+        if Path::new(path).exists() {
+            return Ok(path.to_string());
+        }
+        return Err(format!("Custom shell path not found: {path}"));
+    }
+    if Path::new("/bin/bash").exists() {
+        return Ok("/bin/bash".into());
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("bash"))
+            .find(|p| p.is_file())
+    });
+    Ok(on_path.map_or_else(|| "sh".into(), |p| p.to_string_lossy().into_owned()))
+}
+
+/// PATH with `<agentDir>/bin` (managed tools) in front, unless it is already listed.
+fn shell_path_env() -> Option<std::ffi::OsString> {
+    let bin = crate::resources::agent_dir().join("bin");
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let entries: Vec<PathBuf> = std::env::split_paths(&current)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    if entries.contains(&bin) {
+        return None;
+    }
+    std::env::join_paths(std::iter::once(bin).chain(entries)).ok()
+}
+
+fn spawn_error(shell: &str, e: &std::io::Error) -> String {
+    let code = match e.raw_os_error() {
+        Some(libc::ENOENT) => "ENOENT".to_string(),
+        Some(libc::EACCES) => "EACCES".to_string(),
+        Some(libc::ENOTDIR) => "ENOTDIR".to_string(),
+        _ => e.to_string(),
+    };
+    format!("spawn {shell} {code}")
+}
+
+fn append_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_string()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+/// A number the way JavaScript prints it (`5`, `0.2`).
+fn js_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e21 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Tail snapshot of the accumulated output.
+struct Snapshot {
+    truncation: Truncation,
+    full_output_path: Option<PathBuf>,
+}
+
+/// Bounded-memory record of a command's output: a decoded rolling tail for display plus counts,
+/// and the raw bytes (buffered, then in a temp file once the output outgrows the limits).
+struct Accumulator {
+    max_lines: usize,
+    max_bytes: usize,
+    max_rolling: usize,
+    /// Undecoded bytes of a UTF-8 sequence split across chunks.
+    pending: Vec<u8>,
+    tail: String,
+    tail_at_line_start: bool,
+    total_raw: usize,
+    total_decoded: usize,
+    total_lines: usize,
+    current_line_bytes: usize,
+    raw: Vec<u8>,
+    file: Option<BufWriter<File>>,
+    path: Option<PathBuf>,
+    /// Creating the temp file failed; stop buffering raw bytes.
+    file_failed: bool,
+}
+
+impl Accumulator {
+    fn new(max_lines: usize, max_bytes: usize) -> Self {
+        Accumulator {
+            max_lines,
+            max_bytes,
+            max_rolling: (max_bytes * 2).max(1),
+            pending: Vec::new(),
+            tail: String::new(),
+            tail_at_line_start: true,
+            total_raw: 0,
+            total_decoded: 0,
+            total_lines: 1,
+            current_line_bytes: 0,
+            raw: Vec::new(),
+            file: None,
+            path: None,
+            file_failed: false,
+        }
+    }
+
+    fn append(&mut self, data: &[u8]) {
+        self.total_raw += data.len();
+        let decoded = if self.pending.is_empty() {
+            decode_stream(data, &mut self.pending)
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(data);
+            decode_stream(&joined, &mut self.pending)
+        };
+        self.push_text(&decoded);
+        if self.file.is_some() || self.needs_file() {
+            self.ensure_file();
+            if let Some(f) = self.file.as_mut() {
+                let _ = f.write_all(data);
+            }
+        } else if !self.file_failed {
+            self.raw.extend_from_slice(data);
+        }
+    }
+
+    fn finish(&mut self) {
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            self.push_text("\u{FFFD}");
+        }
+        if self.needs_file() {
+            self.ensure_file();
+        }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.total_decoded += text.len();
+        self.tail.push_str(text);
+        if self.tail.len() > self.max_rolling * 2 {
+            self.trim_tail();
+        }
+        let bytes = text.as_bytes();
+        let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+        if newlines == 0 {
+            self.current_line_bytes += bytes.len();
+        } else {
+            self.total_lines += newlines;
+            let last = bytes.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+            self.current_line_bytes = bytes.len() - last - 1;
+        }
+    }
+
+    fn trim_tail(&mut self) {
+        let mut start = self.tail.len() - self.max_rolling;
+        while !self.tail.is_char_boundary(start) {
+            start += 1;
+        }
+        if start > 0 {
+            self.tail_at_line_start = self.tail.as_bytes()[start - 1] == b'\n';
+            self.tail.drain(..start);
+        }
+    }
+
+    fn snapshot_text(&self) -> &str {
+        if self.tail_at_line_start {
+            return &self.tail;
+        }
+        match self.tail.find('\n') {
+            Some(i) => &self.tail[i + 1..],
+            None => &self.tail,
+        }
+    }
+
+    fn needs_file(&self) -> bool {
+        self.total_raw > self.max_bytes
+            || self.total_decoded > self.max_bytes
+            || self.total_lines > self.max_lines
+    }
+
+    fn ensure_file(&mut self) {
+        if self.path.is_some() || self.file_failed {
+            return;
+        }
+        match create_temp_file() {
+            Some((path, file)) => {
+                let mut w = BufWriter::with_capacity(READ_CHUNK, file);
+                let _ = w.write_all(&self.raw);
+                self.raw = Vec::new();
+                self.file = Some(w);
+                self.path = Some(path);
+            }
+            None => {
+                self.file_failed = true;
+                self.raw = Vec::new();
+            }
+        }
+    }
+
+    fn close_file(&mut self) {
+        if let Some(mut f) = self.file.take() {
+            let _ = f.flush();
+        }
+    }
+
+    fn snapshot(&mut self, persist_if_truncated: bool) -> Snapshot {
+        let mut t = truncate_tail(self.snapshot_text(), self.max_lines, self.max_bytes);
+        let truncated = self.total_lines > self.max_lines || self.total_decoded > self.max_bytes;
+        t.truncated_by = if truncated {
+            t.truncated_by
+                .or(Some(if self.total_decoded > self.max_bytes {
+                    "bytes"
+                } else {
+                    "lines"
+                }))
+        } else {
+            None
+        };
+        t.truncated = truncated;
+        t.total_lines = self.total_lines;
+        t.total_bytes = self.total_decoded;
+        t.max_lines = self.max_lines;
+        t.max_bytes = self.max_bytes;
+        if persist_if_truncated && truncated {
+            self.ensure_file();
+        }
+        if let Some(f) = self.file.as_mut() {
+            // So a reader of the path sees everything received so far.
+            let _ = f.flush();
+        }
+        Snapshot {
+            truncation: t,
+            full_output_path: self.path.clone(),
+        }
+    }
+
+    fn details(snapshot: &Snapshot) -> Map<String, Value> {
+        let mut d = Map::new();
+        if snapshot.truncation.truncated {
+            d.insert("truncation".into(), json!(snapshot.truncation));
+        }
+        if let Some(p) = &snapshot.full_output_path {
+            d.insert("fullOutputPath".into(), json!(p.to_string_lossy()));
+        }
+        d
+    }
+
+    /// A streamed partial result: the current tail, details as pi sends them.
+    fn update_output(&mut self) -> ToolOutput {
+        let snapshot = self.snapshot(true);
+        let details = Self::details(&snapshot);
+        ToolOutput {
+            content: vec![Content::text(snapshot.truncation.content)],
+            details: Some(Value::Object(details)),
+            terminate: false,
+        }
+    }
+
+    /// The final text (tail plus pi's notice when truncated) and details when truncated.
+    fn format(&self, snapshot: &Snapshot, empty: &str) -> (String, Option<Value>) {
+        let t = &snapshot.truncation;
+        let mut text = if t.content.is_empty() {
+            empty.to_string()
+        } else {
+            t.content.clone()
+        };
+        if !t.truncated {
+            return (text, None);
+        }
+        let path = snapshot
+            .full_output_path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "undefined".into());
+        let end = t.total_lines;
+        let start = end + 1 - t.output_lines.min(end);
+        let notice = if t.last_line_partial {
+            format!(
+                "[Showing last {} of line {end} (line is {}). Full output: {path}]",
+                format_size(t.output_bytes),
+                format_size(self.current_line_bytes)
+            )
+        } else if t.truncated_by == Some("lines") {
+            format!("[Showing lines {start}-{end} of {end}. Full output: {path}]")
+        } else {
+            format!(
+                "[Showing lines {start}-{end} of {end} ({} limit). Full output: {path}]",
+                format_size(DEFAULT_MAX_BYTES)
+            )
+        };
+        text.push_str("\n\n");
+        text.push_str(&notice);
+        (text, Some(Value::Object(Self::details(snapshot))))
+    }
+}
+
+/// Lossy streaming UTF-8 decode: invalid sequences become U+FFFD; an incomplete sequence at the
+/// end is left in `pending` for the next chunk.
+fn decode_stream(mut bytes: &[u8], pending: &mut Vec<u8>) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                // The prefix up to `valid_up_to` is valid UTF-8, so this never falls back.
+                out.push_str(std::str::from_utf8(&bytes[..valid]).unwrap_or_default());
+                match e.error_len() {
+                    Some(len) => {
+                        out.push('\u{FFFD}');
+                        bytes = &bytes[valid + len..];
+                    }
+                    None => {
+                        pending.extend_from_slice(&bytes[valid..]);
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `$TMPDIR/pi-bash-<16 hex>.log`, created exclusively.
+fn create_temp_file() -> Option<(PathBuf, File)> {
+    let dir = std::env::temp_dir();
+    for attempt in 0..8u64 {
+        let path = dir.join(format!("pi-bash-{}.log", random_hex(attempt)));
+        if let Ok(f) = File::options().write(true).create_new(true).open(&path) {
+            return Some((path, f));
+        }
+    }
+    None
+}
+
+fn random_hex(salt: u64) -> String {
+    let mut buf = [0u8; 8];
+    let from_os = File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_ok();
+    let n = if from_os {
+        u64::from_le_bytes(buf)
+    } else {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default();
+        // A splitmix-style scramble of time, pid and attempt.
+        let mut z =
+            t ^ (u64::from(std::process::id()) << 32) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    format!("{n:016x}")
+}
+
+#[cfg(test)]
+#[path = "tests/bash.rs"]
+mod tests;

@@ -1,0 +1,362 @@
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::*;
+use crate::ai::Abort;
+
+fn text_of(out: &ToolOutput) -> String {
+    out.content
+        .iter()
+        .map(|c| match c {
+            Content::Text(t) => t.text.clone(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+fn run_in(cwd: &Path, args: Value, abort: Abort) -> Result<ToolOutput, String> {
+    let noop = |_: ToolOutput| {};
+    let ctx = ToolContext {
+        cwd: cwd.to_path_buf(),
+        abort,
+        on_update: &noop,
+    };
+    BashTool::default().execute("call", args, &ctx)
+}
+
+fn run(command: &str) -> Result<ToolOutput, String> {
+    let dir = tempfile::tempdir().unwrap();
+    run_in(dir.path(), json!({ "command": command }), Abort::new())
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie still answers kill(0); look at /proc state too.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next();
+    // SAFETY: signal 0 only probes for existence.
+    let exists = unsafe { libc::kill(pid, 0) == 0 };
+    exists && state.is_some_and(|s| s != 'Z')
+}
+
+#[test]
+fn echo_returns_output() {
+    let out = run("echo hello").unwrap();
+    assert_eq!(text_of(&out), "hello\n");
+    assert!(out.details.is_none());
+}
+
+#[test]
+fn runs_in_cwd_with_pi_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        json!({"command": "pwd; echo $PI_CODING_AGENT"}),
+        Abort::new(),
+    )
+    .unwrap();
+    let canon = dir.path().canonicalize().unwrap();
+    assert_eq!(text_of(&out), format!("{}\ntrue\n", canon.display()));
+}
+
+#[test]
+fn stdout_and_stderr_are_merged() {
+    let out = run("echo out; sleep 0.05; echo err >&2; sleep 0.05; echo out2").unwrap();
+    assert_eq!(text_of(&out), "out\nerr\nout2\n");
+}
+
+#[test]
+fn non_zero_exit_is_error_with_code() {
+    let err = run("echo out; sleep 0.05; echo err >&2; exit 3").unwrap_err();
+    assert_eq!(err, "out\nerr\n\n\nCommand exited with code 3");
+    assert_eq!(
+        run("exit 7").unwrap_err(),
+        "(no output)\n\nCommand exited with code 7"
+    );
+}
+
+#[test]
+fn empty_output_says_no_output() {
+    assert_eq!(text_of(&run("true").unwrap()), "(no output)");
+}
+
+#[test]
+fn command_prefix_is_prepended() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = BashTool {
+        shell: None,
+        command_prefix: Some("X=prefixed".into()),
+    };
+    let noop = |_: ToolOutput| {};
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort: Abort::new(),
+        on_update: &noop,
+    };
+    let out = tool
+        .execute("c", json!({"command": "echo $X"}), &ctx)
+        .unwrap();
+    assert_eq!(text_of(&out), "prefixed\n");
+}
+
+#[test]
+fn missing_custom_shell_is_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = BashTool {
+        shell: Some("/nonexistent/shell".into()),
+        command_prefix: None,
+    };
+    let noop = |_: ToolOutput| {};
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort: Abort::new(),
+        on_update: &noop,
+    };
+    let err = tool
+        .execute("c", json!({"command": "true"}), &ctx)
+        .unwrap_err();
+    assert_eq!(err, "Custom shell path not found: /nonexistent/shell");
+}
+
+#[test]
+fn timeout_kills_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let err = run_in(
+        dir.path(),
+        json!({"command": "echo before; sleep 5", "timeout": 0.2}),
+        Abort::new(),
+    )
+    .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(err, "before\n\n\nCommand timed out after 0.2 seconds");
+}
+
+#[test]
+fn abort_kills_the_whole_group_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let abort = Abort::new();
+    let pids = Mutex::new(String::new());
+    let on_update = |out: ToolOutput| {
+        *pids.lock().unwrap() = text_of(&out);
+    };
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort: abort.clone(),
+        on_update: &on_update,
+    };
+    let cmd = "sleep 100 & echo $!; sleep 100 & echo $!; wait";
+    let (res, elapsed) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let r = BashTool::default().execute("c", json!({ "command": cmd }), &ctx);
+            (r, Instant::now())
+        });
+        let t0 = Instant::now();
+        while pids.lock().unwrap().lines().count() < 2 {
+            assert!(t0.elapsed() < Duration::from_secs(5), "no pids reported");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let aborted_at = Instant::now();
+        abort.abort();
+        let (r, done) = h.join().unwrap();
+        (r, done.duration_since(aborted_at))
+    });
+    assert!(elapsed < Duration::from_millis(200), "took {elapsed:?}");
+    let err = res.unwrap_err();
+    assert!(err.ends_with("\n\nCommand aborted"), "{err}");
+    let pids: Vec<i32> = pids
+        .lock()
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let t0 = Instant::now();
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "sleeps survived: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn abort_returns_even_if_a_child_ignores_term() {
+    let dir = tempfile::tempdir().unwrap();
+    let abort = Abort::new();
+    let a2 = abort.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        a2.abort();
+    });
+    let start = Instant::now();
+    let err = run_in(
+        dir.path(),
+        json!({"command": "trap '' TERM; echo x; sleep 30"}),
+        abort,
+    )
+    .unwrap_err();
+    assert!(start.elapsed() < Duration::from_millis(600));
+    assert_eq!(err, "x\n\n\nCommand aborted");
+}
+
+#[test]
+fn huge_output_spills_to_file_and_keeps_tail() {
+    let out =
+        run("head -c 100000000 /dev/zero | tr '\\0' 'a' | fold -w 100; echo; echo LAST").unwrap();
+    let text = text_of(&out);
+    let details = out.details.expect("details");
+    let path = details["fullOutputPath"].as_str().unwrap().to_string();
+    let name = Path::new(&path).file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("pi-bash-") && name.ends_with(".log") && name.len() == 28);
+    // 1,000,000 lines of 100 'a's (the last without a newline), then "\n", "LAST\n".
+    let expected_size = 100_000_000 + 999_999 + 1 + 5;
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), expected_size);
+    let t = &details["truncation"];
+    assert_eq!(t["truncated"], true);
+    assert_eq!(t["totalLines"], 1_000_002);
+    assert_eq!(t["totalBytes"], expected_size);
+    let (body, notice) = text.rsplit_once("\n\n").unwrap();
+    assert!(body.ends_with(&format!("{}\nLAST\n", "a".repeat(100))));
+    assert!(body.len() <= DEFAULT_MAX_BYTES);
+    let lines = t["outputLines"].as_u64().unwrap();
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing lines {}-1000002 of 1000002 (50.0KB limit). Full output: {path}]",
+            1_000_002 - lines + 1
+        )
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn line_limit_notice() {
+    let out = run("seq 1 3000").unwrap();
+    let text = text_of(&out);
+    let path = out.details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.starts_with("1002\n1003\n"), "{}", &text[..20]);
+    assert!(text.ends_with(&format!(
+        "3000\n\n\n[Showing lines 1002-3001 of 3001. Full output: {path}]"
+    )));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().lines().count(),
+        3000
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn partial_last_line_notice() {
+    let out = run("head -c 60000 /dev/zero | tr '\\0' 'b'").unwrap();
+    let text = text_of(&out);
+    let path = out.details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.ends_with(&format!(
+        "\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {path}]"
+    )));
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn updates_are_throttled() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = AtomicUsize::new(0);
+    let first_empty = Mutex::new(None);
+    let on_update = |out: ToolOutput| {
+        if count.fetch_add(1, Ordering::SeqCst) == 0 {
+            *first_empty.lock().unwrap() = Some(out.content.is_empty() && out.details.is_none());
+        }
+    };
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort: Abort::new(),
+        on_update: &on_update,
+    };
+    let cmd = "for i in $(seq 1 100); do echo $i; sleep 0.01; done";
+    let out = BashTool::default()
+        .execute("c", json!({ "command": cmd }), &ctx)
+        .unwrap();
+    assert!(text_of(&out).ends_with("99\n100\n"));
+    let n = count.load(Ordering::SeqCst);
+    assert!((3..=20).contains(&n), "{n} updates");
+    assert_eq!(*first_empty.lock().unwrap(), Some(true));
+}
+
+#[test]
+fn invalid_utf8_is_replaced() {
+    let out = run("printf 'a\\377b\\342\\202c\\n'").unwrap();
+    assert_eq!(text_of(&out), "a\u{FFFD}b\u{FFFD}c\n");
+}
+
+#[test]
+fn utf8_split_across_chunks_decodes() {
+    let mut acc = Accumulator::new(10, 100);
+    let euro = "€".as_bytes();
+    acc.append(&euro[..1]);
+    acc.append(&euro[1..]);
+    acc.append(&euro[..2]);
+    acc.finish();
+    assert_eq!(acc.snapshot(false).truncation.content, "€\u{FFFD}");
+}
+
+#[test]
+fn missing_cwd_is_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    let err = run_in(&gone, json!({"command": "echo hi"}), Abort::new()).unwrap_err();
+    assert_eq!(
+        err,
+        format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            gone.display()
+        )
+    );
+}
+
+#[test]
+fn background_grandchild_does_not_block() {
+    let start = Instant::now();
+    let out = run("sleep 3 & echo started").unwrap();
+    assert_eq!(text_of(&out), "started\n");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn sigpipe_is_default_in_the_child() {
+    let start = Instant::now();
+    assert_eq!(text_of(&run("yes | head -n 1").unwrap()), "y\n");
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn agent_bin_dir_is_first_on_path() {
+    let bin = crate::resources::agent_dir().join("bin");
+    let out = run("echo \"$PATH\"").unwrap();
+    assert!(text_of(&out).starts_with(&format!("{}:", bin.display())));
+}
+
+#[test]
+fn js_number_formatting() {
+    assert_eq!(js_number(5.0), "5");
+    assert_eq!(js_number(0.2), "0.2");
+    assert_eq!(js_number(1.5), "1.5");
+}
