@@ -1,18 +1,41 @@
-//! The system prompt: who pi is, the active tools, guidelines, appended text, then the date and
-//! working directory last. Written in our own words; project context files and skills are
-//! added by later layers.
+//! The system prompt: who pi is, the active tools with their one-line summaries, guidelines
+//! chosen by the tool mix, appended text, then the date and working directory last. Written in
+//! our own words; project context files and skills are added by later layers.
 
-use crate::ai::ToolSpec;
+use std::sync::Arc;
+
+use crate::agent::Tool;
 
 pub struct PromptInputs<'a> {
     /// `--system-prompt` (text or file contents) replacing the base prompt.
     pub custom: Option<&'a str>,
     /// `--append-system-prompt` values.
     pub append: &'a [String],
-    pub tools: &'a [ToolSpec],
+    pub tools: &'a [Arc<dyn Tool>],
     pub cwd: &'a str,
     /// Local date as `YYYY-MM-DD`.
     pub date: &'a str,
+}
+
+fn guidelines(tools: &[Arc<dyn Tool>]) -> Vec<String> {
+    let has = |n: &str| tools.iter().any(|t| t.name() == n);
+    let mut out: Vec<String> = Vec::new();
+    let search_tools = has("grep") || has("find") || has("ls");
+    if has("bash") && !search_tools {
+        out.push("Use bash for file exploration (ls, rg, find)".into());
+    } else if has("bash") && search_tools {
+        out.push("Prefer the grep, find and ls tools over bash for exploring files: they are faster and respect .gitignore".into());
+    }
+    for t in tools {
+        for g in t.prompt_guidelines() {
+            out.push(g.to_string());
+        }
+    }
+    out.push("Be concise in your responses".into());
+    out.push("Show file paths clearly when working with files".into());
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|g| seen.insert(g.clone()));
+    out
 }
 
 pub fn build(inputs: &PromptInputs) -> String {
@@ -25,14 +48,21 @@ pub fn build(inputs: &PromptInputs) -> String {
                  You help the user by reading files, running commands, editing code and writing files.\n\n",
             );
             out.push_str("Available tools:\n");
-            if inputs.tools.is_empty() {
+            let listed: Vec<_> = inputs
+                .tools
+                .iter()
+                .filter(|t| !t.prompt_snippet().is_empty())
+                .collect();
+            if listed.is_empty() {
                 out.push_str("(none)\n");
             }
-            for t in inputs.tools {
-                let first = t.description.lines().next().unwrap_or("");
-                out.push_str(&format!("- {}: {}\n", t.name, first));
+            for t in listed {
+                out.push_str(&format!("- {}: {}\n", t.name(), t.prompt_snippet()));
             }
-            out.push_str("\nGuidelines:\n- Be concise in your responses\n- Show file paths clearly when working with files\n");
+            out.push_str("\nThe project may also provide other custom tools.\n\nGuidelines:\n");
+            for g in guidelines(inputs.tools) {
+                out.push_str(&format!("- {g}\n"));
+            }
         }
     }
     if !inputs.append.is_empty() {
