@@ -1,2 +1,10 @@
 //! The built-in tools: read, write, edit, bash, grep, find, ls — pi's names and argument
 //! schemas, our own implementations (no ripgrep or fd needed).
+
+pub mod diff;
+pub mod edit;
+pub mod mutation_queue;
+pub mod path;
+pub mod read;
+pub mod truncate;
+pub mod write;
