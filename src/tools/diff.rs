@@ -33,7 +33,12 @@ struct Tokens<'a> {
 impl<'a> Tokens<'a> {
     fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
         if starts.last() == Some(&text.len()) {
             starts.pop();
         }
@@ -67,7 +72,9 @@ fn push(runs: &mut Vec<Run>, kind: Kind, old_at: usize, new_at: usize, count: us
     if let Some(last) = runs.last_mut() {
         if last.kind == kind {
             let contiguous = match kind {
-                Kind::Same => last.old_at + last.count == old_at && last.new_at + last.count == new_at,
+                Kind::Same => {
+                    last.old_at + last.count == old_at && last.new_at + last.count == new_at
+                }
                 Kind::Del => last.old_at + last.count == old_at,
                 Kind::Ins => last.new_at + last.count == new_at,
             };
@@ -77,11 +84,22 @@ fn push(runs: &mut Vec<Run>, kind: Kind, old_at: usize, new_at: usize, count: us
             }
         }
     }
-    runs.push(Run { kind, old_at, new_at, count });
+    runs.push(Run {
+        kind,
+        old_at,
+        new_at,
+        count,
+    });
 }
 
 /// Diffs old tokens `[o0, o1)` against new tokens `[n0, n1)`.
-fn diff_region(a: &Tokens, b: &Tokens, (mut o0, mut o1): (usize, usize), (mut n0, mut n1): (usize, usize), runs: &mut Vec<Run>) {
+fn diff_region(
+    a: &Tokens,
+    b: &Tokens,
+    (mut o0, mut o1): (usize, usize),
+    (mut n0, mut n1): (usize, usize),
+    runs: &mut Vec<Run>,
+) {
     let mut pre = 0;
     while o0 + pre < o1 && n0 + pre < n1 && a.get(o0 + pre) == b.get(n0 + pre) {
         pre += 1;
@@ -122,7 +140,11 @@ fn diff_region(a: &Tokens, b: &Tokens, (mut o0, mut o1): (usize, usize), (mut n0
             inss.clear();
         };
         while i < la || j < lb {
-            if i < la && j < lb && a.get(o0 + i) == b.get(n0 + j) && lcs[i * w + j] == lcs[(i + 1) * w + j + 1] + 1 {
+            if i < la
+                && j < lb
+                && a.get(o0 + i) == b.get(n0 + j)
+                && lcs[i * w + j] == lcs[(i + 1) * w + j + 1] + 1
+            {
                 flush(runs, &mut dels, &mut inss);
                 push(runs, Kind::Same, o0 + i, n0 + j, 1);
                 i += 1;
@@ -146,7 +168,11 @@ fn diff_region(a: &Tokens, b: &Tokens, (mut o0, mut o1): (usize, usize), (mut n0
 /// pi's diff of `old` → `new`, given the byte ranges that changed: `(old_start, old_end,
 /// new_start, new_end)`, sorted and disjoint. Returns the text and the first changed line (in
 /// the new file).
-pub fn diff_changes(old: &str, new: &str, changes: &[(usize, usize, usize, usize)]) -> (String, Option<usize>) {
+pub fn diff_changes(
+    old: &str,
+    new: &str,
+    changes: &[(usize, usize, usize, usize)],
+) -> (String, Option<usize>) {
     let a = Tokens::new(old);
     let b = Tokens::new(new);
     // Token ranges touched by each change, merged when they meet.
@@ -173,14 +199,29 @@ pub fn diff_changes(old: &str, new: &str, changes: &[(usize, usize, usize, usize
         (oi, ni) = (o.1, n.1);
     }
     push(&mut runs, Kind::Same, oi, ni, a.len() - oi);
-    render(&a, &b, &runs, old.split('\n').count().max(new.split('\n').count()))
+    render(
+        &a,
+        &b,
+        &runs,
+        old.split('\n').count().max(new.split('\n').count()),
+    )
 }
 
 /// pi's diff of two whole texts (one region spanning the first to the last differing byte).
 pub fn diff_texts(old: &str, new: &str) -> (String, Option<usize>) {
-    let pre = old.bytes().zip(new.bytes()).take_while(|(x, y)| x == y).count();
+    let pre = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(x, y)| x == y)
+        .count();
     let max_suf = old.len().min(new.len()) - pre;
-    let suf = old.bytes().rev().zip(new.bytes().rev()).take(max_suf).take_while(|(x, y)| x == y).count();
+    let suf = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(max_suf)
+        .take_while(|(x, y)| x == y)
+        .count();
     if pre == old.len() && pre == new.len() {
         return (String::new(), None);
     }

@@ -50,7 +50,9 @@ pub fn prepare_arguments(mut args: Value) -> Value {
             obj.insert("edits".into(), parsed);
         }
     }
-    if let (Some(Value::String(_)), Some(Value::String(_))) = (obj.get("oldText"), obj.get("newText")) {
+    if let (Some(Value::String(_)), Some(Value::String(_))) =
+        (obj.get("oldText"), obj.get("newText"))
+    {
         let old = obj.remove("oldText").unwrap_or_default();
         let new = obj.remove("newText").unwrap_or_default();
         let mut edits = match obj.get("edits") {
@@ -66,16 +68,33 @@ pub fn prepare_arguments(mut args: Value) -> Value {
 fn parse_edits(args: &Value) -> Result<Vec<Replacement>, String> {
     let edits = match args.get("edits") {
         Some(Value::Array(a)) if !a.is_empty() => a,
-        _ => return Err("Edit tool input is invalid. edits must contain at least one replacement.".into()),
+        _ => {
+            return Err(
+                "Edit tool input is invalid. edits must contain at least one replacement.".into(),
+            )
+        }
     };
     let mut out = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
         let field = |name: &str| match e.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
-            None => Err(validation_error("edit", &format!("edits.{i}.{name}"), "must have required property", args)),
-            Some(_) => Err(validation_error("edit", &format!("edits.{i}.{name}"), "must be string", args)),
+            None => Err(validation_error(
+                "edit",
+                &format!("edits.{i}.{name}"),
+                "must have required property",
+                args,
+            )),
+            Some(_) => Err(validation_error(
+                "edit",
+                &format!("edits.{i}.{name}"),
+                "must be string",
+                args,
+            )),
         };
-        out.push(Replacement { old_text: field("oldText")?, new_text: field("newText")? });
+        out.push(Replacement {
+            old_text: field("oldText")?,
+            new_text: field("newText")?,
+        });
     }
     Ok(out)
 }
@@ -111,7 +130,10 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
     let many = edits.len() > 1;
     let edits: Vec<Replacement> = edits
         .iter()
-        .map(|e| Replacement { old_text: to_lf(&e.old_text), new_text: to_lf(&e.new_text) })
+        .map(|e| Replacement {
+            old_text: to_lf(&e.old_text),
+            new_text: to_lf(&e.new_text),
+        })
         .collect();
     for (i, e) in edits.iter().enumerate() {
         if e.old_text.is_empty() {
@@ -122,7 +144,10 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
             });
         }
     }
-    let fuzzy_old: Vec<String> = edits.iter().map(|e| normalize_for_fuzzy(&e.old_text)).collect();
+    let fuzzy_old: Vec<String> = edits
+        .iter()
+        .map(|e| normalize_for_fuzzy(&e.old_text))
+        .collect();
     let mut fuzzy_content: Option<String> = None;
     let mut any_fuzzy = false;
     for (e, fo) in edits.iter().zip(&fuzzy_old) {
@@ -134,11 +159,17 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
         }
     }
     let base = if any_fuzzy {
-        fuzzy_content.take().unwrap_or_else(|| normalize_for_fuzzy(content))
+        fuzzy_content
+            .take()
+            .unwrap_or_else(|| normalize_for_fuzzy(content))
     } else {
         content.to_string()
     };
-    let mut fuzzy_base: Option<String> = if any_fuzzy { Some(base.clone()) } else { fuzzy_content };
+    let mut fuzzy_base: Option<String> = if any_fuzzy {
+        Some(base.clone())
+    } else {
+        fuzzy_content
+    };
     let mut matched: Vec<(usize, usize, usize)> = Vec::with_capacity(edits.len()); // (start, len, edit)
     for (i, (e, fo)) in edits.iter().zip(&fuzzy_old).enumerate() {
         let fb = fuzzy_base.get_or_insert_with(|| normalize_for_fuzzy(&base));
@@ -172,7 +203,8 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
             ));
         }
     }
-    let mut new = String::with_capacity(base.len() + edits.iter().map(|e| e.new_text.len()).sum::<usize>());
+    let mut new =
+        String::with_capacity(base.len() + edits.iter().map(|e| e.new_text.len()).sum::<usize>());
     let mut changes = Vec::with_capacity(matched.len());
     let mut pos = 0;
     for &(at, len, i) in &matched {
@@ -229,7 +261,12 @@ impl Tool for EditTool {
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
     }
-    fn execute(&self, _call_id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    fn execute(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
         let args = prepare_arguments(args);
         let edits = parse_edits(&args)?;
         let path = str_arg("edit", &args, "path")?;
@@ -238,8 +275,12 @@ impl Tool for EditTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
-            access(&abs, libc::R_OK | libc::W_OK)
-                .map_err(|e| format!("Could not edit file: {path}. Error code: {}.", error_code(&e)))?;
+            access(&abs, libc::R_OK | libc::W_OK).map_err(|e| {
+                format!(
+                    "Could not edit file: {path}. Error code: {}.",
+                    error_code(&e)
+                )
+            })?;
             let bytes = fs::read(&abs).map_err(|e| match e.raw_os_error() {
                 Some(libc::EISDIR) => "EISDIR: illegal operation on a directory, read".to_string(),
                 _ => node_error(&e, "open", &abs),
@@ -250,13 +291,19 @@ impl Tool for EditTool {
                 Some(rest) => ("\u{FEFF}", rest),
                 None => ("", raw.as_str()),
             };
-            let crlf = text.find('\n').is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
+            let crlf = text
+                .find('\n')
+                .is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
             let normalized = to_lf(text);
             let applied = apply_edits(&normalized, &edits, path)?;
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
-            let body = if crlf { applied.new.replace('\n', "\r\n") } else { applied.new.clone() };
+            let body = if crlf {
+                applied.new.replace('\n', "\r\n")
+            } else {
+                applied.new.clone()
+            };
             let mut out = String::with_capacity(bom.len() + body.len());
             out.push_str(bom);
             out.push_str(&body);
@@ -266,7 +313,11 @@ impl Tool for EditTool {
             if let Some(line) = first {
                 details["firstChangedLine"] = json!(line);
             }
-            Ok(ToolOutput::text(format!("Successfully replaced {} block(s) in {path}.", edits.len())).with_details(details))
+            Ok(ToolOutput::text(format!(
+                "Successfully replaced {} block(s) in {path}.",
+                edits.len()
+            ))
+            .with_details(details))
         })
     }
 }

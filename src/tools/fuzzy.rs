@@ -8,14 +8,16 @@
 fn fold(c: char) -> Option<&'static str> {
     const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
     const ROMAN: [&str; 16] = [
-        "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "L", "C", "D", "M",
+        "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "L", "C", "D",
+        "M",
     ];
     const ROMAN_LOWER: [&str; 16] = [
-        "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "l", "c", "d", "m",
+        "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "l", "c", "d",
+        "m",
     ];
     const CIRCLED: [&str; 20] = [
-        "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17",
-        "18", "19", "20",
+        "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+        "17", "18", "19", "20",
     ];
     let u = c as u32;
     Some(match c {
@@ -93,8 +95,14 @@ fn fold(c: char) -> Option<&'static str> {
 fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -144,7 +152,10 @@ mod tests {
 
     #[test]
     fn folds_quotes_dashes_spaces_and_trailing_whitespace() {
-        assert_eq!(n("a \u{201C}b\u{201D} \u{2018}c\u{2019}  \nx\u{2014}y\u{00A0}z\t"), "a \"b\" 'c'\nx-yz".replace("yz", "y z"));
+        assert_eq!(
+            n("a \u{201C}b\u{201D} \u{2018}c\u{2019}  \nx\u{2014}y\u{00A0}z\t"),
+            "a \"b\" 'c'\nx-yz".replace("yz", "y z")
+        );
         assert_eq!(n("\u{FF21}\u{FF42}\u{2026}\u{FB01}"), "Ab...fi");
         assert_eq!(n("plain  \n\n"), "plain\n\n");
         let once = n("\u{00BD} \u{2122}\u{3000}");

@@ -7,7 +7,10 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// `@` prefix removal, Unicode-space normalization and `~` expansion (no cwd involved).
@@ -120,7 +123,11 @@ pub fn node_error(err: &io::Error, syscall: &str, path: &Path) -> String {
             }
         }
     };
-    format!("{}: {desc}, {syscall} '{}'", error_code(err), path.display())
+    format!(
+        "{}: {desc}, {syscall} '{}'",
+        error_code(err),
+        path.display()
+    )
 }
 
 /// `access(2)` with the given mode (`libc::R_OK | libc::W_OK`, ...).
@@ -137,16 +144,30 @@ pub fn access(path: &Path, mode: libc::c_int) -> io::Result<()> {
 }
 
 /// An argument error worded like pi's schema validation.
-pub fn validation_error(tool: &str, field: &str, problem: &str, args: &serde_json::Value) -> String {
+pub fn validation_error(
+    tool: &str,
+    field: &str,
+    problem: &str,
+    args: &serde_json::Value,
+) -> String {
     let json = serde_json::to_string_pretty(args).unwrap_or_default();
     format!("Validation failed for tool \"{tool}\":\n  - {field}: {problem}\n\nReceived arguments:\n{json}")
 }
 
 /// A required string argument.
-pub fn str_arg<'a>(tool: &str, args: &'a serde_json::Value, field: &str) -> Result<&'a str, String> {
+pub fn str_arg<'a>(
+    tool: &str,
+    args: &'a serde_json::Value,
+    field: &str,
+) -> Result<&'a str, String> {
     match args.get(field) {
         Some(serde_json::Value::String(s)) => Ok(s),
-        None => Err(validation_error(tool, field, "must have required property", args)),
+        None => Err(validation_error(
+            tool,
+            field,
+            "must have required property",
+            args,
+        )),
         Some(_) => Err(validation_error(tool, field, "must be string", args)),
     }
 }
@@ -171,12 +192,24 @@ mod tests {
     #[test]
     fn resolves_relative_tilde_at_and_dots() {
         let cwd = Path::new("/work/proj");
-        assert_eq!(resolve_to_cwd("a/b.txt", cwd), PathBuf::from("/work/proj/a/b.txt"));
-        assert_eq!(resolve_to_cwd("@src/x.rs", cwd), PathBuf::from("/work/proj/src/x.rs"));
+        assert_eq!(
+            resolve_to_cwd("a/b.txt", cwd),
+            PathBuf::from("/work/proj/a/b.txt")
+        );
+        assert_eq!(
+            resolve_to_cwd("@src/x.rs", cwd),
+            PathBuf::from("/work/proj/src/x.rs")
+        );
         assert_eq!(resolve_to_cwd("../x/./y", cwd), PathBuf::from("/work/x/y"));
-        assert_eq!(resolve_to_cwd("/etc/hosts", cwd), PathBuf::from("/etc/hosts"));
+        assert_eq!(
+            resolve_to_cwd("/etc/hosts", cwd),
+            PathBuf::from("/etc/hosts")
+        );
         let home = std::env::var("HOME").unwrap_or_default();
-        assert_eq!(resolve_to_cwd("~/f", cwd), normalize_lexically(Path::new(&format!("{home}/f"))));
+        assert_eq!(
+            resolve_to_cwd("~/f", cwd),
+            normalize_lexically(Path::new(&format!("{home}/f")))
+        );
         assert_eq!(expand_path("a\u{00A0}b"), "a b");
     }
 
@@ -187,6 +220,9 @@ mod tests {
             node_error(&e, "access", Path::new("/x/y")),
             "ENOENT: no such file or directory, access '/x/y'"
         );
-        assert_eq!(error_code(&io::Error::from_raw_os_error(libc::EACCES)), "EACCES");
+        assert_eq!(
+            error_code(&io::Error::from_raw_os_error(libc::EACCES)),
+            "EACCES"
+        );
     }
 }

@@ -16,7 +16,8 @@ use crate::ai::{Content, ImageContent};
 
 pub struct ReadTool;
 
-const DESCRIPTION: &str = "Read a file. Text files and images (jpg, png, gif, webp) are supported; \
+const DESCRIPTION: &str =
+    "Read a file. Text files and images (jpg, png, gif, webp) are supported; \
 images come back as attachments. Text output stops at 2000 lines or 50KB, whichever comes first; \
 use offset and limit to page through larger files, continuing with offset until you have read \
 all you need.";
@@ -51,7 +52,12 @@ impl Tool for ReadTool {
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
     }
-    fn execute(&self, _call_id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    fn execute(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
         let path = str_arg("read", &args, "path")?;
         let offset = num_arg("read", &args, "offset")?;
         let limit = num_arg("read", &args, "limit")?;
@@ -114,8 +120,14 @@ fn looks_binary(head: &[u8]) -> bool {
     }
 }
 
-fn read_image(mut file: File, mut data: Vec<u8>, mime: &str, abs: &Path) -> Result<ToolOutput, String> {
-    file.read_to_end(&mut data).map_err(|e| read_error(&e, abs))?;
+fn read_image(
+    mut file: File,
+    mut data: Vec<u8>,
+    mime: &str,
+    abs: &Path,
+) -> Result<ToolOutput, String> {
+    file.read_to_end(&mut data)
+        .map_err(|e| read_error(&e, abs))?;
     let b64 = base64(&data);
     if b64.len() > MAX_IMAGE_BASE64 {
         return Ok(ToolOutput::text(format!(
@@ -125,7 +137,10 @@ fn read_image(mut file: File, mut data: Vec<u8>, mime: &str, abs: &Path) -> Resu
     Ok(ToolOutput {
         content: vec![
             Content::text(format!("Read image file [{mime}]")),
-            Content::Image(ImageContent { data: b64, mime_type: mime.to_string() }),
+            Content::Image(ImageContent {
+                data: b64,
+                mime_type: mime.to_string(),
+            }),
         ],
         details: None,
         terminate: false,
@@ -142,8 +157,16 @@ pub fn base64(data: &[u8]) -> String {
             | u32::from(*chunk.get(2).unwrap_or(&0));
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
-        out.push(if chunk.len() > 2 { T[n as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
     }
     out
 }
@@ -194,7 +217,11 @@ impl Scan {
             let i = self.sel_lines;
             let text = String::from_utf8_lossy(&self.cur);
             // Decoded length for kept lines (invalid bytes become U+FFFD, as pi decodes).
-            let len = if self.cur.len() == self.cur_len { text.len() } else { self.cur_len };
+            let len = if self.cur.len() == self.cur_len {
+                text.len()
+            } else {
+                self.cur_len
+            };
             if i == 0 {
                 self.first_len = len;
             }
@@ -240,7 +267,11 @@ impl Scan {
             t.first_line_exceeds_limit = true;
             return t;
         }
-        let by = if self.kept.len() >= ml && self.kept_bytes <= mb { "lines" } else { self.by };
+        let by = if self.kept.len() >= ml && self.kept_bytes <= mb {
+            "lines"
+        } else {
+            self.by
+        };
         t.truncated_by = Some(by);
         t.output_lines = self.kept.len();
         t.content = self.kept.join("\n");
@@ -320,9 +351,17 @@ fn read_text(
         let last = first + t.output_lines - 1;
         let range = format!("Showing lines {first}-{last} of {total}");
         if t.truncated_by == Some("lines") {
-            format!("{}\n\n[{range}. Use offset={} to continue.]", t.content, last + 1)
+            format!(
+                "{}\n\n[{range}. Use offset={} to continue.]",
+                t.content,
+                last + 1
+            )
         } else {
-            format!("{}\n\n[{range} ({max} limit). Use offset={} to continue.]", t.content, last + 1)
+            format!(
+                "{}\n\n[{range} ({max} limit). Use offset={} to continue.]",
+                t.content,
+                last + 1
+            )
         }
     } else if let Some(l) = limit.filter(|&l| start.saturating_add(l) < total) {
         let shown_end = start + l;

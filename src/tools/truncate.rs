@@ -28,7 +28,12 @@ pub struct Truncation {
 
 impl Truncation {
     /// The result for a text that fits both limits.
-    pub(crate) fn untouched(text: &str, total_lines: usize, max_lines: usize, max_bytes: usize) -> Self {
+    pub(crate) fn untouched(
+        text: &str,
+        total_lines: usize,
+        max_lines: usize,
+        max_bytes: usize,
+    ) -> Self {
         Truncation {
             content: text.to_string(),
             truncated: false,

@@ -26,7 +26,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
     let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(
         ".{name}.pi-tmp-{}-{}",
         std::process::id(),
@@ -52,7 +55,8 @@ pub struct WriteTool;
 const DESCRIPTION: &str = "Write a file with the given content, replacing it completely if it \
 already exists and creating it (and any missing parent directories) if it does not.";
 
-const GUIDELINES: &[&str] = &["Use write only to create new files or to rewrite a file completely."];
+const GUIDELINES: &[&str] =
+    &["Use write only to create new files or to rewrite a file completely."];
 
 impl Tool for WriteTool {
     fn name(&self) -> &str {
@@ -77,7 +81,12 @@ impl Tool for WriteTool {
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
     }
-    fn execute(&self, _call_id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    fn execute(
+        &self,
+        _call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, String> {
         let path = str_arg("write", &args, "path")?;
         let content = str_arg("write", &args, "content")?;
         let abs = resolve_to_cwd(path, &ctx.cwd);
@@ -91,7 +100,9 @@ impl Tool for WriteTool {
             write_atomic(&abs, content.as_bytes()).map_err(|e| node_error(&e, "open", &abs))?;
             // pi reports JavaScript's string length: UTF-16 code units, not bytes.
             let n = content.encode_utf16().count();
-            Ok(ToolOutput::text(format!("Successfully wrote {n} bytes to {path}")))
+            Ok(ToolOutput::text(format!(
+                "Successfully wrote {n} bytes to {path}"
+            )))
         })
     }
 }

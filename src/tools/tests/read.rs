@@ -3,7 +3,11 @@ use crate::ai::Abort;
 use std::path::Path;
 
 fn run(dir: &Path, args: Value) -> Result<ToolOutput, String> {
-    let ctx = ToolContext { cwd: dir.to_path_buf(), abort: Abort::new(), on_update: &|_| {} };
+    let ctx = ToolContext {
+        cwd: dir.to_path_buf(),
+        abort: Abort::new(),
+        on_update: &|_| {},
+    };
     ReadTool.execute("c1", args, &ctx)
 }
 
@@ -39,7 +43,10 @@ fn offset_and_limit_with_more_lines_notice() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f"), numbered(10)).unwrap();
     let out = run(d.path(), json!({"path": "f", "offset": 3, "limit": 2})).unwrap();
-    assert_eq!(text(&out), "line 3\nline 4\n\n[7 more lines in file. Use offset=5 to continue.]");
+    assert_eq!(
+        text(&out),
+        "line 3\nline 4\n\n[7 more lines in file. Use offset=5 to continue.]"
+    );
     let out = run(d.path(), json!({"path": "f", "offset": 9})).unwrap();
     assert_eq!(text(&out), "line 9\nline 10\n");
 }
@@ -51,52 +58,90 @@ fn line_limit_notice_counts_trailing_newline() {
     let out = run(d.path(), json!({"path": "f"})).unwrap();
     let t = text(&out);
     assert!(t.starts_with("line 1\n"));
-    assert!(t.ends_with("line 2000\n\n[Showing lines 1-2000 of 3001. Use offset=2001 to continue.]"));
+    assert!(
+        t.ends_with("line 2000\n\n[Showing lines 1-2000 of 3001. Use offset=2001 to continue.]")
+    );
     let tr = &out.details.as_ref().unwrap()["truncation"];
     assert_eq!(tr["truncatedBy"], "lines");
     assert_eq!(tr["outputLines"], 2000);
     // The streamed truncation equals truncate_head on the same selection.
     let whole = numbered(3000);
-    let expect = crate::tools::truncate::truncate_head(&whole, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let expect =
+        crate::tools::truncate::truncate_head(&whole, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
     assert_eq!(tr, &serde_json::to_value(expect).unwrap());
 }
 
 #[test]
 fn byte_limit_notice() {
     let d = tempfile::tempdir().unwrap();
-    let body: String = (1..=1000).map(|i| format!("{i:04}{}\n", "x".repeat(95))).collect();
+    let body: String = (1..=1000)
+        .map(|i| format!("{i:04}{}\n", "x".repeat(95)))
+        .collect();
     std::fs::write(d.path().join("f"), &body).unwrap();
     let out = run(d.path(), json!({"path": "f", "offset": 2})).unwrap();
     let t = text(&out);
     // 100 bytes per line: 512 lines fit (511 separators + 512*99 = 51199).
-    assert!(t.ends_with("\n\n[Showing lines 2-513 of 1001 (50.0KB limit). Use offset=514 to continue.]"), "{}", &t[t.len() - 120..]);
-    let expect = crate::tools::truncate::truncate_head(&body[100..], DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    assert_eq!(out.details.unwrap()["truncation"], serde_json::to_value(expect).unwrap());
+    assert!(
+        t.ends_with(
+            "\n\n[Showing lines 2-513 of 1001 (50.0KB limit). Use offset=514 to continue.]"
+        ),
+        "{}",
+        &t[t.len() - 120..]
+    );
+    let expect =
+        crate::tools::truncate::truncate_head(&body[100..], DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    assert_eq!(
+        out.details.unwrap()["truncation"],
+        serde_json::to_value(expect).unwrap()
+    );
 }
 
 #[test]
 fn first_line_too_long() {
     let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("big"), format!("short\n{}\n", "y".repeat(60 * 1024))).unwrap();
+    std::fs::write(
+        d.path().join("big"),
+        format!("short\n{}\n", "y".repeat(60 * 1024)),
+    )
+    .unwrap();
     let out = run(d.path(), json!({"path": "big", "offset": 2})).unwrap();
-    assert_eq!(text(&out), "[Line 2 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '2p' big | head -c 51200]");
-    assert_eq!(out.details.unwrap()["truncation"]["firstLineExceedsLimit"], true);
+    assert_eq!(
+        text(&out),
+        "[Line 2 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '2p' big | head -c 51200]"
+    );
+    assert_eq!(
+        out.details.unwrap()["truncation"]["firstLineExceedsLimit"],
+        true
+    );
 }
 
 #[test]
 fn offset_beyond_end_and_missing_file() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f"), "a\nb").unwrap();
-    assert_eq!(run(d.path(), json!({"path": "f", "offset": 5})).unwrap_err(), "Offset 5 is beyond end of file (2 lines total)");
+    assert_eq!(
+        run(d.path(), json!({"path": "f", "offset": 5})).unwrap_err(),
+        "Offset 5 is beyond end of file (2 lines total)"
+    );
     let err = run(d.path(), json!({"path": "nope.txt"})).unwrap_err();
-    assert_eq!(err, format!("ENOENT: no such file or directory, access '{}'", d.path().join("nope.txt").display()));
-    assert!(run(d.path(), json!({})).unwrap_err().starts_with("Validation failed for tool \"read\":"));
+    assert_eq!(
+        err,
+        format!(
+            "ENOENT: no such file or directory, access '{}'",
+            d.path().join("nope.txt").display()
+        )
+    );
+    assert!(run(d.path(), json!({}))
+        .unwrap_err()
+        .starts_with("Validation failed for tool \"read\":"));
 }
 
 #[test]
 fn images_by_magic_bytes() {
     let d = tempfile::tempdir().unwrap();
-    let png = [0x89u8, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+    let png = [
+        0x89u8, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13,
+    ];
     std::fs::write(d.path().join("pic.dat"), png).unwrap();
     let out = run(d.path(), json!({"path": "pic.dat"})).unwrap();
     assert_eq!(text(&out), "Read image file [image/png]");

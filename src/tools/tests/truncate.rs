@@ -11,7 +11,10 @@ fn head_untouched_when_within_limits() {
 
 #[test]
 fn head_by_lines() {
-    let text = (1..=10).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
+    let text = (1..=10)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     let t = truncate_head(&text, 3, 1000);
     assert_eq!(t.content, "1\n2\n3");
     assert_eq!(t.truncated_by, Some("lines"));
@@ -37,7 +40,10 @@ fn head_first_line_exceeds() {
 
 #[test]
 fn tail_by_lines_and_bytes() {
-    let text = (1..=10).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
+    let text = (1..=10)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     let t = truncate_tail(&text, 3, 1000);
     assert_eq!(t.content, "8\n9\n10");
     assert_eq!(t.truncated_by, Some("lines"));
@@ -71,8 +77,17 @@ fn serializes_like_pi() {
     assert_eq!(
         keys,
         [
-            "content", "truncated", "truncatedBy", "totalLines", "totalBytes", "outputLines",
-            "outputBytes", "lastLinePartial", "firstLineExceedsLimit", "maxLines", "maxBytes"
+            "content",
+            "truncated",
+            "truncatedBy",
+            "totalLines",
+            "totalBytes",
+            "outputLines",
+            "outputBytes",
+            "lastLinePartial",
+            "firstLineExceedsLimit",
+            "maxLines",
+            "maxBytes"
         ]
     );
     assert!(v["truncatedBy"].is_null());
@@ -84,7 +99,13 @@ fn sizes_and_lines() {
     assert_eq!(format_size(51200), "50.0KB");
     assert_eq!(format_size(1280), "1.3KB");
     assert_eq!(format_size(1536 * 1024), "1.5MB");
-    assert_eq!(truncate_line("abcdef", 3), ("abc... [truncated]".to_string(), true));
+    assert_eq!(
+        truncate_line("abcdef", 3),
+        ("abc... [truncated]".to_string(), true)
+    );
     assert_eq!(truncate_line("abc", 3), ("abc".to_string(), false));
-    assert_eq!(truncate_line("😀😀", 3), ("😀... [truncated]".to_string(), true));
+    assert_eq!(
+        truncate_line("😀😀", 3),
+        ("😀... [truncated]".to_string(), true)
+    );
 }
