@@ -2,4 +2,10 @@
 //! schemas, our own implementations (no ripgrep or fd needed).
 
 pub mod bash;
+pub mod diff;
+pub mod edit;
+pub mod mutation_queue;
+pub mod path;
+pub mod read;
 pub mod truncate;
+pub mod write;

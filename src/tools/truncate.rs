@@ -1,13 +1,20 @@
-//! Output truncation shared by the tools (minimal stand-in; the full module lands separately).
+//! Output truncation shared by the tools: keep the head (read, grep, find, ls) or the tail
+//! (bash) of a text within a line cap and a byte cap, whichever is hit first. The result
+//! serializes like pi's `details.truncation` object.
+
+use serde::Serialize;
 
 pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+pub const GREP_MAX_LINE_LENGTH: usize = 500;
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// What was kept of a text and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Truncation {
     pub content: String,
     pub truncated: bool,
+    /// `"lines"` or `"bytes"`; `None` (JSON `null`) when nothing was cut.
     pub truncated_by: Option<&'static str>,
     pub total_lines: usize,
     pub total_bytes: usize,
@@ -19,64 +26,176 @@ pub struct Truncation {
     pub max_bytes: usize,
 }
 
-/// Keeps the last `max_lines` lines / `max_bytes` bytes; a single oversized last line is cut
-/// from its end on a char boundary.
-pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut t = Truncation {
-        content: text.to_string(),
-        truncated: false,
-        truncated_by: None,
-        total_lines: lines.len(),
-        total_bytes: text.len(),
-        output_lines: lines.len(),
-        output_bytes: text.len(),
+impl Truncation {
+    /// The result for a text that fits both limits.
+    pub(crate) fn untouched(
+        text: &str,
+        total_lines: usize,
+        max_lines: usize,
+        max_bytes: usize,
+    ) -> Self {
+        Truncation {
+            content: text.to_string(),
+            truncated: false,
+            truncated_by: None,
+            total_lines,
+            total_bytes: text.len(),
+            output_lines: total_lines,
+            output_bytes: text.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+            max_lines,
+            max_bytes,
+        }
+    }
+}
+
+/// Human-readable size, 1024-based, one decimal for KB and MB (`512B`, `50.0KB`, `1.5MB`).
+/// Halves round up, as JavaScript's `toFixed` does for these exactly representable values.
+pub fn format_size(bytes: usize) -> String {
+    const KB: u128 = 1024;
+    const MB: u128 = 1024 * 1024;
+    let b = bytes as u128;
+    let (unit, div) = if b < KB {
+        return format!("{bytes}B");
+    } else if b < MB {
+        ("KB", KB)
+    } else {
+        ("MB", MB)
+    };
+    let tenths = (b * 10 * 2 + div) / (2 * div);
+    format!("{}.{}{unit}", tenths / 10, tenths % 10)
+}
+
+/// Keeps the first lines of `text` that fit `max_lines` and `max_bytes`. Never cuts a line in
+/// half: if the first line alone is over the byte cap the content is empty and
+/// `first_line_exceeds_limit` is set.
+pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
+    let total_lines = text.split('\n').count();
+    let total_bytes = text.len();
+    if total_lines <= max_lines && total_bytes <= max_bytes {
+        return Truncation::untouched(text, total_lines, max_lines, max_bytes);
+    }
+    let first_len = text.split('\n').next().map_or(0, str::len);
+    if first_len > max_bytes {
+        return Truncation {
+            content: String::new(),
+            truncated: true,
+            truncated_by: Some("bytes"),
+            total_lines,
+            total_bytes,
+            output_lines: 0,
+            output_bytes: 0,
+            last_line_partial: false,
+            first_line_exceeds_limit: true,
+            max_lines,
+            max_bytes,
+        };
+    }
+    let mut kept = 0usize;
+    let mut end = 0usize; // byte length of the kept prefix
+    let mut by = "lines";
+    for (i, line) in text.split('\n').enumerate() {
+        if i >= max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(i > 0);
+        if end + cost > max_bytes {
+            by = "bytes";
+            break;
+        }
+        end += cost;
+        kept += 1;
+    }
+    if kept >= max_lines && end <= max_bytes {
+        by = "lines";
+    }
+    let content = text[..end].to_string();
+    Truncation {
+        output_bytes: content.len(),
+        content,
+        truncated: true,
+        truncated_by: Some(by),
+        total_lines,
+        total_bytes,
+        output_lines: kept,
         last_line_partial: false,
         first_line_exceeds_limit: false,
         max_lines,
         max_bytes,
-    };
-    if lines.len() <= max_lines && text.len() <= max_bytes {
-        return t;
     }
-    let mut kept: Vec<String> = Vec::new();
-    let mut bytes = 0;
+}
+
+/// Keeps the last lines of `text` that fit. If the very last line alone is over the byte cap,
+/// its end is kept (cut on a UTF-8 boundary) and `last_line_partial` is set.
+pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
+    let total_lines = text.split('\n').count();
+    let total_bytes = text.len();
+    if total_lines <= max_lines && total_bytes <= max_bytes {
+        return Truncation::untouched(text, total_lines, max_lines, max_bytes);
+    }
+    let mut kept = 0usize;
+    let mut start = text.len(); // byte offset where the kept suffix begins
+    let mut used = 0usize;
     let mut by = "lines";
-    for line in lines.iter().rev() {
-        if kept.len() >= max_lines {
+    let mut partial = false;
+    for line in text.rsplit('\n') {
+        if kept >= max_lines {
             break;
         }
-        let add = line.len() + usize::from(!kept.is_empty());
-        if bytes + add > max_bytes {
+        let cost = line.len() + usize::from(kept > 0);
+        if used + cost > max_bytes {
             by = "bytes";
-            if kept.is_empty() {
-                let mut start = line.len() - max_bytes;
-                while !line.is_char_boundary(start) {
-                    start += 1;
+            if kept == 0 {
+                let mut cut = line.len() - max_bytes;
+                while !line.is_char_boundary(cut) {
+                    cut += 1;
                 }
-                kept.push(line[start..].to_string());
-                t.last_line_partial = true;
+                let line_start = text.len() - line.len();
+                start = line_start + cut;
+                used = line.len() - cut;
+                kept = 1;
+                partial = true;
             }
             break;
         }
-        kept.push(line.to_string());
-        bytes += add;
+        // `line` ends where the previous kept part began (minus its separating newline).
+        start -= cost;
+        used += cost;
+        kept += 1;
     }
-    kept.reverse();
-    t.content = kept.join("\n");
-    t.truncated = true;
-    t.truncated_by = Some(by);
-    t.output_lines = kept.len();
-    t.output_bytes = t.content.len();
-    t
+    if kept >= max_lines && used <= max_bytes {
+        by = "lines";
+    }
+    let content = text[start..].to_string();
+    Truncation {
+        output_bytes: content.len(),
+        content,
+        truncated: true,
+        truncated_by: Some(by),
+        total_lines,
+        total_bytes,
+        output_lines: kept,
+        last_line_partial: partial,
+        first_line_exceeds_limit: false,
+        max_lines,
+        max_bytes,
+    }
 }
 
-pub fn format_size(bytes: usize) -> String {
-    if bytes < 1024 {
-        format!("{bytes}B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1}KB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1}MB", bytes as f64 / (1024.0 * 1024.0))
+/// Cuts one line to `max_chars` (counted in UTF-16 units, as pi counts) and appends
+/// `... [truncated]`; the flag says whether it was cut.
+pub fn truncate_line(line: &str, max_chars: usize) -> (String, bool) {
+    let mut units = 0usize;
+    for (i, c) in line.char_indices() {
+        units += c.len_utf16();
+        if units > max_chars {
+            return (format!("{}... [truncated]", &line[..i]), true);
+        }
     }
+    (line.to_string(), false)
 }
+
+#[cfg(test)]
+#[path = "tests/truncate.rs"]
+mod tests;

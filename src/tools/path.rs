@@ -1,0 +1,228 @@
+//! Turning a path argument into a file-system path the way pi does: a leading `@` is dropped,
+//! odd Unicode spaces become plain spaces, `~` is the home directory, and relative paths are
+//! taken from the tool's working directory. Also renders I/O errors in Node's wording, since
+//! pi's tool results quote them.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+fn is_unicode_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// `@` prefix removal, Unicode-space normalization and `~` expansion (no cwd involved).
+pub fn expand_path(raw: &str) -> String {
+    let s = raw.strip_prefix('@').unwrap_or(raw);
+    let s: String = s
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
+    let home = || std::env::var("HOME").unwrap_or_default();
+    if s == "~" {
+        return home();
+    }
+    if let Some(rest) = s.strip_prefix("~/") {
+        return format!("{}/{}", home().trim_end_matches('/'), rest);
+    }
+    s
+}
+
+/// Removes `.` and resolves `..` lexically, like Node's `path.resolve`.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The absolute path a tool argument names, relative paths taken from `cwd`.
+pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
+    let expanded = expand_path(raw);
+    let p = Path::new(&expanded);
+    if p.is_absolute() {
+        normalize_lexically(p)
+    } else {
+        normalize_lexically(&cwd.join(p))
+    }
+}
+
+/// Like [`resolve_to_cwd`], but when the file does not exist tries the spellings macOS uses in
+/// screenshot names (narrow no-break space before AM/PM, curly apostrophe).
+pub fn resolve_read_path(raw: &str, cwd: &Path) -> PathBuf {
+    let resolved = resolve_to_cwd(raw, cwd);
+    if resolved.exists() {
+        return resolved;
+    }
+    let Some(s) = resolved.to_str() else {
+        return resolved;
+    };
+    let mut variants = Vec::new();
+    let mut am_pm = s.to_string();
+    for (from, to) in [
+        (" AM.", "\u{202F}AM."),
+        (" PM.", "\u{202F}PM."),
+        (" am.", "\u{202F}am."),
+        (" pm.", "\u{202F}pm."),
+    ] {
+        am_pm = am_pm.replace(from, to);
+    }
+    variants.push(am_pm);
+    variants.push(s.replace('\'', "\u{2019}"));
+    for v in variants {
+        if v != s && Path::new(&v).exists() {
+            return PathBuf::from(v);
+        }
+    }
+    resolved
+}
+
+/// Node's name for an I/O error code (`ENOENT`, `EACCES`, ...).
+pub fn error_code(err: &io::Error) -> String {
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => "ENOENT".into(),
+        Some(libc::EACCES) => "EACCES".into(),
+        Some(libc::EPERM) => "EPERM".into(),
+        Some(libc::EISDIR) => "EISDIR".into(),
+        Some(libc::ENOTDIR) => "ENOTDIR".into(),
+        Some(libc::EROFS) => "EROFS".into(),
+        Some(libc::ELOOP) => "ELOOP".into(),
+        Some(libc::ENAMETOOLONG) => "ENAMETOOLONG".into(),
+        Some(libc::EEXIST) => "EEXIST".into(),
+        Some(libc::ENOSPC) => "ENOSPC".into(),
+        Some(n) => format!("E{n}"),
+        None => "EIO".into(),
+    }
+}
+
+/// An I/O error worded like Node's: `ENOENT: no such file or directory, open '/abs/path'`.
+pub fn node_error(err: &io::Error, syscall: &str, path: &Path) -> String {
+    let desc = match err.raw_os_error() {
+        Some(libc::ENOENT) => "no such file or directory".to_string(),
+        Some(libc::EACCES) => "permission denied".to_string(),
+        Some(libc::EISDIR) => "illegal operation on a directory".to_string(),
+        Some(libc::ENOTDIR) => "not a directory".to_string(),
+        Some(libc::EPERM) => "operation not permitted".to_string(),
+        Some(libc::EROFS) => "read-only file system".to_string(),
+        Some(libc::EEXIST) => "file already exists".to_string(),
+        Some(libc::ENOSPC) => "no space left on device".to_string(),
+        _ => {
+            let s = err.to_string();
+            match s.find(" (os error") {
+                Some(i) => s[..i].to_lowercase(),
+                None => s,
+            }
+        }
+    };
+    format!(
+        "{}: {desc}, {syscall} '{}'",
+        error_code(err),
+        path.display()
+    )
+}
+
+/// `access(2)` with the given mode (`libc::R_OK | libc::W_OK`, ...).
+pub fn access(path: &Path, mode: libc::c_int) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    if unsafe { libc::access(c.as_ptr(), mode) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// An argument error worded like pi's schema validation.
+pub fn validation_error(
+    tool: &str,
+    field: &str,
+    problem: &str,
+    args: &serde_json::Value,
+) -> String {
+    let json = serde_json::to_string_pretty(args).unwrap_or_default();
+    format!("Validation failed for tool \"{tool}\":\n  - {field}: {problem}\n\nReceived arguments:\n{json}")
+}
+
+/// A required string argument.
+pub fn str_arg<'a>(
+    tool: &str,
+    args: &'a serde_json::Value,
+    field: &str,
+) -> Result<&'a str, String> {
+    match args.get(field) {
+        Some(serde_json::Value::String(s)) => Ok(s),
+        None => Err(validation_error(
+            tool,
+            field,
+            "must have required property",
+            args,
+        )),
+        Some(_) => Err(validation_error(tool, field, "must be string", args)),
+    }
+}
+
+/// An optional number argument (`null` counts as absent; numeric strings are accepted, as
+/// pi's argument coercion does).
+pub fn num_arg(tool: &str, args: &serde_json::Value, field: &str) -> Result<Option<f64>, String> {
+    match args.get(field) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) => Ok(n.as_f64()),
+        Some(serde_json::Value::String(s)) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+            Ok(s.trim().parse().ok())
+        }
+        Some(_) => Err(validation_error(tool, field, "must be number", args)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_tilde_at_and_dots() {
+        let cwd = Path::new("/work/proj");
+        assert_eq!(
+            resolve_to_cwd("a/b.txt", cwd),
+            PathBuf::from("/work/proj/a/b.txt")
+        );
+        assert_eq!(
+            resolve_to_cwd("@src/x.rs", cwd),
+            PathBuf::from("/work/proj/src/x.rs")
+        );
+        assert_eq!(resolve_to_cwd("../x/./y", cwd), PathBuf::from("/work/x/y"));
+        assert_eq!(
+            resolve_to_cwd("/etc/hosts", cwd),
+            PathBuf::from("/etc/hosts")
+        );
+        let home = std::env::var("HOME").unwrap_or_default();
+        assert_eq!(
+            resolve_to_cwd("~/f", cwd),
+            normalize_lexically(Path::new(&format!("{home}/f")))
+        );
+        assert_eq!(expand_path("a\u{00A0}b"), "a b");
+    }
+
+    #[test]
+    fn node_style_errors() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            node_error(&e, "access", Path::new("/x/y")),
+            "ENOENT: no such file or directory, access '/x/y'"
+        );
+        assert_eq!(
+            error_code(&io::Error::from_raw_os_error(libc::EACCES)),
+            "EACCES"
+        );
+    }
+}
