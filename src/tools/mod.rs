@@ -4,6 +4,9 @@
 pub mod bash;
 pub mod diff;
 pub mod edit;
+pub mod find;
+pub mod grep;
+pub mod ls;
 pub mod mutation_queue;
 pub mod path;
 pub mod read;

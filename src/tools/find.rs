@@ -1,0 +1,158 @@
+//! The `find` tool: lists files and directories whose name (or, for a pattern containing `/`,
+//! whose full path) matches a glob. Built in rather than shelling out to fd, with fd's
+//! behaviour as pi drives it: hidden entries included, `.gitignore` honoured inside or outside
+//! a git repository, smart case, directories shown with a trailing `/`. Results are sorted by
+//! path so the answer is stable.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkState;
+use serde_json::{json, Value};
+
+use super::search_util::{
+    count_arg, finish, relative_slash, required_str, resolve_to_cwd, str_arg, walker, ABORTED,
+};
+use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+
+const DEFAULT_LIMIT: usize = 1000;
+
+const DESCRIPTION: &str = "Find files and directories by glob pattern. A pattern without '/' \
+is matched against entry names ('*.rs'); one with '/' against whole paths ('src/**/*.rs'). \
+Paths come back relative to the searched directory, directories with a trailing '/'. Hidden \
+entries are included, .gitignore'd ones are not. At most 1000 results or 50KB of output are \
+returned (whichever comes first).";
+
+pub struct FindTool;
+
+impl Tool for FindTool {
+    fn name(&self) -> &str {
+        "find"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob to match, e.g. '*.rs', '**/*.json' or 'src/**/*.test.ts'"},
+                "path": {"type": "string", "description": "Directory to search (default: the current directory)"},
+                "limit": {"type": "number", "description": "Return at most this many paths (default: 1000)"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "Find files by glob pattern (respects .gitignore)"
+    }
+
+    fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        if ctx.abort.is_aborted() {
+            return Err(ABORTED.into());
+        }
+        let pattern = required_str(&args, "pattern")?;
+        let dir_arg = str_arg(&args, "path")
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let root = resolve_to_cwd(dir_arg, &ctx.cwd);
+        match std::fs::metadata(&root) {
+            Err(_) => return Err(format!("Path not found: {}", root.display())),
+            Ok(m) if !m.is_dir() => return Err(format!("Not a directory: {}", root.display())),
+            Ok(_) => {}
+        }
+        let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
+        let full_path = pattern.contains('/');
+        let matcher = build_matcher(pattern)?;
+
+        let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+        walker(&root, ".fdignore").build_parallel().run(|| {
+            Box::new(|entry| {
+                if ctx.abort.is_aborted() {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if entry.depth() == 0 {
+                    return WalkState::Continue;
+                }
+                let hit = if full_path {
+                    matcher.is_match(entry.path())
+                } else {
+                    matcher.is_match(entry.file_name())
+                };
+                if hit {
+                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    found
+                        .lock()
+                        .unwrap()
+                        .push((entry.path().to_path_buf(), is_dir));
+                }
+                WalkState::Continue
+            })
+        });
+        if ctx.abort.is_aborted() {
+            return Err(ABORTED.into());
+        }
+
+        let mut found = found.into_inner().unwrap();
+        if found.is_empty() {
+            return Ok(ToolOutput::text("No files found matching pattern"));
+        }
+        found.sort_unstable();
+        found.truncate(limit);
+        let rows: Vec<String> = found
+            .iter()
+            .filter_map(|(path, is_dir)| {
+                let rel = relative_slash(path, &root)?;
+                Some(if *is_dir { rel + "/" } else { rel })
+            })
+            .collect();
+        let limit_notice = (rows.len() >= limit).then(|| {
+            (
+                format!(
+                    "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                    limit * 2
+                ),
+                "resultLimitReached",
+                limit,
+            )
+        });
+        let (text, details) = finish(&rows, limit_notice, None);
+        let out = ToolOutput::text(text);
+        Ok(match details {
+            Some(d) => out.with_details(d),
+            None => out,
+        })
+    }
+}
+
+/// fd's glob semantics as pi invokes it: `*` never crosses `/`; case-insensitive unless the
+/// pattern has an uppercase letter; a pattern with `/` is matched against the absolute path, so
+/// a relative one gets `**/` in front.
+fn build_matcher(pattern: &str) -> Result<GlobMatcher, String> {
+    let mut effective = pattern.to_string();
+    if pattern.contains('/')
+        && !pattern.starts_with('/')
+        && !pattern.starts_with("**/")
+        && pattern != "**"
+    {
+        effective = format!("**/{pattern}");
+    }
+    let glob = GlobBuilder::new(&effective)
+        .literal_separator(true)
+        .case_insensitive(!pattern.chars().any(char::is_uppercase))
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(glob.compile_matcher())
+}
+
+#[cfg(test)]
+#[path = "tests/find.rs"]
+mod tests;

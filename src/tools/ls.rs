@@ -1,0 +1,174 @@
+//! The `ls` tool: one directory's entries, sorted case-insensitively the way pi's
+//! `localeCompare` orders them, directories suffixed with `/`, dotfiles included.
+
+use std::cmp::Ordering;
+use std::io;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::search_util::{count_arg, finish, resolve_to_cwd, str_arg, ABORTED};
+use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+
+const DEFAULT_LIMIT: usize = 500;
+
+const DESCRIPTION: &str = "List the entries of a directory in alphabetical order \
+(case-insensitive). Directories end with '/', and dotfiles are included. At most 500 entries \
+or 50KB of output are returned (whichever comes first).";
+
+pub struct LsTool;
+
+impl Tool for LsTool {
+    fn name(&self) -> &str {
+        "ls"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory to list (default: the current directory)"},
+                "limit": {"type": "number", "description": "Return at most this many entries (default: 500)"}
+            }
+        })
+    }
+
+    fn prompt_snippet(&self) -> &str {
+        "List the entries of a directory"
+    }
+
+    fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        if ctx.abort.is_aborted() {
+            return Err(ABORTED.into());
+        }
+        let dir_arg = str_arg(&args, "path")
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let dir = resolve_to_cwd(dir_arg, &ctx.cwd);
+        let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT);
+        if std::fs::symlink_metadata(&dir).is_err() {
+            return Err(format!("Path not found: {}", dir.display()));
+        }
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(format!("Not a directory: {}", dir.display())),
+            Err(e) => return Err(node_error(&e, "stat", &dir)),
+        }
+        let mut names = Vec::new();
+        let read = std::fs::read_dir(&dir)
+            .map_err(|e| format!("Cannot read directory: {}", node_error(&e, "scandir", &dir)))?;
+        for entry in read {
+            let entry = entry.map_err(|e| {
+                format!("Cannot read directory: {}", node_error(&e, "scandir", &dir))
+            })?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        // A stable sort keeps names equal when lowercased (`A`, `a`) in directory order, as
+        // JavaScript's stable `sort` does.
+        names.sort_by(|a, b| locale_cmp(&a.to_lowercase(), &b.to_lowercase()));
+
+        let mut rows = Vec::new();
+        let mut limit_reached = false;
+        for name in names {
+            if rows.len() >= limit {
+                limit_reached = true;
+                break;
+            }
+            if ctx.abort.is_aborted() {
+                return Err(ABORTED.into());
+            }
+            // Entries that cannot be stat'ed (dangling symlinks, races) are skipped.
+            match std::fs::metadata(dir.join(&name)) {
+                Ok(m) if m.is_dir() => rows.push(name + "/"),
+                Ok(_) => rows.push(name),
+                Err(_) => {}
+            }
+        }
+        if rows.is_empty() {
+            return Ok(ToolOutput::text("(empty directory)"));
+        }
+        let limit_notice = limit_reached.then(|| {
+            (
+                format!(
+                    "{limit} entries limit reached. Use limit={} for more",
+                    limit * 2
+                ),
+                "entryLimitReached",
+                limit,
+            )
+        });
+        let (text, details) = finish(&rows, limit_notice, None);
+        let out = ToolOutput::text(text);
+        Ok(match details {
+            Some(d) => out.with_details(d),
+            None => out,
+        })
+    }
+}
+
+/// An error worded like Node's fs messages (`EACCES: permission denied, scandir '/x'`).
+fn node_error(e: &io::Error, syscall: &str, path: &Path) -> String {
+    let code = match e.raw_os_error() {
+        Some(libc::EACCES) => "EACCES: permission denied",
+        Some(libc::EPERM) => "EPERM: operation not permitted",
+        Some(libc::ENOENT) => "ENOENT: no such file or directory",
+        Some(libc::ENOTDIR) => "ENOTDIR: not a directory",
+        Some(libc::EMFILE) => "EMFILE: too many open files",
+        Some(libc::EIO) => "EIO: i/o error",
+        _ => return format!("{e}, {syscall} '{}'", path.display()),
+    };
+    format!("{code}, {syscall} '{}'", path.display())
+}
+
+/// Collation weight of one character under ICU's root order for the cases that matter in file
+/// names: whitespace, then punctuation and symbols (in ICU's order), then digits, then letters;
+/// other characters follow by code point.
+fn weight(c: char) -> (u8, u32) {
+    const PUNCT: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+    if let Some(i) = PUNCT.find(c) {
+        return (0, i as u32);
+    }
+    if c.is_ascii_digit() {
+        return (1, c as u32);
+    }
+    if c.is_ascii_alphabetic() {
+        return (2, c as u32);
+    }
+    if c.is_alphabetic() {
+        // Latin letters with diacritics sort with their base letter (é next to e).
+        if let Some(base) = latin_base(c) {
+            return (2, base as u32);
+        }
+        return (3, c as u32);
+    }
+    (0, 1000 + c as u32)
+}
+
+fn latin_base(c: char) -> Option<char> {
+    let base = match c {
+        'à'..='å' => 'a',
+        'ç' => 'c',
+        'è'..='ë' => 'e',
+        'ì'..='ï' => 'i',
+        'ñ' => 'n',
+        'ò'..='ö' | 'ø' => 'o',
+        'ù'..='ü' => 'u',
+        'ý' | 'ÿ' => 'y',
+        _ => return None,
+    };
+    Some(base)
+}
+
+fn locale_cmp(a: &str, b: &str) -> Ordering {
+    let primary = a.chars().map(weight).cmp(b.chars().map(weight));
+    // Same letters ignoring accents: the unaccented form first, as ICU's secondary level does.
+    primary.then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+#[path = "tests/ls.rs"]
+mod tests;

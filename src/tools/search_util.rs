@@ -1,0 +1,191 @@
+//! Small helpers shared by the grep, find and ls tools: reading loosely typed arguments,
+//! resolving a user path against the working directory the way pi does, configuring the
+//! gitignore-aware directory walker, and assembling the trailing notice line.
+
+use std::path::{Component, Path, PathBuf};
+
+use ignore::WalkBuilder;
+use serde_json::{Map, Value};
+
+use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES};
+
+/// JavaScript's `Number.MAX_SAFE_INTEGER`: pi passes it as the line cap when only the byte cap
+/// should apply, and it shows up in the serialized truncation details.
+pub const JS_MAX_SAFE_INTEGER: usize = 9_007_199_254_740_991;
+
+pub const ABORTED: &str = "Operation aborted";
+
+pub fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+pub fn bool_arg(args: &Value, key: &str) -> bool {
+    args.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// A numeric argument; fractions round up (a limit of 2.5 lets a third result through, as
+/// pi's `count >= limit` checks do) and negatives clamp to zero.
+pub fn count_arg(args: &Value, key: &str) -> Option<usize> {
+    let v = args.get(key)?;
+    let n = v
+        .as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))?;
+    if n.is_nan() {
+        return None;
+    }
+    Some(if n <= 0.0 {
+        0
+    } else {
+        n.ceil().min(1e15) as usize
+    })
+}
+
+pub fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+    str_arg(args, key).ok_or_else(|| format!("Missing required parameter: {key}"))
+}
+
+/// Resolves a tool path argument like pi: drops a leading `@`, turns exotic Unicode spaces into
+/// plain ones, expands `~`, joins relative paths onto `cwd` and normalizes `.`/`..` lexically.
+pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
+    let raw = raw.strip_prefix('@').unwrap_or(raw);
+    let cleaned: String = raw
+        .chars()
+        .map(|c| match c {
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect();
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    let expanded = if cleaned == "~" {
+        home().unwrap_or_else(|| PathBuf::from(&cleaned))
+    } else if let (Some(rest), Some(h)) = (cleaned.strip_prefix("~/"), home()) {
+        h.join(rest)
+    } else {
+        PathBuf::from(&cleaned)
+    };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    normalize(&joined)
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// `path` relative to `root` with `/` separators, or `None` when it is not below `root`.
+pub fn relative_slash(path: &Path, root: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// The walker both grep and find use: hidden files included, `.gitignore`, `.ignore` and git's
+/// exclude files honoured even outside a git repository, symlinks not followed, `.git` skipped.
+pub fn walker(root: &Path, extra_ignore_file: &str) -> WalkBuilder {
+    let mut b = WalkBuilder::new(root);
+    b.hidden(false)
+        .require_git(false)
+        .add_custom_ignore_filename(extra_ignore_file)
+        .filter_entry(|e| e.file_name() != ".git");
+    b
+}
+
+/// Applies pi's 50 KB output cap to `lines`, then appends the bracketed notices (the optional
+/// count-limit notice first, then the byte cap, then `tail`), recording each in `details`.
+pub fn finish(
+    lines: &[String],
+    limit_notice: Option<(String, &str, usize)>,
+    tail: Option<(String, &str)>,
+) -> (String, Option<Value>) {
+    let raw = lines.join("\n");
+    let truncation = truncate_head(&raw, JS_MAX_SAFE_INTEGER, DEFAULT_MAX_BYTES);
+    let mut output = truncation.content.clone();
+    let mut details = Map::new();
+    let mut notices = Vec::new();
+    if let Some((text, key, value)) = limit_notice {
+        notices.push(text);
+        details.insert(key.to_string(), Value::from(value));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert(
+            "truncation".to_string(),
+            serde_json::to_value(&truncation).unwrap_or(Value::Null),
+        );
+    }
+    if let Some((text, key)) = tail {
+        notices.push(text);
+        details.insert(key.to_string(), Value::Bool(true));
+    }
+    if !notices.is_empty() {
+        output.push_str("\n\n[");
+        output.push_str(&notices.join(". "));
+        output.push(']');
+    }
+    (
+        output,
+        (!details.is_empty()).then_some(Value::Object(details)),
+    )
+}
+
+#[cfg(test)]
+pub mod test_support {
+    //! Runs a tool in a temp tree and returns its text (or error) and details.
+
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use crate::agent::tool::{Tool, ToolContext};
+    use crate::ai::{Abort, Content};
+
+    pub fn run(
+        tool: &dyn Tool,
+        cwd: &Path,
+        args: Value,
+    ) -> Result<(String, Option<Value>), String> {
+        let ctx = ToolContext {
+            cwd: cwd.to_path_buf(),
+            abort: Abort::new(),
+            on_update: &|_| {},
+        };
+        let out = tool.execute("call-1", args, &ctx)?;
+        let text = match &out.content[..] {
+            [Content::Text(t)] => t.text.clone(),
+            other => panic!("unexpected content {other:?}"),
+        };
+        Ok((text, out.details))
+    }
+
+    pub fn text(tool: &dyn Tool, cwd: &Path, args: Value) -> String {
+        run(tool, cwd, args).expect("tool failed").0
+    }
+
+    pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}

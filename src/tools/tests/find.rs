@@ -1,0 +1,114 @@
+use serde_json::json;
+
+use super::super::search_util::test_support::{run, text, write};
+use super::*;
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", "target/\n*.log\n");
+    write(root, "Cargo.toml", "");
+    write(root, "src/main.rs", "");
+    write(root, "src/tools/grep.rs", "");
+    write(root, "src/tools/README.md", "");
+    write(root, "tests/it.rs", "");
+    write(root, ".hidden.rs", "");
+    write(root, "target/debug/build.rs", "");
+    write(root, "debug.log", "");
+    write(root, ".git/hooks/x.rs", "");
+    dir
+}
+
+#[test]
+fn basename_glob_sorted_hidden_included_gitignore_respected() {
+    let dir = tree();
+    let out = text(&FindTool, dir.path(), json!({"pattern": "*.rs"}));
+    assert_eq!(
+        out,
+        ".hidden.rs\nsrc/main.rs\nsrc/tools/grep.rs\ntests/it.rs"
+    );
+}
+
+#[test]
+fn pattern_with_slash_matches_paths() {
+    let dir = tree();
+    let out = text(&FindTool, dir.path(), json!({"pattern": "src/**/*.rs"}));
+    assert_eq!(out, "src/main.rs\nsrc/tools/grep.rs");
+    let out = text(&FindTool, dir.path(), json!({"pattern": "src/*.rs"}));
+    assert_eq!(out, "src/main.rs");
+    let out = text(&FindTool, dir.path(), json!({"pattern": "**/tools/*"}));
+    assert_eq!(out, "src/tools/README.md\nsrc/tools/grep.rs");
+}
+
+#[test]
+fn directories_get_trailing_slash() {
+    let dir = tree();
+    let out = text(&FindTool, dir.path(), json!({"pattern": "*o*"}));
+    assert_eq!(out, ".gitignore\nCargo.toml\nsrc/tools/");
+}
+
+#[test]
+fn smart_case() {
+    let dir = tree();
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "readme*"})),
+        "src/tools/README.md"
+    );
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "Readme*"})),
+        "No files found matching pattern"
+    );
+}
+
+#[test]
+fn search_path_and_limit_notice() {
+    let dir = tree();
+    let (out, details) = run(
+        &FindTool,
+        dir.path(),
+        json!({"pattern": "*", "path": "src", "limit": 2}),
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "main.rs\ntools/\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]"
+    );
+    assert_eq!(details, Some(json!({"resultLimitReached": 2})));
+}
+
+#[test]
+fn gitignore_applies_in_subdir_search_without_git() {
+    let dir = tree();
+    write(dir.path(), "src/debug.log", "");
+    assert_eq!(
+        text(
+            &FindTool,
+            dir.path(),
+            json!({"pattern": "*.log", "path": "src"})
+        ),
+        "No files found matching pattern"
+    );
+}
+
+#[test]
+fn errors() {
+    let dir = tree();
+    let err = run(
+        &FindTool,
+        dir.path(),
+        json!({"pattern": "*", "path": "missing"}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        format!("Path not found: {}", dir.path().join("missing").display())
+    );
+    let err = run(
+        &FindTool,
+        dir.path(),
+        json!({"pattern": "*", "path": "Cargo.toml"}),
+    )
+    .unwrap_err();
+    assert!(err.starts_with("Not a directory: "), "{err}");
+    assert!(run(&FindTool, dir.path(), json!({})).is_err());
+}
