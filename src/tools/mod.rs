@@ -10,5 +10,6 @@ pub mod ls;
 pub mod mutation_queue;
 pub mod path;
 pub mod read;
+mod search_util;
 pub mod truncate;
 pub mod write;
