@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod http;
+pub mod image;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;

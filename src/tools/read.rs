@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::path::{node_error, num_arg, resolve_read_path, str_arg};
 use super::truncate::{format_size, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+use crate::ai::image::{base64, sniff_image};
 use crate::ai::{Content, ImageContent};
 
 pub struct ReadTool;
@@ -94,21 +95,6 @@ fn read_error(e: &std::io::Error, abs: &Path) -> String {
     }
 }
 
-/// The MIME type of a supported image, judged by its first bytes.
-pub fn sniff_image(b: &[u8]) -> Option<&'static str> {
-    if b.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        Some("image/png")
-    } else if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 /// NUL bytes or invalid UTF-8 in the sniffed prefix (a character cut by the prefix's end is fine).
 fn looks_binary(head: &[u8]) -> bool {
     if head.contains(&0) {
@@ -145,30 +131,6 @@ fn read_image(
         details: None,
         terminate: false,
     })
-}
-
-/// Standard base64 with padding.
-pub fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        out.push(T[(n >> 18) as usize & 63] as char);
-        out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            T[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            T[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
 }
 
 /// Formats a JSON number the way JavaScript prints it in a template string.
