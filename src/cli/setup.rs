@@ -50,7 +50,15 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
 
     let chosen = models.choose(&args, &settings)?;
-    let system = build_system_prompt(&args, &cwd)?;
+    let tools = crate::harness::tools::select(
+        &crate::harness::tools::ToolChoice {
+            allow: args.tools.clone(),
+            no_tools: args.no_tools,
+            no_builtin_tools: args.no_builtin_tools,
+        },
+        &settings,
+    );
+    let system = build_system_prompt(&args, &cwd, &tools)?;
     let session_id = session::ids::uuid_v7();
     let options = StreamOptions {
         api_key: chosen.api_key,
@@ -60,6 +68,8 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     };
     let mut agent = Agent::new(chosen.model, system, options);
     agent.thinking = chosen.thinking;
+    agent.tools = tools;
+    agent.cwd = cwd.clone();
 
     let mut prompts = Vec::new();
     let mut messages = args.messages.clone().into_iter();
@@ -121,7 +131,11 @@ fn text_or_file(v: &str) -> Result<String, String> {
     }
 }
 
-fn build_system_prompt(args: &Args, cwd: &Path) -> Result<String, String> {
+fn build_system_prompt(
+    args: &Args,
+    cwd: &Path,
+    tools: &[std::sync::Arc<dyn crate::agent::Tool>],
+) -> Result<String, String> {
     let custom = args
         .system_prompt
         .as_deref()
@@ -136,7 +150,7 @@ fn build_system_prompt(args: &Args, cwd: &Path) -> Result<String, String> {
     Ok(system_prompt::build(&system_prompt::PromptInputs {
         custom: custom.as_deref(),
         append: &append,
-        tools: &[],
+        tools,
         cwd: &cwd,
         date: &local_date(),
     }))

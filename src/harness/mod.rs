@@ -4,6 +4,7 @@
 
 pub mod retry;
 pub mod system_prompt;
+pub mod tools;
 
 use std::time::{Duration, Instant};
 

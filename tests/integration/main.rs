@@ -10,3 +10,4 @@ mod mock_selftest;
 mod print;
 mod retry;
 mod signals;
+mod tools;

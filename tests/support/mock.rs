@@ -484,6 +484,73 @@ pub fn sse_events(api: &str, text: &str) -> Vec<String> {
     }
 }
 
+/// A stream of `api` in which the model calls tools: each `(id, name, arguments)` becomes one
+/// call, its arguments streamed in small fragments, and the stop reason is "tool use".
+pub fn sse_tool_calls(api: &str, calls: &[(&str, &str, Value)]) -> String {
+    let frags = |args: &Value| pieces(&args.to_string(), 7);
+    let mut ev = Vec::new();
+    match api {
+        "anthropic-messages" => {
+            ev.push(event("message_start", &json!({"type": "message_start", "message": {
+                "id": "msg_mocktools", "type": "message", "role": "assistant", "model": "mock-model",
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": 1}}})));
+            for (i, (id, name, args)) in calls.iter().enumerate() {
+                ev.push(event(
+                    "content_block_start",
+                    &json!({"type": "content_block_start", "index": i,
+                    "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+                ));
+                for f in frags(args) {
+                    ev.push(event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": f}}),
+                    ));
+                }
+                ev.push(event(
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": i}),
+                ));
+            }
+            ev.push(event("message_delta", &json!({"type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 20}})));
+            ev.push(event("message_stop", &json!({"type": "message_stop"})));
+        }
+        "openai-completions" => {
+            let chunk = |delta: Value, finish: Value| {
+                data(
+                    &json!({"id": "chatcmpl-mocktools", "object": "chat.completion.chunk", "created": 1735689600,
+                    "model": "mock-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+                )
+            };
+            ev.push(chunk(
+                json!({"role": "assistant", "content": null}),
+                Value::Null,
+            ));
+            for (i, (id, name, args)) in calls.iter().enumerate() {
+                ev.push(chunk(
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": ""}}]}),
+                    Value::Null,
+                ));
+                for f in frags(args) {
+                    ev.push(chunk(
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": f}}]}),
+                        Value::Null,
+                    ));
+                }
+            }
+            ev.push(chunk(json!({}), json!("tool_calls")));
+            ev.push(data(&json!({"id": "chatcmpl-mocktools", "object": "chat.completion.chunk", "choices": [],
+                "usage": {"prompt_tokens": INPUT_TOKENS, "completion_tokens": 20, "total_tokens": INPUT_TOKENS + 20}})));
+            ev.push("data: [DONE]\n\n".to_string());
+        }
+        other => panic!("sse_tool_calls: unsupported api {other:?}"),
+    }
+    ev.concat()
+}
+
 /// A stream of `api` whose second event carries invalid JSON in its data line.
 pub fn sse_malformed(api: &str, text: &str) -> String {
     let mut ev = sse_events(api, text);
