@@ -50,13 +50,12 @@ impl Tool for LsTool {
             .unwrap_or(".");
         let dir = resolve_to_cwd(dir_arg, &ctx.cwd);
         let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT);
-        if std::fs::symlink_metadata(&dir).is_err() {
-            return Err(format!("Path not found: {}", dir.display()));
-        }
+        // Like Node's existsSync, any failure to stat (dangling link, no permission) reads as
+        // "not found".
         match std::fs::metadata(&dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(format!("Not a directory: {}", dir.display())),
-            Err(e) => return Err(node_error(&e, "stat", &dir)),
+            Err(_) => return Err(format!("Path not found: {}", dir.display())),
         }
         let mut names = Vec::new();
         let read = std::fs::read_dir(&dir)

@@ -112,3 +112,19 @@ fn errors() {
     assert!(err.starts_with("Not a directory: "), "{err}");
     assert!(run(&FindTool, dir.path(), json!({})).is_err());
 }
+
+#[test]
+fn aborted_before_start() {
+    let dir = tree();
+    let abort = crate::ai::Abort::new();
+    abort.abort();
+    let ctx = crate::agent::tool::ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort,
+        on_update: &|_| {},
+    };
+    let err = FindTool
+        .execute("c", json!({"pattern": "*"}), &ctx)
+        .unwrap_err();
+    assert_eq!(err, "Operation aborted");
+}
