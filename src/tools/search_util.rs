@@ -2,7 +2,7 @@
 //! resolving a user path against the working directory the way pi does, configuring the
 //! gitignore-aware directory walker, and assembling the trailing notice line.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use ignore::WalkBuilder;
 use serde_json::{Map, Value};
@@ -44,49 +44,7 @@ pub fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
     str_arg(args, key).ok_or_else(|| format!("Missing required parameter: {key}"))
 }
 
-/// Resolves a tool path argument like pi: drops a leading `@`, turns exotic Unicode spaces into
-/// plain ones, expands `~`, joins relative paths onto `cwd` and normalizes `.`/`..` lexically.
-pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
-    let raw = raw.strip_prefix('@').unwrap_or(raw);
-    let cleaned: String = raw
-        .chars()
-        .map(|c| match c {
-            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-            c => c,
-        })
-        .collect();
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
-    let expanded = if cleaned == "~" {
-        home().unwrap_or_else(|| PathBuf::from(&cleaned))
-    } else if let (Some(rest), Some(h)) = (cleaned.strip_prefix("~/"), home()) {
-        h.join(rest)
-    } else {
-        PathBuf::from(&cleaned)
-    };
-    let joined = if expanded.is_absolute() {
-        expanded
-    } else {
-        cwd.join(expanded)
-    };
-    normalize(&joined)
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push("/");
-    }
-    out
-}
+pub use super::path::resolve_to_cwd;
 
 /// `path` relative to `root` with `/` separators, or `None` when it is not below `root`.
 pub fn relative_slash(path: &Path, root: &Path) -> Option<String> {
