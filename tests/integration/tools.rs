@@ -121,3 +121,104 @@ fn read_only_tools_search_a_tree_without_rg_or_fd() {
     );
     assert!(back.contains("hay\\nneedle here"), "{back}");
 }
+
+fn alive(pid: i32) -> bool {
+    // A zombie still answers kill(0); only count processes that are not zombies.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn sigint_during_bash_kills_the_whole_process_group() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    let cmd = "sleep 100 & echo $! > pids; sleep 100 & echo $! >> pids; wait";
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[("b", "bash", json!({"command": cmd}))],
+    )));
+    let pi = PiCommand::for_mock(api, &mock).args(["-p", "run it"]);
+    let pids_file = pi.cwd().join("pids");
+    let child = pi.spawn();
+    let t = std::time::Instant::now();
+    let pids = loop {
+        let text = std::fs::read_to_string(&pids_file).unwrap_or_default();
+        let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if pids.len() == 2 {
+            break pids;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "bash never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    child.signal(libc::SIGINT);
+    let out = child.wait();
+    out.assert_code(130).assert_no_panic();
+    assert!(
+        out.elapsed < std::time::Duration::from_secs(1),
+        "took {:?}",
+        out.elapsed
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    while pids.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for p in pids {
+        assert!(!alive(p), "sleep {p} survived the abort");
+    }
+}
+
+#[test]
+fn bad_tool_input_gets_clear_errors_and_changes_nothing() {
+    let api = "anthropic-messages";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("r", "read", json!({"path": "missing.txt"})),
+            (
+                "e1",
+                "edit",
+                json!({"path": "f.txt", "edits": [{"oldText": "absent", "newText": "x"}]}),
+            ),
+            (
+                "e2",
+                "edit",
+                json!({"path": "f.txt", "edits": [{"oldText": "dup", "newText": "x"}]}),
+            ),
+            ("b", "bash", json!({"cmd": "ls"})),
+            ("n", "nonexistent_tool", json!({})),
+        ],
+    )));
+    mock.push(Reply::text(api, "ok"));
+    let pi = PiCommand::for_mock(api, &mock)
+        .write_file("f.txt", "dup\ndup\n")
+        .args(["-p", "try"]);
+    let cwd = pi.cwd().to_path_buf();
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("f.txt")).unwrap(),
+        "dup\ndup\n",
+        "file untouched"
+    );
+    let back = mock.requests()[1].body_text();
+    for expected in [
+        "ENOENT: no such file or directory",
+        "Could not find the exact text in f.txt",
+        "Found 2 occurrences of the text in f.txt",
+        "Validation failed for tool \\\"bash\\\"",
+        "Tool nonexistent_tool not found",
+    ] {
+        assert!(back.contains(expected), "missing {expected:?} in {back}");
+    }
+}
