@@ -78,9 +78,26 @@ impl Agent {
         self.spawn(prompts, abort)
     }
 
-    /// Starts a run from the current transcript (used by retry), adding no messages.
-    pub fn continue_run(self, abort: Abort) -> Run {
-        self.spawn(Vec::new(), abort)
+    /// Starts a run from the current transcript (retry, or the user's "continue"), adding no
+    /// messages. Like pi, it refuses an empty transcript, and a transcript ending in an
+    /// assistant reply unless queued messages can be delivered instead; the agent comes back
+    /// with the error.
+    pub fn continue_run(self, abort: Abort) -> Result<Run, (Agent, String)> {
+        match self.messages.last() {
+            None => Err((self, "Cannot continue: no messages in context".into())),
+            Some(Message::Assistant(_)) => {
+                let mut queued = self.steering.take();
+                if queued.is_empty() {
+                    queued = self.follow_up.take();
+                }
+                if queued.is_empty() {
+                    Err((self, "Cannot continue from message role: assistant".into()))
+                } else {
+                    Ok(self.spawn(queued, abort))
+                }
+            }
+            Some(_) => Ok(self.spawn(Vec::new(), abort)),
+        }
     }
 
     fn spawn(mut self, prompts: Vec<Message>, abort: Abort) -> Run {

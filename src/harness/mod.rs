@@ -107,7 +107,14 @@ impl AgentSession {
                 self.agent = Some(agent);
                 return;
             }
-            run = agent.continue_run(self.abort.clone());
+            run = match agent.continue_run(self.abort.clone()) {
+                Ok(run) => run,
+                Err((agent, _)) => {
+                    // Nothing to retry from (the failed reply was the only message).
+                    self.agent = Some(agent);
+                    return;
+                }
+            };
         }
     }
 }
