@@ -82,16 +82,22 @@ impl Agent {
     /// messages. Like pi, it refuses an empty transcript, and a transcript ending in an
     /// assistant reply unless queued messages can be delivered instead; the agent comes back
     /// with the error.
-    pub fn continue_run(self, abort: Abort) -> Result<Run, (Agent, String)> {
+    pub fn continue_run(self, abort: Abort) -> Result<Run, Box<(Agent, String)>> {
         match self.messages.last() {
-            None => Err((self, "Cannot continue: no messages in context".into())),
+            None => Err(Box::new((
+                self,
+                "Cannot continue: no messages in context".into(),
+            ))),
             Some(Message::Assistant(_)) => {
                 let mut queued = self.steering.take();
                 if queued.is_empty() {
                     queued = self.follow_up.take();
                 }
                 if queued.is_empty() {
-                    Err((self, "Cannot continue from message role: assistant".into()))
+                    Err(Box::new((
+                        self,
+                        "Cannot continue from message role: assistant".into(),
+                    )))
                 } else {
                     Ok(self.spawn(queued, abort))
                 }

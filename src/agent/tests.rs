@@ -427,11 +427,11 @@ fn abort_during_tools_ends_with_an_aborted_reply() {
 #[test]
 fn continue_needs_a_transcript_that_does_not_end_in_a_reply() {
     let agent = Agent::new(model("cont"), String::new(), Default::default());
-    let (agent, err) = agent.continue_run(Abort::new()).err().unwrap();
+    let (agent, err) = *agent.continue_run(Abort::new()).err().unwrap();
     assert_eq!(err, "Cannot continue: no messages in context");
     push_reply("cont", Reply::text("one"));
     let (agent, _) = run_to_end(agent, "hi", Abort::new());
-    let (agent, err) = agent.continue_run(Abort::new()).err().unwrap();
+    let (agent, err) = *agent.continue_run(Abort::new()).err().unwrap();
     assert_eq!(err, "Cannot continue from message role: assistant");
     agent.follow_up.push(Message::user_text("more"));
     push_reply("cont", Reply::text("two"));

@@ -109,9 +109,9 @@ impl AgentSession {
             }
             run = match agent.continue_run(self.abort.clone()) {
                 Ok(run) => run,
-                Err((agent, _)) => {
+                Err(refused) => {
                     // Nothing to retry from (the failed reply was the only message).
-                    self.agent = Some(agent);
+                    self.agent = Some(refused.0);
                     return;
                 }
             };
