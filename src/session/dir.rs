@@ -182,7 +182,7 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn sort_newest_first(list: &mut [SessionInfo]) {
-    list.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms));
+    list.sort_by_key(|s| std::cmp::Reverse(s.modified_ms));
 }
 
 /// Sessions in one directory, newest (by `modified_ms`) first.
