@@ -1,14 +1,38 @@
-//! Session identity and files. For now: ids and timestamps in pi's formats, and the session
-//! header line that `--mode json` prints first. The JSONL tree comes with the sessions issue.
+//! Sessions: pi's append-only JSONL tree. `entry` is the file vocabulary, `file` reads (and
+//! migrates) files, `store` writes them lazily, `tree` turns a leaf into agent/LLM context,
+//! `dir` locates, lists and forks session files; `ids` makes ids and timestamps.
 
+pub mod dir;
+pub mod entry;
+pub mod file;
 pub mod ids;
+pub mod json;
+pub mod store;
+pub mod tree;
 
-use serde_json::{json, Value};
+pub use entry::{AgentMessage, Entry, SessionHeader};
+pub use store::SessionWriter;
+pub use tree::{build_context, to_llm_messages, SessionContext, Tree};
+
+use serde_json::Value;
 
 /// pi's current session file format version.
 pub const CURRENT_VERSION: u64 = 3;
 
 /// The header object that starts a session file (and `--mode json` output).
 pub fn header(id: &str, timestamp: &str, cwd: &str) -> Value {
-    json!({"type": "session", "version": CURRENT_VERSION, "id": id, "timestamp": timestamp, "cwd": cwd})
+    serde_json::to_value(SessionHeader::new(id, timestamp, cwd, None)).unwrap_or(Value::Null)
 }
+
+#[cfg(test)]
+#[path = "tests/context.rs"]
+mod context_tests;
+#[cfg(test)]
+#[path = "tests/dirs.rs"]
+mod dirs_tests;
+#[cfg(test)]
+#[path = "tests/entries.rs"]
+mod entries_tests;
+#[cfg(test)]
+#[path = "tests/files.rs"]
+mod files_tests;

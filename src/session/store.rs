@@ -1,0 +1,382 @@
+//! Writing sessions. A `SessionWriter` holds the whole session in memory and mirrors it to an
+//! append-only JSONL file: nothing reaches disk until the session has an assistant message;
+//! then the header and every buffered entry are written, and from there on each new entry is
+//! one `write_all` of `line + "\n"` on an `O_APPEND` handle. A crash loses at most the line
+//! being written. Without a path (`--no-session`) the same API writes nothing.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::entry::{
+    AgentMessage, BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, Entry,
+    LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+};
+use super::file::{load, LoadError, LoadedSession};
+use super::ids::{iso_timestamp, short_id, uuid_v7};
+use super::tree::{SessionContext, Tree};
+use crate::ai::{now_ms, Extra, UserContent};
+
+pub struct SessionWriter {
+    header: SessionHeader,
+    entries: Vec<Entry>,
+    ids: HashSet<String>,
+    leaf: Option<String>,
+    /// `None`: in-memory session.
+    path: Option<PathBuf>,
+    file: Option<File>,
+    /// Whether the header is on disk, and how many entries follow it there.
+    header_written: bool,
+    written: usize,
+    /// A write failed: the file may end in a partial line that must be terminated first.
+    torn_tail: bool,
+}
+
+fn now_iso() -> String {
+    iso_timestamp(now_ms())
+}
+
+impl SessionWriter {
+    /// A new session with a fresh id, to be written at `path` (or nowhere if `None`).
+    pub fn new(cwd: &str, path: Option<PathBuf>, parent_session: Option<String>) -> Self {
+        let header = SessionHeader::new(&uuid_v7(), &now_iso(), cwd, parent_session);
+        Self::with_header(header, path)
+    }
+
+    /// A new session in `session_dir`, named `<timestamp>_<id>.jsonl` as pi names it.
+    pub fn create(session_dir: &Path, cwd: &str, parent_session: Option<String>) -> Self {
+        let mut w = Self::new(cwd, None, parent_session);
+        let name = super::dir::session_file_name(&w.header.timestamp, &w.header.id);
+        w.path = Some(session_dir.join(name));
+        w
+    }
+
+    /// A session that is never written (`--no-session`).
+    pub fn in_memory(cwd: &str) -> Self {
+        Self::new(cwd, None, None)
+    }
+
+    /// A new, not yet written session with this exact header.
+    pub fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Self {
+        SessionWriter {
+            header,
+            entries: Vec::new(),
+            ids: HashSet::new(),
+            leaf: None,
+            path,
+            file: None,
+            header_written: false,
+            written: 0,
+            torn_tail: false,
+        }
+    }
+
+    /// Resumes an existing file (migrating it if old); the leaf is its last entry. Returns the
+    /// loader's warnings about skipped lines alongside.
+    pub fn open(path: &Path) -> Result<(Self, Vec<String>), LoadError> {
+        let loaded = load(path)?;
+        let warnings = loaded.warnings.clone();
+        Ok((Self::from_loaded(loaded), warnings))
+    }
+
+    /// A writer continuing a loaded file: everything loaded counts as already on disk.
+    pub fn from_loaded(l: LoadedSession) -> Self {
+        let ids = l.entries.iter().map(|e| e.id().to_string()).collect();
+        let leaf = l.entries.last().map(|e| e.id().to_string());
+        SessionWriter {
+            header: l.header,
+            written: l.entries.len(),
+            entries: l.entries,
+            ids,
+            leaf,
+            path: Some(l.path),
+            file: None,
+            header_written: true,
+            torn_tail: true,
+        }
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.header.id
+    }
+
+    /// The file this session is (or will be) written to; `None` when in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn is_persisted(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// All entries in file order (header excluded).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    pub fn tree(&self) -> Tree<'_> {
+        Tree::new(&self.entries)
+    }
+
+    /// The context at the current leaf.
+    pub fn build_context(&self) -> SessionContext {
+        self.tree().build_context(self.leaf.as_deref())
+    }
+
+    /// Moves the leaf to an existing entry; the next append branches from there.
+    pub fn branch(&mut self, id: &str) -> Result<(), String> {
+        if !self.ids.contains(id) {
+            return Err(format!("Entry {id} not found"));
+        }
+        self.leaf = Some(id.to_string());
+        Ok(())
+    }
+
+    /// Moves the leaf before the first entry; the next append is a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// A fresh 8-hex id not used in this session (a full UUID after 100 collisions).
+    pub fn new_id(&self) -> String {
+        for _ in 0..100 {
+            let id = short_id();
+            if !self.ids.contains(&id) {
+                return id;
+            }
+        }
+        uuid_v7()
+    }
+
+    /// Appends a fully built entry (its id must be fresh), makes it the leaf and persists it.
+    /// The entry stays in memory even if the write fails.
+    pub fn append(&mut self, entry: Entry) -> io::Result<String> {
+        let id = entry.id().to_string();
+        self.ids.insert(id.clone());
+        self.leaf = Some(id.clone());
+        self.entries.push(entry);
+        self.persist()?;
+        Ok(id)
+    }
+
+    /// Writes whatever is not on disk yet, if the session has an assistant message.
+    fn persist(&mut self) -> io::Result<()> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        if !self.entries.iter().any(Entry::is_assistant_message) {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            self.file = Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .read(true)
+                    .open(&path)?,
+            );
+        }
+        let file = self.file.as_mut().expect("opened above");
+        if self.torn_tail {
+            terminate_partial_line(file)?;
+            self.torn_tail = false;
+        }
+        if !self.header_written {
+            write_line(file, &super::json::to_js_string(&self.header))
+                .inspect_err(|_| self.torn_tail = true)?;
+            self.header_written = true;
+        }
+        while self.written < self.entries.len() {
+            let line = self.entries[self.written].to_line();
+            write_line(file, &line).inspect_err(|_| self.torn_tail = true)?;
+            self.written += 1;
+        }
+        Ok(())
+    }
+
+    fn parent(&self) -> Option<String> {
+        self.leaf.clone()
+    }
+
+    pub fn append_message(&mut self, message: AgentMessage) -> io::Result<String> {
+        let e = Entry::Message(MessageEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            message,
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> io::Result<String> {
+        let e = Entry::ModelChange(ModelChangeEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            provider: provider.into(),
+            model_id: model_id.into(),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    pub fn append_thinking_level_change(&mut self, level: &str) -> io::Result<String> {
+        let e = Entry::ThinkingLevelChange(ThinkingLevelChangeEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            thinking_level: level.into(),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> io::Result<String> {
+        let e = Entry::Compaction(CompactionEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            summary: summary.into(),
+            first_kept_entry_id: Some(first_kept_entry_id.into()),
+            tokens_before,
+            details,
+            from_hook,
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    /// Moves the leaf to `from` (`None`: before the root) and appends a `branch_summary` there.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> io::Result<String> {
+        if let Some(id) = from {
+            self.branch(id).map_err(io::Error::other)?;
+        } else {
+            self.reset_leaf();
+        }
+        let e = Entry::BranchSummary(BranchSummaryEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            from_id: from.unwrap_or("root").into(),
+            summary: summary.into(),
+            details,
+            from_hook,
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    pub fn append_custom(&mut self, custom_type: &str, data: Option<Value>) -> io::Result<String> {
+        let e = Entry::Custom(CustomEntry {
+            custom_type: custom_type.into(),
+            data,
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    pub fn append_custom_message(
+        &mut self,
+        custom_type: &str,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+    ) -> io::Result<String> {
+        let e = Entry::CustomMessage(CustomMessageEntry {
+            custom_type: custom_type.into(),
+            content,
+            display,
+            details,
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    /// Sets (or with `None`/empty, clears) the label of an existing entry.
+    pub fn append_label(&mut self, target_id: &str, label: Option<&str>) -> io::Result<String> {
+        if !self.ids.contains(target_id) {
+            return Err(io::Error::other(format!("Entry {target_id} not found")));
+        }
+        let e = Entry::Label(LabelEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            target_id: target_id.into(),
+            label: label.map(str::to_string),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+
+    /// Names the session (trimmed; empty clears).
+    pub fn append_session_info(&mut self, name: &str) -> io::Result<String> {
+        let e = Entry::SessionInfo(SessionInfoEntry {
+            id: self.new_id(),
+            parent_id: self.parent(),
+            timestamp: now_iso(),
+            name: Some(name.trim().to_string()),
+            extra: Extra::new(),
+        });
+        self.append(e)
+    }
+}
+
+/// One line, one `write_all`, then flush.
+fn write_line(file: &mut File, line: &str) -> io::Result<()> {
+    let mut buf = String::with_capacity(line.len() + 1);
+    buf.push_str(line);
+    buf.push('\n');
+    file.write_all(buf.as_bytes())?;
+    file.flush()
+}
+
+/// If the file does not end in `\n` (a torn write, or a file written without a final
+/// newline), appends one so the next line starts cleanly.
+fn terminate_partial_line(file: &mut File) -> io::Result<()> {
+    let len = file.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok(());
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
