@@ -5,6 +5,7 @@ pub mod args;
 pub mod flags;
 pub mod inputs;
 mod models;
+mod sessions;
 mod setup;
 
 use std::io::{IsTerminal, Write};

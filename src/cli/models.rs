@@ -39,7 +39,13 @@ impl Models {
     }
 
     /// Picks the model and resolves its credentials. `Err` is the full message for stderr.
-    pub fn choose(&mut self, args: &Args, settings: &Settings) -> Result<Chosen, String> {
+    /// `resumed` is the model and thinking level a resumed session last used.
+    pub fn choose(
+        &mut self,
+        args: &Args,
+        settings: &Settings,
+        resumed: (Option<&(String, String)>, Option<&str>),
+    ) -> Result<Chosen, String> {
         if let Some(e) = self.registry.load_error() {
             return Err(format!("Error: {e}"));
         }
@@ -53,6 +59,10 @@ impl Models {
                     eprintln!("Warning: {w}");
                 }
                 (r.model, r.thinking)
+            }
+            None if resumed.0.is_some_and(|(p, id)| self.usable(p, id)) => {
+                let (p, id) = resumed.0.expect("checked above");
+                (self.registry.find(p, id).expect("checked above"), None)
             }
             None => {
                 if args.api_key.is_some() {
@@ -91,6 +101,13 @@ impl Models {
             api_key,
             headers: auth.headers,
         })
+    }
+}
+
+impl Models {
+    /// A resumed session's model is reused only if it still exists and has a key (pi's rule).
+    fn usable(&self, provider: &str, id: &str) -> bool {
+        self.registry.find(provider, id).is_some() && self.registry.has_configured_auth(provider)
     }
 }
 

@@ -49,7 +49,18 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     };
     let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
 
-    let chosen = models.choose(&args, &settings)?;
+    let cwd_str = cwd.to_string_lossy().into_owned();
+    let (mut session, session_warnings) =
+        super::sessions::select(&args, &settings, &agent_dir, &cwd_str)?;
+    for w in session_warnings {
+        eprintln!("Warning: {w}");
+    }
+    let context = session.build_context();
+    let chosen = models.choose(
+        &args,
+        &settings,
+        (context.model.as_ref(), context.thinking_level.as_deref()),
+    )?;
     let tools = crate::harness::tools::select(
         &crate::harness::tools::ToolChoice {
             allow: args.tools.clone(),
@@ -59,7 +70,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         &settings,
     );
     let system = build_system_prompt(&args, &cwd, &tools)?;
-    let session_id = session::ids::uuid_v7();
+    let session_id = session.session_id().to_string();
     let options = StreamOptions {
         api_key: chosen.api_key,
         headers: chosen.headers,
@@ -70,6 +81,9 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     agent.thinking = chosen.thinking;
     agent.tools = tools;
     agent.cwd = cwd.clone();
+    agent.messages = session::to_llm_messages(&context.messages);
+    record_model_and_thinking(&mut session, &context, &agent)
+        .map_err(|e| format!("Error: Could not write session: {e}"))?;
 
     let mut prompts = Vec::new();
     let mut messages = args.messages.clone().into_iter();
@@ -88,12 +102,8 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
 
     let abort = Abort::new();
     install_signal_handler(abort.clone());
-    let mut session = AgentSession::new(agent, settings.retry(), abort);
-    let header = session::header(
-        &session_id,
-        &session::ids::iso_timestamp(now_ms()),
-        &cwd.to_string_lossy(),
-    );
+    let header = serde_json::to_value(session.header()).unwrap_or_default();
+    let mut session = AgentSession::with_session(agent, settings.retry(), abort, session);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let code = print::run(
@@ -107,8 +117,29 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         },
     );
     let _ = out.flush();
+    for e in &session.write_errors {
+        eprintln!("Warning: {e}");
+    }
     let sig = SIGNALLED.load(Ordering::SeqCst);
     Ok(if sig != 0 { 128 + sig } else { code })
+}
+
+/// A new session starts with the model and thinking level; a resumed one records a change
+/// only when they differ from what it last used (as pi's setModel/setThinkingLevel do).
+fn record_model_and_thinking(
+    session: &mut session::SessionWriter,
+    context: &session::SessionContext,
+    agent: &Agent,
+) -> std::io::Result<()> {
+    let model = (agent.model.provider.clone(), agent.model.id.clone());
+    if context.model.as_ref() != Some(&model) {
+        session.append_model_change(&model.0, &model.1)?;
+    }
+    let level = agent.thinking.as_str();
+    if context.thinking_level.as_deref() != Some(level) {
+        session.append_thinking_level_change(level)?;
+    }
+    Ok(())
 }
 
 fn user_message(text: String, images: Vec<Content>) -> Message {

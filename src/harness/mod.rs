@@ -11,20 +11,57 @@ use std::time::{Duration, Instant};
 use crate::agent::{Agent, AgentEvent};
 use crate::ai::{Abort, Message};
 use crate::resources::settings::RetrySettings;
+use crate::session::{AgentMessage, SessionWriter};
 
 pub struct AgentSession {
     /// `None` only while a run holds the agent.
     agent: Option<Agent>,
     pub retry: RetrySettings,
     pub abort: Abort,
+    /// Where finished messages are appended (in memory for `--no-session`).
+    pub session: SessionWriter,
+    /// Session writes that failed (disk full, permissions), for the mode to report.
+    pub write_errors: Vec<String>,
 }
 
 impl AgentSession {
+    /// A session kept in memory only.
     pub fn new(agent: Agent, retry: RetrySettings, abort: Abort) -> Self {
+        let cwd = agent.cwd.to_string_lossy().into_owned();
+        Self::with_session(agent, retry, abort, SessionWriter::in_memory(&cwd))
+    }
+
+    pub fn with_session(
+        agent: Agent,
+        retry: RetrySettings,
+        abort: Abort,
+        session: SessionWriter,
+    ) -> Self {
         AgentSession {
             agent: Some(agent),
             retry,
             abort,
+            session,
+            write_errors: Vec::new(),
+        }
+    }
+
+    /// Appends a finished message to the session; a failure is kept for the mode to report
+    /// and never stops the run.
+    fn persist(&mut self, ev: &AgentEvent) {
+        if let AgentEvent::MessageEnd { message } = ev {
+            if let Err(e) = self
+                .session
+                .append_message(AgentMessage::from(message.clone()))
+            {
+                let path = self
+                    .session
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                self.write_errors
+                    .push(format!("Could not write session file {path}: {e}"));
+            }
         }
     }
 
@@ -44,8 +81,10 @@ impl AgentSession {
         loop {
             let mut last_assistant = None;
             for ev in run.events.iter() {
-                // Listeners see the event first; pi reports a successful retry after the
-                // reply's `message_end`.
+                // The session line is written before listeners hear of the message, so
+                // whatever they show is already on disk.
+                self.persist(&ev);
+                // pi reports a successful retry after the reply's `message_end`.
                 on_event(&ev);
                 if let AgentEvent::MessageEnd {
                     message: Message::Assistant(a),

@@ -9,5 +9,6 @@ mod json;
 mod mock_selftest;
 mod print;
 mod retry;
+mod sessions;
 mod signals;
 mod tools;

@@ -219,6 +219,20 @@ impl PiCommand {
         }
     }
 
+    /// Another run in the same HOME, agent dir and cwd (so it sees this run's sessions and
+    /// config), with this run's environment but no arguments or stdin.
+    pub fn again(&self) -> PiCommand {
+        PiCommand {
+            home: Arc::clone(&self.home),
+            agent_dir: self.agent_dir.clone(),
+            cwd: self.cwd.clone(),
+            args: Vec::new(),
+            envs: self.envs.clone(),
+            stdin: None,
+            timeout: self.timeout,
+        }
+    }
+
     /// A run wired to `mock`: models.json for `api`, fast retries, `--model mock/mock-model`.
     pub fn for_mock(api: &str, mock: &MockServer) -> PiCommand {
         PiCommand::new()

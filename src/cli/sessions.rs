@@ -1,0 +1,101 @@
+//! Which session a run writes to, by pi's flags: new by default; `--no-session` in memory;
+//! `-c` the newest in the session directory; `--session <path|id-prefix>`; `--fork` copies a
+//! session into a new file here. The session directory is `--session-dir`, else
+//! `PI_CODING_AGENT_SESSION_DIR`, else the `sessionDir` setting, else pi's per-cwd directory.
+
+use std::path::{Path, PathBuf};
+
+use super::args::Args;
+use crate::resources::expand_tilde;
+use crate::resources::settings::Settings;
+use crate::session::dir::{
+    find_by_id_prefix, fork, looks_like_path, most_recent, session_dir, Found,
+};
+use crate::session::SessionWriter;
+
+/// The directory sessions are stored in and looked up from.
+pub fn sessions_dir(args: &Args, settings: &Settings, agent_dir: &Path, cwd: &str) -> PathBuf {
+    let chosen = args
+        .session_dir
+        .clone()
+        .or_else(|| {
+            std::env::var("PI_CODING_AGENT_SESSION_DIR")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .or_else(|| settings.str(&["sessionDir"]).map(str::to_string));
+    match chosen {
+        Some(d) => {
+            let p = expand_tilde(&d);
+            if p.is_absolute() {
+                p
+            } else {
+                Path::new(cwd).join(p)
+            }
+        }
+        None => session_dir(agent_dir, cwd),
+    }
+}
+
+/// A `--session`/`--fork` argument resolved to a file.
+fn resolve(arg: &str, agent_dir: &Path, dir: &Path, cwd: &str) -> Result<PathBuf, String> {
+    if looks_like_path(arg) {
+        let p = expand_tilde(arg);
+        return Ok(if p.is_absolute() {
+            p
+        } else {
+            Path::new(cwd).join(p)
+        });
+    }
+    match find_by_id_prefix(agent_dir, dir, arg) {
+        Some(Found::Local(s)) => Ok(s.path),
+        Some(Found::Global(s)) => Err(format!(
+            "Session found in different project: {}\nUse --fork {arg} to copy it into this project.",
+            s.cwd
+        )),
+        None => Err(format!("No session found matching '{arg}'")),
+    }
+}
+
+/// Opens or creates the session for this run; warnings about skipped lines are returned.
+pub fn select(
+    args: &Args,
+    settings: &Settings,
+    agent_dir: &Path,
+    cwd: &str,
+) -> Result<(SessionWriter, Vec<String>), String> {
+    if args.no_session {
+        return Ok((SessionWriter::in_memory(cwd), Vec::new()));
+    }
+    if args.resume {
+        return Err("Error: --resume needs the interactive session picker, which is not available in this build yet. Use --session <id> or -c.".into());
+    }
+    let dir = sessions_dir(args, settings, agent_dir, cwd);
+    let open = |path: &Path| -> Result<(SessionWriter, Vec<String>), String> {
+        SessionWriter::open(path)
+            .map_err(|e| format!("Error: Could not open session {}: {e}", path.display()))
+    };
+    if let Some(arg) = &args.fork {
+        let source = resolve(arg, agent_dir, &dir, cwd).map_err(|e| format!("Error: {e}"))?;
+        if !source.exists() {
+            return Err(format!("Error: No session found matching '{arg}'"));
+        }
+        let forked =
+            fork(&source, &dir, cwd).map_err(|e| format!("Error: Could not fork session: {e}"))?;
+        return open(&forked);
+    }
+    if let Some(arg) = &args.session {
+        let path = resolve(arg, agent_dir, &dir, cwd).map_err(|e| format!("Error: {e}"))?;
+        if path.exists() {
+            return open(&path);
+        }
+        // pi creates a new session at exactly the path given.
+        return Ok((SessionWriter::new(cwd, Some(path), None), Vec::new()));
+    }
+    if args.continue_session {
+        if let Some(path) = most_recent(&dir) {
+            return open(&path);
+        }
+    }
+    Ok((SessionWriter::create(&dir, cwd, None), Vec::new()))
+}

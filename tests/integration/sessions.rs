@@ -1,0 +1,196 @@
+//! Sessions on disk: pi's JSONL layout, resuming with -c / --session, --no-session, --fork,
+//! and a damaged file that still loads.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{MockServer, PiCommand, Reply};
+
+const API: &str = "openai-completions";
+
+fn session_files(agent_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(agent_dir.join("sessions")) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+            if f.path().extension().is_some_and(|e| e == "jsonl") {
+                out.push(f.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn lines(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn print_mode_writes_a_pi_session_and_continue_resumes_it() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "first answer"),
+        Reply::text(API, "second answer"),
+    ]);
+    let first = PiCommand::for_mock(API, &mock).args(["-p", "first question"]);
+    let agent_dir = first.agent_dir().to_path_buf();
+    let cwd = first.cwd().to_path_buf();
+    let again = first.again();
+    first.run().assert_code(0);
+
+    let files = session_files(&agent_dir);
+    assert_eq!(files.len(), 1, "one session file");
+    let dir_name = files[0]
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let encoded = format!(
+        "--{}--",
+        cwd.to_string_lossy()
+            .trim_start_matches('/')
+            .replace('/', "-")
+    );
+    assert_eq!(dir_name, encoded);
+    let l = lines(&files[0]);
+    let types: Vec<&str> = l.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(l[0]["version"], 3);
+    assert_eq!(l[1]["parentId"], serde_json::Value::Null);
+    assert_eq!(l[2]["parentId"], l[1]["id"]);
+    assert_eq!(l[4]["message"]["role"], "assistant");
+    assert!(files[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .ends_with(&format!("_{}.jsonl", l[0]["id"].as_str().unwrap())));
+
+    // -c from the same project resumes: the model sees the earlier exchange.
+    let second = again
+        .args(["--model", "mock/mock-model", "-p", "-c", "second question"])
+        .run();
+    second.assert_code(0);
+    assert_eq!(second.stdout, "second answer\n");
+    let body = mock.requests()[1].body_text();
+    assert!(
+        body.contains("first question") && body.contains("first answer"),
+        "{body}"
+    );
+    assert_eq!(
+        session_files(&agent_dir).len(),
+        1,
+        "appended, not a new file"
+    );
+    assert_eq!(lines(&files[0]).len(), 7);
+}
+
+#[test]
+fn no_session_writes_nothing_and_json_header_is_still_printed() {
+    let mock = MockServer::with_replies([Reply::text(API, "hi")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "json", "--no-session", "hello"]);
+    let agent_dir = pi.agent_dir().to_path_buf();
+    let out = pi.run();
+    out.assert_code(0);
+    assert_eq!(out.json_lines()[0]["type"], "session");
+    assert!(session_files(&agent_dir).is_empty());
+}
+
+#[test]
+fn unknown_session_id_is_an_error() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["-p", "--session", "deadbeef", "hi"])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.contains("No session found matching 'deadbeef'"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(mock.request_count(), 0);
+}
+
+#[test]
+fn session_by_id_prefix_and_a_truncated_line_still_load() {
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let first = PiCommand::for_mock(API, &mock).args(["-p", "remember ALPHA"]);
+    let agent_dir = first.agent_dir().to_path_buf();
+    let again = first.again();
+    first.run().assert_code(0);
+    let file = session_files(&agent_dir).remove(0);
+    let id = lines(&file)[0]["id"].as_str().unwrap().to_string();
+    // A crash mid-write leaves half a line at the end.
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("{\"type\":\"message\",\"id\":\"torn");
+    std::fs::write(&file, text).unwrap();
+
+    let out = again
+        .args([
+            "--model",
+            "mock/mock-model",
+            "-p",
+            "--session",
+            &id[..8],
+            "what did I say?",
+        ])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "two\n");
+    assert!(
+        out.stderr.contains("Warning"),
+        "the torn line is reported: {}",
+        out.stderr
+    );
+    assert!(mock.requests()[1].body_text().contains("remember ALPHA"));
+    // The new entries start on a fresh line; every complete line still parses.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let good = text
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        .count();
+    assert_eq!(good, 7, "{text}");
+}
+
+#[test]
+fn fork_copies_into_a_new_session() {
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let first = PiCommand::for_mock(API, &mock).args(["-p", "original"]);
+    let agent_dir = first.agent_dir().to_path_buf();
+    let again = first.again();
+    first.run().assert_code(0);
+    let source = session_files(&agent_dir).remove(0);
+    let out = again
+        .args([
+            "--model",
+            "mock/mock-model",
+            "-p",
+            "--fork",
+            source.to_str().unwrap(),
+            "continue",
+        ])
+        .run();
+    out.assert_code(0);
+    let files = session_files(&agent_dir);
+    assert_eq!(files.len(), 2);
+    let forked = files.into_iter().find(|f| f != &source).unwrap();
+    let l = lines(&forked);
+    assert_eq!(l[0]["parentSession"], source.to_str().unwrap());
+    assert_eq!(lines(&source).len(), 5, "the source is untouched");
+    assert!(mock.requests()[1].body_text().contains("original"));
+}
