@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::agent::AgentEvent;
 use crate::ai::{Content, Message, StopReason};
 use crate::harness::AgentSession;
+use crate::session::json::to_js_string;
 
 /// What to print and where.
 pub struct PrintRun<'a> {
@@ -30,7 +31,7 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
     } = r;
     let mut broken_pipe = false;
     if json {
-        broken_pipe |= writeln!(stdout, "{header}")
+        broken_pipe |= writeln!(stdout, "{}", to_js_string(&header))
             .and_then(|_| stdout.flush())
             .is_err();
     }
@@ -40,7 +41,8 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
         }
         let mut on_event = |ev: &AgentEvent| {
             if json && !broken_pipe {
-                let line = ev.to_json().to_string();
+                // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
+                let line = to_js_string(&ev.to_json());
                 // A closed stdout (`| head`) stops output but never panics.
                 broken_pipe |= writeln!(stdout, "{line}")
                     .and_then(|_| stdout.flush())
