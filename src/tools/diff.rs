@@ -28,21 +28,23 @@ struct Run {
 struct Tokens<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Number of `\n` in the text (so `split('\n').count()` is this plus one).
+    newlines: usize,
 }
 
 impl<'a> Tokens<'a> {
     fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        let newlines = starts.len() - 1;
         if starts.last() == Some(&text.len()) {
             starts.pop();
         }
-        Tokens { text, starts }
+        Tokens {
+            text,
+            starts,
+            newlines,
+        }
     }
     fn len(&self) -> usize {
         self.starts.len()
@@ -199,12 +201,7 @@ pub fn diff_changes(
         (oi, ni) = (o.1, n.1);
     }
     push(&mut runs, Kind::Same, oi, ni, a.len() - oi);
-    render(
-        &a,
-        &b,
-        &runs,
-        old.split('\n').count().max(new.split('\n').count()),
-    )
+    render(&a, &b, &runs, a.newlines.max(b.newlines) + 1)
 }
 
 /// pi's diff of two whole texts (one region spanning the first to the last differing byte).

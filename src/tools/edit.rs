@@ -101,19 +101,19 @@ fn parse_edits(args: &Value) -> Result<Vec<Replacement>, String> {
 
 /// The outcome of applying edits to LF-normalized content.
 #[derive(Debug)]
-pub struct Applied {
+pub struct Applied<'a> {
     /// The content the edits were matched in (fuzzy-normalized if any edit needed that).
-    pub base: String,
+    pub base: std::borrow::Cow<'a, str>,
     pub new: String,
     /// Changed byte ranges: `(base_start, base_end, new_start, new_end)`, in file order.
     pub changes: Vec<(usize, usize, usize, usize)>,
 }
 
-fn to_lf(s: &str) -> String {
+fn to_lf(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\r') {
-        s.replace("\r\n", "\n").replace('\r', "\n")
+        s.replace("\r\n", "\n").replace('\r', "\n").into()
     } else {
-        s.to_string()
+        s.into()
     }
 }
 
@@ -126,13 +126,17 @@ fn count_occurrences(hay: &str, needle: &str) -> usize {
 }
 
 /// Matches every edit against `content` (already LF-normalized) and applies them all.
-pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<Applied, String> {
+pub fn apply_edits<'a>(
+    content: &'a str,
+    edits: &[Replacement],
+    path: &str,
+) -> Result<Applied<'a>, String> {
     let many = edits.len() > 1;
     let edits: Vec<Replacement> = edits
         .iter()
         .map(|e| Replacement {
-            old_text: to_lf(&e.old_text),
-            new_text: to_lf(&e.new_text),
+            old_text: to_lf(&e.old_text).into_owned(),
+            new_text: to_lf(&e.new_text).into_owned(),
         })
         .collect();
     for (i, e) in edits.iter().enumerate() {
@@ -144,6 +148,9 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
             });
         }
     }
+    // Most files are plain ASCII without trailing spaces: then the fuzzy form is the text
+    // itself and the uniqueness counts below need no normalized copy.
+    let invariant = fuzzy::is_fuzzy_invariant(content);
     let fuzzy_old: Vec<String> = edits
         .iter()
         .map(|e| normalize_for_fuzzy(&e.old_text))
@@ -151,28 +158,29 @@ pub fn apply_edits(content: &str, edits: &[Replacement], path: &str) -> Result<A
     let mut fuzzy_content: Option<String> = None;
     let mut any_fuzzy = false;
     for (e, fo) in edits.iter().zip(&fuzzy_old) {
-        if !content.contains(&e.old_text) {
+        if !content.contains(&e.old_text) && !invariant {
             let fc = fuzzy_content.get_or_insert_with(|| normalize_for_fuzzy(content));
             if fc.contains(fo.as_str()) {
                 any_fuzzy = true;
             }
         }
     }
-    let base = if any_fuzzy {
+    let base: std::borrow::Cow<str> = if any_fuzzy {
         fuzzy_content
             .take()
             .unwrap_or_else(|| normalize_for_fuzzy(content))
+            .into()
     } else {
-        content.to_string()
+        content.into()
     };
-    let mut fuzzy_base: Option<String> = if any_fuzzy {
-        Some(base.clone())
+    let mut fuzzy_base: Option<std::borrow::Cow<str>> = if any_fuzzy || invariant {
+        Some(std::borrow::Cow::Borrowed(&base))
     } else {
-        fuzzy_content
+        fuzzy_content.map(Into::into)
     };
     let mut matched: Vec<(usize, usize, usize)> = Vec::with_capacity(edits.len()); // (start, len, edit)
     for (i, (e, fo)) in edits.iter().zip(&fuzzy_old).enumerate() {
-        let fb = fuzzy_base.get_or_insert_with(|| normalize_for_fuzzy(&base));
+        let fb = fuzzy_base.get_or_insert_with(|| normalize_for_fuzzy(&base).into());
         let found = match base.find(&e.old_text) {
             Some(at) => Some((at, e.old_text.len())),
             None => fb.find(fo.as_str()).map(|at| (at, fo.len())),
@@ -299,14 +307,16 @@ impl Tool for EditTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
-            let body = if crlf {
-                applied.new.replace('\n', "\r\n")
+            let body: std::borrow::Cow<str> = if crlf {
+                applied.new.replace('\n', "\r\n").into()
             } else {
-                applied.new.clone()
+                applied.new.as_str().into()
             };
-            let mut out = String::with_capacity(bom.len() + body.len());
-            out.push_str(bom);
-            out.push_str(&body);
+            let out: std::borrow::Cow<str> = if bom.is_empty() {
+                body
+            } else {
+                format!("{bom}{body}").into()
+            };
             write_atomic(&abs, out.as_bytes()).map_err(|e| node_error(&e, "open", &abs))?;
             let (diff, first) = diff_changes(&applied.base, &applied.new, &applied.changes);
             let mut details = json!({ "diff": diff });

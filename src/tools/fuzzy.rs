@@ -117,6 +117,17 @@ fn after_trim(c: char) -> char {
 }
 
 /// pi's `normalizeForFuzzyMatch`.
+/// True when `normalize_for_fuzzy(text) == text`: plain ASCII with no trailing whitespace
+/// on any line. Checked in one fast pass so exact edits on big files skip the copy.
+pub fn is_fuzzy_invariant(text: &str) -> bool {
+    let b = text.as_bytes();
+    let trailing_space =
+        |end: usize| end > 0 && matches!(b[end - 1], b' ' | b'\t' | 0x0B | 0x0C | b'\r');
+    text.is_ascii()
+        && !trailing_space(b.len())
+        && !memchr::memchr_iter(b'\n', b).any(trailing_space)
+}
+
 pub fn normalize_for_fuzzy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut folded = String::new();
@@ -149,6 +160,29 @@ pub fn normalize_for_fuzzy(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::normalize_for_fuzzy as n;
+
+    #[test]
+    fn invariance_check_agrees_with_normalization() {
+        for t in [
+            "plain\ntext\n",
+            "a \nb",
+            "x\t",
+            "caf\u{e9}\n",
+            "a\r\nb",
+            "",
+            "\n\n",
+        ] {
+            assert_eq!(
+                super::is_fuzzy_invariant(t),
+                t.is_ascii() && n(t) == t,
+                "{t:?}"
+            );
+            // The check may say "no" for text that happens to be stable, never "yes" wrongly.
+            if super::is_fuzzy_invariant(t) {
+                assert_eq!(n(t), t, "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn folds_quotes_dashes_spaces_and_trailing_whitespace() {
