@@ -194,3 +194,131 @@ fn fork_copies_into_a_new_session() {
     assert_eq!(lines(&source).len(), 5, "the source is untouched");
     assert!(mock.requests()[1].body_text().contains("original"));
 }
+
+/// A small deterministic generator, so a failure can be replayed from its seed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+#[test]
+fn kill_9_at_random_moments_leaves_loadable_sessions() {
+    let mut rng = Lcg(0x5eed);
+    let mut killed_with_file = 0;
+    for round in 0..200 {
+        let mock = MockServer::with_replies([
+            Reply::sse(crate::support::mock::sse_tool_calls(
+                API,
+                &[(
+                    "c1",
+                    "bash",
+                    serde_json::json!({"command": "echo tool-output"}),
+                )],
+            ))
+            .chunk_delay(2),
+            Reply::text(API, "the final answer after the tool ran").chunk_delay(2),
+        ]);
+        let pi = PiCommand::for_mock(API, &mock).args(["-p", "run a tool"]);
+        let agent_dir = pi.agent_dir().to_path_buf();
+        let child = pi.spawn();
+        std::thread::sleep(std::time::Duration::from_millis(rng.next(60)));
+        child.signal(libc::SIGKILL);
+        let _ = child.wait();
+        for file in session_files(&agent_dir) {
+            killed_with_file += 1;
+            let loaded = pi::session::file::load(&file)
+                .unwrap_or_else(|e| panic!("round {round}: {} does not load: {e}", file.display()));
+            assert!(
+                loaded.warnings.len() <= 1,
+                "round {round}: at most the torn last line is lost: {:?}",
+                loaded.warnings
+            );
+            // Every fifth file is also resumed for real.
+            if round % 5 == 0 {
+                let mock = MockServer::with_replies([Reply::text(API, "resumed")]);
+                let out = PiCommand::for_mock(API, &mock)
+                    .args(["-p", "--session", file.to_str().unwrap(), "go on"])
+                    .run();
+                out.assert_code(0).assert_no_panic();
+                assert_eq!(out.stdout, "resumed\n");
+                assert!(mock.requests()[0].body_text().contains("run a tool"));
+            }
+        }
+    }
+    assert!(
+        killed_with_file > 20,
+        "the kills should often land after the first write ({killed_with_file})"
+    );
+}
+
+#[test]
+fn garbage_and_truncated_lines_load_with_a_warning() {
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let first = PiCommand::for_mock(API, &mock).args(["-p", "remember BETA"]);
+    let agent_dir = first.agent_dir().to_path_buf();
+    let again = first.again();
+    first.run().assert_code(0);
+    let file = session_files(&agent_dir).remove(0);
+    let mut lines: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.insert(2, "this is not json at all".into());
+    let mut text = lines.join("\n");
+    text.push_str("\n{\"type\":\"message\",\"id\":\"half");
+    std::fs::write(&file, text).unwrap();
+    let out = again
+        .args(["--model", "mock/mock-model", "-p", "-c", "and now?"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "two\n");
+    assert_eq!(out.stderr.matches("Warning").count(), 2, "{}", out.stderr);
+    assert!(mock.requests()[1].body_text().contains("remember BETA"));
+}
+
+#[test]
+fn a_session_written_by_the_typescript_pi_resumes_here() {
+    let mock = MockServer::with_replies([Reply::text(API, "continuing")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let copy = pi.cwd().join("ts-session.jsonl");
+    let original = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/sessions/ts-all-entries.jsonl"
+    ))
+    .unwrap();
+    std::fs::write(&copy, &original).unwrap();
+    let pi = pi.args(["-p", "--session", copy.to_str().unwrap(), "next"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "continuing\n");
+    let body = mock.requests()[0].body_text();
+    // The active branch: the branch summary, then the messages after it, then ours.
+    assert!(
+        body.contains("after nav") && body.contains("explored a different conversation"),
+        "{body}"
+    );
+    assert!(
+        body.contains("list files") && body.contains("bash"),
+        "history before the branch point is sent: {body}"
+    );
+    let written = std::fs::read(&copy).unwrap();
+    assert!(
+        written.starts_with(&original),
+        "existing lines are never rewritten"
+    );
+    let appended = String::from_utf8_lossy(&written[original.len()..]).into_owned();
+    let roles: Vec<String> = appended
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|v| v["message"]["role"].as_str().map(String::from))
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{appended}");
+}
