@@ -3,13 +3,16 @@
 # LLM server, binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
-# and peak RSS). Prints one table; the TypeScript pi gets a second column when it is installed
-# ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
+# and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
+# ending in a compaction, so the context sent is small) for one `-p` round trip (wall and peak RSS),
+# and the cost of appending one entry to a session of 10 entries vs of 100,000
+# (examples/session_bench.rs). Prints one table; the TypeScript pi gets a second column when it is
+# installed ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
 #
 # Never reaches the network: the model is a mock on 127.0.0.1, PI_OFFLINE=1, the environment is
 # cleared of provider keys and proxies, and HOME is a scratch directory.
 #
-#   BENCH_RUNS=30 BENCH_TOOL_RUNS=5 scripts/bench.sh
+#   BENCH_RUNS=30 BENCH_TOOL_RUNS=5 BENCH_SESSION_RUNS=5 BENCH_SESSION_MB=100 scripts/bench.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +24,8 @@ MUSL_BIN="$TARGET_DIR/x86_64-unknown-linux-musl/release/pi"
 echo "building release binary..." >&2
 cargo build --release --quiet
 PI_RS="$TARGET_DIR/release/pi"
+cargo build --release --quiet --example session_bench
+SESSION_BENCH="$TARGET_DIR/release/examples/session_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -88,11 +93,17 @@ def text_of(content):
                        if isinstance(p, dict) and p.get("type") == "text")
     return ""
 
+LOG = sys.argv[2] if len(sys.argv) > 2 else None
+
 def answer(raw):
     try:
         msgs = json.loads(raw or b"{}").get("messages") or []
     except ValueError:
         return GREETING
+    if LOG:  # the size of the latest request, for the session rows to report
+        with open(LOG + ".tmp", "w") as f:
+            f.write(f"{len(msgs)} {len(raw or b'')}")
+        os.replace(LOG + ".tmp", LOG)
     last = msgs[-1] if msgs and isinstance(msgs[-1], dict) else {}
     if last.get("role") == "tool":
         return DONE
@@ -130,7 +141,7 @@ with open(sys.argv[1] + ".tmp", "w") as f:
 os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 srv.serve_forever()
 PY
-python3 "$SCRATCH/mock.py" "$PORT_FILE" >/dev/null 2>&1 &
+python3 "$SCRATCH/mock.py" "$PORT_FILE" "$SCRATCH/last_request" >/dev/null 2>&1 &
 MOCK_PID=$!
 for _ in $(seq 1 100); do
     [[ -s "$PORT_FILE" ]] && break
@@ -140,7 +151,7 @@ done
 PORT="$(tr -d '[:space:]' <"$PORT_FILE")"
 
 AGENT_DIR="$SCRATCH/home/.pi/agent"
-mkdir -p "$AGENT_DIR" "$SCRATCH/work" "$SCRATCH/tools" "$SCRATCH/tmp"
+mkdir -p "$AGENT_DIR" "$SCRATCH/work" "$SCRATCH/tools" "$SCRATCH/tmp" "$SCRATCH/sessions"
 cat >"$AGENT_DIR/models.json" <<EOF
 {
   "providers": {
@@ -157,8 +168,10 @@ EOF
 # ---- measure -------------------------------------------------------------------------------------
 export BENCH_RUNS="$RUNS" BENCH_HOME="$SCRATCH/home" BENCH_AGENT_DIR="$AGENT_DIR" BENCH_CWD="$SCRATCH/work"
 export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" BENCH_TMP="$SCRATCH/tmp"
+export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
+export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
-echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows)..." >&2
+echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -366,15 +379,182 @@ def bench_bash(base):
             peaks.append(r[1])
     return median_or_none(walls), median_or_none(peaks)
 
+# resume: a ~100 MB v3 session (a long linear chain of user/assistant/toolResult messages of
+# 1-4 KB each) ending in a compaction that keeps only the last turn, then one more exchange: the
+# file is big, the context sent to the model is small, as in a real long session after compaction.
+# Generated once, untimed; each run resumes a fresh copy (a run appends to the file).
+session_runs = int(os.environ["BENCH_SESSION_RUNS"])
+SESSION_MB = float(os.environ.get("BENCH_SESSION_MB", "100"))
+SESSION_DIR = os.environ["BENCH_SESSION_DIR"]
+BIG_SESSION = os.path.join(SESSION_DIR, "big-session.jsonl")
+SESSION_COPY = os.path.join(SESSION_DIR, "resume.jsonl")
+LAST_REQUEST = os.environ["BENCH_LAST_REQUEST"]
+
+def gen_session(path, target_bytes, session_cwd):
+    import datetime, random
+    rng = random.Random(20261121)
+    words = ("the a of to in is that for it with as on be this by file function error test "
+             "value return struct impl fn let mut match Some None Ok Err src/session/store.rs "
+             "`cargo` \"quoted\" path/to/module.ts {\"key\": 1} <tag> tab\there back\\slash "
+             "unicode: é ü 日本 — 🙂 line\n\nnew paragraph: - item\n").split(" ")
+    blob = " ".join(rng.choice(words) for _ in range(400_000))
+    ids = set()
+
+    def new_id():
+        while True:
+            i = f"{rng.getrandbits(32):08x}"
+            if i not in ids:
+                ids.add(i)
+                return i
+
+    def iso(ms):
+        dt = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+    def text(lo=1024, hi=4096):
+        n = rng.randint(lo, hi)
+        at = rng.randrange(len(blob) - n)
+        return blob[at:at + n]
+
+    ms = 1795304767000
+    r = rng.getrandbits(74)
+    h = f"{ms:012x}"
+    session_id = (f"{h[:8]}-{h[8:]}-7{r & 0xfff:03x}-{8 | ((r >> 12) & 3):x}{(r >> 14) & 0xfff:03x}-"
+                  f"{(r >> 26) & 0xffffffffffff:012x}")
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    out = open(path, "w", encoding="utf-8")
+    out.write(dumps({"type": "session", "version": 3, "id": session_id,
+                     "timestamp": iso(ms), "cwd": session_cwd}) + "\n")
+    parent = None
+    last = {}
+
+    def entry(kind, **fields):
+        nonlocal parent, ms
+        ms += rng.randint(5, 4000)
+        eid = new_id()
+        obj = {"type": kind, "id": eid, "parentId": parent, "timestamp": iso(ms)}
+        obj.update(fields)
+        out.write(dumps(obj) + "\n")
+        parent = eid
+        return eid
+
+    def usage(tokens_in, tokens_out):
+        c_in, c_out = tokens_in * 3 / 1e6, tokens_out * 15 / 1e6
+        return {"input": tokens_in, "output": tokens_out, "cacheRead": 0, "cacheWrite": 0,
+                "totalTokens": tokens_in + tokens_out,
+                "cost": {"input": c_in, "output": c_out, "cacheRead": 0, "cacheWrite": 0,
+                         "total": c_in + c_out}}
+
+    def assistant(content, stop, tokens_in):
+        return {"role": "assistant", "content": content, "api": "openai-completions",
+                "provider": "mock", "model": "mock-model",
+                "usage": usage(tokens_in, rng.randint(20, 1200)), "stopReason": stop,
+                "timestamp": ms, "responseId": f"chatcmpl-{rng.getrandbits(64):016x}"}
+
+    def turn(tokens_in):
+        last["user"] = entry("message", message={"role": "user",
+                                                 "content": [{"type": "text", "text": text()}],
+                                                 "timestamp": ms})
+        if rng.random() < 0.4:  # a tool call and its result before the answer
+            call = f"call_{rng.getrandbits(96):024x}"
+            entry("message", message=assistant(
+                [{"type": "thinking", "thinking": text(100, 600), "thinkingSignature": "reasoning_content"},
+                 {"type": "toolCall", "id": call, "name": "bash", "arguments": {"command": "cat notes.txt"}}],
+                "toolUse", tokens_in))
+            entry("message", message={"role": "toolResult", "toolCallId": call, "toolName": "bash",
+                                      "content": [{"type": "text", "text": text()}],
+                                      "isError": False, "timestamp": ms})
+        return entry("message", message=assistant([{"type": "text", "text": text()}], "stop",
+                                                  tokens_in))
+
+    entry("model_change", provider="mock", modelId="mock-model")
+    entry("thinking_level_change", thinkingLevel="off")
+    tokens = 1000
+    while out.tell() < target_bytes:
+        turn(tokens)
+        tokens += rng.randint(300, 2000)
+    kept = last["user"]  # the compaction keeps the last turn
+    entry("compaction", summary="## Goal\n" + text(2000, 3000), firstKeptEntryId=kept,
+          tokensBefore=tokens, details={"readFiles": ["notes.txt"], "modifiedFiles": []},
+          fromHook=False)
+    turn(3000)
+    out.close()
+
+def bench_resume(base, n):
+    """Median wall ms, median peak RSS KiB and the last request's (message count, bytes) of `n`
+    runs of `pi -p --session <fresh copy> hi`; None after a warning if a run fails."""
+    walls, peaks, req = [], [], None
+    orig = os.path.getsize(BIG_SESSION)
+    for _ in range(n):
+        shutil.copyfile(BIG_SESSION, SESSION_COPY)
+        if os.path.exists(LAST_REQUEST):
+            os.unlink(LAST_REQUEST)
+        cmd = base + ["-p", "--model", "mock/mock-model", "--session", SESSION_COPY, "hi"]
+        with tempfile.NamedTemporaryFile(mode="r", dir=tmp_dir) as rss_out:
+            full = ([GNU_TIME, "-f", "%M", "-o", rss_out.name] if GNU_TIME else []) + cmd
+            t0 = time.perf_counter()
+            try:
+                p = subprocess.run(full, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                print(f"warning: resume run timed out after {TIMEOUT} s", file=sys.stderr)
+                return None
+            walls.append((time.perf_counter() - t0) * 1000)
+            lines = rss_out.read().strip().splitlines()
+        if lines and lines[-1].strip().isdigit():
+            peaks.append(int(lines[-1]))
+        out = p.stdout.decode(errors="replace").strip()
+        grew = os.path.getsize(SESSION_COPY) > orig
+        if p.returncode != 0 or out != "Hello from the bench mock." or not grew:
+            err = p.stderr.decode(errors="replace").strip()
+            print(f"warning: resume run exited {p.returncode}, stdout {out[:100]!r}, "
+                  f"session grew: {grew}: {err[-300:]}", file=sys.stderr)
+            return None
+        try:
+            with open(LAST_REQUEST) as f:
+                m, b = f.read().split()
+                req = (int(m), int(b))
+        except (OSError, ValueError):
+            pass
+    os.unlink(SESSION_COPY)
+    return median_or_none(walls), median_or_none(peaks), req
+
+# append: a Rust example timing SessionWriter::append_message at entry 10 and at entry 100,000.
+def bench_append():
+    exe = os.environ.get("BENCH_SESSION_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: session_bench timed out", file=sys.stderr)
+        return None
+    found = {}
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if parts and parts[0] == "append_us":
+            kv = dict(x.split("=", 1) for x in parts[1:])
+            found[int(kv["n"])] = float(kv["median"])
+    if p.returncode != 0 or 10 not in found or 100_000 not in found:
+        print(f"warning: session_bench exited {p.returncode}: "
+              f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+        return None
+    return found[10], found[100_000]
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
     impls.append(("pi (ts)", [ts]))
 
 rows = {k: [] for k in ("version", "print_wall", "print_rss", "size", "static", "edit", "grep",
-                        "rg", "grep_ratio", "bash_wall", "bash_rss")}
+                        "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
+                        "resume_rss", "append_10", "append_100k", "append_ratio")}
 print("writing the 50,000-file tree...", file=sys.stderr)
 make_tree()
+print(f"writing a {SESSION_MB:g} MB session...", file=sys.stderr)
+gen_session(BIG_SESSION, int(SESSION_MB * 1e6), cwd)
+SESSION_SIZE = os.path.getsize(BIG_SESSION)
 if RG:
     run_rg()  # unmeasured: the first walk of a fresh tree pays for what the later ones don't
 for name, base in impls:
@@ -420,6 +600,22 @@ for name, base in impls:
     rows["bash_wall"].append(f"{b[0]:.1f} ms" if b else "failed")
     rows["bash_rss"].append(f"{b[1] / 1024:.1f} MiB" if b and b[1] is not None else "failed" if not b else "n/a")
 
+    n = session_runs if name == "pi (rust)" else min(session_runs, 3)
+    print(f"{name}: resuming the session ({n} runs)...", file=sys.stderr)
+    r = bench_resume(base, n)
+    req = f" ({r[2][0]} msgs, {r[2][1] / 1024:.1f} KiB request)" if r and r[2] else ""
+    rows["resume_wall"].append(f"{r[0]:.1f} ms{req}" if r else "failed")
+    rows["resume_rss"].append(f"{r[1] / 1024:.1f} MiB" if r and r[1] is not None else "failed" if not r else "n/a")
+    if name == "pi (rust)":
+        print("session_bench: append cost...", file=sys.stderr)
+        a = bench_append()
+        rows["append_10"].append(f"{a[0]:.1f} µs" if a else "failed")
+        rows["append_100k"].append(f"{a[1]:.1f} µs" if a else "failed")
+        rows["append_ratio"].append(f"{a[1] / a[0]:.2f}x" if a else "n/a")
+    else:
+        for k in ("append_10", "append_100k", "append_ratio"):
+            rows[k].append("n/a (Rust library)")
+
 labels = {
     "version": "pi --version, wall (median)",
     "print_wall": "pi -p round trip, wall (median)",
@@ -432,11 +628,17 @@ labels = {
     "grep_ratio": "grep run / ripgrep",
     "bash_wall": "bash 100 MB output, whole -p run (median)",
     "bash_rss": "bash 100 MB output, peak RSS (median)",
+    "resume_wall": f"resume {SESSION_SIZE / 1e6:.0f} MB session, whole -p run (median)",
+    "resume_rss": f"resume {SESSION_SIZE / 1e6:.0f} MB session, peak RSS (median)",
+    "append_10": "append entry at 10, per append (median of 1,000)",
+    "append_100k": "append entry at 100,000, per append (median of 1,000)",
+    "append_ratio": "append at 100,000 / at 10",
 }
 header = ["metric"] + [n for n, _ in impls]
 table = [header] + [[labels[k]] + rows[k] for k in labels]
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-print(f"pi benchmark: {runs} runs per figure ({tool_runs} for the tool rows), mock server on 127.0.0.1")
+print(f"pi benchmark: {runs} runs per figure ({tool_runs} for the tool rows, {session_runs} for the "
+      f"session resume, at most 3 of those for pi (ts)), mock server on 127.0.0.1")
 for i, r in enumerate(table):
     print("  ".join(c.ljust(widths[j]) for j, c in enumerate(r)).rstrip())
     if i == 0:
