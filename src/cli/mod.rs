@@ -53,6 +53,20 @@ pub fn main() -> i32 {
         let _ = writeln!(info, "{}", crate::VERSION);
         return 0;
     }
+    if let Some(file) = &args.export {
+        // pi: the optional output path is the first bare message.
+        let out = args.messages.first().map(std::path::Path::new);
+        return match crate::session::export_html::export_html(std::path::Path::new(file), out) {
+            Ok(path) => {
+                let _ = writeln!(info, "Exported to: {}", path.display());
+                0
+            }
+            Err(e) => {
+                eprintln!("Error: {e}");
+                1
+            }
+        };
+    }
     if args.help {
         let _ = write!(info, "{}", flags::help_text());
         return 0;
@@ -101,9 +115,6 @@ pub fn main() -> i32 {
         eprintln!("Error: {what} is not available in this build yet.");
         1
     };
-    if args.export.is_some() {
-        return not_yet("--export");
-    }
     if args.mode == Some(Mode::Rpc) {
         return not_yet("RPC mode (--mode rpc)");
     }

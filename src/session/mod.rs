@@ -1,12 +1,15 @@
 //! Sessions: pi's append-only JSONL tree. `entry` is the file vocabulary, `file` reads (and
 //! migrates) files, `store` writes them lazily, `tree` turns a leaf into agent/LLM context,
-//! `dir` locates, lists and forks session files; `ids` makes ids and timestamps.
+//! `dir` locates, lists and forks session files; `ids` makes ids and timestamps; `ops` holds
+//! the tree commands (fork, clone, name, label, stats); `export_html` renders a session page.
 
 pub mod dir;
 pub mod entry;
+pub mod export_html;
 pub mod file;
 pub mod ids;
 pub mod json;
+pub mod ops;
 pub mod store;
 pub mod tree;
 
@@ -34,5 +37,11 @@ mod dirs_tests;
 #[path = "tests/entries.rs"]
 mod entries_tests;
 #[cfg(test)]
+#[path = "tests/export.rs"]
+mod export_tests;
+#[cfg(test)]
 #[path = "tests/files.rs"]
 mod files_tests;
+#[cfg(test)]
+#[path = "tests/ops.rs"]
+mod ops_tests;

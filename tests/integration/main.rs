@@ -5,6 +5,7 @@
 mod support;
 
 mod errors;
+mod export;
 mod json;
 mod mock_selftest;
 mod print;

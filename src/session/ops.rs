@@ -1,0 +1,389 @@
+//! Session-level operations behind pi's tree commands (RPC `fork`, `get_fork_messages`,
+//! `clone`, `set_session_name`, `get_session_stats`, `get_last_assistant_text`, labels):
+//! pure functions over a `SessionWriter`, with pi's semantics and error strings.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::entry::{AgentMessage, Entry, LabelEntry};
+use super::store::SessionWriter;
+use crate::ai::{Content, Extra, Message, StopReason, UserContent};
+
+/// The text of a user message: a string as is, else its text blocks joined without separator.
+pub fn user_content_text(content: &UserContent) -> String {
+    match content {
+        UserContent::Text(s) => s.clone(),
+        UserContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                Content::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect(),
+    }
+}
+
+/// pi's `get_fork_messages`: every user message of the session (all branches, file order)
+/// with non-empty text, as `(entryId, text)`.
+pub fn user_messages_for_fork(w: &SessionWriter) -> Vec<(String, String)> {
+    w.entries()
+        .iter()
+        .filter_map(|e| match e.message() {
+            Some(AgentMessage::Llm(Message::User(u))) => {
+                let text = user_content_text(&u.content);
+                (!text.is_empty()).then(|| (e.id().to_string(), text))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The live labels in pi's order (a JS `Map`: re-setting keeps the slot, clearing removes it),
+/// each with the timestamp of the label entry that set it.
+fn labels_in_order(entries: &[Entry]) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    for e in entries {
+        let Entry::Label(l) = e else { continue };
+        let pos = out.iter().position(|(t, _, _)| *t == l.target_id);
+        match (l.label.as_deref().filter(|s| !s.is_empty()), pos) {
+            (Some(label), Some(i)) => {
+                out[i].1 = label.to_string();
+                out[i].2 = l.timestamp.clone();
+            }
+            (Some(label), None) => {
+                out.push((l.target_id.clone(), label.to_string(), l.timestamp.clone()))
+            }
+            (None, Some(i)) => {
+                out.remove(i);
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// pi's `createBranchedSession(leafId)`: a new session (in `session_dir`, or in memory when
+/// the source is) holding root → `leaf` without label entries, followed by fresh label entries
+/// re-creating the labels of the copied entries. It is written at once if it contains an
+/// assistant message, otherwise on the first assistant message as usual.
+pub fn branched_session(
+    w: &SessionWriter,
+    leaf: &str,
+    session_dir: &Path,
+) -> Result<SessionWriter, String> {
+    let tree = w.tree();
+    let path = tree.path(leaf);
+    if path.is_empty() {
+        return Err(format!("Entry {leaf} not found"));
+    }
+    let cwd = w.header().cwd.clone();
+    let mut out = match w.path() {
+        Some(src) => {
+            SessionWriter::create(session_dir, &cwd, Some(src.to_string_lossy().into_owned()))
+        }
+        None => SessionWriter::in_memory(&cwd),
+    };
+    let kept: Vec<&Entry> = path
+        .into_iter()
+        .filter(|e| !matches!(e, Entry::Label(_)))
+        .collect();
+    let io = |e: std::io::Error| e.to_string();
+    // pi copies entries verbatim, so an entry whose parent was a dropped label would point at
+    // a missing id and cut the branch short on load; we re-link it to the previous kept entry.
+    let mut prev: Option<&str> = None;
+    for e in &kept {
+        let entry = match e.parent_id() {
+            Some(p) if prev != Some(p) && !kept.iter().any(|k| k.id() == p) => {
+                let mut v = e.to_value();
+                v["parentId"] = prev.map_or(Value::Null, |p| Value::String(p.into()));
+                Entry::from_value(v)
+            }
+            _ => (*e).clone(),
+        };
+        out.append(entry).map_err(io)?;
+        prev = Some(e.id());
+    }
+    for (target, label, timestamp) in labels_in_order(w.entries()) {
+        if !kept.iter().any(|e| e.id() == target) {
+            continue;
+        }
+        let e = Entry::Label(LabelEntry {
+            id: out.new_id(),
+            parent_id: out.leaf_id().map(str::to_string),
+            timestamp,
+            target_id: target,
+            label: Some(label),
+            extra: Extra::new(),
+        });
+        out.append(e).map_err(io)?;
+    }
+    Ok(out)
+}
+
+/// pi's `fork(entryId)` (position "before"): a new session with everything before the user
+/// message `entry_id`, plus that message's text (for the editor). Forking at the first
+/// message gives an empty session whose header still names the source as `parentSession`.
+pub fn fork_at(
+    w: &SessionWriter,
+    entry_id: &str,
+    session_dir: &Path,
+) -> Result<(SessionWriter, String), String> {
+    let invalid = || "Invalid entry ID for forking".to_string();
+    let entry = w.tree().get(entry_id).ok_or_else(invalid)?;
+    let Some(AgentMessage::Llm(Message::User(u))) = entry.message() else {
+        return Err(invalid());
+    };
+    let text = user_content_text(&u.content);
+    let new = match entry.parent_id() {
+        Some(parent) => branched_session(w, parent, session_dir)?,
+        None => match w.path() {
+            Some(src) => SessionWriter::create(
+                session_dir,
+                &w.header().cwd,
+                Some(src.to_string_lossy().into_owned()),
+            ),
+            None => SessionWriter::in_memory(&w.header().cwd),
+        },
+    };
+    Ok((new, text))
+}
+
+/// pi's `clone`: a new session holding the active branch (root → leaf).
+pub fn clone_branch(w: &SessionWriter, session_dir: &Path) -> Result<SessionWriter, String> {
+    let leaf = w
+        .leaf_id()
+        .ok_or("Cannot clone session: no current entry selected")?;
+    branched_session(w, leaf, session_dir)
+}
+
+/// pi's `set_session_name`: appends a `session_info` entry with the trimmed name.
+pub fn set_name(w: &mut SessionWriter, name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("Session name cannot be empty".into());
+    }
+    w.append_session_info(name).map_err(|e| e.to_string())
+}
+
+/// Sets (`Some`) or clears (`None`/empty) the label of `target_id` with a `label` entry.
+pub fn set_label(
+    w: &mut SessionWriter,
+    target_id: &str,
+    label: Option<&str>,
+) -> Result<String, String> {
+    let label = label.filter(|l| !l.is_empty());
+    w.append_label(target_id, label).map_err(|e| e.to_string())
+}
+
+/// pi's `getLastAssistantText`: the text of the last assistant message in context (skipping
+/// aborted ones without content), trimmed; `None` when there is none or it is empty.
+pub fn last_assistant_text(w: &SessionWriter) -> Option<String> {
+    let ctx = w.build_context();
+    let last = ctx.messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Llm(Message::Assistant(a))
+            if !(a.stop_reason == StopReason::Aborted && a.content.is_empty()) =>
+        {
+            Some(a)
+        }
+        _ => None,
+    })?;
+    let text: String = last
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TokenTotals {
+    pub input: u64,
+    pub output: u64,
+    #[serde(rename = "cacheRead")]
+    pub cache_read: u64,
+    #[serde(rename = "cacheWrite")]
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+/// `contextUsage` of `get_session_stats`: `tokens`/`percent` are `null` right after a
+/// compaction, until an assistant answers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextUsage {
+    pub tokens: Option<u64>,
+    #[serde(rename = "contextWindow")]
+    pub context_window: u64,
+    pub percent: Option<f64>,
+}
+
+/// pi's `get_session_stats` data. Serialize with `session::json::to_js_string` for pi's
+/// number formatting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionStats {
+    #[serde(rename = "sessionFile", skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    #[serde(rename = "userMessages")]
+    pub user_messages: usize,
+    #[serde(rename = "assistantMessages")]
+    pub assistant_messages: usize,
+    #[serde(rename = "toolCalls")]
+    pub tool_calls: usize,
+    #[serde(rename = "toolResults")]
+    pub tool_results: usize,
+    #[serde(rename = "totalMessages")]
+    pub total_messages: usize,
+    pub tokens: TokenTotals,
+    pub cost: f64,
+    #[serde(rename = "contextUsage", skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsage>,
+}
+
+/// JavaScript `string.length`.
+fn js_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// pi's chars/4 token estimate of one message (`estimateTokens`).
+pub fn estimate_tokens(m: &AgentMessage) -> u64 {
+    let blocks_chars = |blocks: &[Content], images: bool| -> usize {
+        blocks
+            .iter()
+            .map(|b| match b {
+                Content::Text(t) => js_len(&t.text),
+                Content::Image(_) if images => 4800,
+                _ => 0,
+            })
+            .sum()
+    };
+    let content_chars = |c: &UserContent, images: bool| match c {
+        UserContent::Text(s) => js_len(s),
+        UserContent::Blocks(b) => blocks_chars(b, images),
+    };
+    let chars = match m {
+        AgentMessage::Llm(Message::User(u)) => content_chars(&u.content, false),
+        AgentMessage::Llm(Message::Assistant(a)) => a
+            .content
+            .iter()
+            .map(|b| match b {
+                Content::Text(t) => js_len(&t.text),
+                Content::Thinking(t) => js_len(&t.thinking),
+                Content::ToolCall(c) => {
+                    js_len(&c.name) + js_len(&super::json::to_js_string(&c.arguments))
+                }
+                Content::Image(_) => 0,
+            })
+            .sum(),
+        AgentMessage::Llm(Message::ToolResult(r)) => blocks_chars(&r.content, true),
+        AgentMessage::Custom(c) => content_chars(&c.content, true),
+        AgentMessage::BashExecution(b) => js_len(&b.command) + js_len(&b.output),
+        AgentMessage::BranchSummary(b) => js_len(&b.summary),
+        AgentMessage::CompactionSummary(c) => js_len(&c.summary),
+        AgentMessage::Unknown(_) => 0,
+    };
+    (chars as u64).div_ceil(4)
+}
+
+/// The usage of an assistant message that counts (not aborted, not an error).
+fn valid_usage(m: &AgentMessage) -> Option<&crate::ai::Usage> {
+    match m {
+        AgentMessage::Llm(Message::Assistant(a))
+            if !matches!(a.stop_reason, StopReason::Aborted | StopReason::Error) =>
+        {
+            Some(&a.usage)
+        }
+        _ => None,
+    }
+}
+
+fn context_tokens(u: &crate::ai::Usage) -> u64 {
+    if u.total_tokens > 0 {
+        u.total_tokens
+    } else {
+        u.input + u.output + u.cache_read + u.cache_write
+    }
+}
+
+/// pi's `estimateContextTokens`: the last valid assistant usage plus estimates for what follows.
+pub fn estimate_context_tokens(messages: &[AgentMessage]) -> u64 {
+    match messages.iter().rposition(|m| valid_usage(m).is_some()) {
+        Some(i) => {
+            let usage = valid_usage(&messages[i]).map(context_tokens).unwrap_or(0);
+            usage + messages[i + 1..].iter().map(estimate_tokens).sum::<u64>()
+        }
+        None => messages.iter().map(estimate_tokens).sum(),
+    }
+}
+
+/// pi's `getContextUsage` for a model with `context_window` tokens (0: unknown → `None`).
+pub fn context_usage(w: &SessionWriter, context_window: u64) -> Option<ContextUsage> {
+    if context_window == 0 {
+        return None;
+    }
+    let branch = w.leaf_id().map(|l| w.tree().path(l)).unwrap_or_default();
+    if let Some(ci) = branch
+        .iter()
+        .rposition(|e| matches!(e, Entry::Compaction(_)))
+    {
+        let after = branch[ci + 1..]
+            .iter()
+            .rev()
+            .find_map(|e| e.message().and_then(valid_usage));
+        if !after.is_some_and(|u| context_tokens(u) > 0) {
+            return Some(ContextUsage {
+                tokens: None,
+                context_window,
+                percent: None,
+            });
+        }
+    }
+    let tokens = estimate_context_tokens(&w.build_context().messages);
+    Some(ContextUsage {
+        tokens: Some(tokens),
+        context_window,
+        percent: Some(tokens as f64 / context_window as f64 * 100.0),
+    })
+}
+
+/// pi's `getSessionStats` over the context at the leaf (what the agent holds).
+pub fn stats(w: &SessionWriter, context_window: u64) -> SessionStats {
+    let messages = w.build_context().messages;
+    let count = |role: &str| messages.iter().filter(|m| m.role() == role).count();
+    let mut tokens = TokenTotals::default();
+    let mut cost = 0.0;
+    let mut tool_calls = 0;
+    for m in &messages {
+        if let AgentMessage::Llm(Message::Assistant(a)) = m {
+            tool_calls += a
+                .content
+                .iter()
+                .filter(|c| matches!(c, Content::ToolCall(_)))
+                .count();
+            tokens.input += a.usage.input;
+            tokens.output += a.usage.output;
+            tokens.cache_read += a.usage.cache_read;
+            tokens.cache_write += a.usage.cache_write;
+            cost += a.usage.cost.total;
+        }
+    }
+    tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+    SessionStats {
+        session_file: w.path().map(|p| p.to_string_lossy().into_owned()),
+        session_id: w.session_id().to_string(),
+        user_messages: count("user"),
+        assistant_messages: count("assistant"),
+        tool_calls,
+        tool_results: count("toolResult"),
+        total_messages: messages.len(),
+        tokens,
+        cost,
+        context_usage: context_usage(w, context_window),
+    }
+}

@@ -1,0 +1,54 @@
+//! `pi --export <file> [out]`: one HTML file, `Exported to: <path>` (on stderr when stdin is
+//! not a terminal, as pi's console takeover does), errors as `Error: …` with exit 1.
+
+use crate::support::PiCommand;
+
+const SESSION: &str = include_str!("../../fixtures/sessions/ts-all-entries.jsonl");
+const NAME: &str = "2026-11-21T23-46-07-199Z_01a20080-bedf-7406-9017-36f72ffdce2c";
+
+fn assert_page(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("01a20080-bedf-7406-9017-36f72ffdce2c"));
+    assert!(html.contains("echo: after nav"));
+    assert!(!html.contains("https://"));
+}
+
+#[test]
+fn export_to_an_explicit_path() {
+    let pi = PiCommand::new().write_file("s.jsonl", SESSION);
+    let out = pi.args(["--export", "s.jsonl", "out/page.html"]);
+    std::fs::create_dir_all(out.cwd().join("out")).unwrap();
+    let res = out.run();
+    res.assert_code(0).assert_no_panic();
+    let all = format!("{}{}", res.stdout, res.stderr);
+    assert!(all.contains("Exported to: out/page.html"), "{all}");
+    assert_page(&std::fs::read_to_string(out.cwd().join("out/page.html")).unwrap());
+}
+
+#[test]
+fn export_to_the_default_path_in_cwd() {
+    let file = format!("sessions/{NAME}.jsonl");
+    let pi = PiCommand::new()
+        .write_file(&file, SESSION)
+        .args(["--export", file.as_str()]);
+    let res = pi.run();
+    res.assert_code(0);
+    let want = format!("pi-session-{NAME}.html");
+    assert!(
+        res.stderr.contains(&format!("Exported to: {want}")),
+        "{}",
+        res.stderr
+    );
+    assert_page(&std::fs::read_to_string(pi.cwd().join(want)).unwrap());
+}
+
+#[test]
+fn export_of_a_missing_file_fails() {
+    let res = PiCommand::new().args(["--export", "nope.jsonl"]).run();
+    res.assert_code(1).assert_no_panic();
+    assert!(
+        res.stderr.contains("Error: File not found: nope.jsonl"),
+        "{}",
+        res.stderr
+    );
+}
