@@ -2,6 +2,8 @@
 //! migrates) files, `store` writes them lazily, `tree` turns a leaf into agent/LLM context,
 //! `dir` locates, lists and forks session files; `ids` makes ids and timestamps.
 
+pub mod branch_summary;
+pub mod compaction;
 pub mod dir;
 pub mod entry;
 pub mod file;
@@ -24,6 +26,9 @@ pub fn header(id: &str, timestamp: &str, cwd: &str) -> Value {
     serde_json::to_value(SessionHeader::new(id, timestamp, cwd, None)).unwrap_or(Value::Null)
 }
 
+#[cfg(test)]
+#[path = "tests/compaction.rs"]
+mod compaction_tests;
 #[cfg(test)]
 #[path = "tests/context.rs"]
 mod context_tests;

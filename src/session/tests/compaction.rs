@@ -1,0 +1,1 @@
+//! Compaction: estimates, cut points, preparation, serialization and file lists.
