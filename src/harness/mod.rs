@@ -397,6 +397,10 @@ fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
 }
 
 #[cfg(test)]
+#[path = "tests/compaction.rs"]
+mod compaction_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::ai::providers::scripted::{push_reply, Reply};
