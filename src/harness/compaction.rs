@@ -96,8 +96,8 @@ impl<'a> Summarizer<'a> {
         };
         let mut options = self.options.clone();
         options.max_tokens = Some(max_tokens);
-        options.reasoning = Some(self.thinking)
-            .filter(|t| self.model.reasoning && *t != ThinkingLevel::Off);
+        options.reasoning =
+            Some(self.thinking).filter(|t| self.model.reasoning && *t != ThinkingLevel::Off);
         let rx = (self.stream_fn)(self.model, &context, &options, self.abort.clone());
         loop {
             match rx.recv_timeout(ABORT_POLL) {

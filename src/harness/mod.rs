@@ -131,8 +131,12 @@ impl AgentSession {
                     && retry::is_retryable(a, agent.model.context_window)
             });
             let Some(failed) = failed else {
-                match self.check_compaction(agent, last_assistant, &mut overflow_attempted, on_event)
-                {
+                match self.check_compaction(
+                    agent,
+                    last_assistant,
+                    &mut overflow_attempted,
+                    on_event,
+                ) {
                     Some(next) => {
                         run = next;
                         continue;
@@ -149,8 +153,12 @@ impl AgentSession {
                     attempt: attempt - 1,
                     final_error: Some(error),
                 });
-                match self.check_compaction(agent, last_assistant, &mut overflow_attempted, on_event)
-                {
+                match self.check_compaction(
+                    agent,
+                    last_assistant,
+                    &mut overflow_attempted,
+                    on_event,
+                ) {
                     Some(next) => {
                         run = next;
                         continue;
@@ -191,7 +199,10 @@ impl AgentSession {
 
 impl AgentSession {
     /// Compacts the session now (pi's `/compact`), discarding the events.
-    pub fn compact(&mut self, custom_instructions: Option<&str>) -> Result<CompactionResult, String> {
+    pub fn compact(
+        &mut self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, String> {
         self.compact_with_events(custom_instructions, &mut |_| {})
     }
 

@@ -13,7 +13,7 @@ use super::entry::{
 };
 use super::ids::parse_iso_ms;
 use super::tree::build_context;
-use crate::ai::{Content, Extra, Message, UserContent, Usage};
+use crate::ai::{Content, Extra, Message, Usage, UserContent};
 pub use crate::resources::settings::CompactionSettings;
 
 /// Tool results longer than this (in UTF-16 units, as pi counts) are cut in the summarizer's
@@ -411,9 +411,7 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
     if matches!(path.last(), Some(Entry::Compaction(_))) {
         return None;
     }
-    let prev = path
-        .iter()
-        .rposition(|e| matches!(e, Entry::Compaction(_)));
+    let prev = path.iter().rposition(|e| matches!(e, Entry::Compaction(_)));
     let mut previous_summary = None;
     let mut boundary_start = 0;
     let mut file_ops = FileOps::default();
@@ -432,8 +430,8 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
     }
     let owned: Vec<Entry> = path.iter().map(|e| (*e).clone()).collect();
     let leaf = owned.last().map(|e| e.id().to_string());
-    let tokens_before = estimate_context_tokens(&build_context(&owned, leaf.as_deref()).messages)
-        .tokens;
+    let tokens_before =
+        estimate_context_tokens(&build_context(&owned, leaf.as_deref()).messages).tokens;
     let cut = find_cut_point(
         path,
         boundary_start,
@@ -531,9 +529,7 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
                             let args = match &tc.arguments {
                                 Value::Object(o) => o
                                     .iter()
-                                    .map(|(k, v)| {
-                                        format!("{k}={}", super::json::to_js_string(v))
-                                    })
+                                    .map(|(k, v)| format!("{k}={}", super::json::to_js_string(v)))
                                     .collect::<Vec<_>>()
                                     .join(", "),
                                 _ => String::new(),
@@ -757,7 +753,10 @@ pub fn branch_summary_request(
 ) -> String {
     let instructions = match custom_instructions.filter(|c| !c.is_empty()) {
         Some(ci) if replace => ci.to_string(),
-        Some(ci) => format!("{}\n\nAdditional focus: {ci}", with_hint(BRANCH_SUMMARY_PROMPT)),
+        Some(ci) => format!(
+            "{}\n\nAdditional focus: {ci}",
+            with_hint(BRANCH_SUMMARY_PROMPT)
+        ),
         None => with_hint(BRANCH_SUMMARY_PROMPT),
     };
     format!("{}{instructions}", conversation_block(conversation))

@@ -153,7 +153,10 @@ fn threshold_compacts_and_next_request_starts_with_the_summary() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 3);
         let (ctx, max_tokens) = &seen[2];
-        assert_eq!(ctx.system_prompt.as_deref(), Some(SUMMARIZATION_SYSTEM_PROMPT));
+        assert_eq!(
+            ctx.system_prompt.as_deref(),
+            Some(SUMMARIZATION_SYSTEM_PROMPT)
+        );
         assert_eq!(*max_tokens, Some(400), "floor(0.8 × 500)");
         assert!(ctx.tools.is_empty());
         let req = user_text(&ctx.messages[0]);
@@ -213,7 +216,14 @@ fn overflow_compacts_then_retries() {
     let kinds: Vec<&str> = s.session.entries().iter().map(Entry::kind).collect();
     assert_eq!(
         kinds,
-        ["message", "message", "message", "message", "compaction", "message"]
+        [
+            "message",
+            "message",
+            "message",
+            "message",
+            "compaction",
+            "message"
+        ]
     );
 }
 
@@ -244,9 +254,8 @@ fn second_overflow_reports_failure_without_looping() {
     assert_eq!(last["aborted"], false);
     assert_eq!(last["willRetry"], false);
     assert_eq!(last["errorMessage"], OVERFLOW_RECOVERY_FAILED);
-    assert!(OVERFLOW_RECOVERY_FAILED.starts_with(
-        "Context overflow recovery failed after one compact-and-retry attempt."
-    ));
+    assert!(OVERFLOW_RECOVERY_FAILED
+        .starts_with("Context overflow recovery failed after one compact-and-retry attempt."));
     assert_eq!(seen.lock().unwrap().len(), 4);
 }
 
@@ -335,7 +344,9 @@ fn branch_summary_is_written_at_the_target() {
     assert_eq!(b.parent_id.as_deref(), Some(a1.as_str()));
     assert_eq!(b.from_id, a1);
     assert!(b.summary.ends_with("BRANCH"));
-    assert!(b.summary.starts_with(crate::session::compaction::BRANCH_SUMMARY_PREAMBLE));
+    assert!(b
+        .summary
+        .starts_with(crate::session::compaction::BRANCH_SUMMARY_PREAMBLE));
     assert_eq!(s.session.leaf_id(), Some(new_id.as_str()));
     let seen = seen.lock().unwrap();
     let (ctx, max_tokens) = seen.last().unwrap();

@@ -7,8 +7,7 @@ use super::entry::*;
 use super::files_tests::{assistant, user};
 use super::*;
 use crate::ai::{
-    Content, ImageContent, Message, StopReason, ThinkingContent, ToolCall, ToolResultMessage,
-    Usage,
+    Content, ImageContent, Message, StopReason, ThinkingContent, ToolCall, ToolResultMessage, Usage,
 };
 use serde_json::{json, Value};
 
@@ -156,7 +155,12 @@ fn cut_point_never_lands_on_a_tool_result() {
 #[test]
 fn cut_at_user_message_is_not_a_split_turn() {
     let big = "y".repeat(800);
-    let w = session_of(vec![user("u1"), assistant("a1"), user(&big), assistant("a2")]);
+    let w = session_of(vec![
+        user("u1"),
+        assistant("a1"),
+        user(&big),
+        assistant("a2"),
+    ]);
     let p = path(&w);
     let cut = find_cut_point(&p, 0, p.len(), 100);
     assert_eq!(cut.first_kept_entry_index, 2);
@@ -357,7 +361,8 @@ fn branch_entries_stop_at_the_common_ancestor() {
         .unwrap();
     w.branch(&a).unwrap();
     let right = w.append_message(user("right")).unwrap();
-    let (entries, common) = collect_entries_for_branch_summary(w.entries(), Some(&left_leaf), &right);
+    let (entries, common) =
+        collect_entries_for_branch_summary(w.entries(), Some(&left_leaf), &right);
     assert_eq!(common.as_deref(), Some(a.as_str()));
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[1].id(), left_leaf);
@@ -369,5 +374,9 @@ fn branch_entries_stop_at_the_common_ancestor() {
     // A tight budget keeps only the newest messages.
     let prep = prepare_branch_entries(&entries, 1);
     assert!(prep.messages.is_empty());
-    assert_eq!(prep.file_ops.lists().1, ["f.txt"], "files come from every entry");
+    assert_eq!(
+        prep.file_ops.lists().1,
+        ["f.txt"],
+        "files come from every entry"
+    );
 }
