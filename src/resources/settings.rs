@@ -194,6 +194,7 @@ mod tests {
         )
         .unwrap();
         let s = Settings::load(&agent, &cwd);
+        assert_eq!(s.compaction(), CompactionSettings::default());
         assert_eq!(s.retry().max_retries, 5);
         assert_eq!(s.retry().base_delay_ms, 20);
         assert_eq!(s.default_model(), Some("a"));

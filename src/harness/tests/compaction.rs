@@ -355,3 +355,39 @@ fn branch_summary_is_written_at_the_target() {
     assert!(req.contains("[User]: second\n\n[Assistant]: a2"));
     assert!(!req.contains("first"));
 }
+
+#[test]
+fn split_turn_makes_two_summaries_and_joins_them() {
+    use crate::ai::providers::scripted::Block;
+    let id = "cmp-split";
+    // One long turn: a tool call, its result, then a large reply.
+    push_reply(id, reply("a1", 10));
+    push_reply(
+        id,
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "c1".into(),
+                name: "nope".into(),
+                arguments: serde_json::json!({"path": "src/lib.rs"}),
+            }],
+            ..Default::default()
+        },
+    );
+    push_reply(id, reply(&"z".repeat(1600), 1800));
+    // Both summaries are requested at once, so either may get either reply.
+    push_reply(id, Reply::text("S"));
+    push_reply(id, Reply::text("S"));
+    let (mut s, seen) = session(id);
+    prompt(&mut s, "first");
+    let events = prompt(&mut s, "do the thing");
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "compaction_end", "{events:?}");
+    assert_eq!(
+        end["result"]["summary"],
+        "S\n\n---\n\n**Turn Context (split turn):**\n\nS"
+    );
+    let seen = seen.lock().unwrap();
+    let mut budgets: Vec<Option<u64>> = seen[seen.len() - 2..].iter().map(|(_, m)| *m).collect();
+    budgets.sort();
+    assert_eq!(budgets, [Some(250), Some(400)]);
+}
