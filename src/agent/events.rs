@@ -57,6 +57,35 @@ pub enum AgentEvent {
         attempt: u32,
         final_error: Option<String>,
     },
+    CompactionStart {
+        reason: CompactionReason,
+    },
+    CompactionEnd {
+        reason: CompactionReason,
+        /// `{summary, firstKeptEntryId, tokensBefore, details}` on success.
+        result: Option<Value>,
+        aborted: bool,
+        will_retry: bool,
+        error_message: Option<String>,
+    },
+}
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionReason {
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+impl CompactionReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionReason::Manual => "manual",
+            CompactionReason::Threshold => "threshold",
+            CompactionReason::Overflow => "overflow",
+        }
+    }
 }
 
 fn msg(m: &Message) -> Value {
@@ -131,6 +160,30 @@ impl AgentEvent {
                 m.insert("attempt".into(), (*attempt).into());
                 if let Some(e) = final_error {
                     m.insert("finalError".into(), e.clone().into());
+                }
+                Value::Object(m)
+            }
+            AgentEvent::CompactionStart { reason } => {
+                json!({"type": "compaction_start", "reason": reason.as_str()})
+            }
+            AgentEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => {
+                // Absent fields are left out, as `JSON.stringify` drops `undefined`.
+                let mut m = Map::new();
+                m.insert("type".into(), "compaction_end".into());
+                m.insert("reason".into(), reason.as_str().into());
+                if let Some(r) = result {
+                    m.insert("result".into(), r.clone());
+                }
+                m.insert("aborted".into(), (*aborted).into());
+                m.insert("willRetry".into(), (*will_retry).into());
+                if let Some(e) = error_message {
+                    m.insert("errorMessage".into(), e.clone().into());
                 }
                 Value::Object(m)
             }

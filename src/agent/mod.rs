@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{select, Receiver, Sender};
-pub use events::AgentEvent;
+pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput};

@@ -1,22 +1,35 @@
 //! `AgentSession`: the agent plus the policies every mode shares — automatic retry of
-//! transient provider failures (with pi's `auto_retry_*` events) and the system prompt. It
-//! knows nothing about terminals or output formats; modes subscribe to its events.
+//! transient provider failures (with pi's `auto_retry_*` events), compaction when the context
+//! fills up or overflows (`compaction_*` events), and the system prompt. It knows nothing about
+//! terminals or output formats; modes subscribe to its events.
 
+pub mod compaction;
 pub mod retry;
 pub mod system_prompt;
 pub mod tools;
 
 use std::time::{Duration, Instant};
 
-use crate::agent::{Agent, AgentEvent};
-use crate::ai::{Abort, Message};
-use crate::resources::settings::RetrySettings;
-use crate::session::{AgentMessage, SessionWriter};
+use crate::agent::{Agent, AgentEvent, CompactionReason, Run};
+use crate::ai::overflow::is_context_overflow;
+use crate::ai::{Abort, AssistantMessage, Message, StopReason};
+use crate::resources::settings::{CompactionSettings, RetrySettings};
+use crate::session::compaction::{
+    calculate_context_tokens, estimate_llm_context_tokens, latest_compaction, should_compact,
+};
+use crate::session::{to_llm_messages, AgentMessage, SessionWriter};
+use compaction::{compact_session, CompactionResult, Summarizer, SummaryError};
+
+/// pi's message when an overflow persists after one compact-and-retry.
+pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one \
+compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 
 pub struct AgentSession {
     /// `None` only while a run holds the agent.
     agent: Option<Agent>,
     pub retry: RetrySettings,
+    /// `compaction.*` settings (defaults until the mode sets them).
+    pub compaction: CompactionSettings,
     pub abort: Abort,
     /// Where finished messages are appended (in memory for `--no-session`).
     pub session: SessionWriter,
@@ -40,6 +53,7 @@ impl AgentSession {
         AgentSession {
             agent: Some(agent),
             retry,
+            compaction: CompactionSettings::default(),
             abort,
             session,
             write_errors: Vec::new(),
@@ -78,6 +92,8 @@ impl AgentSession {
         let agent = self.agent.take().expect("a run is already active");
         let mut run = agent.prompt(prompts, self.abort.clone());
         let mut attempt = 0u32;
+        // One compact-and-retry per overflow; a successful reply re-arms it.
+        let mut overflow_attempted = false;
         loop {
             let mut last_assistant = None;
             for ev in run.events.iter() {
@@ -90,7 +106,10 @@ impl AgentSession {
                     message: Message::Assistant(a),
                 } = &ev
                 {
-                    if a.stop_reason != crate::ai::StopReason::Error && attempt > 0 {
+                    if a.stop_reason != StopReason::Error {
+                        overflow_attempted = false;
+                    }
+                    if a.stop_reason != StopReason::Error && attempt > 0 {
                         on_event(&AgentEvent::AutoRetryEnd {
                             success: true,
                             attempt,
@@ -106,14 +125,24 @@ impl AgentSession {
                 }
             }
             let mut agent = run.finish();
-            let failed = last_assistant.filter(|a| {
+            let failed = last_assistant.as_ref().filter(|a| {
                 self.retry.enabled
                     && !self.abort.is_aborted()
                     && retry::is_retryable(a, agent.model.context_window)
             });
             let Some(failed) = failed else {
-                self.agent = Some(agent);
-                return;
+                match self.check_compaction(
+                    agent,
+                    last_assistant,
+                    &mut overflow_attempted,
+                    on_event,
+                ) {
+                    Some(next) => {
+                        run = next;
+                        continue;
+                    }
+                    None => return,
+                }
             };
             attempt += 1;
             let error = failed.error_message.clone().unwrap_or_default();
@@ -124,8 +153,18 @@ impl AgentSession {
                     attempt: attempt - 1,
                     final_error: Some(error),
                 });
-                self.agent = Some(agent);
-                return;
+                match self.check_compaction(
+                    agent,
+                    last_assistant,
+                    &mut overflow_attempted,
+                    on_event,
+                ) {
+                    Some(next) => {
+                        run = next;
+                        continue;
+                    }
+                    None => return,
+                }
             };
             on_event(&AgentEvent::AutoRetryStart {
                 attempt,
@@ -158,6 +197,201 @@ impl AgentSession {
     }
 }
 
+impl AgentSession {
+    /// Compacts the session now (pi's `/compact`), discarding the events.
+    pub fn compact(
+        &mut self,
+        custom_instructions: Option<&str>,
+    ) -> Result<CompactionResult, String> {
+        self.compact_with_events(custom_instructions, &mut |_| {})
+    }
+
+    /// Compacts the session now, reporting `compaction_start` / `compaction_end` (reason
+    /// `manual`). Errors are pi's: "Already compacted", "Nothing to compact (session too
+    /// small)", "Compaction cancelled", or the summarizer's failure.
+    pub fn compact_with_events(
+        &mut self,
+        custom_instructions: Option<&str>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<CompactionResult, String> {
+        let reason = CompactionReason::Manual;
+        let mut agent = self.agent.take().expect("a run is active");
+        on_event(&AgentEvent::CompactionStart { reason });
+        let outcome = {
+            let summarizer = Summarizer::for_agent(&agent, &self.abort);
+            compact_session(
+                &mut self.session,
+                &summarizer,
+                &self.compaction,
+                custom_instructions,
+            )
+        };
+        let out = match outcome {
+            Ok((result, write_error)) => {
+                self.write_errors.extend(write_error);
+                agent.messages = to_llm_messages(&self.session.build_context().messages);
+                on_event(&AgentEvent::CompactionEnd {
+                    reason,
+                    result: Some(result.to_json()),
+                    aborted: false,
+                    will_retry: false,
+                    error_message: None,
+                });
+                Ok(result)
+            }
+            Err(e) => {
+                let aborted = e == SummaryError::Aborted;
+                on_event(&AgentEvent::CompactionEnd {
+                    reason,
+                    result: None,
+                    aborted,
+                    will_retry: false,
+                    error_message: (!aborted).then(|| format!("Compaction failed: {e}")),
+                });
+                Err(e.to_string())
+            }
+        };
+        self.agent = Some(agent);
+        out
+    }
+
+    /// The timestamp (ms) of the latest compaction on the current branch.
+    fn latest_compaction_ms(&self) -> Option<i64> {
+        let tree = self.session.tree();
+        let path = self.session.leaf_id().map(|l| tree.path(l))?;
+        latest_compaction(&path)
+            .map(|c| crate::session::ids::parse_iso_ms(&c.timestamp).unwrap_or(0))
+    }
+
+    /// After a run: compact on overflow (then retry) or when over the threshold (pi's
+    /// `_checkCompaction`). Returns the continued run, or hands the agent back and `None`.
+    fn check_compaction(
+        &mut self,
+        mut agent: Agent,
+        last: Option<AssistantMessage>,
+        overflow_attempted: &mut bool,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Option<Run> {
+        let settings = self.compaction;
+        let Some(a) = last.filter(|a| {
+            settings.enabled && a.stop_reason != StopReason::Aborted && !self.abort.is_aborted()
+        }) else {
+            self.agent = Some(agent);
+            return None;
+        };
+        let window = agent.model.context_window;
+        let same_model = a.provider == agent.model.provider && a.model == agent.model.id;
+        // A reply from before the latest compaction says nothing about the context now.
+        let compacted_at = self.latest_compaction_ms();
+        if compacted_at.is_some_and(|c| a.timestamp <= c) {
+            self.agent = Some(agent);
+            return None;
+        }
+        if same_model && is_context_overflow(&a, window) {
+            if *overflow_attempted {
+                on_event(&AgentEvent::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RECOVERY_FAILED.into()),
+                });
+                self.agent = Some(agent);
+                return None;
+            }
+            *overflow_attempted = true;
+            // The failed reply stays in the file but leaves the live context.
+            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
+                agent.messages.pop();
+            }
+            return self.auto_compact(agent, CompactionReason::Overflow, true, on_event);
+        }
+        let tokens = if a.stop_reason == StopReason::Error {
+            // No usage on an error: the last valid usage plus estimates of what followed.
+            let est = estimate_llm_context_tokens(&agent.messages);
+            let stale = match est.last_usage_index.map(|i| &agent.messages[i]) {
+                None => true,
+                Some(Message::Assistant(u)) => compacted_at.is_some_and(|c| u.timestamp <= c),
+                Some(_) => false,
+            };
+            if stale {
+                self.agent = Some(agent);
+                return None;
+            }
+            est.tokens
+        } else {
+            calculate_context_tokens(&a.usage)
+        };
+        if should_compact(tokens, window, &settings) {
+            return self.auto_compact(agent, CompactionReason::Threshold, false, on_event);
+        }
+        self.agent = Some(agent);
+        None
+    }
+
+    /// Runs an automatic compaction with its events; continues the run when retrying (or when
+    /// messages were queued meanwhile).
+    fn auto_compact(
+        &mut self,
+        mut agent: Agent,
+        reason: CompactionReason,
+        will_retry: bool,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Option<Run> {
+        on_event(&AgentEvent::CompactionStart { reason });
+        let outcome = {
+            let summarizer = Summarizer::for_agent(&agent, &self.abort);
+            compact_session(&mut self.session, &summarizer, &self.compaction, None)
+        };
+        let end = |result, aborted, error_message| AgentEvent::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            will_retry: false,
+            error_message,
+        };
+        match outcome {
+            Ok((result, write_error)) => {
+                self.write_errors.extend(write_error);
+                agent.messages = to_llm_messages(&self.session.build_context().messages);
+                on_event(&AgentEvent::CompactionEnd {
+                    reason,
+                    result: Some(result.to_json()),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                });
+                if will_retry {
+                    if let Some(Message::Assistant(last)) = agent.messages.last() {
+                        if last.stop_reason == StopReason::Error {
+                            agent.messages.pop();
+                        }
+                    }
+                }
+                let queued = !agent.steering.is_empty() || !agent.follow_up.is_empty();
+                if will_retry || queued {
+                    match agent.continue_run(self.abort.clone()) {
+                        Ok(run) => return Some(run),
+                        Err(refused) => agent = refused.0,
+                    }
+                }
+            }
+            Err(SummaryError::Aborted) => on_event(&end(None, true, None)),
+            // pi ends quietly when there is nothing to compact.
+            Err(SummaryError::Unavailable(_)) => on_event(&end(None, false, None)),
+            Err(SummaryError::Failed(e)) => {
+                let msg = match reason {
+                    CompactionReason::Overflow => format!("Context overflow recovery failed: {e}"),
+                    _ => format!("Auto-compaction failed: {e}"),
+                };
+                on_event(&end(None, false, Some(msg)));
+            }
+        }
+        self.agent = Some(agent);
+        None
+    }
+}
+
 /// Sleeps for `d` unless `abort` is set first; returns false if aborted.
 fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
     let end = Instant::now() + d;
@@ -172,6 +406,10 @@ fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
         std::thread::sleep((end - now).min(Duration::from_millis(20)));
     }
 }
+
+#[cfg(test)]
+#[path = "tests/compaction.rs"]
+mod compaction_tests;
 
 #[cfg(test)]
 mod tests {

@@ -27,6 +27,26 @@ impl Default for RetrySettings {
     }
 }
 
+/// Context compaction policy (`compaction.*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    /// Tokens kept free for the reply (and the summary's own budget).
+    pub reserve_tokens: u64,
+    /// Roughly how many tokens of recent conversation survive a compaction.
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// The merged JSON, kept whole so keys we don't model yet are not lost.
@@ -126,6 +146,19 @@ impl Settings {
         }
     }
 
+    pub fn compaction(&self) -> CompactionSettings {
+        let d = CompactionSettings::default();
+        CompactionSettings {
+            enabled: self.bool(&["compaction", "enabled"]).unwrap_or(d.enabled),
+            reserve_tokens: self
+                .u64(&["compaction", "reserveTokens"])
+                .unwrap_or(d.reserve_tokens),
+            keep_recent_tokens: self
+                .u64(&["compaction", "keepRecentTokens"])
+                .unwrap_or(d.keep_recent_tokens),
+        }
+    }
+
     pub fn default_provider(&self) -> Option<&str> {
         self.str(&["defaultProvider"])
     }
@@ -161,6 +194,7 @@ mod tests {
         )
         .unwrap();
         let s = Settings::load(&agent, &cwd);
+        assert_eq!(s.compaction(), CompactionSettings::default());
         assert_eq!(s.retry().max_retries, 5);
         assert_eq!(s.retry().base_delay_ms, 20);
         assert_eq!(s.default_model(), Some("a"));

@@ -3,6 +3,8 @@
 //! `dir` locates, lists and forks session files; `ids` makes ids and timestamps; `ops` holds
 //! the tree commands (fork, clone, name, label, stats); `export_html` renders a session page.
 
+pub mod branch_summary;
+pub mod compaction;
 pub mod dir;
 pub mod entry;
 pub mod export_html;
@@ -27,6 +29,9 @@ pub fn header(id: &str, timestamp: &str, cwd: &str) -> Value {
     serde_json::to_value(SessionHeader::new(id, timestamp, cwd, None)).unwrap_or(Value::Null)
 }
 
+#[cfg(test)]
+#[path = "tests/compaction.rs"]
+mod compaction_tests;
 #[cfg(test)]
 #[path = "tests/context.rs"]
 mod context_tests;

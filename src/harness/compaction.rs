@@ -1,0 +1,388 @@
+//! Compaction and branch summaries, the LLM part: one summarization request per summary
+//! (history and split-turn prefix run on two threads), the `compaction` / `branch_summary`
+//! entries they produce, and nothing about when to run — `AgentSession` decides that.
+
+use std::time::Duration;
+
+use crossbeam_channel::RecvTimeoutError;
+use serde_json::{json, Value};
+
+use crate::agent::{Agent, StreamFn};
+use crate::ai::{
+    Abort, AssistantEvent, AssistantMessage, Content, Context, Message, Model, StopReason,
+    StreamOptions, ThinkingLevel,
+};
+use crate::session::branch_summary::{collect_entries_for_branch_summary, prepare_branch_entries};
+use crate::session::compaction::{
+    branch_summary_request, format_file_operations, history_summary_request, join_split_turn,
+    prepare_compaction, serialize_conversation, turn_prefix_request, CompactionSettings,
+    Preparation, BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT,
+};
+use crate::session::{to_llm_messages, AgentMessage, Entry, SessionWriter};
+
+/// How often a waiting summary request re-checks the abort flag.
+const ABORT_POLL: Duration = Duration::from_millis(50);
+
+/// A finished compaction, as pi reports it in `compaction_end.result`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionResult {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    /// `{readFiles, modifiedFiles}`.
+    pub details: Value,
+}
+
+impl CompactionResult {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+            "details": self.details,
+        })
+    }
+}
+
+/// Why a summary could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryError {
+    /// The abort flag was raised.
+    Aborted,
+    /// The session cannot be compacted now: "Already compacted" or "Nothing to compact
+    /// (session too small)".
+    Unavailable(String),
+    /// The summary request failed (e.g. "Summarization failed: 500 internal error").
+    Failed(String),
+}
+
+impl std::fmt::Display for SummaryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SummaryError::Aborted => f.write_str("Compaction cancelled"),
+            SummaryError::Unavailable(m) | SummaryError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The model and request settings summaries are made with.
+pub struct Summarizer<'a> {
+    pub model: &'a Model,
+    /// Key and headers; `max_tokens` and `reasoning` are set per request.
+    pub options: &'a StreamOptions,
+    pub thinking: ThinkingLevel,
+    pub stream_fn: &'a StreamFn,
+    pub abort: &'a Abort,
+}
+
+impl<'a> Summarizer<'a> {
+    /// Summaries made with the agent's own model, credentials and provider entry point.
+    pub fn for_agent(agent: &'a Agent, abort: &'a Abort) -> Self {
+        Summarizer {
+            model: &agent.model,
+            options: &agent.options,
+            thinking: agent.thinking,
+            stream_fn: &agent.stream_fn,
+            abort,
+        }
+    }
+
+    /// One summarization request; returns the final message (which may be an error).
+    fn complete(&self, request: String, max_tokens: u64) -> Result<AssistantMessage, SummaryError> {
+        let context = Context {
+            system_prompt: Some(SUMMARIZATION_SYSTEM_PROMPT.to_string()),
+            messages: vec![Message::user_text(request)],
+            tools: Vec::new(),
+        };
+        let mut options = self.options.clone();
+        options.max_tokens = Some(max_tokens);
+        options.reasoning =
+            Some(self.thinking).filter(|t| self.model.reasoning && *t != ThinkingLevel::Off);
+        let rx = (self.stream_fn)(self.model, &context, &options, self.abort.clone());
+        loop {
+            match rx.recv_timeout(ABORT_POLL) {
+                Ok(AssistantEvent::Done { message, .. }) => return Ok(message),
+                Ok(AssistantEvent::Error { error, .. }) => {
+                    if error.stop_reason == StopReason::Aborted {
+                        return Err(SummaryError::Aborted);
+                    }
+                    return Ok(error);
+                }
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.abort.is_aborted() {
+                        // Never wait on the network once aborted; the stream ends on its own.
+                        return Err(SummaryError::Aborted);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(SummaryError::Failed(
+                        "Provider stream ended without a final event".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The reply's text blocks joined by newlines, or `<label> failed: <error>`.
+    fn summary_text(
+        &self,
+        request: String,
+        max_tokens: u64,
+        label: &str,
+    ) -> Result<String, SummaryError> {
+        let reply = self.complete(request, max_tokens)?;
+        if reply.stop_reason == StopReason::Error {
+            let why = reply.error_message.as_deref().unwrap_or("Unknown error");
+            return Err(SummaryError::Failed(format!("{label} failed: {why}")));
+        }
+        Ok(text_blocks(&reply))
+    }
+}
+
+fn text_blocks(reply: &AssistantMessage) -> String {
+    reply
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn serialize(messages: &[AgentMessage]) -> String {
+    serialize_conversation(&to_llm_messages(messages))
+}
+
+/// The history summary (updating `previous_summary` when there is one).
+pub fn generate_summary(
+    messages: &[AgentMessage],
+    summarizer: &Summarizer,
+    reserve_tokens: u64,
+    custom_instructions: Option<&str>,
+    previous_summary: Option<&str>,
+) -> Result<String, SummaryError> {
+    let max_tokens = (0.8 * reserve_tokens as f64).floor() as u64;
+    let request =
+        history_summary_request(&serialize(messages), previous_summary, custom_instructions);
+    summarizer.summary_text(request, max_tokens, "Summarization")
+}
+
+fn turn_prefix_summary(
+    messages: &[AgentMessage],
+    summarizer: &Summarizer,
+    reserve_tokens: u64,
+) -> Result<String, SummaryError> {
+    let max_tokens = (0.5 * reserve_tokens as f64).floor() as u64;
+    let request = turn_prefix_request(&serialize(messages));
+    summarizer.summary_text(request, max_tokens, "Turn prefix summarization")
+}
+
+/// Makes the summary for a prepared compaction (pi's `compact`).
+pub fn compact(
+    prep: &Preparation,
+    summarizer: &Summarizer,
+    custom_instructions: Option<&str>,
+) -> Result<CompactionResult, SummaryError> {
+    let reserve = prep.settings.reserve_tokens;
+    let history = || {
+        generate_summary(
+            &prep.messages_to_summarize,
+            summarizer,
+            reserve,
+            custom_instructions,
+            prep.previous_summary.as_deref(),
+        )
+    };
+    let mut summary = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
+        let (history, prefix) = std::thread::scope(|s| {
+            let prefix =
+                s.spawn(|| turn_prefix_summary(&prep.turn_prefix_messages, summarizer, reserve));
+            let history = if prep.messages_to_summarize.is_empty() {
+                Ok("No prior history.".to_string())
+            } else {
+                history()
+            };
+            let prefix = prefix.join().unwrap_or_else(|_| {
+                Err(SummaryError::Failed(
+                    "Turn prefix summarization panicked".into(),
+                ))
+            });
+            (history, prefix)
+        });
+        join_split_turn(&history?, &prefix?)
+    } else {
+        history()?
+    };
+    let (read, modified) = prep.file_ops.lists();
+    summary.push_str(&format_file_operations(&read, &modified));
+    if summarizer.abort.is_aborted() {
+        return Err(SummaryError::Aborted);
+    }
+    Ok(CompactionResult {
+        summary,
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: prep.tokens_before,
+        details: prep.file_ops.details(),
+    })
+}
+
+/// Compacts the session at its current leaf and appends the `compaction` entry; the caller
+/// rebuilds live context from `session.build_context()`. A failed file write does not undo
+/// the compaction (the entry is kept in memory); its text comes back alongside the result.
+pub fn compact_session(
+    session: &mut SessionWriter,
+    summarizer: &Summarizer,
+    settings: &CompactionSettings,
+    custom_instructions: Option<&str>,
+) -> Result<(CompactionResult, Option<String>), SummaryError> {
+    let prep = {
+        let tree = session.tree();
+        let path = session.leaf_id().map(|l| tree.path(l)).unwrap_or_default();
+        match prepare_compaction(&path, settings) {
+            Some(p) => p,
+            None if matches!(path.last(), Some(Entry::Compaction(_))) => {
+                return Err(SummaryError::Unavailable("Already compacted".into()))
+            }
+            None => {
+                return Err(SummaryError::Unavailable(
+                    "Nothing to compact (session too small)".into(),
+                ))
+            }
+        }
+    };
+    let result = compact(&prep, summarizer, custom_instructions)?;
+    let written = session.append_compaction(
+        &result.summary,
+        &result.first_kept_entry_id,
+        result.tokens_before,
+        Some(result.details.clone()),
+        Some(false),
+    );
+    let write_error = written.err().map(|e| {
+        let path = session
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        format!("Could not write session file {path}: {e}")
+    });
+    Ok((result, write_error))
+}
+
+/// A made branch summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchSummary {
+    pub summary: String,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+}
+
+impl BranchSummary {
+    /// The `details` stored with the `branch_summary` entry.
+    pub fn details(&self) -> Value {
+        json!({"readFiles": self.read_files, "modifiedFiles": self.modified_files})
+    }
+}
+
+/// Options of a branch summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchSummaryOptions<'a> {
+    pub custom_instructions: Option<&'a str>,
+    /// Use `custom_instructions` instead of the built-in instructions.
+    pub replace_instructions: bool,
+    /// Budget = context window − this (`branchSummary.reserveTokens`, default 16384).
+    pub reserve_tokens: u64,
+}
+
+impl Default for BranchSummaryOptions<'_> {
+    fn default() -> Self {
+        BranchSummaryOptions {
+            custom_instructions: None,
+            replace_instructions: false,
+            reserve_tokens: 16384,
+        }
+    }
+}
+
+/// Summarizes the entries of a branch being left (pi's `generateBranchSummary`).
+pub fn generate_branch_summary(
+    entries: &[&Entry],
+    summarizer: &Summarizer,
+    opts: &BranchSummaryOptions,
+) -> Result<BranchSummary, SummaryError> {
+    let window = match summarizer.model.context_window {
+        0 => 128_000,
+        w => w,
+    };
+    let budget = window.saturating_sub(opts.reserve_tokens);
+    let prep = prepare_branch_entries(entries, budget);
+    if prep.messages.is_empty() {
+        return Ok(BranchSummary {
+            summary: "No content to summarize".into(),
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+        });
+    }
+    let request = branch_summary_request(
+        &serialize(&prep.messages),
+        opts.custom_instructions,
+        opts.replace_instructions,
+    );
+    let reply = summarizer.complete(request, 2048)?;
+    if reply.stop_reason == StopReason::Error {
+        return Err(SummaryError::Failed(
+            reply
+                .error_message
+                .unwrap_or_else(|| "Summarization failed".into()),
+        ));
+    }
+    let (read_files, modified_files) = prep.file_ops.lists();
+    let mut summary = format!("{BRANCH_SUMMARY_PREAMBLE}{}", text_blocks(&reply));
+    summary.push_str(&format_file_operations(&read_files, &modified_files));
+    Ok(BranchSummary {
+        summary,
+        read_files,
+        modified_files,
+    })
+}
+
+/// Leaves the current branch for `new_leaf` (`None`: before the root) with a summary of what
+/// is left behind, written as a `branch_summary` entry there. `target` is the entry the user
+/// picked (the common-ancestor search runs against it). Returns the new entry's id, or `None`
+/// when nothing was left behind (the leaf is then simply moved).
+pub fn summarize_branch(
+    session: &mut SessionWriter,
+    target: &str,
+    new_leaf: Option<&str>,
+    summarizer: &Summarizer,
+    opts: &BranchSummaryOptions,
+) -> Result<Option<String>, SummaryError> {
+    let old_leaf = session.leaf_id().map(str::to_string);
+    let summary = {
+        let (entries, _) =
+            collect_entries_for_branch_summary(session.entries(), old_leaf.as_deref(), target);
+        if entries.is_empty() {
+            None
+        } else {
+            Some(generate_branch_summary(&entries, summarizer, opts)?)
+        }
+    };
+    let Some(summary) = summary.filter(|s| !s.summary.is_empty()) else {
+        match new_leaf {
+            Some(id) => session.branch(id).map_err(SummaryError::Failed)?,
+            None => session.reset_leaf(),
+        }
+        return Ok(None);
+    };
+    session
+        .branch_with_summary(
+            new_leaf,
+            &summary.summary,
+            Some(summary.details()),
+            Some(false),
+        )
+        .map(Some)
+        .map_err(|e| SummaryError::Failed(e.to_string()))
+}
