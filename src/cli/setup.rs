@@ -104,6 +104,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     install_signal_handler(abort.clone());
     let header = serde_json::to_value(session.header()).unwrap_or_default();
     let mut session = AgentSession::with_session(agent, settings.retry(), abort, session);
+    session.compaction = settings.compaction();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let code = print::run(

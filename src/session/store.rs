@@ -179,33 +179,49 @@ impl SessionWriter {
         if !self.entries.iter().any(Entry::is_assistant_message) {
             return Ok(());
         }
+        if !self.header_written {
+            return self.create_file(&path);
+        }
         if self.file.is_none() {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)?;
-            }
-            self.file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .read(true)
-                    .open(&path)?,
-            );
+            self.file = Some(OpenOptions::new().append(true).read(true).open(&path)?);
         }
         let file = self.file.as_mut().expect("opened above");
         if self.torn_tail {
             terminate_partial_line(file)?;
             self.torn_tail = false;
         }
-        if !self.header_written {
-            write_line(file, &super::json::to_js_string(&self.header))
-                .inspect_err(|_| self.torn_tail = true)?;
-            self.header_written = true;
-        }
         while self.written < self.entries.len() {
             let line = self.entries[self.written].to_line();
             write_line(file, &line).inspect_err(|_| self.torn_tail = true)?;
             self.written += 1;
         }
+        Ok(())
+    }
+
+    /// The first write: header plus every buffered entry go to a temporary file that is then
+    /// renamed into place, so a crash leaves either no file or a complete, loadable one —
+    /// never an empty or header-less file.
+    fn create_file(&mut self, path: &Path) -> io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut buf = super::json::to_js_string(&self.header);
+        buf.push('\n');
+        for e in &self.entries[self.written..] {
+            buf.push_str(&e.to_line());
+            buf.push('\n');
+        }
+        let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+        tmp_name.push(format!(".tmp-{}", std::process::id()));
+        let tmp = path.with_file_name(tmp_name);
+        let written =
+            std::fs::write(&tmp, buf.as_bytes()).and_then(|_| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written?;
+        self.header_written = true;
+        self.written = self.entries.len();
         Ok(())
     }
 
