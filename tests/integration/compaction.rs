@@ -1,0 +1,101 @@
+//! Compaction through the real binary: a conversation that crosses the threshold is
+//! summarized, continues with the summary plus recent messages, and the file keeps every
+//! original entry.
+
+use serde_json::json;
+
+use crate::support::{MockServer, PiCommand, Reply};
+
+const API: &str = "openai-completions";
+
+/// A Chat Completions stream answering `text` and reporting `prompt_tokens` of input.
+fn reply_with_usage(text: &str, prompt_tokens: u64) -> Reply {
+    let chunk = |v: serde_json::Value| format!("data: {v}\n\n");
+    let mut body = String::new();
+    body.push_str(&chunk(json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]})));
+    body.push_str(&chunk(json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})));
+    body.push_str(&chunk(json!({"id": "c", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 50, "total_tokens": prompt_tokens + 50}})));
+    body.push_str("data: [DONE]\n\n");
+    Reply::sse(body)
+}
+
+#[test]
+fn a_long_conversation_compacts_and_keeps_going() {
+    let mock = MockServer::start();
+    let long = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet ".repeat(40));
+    mock.push(reply_with_usage(&long("ANSWER-ONE"), 300));
+    mock.push(reply_with_usage(&long("ANSWER-TWO"), 900));
+    // Crosses window (4000) - reserve (1000): compaction follows this reply.
+    mock.push(reply_with_usage(&long("ANSWER-THREE"), 3500));
+    mock.push(reply_with_usage("## Goal\nSUMMARY-OF-EARLIER-WORK", 100));
+    mock.push(reply_with_usage("ANSWER-FOUR", 400));
+
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "small", "contextWindow": 4000, "maxTokens": 1000}]
+    }}});
+    let first = PiCommand::new()
+        .write_agent_file("models.json", &models.to_string())
+        .write_agent_file(
+            "settings.json",
+            r#"{"retry":{"baseDelayMs":20},"compaction":{"reserveTokens":1000,"keepRecentTokens":300}}"#,
+        )
+        .args(["--model", "mock/small", "-p"])
+        .args([long("QUESTION-ONE"), long("QUESTION-TWO"), long("QUESTION-THREE")]);
+    let agent_dir = first.agent_dir().to_path_buf();
+    let again = first.again();
+    let out = first.run();
+    out.assert_code(0).assert_no_panic();
+    assert!(out.stdout.starts_with("ANSWER-THREE"), "{}", out.stdout);
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 4, "three answers and one summary request");
+    let summary_request = reqs[3].body_text();
+    assert!(
+        summary_request.contains("QUESTION-ONE"),
+        "the summarizer sees the old messages"
+    );
+
+    let out = again
+        .args(["--model", "mock/small", "-p", "-c", "QUESTION-FOUR"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "ANSWER-FOUR\n");
+    let context = mock.requests()[4].body_text();
+    assert!(
+        context.contains("SUMMARY-OF-EARLIER-WORK"),
+        "the summary leads the context: {context}"
+    );
+    assert!(
+        !context.contains("QUESTION-ONE"),
+        "compacted messages are gone from the context"
+    );
+    assert!(context.contains("ANSWER-THREE") && context.contains("QUESTION-FOUR"));
+
+    let sessions = agent_dir.join("sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    for tag in [
+        "QUESTION-ONE",
+        "ANSWER-ONE",
+        "QUESTION-TWO",
+        "ANSWER-TWO",
+        "QUESTION-FOUR",
+    ] {
+        assert!(text.contains(tag), "the file still holds {tag}");
+    }
+    assert_eq!(text.matches("\"type\":\"compaction\"").count(), 1);
+}
