@@ -1,16 +1,26 @@
 //! Configuration files under the agent dir: `auth.json` credentials, `models.json` custom
 //! models, the model registry built from them plus the built-in catalog, model selection and
 //! `--list-models`. Also the JSONC reader and pi's `!command` / env-name / literal value
-//! resolution that these files share.
+//! resolution that these files share. Project resources — context files, skills, prompt
+//! templates, `SYSTEM.md` — are gathered by `loader`, gated by project `trust`.
 
 pub mod auth;
 pub mod config_value;
+pub mod context_files;
+pub mod frontmatter;
 pub mod jsonc;
 pub mod list_models;
+pub mod loader;
 pub mod model_registry;
 pub mod model_resolve;
 pub mod models_json;
 pub mod settings;
+pub mod skills;
+pub mod templates;
+pub mod trust;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 

@@ -57,9 +57,18 @@ pub struct Settings {
 impl Settings {
     /// Loads `<agent_dir>/settings.json` and `<cwd>/.pi/settings.json`.
     pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
+        Settings::load_with(agent_dir, cwd, true)
+    }
+
+    /// Like `load`; the project file is read only when `include_project` (a trusted folder).
+    pub fn load_with(agent_dir: &Path, cwd: &Path, include_project: bool) -> Settings {
         let mut s = Settings::default();
         let global = s.read_file(&agent_dir.join("settings.json"), "global");
-        let project = s.read_file(&cwd.join(".pi").join("settings.json"), "project");
+        let project = if include_project {
+            s.read_file(&cwd.join(".pi").join("settings.json"), "project")
+        } else {
+            Map::new()
+        };
         s.merged = global;
         for (k, v) in project {
             match (s.merged.get_mut(&k), v) {

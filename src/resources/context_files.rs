@@ -1,0 +1,97 @@
+//! Context files (`AGENTS.md` / `CLAUDE.md`) and the `SYSTEM.md` / `APPEND_SYSTEM.md` overrides.
+//! One context file per directory: the agent dir first, then every ancestor of the working
+//! directory from `/` down to the working directory itself; the same path is never listed twice.
+
+use std::path::{Path, PathBuf};
+
+use super::trust::ProjectScope;
+
+const CANDIDATES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub content: String,
+}
+
+/// The first candidate file that exists in `dir`; an unreadable one is a warning and the next
+/// candidate is tried.
+fn from_dir(dir: &Path, warnings: &mut Vec<String>) -> Option<ContextFile> {
+    for name in CANDIDATES {
+        let path = dir.join(name);
+        if !path.exists() {
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(content) => return Some(ContextFile { path, content }),
+            Err(e) => warnings.push(format!("Could not read {}: {e}", path.display())),
+        }
+    }
+    None
+}
+
+/// Context files in prompt order. Files in project directories are kept only when `scope`
+/// allows them; the skipped ones are returned too so the caller can say so once.
+pub fn discover(
+    agent_dir: &Path,
+    cwd: &Path,
+    scope: &ProjectScope,
+) -> (Vec<ContextFile>, Vec<PathBuf>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut warnings = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    if let Some(f) = from_dir(agent_dir, &mut warnings) {
+        seen.insert(f.path.clone());
+        files.push(f);
+    }
+    let mut ancestors: Vec<&Path> = cwd.ancestors().collect();
+    ancestors.reverse();
+    for dir in ancestors {
+        let Some(f) = from_dir(dir, &mut warnings) else {
+            continue;
+        };
+        if !seen.insert(f.path.clone()) {
+            continue;
+        }
+        if scope.allows(dir) {
+            files.push(f);
+        } else {
+            skipped.push(f.path);
+        }
+    }
+    (files, skipped, warnings)
+}
+
+/// Which prompt file applies: the project's `.pi/<name>` (when allowed) before
+/// `<agentDir>/<name>`. Returns the chosen path and the project path skipped for trust.
+pub fn find_prompt_file(
+    name: &str,
+    agent_dir: &Path,
+    cwd: &Path,
+    scope: &ProjectScope,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let project = cwd.join(".pi").join(name);
+    let mut skipped = None;
+    if project.is_file() {
+        if scope.allows(cwd) {
+            return (Some(project), None);
+        }
+        skipped = Some(project);
+    }
+    let global = agent_dir.join(name);
+    (global.is_file().then_some(global), skipped)
+}
+
+/// The `# Project Context` section of the system prompt (empty without files).
+pub fn render(files: &[ContextFile]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n\n# Project Context\n\n");
+    out.push_str("Instructions and conventions provided for this project:\n\n");
+    for f in files {
+        out.push_str(&format!("## {}\n\n{}\n\n", f.path.display(), f.content));
+    }
+    out
+}

@@ -1,0 +1,259 @@
+//! Prompt templates: `*.md` files in `.pi/prompts/` and `<agentDir>/prompts/` (not recursive) or
+//! named with `--prompt-template`. `/name args` becomes the template body with `$1`…`$N`,
+//! `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` substituted, in that order.
+
+use std::path::{Path, PathBuf};
+
+use super::frontmatter;
+use super::trust::ProjectScope;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    /// The command name: the file name without `.md`.
+    pub name: String,
+    /// Front matter `description`, else the first non-empty body line (60 chars + `...`).
+    pub description: String,
+    pub argument_hint: Option<String>,
+    /// The body without front matter.
+    pub content: String,
+    pub file_path: PathBuf,
+}
+
+pub struct TemplateSources<'a> {
+    pub agent_dir: &'a Path,
+    pub cwd: &'a Path,
+    /// `--prompt-template` paths, loaded even with `--no-prompt-templates`.
+    pub paths: &'a [String],
+    /// `false` with `--no-prompt-templates`.
+    pub discover: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct LoadedTemplates {
+    pub templates: Vec<Template>,
+    pub warnings: Vec<String>,
+    pub skipped: Vec<PathBuf>,
+}
+
+pub fn load_file(path: &Path) -> Result<(Template, Option<String>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let fm = frontmatter::parse(&text);
+    let warning = fm
+        .error
+        .as_ref()
+        .map(|e| format!("{}: could not parse frontmatter: {e}", path.display()));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".md").unwrap_or(&name).to_string();
+    let mut description = fm.str("description").unwrap_or("").to_string();
+    if description.is_empty() {
+        if let Some(first) = fm.body.split('\n').find(|l| !l.trim().is_empty()) {
+            description = first.chars().take(60).collect();
+            if first.chars().count() > 60 {
+                description.push_str("...");
+            }
+        }
+    }
+    let template = Template {
+        name,
+        description,
+        argument_hint: fm.str("argument-hint").filter(|s| !s.is_empty()).map(String::from),
+        content: fm.body,
+        file_path: path.to_path_buf(),
+    };
+    Ok((template, warning))
+}
+
+/// The `*.md` files directly in `dir`, sorted by name.
+fn md_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Loads templates: project `.pi/prompts`, then `<agentDir>/prompts`, then explicit paths;
+/// the first template with a name wins, later ones are reported.
+pub fn load(src: &TemplateSources, scope: &ProjectScope) -> LoadedTemplates {
+    let mut out = LoadedTemplates::default();
+    let mut files = Vec::new();
+    if src.discover {
+        let project = md_files(&src.cwd.join(".pi").join("prompts"));
+        if scope.allows(src.cwd) {
+            files.extend(project);
+        } else {
+            out.skipped.extend(project);
+        }
+        files.extend(md_files(&src.agent_dir.join("prompts")));
+    }
+    for p in src.paths {
+        let path = super::expand_tilde(p.trim());
+        let path = if path.is_absolute() {
+            path
+        } else {
+            src.cwd.join(path)
+        };
+        if path.is_dir() {
+            files.extend(md_files(&path));
+        } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        } else if !path.exists() {
+            out.warnings.push(format!(
+                "{}: prompt template path does not exist",
+                path.display()
+            ));
+        }
+    }
+    let mut collisions = Vec::new();
+    for f in files {
+        match load_file(&f) {
+            Ok((t, warning)) => {
+                out.warnings.extend(warning);
+                if let Some(winner) = out.templates.iter().find(|w| w.name == t.name) {
+                    collisions.push(format!(
+                        "{}: prompt template name \"/{}\" already taken by {}; skipped",
+                        f.display(),
+                        t.name,
+                        winner.file_path.display()
+                    ));
+                } else {
+                    out.templates.push(t);
+                }
+            }
+            Err(e) => out.warnings.push(e),
+        }
+    }
+    out.warnings.extend(collisions);
+    out
+}
+
+/// Splits arguments like a shell, minus escapes: spaces and tabs separate, `'…'` and `"…"`
+/// group (quotes removed).
+pub fn parse_args(s: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in s.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == ' ' || c == '\t' => {
+                if !cur.is_empty() {
+                    args.push(std::mem::take(&mut cur));
+                }
+            }
+            None => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        args.push(cur);
+    }
+    args
+}
+
+fn digits(s: &[u8], from: usize) -> usize {
+    s[from..].iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+/// Replaces `$<digits>` (missing → empty). Argument values are never rescanned.
+fn replace_positional(content: &str, args: &[String]) -> String {
+    let b = content.as_bytes();
+    let mut out = String::with_capacity(content.len());
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let n = digits(b, i + 1);
+            if n > 0 {
+                out.push_str(&content[last..i]);
+                let idx: usize = content[i + 1..i + 1 + n].parse().unwrap_or(usize::MAX);
+                if let Some(a) = idx.checked_sub(1).and_then(|k| args.get(k)) {
+                    out.push_str(a);
+                }
+                i += 1 + n;
+                last = i;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&content[last..]);
+    out
+}
+
+/// Replaces `${@:N}` and `${@:N:L}` (1-based; 0 counts as 1).
+fn replace_slices(content: &str, args: &[String]) -> String {
+    let b = content.as_bytes();
+    let mut out = String::with_capacity(content.len());
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if content[i..].starts_with("${@:") {
+            let s = i + 4;
+            let n = digits(b, s);
+            if n > 0 {
+                let start: usize = content[s..s + n].parse().unwrap_or(usize::MAX);
+                let mut j = s + n;
+                let mut len = None;
+                let mut ok = true;
+                if b.get(j) == Some(&b':') {
+                    let m = digits(b, j + 1);
+                    if m == 0 {
+                        ok = false;
+                    } else {
+                        len = Some(content[j + 1..j + 1 + m].parse().unwrap_or(usize::MAX));
+                        j += 1 + m;
+                    }
+                }
+                if ok && b.get(j) == Some(&b'}') {
+                    out.push_str(&content[last..i]);
+                    let from = start.saturating_sub(1).min(args.len());
+                    let to = match len {
+                        Some(l) => from.saturating_add(l).min(args.len()),
+                        None => args.len(),
+                    };
+                    out.push_str(&args[from..to].join(" "));
+                    i = j + 1;
+                    last = i;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&content[last..]);
+    out
+}
+
+/// Substitutes the argument placeholders in `content`, in pi's order.
+pub fn substitute_args(content: &str, args: &[String]) -> String {
+    let all = args.join(" ");
+    let r = replace_positional(content, args);
+    let r = replace_slices(&r, args);
+    let r = r.replace("$ARGUMENTS", &all);
+    r.replace("$@", &all)
+}
+
+/// Expands `/name args` when `name` is a template; otherwise returns `text` unchanged.
+pub fn expand(text: &str, templates: &[Template]) -> String {
+    let Some(rest) = text.strip_prefix('/') else {
+        return text.to_string();
+    };
+    let (name, args) = match rest.find(' ') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    match templates.iter().find(|t| t.name == name) {
+        Some(t) => substitute_args(&t.content, &parse_args(args)),
+        None => text.to_string(),
+    }
+}
