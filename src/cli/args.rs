@@ -42,6 +42,10 @@ pub struct Args {
     pub themes: Vec<String>,
     pub no_themes: bool,
     pub no_context_files: bool,
+    /// `--approve`: trust the folder and record it.
+    pub approve: bool,
+    /// `--no-approve`: ignore project resources for this run.
+    pub no_approve: bool,
     pub export: Option<String>,
     /// `Some(None)` for a bare `--list-models`.
     pub list_models: Option<Option<String>>,
@@ -174,6 +178,8 @@ pub fn parse(argv: &[String]) -> Args {
             "no-prompt-templates" => a.no_prompt_templates = true,
             "no-themes" => a.no_themes = true,
             "no-context-files" => a.no_context_files = true,
+            "approve" => a.approve = true,
+            "no-approve" => a.no_approve = true,
             "verbose" => a.verbose = true,
             "offline" => a.offline = true,
             "help" => a.help = true,

@@ -183,6 +183,18 @@ pub const FLAGS: &[Flag] = &[
         &["Do not load AGENTS.md or CLAUDE.md"],
     ),
     flag(
+        "approve",
+        None,
+        None,
+        &["Trust this folder: load its project resources and remember the choice"],
+    ),
+    flag(
+        "no-approve",
+        None,
+        None,
+        &["Ignore this folder's project resources for this run"],
+    ),
+    flag(
         "export",
         None,
         Some("file"),
@@ -311,7 +323,7 @@ pub fn man_page() -> String {
             roff_escape(desc)
         ));
     }
-    out.push_str(".SH FILES\n.TP\n.B ~/.pi/agent/auth.json\nAPI keys per provider.\n.TP\n.B ~/.pi/agent/models.json\nCustom providers and models.\n.TP\n.B ~/.pi/agent/settings.json\nSettings; \\fB.pi/settings.json\\fR in a project overrides them.\n");
+    out.push_str(".SH FILES\n.TP\n.B ~/.pi/agent/auth.json\nAPI keys per provider.\n.TP\n.B ~/.pi/agent/models.json\nCustom providers and models.\n.TP\n.B ~/.pi/agent/settings.json\nSettings; \\fB.pi/settings.json\\fR in a project overrides them.\n.TP\n.B ~/.pi/agent/trust.json\nFolders whose project resources (\\fB.pi/\\fR, \\fB.agents/skills\\fR, AGENTS.md) may load.\n");
     out.push_str(".SH EXIT STATUS\n0 on success; 1 on bad arguments, a missing key, or a failed request in print mode;\n130 when interrupted; 143 when terminated.\n");
     out
 }

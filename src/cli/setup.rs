@@ -1,5 +1,6 @@
-//! Builds a non-interactive run from parsed arguments: settings, model registry, the initial
-//! message, model and key resolution, the system prompt, signal handling, then print/json mode.
+//! Builds a non-interactive run from parsed arguments: project trust, settings, project
+//! resources, model registry, the initial message, model and key resolution, the system prompt,
+//! `/skill:` and template expansion, signal handling, then print/json mode.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,7 +13,9 @@ use crate::agent::Agent;
 use crate::ai::{now_ms, Abort, Content, Extra, Message, StreamOptions, UserContent, UserMessage};
 use crate::harness::{system_prompt, AgentSession};
 use crate::modes::print;
+use crate::resources::loader::{ResourceOptions, Resources};
 use crate::resources::settings::Settings;
+use crate::resources::trust::{self, TrustChoice};
 use crate::session;
 
 /// The signal that interrupted the run, if any (its number).
@@ -32,7 +35,18 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     let cwd = std::env::current_dir()
         .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
     let agent_dir = crate::resources::agent_dir();
-    let settings = Settings::load(&agent_dir, &cwd);
+    let choice = if args.no_approve {
+        TrustChoice::Deny
+    } else if args.approve {
+        TrustChoice::Approve
+    } else {
+        TrustChoice::Recorded
+    };
+    let (scope, trust_warnings) = trust::resolve(&agent_dir, &cwd, choice);
+    for w in &trust_warnings {
+        eprintln!("Warning: {w}");
+    }
+    let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
     for w in &settings.warnings {
         eprintln!("Warning: {w}");
     }
@@ -69,7 +83,25 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         },
         &settings,
     );
-    let system = build_system_prompt(&args, &cwd, &tools)?;
+    let resources = Resources::load(
+        &agent_dir,
+        &cwd,
+        &ResourceOptions {
+            skill_paths: args.skills.clone(),
+            no_skills: args.no_skills,
+            template_paths: args.prompt_templates.clone(),
+            no_templates: args.no_prompt_templates,
+            no_context_files: args.no_context_files,
+        },
+        &scope,
+    );
+    for w in &resources.warnings {
+        eprintln!("Warning: {w}");
+    }
+    if !resources.skipped.is_empty() && choice != TrustChoice::Deny {
+        eprintln!("{}", trust::untrusted_note(&cwd, &resources.skipped));
+    }
+    let system = build_system_prompt(&args, &cwd, &tools, &resources)?;
     let session_id = session.session_id().to_string();
     let options = StreamOptions {
         api_key: chosen.api_key,
@@ -96,9 +128,9 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         first.push_str(&m);
     }
     if !first.is_empty() || !files.images.is_empty() {
-        prompts.push(user_message(first, files.images));
+        prompts.push(user_message(resources.expand_input(&first), files.images));
     }
-    prompts.extend(messages.map(|m| user_message(m, Vec::new())));
+    prompts.extend(messages.map(|m| user_message(resources.expand_input(&m), Vec::new())));
 
     let abort = Abort::new();
     install_signal_handler(abort.clone());
@@ -163,25 +195,40 @@ fn text_or_file(v: &str) -> Result<String, String> {
     }
 }
 
+fn read_prompt_file(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("Error: Could not read {}: {e}", path.display()))
+}
+
 fn build_system_prompt(
     args: &Args,
     cwd: &Path,
     tools: &[std::sync::Arc<dyn crate::agent::Tool>],
+    resources: &Resources,
 ) -> Result<String, String> {
-    let custom = args
-        .system_prompt
-        .as_deref()
-        .map(text_or_file)
-        .transpose()?;
-    let append = args
-        .append_system_prompt
-        .iter()
-        .map(|v| text_or_file(v))
-        .collect::<Result<Vec<_>, _>>()?;
+    // `--system-prompt` wins over SYSTEM.md; `--append-system-prompt` over APPEND_SYSTEM.md.
+    let custom = match (&args.system_prompt, &resources.system_prompt_file) {
+        (Some(v), _) => Some(text_or_file(v)?),
+        (None, Some(path)) => Some(read_prompt_file(path)?),
+        (None, None) => None,
+    }
+    .filter(|c| !c.is_empty());
+    let append = if !args.append_system_prompt.is_empty() {
+        args.append_system_prompt
+            .iter()
+            .map(|v| text_or_file(v))
+            .collect::<Result<Vec<_>, _>>()?
+    } else if let Some(path) = &resources.append_prompt_file {
+        vec![read_prompt_file(path)?]
+    } else {
+        Vec::new()
+    };
     let cwd = cwd.to_string_lossy().replace('\\', "/");
     Ok(system_prompt::build(&system_prompt::PromptInputs {
         custom: custom.as_deref(),
         append: &append,
+        context_files: &resources.context_files,
+        skills: &resources.skills,
         tools,
         cwd: &cwd,
         date: &local_date(),

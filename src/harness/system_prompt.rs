@@ -1,16 +1,23 @@
 //! The system prompt: who pi is, the active tools with their one-line summaries, guidelines
-//! chosen by the tool mix, appended text, then the date and working directory last. Written in
-//! our own words; project context files and skills are added by later layers.
+//! chosen by the tool mix (or a custom prompt instead of all that), appended text, the project
+//! context files, the skills listing (when `read` is active), then the date and working
+//! directory last. Written in our own words.
 
 use std::sync::Arc;
 
 use crate::agent::Tool;
+use crate::resources::context_files::{self, ContextFile};
+use crate::resources::skills::{self, Skill};
 
 pub struct PromptInputs<'a> {
     /// `--system-prompt` (text or file contents) replacing the base prompt.
     pub custom: Option<&'a str>,
-    /// `--append-system-prompt` values.
+    /// `--append-system-prompt` values (or `APPEND_SYSTEM.md`).
     pub append: &'a [String],
+    /// `AGENTS.md` / `CLAUDE.md` files in prompt order.
+    pub context_files: &'a [ContextFile],
+    /// Loaded skills; listed only when the `read` tool is active.
+    pub skills: &'a [Skill],
     pub tools: &'a [Arc<dyn Tool>],
     pub cwd: &'a str,
     /// Local date as `YYYY-MM-DD`.
@@ -68,6 +75,10 @@ pub fn build(inputs: &PromptInputs) -> String {
     if !inputs.append.is_empty() {
         out.push_str("\n\n");
         out.push_str(&inputs.append.join("\n\n"));
+    }
+    out.push_str(&context_files::render(inputs.context_files));
+    if inputs.tools.iter().any(|t| t.name() == "read") {
+        out.push_str(&skills::format_for_prompt(inputs.skills));
     }
     out.push_str(&format!(
         "\nCurrent date: {}\nCurrent working directory: {}",
