@@ -34,7 +34,12 @@ pub struct Resources {
 }
 
 impl Resources {
-    pub fn load(agent_dir: &Path, cwd: &Path, opts: &ResourceOptions, scope: &ProjectScope) -> Self {
+    pub fn load(
+        agent_dir: &Path,
+        cwd: &Path,
+        opts: &ResourceOptions,
+        scope: &ProjectScope,
+    ) -> Self {
         let mut r = Resources::default();
         if !opts.no_context_files {
             let (files, skipped, warnings) = context_files::discover(agent_dir, cwd, scope);

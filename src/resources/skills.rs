@@ -75,10 +75,7 @@ pub fn scan_dir(root: &Path, root_files: bool) -> Vec<PathBuf> {
         let path = entry.path();
         if entry.file_name() == "SKILL.md" {
             skill_files.push(path.to_path_buf());
-        } else if root_files
-            && entry.depth() == 1
-            && path.extension().is_some_and(|e| e == "md")
-        {
+        } else if root_files && entry.depth() == 1 && path.extension().is_some_and(|e| e == "md") {
             root_md.push(path.to_path_buf());
         }
     }

@@ -59,7 +59,10 @@ pub fn load_file(path: &Path) -> Result<(Template, Option<String>), String> {
     let template = Template {
         name,
         description,
-        argument_hint: fm.str("argument-hint").filter(|s| !s.is_empty()).map(String::from),
+        argument_hint: fm
+            .str("argument-hint")
+            .filter(|s| !s.is_empty())
+            .map(String::from),
         content: fm.body,
         file_path: path.to_path_buf(),
     };
