@@ -10,6 +10,7 @@ mod export;
 mod json;
 mod mock_selftest;
 mod print;
+mod resources;
 mod retry;
 mod sessions;
 mod signals;

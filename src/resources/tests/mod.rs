@@ -244,10 +244,7 @@ fn skill_discovery_locations_order_and_collisions() {
         &skill_md("ignored-dir", "skipped"),
     );
     // Above the git root: not searched.
-    t.write(
-        ".agents/skills/zeta/SKILL.md",
-        &skill_md("zeta", "z"),
-    );
+    t.write(".agents/skills/zeta/SKILL.md", &skill_md("zeta", "z"));
     let extra = t.write("extra/epsilon/SKILL.md", &skill_md("epsilon", "explicit"));
 
     let home = t.p("home");
