@@ -86,3 +86,74 @@ pub fn build(inputs: &PromptInputs) -> String {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::settings::Settings;
+    use std::path::PathBuf;
+
+    fn tools(names: &[&str]) -> Vec<Arc<dyn Tool>> {
+        let s = Settings::default();
+        names
+            .iter()
+            .filter_map(|n| crate::harness::tools::builtin(n, &s))
+            .collect()
+    }
+
+    #[test]
+    fn sections_in_order_with_context_and_skills() {
+        let files = [ContextFile {
+            path: PathBuf::from("/p/AGENTS.md"),
+            content: "Use tabs.".into(),
+        }];
+        let skills = [Skill {
+            name: "s".into(),
+            description: "d".into(),
+            file_path: PathBuf::from("/sk/s/SKILL.md"),
+            base_dir: PathBuf::from("/sk/s"),
+            disable_model_invocation: false,
+        }];
+        let read = tools(&["read", "bash"]);
+        let append = ["Extra.".to_string()];
+        let p = build(&PromptInputs {
+            custom: Some("Custom base."),
+            append: &append,
+            context_files: &files,
+            skills: &skills,
+            tools: &read,
+            cwd: "/p",
+            date: "2025-01-02",
+        });
+        let order = [
+            "Custom base.",
+            "\n\nExtra.",
+            "# Project Context",
+            "## /p/AGENTS.md\n\nUse tabs.",
+            "<available_skills>",
+            "\nCurrent date: 2025-01-02\nCurrent working directory: /p",
+        ];
+        let mut at = 0;
+        for part in order {
+            let i = p[at..]
+                .find(part)
+                .unwrap_or_else(|| panic!("{part:?} in {p}"));
+            at += i + part.len();
+        }
+        assert!(p.ends_with("Current working directory: /p"));
+
+        // Without the read tool the skills are not listed.
+        let no_read = tools(&["bash"]);
+        let p = build(&PromptInputs {
+            custom: None,
+            append: &[],
+            context_files: &[],
+            skills: &skills,
+            tools: &no_read,
+            cwd: "/p",
+            date: "2025-01-02",
+        });
+        assert!(!p.contains("available_skills"));
+        assert!(!p.contains("# Project Context"));
+    }
+}

@@ -89,20 +89,17 @@ pub fn scan_dir(root: &Path, root_files: bool) -> Vec<PathBuf> {
             .take_while(|a| a.starts_with(root))
             .any(|a| skill_dirs.contains(a))
     };
-    let mut out: Vec<PathBuf> = Vec::new();
     if skill_dirs.contains(root) {
         return vec![root.join("SKILL.md")];
     }
-    // Root files come first, as pi lists a directory's own files before recursing... in
-    // directory-entry order; sorted by name here for a stable result.
-    let mut all: Vec<PathBuf> = root_md;
-    all.extend(
+    // pi follows directory-entry order; we sort by path for a stable result.
+    let mut out = root_md;
+    out.extend(
         skill_files
             .into_iter()
             .filter(|p| p.parent().is_some_and(|d| !nested(d))),
     );
-    all.sort();
-    out.extend(all);
+    out.sort();
     out
 }
 
@@ -256,16 +253,16 @@ pub fn load(src: &SkillSources, scope: &ProjectScope) -> LoadedSkills {
             files.extend(scan_dir(dir, false));
         }
     }
-    let mut candidates: Vec<(PathBuf, bool)> = files.into_iter().map(|f| (f, false)).collect();
+    let mut candidates = files;
     for p in src.paths {
         let path = resolve_user_path(p, src.cwd);
         if !path.exists() {
             out.warnings
                 .push(format!("{}: skill path does not exist", path.display()));
         } else if path.is_dir() {
-            candidates.extend(scan_dir(&path, true).into_iter().map(|f| (f, true)));
+            candidates.extend(scan_dir(&path, true));
         } else if path.extension().is_some_and(|e| e == "md") {
-            candidates.push((path, true));
+            candidates.push(path);
         } else {
             out.warnings.push(format!(
                 "{}: skill path is not a markdown file",
@@ -275,7 +272,7 @@ pub fn load(src: &SkillSources, scope: &ProjectScope) -> LoadedSkills {
     }
     let mut seen_real: HashSet<PathBuf> = HashSet::new();
     let mut collisions = Vec::new();
-    for (file, _explicit) in candidates {
+    for file in candidates {
         let (skill, warnings) = load_skill_file(&file);
         out.warnings.extend(warnings);
         let Some(skill) = skill else { continue };
