@@ -11,6 +11,7 @@ pub mod export_html;
 pub mod file;
 pub mod ids;
 pub mod json;
+pub(crate) mod lazy;
 pub mod ops;
 pub mod store;
 pub mod tree;
