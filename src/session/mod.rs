@@ -49,5 +49,8 @@ mod export_tests;
 #[path = "tests/files.rs"]
 mod files_tests;
 #[cfg(test)]
+#[path = "tests/lazy.rs"]
+mod lazy_tests;
+#[cfg(test)]
 #[path = "tests/ops.rs"]
 mod ops_tests;
