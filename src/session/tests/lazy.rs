@@ -1,6 +1,5 @@
 //! A lazily resumed session behaves exactly like one loaded eagerly.
 
-use super::entry::*;
 use super::file::*;
 use super::*;
 use std::path::Path;
