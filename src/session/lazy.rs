@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -163,24 +163,132 @@ pub(crate) enum Opened {
     Eager(LoadedSession),
 }
 
+/// Files at least this big are scanned by two threads, one per half.
+const SPLIT_BYTES: u64 = 8 << 20;
+
 /// Opens a session file: lazily when it is at the current version, else through `file::load`.
 pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
     let file = File::open(path)?;
-    let mut reader = BufReader::with_capacity(1 << 20, &file);
+    let len = file.metadata()?.len();
+    let cut = match len >= SPLIT_BYTES {
+        true => line_start_after(&file, len / 2, len)?,
+        false => None,
+    };
+    let scanned = match cut {
+        Some(cut) => std::thread::scope(|s| {
+            let second = s.spawn(|| -> Result<Scan, Stop> {
+                let mut f = File::open(path)?;
+                f.seek(SeekFrom::Start(cut))?;
+                scan(f.take(len - cut), cut, false)
+            });
+            let first = scan((&file).take(cut), 0, true);
+            let second = second.join().unwrap_or_else(|_| Err(Stop::Panicked));
+            match (first, second) {
+                (Ok(a), Ok(b)) if a.header.is_some() => Ok(a.then(b)),
+                (Err(e), _) | (_, Err(e)) if !matches!(e, Stop::Panicked) => Err(e),
+                // No valid line in the first half (or a scan thread failed): one pass.
+                _ => scan(File::open(path)?, 0, true),
+            }
+        }),
+        None => scan(&file, 0, true),
+    };
+    let scanned = match scanned {
+        Ok(s) => s,
+        Err(Stop::Io(e)) => return Err(LoadError::Io(e)),
+        Err(Stop::InvalidHeader) => return Err(LoadError::InvalidHeader),
+        Err(Stop::Migrate) => return load(path).map(Opened::Eager),
+        Err(Stop::Panicked) => return load(path).map(Opened::Eager),
+    };
+    let header = scanned.header.ok_or(LoadError::Empty)?;
+    let warnings = scanned
+        .warnings
+        .iter()
+        .map(|(n, e)| {
+            format!(
+                "{}: line {n}: skipped malformed entry ({e})",
+                path.display()
+            )
+        })
+        .collect();
+    Ok(Opened::Lazy(LazyLoaded {
+        header,
+        metas: scanned.metas,
+        file: LazyFile {
+            file,
+            spans: scanned.spans,
+        },
+        warnings,
+    }))
+}
+
+/// The offset just past the first `\n` at or after `from`, if that is before `len`.
+fn line_start_after(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(from))?;
+    let mut reader = BufReader::with_capacity(64 << 10, f.take(len - from));
+    let mut skipped = Vec::new();
+    let n = reader.read_until(b'\n', &mut skipped)?;
+    f.seek(SeekFrom::Start(0))?;
+    let cut = from + n as u64;
+    Ok((skipped.last() == Some(&b'\n') && cut < len).then_some(cut))
+}
+
+enum Stop {
+    Io(io::Error),
+    InvalidHeader,
+    /// The file is older than the current version.
+    Migrate,
+    Panicked,
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Self {
+        Stop::Io(e)
+    }
+}
+
+/// What one pass over (part of) a file found. Line numbers count from the pass's start.
+struct Scan {
+    header: Option<SessionHeader>,
+    metas: Vec<Meta>,
+    spans: Vec<(u64, u32)>,
+    warnings: Vec<(usize, serde_json::Error)>,
+    lines: usize,
+}
+
+impl Scan {
+    /// This pass followed by the next part of the file.
+    fn then(mut self, next: Scan) -> Scan {
+        self.metas.extend(next.metas);
+        self.spans.extend(next.spans);
+        let lines = self.lines;
+        self.warnings
+            .extend(next.warnings.into_iter().map(|(n, e)| (lines + n, e)));
+        self.lines += next.lines;
+        self
+    }
+}
+
+/// Scans lines from `r`, which starts at file offset `offset`. With `header`, the first
+/// valid line must be the session header (else it is an entry like any other).
+fn scan(r: impl Read, mut offset: u64, header: bool) -> Result<Scan, Stop> {
+    let mut reader = BufReader::with_capacity(1 << 20, r);
     let mut line = Vec::new();
-    let mut warnings = Vec::new();
-    let mut header = None;
-    let mut metas = Vec::new();
-    let mut spans = Vec::new();
-    let mut offset = 0u64;
-    let mut number = 0usize;
+    let mut out = Scan {
+        header: None,
+        metas: Vec::new(),
+        spans: Vec::new(),
+        warnings: Vec::new(),
+        lines: 0,
+    };
+    let mut need_header = header;
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line)?;
         if n == 0 {
             break;
         }
-        number += 1;
+        out.lines += 1;
         let start = offset;
         offset += n as u64;
         let mut raw = line.strip_suffix(b"\n").unwrap_or(&line);
@@ -188,23 +296,22 @@ pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let warn = |e: serde_json::Error| format!("line {number}: skipped malformed entry ({e})");
-        if header.is_none() {
+        if need_header {
             // The first valid line: the header (small, so parsed whole).
             match serde_json::from_slice::<Value>(raw) {
                 Ok(v) => {
                     if !is_header(&v) {
-                        return Err(LoadError::InvalidHeader);
+                        return Err(Stop::InvalidHeader);
                     }
                     let version = v.get("version").and_then(Value::as_u64).unwrap_or(1);
                     if version < CURRENT_VERSION {
-                        return load(path).map(Opened::Eager);
+                        return Err(Stop::Migrate);
                     }
-                    let h: SessionHeader =
-                        serde_json::from_value(v).map_err(|_| LoadError::InvalidHeader)?;
-                    header = Some(h);
+                    let h = serde_json::from_value(v).map_err(|_| Stop::InvalidHeader)?;
+                    out.header = Some(h);
+                    need_header = false;
                 }
-                Err(e) => warnings.push(warn(e)),
+                Err(e) => out.warnings.push((out.lines, e)),
             }
             continue;
         }
@@ -213,31 +320,21 @@ pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
                 if m.kind.as_deref() == Some("session") {
                     continue;
                 }
-                metas.push(Meta {
+                out.metas.push(Meta {
                     id: m.id.unwrap_or_default().into(),
                     parent: m.parent.map(Into::into),
                     kind: Kind::of(m.kind.as_deref(), m.role.as_deref()),
                 });
-                spans.push((start, raw.len() as u32));
+                out.spans.push((start, raw.len() as u32));
             }
             // The error text comes from the parser the eager loader uses.
-            Err(e) => warnings.push(warn(
-                serde_json::from_slice::<Value>(raw).err().unwrap_or(e),
-            )),
+            Err(e) => {
+                let e = serde_json::from_slice::<Value>(raw).err().unwrap_or(e);
+                out.warnings.push((out.lines, e));
+            }
         }
     }
-    drop(reader);
-    let header = header.ok_or(LoadError::Empty)?;
-    let warnings = warnings
-        .iter()
-        .map(|w| format!("{}: {w}", path.display()))
-        .collect();
-    Ok(Opened::Lazy(LazyLoaded {
-        header,
-        metas,
-        file: LazyFile { file, spans },
-        warnings,
-    }))
+    Ok(out)
 }
 
 // ---- the scan: validate like `Value`, keep only `type`, `id`, `parentId`, `message.role` ----

@@ -172,3 +172,34 @@ fn lazy_resume_writes_only_after_an_assistant_message_like_eager() {
         assert_eq!(lines(&b), 4);
     }
 }
+
+#[test]
+fn lazy_resume_of_a_big_file_scanned_in_two_halves_matches_eager() {
+    let mut lines = TRICKY.lines();
+    let mut text = format!("not json\n{}\n", lines.next().unwrap());
+    let body: Vec<&str> = lines.collect();
+    let pad = "x".repeat(4000);
+    let mut round = 0;
+    while text.len() < 9 << 20 {
+        for l in &body[..body.len() - 1] {
+            // Fresh ids each round keep a long chain; the pad makes the file big.
+            let l = l.replace("\"id\":\"", &format!("\"pad\":\"{pad}\",\"id\":\"r{round}"));
+            let l = l.replace("\"parentId\":\"", &format!("\"parentId\":\"r{round}"));
+            text.push_str(&l);
+            text.push('\n');
+        }
+        text.push_str("{\"broken\": \n");
+        round += 1;
+    }
+    text.push_str(body[body.len() - 1]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.jsonl");
+    std::fs::write(&p, &text).unwrap();
+    let (e, ew) = eager(&p);
+    let (l, lw) = SessionWriter::open(&p).unwrap();
+    assert!(ew.len() > 3 * round, "{}", ew.len());
+    assert_eq!(ew, lw);
+    assert_eq!(l.build_context(), e.build_context());
+    assert_eq!(l.latest_compaction(), e.latest_compaction());
+    same(&l, &e);
+}
