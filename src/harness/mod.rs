@@ -15,7 +15,7 @@ use crate::ai::overflow::is_context_overflow;
 use crate::ai::{Abort, AssistantMessage, Message, StopReason};
 use crate::resources::settings::{CompactionSettings, RetrySettings};
 use crate::session::compaction::{
-    calculate_context_tokens, estimate_llm_context_tokens, latest_compaction, should_compact,
+    calculate_context_tokens, estimate_llm_context_tokens, should_compact,
 };
 use crate::session::{to_llm_messages, AgentMessage, SessionWriter};
 use compaction::{compact_session, CompactionResult, Summarizer, SummaryError};
@@ -257,9 +257,8 @@ impl AgentSession {
 
     /// The timestamp (ms) of the latest compaction on the current branch.
     fn latest_compaction_ms(&self) -> Option<i64> {
-        let tree = self.session.tree();
-        let path = self.session.leaf_id().map(|l| tree.path(l))?;
-        latest_compaction(&path)
+        self.session
+            .latest_compaction()
             .map(|c| crate::session::ids::parse_iso_ms(&c.timestamp).unwrap_or(0))
     }
 

@@ -11,6 +11,7 @@ pub mod export_html;
 pub mod file;
 pub mod ids;
 pub mod json;
+pub(crate) mod lazy;
 pub mod ops;
 pub mod store;
 pub mod tree;
@@ -47,6 +48,9 @@ mod export_tests;
 #[cfg(test)]
 #[path = "tests/files.rs"]
 mod files_tests;
+#[cfg(test)]
+#[path = "tests/lazy.rs"]
+mod lazy_tests;
 #[cfg(test)]
 #[path = "tests/ops.rs"]
 mod ops_tests;

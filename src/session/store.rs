@@ -4,10 +4,11 @@
 //! one `write_all` of `line + "\n"` on an `O_APPEND` handle. A crash loses at most the line
 //! being written. Without a path (`--no-session`) the same API writes nothing.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -16,15 +17,27 @@ use super::entry::{
     LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
     ThinkingLevelChangeEntry,
 };
-use super::file::{load, LoadError, LoadedSession};
+use super::file::{LoadError, LoadedSession};
 use super::ids::{iso_timestamp, short_id, uuid_v7};
+use super::lazy::{Index, LazyFile, LazyLoaded, Meta, Opened};
 use super::tree::{SessionContext, Tree};
 use crate::ai::{now_ms, Extra, UserContent};
 
 pub struct SessionWriter {
     header: SessionHeader,
-    entries: Vec<Entry>,
-    ids: HashSet<String>,
+    /// Every entry's id, parent and kind, in file order.
+    metas: Vec<Meta>,
+    /// Entry index by id (the last entry with an id wins).
+    by_id: HashMap<Box<str>, usize>,
+    /// A resumed file whose entries (`metas[..lazy.len()]`) are parsed on demand.
+    lazy: Option<LazyFile>,
+    /// Every entry, parsed: set from the start unless the session was resumed lazily, then
+    /// on the first call that needs them all.
+    all: OnceLock<Vec<Entry>>,
+    /// While `all` is unset: the entries appended since resuming (`metas[lazy.len()..]`).
+    pending: Vec<Entry>,
+    /// Whether any entry is an assistant message (nothing is written before one).
+    has_assistant: bool,
     leaf: Option<String>,
     /// `None`: in-memory session.
     path: Option<PathBuf>,
@@ -64,8 +77,12 @@ impl SessionWriter {
     pub fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Self {
         SessionWriter {
             header,
-            entries: Vec::new(),
-            ids: HashSet::new(),
+            metas: Vec::new(),
+            by_id: HashMap::new(),
+            lazy: None,
+            all: OnceLock::from(Vec::new()),
+            pending: Vec::new(),
+            has_assistant: false,
             leaf: None,
             path,
             file: None,
@@ -78,20 +95,54 @@ impl SessionWriter {
     /// Resumes an existing file (migrating it if old); the leaf is its last entry. Returns the
     /// loader's warnings about skipped lines alongside.
     pub fn open(path: &Path) -> Result<(Self, Vec<String>), LoadError> {
-        let loaded = load(path)?;
-        let warnings = loaded.warnings.clone();
-        Ok((Self::from_loaded(loaded), warnings))
+        match super::lazy::open(path)? {
+            Opened::Eager(loaded) => {
+                let warnings = loaded.warnings.clone();
+                Ok((Self::from_loaded(loaded), warnings))
+            }
+            Opened::Lazy(l) => Ok(Self::from_lazy(l, path)),
+        }
+    }
+
+    /// A writer continuing a lazily loaded file.
+    fn from_lazy(l: LazyLoaded, path: &Path) -> (Self, Vec<String>) {
+        let by_id = index_ids(&l.metas);
+        let leaf = l.metas.last().map(|m| m.id.to_string());
+        let has_assistant = (0..l.metas.len()).rev().any(|i| {
+            l.metas[i].kind == super::lazy::Kind::Message { assistant: true }
+                && l.file.entry(i).is_assistant_message()
+        });
+        let w = SessionWriter {
+            header: l.header,
+            written: l.metas.len(),
+            metas: l.metas,
+            by_id,
+            lazy: Some(l.file),
+            all: OnceLock::new(),
+            pending: Vec::new(),
+            has_assistant,
+            leaf,
+            path: Some(path.to_path_buf()),
+            file: None,
+            header_written: true,
+            torn_tail: true,
+        };
+        (w, l.warnings)
     }
 
     /// A writer continuing a loaded file: everything loaded counts as already on disk.
     pub fn from_loaded(l: LoadedSession) -> Self {
-        let ids = l.entries.iter().map(|e| e.id().to_string()).collect();
+        let metas: Vec<Meta> = l.entries.iter().map(Meta::of).collect();
         let leaf = l.entries.last().map(|e| e.id().to_string());
         SessionWriter {
             header: l.header,
             written: l.entries.len(),
-            entries: l.entries,
-            ids,
+            by_id: index_ids(&metas),
+            metas,
+            has_assistant: l.entries.iter().any(Entry::is_assistant_message),
+            lazy: None,
+            all: OnceLock::from(l.entries),
+            pending: Vec::new(),
             leaf,
             path: Some(l.path),
             file: None,
@@ -119,7 +170,49 @@ impl SessionWriter {
 
     /// All entries in file order (header excluded).
     pub fn entries(&self) -> &[Entry] {
-        &self.entries
+        self.all.get_or_init(|| {
+            let mut all = self.lazy.as_ref().map(LazyFile::all).unwrap_or_default();
+            all.extend(self.pending.iter().cloned());
+            all
+        })
+    }
+
+    /// Entry `i`, parsed (a clone when it is already in memory).
+    fn entry_at(&self, i: usize) -> Entry {
+        if let Some(all) = self.all.get() {
+            return all[i].clone();
+        }
+        match &self.lazy {
+            Some(l) if i < l.len() => l.entry(i),
+            Some(l) => self.pending[i - l.len()].clone(),
+            None => self.pending[i].clone(),
+        }
+    }
+
+    /// Entry `i` if it is in memory without parsing (always true of unwritten entries).
+    fn entry_ref(&self, i: usize) -> Option<&Entry> {
+        if let Some(all) = self.all.get() {
+            return all.get(i);
+        }
+        let loaded = self.lazy.as_ref().map_or(0, LazyFile::len);
+        i.checked_sub(loaded).and_then(|j| self.pending.get(j))
+    }
+
+    fn index(&self) -> Index<'_> {
+        Index {
+            metas: &self.metas,
+            by_id: &self.by_id,
+        }
+    }
+
+    /// The latest compaction on the current branch.
+    pub fn latest_compaction(&self) -> Option<CompactionEntry> {
+        let leaf = self.leaf.as_deref()?;
+        let index = self.index();
+        let path = index.path(leaf);
+        index
+            .latest_compaction(&path, &|i| self.entry_at(i))
+            .map(|(_, c)| c)
     }
 
     pub fn leaf_id(&self) -> Option<&str> {
@@ -127,17 +220,21 @@ impl SessionWriter {
     }
 
     pub fn tree(&self) -> Tree<'_> {
-        Tree::new(&self.entries)
+        Tree::new(self.entries())
     }
 
     /// The context at the current leaf.
     pub fn build_context(&self) -> SessionContext {
-        self.tree().build_context(self.leaf.as_deref())
+        if self.all.get().is_some() {
+            return self.tree().build_context(self.leaf.as_deref());
+        }
+        self.index()
+            .build_context(self.leaf.as_deref(), &|i| self.entry_at(i))
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.
     pub fn branch(&mut self, id: &str) -> Result<(), String> {
-        if !self.ids.contains(id) {
+        if !self.by_id.contains_key(id) {
             return Err(format!("Entry {id} not found"));
         }
         self.leaf = Some(id.to_string());
@@ -153,7 +250,7 @@ impl SessionWriter {
     pub fn new_id(&self) -> String {
         for _ in 0..100 {
             let id = short_id();
-            if !self.ids.contains(&id) {
+            if !self.by_id.contains_key(id.as_str()) {
                 return id;
             }
         }
@@ -164,9 +261,17 @@ impl SessionWriter {
     /// The entry stays in memory even if the write fails.
     pub fn append(&mut self, entry: Entry) -> io::Result<String> {
         let id = entry.id().to_string();
-        self.ids.insert(id.clone());
+        self.by_id.insert(id.as_str().into(), self.metas.len());
+        self.metas.push(Meta::of(&entry));
+        self.has_assistant |= entry.is_assistant_message();
         self.leaf = Some(id.clone());
-        self.entries.push(entry);
+        match self.all.get_mut() {
+            Some(all) => {
+                all.push(entry);
+                self.pending = Vec::new();
+            }
+            None => self.pending.push(entry),
+        }
         self.persist()?;
         Ok(id)
     }
@@ -176,7 +281,7 @@ impl SessionWriter {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if !self.entries.iter().any(Entry::is_assistant_message) {
+        if !self.has_assistant {
             return Ok(());
         }
         if !self.header_written {
@@ -185,13 +290,14 @@ impl SessionWriter {
         if self.file.is_none() {
             self.file = Some(OpenOptions::new().append(true).read(true).open(&path)?);
         }
-        let file = self.file.as_mut().expect("opened above");
         if self.torn_tail {
-            terminate_partial_line(file)?;
+            terminate_partial_line(self.file.as_mut().expect("opened above"))?;
             self.torn_tail = false;
         }
-        while self.written < self.entries.len() {
-            let line = self.entries[self.written].to_line();
+        while self.written < self.metas.len() {
+            let line = self.entry_ref(self.written).map(Entry::to_line);
+            let line = line.expect("unwritten entries are in memory");
+            let file = self.file.as_mut().expect("opened above");
             write_line(file, &line).inspect_err(|_| self.torn_tail = true)?;
             self.written += 1;
         }
@@ -207,7 +313,7 @@ impl SessionWriter {
         }
         let mut buf = super::json::to_js_string(&self.header);
         buf.push('\n');
-        for e in &self.entries[self.written..] {
+        for e in self.entries().get(self.written..).unwrap_or_default() {
             buf.push_str(&e.to_line());
             buf.push('\n');
         }
@@ -221,7 +327,7 @@ impl SessionWriter {
         }
         written?;
         self.header_written = true;
-        self.written = self.entries.len();
+        self.written = self.metas.len();
         Ok(())
     }
 
@@ -345,7 +451,7 @@ impl SessionWriter {
 
     /// Sets (or with `None`/empty, clears) the label of an existing entry.
     pub fn append_label(&mut self, target_id: &str, label: Option<&str>) -> io::Result<String> {
-        if !self.ids.contains(target_id) {
+        if !self.by_id.contains_key(target_id) {
             return Err(io::Error::other(format!("Entry {target_id} not found")));
         }
         let e = Entry::Label(LabelEntry {
@@ -370,6 +476,15 @@ impl SessionWriter {
         });
         self.append(e)
     }
+}
+
+/// Entry index by id; the last entry with an id wins, as in `Tree`.
+fn index_ids(metas: &[Meta]) -> HashMap<Box<str>, usize> {
+    let mut by_id = HashMap::with_capacity(metas.len());
+    for (i, m) in metas.iter().enumerate() {
+        by_id.insert(m.id.clone(), i);
+    }
+    by_id
 }
 
 /// One line, one `write_all`, then flush.

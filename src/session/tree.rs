@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::entry::{
-    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    CustomMessage, Entry,
+    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionEntry,
+    CompactionSummaryMessage, CustomMessage, Entry,
 };
 use super::ids::parse_iso_ms;
 use crate::ai::{Content, Extra, Message, UserContent, UserMessage};
@@ -151,25 +151,13 @@ fn context_of_path(path: &[&Entry]) -> SessionContext {
             _ => {}
         }
     }
-    let push = |out: &mut Vec<AgentMessage>, e: &Entry| match e {
-        Entry::Message(m) => out.push(m.message.clone()),
-        Entry::CustomMessage(c) => out.push(AgentMessage::Custom(CustomMessage {
-            custom_type: c.custom_type.clone(),
-            content: c.content.clone(),
-            display: c.display,
-            details: c.details.clone(),
-            timestamp: entry_ms(&c.timestamp),
-            extra: Extra::new(),
-        })),
-        Entry::BranchSummary(b) if !b.summary.is_empty() => {
-            out.push(AgentMessage::BranchSummary(BranchSummaryMessage {
-                summary: b.summary.clone(),
-                from_id: b.from_id.clone(),
-                timestamp: entry_ms(&b.timestamp),
-                extra: Extra::new(),
-            }))
+    let push = |out: &mut Vec<AgentMessage>, e: &Entry| {
+        if matches!(
+            e,
+            Entry::Message(_) | Entry::CustomMessage(_) | Entry::BranchSummary(_)
+        ) {
+            out.extend(context_message(e.clone()));
         }
-        _ => {}
     };
     let mut out = Vec::new();
     match compaction {
@@ -177,12 +165,7 @@ fn context_of_path(path: &[&Entry]) -> SessionContext {
             let Entry::Compaction(c) = path[ci] else {
                 unreachable!()
             };
-            out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                summary: c.summary.clone(),
-                tokens_before: c.tokens_before,
-                timestamp: entry_ms(&c.timestamp),
-                extra: Extra::new(),
-            }));
+            out.push(compaction_message(c));
             let first_kept = c.first_kept_entry_id.as_deref();
             let mut keeping = false;
             for e in &path[..ci] {
@@ -199,6 +182,40 @@ fn context_of_path(path: &[&Entry]) -> SessionContext {
     }
     ctx.messages = out;
     ctx
+}
+
+/// The message an entry puts into the context, if any.
+pub(super) fn context_message(e: Entry) -> Option<AgentMessage> {
+    match e {
+        Entry::Message(m) => Some(m.message),
+        Entry::CustomMessage(c) => Some(AgentMessage::Custom(CustomMessage {
+            timestamp: entry_ms(&c.timestamp),
+            custom_type: c.custom_type,
+            content: c.content,
+            display: c.display,
+            details: c.details,
+            extra: Extra::new(),
+        })),
+        Entry::BranchSummary(b) if !b.summary.is_empty() => {
+            Some(AgentMessage::BranchSummary(BranchSummaryMessage {
+                timestamp: entry_ms(&b.timestamp),
+                summary: b.summary,
+                from_id: b.from_id,
+                extra: Extra::new(),
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// The summary message a compaction entry starts the context with.
+pub(super) fn compaction_message(c: &CompactionEntry) -> AgentMessage {
+    AgentMessage::CompactionSummary(CompactionSummaryMessage {
+        summary: c.summary.clone(),
+        tokens_before: c.tokens_before,
+        timestamp: entry_ms(&c.timestamp),
+        extra: Extra::new(),
+    })
 }
 
 /// An entry's ISO timestamp in ms (0 if unparsable; JavaScript would give NaN).

@@ -1,0 +1,693 @@
+//! Resuming a session without parsing it: one streaming pass over a current-version file
+//! validates every line exactly as `file::parse_lines` does (same acceptance, same warnings)
+//! but keeps only each entry's id, parent, type and file span. Whole entries are parsed from
+//! the file on demand, with the very code the eager loader uses (`Value` → `Entry`), so a
+//! lazily read entry is identical to an eagerly read one. Context building after a compaction
+//! then parses only the few entries it needs.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::entry::{CompactionEntry, Entry, SessionHeader};
+use super::file::{is_header, load, LoadError, LoadedSession};
+use super::tree::{compaction_message, context_message, SessionContext};
+use super::AgentMessage;
+use super::CURRENT_VERSION;
+use crate::ai::Message;
+
+/// What context building needs to know about an entry without parsing it. The kind comes from
+/// the line's `type`; a line of a known type may still fail to parse (then it is `Unknown`),
+/// so every decision that depends on the entry's shape is confirmed by parsing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `assistant`: the message's `role` is `"assistant"`.
+    Message {
+        assistant: bool,
+    },
+    ModelChange,
+    ThinkingLevelChange,
+    Compaction,
+    BranchSummary,
+    CustomMessage,
+    Other,
+}
+
+impl Kind {
+    fn of(kind: Option<&str>, role: Option<&str>) -> Kind {
+        match kind {
+            Some("message") => Kind::Message {
+                assistant: role == Some("assistant"),
+            },
+            Some("model_change") => Kind::ModelChange,
+            Some("thinking_level_change") => Kind::ThinkingLevelChange,
+            Some("compaction") => Kind::Compaction,
+            Some("branch_summary") => Kind::BranchSummary,
+            Some("custom_message") => Kind::CustomMessage,
+            _ => Kind::Other,
+        }
+    }
+
+    /// Whether an entry of this kind can put a message into the context.
+    fn has_message(self) -> bool {
+        matches!(
+            self,
+            Kind::Message { .. } | Kind::BranchSummary | Kind::CustomMessage
+        )
+    }
+}
+
+/// An entry's id (`""` when it has none, as `Entry::id` says), parent and kind.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    pub id: Box<str>,
+    pub parent: Option<Box<str>>,
+    pub kind: Kind,
+}
+
+impl Meta {
+    pub fn of(e: &Entry) -> Meta {
+        let kind = match e {
+            Entry::Message(_) => Kind::Message {
+                assistant: e.is_assistant_message(),
+            },
+            Entry::Unknown(_) => Kind::Other,
+            _ => Kind::of(Some(e.kind()), None),
+        };
+        Meta {
+            id: e.id().into(),
+            parent: e.parent_id().map(Into::into),
+            kind,
+        }
+    }
+}
+
+/// The file a lazily loaded session came from, kept open (reads follow the inode even if the
+/// path is renamed), and where each loaded entry's line sits in it.
+#[derive(Debug)]
+pub(crate) struct LazyFile {
+    file: File,
+    spans: Vec<(u64, u32)>,
+}
+
+fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = f;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
+}
+
+/// A line already validated by the scan, parsed the way the eager loader parses it.
+fn entry_of(line: &[u8]) -> Entry {
+    serde_json::from_slice::<Value>(line)
+        .map(Entry::from_value)
+        .unwrap_or(Entry::Unknown(Value::Null))
+}
+
+impl LazyFile {
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Loaded entry `i`, parsed now.
+    pub fn entry(&self, i: usize) -> Entry {
+        let (offset, len) = self.spans[i];
+        let mut buf = vec![0u8; len as usize];
+        match read_at(&self.file, &mut buf, offset) {
+            Ok(()) => entry_of(&buf),
+            Err(_) => Entry::Unknown(Value::Null),
+        }
+    }
+
+    /// Every loaded entry, in file order.
+    pub fn all(&self) -> Vec<Entry> {
+        let Some(&(last_off, last_len)) = self.spans.last() else {
+            return Vec::new();
+        };
+        let mut bytes = vec![0u8; (last_off + last_len as u64) as usize];
+        if read_at(&self.file, &mut bytes, 0).is_err() {
+            return (0..self.len()).map(|i| self.entry(i)).collect();
+        }
+        self.spans
+            .iter()
+            .map(|&(o, l)| entry_of(&bytes[o as usize..o as usize + l as usize]))
+            .collect()
+    }
+}
+
+/// A session file resumed lazily: header, one `Meta` per entry and where to parse them from.
+pub(crate) struct LazyLoaded {
+    pub header: SessionHeader,
+    pub metas: Vec<Meta>,
+    pub file: LazyFile,
+    pub warnings: Vec<String>,
+}
+
+pub(crate) enum Opened {
+    Lazy(LazyLoaded),
+    /// An older version (migrated and rewritten by `file::load`).
+    Eager(LoadedSession),
+}
+
+/// Files at least this big are scanned by two threads, one per half.
+const SPLIT_BYTES: u64 = 8 << 20;
+
+/// Opens a session file: lazily when it is at the current version, else through `file::load`.
+pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let cut = match len >= SPLIT_BYTES {
+        true => line_start_after(&file, len / 2, len)?,
+        false => None,
+    };
+    let scanned = match cut {
+        Some(cut) => std::thread::scope(|s| {
+            let second = s.spawn(|| -> Result<Scan, Stop> {
+                let mut f = File::open(path)?;
+                f.seek(SeekFrom::Start(cut))?;
+                scan(f.take(len - cut), cut, false)
+            });
+            let first = scan((&file).take(cut), 0, true);
+            let second = second.join().unwrap_or_else(|_| Err(Stop::Panicked));
+            match (first, second) {
+                (Ok(a), Ok(b)) if a.header.is_some() => Ok(a.then(b)),
+                (Err(e), _) | (_, Err(e)) if !matches!(e, Stop::Panicked) => Err(e),
+                // No valid line in the first half (or a scan thread failed): one pass.
+                _ => scan(File::open(path)?, 0, true),
+            }
+        }),
+        None => scan(&file, 0, true),
+    };
+    let scanned = match scanned {
+        Ok(s) => s,
+        Err(Stop::Io(e)) => return Err(LoadError::Io(e)),
+        Err(Stop::InvalidHeader) => return Err(LoadError::InvalidHeader),
+        Err(Stop::Migrate) => return load(path).map(Opened::Eager),
+        Err(Stop::Panicked) => return load(path).map(Opened::Eager),
+    };
+    let header = scanned.header.ok_or(LoadError::Empty)?;
+    let warnings = scanned
+        .warnings
+        .iter()
+        .map(|(n, e)| {
+            format!(
+                "{}: line {n}: skipped malformed entry ({e})",
+                path.display()
+            )
+        })
+        .collect();
+    Ok(Opened::Lazy(LazyLoaded {
+        header,
+        metas: scanned.metas,
+        file: LazyFile {
+            file,
+            spans: scanned.spans,
+        },
+        warnings,
+    }))
+}
+
+/// The offset just past the first `\n` at or after `from`, if that is before `len`.
+fn line_start_after(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(from))?;
+    let mut reader = BufReader::with_capacity(64 << 10, f.take(len - from));
+    let mut skipped = Vec::new();
+    let n = reader.read_until(b'\n', &mut skipped)?;
+    f.seek(SeekFrom::Start(0))?;
+    let cut = from + n as u64;
+    Ok((skipped.last() == Some(&b'\n') && cut < len).then_some(cut))
+}
+
+enum Stop {
+    Io(io::Error),
+    InvalidHeader,
+    /// The file is older than the current version.
+    Migrate,
+    Panicked,
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Self {
+        Stop::Io(e)
+    }
+}
+
+/// What one pass over (part of) a file found. Line numbers count from the pass's start.
+struct Scan {
+    header: Option<SessionHeader>,
+    metas: Vec<Meta>,
+    spans: Vec<(u64, u32)>,
+    warnings: Vec<(usize, serde_json::Error)>,
+    lines: usize,
+}
+
+impl Scan {
+    /// This pass followed by the next part of the file.
+    fn then(mut self, next: Scan) -> Scan {
+        self.metas.extend(next.metas);
+        self.spans.extend(next.spans);
+        let lines = self.lines;
+        self.warnings
+            .extend(next.warnings.into_iter().map(|(n, e)| (lines + n, e)));
+        self.lines += next.lines;
+        self
+    }
+}
+
+/// Scans lines from `r`, which starts at file offset `offset`. With `header`, the first
+/// valid line must be the session header (else it is an entry like any other).
+fn scan(r: impl Read, mut offset: u64, header: bool) -> Result<Scan, Stop> {
+    let mut reader = BufReader::with_capacity(1 << 20, r);
+    let mut line = Vec::new();
+    let mut out = Scan {
+        header: None,
+        metas: Vec::new(),
+        spans: Vec::new(),
+        warnings: Vec::new(),
+        lines: 0,
+    };
+    let mut need_header = header;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            break;
+        }
+        out.lines += 1;
+        let start = offset;
+        offset += n as u64;
+        let mut raw = line.strip_suffix(b"\n").unwrap_or(&line);
+        raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if need_header {
+            // The first valid line: the header (small, so parsed whole).
+            match serde_json::from_slice::<Value>(raw) {
+                Ok(v) => {
+                    if !is_header(&v) {
+                        return Err(Stop::InvalidHeader);
+                    }
+                    let version = v.get("version").and_then(Value::as_u64).unwrap_or(1);
+                    if version < CURRENT_VERSION {
+                        return Err(Stop::Migrate);
+                    }
+                    let h = serde_json::from_value(v).map_err(|_| Stop::InvalidHeader)?;
+                    out.header = Some(h);
+                    need_header = false;
+                }
+                Err(e) => out.warnings.push((out.lines, e)),
+            }
+            continue;
+        }
+        match serde_json::from_slice::<LineMeta>(raw) {
+            Ok(m) => {
+                if m.kind.as_deref() == Some("session") {
+                    continue;
+                }
+                out.metas.push(Meta {
+                    id: m.id.unwrap_or_default().into(),
+                    parent: m.parent.map(Into::into),
+                    kind: Kind::of(m.kind.as_deref(), m.role.as_deref()),
+                });
+                out.spans.push((start, raw.len() as u32));
+            }
+            // The error text comes from the parser the eager loader uses.
+            Err(e) => {
+                let e = serde_json::from_slice::<Value>(raw).err().unwrap_or(e);
+                out.warnings.push((out.lines, e));
+            }
+        }
+    }
+    Ok(out)
+}
+
+// ---- the scan: validate like `Value`, keep only `type`, `id`, `parentId`, `message.role` ----
+
+/// Any JSON value, validated as `Value` would be (strings, escapes, number ranges, depth)
+/// without building it.
+struct Any;
+
+impl<'de> Deserialize<'de> for Any {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor)
+    }
+}
+
+struct AnyVisitor;
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = Any;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_unit<E>(self) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_none<E>(self) -> Result<Any, E> {
+        Ok(Any)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Any, D::Error> {
+        Any::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Any, A::Error> {
+        while seq.next_element::<Any>()?.is_some() {}
+        Ok(Any)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Any, A::Error> {
+        while map.next_key::<Any>()?.is_some() {
+            map.next_value::<Any>()?;
+        }
+        Ok(Any)
+    }
+}
+
+/// A value kept only if it is a string.
+struct MaybeStr(Option<String>);
+
+impl<'de> Deserialize<'de> for MaybeStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeStr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(Some(s.to_string())))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_unit<E>(self) -> Result<MaybeStr, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeStr, A::Error> {
+                AnyVisitor.visit_seq(seq).map(|_| MaybeStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MaybeStr, A::Error> {
+                AnyVisitor.visit_map(map).map(|_| MaybeStr(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The keys the scan looks at; any other key is `Other`.
+enum Key {
+    Type,
+    Id,
+    Parent,
+    Message,
+    Role,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key, E> {
+                Ok(match s {
+                    "type" => Key::Type,
+                    "id" => Key::Id,
+                    "parentId" => Key::Parent,
+                    "message" => Key::Message,
+                    "role" => Key::Role,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `role` of a `message` value (`None` unless it is an object with a string `role`).
+struct Role(Option<String>);
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Role;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Role, A::Error> {
+                let mut role = None;
+                while let Some(k) = map.next_key::<Key>()? {
+                    match k {
+                        Key::Role => role = map.next_value::<MaybeStr>()?.0,
+                        _ => {
+                            map.next_value::<Any>()?;
+                        }
+                    }
+                }
+                Ok(Role(role))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Role, A::Error> {
+                AnyVisitor.visit_seq(seq).map(|_| Role(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+            fn visit_unit<E>(self) -> Result<Role, E> {
+                Ok(Role(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One line as the scan sees it. Duplicate keys: the last one wins, as in `Value`.
+#[derive(Default)]
+struct LineMeta {
+    kind: Option<String>,
+    id: Option<String>,
+    parent: Option<String>,
+    role: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for LineMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LineMeta;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LineMeta, A::Error> {
+                let mut m = LineMeta::default();
+                while let Some(k) = map.next_key::<Key>()? {
+                    match k {
+                        Key::Type => m.kind = map.next_value::<MaybeStr>()?.0,
+                        Key::Id => m.id = map.next_value::<MaybeStr>()?.0,
+                        Key::Parent => m.parent = map.next_value::<MaybeStr>()?.0,
+                        Key::Message => m.role = map.next_value::<Role>()?.0,
+                        _ => {
+                            map.next_value::<Any>()?;
+                        }
+                    }
+                }
+                Ok(m)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LineMeta, A::Error> {
+                AnyVisitor.visit_seq(seq).map(|_| LineMeta::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+            fn visit_unit<E>(self) -> Result<LineMeta, E> {
+                Ok(LineMeta::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+// ---- context from metadata --------------------------------------------------------------------
+
+/// Entries by id (the last entry with an id wins, as in `Tree`) plus their metadata.
+pub(crate) struct Index<'a> {
+    pub metas: &'a [Meta],
+    pub by_id: &'a HashMap<Box<str>, usize>,
+}
+
+impl Index<'_> {
+    /// Root → `leaf` inclusive, as indices; empty if `leaf` is unknown; a cycle ends the walk.
+    pub fn path(&self, leaf: &str) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cur = self.by_id.get(leaf).copied();
+        while let Some(i) = cur {
+            if !seen.insert(i) {
+                break;
+            }
+            path.push(i);
+            cur = self.metas[i]
+                .parent
+                .as_deref()
+                .and_then(|p| self.by_id.get(p).copied());
+        }
+        path.reverse();
+        path
+    }
+
+    /// The last compaction on `path` (position in `path`, entry).
+    pub fn latest_compaction(
+        &self,
+        path: &[usize],
+        get: &dyn Fn(usize) -> Entry,
+    ) -> Option<(usize, CompactionEntry)> {
+        path.iter().enumerate().rev().find_map(|(pos, &i)| {
+            if self.metas[i].kind != Kind::Compaction {
+                return None;
+            }
+            match get(i) {
+                Entry::Compaction(c) => Some((pos, c)),
+                _ => None,
+            }
+        })
+    }
+
+    /// `Tree::build_context`, parsing only what it needs through `get`.
+    pub fn build_context(
+        &self,
+        leaf: Option<&str>,
+        get: &dyn Fn(usize) -> Entry,
+    ) -> SessionContext {
+        let mut ctx = SessionContext::default();
+        let Some(leaf) = leaf else {
+            return ctx;
+        };
+        let leaf = match self.by_id.contains_key(leaf) {
+            true => leaf,
+            false => match self.metas.last() {
+                Some(m) => &m.id,
+                None => return ctx,
+            },
+        };
+        let path = self.path(leaf);
+        for &i in path.iter().rev() {
+            if self.metas[i].kind != Kind::ThinkingLevelChange {
+                continue;
+            }
+            if let Entry::ThinkingLevelChange(t) = get(i) {
+                ctx.thinking_level = Some(t.thinking_level);
+                break;
+            }
+        }
+        for &i in path.iter().rev() {
+            let model = match get_if_model(self.metas[i].kind, i, get) {
+                Some(Entry::ModelChange(m)) => Some((m.provider, m.model_id)),
+                Some(Entry::Message(m)) => match m.message {
+                    AgentMessage::Llm(Message::Assistant(a)) => Some((a.provider, a.model)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if model.is_some() {
+                ctx.model = model;
+                break;
+            }
+        }
+        let compaction = self.latest_compaction(&path, get);
+        let mut out = Vec::new();
+        if let Some((_, c)) = &compaction {
+            out.push(compaction_message(c));
+        }
+        let mut push = |i: usize| {
+            if self.metas[i].kind.has_message() {
+                out.extend(context_message(get(i)));
+            }
+        };
+        match compaction {
+            Some((ci, c)) => {
+                let first_kept = c.first_kept_entry_id.as_deref();
+                let start = path[..ci]
+                    .iter()
+                    .position(|&i| Some(&*self.metas[i].id) == first_kept);
+                let kept = start.map_or(&path[..0], |s| &path[s..ci]);
+                kept.iter().chain(&path[ci + 1..]).for_each(|&i| push(i));
+            }
+            None => path.iter().for_each(|&i| push(i)),
+        }
+        ctx.messages = out;
+        ctx
+    }
+}
+
+/// The parsed entry if `kind` can set the model.
+fn get_if_model(kind: Kind, i: usize, get: &dyn Fn(usize) -> Entry) -> Option<Entry> {
+    match kind {
+        Kind::ModelChange | Kind::Message { assistant: true } => Some(get(i)),
+        _ => None,
+    }
+}
