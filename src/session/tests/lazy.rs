@@ -122,17 +122,22 @@ fn lazy_resume_appends_like_eager() {
     std::fs::write(&b, TRICKY).unwrap();
     let (mut l, _) = SessionWriter::open(&a).unwrap();
     let mut e = eager(&b).0;
+    // Built once so both writers get identical timestamps.
+    let (next, answer) = (
+        super::files_tests::user("next"),
+        super::files_tests::assistant("answer"),
+    );
     for w in [&mut l, &mut e] {
         w.branch("u4").unwrap();
         w.append_label("a1", Some("x")).unwrap();
-        w.append_message(super::files_tests::user("next")).unwrap();
-        w.append_message(super::files_tests::assistant("answer"))
-            .unwrap();
+        w.append_message(next.clone()).unwrap();
+        w.append_message(answer.clone()).unwrap();
     }
     assert_eq!(l.build_context(), e.build_context());
     assert!(l.entries().len() == e.entries().len());
-    l.append_message(super::files_tests::user("after")).unwrap();
-    e.append_message(super::files_tests::user("after")).unwrap();
+    let after = super::files_tests::user("after");
+    l.append_message(after.clone()).unwrap();
+    e.append_message(after).unwrap();
     assert_eq!(l.build_context(), e.build_context());
     let (ra, rb) = (eager(&a).0, eager(&b).0);
     assert_eq!(ra.entries().len(), rb.entries().len());

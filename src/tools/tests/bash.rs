@@ -172,9 +172,11 @@ fn abort_kills_the_whole_group_quickly() {
         let aborted_at = Instant::now();
         abort.abort();
         let (r, done) = h.join().unwrap();
-        (r, done.duration_since(aborted_at))
+        (r, (done.duration_since(aborted_at), aborted_at))
     });
-    assert!(elapsed < Duration::from_millis(200), "took {elapsed:?}");
+    let (elapsed, aborted_at) = elapsed;
+    // The bar: the tool returns and the whole group is gone within 100 ms.
+    assert!(elapsed < Duration::from_millis(100), "took {elapsed:?}");
     let err = res.unwrap_err();
     assert!(err.ends_with("\n\nCommand aborted"), "{err}");
     let pids: Vec<i32> = pids
@@ -183,13 +185,12 @@ fn abort_kills_the_whole_group_quickly() {
         .lines()
         .map(|l| l.trim().parse().unwrap())
         .collect();
-    let t0 = Instant::now();
     while pids.iter().any(|&p| alive(p)) {
         assert!(
-            t0.elapsed() < Duration::from_secs(2),
-            "sleeps survived: {pids:?}"
+            aborted_at.elapsed() < Duration::from_millis(100),
+            "sleeps survived 100 ms after the abort: {pids:?}"
         );
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
