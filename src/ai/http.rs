@@ -109,6 +109,23 @@ fn use_proxy(url: &str) -> bool {
         })
 }
 
+/// A quick GET of a small JSON document (model listings of local servers), with short
+/// timeouts because it only probes. `None` on any failure.
+pub fn get_json(url: &str, timeout: Duration) -> Option<serde_json::Value> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(timeout)
+        .timeout(timeout * 4)
+        .try_proxy_from_env(use_proxy(url))
+        .build();
+    let resp = agent.get(url).call().ok()?;
+    let mut text = String::new();
+    resp.into_reader()
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .ok()?;
+    serde_json::from_str(&text).ok()
+}
+
 /// `"<status> <message>"` the way the official SDKs word a failed request.
 pub fn status_message(code: u16, body: &str) -> String {
     let body = body.trim();

@@ -68,11 +68,13 @@ impl Models {
                 if args.api_key.is_some() {
                     return Err("Error: --api-key requires a model to be specified via --model, --provider/--model, or --models".into());
                 }
-                let m = self
+                match self
                     .registry
                     .default_model(settings.default_provider(), settings.default_model())
-                    .ok_or_else(no_model_message)?;
-                (m, None)
+                {
+                    Some(m) => (m, None),
+                    None => return local_server_model().ok_or_else(no_model_message),
+                }
             }
         };
         if let Some(key) = &args.api_key {
@@ -109,6 +111,23 @@ impl Models {
     fn usable(&self, provider: &str, id: &str) -> bool {
         self.registry.find(provider, id).is_some() && self.registry.has_configured_auth(provider)
     }
+}
+
+/// No key anywhere: a model server on this machine, if one answers (issue: local first).
+fn local_server_model() -> Option<Chosen> {
+    let model = crate::resources::local_server::detect()?;
+    eprintln!(
+        "No API key configured; using the local server at {} (model {}). Add it to \
+         ~/.pi/agent/models.json to choose models explicitly.",
+        model.base_url, model.id
+    );
+    Some(Chosen {
+        model,
+        thinking: ThinkingLevel::Off,
+        // Local servers accept any key; the OpenAI wire format still sends one.
+        api_key: "local".into(),
+        headers: Vec::new(),
+    })
 }
 
 fn no_key_message(provider: &str) -> String {

@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod jsonc;
 pub mod list_models;
 pub mod loader;
+pub mod local_server;
 pub mod model_registry;
 pub mod model_resolve;
 pub mod models_json;

@@ -171,3 +171,34 @@ fn stalled_stream_times_out() {
     );
     assert_eq!(mock.request_count(), 1, "retries are disabled");
 }
+
+#[test]
+fn with_no_key_a_local_openai_compatible_server_is_used() {
+    let api = "openai-completions";
+    let mock = MockServer::with_replies([Reply::text(api, "hello from the local model")]);
+    let out = PiCommand::new()
+        .env("PI_LOCAL_SERVER_PORTS", format!("1,{}", mock.port()))
+        .args(["-p", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "hello from the local model\n");
+    assert!(
+        out.stderr.contains("using the local server at"),
+        "{}",
+        out.stderr
+    );
+    let reqs = mock.requests();
+    assert!(reqs[0].path.ends_with("/v1/models"));
+    assert_eq!(reqs[1].body["model"], "mock-model");
+}
+
+#[test]
+fn with_no_key_and_no_local_server_the_error_says_how_to_add_one() {
+    let out = PiCommand::new()
+        .env("PI_LOCAL_SERVER_PORTS", "1")
+        .args(["-p", "hi"])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains("No API key found"), "{}", out.stderr);
+}

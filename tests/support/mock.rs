@@ -764,6 +764,12 @@ fn handle_connection(sock: TcpStream, shared: &Shared, stop: &AtomicBool) -> std
     }
     let reply = if known {
         shared.replies.lock().unwrap().pop_front()
+    } else if path.ends_with("/models") {
+        // A model listing, as OpenAI-compatible local servers answer it; takes no reply.
+        Some(Reply::error(
+            200,
+            r#"{"object":"list","data":[{"id":"mock-model","object":"model","owned_by":"mock"}]}"#,
+        ))
     } else {
         Some(Reply::error(404, &format!("mock: no route for {path}")))
     };
