@@ -662,6 +662,21 @@ fn render_output(h: &mut String, text: &str) {
     );
 }
 
+/// An edit's diff (`details.diff`: lines starting `+NN`, `-NN` or ` NN`), added and removed
+/// lines coloured.
+fn render_diff(h: &mut String, diff: &str) {
+    h.push_str("<pre class=\"diff\">");
+    for line in diff.lines() {
+        let class = match line.chars().next() {
+            Some('+') => "add",
+            Some('-') => "del",
+            _ => "ctx",
+        };
+        let _ = writeln!(h, "<span class=\"{class}\">{}</span>", esc(line));
+    }
+    h.push_str("</pre>\n");
+}
+
 fn call_summary(t: &ToolCall) -> String {
     let arg = |k: &str| t.arguments.get(k).and_then(Value::as_str);
     match (t.name.as_str(), arg("command"), arg("path")) {
@@ -735,6 +750,14 @@ fn render_tool(h: &mut String, call: Option<&ToolCall>, result: Option<&ToolResu
                 if let Content::Image(i) = c {
                     render_image(h, i);
                 }
+            }
+            if let Some(diff) = r
+                .details
+                .as_ref()
+                .and_then(|d| d.get("diff"))
+                .and_then(Value::as_str)
+            {
+                render_diff(h, diff);
             }
             h.push_str("</div>\n");
         }

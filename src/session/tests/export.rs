@@ -150,6 +150,32 @@ fn images_become_data_uris_and_long_output_folds() {
 }
 
 #[test]
+fn edit_results_show_their_diff() {
+    let d = tempfile::tempdir().unwrap();
+    let mut w = SessionWriter::create(d.path(), "/w", None);
+    w.append_message(user("fix it")).unwrap();
+    w.append_message(assistant("ok")).unwrap();
+    w.append_message(AgentMessage::tool_result(ToolResultMessage {
+        tool_call_id: "e1".into(),
+        tool_name: "edit".into(),
+        content: vec![Content::text("Successfully replaced 1 block(s) in a.rs.")],
+        details: Some(serde_json::json!({"diff": " 1 fn a() {\n-2 <old>\n+2 new\n 3 }", "firstChangedLine": 2})),
+        is_error: false,
+        timestamp: 0,
+        extra: Default::default(),
+    }))
+    .unwrap();
+    let out = d.path().join("e.html");
+    export_html(w.path().unwrap(), Some(&out)).unwrap();
+    let html = std::fs::read_to_string(out).unwrap();
+    assert!(
+        html.contains("<span class=\"del\">-2 &lt;old&gt;</span>"),
+        "{html}"
+    );
+    assert!(html.contains("<span class=\"add\">+2 new</span>"));
+}
+
+#[test]
 fn markdown_subset() {
     let h = markdown("# Title\n\nSome *it* and **bold** and `x<y`.\n\n- a\n- b\n\n1. one\n2. two\n\n```rust\nfn main() {}\n```");
     assert!(h.contains("<h1>Title</h1>"));
