@@ -2,6 +2,7 @@
 //! receiver of `AssistantEvent`s that ends with exactly one `Done` or `Error`.
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 pub mod google;
 pub mod openai_compat;
 pub mod openai_completions;
@@ -19,6 +20,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "openai-completions",
     "openai-responses",
     "google-generative-ai",
+    "azure-openai-responses",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -33,6 +35,7 @@ pub fn stream(
         "openai-completions" => openai_completions::stream(model, context, options, abort),
         "openai-responses" => openai_responses::stream(model, context, options, abort),
         "google-generative-ai" => google::stream(model, context, options, abort),
+        "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");

@@ -43,8 +43,8 @@ fn normalize_part(part: &str) -> String {
 
 /// pi's id rewrite for tool calls replayed into a Responses request. `foreign` says whether
 /// the call came from another provider or API (its item id is then re-hashed).
-fn normalize_id(model: &Model, id: &str, foreign: bool) -> String {
-    if !TOOL_CALL_ITEM_PROVIDERS.contains(&model.provider.as_str()) {
+fn normalize_id(model: &Model, id: &str, foreign: bool, item_providers: &[&str]) -> String {
+    if !item_providers.contains(&model.provider.as_str()) {
         return normalize_part(id);
     }
     let Some((call_id, rest)) = id.split_once('|') else {
@@ -161,6 +161,16 @@ fn input_image(img: &ImageContent) -> Value {
 
 /// The `input` array: system prompt, then the transformed transcript as Responses items.
 pub fn convert_input(model: &Model, context: &Context) -> Vec<Value> {
+    convert_input_for(model, context, &TOOL_CALL_ITEM_PROVIDERS)
+}
+
+/// `convert_input` with the set of providers whose replayed tool-call ids keep their
+/// `|item_id` half (Azure adds itself to OpenAI's set).
+pub(crate) fn convert_input_for(
+    model: &Model,
+    context: &Context,
+    item_providers: &[&str],
+) -> Vec<Value> {
     // Which original tool-call ids came from another provider or API (decides item-id hashing).
     let mut foreign: HashMap<String, bool> = HashMap::new();
     for m in &context.messages {
@@ -171,7 +181,10 @@ pub fn convert_input(model: &Model, context: &Context) -> Vec<Value> {
             }
         }
     }
-    let norm = |id: &str| normalize_id(model, id, foreign.get(id).copied().unwrap_or(true));
+    let norm = |id: &str| {
+        let f = foreign.get(id).copied().unwrap_or(true);
+        normalize_id(model, id, f, item_providers)
+    };
     let msgs = transform_messages(&context.messages, model, Some(&norm));
     let mut out = Vec::new();
     if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
