@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod google;
+pub mod mistral;
 pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -19,6 +20,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "openai-completions",
     "openai-responses",
     "google-generative-ai",
+    "mistral-conversations",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -33,6 +35,7 @@ pub fn stream(
         "openai-completions" => openai_completions::stream(model, context, options, abort),
         "openai-responses" => openai_responses::stream(model, context, options, abort),
         "google-generative-ai" => google::stream(model, context, options, abort),
+        "mistral-conversations" => mistral::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
