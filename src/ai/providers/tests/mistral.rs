@@ -1,7 +1,7 @@
 //! Tests of the Mistral provider: fixtures at many chunk sizes, request bodies, id rules.
 
 use super::*;
-use crate::ai::providers::anthropic::test_support::{read_tool, tool_result};
+use crate::ai::providers::anthropic::test_support::{read_tool, serve_once, tool_result};
 use crate::ai::providers::openai_compat::test_support::*;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -325,4 +325,42 @@ fn http_errors_read_like_pi() {
         tool_result_text("", true, false, false),
         "(image omitted: model does not support images)"
     );
+}
+
+#[test]
+fn streams_over_http_and_reports_status_errors() {
+    let (base, server) = serve_once("200 OK", "", fixture("text.sse"));
+    let mut m = model();
+    m.base_url = base;
+    let ctx = Context {
+        messages: vec![Message::user_text("hi")],
+        ..Default::default()
+    };
+    let opts = StreamOptions {
+        api_key: "mk-test".into(),
+        ..Default::default()
+    };
+    let events: Vec<AssistantEvent> = stream(&m, &ctx, &opts, Abort::new()).iter().collect();
+    match events.last() {
+        Some(AssistantEvent::Done { message, .. }) => assert_eq!(message.text(), "Hello, world! ✓"),
+        other => panic!("{other:?}"),
+    }
+    let req = server.join().unwrap();
+    assert!(req.starts_with("POST /v1/chat/completions "), "{req}");
+    assert!(req
+        .to_ascii_lowercase()
+        .contains("authorization: bearer mk-test"));
+
+    let body = br#"{"object":"error","message":"Unauthorized","type":"invalid_request_error"}"#;
+    let (base, server) = serve_once("401 Unauthorized", "", body.to_vec());
+    m.base_url = base;
+    let events: Vec<AssistantEvent> = stream(&m, &ctx, &opts, Abort::new()).iter().collect();
+    match events.last() {
+        Some(AssistantEvent::Error { error, .. }) => assert_eq!(
+            error.error_message.as_deref(),
+            Some("Mistral API error (401): Unauthorized")
+        ),
+        other => panic!("{other:?}"),
+    }
+    server.join().unwrap();
 }
