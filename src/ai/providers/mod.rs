@@ -4,6 +4,7 @@
 pub mod anthropic;
 pub mod azure_openai_responses;
 pub mod google;
+pub mod mistral;
 pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -21,6 +22,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "openai-responses",
     "google-generative-ai",
     "azure-openai-responses",
+    "mistral-conversations",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -36,6 +38,7 @@ pub fn stream(
         "openai-responses" => openai_responses::stream(model, context, options, abort),
         "google-generative-ai" => google::stream(model, context, options, abort),
         "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
+        "mistral-conversations" => mistral::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
