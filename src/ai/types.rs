@@ -485,7 +485,15 @@ impl AssistantEvent {
     /// The event in pi's JSON shape (`assistantMessageEvent` of `message_update`).
     pub fn to_json(&self) -> Value {
         use serde_json::json;
-        let p = |m: &AssistantMessage| serde_json::to_value(m).unwrap_or(Value::Null);
+        // An assistant message on its own carries its `role`, as pi's objects do.
+        let p = |m: &AssistantMessage| {
+            let mut obj = serde_json::Map::new();
+            obj.insert("role".into(), "assistant".into());
+            if let Ok(Value::Object(fields)) = serde_json::to_value(m) {
+                obj.extend(fields);
+            }
+            Value::Object(obj)
+        };
         match self {
             AssistantEvent::Start { partial } => json!({"type": "start", "partial": p(partial)}),
             AssistantEvent::TextStart { index, partial } => {
@@ -553,5 +561,50 @@ impl AssistantEvent {
             self,
             AssistantEvent::Done { .. } | AssistantEvent::Error { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_events_carry_the_assistant_role_like_pi() {
+        let model = Model {
+            id: "m".into(),
+            name: "m".into(),
+            api: "a".into(),
+            provider: "p".into(),
+            base_url: String::new(),
+            reasoning: false,
+            input: vec![],
+            cost: ModelCost::default(),
+            context_window: 0,
+            max_tokens: 0,
+            thinking_level_map: None,
+            headers: None,
+            compat: None,
+        };
+        let partial = AssistantMessage::empty(&model);
+        let ev = AssistantEvent::TextStart {
+            index: 0,
+            partial: partial.clone(),
+        }
+        .to_json();
+        assert_eq!(ev["partial"]["role"], "assistant");
+        let first_key = ev["partial"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        assert_eq!(first_key, "role");
+        let done = AssistantEvent::Done {
+            reason: StopReason::Stop,
+            message: partial,
+        }
+        .to_json();
+        assert_eq!(done["message"]["role"], "assistant");
     }
 }
