@@ -61,6 +61,11 @@ impl MessageQueue {
         self.len() == 0
     }
 
+    /// The queued messages, oldest first, left in place.
+    pub fn peek(&self) -> Vec<Message> {
+        self.lock().iter().cloned().collect()
+    }
+
     pub fn clear(&self) -> Vec<Message> {
         self.lock().drain(..).collect()
     }

@@ -22,6 +22,11 @@ impl Abort {
     pub fn abort(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
+    /// Clears the flag so the next run can start (after an aborted one has fully ended).
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+
     pub fn is_aborted(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }

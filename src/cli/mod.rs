@@ -116,7 +116,7 @@ pub fn main() -> i32 {
         1
     };
     if args.mode == Some(Mode::Rpc) {
-        return not_yet("RPC mode (--mode rpc)");
+        return setup::run_rpc(args);
     }
     if args.list_models.is_none() && stdin_tty && !args.print && args.mode != Some(Mode::Json) {
         return not_yet("Interactive mode (use -p \"…\" or pipe input)");

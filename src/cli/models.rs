@@ -19,6 +19,32 @@ pub struct Chosen {
     pub headers: Vec<(String, String)>,
 }
 
+impl Chosen {
+    /// pi's stand-in when nothing is configured: RPC starts, prompts fail their preflight.
+    pub fn placeholder() -> Self {
+        Chosen {
+            model: Model {
+                id: "unknown".into(),
+                name: "unknown".into(),
+                api: "unknown".into(),
+                provider: "unknown".into(),
+                base_url: String::new(),
+                reasoning: false,
+                input: vec!["text".into()],
+                cost: Default::default(),
+                context_window: 0,
+                max_tokens: 0,
+                thinking_level_map: None,
+                headers: None,
+                compat: None,
+            },
+            thinking: ThinkingLevel::Off,
+            api_key: String::new(),
+            headers: Vec::new(),
+        }
+    }
+}
+
 pub struct Models {
     registry: ModelRegistry,
 }
@@ -30,6 +56,20 @@ pub fn load(agent_dir: &Path) -> Models {
 }
 
 impl Models {
+    /// Models whose provider has a key configured (RPC `get_available_models`, `set_model`).
+    pub fn available(&self) -> Vec<Model> {
+        self.registry.available()
+    }
+
+    /// Key and headers for `model`, or pi's "no key" message.
+    pub fn credentials(&self, model: &Model) -> Result<(String, Vec<(String, String)>), String> {
+        let auth = self.registry.request_auth(model)?;
+        match auth.api_key.filter(|k| !k.is_empty()) {
+            Some(key) => Ok((key, auth.headers)),
+            None => Err(no_key_message(&model.provider)),
+        }
+    }
+
     /// `--list-models`: the table, after pi's warning if models.json failed to load.
     pub fn list(&self, search: Option<&str>) -> String {
         if let Some(w) = list_models_warning(&self.registry) {

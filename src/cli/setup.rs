@@ -31,17 +31,130 @@ pub fn run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> i32 {
     }
 }
 
+/// Everything a mode needs, built from the flags: the session core plus what later
+/// commands (model switching, template expansion) consult.
+pub struct Prepared {
+    pub session: AgentSession,
+    pub models: super::models::Models,
+    pub resources: Resources,
+    /// The session header line (`--mode json` prints it first).
+    pub header: serde_json::Value,
+    /// False when no model could be chosen (RPC starts anyway; prompts then fail preflight).
+    pub has_model: bool,
+}
+
 fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, String> {
+    if let Some(search) = &args.list_models {
+        let (_, settings_warnings, models) = load_config(&args)?;
+        for w in settings_warnings {
+            eprintln!("Warning: {w}");
+        }
+        let _ = write!(info, "{}", models.list(search.as_deref()));
+        return Ok(0);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
+    let stdin_text = if stdin_tty {
+        None
+    } else {
+        inputs::read_stdin()
+    };
+    let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
+    let Prepared {
+        mut session,
+        resources,
+        header,
+        ..
+    } = prepare(&args, false)?;
+
+    let mut prompts = Vec::new();
+    let mut messages = args.messages.clone().into_iter();
+    let mut first = String::new();
+    if let Some(s) = stdin_text {
+        first.push_str(&s);
+    }
+    first.push_str(&files.text);
+    if let Some(m) = messages.next() {
+        first.push_str(&m);
+    }
+    if !first.is_empty() || !files.images.is_empty() {
+        prompts.push(user_message(resources.expand_input(&first), files.images));
+    }
+    prompts.extend(messages.map(|m| user_message(resources.expand_input(&m), Vec::new())));
+
+    install_signal_handler(session.abort.clone());
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let code = print::run(
+        &mut session,
+        print::PrintRun {
+            json: args.mode == Some(Mode::Json),
+            header,
+            prompts,
+            stdout: &mut out,
+            stderr: &mut std::io::stderr(),
+        },
+    );
+    let _ = out.flush();
+    for e in &session.write_errors {
+        eprintln!("Warning: {e}");
+    }
+    let sig = SIGNALLED.load(Ordering::SeqCst);
+    Ok(if sig != 0 { 128 + sig } else { code })
+}
+
+/// `--mode rpc`: the session core, then the JSON-lines server until stdin closes.
+pub fn run_rpc(args: Args) -> i32 {
+    let prepared = match prepare(&args, true) {
+        Ok(p) => p,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return 1;
+        }
+    };
+    let models = std::rc::Rc::new(prepared.models);
+    let for_credentials = std::rc::Rc::clone(&models);
+    crate::modes::rpc::run(
+        prepared.session,
+        crate::modes::rpc::RpcEnv {
+            available_models: Box::new(move || models.available()),
+            credentials: Box::new(move |m| for_credentials.credentials(m)),
+            resources: prepared.resources,
+            has_model: prepared.has_model,
+        },
+    )
+}
+
+/// Trust decision, settings and the model registry: what even `--list-models` needs.
+fn load_config(
+    args: &Args,
+) -> Result<(trust::ProjectScope, Vec<String>, super::models::Models), String> {
     let cwd = std::env::current_dir()
         .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
     let agent_dir = crate::resources::agent_dir();
-    let choice = if args.no_approve {
+    let (scope, mut warnings) = trust::resolve(&agent_dir, &cwd, trust_choice(args));
+    let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
+    warnings.extend(settings.warnings.iter().cloned());
+    Ok((scope, warnings, super::models::load(&agent_dir)))
+}
+
+fn trust_choice(args: &Args) -> TrustChoice {
+    if args.no_approve {
         TrustChoice::Deny
     } else if args.approve {
         TrustChoice::Approve
     } else {
         TrustChoice::Recorded
-    };
+    }
+}
+
+/// Builds the session core for a run. With `allow_no_model` (RPC), a missing model or key
+/// is not fatal: the session starts on a placeholder and prompts fail their preflight.
+pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
+    let agent_dir = crate::resources::agent_dir();
+    let choice = trust_choice(args);
     let (scope, trust_warnings) = trust::resolve(&agent_dir, &cwd, choice);
     for w in &trust_warnings {
         eprintln!("Warning: {w}");
@@ -51,30 +164,19 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         eprintln!("Warning: {w}");
     }
     let mut models = super::models::load(&agent_dir);
-    if let Some(search) = &args.list_models {
-        let _ = write!(info, "{}", models.list(search.as_deref()));
-        return Ok(0);
-    }
-
-    let stdin_text = if stdin_tty {
-        None
-    } else {
-        inputs::read_stdin()
-    };
-    let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
-
     let cwd_str = cwd.to_string_lossy().into_owned();
     let (mut session, session_warnings) =
-        super::sessions::select(&args, &settings, &agent_dir, &cwd_str)?;
+        super::sessions::select(args, &settings, &agent_dir, &cwd_str)?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
     let context = session.build_context();
-    let chosen = models.choose(
-        &args,
-        &settings,
-        (context.model.as_ref(), context.thinking_level.as_deref()),
-    )?;
+    let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
+    let (chosen, has_model) = match models.choose(args, &settings, resumed) {
+        Ok(c) => (c, true),
+        Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
+        Err(e) => return Err(e),
+    };
     let tools = crate::harness::tools::select(
         &crate::harness::tools::ToolChoice {
             allow: args.tools.clone(),
@@ -101,12 +203,11 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     if !resources.skipped.is_empty() && choice != TrustChoice::Deny {
         eprintln!("{}", trust::untrusted_note(&cwd, &resources.skipped));
     }
-    let system = build_system_prompt(&args, &cwd, &tools, &resources)?;
-    let session_id = session.session_id().to_string();
+    let system = build_system_prompt(args, &cwd, &tools, &resources)?;
     let options = StreamOptions {
         api_key: chosen.api_key,
         headers: chosen.headers,
-        session_id: Some(session_id.clone()),
+        session_id: Some(session.session_id().to_string()),
         ..Default::default()
     };
     let mut agent = Agent::new(chosen.model, system, options);
@@ -114,47 +215,20 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     agent.tools = tools;
     agent.cwd = cwd.clone();
     agent.messages = session::to_llm_messages(&context.messages);
-    record_model_and_thinking(&mut session, &context, &agent)
-        .map_err(|e| format!("Error: Could not write session: {e}"))?;
-
-    let mut prompts = Vec::new();
-    let mut messages = args.messages.clone().into_iter();
-    let mut first = String::new();
-    if let Some(s) = stdin_text {
-        first.push_str(&s);
+    if has_model {
+        record_model_and_thinking(&mut session, &context, &agent)
+            .map_err(|e| format!("Error: Could not write session: {e}"))?;
     }
-    first.push_str(&files.text);
-    if let Some(m) = messages.next() {
-        first.push_str(&m);
-    }
-    if !first.is_empty() || !files.images.is_empty() {
-        prompts.push(user_message(resources.expand_input(&first), files.images));
-    }
-    prompts.extend(messages.map(|m| user_message(resources.expand_input(&m), Vec::new())));
-
-    let abort = Abort::new();
-    install_signal_handler(abort.clone());
     let header = serde_json::to_value(session.header()).unwrap_or_default();
-    let mut session = AgentSession::with_session(agent, settings.retry(), abort, session);
+    let mut session = AgentSession::with_session(agent, settings.retry(), Abort::new(), session);
     session.compaction = settings.compaction();
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let code = print::run(
-        &mut session,
-        print::PrintRun {
-            json: args.mode == Some(Mode::Json),
-            header,
-            prompts,
-            stdout: &mut out,
-            stderr: &mut std::io::stderr(),
-        },
-    );
-    let _ = out.flush();
-    for e in &session.write_errors {
-        eprintln!("Warning: {e}");
-    }
-    let sig = SIGNALLED.load(Ordering::SeqCst);
-    Ok(if sig != 0 { 128 + sig } else { code })
+    Ok(Prepared {
+        session,
+        models,
+        resources,
+        header,
+        has_model,
+    })
 }
 
 /// A new session starts with the model and thinking level; a resumed one records a change

@@ -79,6 +79,11 @@ impl AgentSession {
         }
     }
 
+    /// The agent, for changing its model, thinking level or queues between runs.
+    pub fn agent_mut(&mut self) -> &mut Agent {
+        self.agent.as_mut().expect("agent is held by a run")
+    }
+
     pub fn agent(&self) -> &Agent {
         self.agent.as_ref().expect("agent is held by a run")
     }

@@ -2,3 +2,4 @@
 //! per line). Interactive and RPC modes come later.
 
 pub mod print;
+pub mod rpc;

@@ -12,6 +12,7 @@ mod mock_selftest;
 mod print;
 mod resources;
 mod retry;
+mod rpc;
 mod sessions;
 mod signals;
 mod tools;

@@ -1,0 +1,584 @@
+//! `--mode rpc`: JSON lines on stdin are commands, JSON lines on stdout are responses and
+//! events, as pi's RPC protocol defines them. Records split on `\n` only (a trailing `\r` is
+//! dropped), so U+2028/U+2029 inside strings never split a command. A prompt runs on a worker
+//! thread that owns the session while it runs; meanwhile queries are answered from a snapshot
+//! the worker keeps current, and `steer`/`follow_up`/`abort` reach the run through the agent's
+//! shared queues and abort flag. EOF on stdin ends the server with exit 0 once the run ends.
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{select, Receiver};
+use serde_json::{json, Map, Value};
+
+use crate::agent::{AgentEvent, MessageQueue, QueueMode};
+use crate::ai::{
+    now_ms, Content, Extra, ImageContent, Message, Model, ThinkingLevel, UserContent, UserMessage,
+};
+use crate::harness::AgentSession;
+use crate::resources::loader::Resources;
+use crate::resources::model_resolve::clamp_thinking;
+use crate::session::json::to_js_string;
+use crate::session::{export_html, ops};
+
+/// An API key and the extra headers for one model.
+pub type Credentials = (String, Vec<(String, String)>);
+/// Looks up the credentials of a model, or says why there are none.
+pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
+
+/// What the server needs from layers above it (model credentials live with the CLI).
+pub struct RpcEnv {
+    pub available_models: Box<dyn Fn() -> Vec<Model>>,
+    pub credentials: CredentialsFn,
+    pub resources: Resources,
+    /// False when the session started on a placeholder model.
+    pub has_model: bool,
+}
+
+/// Serialized writes of whole lines to stdout, shared by the main loop and the worker.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn line(&self, v: &Value) {
+        let mut text = to_js_string(v);
+        text.push('\n');
+        let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // A closed stdout means the client is gone; stdin EOF will end us.
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+}
+
+/// What queries see while a run holds the session.
+#[derive(Default)]
+struct Snapshot {
+    messages: Vec<Message>,
+}
+
+struct Running {
+    handle: JoinHandle<AgentSession>,
+    done: Receiver<()>,
+    steering: MessageQueue,
+    follow_up: MessageQueue,
+    abort: crate::ai::Abort,
+    model: Model,
+    thinking: ThinkingLevel,
+    state: Value,
+}
+
+struct Server {
+    out: Out,
+    env: RpcEnv,
+    idle: Option<AgentSession>,
+    running: Option<Running>,
+    snapshot: Arc<Mutex<Snapshot>>,
+}
+
+fn response(id: &Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
+    let mut m = Map::new();
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+    m.insert("type".into(), "response".into());
+    m.insert("command".into(), command.into());
+    match result {
+        Ok(data) => {
+            m.insert("success".into(), true.into());
+            if let Some(d) = data {
+                m.insert("data".into(), d);
+            }
+        }
+        Err(e) => {
+            m.insert("success".into(), false.into());
+            m.insert("error".into(), e.into());
+        }
+    }
+    Value::Object(m)
+}
+
+fn user_message(cmd: &Value, text: String) -> Message {
+    let mut content = vec![Content::text(text)];
+    if let Some(images) = cmd.get("images").and_then(Value::as_array) {
+        for img in images {
+            if let (Some(data), Some(mime)) = (img["data"].as_str(), img["mimeType"].as_str()) {
+                content.push(Content::Image(ImageContent {
+                    data: data.into(),
+                    mime_type: mime.into(),
+                }));
+            }
+        }
+    }
+    Message::User(UserMessage {
+        content: UserContent::Blocks(content),
+        timestamp: now_ms(),
+        extra: Extra::new(),
+    })
+}
+
+fn queue_texts(q: &MessageQueue) -> Vec<String> {
+    q.peek()
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => ops::user_content_text(&u.content),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+fn mode_name(m: QueueMode) -> &'static str {
+    match m {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+/// Runs the server until stdin closes; returns the exit code.
+pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
+    let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
+    // Detached on purpose: it ends at stdin EOF, or with the process.
+    let _ = std::thread::Builder::new()
+        .name("pi-rpc-stdin".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            let mut reader = stdin.lock();
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if buf.last() == Some(&b'\n') {
+                            buf.pop();
+                        }
+                        if buf.last() == Some(&b'\r') {
+                            buf.pop();
+                        }
+                        if tx
+                            .send(Some(String::from_utf8_lossy(&buf).into_owned()))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+            let _ = tx.send(None);
+        });
+    let mut server = Server {
+        out: Out(Arc::new(Mutex::new(std::io::stdout()))),
+        env,
+        idle: Some(session),
+        running: None,
+        snapshot: Arc::new(Mutex::new(Snapshot::default())),
+    };
+    let never = crossbeam_channel::never::<()>();
+    loop {
+        let done = server
+            .running
+            .as_ref()
+            .map(|r| r.done.clone())
+            .unwrap_or_else(|| never.clone());
+        select! {
+            recv(lines) -> line => match line {
+                Ok(Some(l)) if l.trim().is_empty() => {}
+                Ok(Some(l)) => server.handle_line(&l),
+                _ => break,
+            },
+            recv(done) -> _ => server.reap(),
+        }
+    }
+    // EOF: let a running prompt finish, as pi does on graceful shutdown.
+    server.wait_idle();
+    0
+}
+
+impl Server {
+    fn reap(&mut self) {
+        if let Some(r) = self.running.take() {
+            let session = r
+                .handle
+                .join()
+                .unwrap_or_else(|_| panic!("rpc worker died"));
+            r.abort.reset();
+            self.idle = Some(session);
+        }
+    }
+
+    fn wait_idle(&mut self) {
+        if let Some(r) = &self.running {
+            let _ = r.done.recv();
+        }
+        self.reap();
+    }
+
+    fn handle_line(&mut self, line: &str) {
+        let cmd: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                self.out.line(
+                    &json!({"type": "response", "command": "parse", "success": false,
+                    "error": format!("Failed to parse command: {e}")}),
+                );
+                return;
+            }
+        };
+        let id = cmd.get("id").cloned();
+        let kind = cmd
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let result = match kind.as_str() {
+            "prompt" => return self.prompt(&cmd, id),
+            "steer" | "follow_up" => self.queue(&cmd, &kind),
+            "abort" => {
+                if let Some(r) = &self.running {
+                    r.abort.abort();
+                }
+                self.wait_idle();
+                Ok(None)
+            }
+            "abort_retry" => {
+                if let Some(r) = &self.running {
+                    r.abort.abort();
+                }
+                Ok(None)
+            }
+            "get_state" => Ok(Some(self.state())),
+            "get_messages" => Ok(Some(json!({"messages": self.messages()}))),
+            "get_last_assistant_text" => {
+                let text = self.messages().iter().rev().find_map(|m| match m {
+                    Message::Assistant(a) => Some(a.text()),
+                    _ => None,
+                });
+                Ok(Some(match text {
+                    Some(t) => json!({"text": t}),
+                    None => json!({}),
+                }))
+            }
+            "get_available_models" => Ok(Some(json!({"models": (self.env.available_models)()}))),
+            "get_commands" => Ok(Some(self.commands())),
+            _ => self.with_idle(&cmd, &kind),
+        };
+        if result
+            .as_ref()
+            .is_err_and(|e| e.starts_with("Unknown command"))
+        {
+            // pi does not echo the id for an unknown command.
+            self.out.line(&response(&None, &kind, result));
+        } else {
+            self.out.line(&response(&id, &kind, result));
+        }
+    }
+
+    /// Commands that change the session: only between runs.
+    fn with_idle(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
+        const KNOWN: &[&str] = &[
+            "set_thinking_level",
+            "cycle_thinking_level",
+            "set_steering_mode",
+            "set_follow_up_mode",
+            "set_auto_retry",
+            "set_auto_compaction",
+            "get_session_stats",
+            "set_session_name",
+            "get_fork_messages",
+            "set_model",
+            "export_html",
+            "compact",
+            "new_session",
+            "cycle_model",
+            "bash",
+            "abort_bash",
+            "switch_session",
+            "fork",
+            "clone",
+        ];
+        if !KNOWN.contains(&kind) {
+            return Err(format!("Unknown command: {kind}"));
+        }
+        if self.running.is_some() {
+            return Err(format!(
+                "Cannot {kind} while the agent is processing; wait for agent_end or abort first"
+            ));
+        }
+        let s = self.idle.as_mut().expect("idle when not running");
+        match kind {
+            "set_thinking_level" => {
+                let level = cmd["level"]
+                    .as_str()
+                    .and_then(ThinkingLevel::parse)
+                    .ok_or("Invalid thinking level")?;
+                set_thinking(s, level, &self.out);
+                Ok(None)
+            }
+            "cycle_thinking_level" => {
+                let model = s.agent().model.clone();
+                if !model.reasoning {
+                    return Ok(Some(Value::Null));
+                }
+                let levels: Vec<ThinkingLevel> =
+                    crate::resources::model_resolve::supported_thinking_levels(&model);
+                let cur = s.agent().thinking;
+                let next = levels
+                    .iter()
+                    .position(|l| *l == cur)
+                    .map(|i| levels[(i + 1) % levels.len()]);
+                let next = next.unwrap_or(ThinkingLevel::Off);
+                set_thinking(s, next, &self.out);
+                Ok(Some(json!({"level": next})))
+            }
+            "set_steering_mode" | "set_follow_up_mode" => {
+                let mode = cmd["mode"]
+                    .as_str()
+                    .and_then(QueueMode::parse)
+                    .ok_or("Invalid mode")?;
+                let agent = s.agent();
+                if kind == "set_steering_mode" {
+                    &agent.steering
+                } else {
+                    &agent.follow_up
+                }
+                .set_mode(mode);
+                Ok(None)
+            }
+            "set_auto_retry" => {
+                s.retry.enabled = cmd["enabled"].as_bool().unwrap_or(true);
+                Ok(None)
+            }
+            "set_auto_compaction" => {
+                s.compaction.enabled = cmd["enabled"].as_bool().unwrap_or(true);
+                Ok(None)
+            }
+            "get_session_stats" => {
+                let window = s.agent().model.context_window;
+                Ok(Some(
+                    serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
+                ))
+            }
+            "set_session_name" => {
+                let name = ops::set_name(&mut s.session, cmd["name"].as_str().unwrap_or(""))?;
+                self.out
+                    .line(&json!({"type": "session_info_changed", "name": name}));
+                Ok(None)
+            }
+            "get_fork_messages" => {
+                let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
+                    .into_iter()
+                    .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+                    .collect();
+                Ok(Some(json!({"messages": msgs})))
+            }
+            "set_model" => {
+                let (provider, id) = (
+                    cmd["provider"].as_str().unwrap_or(""),
+                    cmd["modelId"].as_str().unwrap_or(""),
+                );
+                let model = (self.env.available_models)()
+                    .into_iter()
+                    .find(|m| m.provider == provider && m.id == id)
+                    .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+                let (key, headers) = (self.env.credentials)(&model)?;
+                let agent = s.agent_mut();
+                agent.options.api_key = key;
+                agent.options.headers = headers;
+                agent.model = model.clone();
+                let level = clamp_thinking(&model, agent.thinking);
+                agent.thinking = level;
+                self.env.has_model = true;
+                s.session
+                    .append_model_change(&model.provider, &model.id)
+                    .map_err(|e| e.to_string())?;
+                Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
+            }
+            "export_html" => {
+                let out = cmd["outputPath"].as_str().map(std::path::Path::new);
+                let path = export_html::export_session_html(&s.session, out)?;
+                Ok(Some(json!({"path": path.to_string_lossy()})))
+            }
+            "compact" => {
+                let out = self.out.clone();
+                let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
+                    out.line(&e.to_json())
+                })?;
+                Ok(Some(r.to_json()))
+            }
+            other => Err(format!("{other} is not available in this build yet")),
+        }
+    }
+
+    fn queue(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
+        let text = cmd["message"].as_str().unwrap_or("").to_string();
+        let message = user_message(cmd, self.env.resources.expand_input(&text));
+        let (steering, follow_up) = match (&self.running, &self.idle) {
+            (Some(r), _) => (r.steering.clone(), r.follow_up.clone()),
+            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
+            (None, None) => return Err("no session".into()),
+        };
+        if kind == "steer" {
+            &steering
+        } else {
+            &follow_up
+        }
+        .push(message);
+        self.out.line(&json!({"type": "queue_update", "steering": queue_texts(&steering), "followUp": queue_texts(&follow_up)}));
+        Ok(None)
+    }
+
+    fn prompt(&mut self, cmd: &Value, id: Option<Value>) {
+        if self.running.is_some() {
+            let result = match cmd.get("streamingBehavior").and_then(Value::as_str) {
+                Some("steer") => self.queue(cmd, "steer"),
+                Some("followUp") => self.queue(cmd, "follow_up"),
+                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+            };
+            self.out.line(&response(&id, "prompt", result));
+            return;
+        }
+        let mut session = self.idle.take().expect("idle when not running");
+        if !self.env.has_model || session.agent().options.api_key.is_empty() {
+            self.idle = Some(session);
+            self.out.line(&response(&id, "prompt", Err(
+                "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), add one to ~/.pi/agent/auth.json, or use set_model.".into(),
+            )));
+            return;
+        }
+        let text = cmd["message"].as_str().unwrap_or("").to_string();
+        let message = user_message(cmd, self.env.resources.expand_input(&text));
+        self.out.line(&response(&id, "prompt", Ok(None)));
+
+        let agent = session.agent();
+        let state = self.state_of(&session, true);
+        let (steering, follow_up, model, thinking) = (
+            agent.steering.clone(),
+            agent.follow_up.clone(),
+            agent.model.clone(),
+            agent.thinking,
+        );
+        let abort = session.abort.clone();
+        {
+            let mut snap = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+            snap.messages = session.messages().to_vec();
+        }
+        let (done_tx, done) = crossbeam_channel::bounded(1);
+        let out = self.out.clone();
+        let snapshot = Arc::clone(&self.snapshot);
+        let handle = std::thread::Builder::new()
+            .name("pi-rpc-run".into())
+            .spawn(move || {
+                session.prompt(vec![message], &mut |ev| {
+                    if let AgentEvent::MessageEnd { message } = ev {
+                        snapshot
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .messages
+                            .push(message.clone());
+                    }
+                    out.line(&ev.to_json());
+                });
+                let _ = done_tx.send(());
+                session
+            })
+            .expect("failed to start the prompt thread");
+        self.running = Some(Running {
+            handle,
+            done,
+            steering,
+            follow_up,
+            abort,
+            model,
+            thinking,
+            state,
+        });
+    }
+
+    fn messages(&self) -> Vec<Message> {
+        match (&self.running, &self.idle) {
+            (Some(_), _) => self
+                .snapshot
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .messages
+                .clone(),
+            (None, Some(s)) => s.messages().to_vec(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    fn state(&self) -> Value {
+        match (&self.running, &self.idle) {
+            (Some(r), _) => {
+                let mut v = r.state.clone();
+                v["model"] = serde_json::to_value(&r.model).unwrap_or_default();
+                v["thinkingLevel"] = r.thinking.as_str().into();
+                v["messageCount"] = self.messages().len().into();
+                v["pendingMessageCount"] = (r.steering.len() + r.follow_up.len()).into();
+                v
+            }
+            (None, Some(s)) => self.state_of(s, false),
+            (None, None) => Value::Null,
+        }
+    }
+
+    fn state_of(&self, s: &AgentSession, streaming: bool) -> Value {
+        let agent = s.agent();
+        let mut m = Map::new();
+        if self.env.has_model {
+            m.insert(
+                "model".into(),
+                serde_json::to_value(&agent.model).unwrap_or_default(),
+            );
+        }
+        m.insert("thinkingLevel".into(), agent.thinking.as_str().into());
+        m.insert("isStreaming".into(), streaming.into());
+        m.insert("isCompacting".into(), false.into());
+        m.insert(
+            "steeringMode".into(),
+            mode_name(agent.steering.mode()).into(),
+        );
+        m.insert(
+            "followUpMode".into(),
+            mode_name(agent.follow_up.mode()).into(),
+        );
+        if let Some(p) = s.session.path() {
+            m.insert("sessionFile".into(), p.to_string_lossy().into());
+        }
+        m.insert("sessionId".into(), s.session.session_id().into());
+        if let Some(name) = s.session.tree().name() {
+            m.insert("sessionName".into(), name.into());
+        }
+        m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
+        m.insert("messageCount".into(), s.messages().len().into());
+        m.insert(
+            "pendingMessageCount".into(),
+            (agent.steering.len() + agent.follow_up.len()).into(),
+        );
+        Value::Object(m)
+    }
+
+    fn commands(&self) -> Value {
+        let mut list = Vec::new();
+        for t in &self.env.resources.templates {
+            list.push(json!({"name": t.name, "description": t.description, "source": "prompt",
+                "sourceInfo": {"path": t.file_path.to_string_lossy(), "source": "local", "scope": "user", "origin": "top-level"}}));
+        }
+        for sk in &self.env.resources.skills {
+            list.push(json!({"name": format!("skill:{}", sk.name), "description": sk.description, "source": "skill",
+                "sourceInfo": {"path": sk.file_path.to_string_lossy(), "source": "local", "scope": "user", "origin": "top-level",
+                    "baseDir": sk.base_dir.to_string_lossy()}}));
+        }
+        json!({"commands": list})
+    }
+}
+
+fn set_thinking(s: &mut AgentSession, level: ThinkingLevel, out: &Out) {
+    let model = s.agent().model.clone();
+    let level = clamp_thinking(&model, level);
+    let changed = s.agent().thinking != level;
+    s.agent_mut().thinking = level;
+    if changed {
+        let _ = s.session.append_thinking_level_change(level.as_str());
+        out.line(&json!({"type": "thinking_level_changed", "level": level}));
+    }
+}
