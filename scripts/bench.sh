@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: startup time, one streamed round trip (wall time and peak RSS) against a local mock
+# Benchmark: RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
 # LLM server, binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
@@ -109,6 +109,10 @@ def answer(raw):
         return DONE
     if last.get("role") == "user":
         text = text_of(last.get("content"))
+        st = text.find("BENCH_STREAM ")
+        if st >= 0:
+            n = int(text[st + len("BENCH_STREAM "):].split()[0])
+            return text_stream(["x"] * n)
         at = text.find("BENCH_TOOL ")
         if at >= 0:
             rest = text[at + len("BENCH_TOOL "):].lstrip()
@@ -230,6 +234,19 @@ def measure(cmd, want_output=False):
         peak = peak_rss_kib(cmd)
         rss.append(peak if peak is not None else usage.ru_maxrss)
     return statistics.median(walls), statistics.median(rss)
+
+def wall_with_stdin(cmd, stdin_bytes, n):
+    """Median wall ms of `cmd` fed `stdin_bytes`, over `n` runs; None on failure."""
+    walls = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, env=env, cwd=cwd, input=stdin_bytes, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=600)
+        walls.append((time.perf_counter() - t0) * 1000)
+        if p.returncode != 0 or not p.stdout.strip():
+            print(f"warning: {' '.join(cmd)} (rpc) exited {p.returncode}", file=sys.stderr)
+            return None
+    return statistics.median(walls)
 
 def size_of(path):
     try:
@@ -547,7 +564,7 @@ ts = os.environ.get("BENCH_PI_TS")
 if ts:
     impls.append(("pi (ts)", [ts]))
 
-rows = {k: [] for k in ("version", "print_wall", "print_rss", "size", "static", "edit", "grep",
+rows = {k: [] for k in ("rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio")}
 print("writing the 50,000-file tree...", file=sys.stderr)
@@ -558,6 +575,17 @@ SESSION_SIZE = os.path.getsize(BIG_SESSION)
 if RG:
     run_rg()  # unmeasured: the first walk of a fresh tree pays for what the later ones don't
 for name, base in impls:
+    rpc = base + ["--mode", "rpc", "--no-session", "--model", "mock/mock-model"]
+    st = wall_with_stdin(rpc, b'{"id":"1","type":"get_state"}\n', runs)
+    rows["rpc_state"].append(f"{st:.1f} ms" if st else "failed")
+    per = {}
+    for n in (1000, 10000):
+        prompt = json.dumps({"type": "prompt", "message": f"BENCH_STREAM {n}"}).encode() + b"\n"
+        w = wall_with_stdin(rpc, prompt, max(3, runs // 6))
+        per[n] = w
+    for n, key in ((1000, "rpc_1k"), (10000, "rpc_10k")):
+        w = per[n]
+        rows[key].append(f"{w:.0f} ms ({w * 1000 / n:.1f} µs/event)" if w else "failed")
     v = measure(base + ["--version"])
     p = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True)
     rows["version"].append(f"{v[0]:.1f} ms" if v else "failed")
@@ -617,6 +645,9 @@ for name, base in impls:
             rows[k].append("n/a (Rust library)")
 
 labels = {
+    "rpc_state": "rpc: start, get_state, exit (median)",
+    "rpc_1k": "rpc: prompt streaming 1,000 deltas",
+    "rpc_10k": "rpc: prompt streaming 10,000 deltas",
     "version": "pi --version, wall (median)",
     "print_wall": "pi -p round trip, wall (median)",
     "print_rss": "pi -p round trip, peak RSS (median)",
