@@ -112,6 +112,11 @@ pub fn run_rpc(args: Args) -> i32 {
             return 1;
         }
     };
+    let session_dir = std::env::current_dir()
+        .map(|cwd| {
+            crate::session::dir::session_dir(&crate::resources::agent_dir(), &cwd.to_string_lossy())
+        })
+        .unwrap_or_default();
     let models = std::rc::Rc::new(prepared.models);
     let for_credentials = std::rc::Rc::clone(&models);
     crate::modes::rpc::run(
@@ -121,6 +126,7 @@ pub fn run_rpc(args: Args) -> i32 {
             credentials: Box::new(move |m| for_credentials.credentials(m)),
             resources: prepared.resources,
             has_model: prepared.has_model,
+            session_dir,
         },
     )
 }

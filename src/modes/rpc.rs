@@ -22,6 +22,8 @@ use crate::resources::model_resolve::clamp_thinking;
 use crate::session::json::to_js_string;
 use crate::session::{export_html, ops};
 
+use super::rpc_session;
+
 /// An API key and the extra headers for one model.
 pub type Credentials = (String, Vec<(String, String)>);
 /// Looks up the credentials of a model, or says why there are none.
@@ -34,6 +36,8 @@ pub struct RpcEnv {
     pub resources: Resources,
     /// False when the session started on a placeholder model.
     pub has_model: bool,
+    /// Where new sessions go when the current one has no file (pi's per-cwd directory).
+    pub session_dir: std::path::PathBuf,
 }
 
 /// Serialized writes of whole lines to stdout, shared by the main loop and the worker.
@@ -404,6 +408,10 @@ impl Server {
                 })?;
                 Ok(Some(r.to_json()))
             }
+            "new_session" => rpc_session::new_session(s, &mut self.env, cmd),
+            "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
+            "fork" => rpc_session::fork(s, &mut self.env, cmd),
+            "clone" => rpc_session::clone(s, &mut self.env, cmd),
             other => Err(format!("{other} is not available in this build yet")),
         }
     }

@@ -171,3 +171,219 @@ fn without_a_key_the_server_starts_and_prompt_fails_preflight() {
         .unwrap()
         .starts_with("No API key found"));
 }
+
+/// A two-exchange session written in print mode; returns the command (for `again`) and its
+/// file.
+fn two_exchange_session(mock: &MockServer) -> (PiCommand, std::path::PathBuf) {
+    let first = PiCommand::for_mock(API, mock).args(["-p", "first question"]);
+    first.run().assert_code(0);
+    first
+        .again()
+        .args(["--model", "mock/mock-model", "-c", "-p", "second question"])
+        .run()
+        .assert_code(0);
+    let mut files = Vec::new();
+    for d in std::fs::read_dir(first.agent_dir().join("sessions")).unwrap() {
+        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+            files.push(f.unwrap().path());
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    (first, files.remove(0))
+}
+
+fn rpc_on(cmd: &PiCommand, file: &std::path::Path, stdin: &[&str]) -> Vec<serde_json::Value> {
+    let out = cmd
+        .again()
+        .args(["--model", "mock/mock-model", "--mode", "rpc", "--session"])
+        .arg(file.to_string_lossy())
+        .stdin(lines(stdin))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    out.json_lines()
+}
+
+fn by_id<'a>(all: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
+    all.iter()
+        .find(|v| v["type"] == "response" && v["id"] == id)
+        .unwrap_or_else(|| panic!("no response {id}: {all:?}"))
+}
+
+fn roles(v: &serde_json::Value) -> Vec<String> {
+    v["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn new_session_starts_empty_with_a_new_id() {
+    let mock = MockServer::with_replies([Reply::text(API, "a1"), Reply::text(API, "a2")]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"s0","type":"get_state"}"#,
+            r#"{"id":"n","type":"new_session"}"#,
+            r#"{"id":"m","type":"get_messages"}"#,
+            r#"{"id":"s1","type":"get_state"}"#,
+        ],
+    );
+    assert_eq!(
+        by_id(&all, "n")["data"],
+        serde_json::json!({"cancelled": false})
+    );
+    assert_eq!(by_id(&all, "m")["data"]["messages"], serde_json::json!([]));
+    let (s0, s1) = (&by_id(&all, "s0")["data"], &by_id(&all, "s1")["data"]);
+    assert_eq!(s0["messageCount"], 4);
+    assert_eq!(s1["messageCount"], 0);
+    assert_ne!(s0["sessionId"], s1["sessionId"]);
+    assert_ne!(s0["sessionFile"], s1["sessionFile"]);
+    assert_eq!(s1["model"]["id"], "mock-model");
+    // Events: none besides the responses, as in pi.
+    assert!(all.iter().all(|v| v["type"] == "response"), "{all:?}");
+}
+
+#[test]
+fn fork_keeps_what_came_before_the_chosen_user_message() {
+    let mock = MockServer::with_replies([Reply::text(API, "a1"), Reply::text(API, "a2")]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let all = rpc_on(&cmd, &file, &[r#"{"id":"f","type":"get_fork_messages"}"#]);
+    let forks = by_id(&all, "f")["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(forks.len(), 2);
+    assert_eq!(forks[0]["text"], "first question");
+    let first_id = forks[0]["entryId"].as_str().unwrap();
+    let second_id = forks[1]["entryId"].as_str().unwrap();
+
+    let at_second = format!(r#"{{"id":"k","type":"fork","entryId":"{second_id}"}}"#);
+    let at_first = format!(r#"{{"id":"k2","type":"fork","entryId":"{first_id}"}}"#);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            &at_second,
+            r#"{"id":"m","type":"get_messages"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+            r#"{"id":"bad","type":"fork","entryId":"nope"}"#,
+        ],
+    );
+    let k = by_id(&all, "k");
+    assert_eq!(
+        k["data"],
+        serde_json::json!({"text": "second question", "cancelled": false})
+    );
+    assert_eq!(roles(by_id(&all, "m")), ["user", "assistant"]);
+    assert_eq!(
+        by_id(&all, "m")["data"]["messages"][0]["content"][0]["text"],
+        "first question"
+    );
+    let forked = by_id(&all, "s")["data"]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(forked, file.to_string_lossy());
+    let head: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&forked)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(head["parentSession"], file.to_string_lossy().as_ref());
+    assert_eq!(by_id(&all, "bad")["error"], "Invalid entry ID for forking");
+
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[&at_first, r#"{"id":"m","type":"get_messages"}"#],
+    );
+    assert_eq!(by_id(&all, "k2")["data"]["text"], "first question");
+    assert_eq!(by_id(&all, "m")["data"]["messages"], serde_json::json!([]));
+}
+
+#[test]
+fn clone_copies_the_branch_and_switch_session_goes_back() {
+    let mock = MockServer::with_replies([Reply::text(API, "a1"), Reply::text(API, "a2")]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let back = format!(
+        r#"{{"id":"w","type":"switch_session","sessionPath":{}}}"#,
+        serde_json::Value::from(file.to_string_lossy().as_ref())
+    );
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"c","type":"clone"}"#,
+            r#"{"id":"s1","type":"get_state"}"#,
+            r#"{"id":"n","type":"new_session"}"#,
+            r#"{"id":"m0","type":"get_messages"}"#,
+            &back,
+            r#"{"id":"m","type":"get_messages"}"#,
+            r#"{"id":"s2","type":"get_state"}"#,
+        ],
+    );
+    assert_eq!(
+        by_id(&all, "c")["data"],
+        serde_json::json!({"cancelled": false})
+    );
+    let cloned = by_id(&all, "s1")["data"]["sessionFile"].as_str().unwrap();
+    assert_ne!(cloned, file.to_string_lossy());
+    assert_eq!(by_id(&all, "s1")["data"]["messageCount"], 4);
+    assert!(
+        std::path::Path::new(cloned).exists(),
+        "a clone with replies is written at once"
+    );
+    assert_eq!(by_id(&all, "m0")["data"]["messages"], serde_json::json!([]));
+    assert_eq!(
+        by_id(&all, "w")["data"],
+        serde_json::json!({"cancelled": false})
+    );
+    assert_eq!(
+        roles(by_id(&all, "m")),
+        ["user", "assistant", "user", "assistant"]
+    );
+    assert_eq!(
+        by_id(&all, "s2")["data"]["sessionFile"],
+        file.to_string_lossy().as_ref()
+    );
+}
+
+#[test]
+fn clone_without_entries_is_an_error_and_switch_to_a_new_path_starts_there() {
+    // Without a model nothing is recorded, so the session has no current entry.
+    let cmd = PiCommand::new().env("PI_LOCAL_SERVER_PORTS", "1");
+    let target = cmd.cwd().join("fresh.jsonl");
+    let switch = format!(
+        r#"{{"id":"w","type":"switch_session","sessionPath":{}}}"#,
+        serde_json::Value::from(target.to_string_lossy().as_ref())
+    );
+    let out = cmd
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"c","type":"clone"}"#,
+            &switch,
+            r#"{"id":"s","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert_eq!(
+        by_id(&all, "c")["error"],
+        "Cannot clone session: no current entry selected"
+    );
+    assert_eq!(
+        by_id(&all, "w")["data"],
+        serde_json::json!({"cancelled": false})
+    );
+    assert_eq!(
+        by_id(&all, "s")["data"]["sessionFile"],
+        target.to_string_lossy().as_ref()
+    );
+}
