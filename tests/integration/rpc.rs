@@ -244,3 +244,56 @@ fn abort_bash_cancels_a_running_command_quickly() {
     assert_eq!(r[b]["data"]["cancelled"], true);
     assert!(r[b]["data"].get("exitCode").is_none(), "{}", r[b]);
 }
+
+#[test]
+fn cycle_model_moves_to_the_next_available_model_and_wraps() {
+    let mock = MockServer::start();
+    let mut models: serde_json::Value =
+        serde_json::from_str(&crate::support::models_json_for(API, mock.port())).unwrap();
+    models["providers"]["mock"]["models"] =
+        serde_json::json!([{"id": "mock-model"}, {"id": "mock-two"}]);
+    let out = PiCommand::for_mock(API, &mock)
+        .write_agent_file("models.json", &models.to_string())
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"1","type":"cycle_model"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+            r#"{"id":"2","type":"cycle_model"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let r = responses(&all);
+    let by_id = |id: &str| *r.iter().find(|v| v["id"] == id).unwrap();
+    let first = &by_id("1")["data"];
+    assert_eq!(first["model"]["id"], "mock-two", "{}", out.stdout);
+    assert_eq!(first["isScoped"], false);
+    assert!(first["thinkingLevel"].is_string());
+    assert_eq!(by_id("s")["data"]["model"]["id"], "mock-two");
+    assert_eq!(by_id("2")["data"]["model"]["id"], "mock-model");
+}
+
+#[test]
+fn bash_keeps_the_tail_of_long_output_and_points_to_the_full_file() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"b","type":"bash","command":"seq 1 3000"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let data = &responses(&all)[0]["data"];
+    assert_eq!(data["truncated"], true, "{}", out.stdout);
+    assert_eq!(data["exitCode"], 0);
+    let output = data["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("1002\n") && output.ends_with("3000\n"),
+        "{output:.40}"
+    );
+    let path = data["fullOutputPath"].as_str().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert!(full.starts_with("1\n2\n"));
+    let _ = std::fs::remove_file(path);
+}
