@@ -23,6 +23,8 @@ use crate::session::json::to_js_string;
 use crate::session::{export_html, ops};
 
 use super::rpc_session;
+#[path = "rpc_bash.rs"]
+mod bash;
 
 /// An API key and the extra headers for one model.
 pub type Credentials = (String, Vec<(String, String)>);
@@ -77,6 +79,7 @@ struct Server {
     idle: Option<AgentSession>,
     running: Option<Running>,
     snapshot: Arc<Mutex<Snapshot>>,
+    bash: bash::BashState,
 }
 
 fn response(id: &Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
@@ -171,28 +174,33 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         });
     let mut server = Server {
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
+        bash: bash::BashState::new(session.agent().cwd.clone()),
         env,
         idle: Some(session),
         running: None,
         snapshot: Arc::new(Mutex::new(Snapshot::default())),
     };
     let never = crossbeam_channel::never::<()>();
+    let never_bash = crossbeam_channel::never::<bash::BashDone>();
     loop {
         let done = server
             .running
             .as_ref()
             .map(|r| r.done.clone())
             .unwrap_or_else(|| never.clone());
+        let bash_done = server.bash.done().unwrap_or_else(|| never_bash.clone());
         select! {
             recv(lines) -> line => match line {
                 Ok(Some(l)) if l.trim().is_empty() => {}
-                Ok(Some(l)) => server.handle_line(&l),
+                Ok(Some(l)) => server.on_line(l),
                 _ => break,
             },
             recv(done) -> _ => server.reap(),
+            recv(bash_done) -> r => server.bash_done(r),
         }
     }
-    // EOF: let a running prompt finish, as pi does on graceful shutdown.
+    // EOF: let a running command and prompt finish, as pi does on graceful shutdown.
+    server.finish_bash();
     server.wait_idle();
     0
 }
@@ -206,6 +214,7 @@ impl Server {
                 .unwrap_or_else(|_| panic!("rpc worker died"));
             r.abort.reset();
             self.idle = Some(session);
+            self.flush_bash();
         }
     }
 
@@ -235,6 +244,11 @@ impl Server {
             .to_string();
         let result = match kind.as_str() {
             "prompt" => return self.prompt(&cmd, id),
+            "bash" => return self.start_bash(&cmd, id),
+            "abort_bash" => {
+                self.abort_bash();
+                Ok(None)
+            }
             "steer" | "follow_up" => self.queue(&cmd, &kind),
             "abort" => {
                 if let Some(r) = &self.running {
@@ -293,8 +307,6 @@ impl Server {
             "compact",
             "new_session",
             "cycle_model",
-            "bash",
-            "abort_bash",
             "switch_session",
             "fork",
             "clone",
@@ -412,6 +424,7 @@ impl Server {
             "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
             "fork" => rpc_session::fork(s, &mut self.env, cmd),
             "clone" => rpc_session::clone(s, &mut self.env, cmd),
+            "cycle_model" => bash::cycle_model(&mut self.env, s, &self.out),
             other => Err(format!("{other} is not available in this build yet")),
         }
     }

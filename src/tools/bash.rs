@@ -104,7 +104,56 @@ enum Msg {
     Exit(Option<ExitStatus>),
 }
 
+/// A finished (or stopped) command: its output accumulator, final snapshot and how it ended.
+struct Finished {
+    acc: Accumulator,
+    snapshot: Snapshot,
+    status: Option<ExitStatus>,
+    stop: Option<Stop>,
+}
+
+/// A user-run command (`!cmd`, RPC `bash`): the raw decoded tail, before any cleaning.
+pub(crate) struct UserRun {
+    /// The decoded tail of the output, starting at a line start (at most twice the byte limit).
+    pub tail: String,
+    /// Output was dropped in front of `tail`.
+    pub dropped: bool,
+    /// `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    /// The temp file holding the full raw output, when the output outgrew the limits.
+    pub full_output_path: Option<PathBuf>,
+}
+
 impl BashTool {
+    /// Runs a command typed by the user (`shellCommandPrefix` applied) until it ends or `abort`
+    /// is set; no timeout, no streamed updates.
+    pub(crate) fn run_user(
+        &self,
+        command: &str,
+        cwd: &Path,
+        abort: crate::ai::Abort,
+    ) -> Result<UserRun, String> {
+        let command = match self.command_prefix.as_deref() {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+            _ => command.to_string(),
+        };
+        let ctx = ToolContext {
+            cwd: cwd.to_path_buf(),
+            abort,
+            on_update: &|_| {},
+        };
+        let f = self.spawn_and_wait(&command, None, &ctx)?;
+        let tail = f.acc.snapshot_text().to_string();
+        Ok(UserRun {
+            dropped: f.acc.total_decoded > tail.len(),
+            tail,
+            exit_code: f.status.and_then(|s| s.code()),
+            cancelled: f.stop == Some(Stop::Aborted),
+            full_output_path: f.snapshot.full_output_path,
+        })
+    }
+
     fn run(
         &self,
         command: &str,
@@ -112,6 +161,48 @@ impl BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, String> {
         (ctx.on_update)(ToolOutput::default());
+        let Finished {
+            acc,
+            snapshot,
+            status,
+            stop,
+        } = self.spawn_and_wait(command, timeout, ctx)?;
+        match stop {
+            Some(Stop::Aborted) => {
+                let (text, _) = acc.format(&snapshot, "");
+                return Err(append_status(&text, "Command aborted"));
+            }
+            Some(Stop::TimedOut) => {
+                let (text, _) = acc.format(&snapshot, "");
+                let secs = js_number(timeout.unwrap_or_default());
+                return Err(append_status(
+                    &text,
+                    &format!("Command timed out after {secs} seconds"),
+                ));
+            }
+            None => {}
+        }
+        let (text, details) = acc.format(&snapshot, "(no output)");
+        // A shell killed by a signal has no exit code; pi treats that as success.
+        if let Some(code) = status.and_then(|s| s.code()) {
+            if code != 0 {
+                return Err(append_status(
+                    &text,
+                    &format!("Command exited with code {code}"),
+                ));
+            }
+        }
+        let mut out = ToolOutput::text(text);
+        out.details = details;
+        Ok(out)
+    }
+
+    fn spawn_and_wait(
+        &self,
+        command: &str,
+        timeout: Option<f64>,
+        ctx: &ToolContext,
+    ) -> Result<Finished, String> {
         let shell = resolve_shell(self.shell.as_deref())?;
         if !ctx.cwd.exists() {
             return Err(format!(
@@ -219,35 +310,12 @@ impl BashTool {
         }
         let snapshot = acc.snapshot(true);
         acc.close_file();
-
-        match stop {
-            Some((Stop::Aborted, _)) => {
-                let (text, _) = acc.format(&snapshot, "");
-                return Err(append_status(&text, "Command aborted"));
-            }
-            Some((Stop::TimedOut, _)) => {
-                let (text, _) = acc.format(&snapshot, "");
-                let secs = js_number(timeout.unwrap_or_default());
-                return Err(append_status(
-                    &text,
-                    &format!("Command timed out after {secs} seconds"),
-                ));
-            }
-            None => {}
-        }
-        let (text, details) = acc.format(&snapshot, "(no output)");
-        // A shell killed by a signal has no exit code; pi treats that as success.
-        if let Some(code) = exit.and_then(|(s, _)| s).and_then(|s| s.code()) {
-            if code != 0 {
-                return Err(append_status(
-                    &text,
-                    &format!("Command exited with code {code}"),
-                ));
-            }
-        }
-        let mut out = ToolOutput::text(text);
-        out.details = details;
-        Ok(out)
+        Ok(Finished {
+            acc,
+            snapshot,
+            status: exit.and_then(|(s, _)| s),
+            stop: stop.map(|(s, _)| s),
+        })
     }
 }
 

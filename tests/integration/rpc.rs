@@ -387,3 +387,125 @@ fn clone_without_entries_is_an_error_and_switch_to_a_new_path_starts_there() {
         target.to_string_lossy().as_ref()
     );
 }
+
+fn bash_answers_with_clean_output_and_reaches_the_next_prompt() {
+    let mock = MockServer::with_replies([Reply::text(API, "seen")]);
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"b1","type":"bash","command":"echo hi; printf '\\033[31mred\\033[0m\\r\\n'"}"#,
+            r#"{"id":"b2","type":"bash","command":"echo oops >&2; exit 3"}"#,
+            r#"{"id":"m","type":"get_messages"}"#,
+            r#"{"id":"c","type":"cycle_model"}"#,
+            r#"{"id":"p","type":"prompt","message":"what happened?"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let r = responses(&all);
+    let by_id = |id: &str| *r.iter().find(|v| v["id"] == id).unwrap();
+    let b1 = by_id("b1");
+    assert_eq!(b1["success"], true, "{}", out.stdout);
+    assert_eq!(
+        b1["data"],
+        serde_json::json!({"output": "hi\nred\n", "exitCode": 0, "cancelled": false, "truncated": false})
+    );
+    let b2 = &by_id("b2")["data"];
+    assert_eq!(b2["exitCode"], 3);
+    assert_eq!(b2["output"], "oops\n");
+    assert!(
+        !all.iter()
+            .any(|v| v["type"] == "message_start" && v["message"]["role"] == "bashExecution"),
+        "bash emits no events"
+    );
+    // Both runs are in the agent's context, as the user messages pi's convertToLlm makes.
+    assert_eq!(by_id("m")["data"]["messages"].as_array().unwrap().len(), 2);
+    // Only one model is available: nothing to cycle to.
+    assert_eq!(by_id("c")["success"], true);
+    assert!(by_id("c")["data"].is_null());
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1);
+    let body = reqs[0].body_text();
+    assert!(body.contains("Ran `echo hi;"), "{body}");
+    assert!(body.contains(r"hi\nred"), "{body}");
+    assert!(body.contains("Command exited with code 3"), "{body}");
+}
+
+fn abort_bash_cancels_a_running_command_quickly() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"b","type":"bash","command":"echo started; sleep 5"}"#,
+            r#"{"id":"x","type":"abort_bash"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert!(
+        out.elapsed < std::time::Duration::from_secs(3),
+        "{:?}",
+        out.elapsed
+    );
+    let all = out.json_lines();
+    let r = responses(&all);
+    let x = r.iter().position(|v| v["id"] == "x").unwrap();
+    let b = r.iter().position(|v| v["id"] == "b").unwrap();
+    assert!(
+        x < b,
+        "abort_bash answers at once; bash when the command ends"
+    );
+    assert_eq!(r[x]["success"], true);
+    assert_eq!(r[b]["data"]["cancelled"], true);
+    assert!(r[b]["data"].get("exitCode").is_none(), "{}", r[b]);
+}
+
+fn cycle_model_moves_to_the_next_available_model_and_wraps() {
+    let mock = MockServer::start();
+    let mut models: serde_json::Value =
+        serde_json::from_str(&crate::support::models_json_for(API, mock.port())).unwrap();
+    models["providers"]["mock"]["models"] =
+        serde_json::json!([{"id": "mock-model"}, {"id": "mock-two"}]);
+    let out = PiCommand::for_mock(API, &mock)
+        .write_agent_file("models.json", &models.to_string())
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"1","type":"cycle_model"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+            r#"{"id":"2","type":"cycle_model"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let r = responses(&all);
+    let by_id = |id: &str| *r.iter().find(|v| v["id"] == id).unwrap();
+    let first = &by_id("1")["data"];
+    assert_eq!(first["model"]["id"], "mock-two", "{}", out.stdout);
+    assert_eq!(first["isScoped"], false);
+    assert!(first["thinkingLevel"].is_string());
+    assert_eq!(by_id("s")["data"]["model"]["id"], "mock-two");
+    assert_eq!(by_id("2")["data"]["model"]["id"], "mock-model");
+}
+
+fn bash_keeps_the_tail_of_long_output_and_points_to_the_full_file() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"b","type":"bash","command":"seq 1 3000"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let data = &responses(&all)[0]["data"];
+    assert_eq!(data["truncated"], true, "{}", out.stdout);
+    assert_eq!(data["exitCode"], 0);
+    let output = data["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("1002\n") && output.ends_with("3000\n"),
+        "{output:.40}"
+    );
+    let path = data["fullOutputPath"].as_str().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert!(full.starts_with("1\n2\n"));
+    let _ = std::fs::remove_file(path);
+}

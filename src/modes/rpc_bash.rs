@@ -1,0 +1,292 @@
+//! RPC `bash`, `abort_bash` and `cycle_model`. A `bash` command runs on its own thread so the
+//! server keeps reading stdin and `abort_bash` can stop it; its response is written when it
+//! ends. Lines other than `abort_bash` that arrive meanwhile wait and are handled in order
+//! afterwards, so a client that pipes `bash` then `prompt` gets the command's output into the
+//! prompt's context. The result becomes a `bashExecution` message (no event): appended to the
+//! session and the agent's messages at once when idle, or when the running prompt ends.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use crossbeam_channel::Receiver;
+use serde_json::{json, Map, Value};
+
+use super::{response, set_thinking, Out, RpcEnv, Server};
+use crate::ai::{now_ms, Abort, Extra};
+use crate::harness::AgentSession;
+use crate::session::entry::{AgentMessage, BashExecutionMessage};
+use crate::session::tree::to_llm_messages;
+use crate::tools::bash::{BashTool, UserRun};
+use crate::tools::truncate::{truncate_tail, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
+
+/// What a finished `bash` thread hands back: the request id, the command and its run.
+pub(super) type BashDone = (Option<Value>, String, Result<UserRun, String>);
+
+struct BashRun {
+    abort: Abort,
+    done: Receiver<BashDone>,
+}
+
+/// The server's bash state.
+pub(super) struct BashState {
+    run: Option<BashRun>,
+    /// Lines received while a command runs, handled once it ends.
+    deferred: VecDeque<String>,
+    /// Results that arrived while a prompt held the session.
+    pending: Vec<BashExecutionMessage>,
+    cwd: PathBuf,
+}
+
+impl BashState {
+    pub(super) fn new(cwd: PathBuf) -> Self {
+        BashState {
+            run: None,
+            deferred: VecDeque::new(),
+            pending: Vec::new(),
+            cwd,
+        }
+    }
+
+    /// The channel the main loop waits on for the running command, if any.
+    pub(super) fn done(&self) -> Option<Receiver<BashDone>> {
+        self.run.as_ref().map(|r| r.done.clone())
+    }
+}
+
+impl Server {
+    /// A line from stdin: handled now, or deferred while a command runs (`abort_bash` never is).
+    pub(super) fn on_line(&mut self, line: String) {
+        if self.bash.run.is_some() {
+            let is_abort = serde_json::from_str::<Value>(&line)
+                .ok()
+                .is_some_and(|v| v["type"] == "abort_bash");
+            if !is_abort {
+                self.bash.deferred.push_back(line);
+                return;
+            }
+        }
+        self.handle_line(&line);
+    }
+
+    pub(super) fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
+        let command = cmd["command"].as_str().unwrap_or("").to_string();
+        if let Some(s) = &self.idle {
+            self.bash.cwd = s.agent().cwd.clone();
+        }
+        let cwd = self.bash.cwd.clone();
+        let abort = Abort::new();
+        let (tx, done) = crossbeam_channel::bounded(1);
+        let flag = abort.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pi-rpc-bash".into())
+            .spawn(move || {
+                let run = BashTool::default().run_user(&command, &cwd, flag);
+                let _ = tx.send((id, command, run));
+            });
+        match spawned {
+            Ok(_) => self.bash.run = Some(BashRun { abort, done }),
+            Err(e) => self.out.line(&response(&None, "bash", Err(e.to_string()))),
+        }
+    }
+
+    pub(super) fn abort_bash(&mut self) {
+        if let Some(r) = &self.bash.run {
+            r.abort.abort();
+        }
+    }
+
+    /// The running command ended: record it, answer, then handle the lines that waited.
+    pub(super) fn bash_done(&mut self, done: Result<BashDone, crossbeam_channel::RecvError>) {
+        self.bash.run = None;
+        if let Ok((id, command, run)) = done {
+            let result = run.map(|run| {
+                let msg = bash_message(command, run);
+                let data = bash_result(&msg);
+                self.bash.pending.push(msg);
+                self.flush_bash();
+                data
+            });
+            self.out.line(&response(&id, "bash", result.map(Some)));
+        }
+        while self.bash.run.is_none() {
+            let Some(line) = self.bash.deferred.pop_front() else {
+                break;
+            };
+            self.handle_line(&line);
+        }
+    }
+
+    /// At stdin EOF: let running commands (and the lines behind them) finish.
+    pub(super) fn finish_bash(&mut self) {
+        while let Some(done) = self.bash.done() {
+            let r = done.recv();
+            self.bash_done(r);
+        }
+    }
+
+    /// Moves recorded results into the session and the agent's context, once idle.
+    pub(super) fn flush_bash(&mut self) {
+        let Some(s) = self.idle.as_mut() else {
+            return;
+        };
+        for msg in self.bash.pending.drain(..) {
+            record(s, msg);
+        }
+    }
+}
+
+fn record(s: &mut AgentSession, msg: BashExecutionMessage) {
+    let message = AgentMessage::BashExecution(msg);
+    s.agent_mut()
+        .messages
+        .extend(to_llm_messages(std::slice::from_ref(&message)));
+    if let Err(e) = s.session.append_message(message) {
+        s.write_errors.push(e.to_string());
+    }
+}
+
+fn bash_message(command: String, run: UserRun) -> BashExecutionMessage {
+    let clean = sanitize(&strip_ansi(&run.tail)).replace('\r', "");
+    let t = truncate_tail(&clean, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let truncated = t.truncated || run.dropped;
+    BashExecutionMessage {
+        command,
+        output: if truncated { t.content } else { clean },
+        exit_code: if run.cancelled {
+            None
+        } else {
+            run.exit_code.map(|c| Some(i64::from(c)))
+        },
+        cancelled: run.cancelled,
+        truncated,
+        full_output_path: run
+            .full_output_path
+            .map(|p| p.to_string_lossy().into_owned()),
+        timestamp: now_ms(),
+        exclude_from_context: None,
+        extra: Extra::new(),
+    }
+}
+
+/// pi's BashResult: `{output, exitCode?, cancelled, truncated, fullOutputPath?}`.
+fn bash_result(m: &BashExecutionMessage) -> Value {
+    let mut r = Map::new();
+    r.insert("output".into(), m.output.clone().into());
+    if let Some(Some(code)) = m.exit_code {
+        r.insert("exitCode".into(), code.into());
+    }
+    r.insert("cancelled".into(), m.cancelled.into());
+    r.insert("truncated".into(), m.truncated.into());
+    if let Some(p) = &m.full_output_path {
+        r.insert("fullOutputPath".into(), p.clone().into());
+    }
+    Value::Object(r)
+}
+
+/// Removes ANSI escape sequences (CSI, OSC, other two-character escapes), like `strip-ansi`.
+pub(crate) fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    skip_csi(&mut chars);
+                }
+                Some(']') => {
+                    chars.next();
+                    // OSC: up to BEL or ST (ESC \).
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || c == '\u{9c}' {
+                            break;
+                        }
+                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                Some(&n) if ('\u{20}'..='\u{7e}').contains(&n) => {
+                    chars.next();
+                    // ESC ( B and friends: an intermediate then a final character.
+                    if ('\u{20}'..='\u{2f}').contains(&n) {
+                        chars.next();
+                    }
+                }
+                _ => {}
+            },
+            '\u{9b}' => skip_csi(&mut chars),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('\u{40}'..='\u{7e}').contains(&c) {
+            break;
+        }
+    }
+}
+
+/// pi's `sanitizeBinaryOutput`: drops control characters other than tab, newline and carriage
+/// return, and the Unicode interlinear annotation characters.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .filter(|&c| {
+            matches!(c, '\t' | '\n' | '\r')
+                || !(c <= '\u{1f}' || ('\u{fff9}'..='\u{fffb}').contains(&c))
+        })
+        .collect()
+}
+
+/// `cycle_model`: the next available model after the current one (wrapping), set like
+/// `set_model`; `null` with fewer than two models.
+pub(super) fn cycle_model(
+    env: &mut RpcEnv,
+    s: &mut AgentSession,
+    out: &Out,
+) -> Result<Option<Value>, String> {
+    let models = (env.available_models)();
+    if models.len() < 2 {
+        return Ok(Some(Value::Null));
+    }
+    let current = &s.agent().model;
+    let index = models
+        .iter()
+        .position(|m| m.provider == current.provider && m.id == current.id)
+        .unwrap_or(0);
+    let next = models[(index + 1) % models.len()].clone();
+    let (key, headers) = (env.credentials)(&next)?;
+    let agent = s.agent_mut();
+    agent.options.api_key = key;
+    agent.options.headers = headers;
+    agent.model = next.clone();
+    env.has_model = true;
+    s.session
+        .append_model_change(&next.provider, &next.id)
+        .map_err(|e| e.to_string())?;
+    let level = s.agent().thinking;
+    set_thinking(s, level, out);
+    Ok(Some(json!({
+        "model": next,
+        "thinkingLevel": s.agent().thinking,
+        "isScoped": false,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sanitize, strip_ansi};
+
+    #[test]
+    fn strips_escapes_and_control_characters() {
+        assert_eq!(strip_ansi("\u{1b}[31mred\u{1b}[0m"), "red");
+        assert_eq!(strip_ansi("a\u{1b}]0;title\u{7}b"), "ab");
+        assert_eq!(strip_ansi("a\u{1b}]8;;http://x\u{1b}\\b"), "ab");
+        assert_eq!(strip_ansi("\u{1b}(Bok\u{1b}=x"), "okx");
+        assert_eq!(sanitize("a\u{0}b\tc\u{7}\r\n"), "ab\tc\r\n");
+    }
+}
