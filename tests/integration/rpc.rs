@@ -388,6 +388,7 @@ fn clone_without_entries_is_an_error_and_switch_to_a_new_path_starts_there() {
     );
 }
 
+#[test]
 fn bash_answers_with_clean_output_and_reaches_the_next_prompt() {
     let mock = MockServer::with_replies([Reply::text(API, "seen")]);
     let out = PiCommand::for_mock(API, &mock)
@@ -431,6 +432,7 @@ fn bash_answers_with_clean_output_and_reaches_the_next_prompt() {
     assert!(body.contains("Command exited with code 3"), "{body}");
 }
 
+#[test]
 fn abort_bash_cancels_a_running_command_quickly() {
     let mock = MockServer::start();
     let out = PiCommand::for_mock(API, &mock)
@@ -459,6 +461,7 @@ fn abort_bash_cancels_a_running_command_quickly() {
     assert!(r[b]["data"].get("exitCode").is_none(), "{}", r[b]);
 }
 
+#[test]
 fn cycle_model_moves_to_the_next_available_model_and_wraps() {
     let mock = MockServer::start();
     let mut models: serde_json::Value =
@@ -486,6 +489,7 @@ fn cycle_model_moves_to_the_next_available_model_and_wraps() {
     assert_eq!(by_id("2")["data"]["model"]["id"], "mock-model");
 }
 
+#[test]
 fn bash_keeps_the_tail_of_long_output_and_points_to_the_full_file() {
     let mock = MockServer::start();
     let out = PiCommand::for_mock(API, &mock)
