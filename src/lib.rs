@@ -4,6 +4,10 @@
 //! `ai` (LLM wire APIs, models) and `resources` (config files, auth) → `agent` (the run loop) →
 //! `harness` (retry, model selection, system prompt; mode-agnostic) → `modes` (print, json) →
 //! `cli` (flags, help, dispatch).
+//!
+//! Embedding: build an [`agent::Agent`] (model, tools, system prompt), wrap it in a
+//! [`harness::AgentSession`] (retry, compaction, session file), then `prompt` and react to
+//! [`agent::AgentEvent`]s; `examples/sdk.rs` is a complete, runnable program.
 
 pub mod agent;
 pub mod ai;
