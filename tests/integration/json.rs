@@ -68,6 +68,19 @@ fn json_mode_prints_header_then_events() {
         .map(|l| l["assistantMessageEvent"]["delta"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(deltas, text, "text_delta events carry the streamed text");
+    for update in lines.iter().filter(|l| l["type"] == "message_update") {
+        assert_eq!(
+            update["assistantMessageEvent"]["partial"]["role"],
+            "assistant"
+        );
+        assert_eq!(update["message"]["role"], "assistant");
+    }
+    let costs = &lines.last().unwrap()["messages"][1]["usage"]["cost"];
+    assert!(costs["total"].is_u64() || costs["total"].is_f64());
+    assert!(
+        !out.stdout.contains("\"total\":0.0"),
+        "numbers are written as JavaScript writes them"
+    );
     assert_eq!(lines.last().unwrap()["type"], "agent_end");
 }
 
