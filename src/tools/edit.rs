@@ -211,6 +211,11 @@ pub fn apply_edits<'a>(
             ));
         }
     }
+    // The text is unchanged exactly when every match is replaced by itself (no need to compare
+    // two copies of a large file).
+    let unchanged = matched
+        .iter()
+        .all(|&(at, len, i)| base[at..at + len] == edits[i].new_text);
     let mut new =
         String::with_capacity(base.len() + edits.iter().map(|e| e.new_text.len()).sum::<usize>());
     let mut changes = Vec::with_capacity(matched.len());
@@ -223,7 +228,7 @@ pub fn apply_edits<'a>(
         pos = at + len;
     }
     new.push_str(&base[pos..]);
-    if new == base {
+    if unchanged {
         return Err(if many {
             format!("No changes made to {path}. The replacements produced identical content.")
         } else {
@@ -317,8 +322,17 @@ impl Tool for EditTool {
             } else {
                 format!("{bom}{body}").into()
             };
-            write_atomic(&abs, out.as_bytes()).map_err(|e| node_error(&e, "open", &abs))?;
-            let (diff, first) = diff_changes(&applied.base, &applied.new, &applied.changes);
+            // The diff only reads the texts: compute it while the file is being written.
+            let (written, (diff, first)) = std::thread::scope(|scope| {
+                let diff =
+                    scope.spawn(|| diff_changes(&applied.base, &applied.new, &applied.changes));
+                let written = write_atomic(&abs, out.as_bytes());
+                (
+                    written,
+                    diff.join().unwrap_or_else(|_| (String::new(), None)),
+                )
+            });
+            written.map_err(|e| node_error(&e, "open", &abs))?;
             let mut details = json!({ "diff": diff });
             if let Some(line) = first {
                 details["firstChangedLine"] = json!(line);

@@ -42,7 +42,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
             f.set_permissions(m.permissions())?;
         }
         drop(f);
-        fs::rename(&tmp, &target)
+        // Keep the old file open across the rename so the kernel does not free its pages inside
+        // the rename call; closing it on a helper thread moves that cost off the caller's path
+        // (on exit the kernel closes it anyway, so nothing is left behind).
+        let old = fs::File::open(&target).ok();
+        fs::rename(&tmp, &target)?;
+        if let Some(old) = old {
+            // Detached on purpose: it only closes a file descriptor.
+            let _ = std::thread::Builder::new()
+                .name("pi-close-old".into())
+                .spawn(move || drop(old));
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
