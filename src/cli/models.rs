@@ -153,7 +153,7 @@ impl Models {
     }
 }
 
-/// No key anywhere: a model server on this machine, if one answers (issue: local first).
+/// No key anywhere: a model server on this machine, if one answers.
 fn local_server_model() -> Option<Chosen> {
     let model = crate::resources::local_server::detect()?;
     eprintln!(
