@@ -11,9 +11,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use serde_json::{json, Value};
 
-use super::search_util::{
-    count_arg, finish, relative_slash, required_str, resolve_to_cwd, str_arg, walker, ABORTED,
-};
+use super::search_util::{count_arg, finish, pattern_and_root, relative_slash, walker, ABORTED};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 1000;
@@ -52,14 +50,7 @@ impl Tool for FindTool {
     }
 
     fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
-        if ctx.abort.is_aborted() {
-            return Err(ABORTED.into());
-        }
-        let pattern = required_str(&args, "pattern")?;
-        let dir_arg = str_arg(&args, "path")
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let root = resolve_to_cwd(dir_arg, &ctx.cwd);
+        let (pattern, root) = pattern_and_root(&args, ctx)?;
         match std::fs::metadata(&root) {
             Err(_) => return Err(format!("Path not found: {}", root.display())),
             Ok(m) if !m.is_dir() => return Err(format!("Not a directory: {}", root.display())),

@@ -15,8 +15,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde_json::{json, Value};
 
 use super::search_util::{
-    bool_arg, count_arg, finish, relative_slash, required_str, resolve_to_cwd, str_arg, walker,
-    ABORTED,
+    bool_arg, count_arg, finish, pattern_and_root, relative_slash, str_arg, walker, ABORTED,
 };
 use super::truncate::{truncate_line, GREP_MAX_LINE_LENGTH};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
@@ -104,14 +103,7 @@ impl Tool for GrepTool {
     }
 
     fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
-        if ctx.abort.is_aborted() {
-            return Err(ABORTED.into());
-        }
-        let pattern = required_str(&args, "pattern")?;
-        let dir_arg = str_arg(&args, "path")
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let root = resolve_to_cwd(dir_arg, &ctx.cwd);
+        let (pattern, root) = pattern_and_root(&args, ctx)?;
         let is_dir = match std::fs::metadata(&root) {
             Ok(m) => m.is_dir(),
             Err(_) => return Err(format!("Path not found: {}", root.display())),

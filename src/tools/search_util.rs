@@ -46,6 +46,22 @@ pub fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
 
 pub use super::path::resolve_to_cwd;
 
+/// The `pattern` and the absolute search root (`path`, default the working directory) every
+/// search tool starts from; refuses to start once aborted.
+pub fn pattern_and_root<'a>(
+    args: &'a Value,
+    ctx: &crate::agent::tool::ToolContext,
+) -> Result<(&'a str, std::path::PathBuf), String> {
+    if ctx.abort.is_aborted() {
+        return Err(ABORTED.into());
+    }
+    let pattern = required_str(args, "pattern")?;
+    let dir_arg = str_arg(args, "path")
+        .filter(|p| !p.is_empty())
+        .unwrap_or(".");
+    Ok((pattern, resolve_to_cwd(dir_arg, &ctx.cwd)))
+}
+
 /// `path` relative to `root` with `/` separators, or `None` when it is not below `root`.
 pub fn relative_slash(path: &Path, root: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
