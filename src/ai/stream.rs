@@ -67,6 +67,19 @@ impl StreamWriter {
         let _ = self.tx.send(ev);
     }
 
+    /// POSTs a provider request. On failure the server's `Retry-After` is kept for the retry
+    /// policy, so every provider reports it the same way.
+    pub fn post_json(
+        &mut self,
+        url: &str,
+        headers: &[(String, String)],
+        body: &serde_json::Value,
+    ) -> Result<super::http::Body, super::http::HttpError> {
+        super::http::post_json(url, headers, &body.to_string()).inspect_err(|e| {
+            self.retry_after_ms = e.retry_after_ms;
+        })
+    }
+
     pub fn start(&mut self) {
         self.send(AssistantEvent::Start {
             partial: self.partial.clone(),

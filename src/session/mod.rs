@@ -20,15 +20,8 @@ pub use entry::{AgentMessage, Entry, SessionHeader};
 pub use store::SessionWriter;
 pub use tree::{build_context, to_llm_messages, SessionContext, Tree};
 
-use serde_json::Value;
-
 /// pi's current session file format version.
 pub const CURRENT_VERSION: u64 = 3;
-
-/// The header object that starts a session file (and `--mode json` output).
-pub fn header(id: &str, timestamp: &str, cwd: &str) -> Value {
-    serde_json::to_value(SessionHeader::new(id, timestamp, cwd, None)).unwrap_or(Value::Null)
-}
 
 #[cfg(test)]
 #[path = "tests/compaction.rs"]

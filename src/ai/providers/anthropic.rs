@@ -8,7 +8,6 @@ use std::io::Read;
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
-use crate::ai::http;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
@@ -51,10 +50,7 @@ pub fn stream(
     let cost = model.cost;
     let oauth_tools = is_oauth_token(&options.api_key).then(|| context.tools.clone());
     spawn_stream(model, abort, move |w| {
-        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
-            w.retry_after_ms = e.retry_after_ms;
-            e.message
-        })?;
+        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
         parse_stream_with(resp, w, &cost, oauth_tools.as_deref())
     })
 }

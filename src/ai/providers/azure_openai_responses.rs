@@ -11,7 +11,6 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use super::openai_responses;
-use crate::ai::http;
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
 
@@ -273,10 +272,7 @@ fn stream_with(
     let request = build_request_with(model, context, options, env);
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
-        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
-            w.retry_after_ms = e.retry_after_ms;
-            e.message
-        })?;
+        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
         openai_responses::parse_stream(resp, w)
     })
 }

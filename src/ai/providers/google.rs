@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
-use crate::ai::http;
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -30,10 +29,7 @@ pub fn stream(
     let (url, headers, body) = build_request(model, context, options);
     let cost = model.cost;
     spawn_stream(model, abort, move |w| {
-        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
-            w.retry_after_ms = e.retry_after_ms;
-            e.message
-        })?;
+        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
         parse_stream_with(resp, w, &cost)
     })
 }

@@ -10,7 +10,6 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
-use crate::ai::http;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
@@ -28,10 +27,7 @@ pub fn stream(
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
     spawn_stream(model, abort, move |w| {
-        let resp = http::post_json(&url, &headers, &body.to_string()).map_err(|e| {
-            w.retry_after_ms = e.retry_after_ms;
-            e.message
-        })?;
+        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
         parse_stream(resp, w)
     })
 }

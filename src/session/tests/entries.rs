@@ -116,7 +116,13 @@ fn u2028_inside_strings_round_trips() {
 
 #[test]
 fn header_helper_matches_pi_shape() {
-    let h = header("id1", "2026-01-01T00:00:00.000Z", "/w");
+    let h = serde_json::to_value(SessionHeader::new(
+        "id1",
+        "2026-01-01T00:00:00.000Z",
+        "/w",
+        None,
+    ))
+    .unwrap();
     assert_eq!(
         h,
         json!({"type":"session","version":3,"id":"id1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})
