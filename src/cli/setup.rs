@@ -45,11 +45,8 @@ pub struct Prepared {
 
 fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, String> {
     if let Some(search) = &args.list_models {
-        let (_, settings_warnings, models) = load_config(&args)?;
-        for w in settings_warnings {
-            eprintln!("Warning: {w}");
-        }
-        let _ = write!(info, "{}", models.list(search.as_deref()));
+        let config = load_config(&args)?;
+        let _ = write!(info, "{}", config.models.list(search.as_deref()));
         return Ok(0);
     }
     let cwd = std::env::current_dir()
@@ -131,17 +128,36 @@ pub fn run_rpc(args: Args) -> i32 {
     )
 }
 
-/// Trust decision, settings and the model registry: what even `--list-models` needs.
-fn load_config(
-    args: &Args,
-) -> Result<(trust::ProjectScope, Vec<String>, super::models::Models), String> {
+/// Trust decision, settings and the model registry: what every run needs, `--list-models`
+/// included. Warnings are printed as they are found.
+struct Config {
+    cwd: std::path::PathBuf,
+    agent_dir: std::path::PathBuf,
+    choice: TrustChoice,
+    scope: trust::ProjectScope,
+    settings: Settings,
+    models: super::models::Models,
+}
+
+fn load_config(args: &Args) -> Result<Config, String> {
     let cwd = std::env::current_dir()
         .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
     let agent_dir = crate::resources::agent_dir();
-    let (scope, mut warnings) = trust::resolve(&agent_dir, &cwd, trust_choice(args));
+    let choice = trust_choice(args);
+    let (scope, trust_warnings) = trust::resolve(&agent_dir, &cwd, choice);
     let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
-    warnings.extend(settings.warnings.iter().cloned());
-    Ok((scope, warnings, super::models::load(&agent_dir)))
+    for w in trust_warnings.iter().chain(&settings.warnings) {
+        eprintln!("Warning: {w}");
+    }
+    let models = super::models::load(&agent_dir);
+    Ok(Config {
+        cwd,
+        agent_dir,
+        choice,
+        scope,
+        settings,
+        models,
+    })
 }
 
 fn trust_choice(args: &Args) -> TrustChoice {
@@ -157,19 +173,14 @@ fn trust_choice(args: &Args) -> TrustChoice {
 /// Builds the session core for a run. With `allow_no_model` (RPC), a missing model or key
 /// is not fatal: the session starts on a placeholder and prompts fail their preflight.
 pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
-    let agent_dir = crate::resources::agent_dir();
-    let choice = trust_choice(args);
-    let (scope, trust_warnings) = trust::resolve(&agent_dir, &cwd, choice);
-    for w in &trust_warnings {
-        eprintln!("Warning: {w}");
-    }
-    let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
-    for w in &settings.warnings {
-        eprintln!("Warning: {w}");
-    }
-    let mut models = super::models::load(&agent_dir);
+    let Config {
+        cwd,
+        agent_dir,
+        choice,
+        scope,
+        settings,
+        mut models,
+    } = load_config(args)?;
     let cwd_str = cwd.to_string_lossy().into_owned();
     let (mut session, session_warnings) =
         super::sessions::select(args, &settings, &agent_dir, &cwd_str)?;
