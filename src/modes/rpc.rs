@@ -208,10 +208,14 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
 impl Server {
     fn reap(&mut self) {
         if let Some(r) = self.running.take() {
-            let session = r
-                .handle
-                .join()
-                .unwrap_or_else(|_| panic!("rpc worker died"));
+            let Ok(session) = r.handle.join() else {
+                // The run's thread died; the session file keeps every entry written so far,
+                // but there is no session left to serve.
+                eprintln!(
+                    "Error: the agent run failed unexpectedly; restart pi to continue the session."
+                );
+                std::process::exit(1);
+            };
             r.abort.reset();
             self.idle = Some(session);
             self.flush_bash();
