@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cli;
 mod compaction;
 mod errors;
 mod export;
