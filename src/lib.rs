@@ -17,6 +17,7 @@ pub mod modes;
 pub mod resources;
 pub mod session;
 pub mod tools;
+pub mod tui;
 
 /// The version we are a drop-in for; printed by `pi --version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
