@@ -9,7 +9,7 @@ use crate::ai::catalog::env_key_vars;
 use crate::ai::{Model, ThinkingLevel};
 use crate::resources::list_models::{list_models_table, list_models_warning};
 use crate::resources::model_registry::ModelRegistry;
-use crate::resources::model_resolve::clamp_thinking;
+use crate::resources::model_resolve::{clamp_thinking, ScopeEntry};
 use crate::resources::settings::Settings;
 
 pub struct Chosen {
@@ -78,13 +78,25 @@ impl Models {
         list_models_table(&self.registry, search)
     }
 
+    /// The `--models` (or `enabledModels`) scope among models with credentials; warnings
+    /// are printed.
+    pub fn scope(&self, patterns: &[String]) -> Vec<ScopeEntry> {
+        let (scope, warnings) = self.registry.resolve_model_scope(patterns);
+        for w in warnings {
+            eprintln!("Warning: {w}");
+        }
+        scope
+    }
+
     /// Picks the model and resolves its credentials. `Err` is the full message for stderr.
-    /// `resumed` is the model and thinking level a resumed session last used.
+    /// `resumed` is the model and thinking level a resumed session last used; `scope` the
+    /// `--models` scope, which picks the model of a session that has no messages yet.
     pub fn choose(
         &mut self,
         args: &Args,
         settings: &Settings,
         resumed: (Option<&(String, String)>, Option<&str>),
+        scope: Option<&[ScopeEntry]>,
     ) -> Result<Chosen, String> {
         if let Some(e) = self.registry.load_error() {
             return Err(format!("Error: {e}"));
@@ -99,6 +111,14 @@ impl Models {
                     eprintln!("Warning: {w}");
                 }
                 (r.model, r.thinking)
+            }
+            None if scope.is_some_and(|s| !s.is_empty()) => {
+                let scope = scope.expect("checked above");
+                let saved = settings.default_provider().zip(settings.default_model());
+                let pick = saved
+                    .and_then(|(p, id)| scope.iter().find(|(m, _)| m.provider == p && m.id == id))
+                    .unwrap_or(&scope[0]);
+                pick.clone()
             }
             None if resumed.0.is_some_and(|(p, id)| self.usable(p, id)) => {
                 let (p, id) = resumed.0.expect("checked above");

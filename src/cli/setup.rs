@@ -189,7 +189,22 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     }
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
-    let (chosen, has_model) = match models.choose(args, &settings, resumed) {
+    let patterns = if args.models.is_empty() {
+        settings.string_list("enabledModels")
+    } else {
+        args.models.clone()
+    };
+    let model_scope = if patterns.is_empty() {
+        Vec::new()
+    } else {
+        models.scope(&patterns)
+    };
+    // pi lets the scope pick the model only for a session without messages.
+    let scope_for_start = context
+        .messages
+        .is_empty()
+        .then_some(model_scope.as_slice());
+    let (chosen, has_model) = match models.choose(args, &settings, resumed, scope_for_start) {
         Ok(c) => (c, true),
         Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
         Err(e) => return Err(e),
@@ -231,6 +246,17 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     agent.thinking = chosen.thinking;
     agent.tools = tools;
     agent.cwd = cwd.clone();
+    for (queue, key) in [
+        (&agent.steering, "steeringMode"),
+        (&agent.follow_up, "followUpMode"),
+    ] {
+        if let Some(mode) = settings
+            .str(&[key])
+            .and_then(crate::agent::QueueMode::parse)
+        {
+            queue.set_mode(mode);
+        }
+    }
     agent.messages = session::to_llm_messages(&context.messages);
     if has_model {
         record_model_and_thinking(&mut session, &context, &agent)
@@ -239,6 +265,11 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     let header = serde_json::to_value(session.header()).unwrap_or_default();
     let mut session = AgentSession::with_session(agent, settings.retry(), Abort::new(), session);
     session.compaction = settings.compaction();
+    session.scoped_models = model_scope
+        .into_iter()
+        .map(|(model, thinking)| crate::harness::model_control::ScopedModel { model, thinking })
+        .collect();
+    session.settings = settings;
     Ok(Prepared {
         session,
         models,

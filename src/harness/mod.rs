@@ -4,6 +4,7 @@
 //! terminals or output formats; modes subscribe to its events.
 
 pub mod compaction;
+pub mod model_control;
 pub mod retry;
 pub mod system_prompt;
 pub mod tools;
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{Agent, AgentEvent, CompactionReason, Run};
 use crate::ai::overflow::is_context_overflow;
 use crate::ai::{Abort, AssistantMessage, Message, StopReason};
-use crate::resources::settings::{CompactionSettings, RetrySettings};
+use crate::resources::settings::{CompactionSettings, RetrySettings, Settings};
 use crate::session::compaction::{
     calculate_context_tokens, estimate_llm_context_tokens, should_compact,
 };
@@ -33,8 +34,13 @@ pub struct AgentSession {
     pub abort: Abort,
     /// Where finished messages are appended (in memory for `--no-session`).
     pub session: SessionWriter,
-    /// Session writes that failed (disk full, permissions), for the mode to report.
+    /// Session or settings writes that failed (disk full, permissions), for the mode to
+    /// report.
     pub write_errors: Vec<String>,
+    /// Settings, where model and mode changes are remembered (in memory unless loaded).
+    pub settings: Settings,
+    /// The `--models` / `enabledModels` scope that model cycling goes through.
+    pub scoped_models: Vec<model_control::ScopedModel>,
 }
 
 impl AgentSession {
@@ -57,6 +63,8 @@ impl AgentSession {
             abort,
             session,
             write_errors: Vec::new(),
+            settings: Settings::default(),
+            scoped_models: Vec::new(),
         }
     }
 

@@ -18,7 +18,6 @@ use crate::ai::{
 };
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
-use crate::resources::model_resolve::clamp_thinking;
 use crate::session::json::to_js_string;
 use crate::session::{export_html, ops};
 
@@ -26,8 +25,7 @@ use super::rpc_session;
 #[path = "rpc_bash.rs"]
 mod bash;
 
-/// An API key and the extra headers for one model.
-pub type Credentials = (String, Vec<(String, String)>);
+pub use crate::harness::model_control::Credentials;
 /// Looks up the credentials of a model, or says why there are none.
 pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
 
@@ -333,42 +331,28 @@ impl Server {
                 set_thinking(s, level, &self.out);
                 Ok(None)
             }
-            "cycle_thinking_level" => {
-                let model = s.agent().model.clone();
-                if !model.reasoning {
-                    return Ok(Some(Value::Null));
+            "cycle_thinking_level" => match s.cycle_thinking_level() {
+                Some(level) => {
+                    self.out
+                        .line(&json!({"type": "thinking_level_changed", "level": level}));
+                    Ok(Some(json!({"level": level})))
                 }
-                let levels: Vec<ThinkingLevel> =
-                    crate::resources::model_resolve::supported_thinking_levels(&model);
-                let cur = s.agent().thinking;
-                let next = levels
-                    .iter()
-                    .position(|l| *l == cur)
-                    .map(|i| levels[(i + 1) % levels.len()]);
-                let next = next.unwrap_or(ThinkingLevel::Off);
-                set_thinking(s, next, &self.out);
-                Ok(Some(json!({"level": next})))
-            }
+                None => Ok(Some(Value::Null)),
+            },
             "set_steering_mode" | "set_follow_up_mode" => {
                 let mode = cmd["mode"]
                     .as_str()
                     .and_then(QueueMode::parse)
                     .ok_or("Invalid mode")?;
-                let agent = s.agent();
-                if kind == "set_steering_mode" {
-                    &agent.steering
-                } else {
-                    &agent.follow_up
-                }
-                .set_mode(mode);
+                s.set_queue_mode(kind == "set_steering_mode", mode);
                 Ok(None)
             }
             "set_auto_retry" => {
-                s.retry.enabled = cmd["enabled"].as_bool().unwrap_or(true);
+                s.set_auto_retry(cmd["enabled"].as_bool().unwrap_or(true));
                 Ok(None)
             }
             "set_auto_compaction" => {
-                s.compaction.enabled = cmd["enabled"].as_bool().unwrap_or(true);
+                s.set_auto_compaction(cmd["enabled"].as_bool().unwrap_or(true));
                 Ok(None)
             }
             "get_session_stats" => {
@@ -399,17 +383,10 @@ impl Server {
                     .into_iter()
                     .find(|m| m.provider == provider && m.id == id)
                     .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
-                let (key, headers) = (self.env.credentials)(&model)?;
-                let agent = s.agent_mut();
-                agent.options.api_key = key;
-                agent.options.headers = headers;
-                agent.model = model.clone();
-                let level = clamp_thinking(&model, agent.thinking);
-                agent.thinking = level;
+                let credentials = (self.env.credentials)(&model)?;
+                let changed = s.set_model(model.clone(), credentials)?;
                 self.env.has_model = true;
-                s.session
-                    .append_model_change(&model.provider, &model.id)
-                    .map_err(|e| e.to_string())?;
+                announce_thinking(changed, &self.out);
                 Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
             }
             "export_html" => {
@@ -428,7 +405,20 @@ impl Server {
             "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
             "fork" => rpc_session::fork(s, &mut self.env, cmd),
             "clone" => rpc_session::clone(s, &mut self.env, cmd),
-            "cycle_model" => bash::cycle_model(&mut self.env, s, &self.out),
+            "cycle_model" => {
+                let available = (self.env.available_models)();
+                let before = s.agent().thinking;
+                let credentials = &self.env.credentials;
+                match s.cycle_model(true, &available, &|m| credentials(m))? {
+                    None => Ok(Some(Value::Null)),
+                    Some(c) => {
+                        self.env.has_model = true;
+                        announce_thinking((c.thinking != before).then_some(c.thinking), &self.out);
+                        Ok(Some(json!({"model": c.model, "thinkingLevel": c.thinking,
+                            "isScoped": c.scoped})))
+                    }
+                }
+            }
             other => Err(format!("{other} is not available in this build yet")),
         }
     }
@@ -598,12 +588,11 @@ impl Server {
 }
 
 fn set_thinking(s: &mut AgentSession, level: ThinkingLevel, out: &Out) {
-    let model = s.agent().model.clone();
-    let level = clamp_thinking(&model, level);
-    let changed = s.agent().thinking != level;
-    s.agent_mut().thinking = level;
-    if changed {
-        let _ = s.session.append_thinking_level_change(level.as_str());
+    announce_thinking(s.set_thinking_level(level), out);
+}
+
+fn announce_thinking(changed: Option<ThinkingLevel>, out: &Out) {
+    if let Some(level) = changed {
         out.line(&json!({"type": "thinking_level_changed", "level": level}));
     }
 }

@@ -1,4 +1,4 @@
-//! RPC `bash`, `abort_bash` and `cycle_model`. A `bash` command runs on its own thread so the
+//! RPC `bash` and `abort_bash`. A `bash` command runs on its own thread so the
 //! server keeps reading stdin and `abort_bash` can stop it; its response is written when it
 //! ends. Lines other than `abort_bash` that arrive meanwhile wait and are handled in order
 //! afterwards, so a client that pipes `bash` then `prompt` gets the command's output into the
@@ -9,9 +9,9 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crossbeam_channel::Receiver;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::{response, set_thinking, Out, RpcEnv, Server};
+use super::{response, Server};
 use crate::ai::{now_ms, Abort, Extra};
 use crate::harness::AgentSession;
 use crate::session::entry::{AgentMessage, BashExecutionMessage};
@@ -240,41 +240,6 @@ fn sanitize(s: &str) -> String {
                 || !(c <= '\u{1f}' || ('\u{fff9}'..='\u{fffb}').contains(&c))
         })
         .collect()
-}
-
-/// `cycle_model`: the next available model after the current one (wrapping), set like
-/// `set_model`; `null` with fewer than two models.
-pub(super) fn cycle_model(
-    env: &mut RpcEnv,
-    s: &mut AgentSession,
-    out: &Out,
-) -> Result<Option<Value>, String> {
-    let models = (env.available_models)();
-    if models.len() < 2 {
-        return Ok(Some(Value::Null));
-    }
-    let current = &s.agent().model;
-    let index = models
-        .iter()
-        .position(|m| m.provider == current.provider && m.id == current.id)
-        .unwrap_or(0);
-    let next = models[(index + 1) % models.len()].clone();
-    let (key, headers) = (env.credentials)(&next)?;
-    let agent = s.agent_mut();
-    agent.options.api_key = key;
-    agent.options.headers = headers;
-    agent.model = next.clone();
-    env.has_model = true;
-    s.session
-        .append_model_change(&next.provider, &next.id)
-        .map_err(|e| e.to_string())?;
-    let level = s.agent().thinking;
-    set_thinking(s, level, out);
-    Ok(Some(json!({
-        "model": next,
-        "thinkingLevel": s.agent().thinking,
-        "isScoped": false,
-    })))
 }
 
 #[cfg(test)]

@@ -121,6 +121,16 @@ type PatternMatch<'a> = (
 
 /// pi's `parseModelPattern` in strict (CLI) mode: an invalid `:suffix` never matches.
 fn parse_pattern<'a>(pattern: &str, models: &[&'a ModelEntry]) -> PatternMatch<'a> {
+    parse_pattern_with(pattern, models, true)
+}
+
+/// `parseModelPattern`; without `strict` (model scopes) an invalid `:suffix` is dropped with
+/// a warning instead of failing the match.
+fn parse_pattern_with<'a>(
+    pattern: &str,
+    models: &[&'a ModelEntry],
+    strict: bool,
+) -> PatternMatch<'a> {
     if let Some(m) = try_match(pattern, models) {
         return (Some(m), None, None);
     }
@@ -130,7 +140,7 @@ fn parse_pattern<'a>(pattern: &str, models: &[&'a ModelEntry]) -> PatternMatch<'
     let (prefix, suffix) = (&pattern[..colon], &pattern[colon + 1..]);
     match ThinkingLevel::parse(suffix) {
         Some(level) => {
-            let (m, _, warning) = parse_pattern(prefix, models);
+            let (m, _, warning) = parse_pattern_with(prefix, models, strict);
             match m {
                 Some(m) => {
                     let thinking = if warning.is_some() { None } else { Some(level) };
@@ -139,7 +149,80 @@ fn parse_pattern<'a>(pattern: &str, models: &[&'a ModelEntry]) -> PatternMatch<'
                 None => (None, None, warning),
             }
         }
-        None => (None, None, None),
+        None if strict => (None, None, None),
+        None => match parse_pattern_with(prefix, models, strict) {
+            (Some(m), _, _) => (
+                Some(m),
+                None,
+                Some(format!(
+                    "Invalid thinking level \"{suffix}\" in pattern \"{pattern}\". Using default instead."
+                )),
+            ),
+            other => other,
+        },
+    }
+}
+
+/// A model in a `--models` scope and the thinking level its pattern named.
+pub type ScopeEntry = (Model, Option<ThinkingLevel>);
+
+impl ModelRegistry {
+    /// pi's `resolveModelScope`: each pattern (a glob over `provider/id` or the bare id, or a
+    /// fuzzy pattern as for `--model`, optionally with `:level`) adds its matches among the
+    /// models that have credentials, without duplicates. Returns the scope and the warnings
+    /// for patterns that matched nothing.
+    pub fn resolve_model_scope(&self, patterns: &[String]) -> (Vec<ScopeEntry>, Vec<String>) {
+        let available = self.available_entries();
+        let mut scope: Vec<ScopeEntry> = Vec::new();
+        let mut warnings = Vec::new();
+        let add = |scope: &mut Vec<ScopeEntry>, m: &ModelEntry, level| {
+            if !scope
+                .iter()
+                .any(|(s, _)| s.provider == m.provider() && s.id == m.id())
+            {
+                scope.push((m.to_model(), level));
+            }
+        };
+        for pattern in patterns {
+            if pattern.contains(['*', '?', '[']) {
+                let (glob, level) = match pattern.rsplit_once(':') {
+                    Some((g, l)) if ThinkingLevel::parse(l).is_some() => {
+                        (g, ThinkingLevel::parse(l))
+                    }
+                    _ => (pattern.as_str(), None),
+                };
+                let Ok(matcher) = globset::GlobBuilder::new(glob)
+                    .case_insensitive(true)
+                    .literal_separator(true)
+                    .build()
+                    .map(|g| g.compile_matcher())
+                else {
+                    warnings.push(format!("No models match pattern \"{pattern}\""));
+                    continue;
+                };
+                let hits: Vec<&&ModelEntry> = available
+                    .iter()
+                    .filter(|m| {
+                        matcher.is_match(format!("{}/{}", m.provider(), m.id()))
+                            || matcher.is_match(m.id())
+                    })
+                    .collect();
+                if hits.is_empty() {
+                    warnings.push(format!("No models match pattern \"{pattern}\""));
+                }
+                for m in hits {
+                    add(&mut scope, m, level);
+                }
+                continue;
+            }
+            let (found, level, warning) = parse_pattern_with(pattern, &available, false);
+            warnings.extend(warning);
+            match found {
+                Some(m) => add(&mut scope, m, level),
+                None => warnings.push(format!("No models match pattern \"{pattern}\"")),
+            }
+        }
+        (scope, warnings)
     }
 }
 
@@ -330,6 +413,54 @@ mod tests {
 
     fn reg() -> ModelRegistry {
         ModelRegistry::new(AuthStorage::in_memory(Map::new()), None)
+    }
+
+    #[test]
+    fn model_scope_globs_fuzzy_patterns_and_levels() {
+        let mut keys = Map::new();
+        for p in ["anthropic", "openai"] {
+            keys.insert(p.into(), json!({"type": "api_key", "key": "k"}));
+        }
+        let r = ModelRegistry::new(AuthStorage::in_memory(keys), None);
+        let patterns: Vec<String> = [
+            "anthropic/*sonnet-4*:high",
+            "*sonnet-4-5*",
+            "gpt-4o:bogus",
+            "google/*",
+            "nothing-like-this",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (scope, warnings) = r.resolve_model_scope(&patterns);
+        assert!(scope.len() >= 2, "{scope:?}");
+        assert!(
+            scope.iter().all(|(m, _)| m.provider != "google"),
+            "google has no key"
+        );
+        let sonnet: Vec<_> = scope
+            .iter()
+            .filter(|(m, _)| m.id.contains("sonnet-4"))
+            .collect();
+        assert!(!sonnet.is_empty());
+        // The first pattern claimed them with its level; the second adds no duplicates.
+        assert!(sonnet.iter().all(|(_, l)| *l == Some(ThinkingLevel::High)));
+        let ids: Vec<_> = scope
+            .iter()
+            .map(|(m, _)| format!("{}/{}", m.provider, m.id))
+            .collect();
+        let mut dedup = ids.clone();
+        dedup.dedup();
+        assert_eq!(ids.len(), dedup.len());
+        assert!(scope.iter().any(|(m, l)| m.id == "gpt-4o" && l.is_none()));
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("Invalid thinking level \"bogus\"")),
+            "{warnings:?}"
+        );
+        assert!(warnings.contains(&"No models match pattern \"google/*\"".to_string()));
+        assert!(warnings.contains(&"No models match pattern \"nothing-like-this\"".to_string()));
     }
 
     fn ok(r: &ModelRegistry, p: Option<&str>, pat: &str) -> Resolved {

@@ -1,10 +1,17 @@
 //! `settings.json`: the global file in the agent dir and the project file `.pi/settings.json`,
 //! merged as pi merges them (project wins per top-level key; plain objects merged one level).
 //! A malformed file is reported as a warning and ignored — settings never stop pi from running.
+//!
+//! Changes made while pi runs (default model, thinking level, queue modes, auto-retry and
+//! auto-compaction toggles) are written back to the global file the way pi writes them: under
+//! the file's lock, re-reading it first and changing only the keys set, so concurrent pi
+//! processes and hand edits survive. A global file that failed to parse is never overwritten.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use super::file_lock::FileLock;
 
 /// Agent-level retry policy (`retry.*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,6 +59,12 @@ pub struct Settings {
     /// The merged JSON, kept whole so keys we don't model yet are not lost.
     pub merged: Map<String, Value>,
     pub warnings: Vec<String>,
+    global: Map<String, Value>,
+    project: Map<String, Value>,
+    /// Where changes are written; `None` keeps them in memory (tests, embedders).
+    global_path: Option<PathBuf>,
+    /// The global file exists but could not be read: never overwrite it.
+    global_broken: bool,
 }
 
 impl Settings {
@@ -63,26 +76,96 @@ impl Settings {
     /// Like `load`; the project file is read only when `include_project` (a trusted folder).
     pub fn load_with(agent_dir: &Path, cwd: &Path, include_project: bool) -> Settings {
         let mut s = Settings::default();
-        let global = s.read_file(&agent_dir.join("settings.json"), "global");
-        let project = if include_project {
-            s.read_file(&cwd.join(".pi").join("settings.json"), "project")
-        } else {
-            Map::new()
+        let global_path = agent_dir.join("settings.json");
+        let warnings_before = s.warnings.len();
+        s.global = s.read_file(&global_path, "global");
+        s.global_broken = s.warnings.len() > warnings_before;
+        s.global_path = Some(global_path);
+        if include_project {
+            s.project = s.read_file(&cwd.join(".pi").join("settings.json"), "project");
+        }
+        s.remerge();
+        s
+    }
+
+    /// Settings from JSON values, kept in memory only.
+    pub fn in_memory(global: Map<String, Value>) -> Settings {
+        let mut s = Settings {
+            global,
+            ..Settings::default()
         };
-        s.merged = global;
-        for (k, v) in project {
-            match (s.merged.get_mut(&k), v) {
+        s.remerge();
+        s
+    }
+
+    fn remerge(&mut self) {
+        self.merged = self.global.clone();
+        for (k, v) in &self.project {
+            match (self.merged.get_mut(k), v) {
                 (Some(Value::Object(base)), Value::Object(over)) => {
                     for (ik, iv) in over {
-                        base.insert(ik, iv);
+                        base.insert(ik.clone(), iv.clone());
                     }
                 }
                 (_, v) => {
-                    s.merged.insert(k, v);
+                    self.merged.insert(k.clone(), v.clone());
                 }
             }
         }
-        s
+    }
+
+    /// Sets a top-level key in the global settings and writes it to disk.
+    pub fn set_global(&mut self, key: &str, value: Value) -> Result<(), String> {
+        self.global.insert(key.to_string(), value.clone());
+        self.remerge();
+        self.persist(|file| {
+            file.insert(key.to_string(), value);
+        })
+    }
+
+    /// Sets `key.nested` in the global settings (keeping the object's other keys) and
+    /// writes it to disk.
+    pub fn set_global_nested(
+        &mut self,
+        key: &str,
+        nested: &str,
+        value: Value,
+    ) -> Result<(), String> {
+        set_nested(&mut self.global, key, nested, value.clone());
+        self.remerge();
+        self.persist(|file| set_nested(file, key, nested, value))
+    }
+
+    /// Re-reads the global file under its lock, applies `change` and writes it back.
+    fn persist(&mut self, change: impl FnOnce(&mut Map<String, Value>)) -> Result<(), String> {
+        let Some(path) = self.global_path.clone() else {
+            return Ok(());
+        };
+        if self.global_broken {
+            return Err(format!(
+                "Not saving settings: {} could not be read; fix it and restart pi",
+                path.display()
+            ));
+        }
+        let fail = |e: &dyn std::fmt::Display| format!("Could not save {}: {e}", path.display());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        }
+        let _lock = FileLock::acquire_quick(&path).map_err(|e| fail(&e))?;
+        let mut file = match std::fs::read_to_string(&path) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+            Err(e) => return Err(fail(&e)),
+        };
+        change(&mut file);
+        let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| fail(&e))
     }
 
     fn read_file(&mut self, path: &PathBuf, scope: &str) -> Map<String, Value> {
@@ -168,6 +251,19 @@ impl Settings {
         }
     }
 
+    /// A setting holding an array of strings (non-strings skipped); empty when absent.
+    pub fn string_list(&self, key: &str) -> Vec<String> {
+        self.merged
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn default_provider(&self) -> Option<&str> {
         self.str(&["defaultProvider"])
     }
@@ -181,9 +277,71 @@ impl Settings {
     }
 }
 
+fn set_nested(map: &mut Map<String, Value>, key: &str, nested: &str, value: Value) {
+    let entry = map
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    if let Value::Object(obj) = entry {
+        obj.insert(nested.to_string(), value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_only_changed_keys_and_keeps_concurrent_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("agent");
+        let cwd = dir.path().join("proj");
+        std::fs::create_dir_all(&agent).unwrap();
+        let file = agent.join("settings.json");
+        std::fs::write(
+            &file,
+            r#"{"theme":"light","retry":{"maxRetries":7},"unknown":{"x":1}}"#,
+        )
+        .unwrap();
+        let mut s = Settings::load(&agent, &cwd);
+        // Another process edits the file after we loaded it.
+        std::fs::write(
+            &file,
+            r#"{"theme":"dark","retry":{"maxRetries":7},"unknown":{"x":1},"other":true}"#,
+        )
+        .unwrap();
+        s.set_global("defaultModel", "m1".into()).unwrap();
+        s.set_global_nested("retry", "enabled", false.into())
+            .unwrap();
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"theme": "dark", "retry": {"maxRetries": 7, "enabled": false},
+                "unknown": {"x": 1}, "other": true, "defaultModel": "m1"})
+        );
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .starts_with("{\n  \""));
+        assert_eq!(s.default_model(), Some("m1"));
+        assert!(!s.retry().enabled);
+        assert!(!agent.join("settings.json.lock").exists());
+    }
+
+    #[test]
+    fn never_overwrites_a_broken_global_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, "{broken").unwrap();
+        let mut s = Settings::load(dir.path(), dir.path());
+        let err = s.set_global("defaultModel", "m".into()).unwrap_err();
+        assert!(err.contains("could not be read"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
+        // The change still applies for this run.
+        assert_eq!(s.default_model(), Some("m"));
+    }
 
     #[test]
     fn project_overrides_global_one_level_deep() {

@@ -513,3 +513,102 @@ fn bash_keeps_the_tail_of_long_output_and_points_to_the_full_file() {
     assert!(full.starts_with("1\n2\n"));
     let _ = std::fs::remove_file(path);
 }
+
+fn three_models(mock: &MockServer) -> String {
+    let mut models: serde_json::Value =
+        serde_json::from_str(&crate::support::models_json_for(API, mock.port())).unwrap();
+    models["providers"]["mock"]["models"] = serde_json::json!([
+        {"id": "mock-model"},
+        {"id": "mock-two", "reasoning": true},
+        {"id": "mock-three", "reasoning": true}
+    ]);
+    models.to_string()
+}
+
+#[test]
+fn models_scope_picks_the_start_model_and_cycling_stays_inside_it() {
+    let mock = MockServer::start();
+    let out = PiCommand::new()
+        .write_agent_file("models.json", &three_models(&mock))
+        .args([
+            "--mode",
+            "rpc",
+            "--no-session",
+            "--models",
+            "mock/mock-t*:high,mock-three",
+        ])
+        .stdin(lines(&[
+            r#"{"id":"s","type":"get_state"}"#,
+            r#"{"id":"1","type":"cycle_model"}"#,
+            r#"{"id":"2","type":"cycle_model"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let r = responses(&all);
+    let by_id = |id: &str| *r.iter().find(|v| v["id"] == id).unwrap();
+    // The glob matches mock-two and mock-three (in catalog order), with thinking high.
+    assert_eq!(
+        by_id("s")["data"]["model"]["id"],
+        "mock-two",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(by_id("s")["data"]["thinkingLevel"], "high");
+    assert_eq!(by_id("1")["data"]["model"]["id"], "mock-three");
+    assert_eq!(by_id("1")["data"]["isScoped"], true);
+    assert_eq!(by_id("2")["data"]["model"]["id"], "mock-two");
+}
+
+#[test]
+fn model_and_mode_changes_are_remembered_in_global_settings() {
+    let mock = MockServer::start();
+    let cmd = PiCommand::new()
+        .write_agent_file("models.json", &three_models(&mock))
+        .write_agent_file(
+            "settings.json",
+            r#"{"theme": "light", "custom": {"keep": 1}}"#,
+        );
+    let out = cmd
+        .again()
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"1","type":"set_model","provider":"mock","modelId":"mock-three"}"#,
+            r#"{"id":"2","type":"set_thinking_level","level":"low"}"#,
+            r#"{"id":"3","type":"set_steering_mode","mode":"all"}"#,
+            r#"{"id":"4","type":"set_follow_up_mode","mode":"all"}"#,
+            r#"{"id":"5","type":"set_auto_retry","enabled":false}"#,
+            r#"{"id":"6","type":"set_auto_compaction","enabled":false}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert!(
+        responses(&all).iter().all(|r| r["success"] == true),
+        "{}",
+        out.stdout
+    );
+    let text = std::fs::read_to_string(cmd.agent_dir().join("settings.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        saved,
+        serde_json::json!({"theme": "light", "custom": {"keep": 1},
+            "defaultProvider": "mock", "defaultModel": "mock-three",
+            "defaultThinkingLevel": "low", "steeringMode": "all", "followUpMode": "all",
+            "retry": {"enabled": false}, "compaction": {"enabled": false}})
+    );
+    assert!(!cmd.agent_dir().join("settings.json.lock").exists());
+    // The next start picks the remembered model and modes up.
+    let out = cmd
+        .again()
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[r#"{"id":"s","type":"get_state"}"#]))
+        .run();
+    let all = out.json_lines();
+    let state = &responses(&all)[0]["data"];
+    assert_eq!(state["model"]["id"], "mock-three", "{}", out.stdout);
+    assert_eq!(state["thinkingLevel"], "low");
+    assert_eq!(state["steeringMode"], "all");
+    assert_eq!(state["followUpMode"], "all");
+    assert_eq!(state["autoCompactionEnabled"], false);
+}

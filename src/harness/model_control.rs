@@ -1,0 +1,212 @@
+//! Model and thinking-level management shared by every mode: switching and cycling models
+//! (the `--models` scope first, else every model with a key), thinking levels clamped to
+//! what the model supports, queue modes and the auto-retry/auto-compaction toggles — each
+//! recorded in the session and remembered in the global settings the way pi remembers them.
+
+use serde_json::Value;
+
+use super::AgentSession;
+use crate::agent::QueueMode;
+use crate::ai::{Model, ThinkingLevel};
+use crate::resources::model_resolve::{clamp_thinking, supported_thinking_levels};
+
+/// An API key and the extra headers for one model.
+pub type Credentials = (String, Vec<(String, String)>);
+
+/// A model in the `--models` / `enabledModels` scope, with the thinking level its pattern
+/// asked for (`None` keeps the session's level when cycling to it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedModel {
+    pub model: Model,
+    pub thinking: Option<ThinkingLevel>,
+}
+
+/// Where a cycle landed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCycle {
+    pub model: Model,
+    pub thinking: ThinkingLevel,
+    /// Whether the cycle went through the scoped models.
+    pub scoped: bool,
+}
+
+fn same_model(a: &Model, b: &Model) -> bool {
+    a.provider == b.provider && a.id == b.id
+}
+
+impl AgentSession {
+    fn note_settings_error(&mut self, result: Result<(), String>) {
+        if let Err(e) = result {
+            self.write_errors.push(e);
+        }
+    }
+
+    /// The level a model switch starts from: the scoped pattern's level, the current level
+    /// for a reasoning model, else the remembered default (pi's rule).
+    fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
+        if let Some(level) = explicit {
+            return level;
+        }
+        if self.agent().model.reasoning {
+            return self.agent().thinking;
+        }
+        self.settings
+            .default_thinking_level()
+            .and_then(ThinkingLevel::parse)
+            .unwrap_or(ThinkingLevel::Medium)
+    }
+
+    fn apply_model(
+        &mut self,
+        model: Model,
+        credentials: Credentials,
+        level: ThinkingLevel,
+    ) -> Result<Option<ThinkingLevel>, String> {
+        let agent = self.agent_mut();
+        agent.options.api_key = credentials.0;
+        agent.options.headers = credentials.1;
+        agent.model = model.clone();
+        self.session
+            .append_model_change(&model.provider, &model.id)
+            .map_err(|e| format!("Could not write session: {e}"))?;
+        let saved = self
+            .settings
+            .set_global("defaultProvider", model.provider.clone().into())
+            .and_then(|_| {
+                self.settings
+                    .set_global("defaultModel", model.id.clone().into())
+            });
+        self.note_settings_error(saved);
+        Ok(self.set_thinking_level(level))
+    }
+
+    /// Switches to `model` (whose credentials the caller resolved). Returns the new thinking
+    /// level when the switch changed it (clamped to what the model supports).
+    pub fn set_model(
+        &mut self,
+        model: Model,
+        credentials: Credentials,
+    ) -> Result<Option<ThinkingLevel>, String> {
+        let level = self.level_for_switch(None);
+        self.apply_model(model, credentials, level)
+    }
+
+    /// The next (or previous) model: through the scoped models that have credentials when a
+    /// scope is set, else through `available`. `None` when there is nothing to cycle to.
+    pub fn cycle_model(
+        &mut self,
+        forward: bool,
+        available: &[Model],
+        credentials: &dyn Fn(&Model) -> Result<Credentials, String>,
+    ) -> Result<Option<ModelCycle>, String> {
+        let candidates: Vec<ScopedModel> = if self.scoped_models.is_empty() {
+            available
+                .iter()
+                .map(|m| ScopedModel {
+                    model: m.clone(),
+                    thinking: None,
+                })
+                .collect()
+        } else {
+            self.scoped_models
+                .iter()
+                .filter(|s| credentials(&s.model).is_ok())
+                .cloned()
+                .collect()
+        };
+        if candidates.len() < 2 {
+            return Ok(None);
+        }
+        let current = &self.agent().model;
+        let index = candidates
+            .iter()
+            .position(|c| same_model(&c.model, current))
+            .unwrap_or(0);
+        let len = candidates.len();
+        let next = &candidates[if forward {
+            (index + 1) % len
+        } else {
+            (index + len - 1) % len
+        }];
+        let creds = credentials(&next.model)?;
+        let level = self.level_for_switch(next.thinking);
+        self.apply_model(next.model.clone(), creds, level)?;
+        Ok(Some(ModelCycle {
+            model: next.model.clone(),
+            thinking: self.agent().thinking,
+            scoped: !self.scoped_models.is_empty(),
+        }))
+    }
+
+    /// Sets the thinking level, clamped to the model. When it changes, the change is recorded
+    /// in the session and remembered as the default; returns the new level then.
+    pub fn set_thinking_level(&mut self, level: ThinkingLevel) -> Option<ThinkingLevel> {
+        let model = self.agent().model.clone();
+        let level = clamp_thinking(&model, level);
+        if self.agent().thinking == level {
+            return None;
+        }
+        self.agent_mut().thinking = level;
+        if let Err(e) = self.session.append_thinking_level_change(level.as_str()) {
+            self.write_errors
+                .push(format!("Could not write session: {e}"));
+        }
+        if model.reasoning || level != ThinkingLevel::Off {
+            let saved = self
+                .settings
+                .set_global("defaultThinkingLevel", level.as_str().into());
+            self.note_settings_error(saved);
+        }
+        Some(level)
+    }
+
+    /// The next level the model supports; `None` for a model without reasoning.
+    pub fn cycle_thinking_level(&mut self) -> Option<ThinkingLevel> {
+        let model = self.agent().model.clone();
+        if !model.reasoning {
+            return None;
+        }
+        let levels = supported_thinking_levels(&model);
+        let current = self.agent().thinking;
+        let next = levels
+            .iter()
+            .position(|l| *l == current)
+            .map(|i| levels[(i + 1) % levels.len()])
+            .unwrap_or(levels[0]);
+        self.set_thinking_level(next);
+        Some(next)
+    }
+
+    /// How queued steering (`steering == true`) or follow-up messages are delivered.
+    pub fn set_queue_mode(&mut self, steering: bool, mode: QueueMode) {
+        let agent = self.agent();
+        let (queue, key) = if steering {
+            (&agent.steering, "steeringMode")
+        } else {
+            (&agent.follow_up, "followUpMode")
+        };
+        queue.set_mode(mode);
+        let name = match mode {
+            QueueMode::All => "all",
+            QueueMode::OneAtATime => "one-at-a-time",
+        };
+        let saved = self.settings.set_global(key, name.into());
+        self.note_settings_error(saved);
+    }
+
+    pub fn set_auto_retry(&mut self, enabled: bool) {
+        self.retry.enabled = enabled;
+        let saved = self
+            .settings
+            .set_global_nested("retry", "enabled", Value::Bool(enabled));
+        self.note_settings_error(saved);
+    }
+
+    pub fn set_auto_compaction(&mut self, enabled: bool) {
+        self.compaction.enabled = enabled;
+        let saved = self
+            .settings
+            .set_global_nested("compaction", "enabled", Value::Bool(enabled));
+        self.note_settings_error(saved);
+    }
+}
