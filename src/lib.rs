@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod ai;
 pub mod cli;
+pub mod extensions;
 pub mod harness;
 pub mod modes;
 pub mod resources;

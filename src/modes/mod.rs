@@ -4,3 +4,4 @@
 pub mod print;
 pub mod rpc;
 pub mod rpc_session;
+pub mod rpc_ui;

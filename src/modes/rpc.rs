@@ -40,12 +40,17 @@ pub struct RpcEnv {
     pub session_dir: std::path::PathBuf,
 }
 
-/// Serialized writes of whole lines to stdout, shared by the main loop and the worker.
+/// Serialized writes of whole lines to stdout, shared by the main loop, the worker and
+/// extension UI.
 #[derive(Clone)]
-struct Out(Arc<Mutex<std::io::Stdout>>);
+pub(crate) struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
 
 impl Out {
-    fn line(&self, v: &Value) {
+    pub(crate) fn new(w: Box<dyn Write + Send>) -> Out {
+        Out(Arc::new(Mutex::new(w)))
+    }
+
+    pub(crate) fn line(&self, v: &Value) {
         let mut text = to_js_string(v);
         text.push('\n');
         let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -78,6 +83,8 @@ struct Server {
     running: Option<Running>,
     snapshot: Arc<Mutex<Snapshot>>,
     bash: bash::BashState,
+    /// Extension dialogs waiting for the client's `extension_ui_response`.
+    ui: Arc<super::rpc_ui::RpcUi>,
 }
 
 fn response(id: &Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
@@ -170,8 +177,10 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             }
             let _ = tx.send(None);
         });
+    let out = Out::new(Box::new(std::io::stdout()));
     let mut server = Server {
-        out: Out(Arc::new(Mutex::new(std::io::stdout()))),
+        ui: Arc::new(super::rpc_ui::RpcUi::new(out.clone())),
+        out,
         bash: bash::BashState::new(session.agent().cwd.clone()),
         env,
         idle: Some(session),

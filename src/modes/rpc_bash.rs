@@ -1,4 +1,4 @@
-//! RPC `bash` and `abort_bash`. A `bash` command runs on its own thread so the
+//! RPC line intake, `bash` and `abort_bash`. A `bash` command runs on its own thread so the
 //! server keeps reading stdin and `abort_bash` can stop it; its response is written when it
 //! ends. Lines other than `abort_bash` that arrive meanwhile wait and are handled in order
 //! afterwards, so a client that pipes `bash` then `prompt` gets the command's output into the
@@ -56,14 +56,16 @@ impl BashState {
 impl Server {
     /// A line from stdin: handled now, or deferred while a command runs (`abort_bash` never is).
     pub(super) fn on_line(&mut self, line: String) {
-        if self.bash.run.is_some() {
-            let is_abort = serde_json::from_str::<Value>(&line)
-                .ok()
-                .is_some_and(|v| v["type"] == "abort_bash");
-            if !is_abort {
-                self.bash.deferred.push_back(line);
-                return;
-            }
+        let parsed = serde_json::from_str::<Value>(&line).ok();
+        let kind = parsed.as_ref().and_then(|v| v["type"].as_str());
+        if kind == Some("extension_ui_response") {
+            // Answers reach a waiting dialog whatever else is going on; no response line.
+            self.ui.resolve(parsed.as_ref().expect("parsed above"));
+            return;
+        }
+        if self.bash.run.is_some() && kind != Some("abort_bash") {
+            self.bash.deferred.push_back(line);
+            return;
         }
         self.handle_line(&line);
     }

@@ -31,7 +31,16 @@ pub fn uuid_v7() -> String {
     let ms = crate::ai::now_ms() as u64;
     let mut b = random_bytes::<16>();
     b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
-    b[6] = (b[6] & 0x0f) | 0x70;
+    format_uuid(b, 0x70)
+}
+
+/// A random (version-4) UUID.
+pub fn uuid_v4() -> String {
+    format_uuid(random_bytes::<16>(), 0x40)
+}
+
+fn format_uuid(mut b: [u8; 16], version: u8) -> String {
+    b[6] = (b[6] & 0x0f) | version;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex(&b);
     format!(

@@ -1,0 +1,121 @@
+//! The UI an extension may ask for: blocking dialogs (select, confirm, input, editor) and
+//! fire-and-forget notices (notify, status line, widgets, title, editor text). Dialogs end
+//! with an answer, or with their default when they time out, the run is aborted, or the mode
+//! has no UI.
+
+use std::time::Duration;
+
+use crate::ai::Abort;
+
+/// A question that blocks the extension until the user answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    Select {
+        title: String,
+        options: Vec<String>,
+        timeout: Option<Duration>,
+    },
+    Confirm {
+        title: String,
+        message: String,
+        timeout: Option<Duration>,
+    },
+    Input {
+        title: String,
+        placeholder: Option<String>,
+        timeout: Option<Duration>,
+    },
+    /// A multi-line editor; no timeout (as in pi).
+    Editor {
+        title: String,
+        prefill: Option<String>,
+    },
+}
+
+impl Dialog {
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            Dialog::Select { timeout, .. }
+            | Dialog::Confirm { timeout, .. }
+            | Dialog::Input { timeout, .. } => *timeout,
+            Dialog::Editor { .. } => None,
+        }
+    }
+}
+
+/// How a dialog ended. A timed-out, aborted or dismissed dialog is `Cancelled`; the caller
+/// applies the dialog's default (no value, or `false` for confirm).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Value(String),
+    Confirmed(bool),
+    Cancelled,
+}
+
+/// Where a widget goes relative to the editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WidgetPlacement {
+    AboveEditor,
+    BelowEditor,
+}
+
+impl WidgetPlacement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WidgetPlacement::AboveEditor => "aboveEditor",
+            WidgetPlacement::BelowEditor => "belowEditor",
+        }
+    }
+}
+
+/// UI updates that need no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// `kind` is `info`, `warning` or `error`.
+    Notify {
+        message: String,
+        kind: Option<String>,
+    },
+    /// `text: None` clears the status entry.
+    Status {
+        key: String,
+        text: Option<String>,
+    },
+    /// `lines: None` removes the widget.
+    Widget {
+        key: String,
+        lines: Option<Vec<String>>,
+        placement: Option<WidgetPlacement>,
+    },
+    Title(String),
+    EditorText(String),
+}
+
+/// A mode's way of showing extension UI. Implementations are shared across threads: the
+/// extension host calls them from its own threads.
+pub trait ExtensionUi: Send + Sync {
+    /// Shows a dialog and blocks until it ends (answered, timed out, or `abort` raised).
+    fn dialog(&self, dialog: Dialog, abort: &Abort) -> Answer;
+
+    fn notice(&self, notice: Notice);
+
+    /// Whether a user can answer at all (pi's `ctx.hasUI`).
+    fn has_ui(&self) -> bool {
+        true
+    }
+}
+
+/// Print and JSON modes: nobody to ask, so every dialog takes its default at once.
+pub struct NoUi;
+
+impl ExtensionUi for NoUi {
+    fn dialog(&self, _dialog: Dialog, _abort: &Abort) -> Answer {
+        Answer::Cancelled
+    }
+
+    fn notice(&self, _notice: Notice) {}
+
+    fn has_ui(&self) -> bool {
+        false
+    }
+}
