@@ -107,7 +107,10 @@ impl Agent {
     }
 
     fn spawn(mut self, prompts: Vec<Message>, abort: Abort) -> Run {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        // Bounded for the same reason as the provider stream: a slow listener (a blocked
+        // stdout) must hold the run back rather than queue copies of the partial message.
+        // Listeners read until `AgentEnd`, so the run never waits on one that stopped.
+        let (tx, rx) = crossbeam_channel::bounded(crate::ai::stream::EVENT_BUFFER);
         let handle = std::thread::Builder::new()
             .name("pi-agent-run".into())
             .spawn(move || {

@@ -11,6 +11,13 @@ use crossbeam_channel::{Receiver, Sender};
 use super::partial_json::parse_partial_json;
 use super::types::*;
 
+/// Events a stream may run ahead of its listener. Each carries a copy of the partial
+/// message, so an unbounded queue behind a slow reader would grow quadratically.
+pub const EVENT_BUFFER: usize = 64;
+
+/// How often a stream blocked on a full buffer looks at the abort flag.
+const ABORT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A shared cancellation flag. Cloned into every thread that must stop when the user aborts.
 #[derive(Debug, Clone, Default)]
 pub struct Abort(Arc<AtomicBool>);
@@ -63,8 +70,22 @@ impl StreamWriter {
     }
 
     fn send(&self, ev: AssistantEvent) {
-        // A closed receiver means nobody listens any more (aborted run); dropping is correct.
-        let _ = self.tx.send(ev);
+        // The channel is bounded so a slow listener holds the stream back instead of letting
+        // partial-message copies pile up. A closed receiver means nobody listens any more
+        // (aborted run), and an aborted run stops waiting for room: dropping is correct then.
+        let mut ev = ev;
+        loop {
+            match self.tx.send_timeout(ev, ABORT_POLL) {
+                Ok(()) => return,
+                Err(crossbeam_channel::SendTimeoutError::Timeout(back)) => {
+                    if self.abort.is_aborted() {
+                        return;
+                    }
+                    ev = back;
+                }
+                Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => return,
+            }
+        }
     }
 
     /// POSTs a provider request. On failure the server's `Retry-After` is kept for the retry
@@ -270,7 +291,7 @@ pub fn spawn_stream<F>(model: &Model, abort: Abort, produce: F) -> Receiver<Assi
 where
     F: FnOnce(&mut StreamWriter) -> Result<(), String> + Send + 'static,
 {
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = crossbeam_channel::bounded(EVENT_BUFFER);
     let model = model.clone();
     let spawned = std::thread::Builder::new().name("pi-stream".into()).spawn({
         let tx = tx.clone();
