@@ -3,6 +3,8 @@
 
 pub mod anthropic;
 pub mod azure_openai_responses;
+pub mod bedrock;
+pub mod cloud;
 pub mod google;
 pub mod mistral;
 pub mod openai_compat;
@@ -23,6 +25,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "google-generative-ai",
     "azure-openai-responses",
     "mistral-conversations",
+    "bedrock-converse-stream",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -39,6 +42,7 @@ pub fn stream(
         "google-generative-ai" => google::stream(model, context, options, abort),
         "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
         "mistral-conversations" => mistral::stream(model, context, options, abort),
+        "bedrock-converse-stream" => bedrock::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
