@@ -12,6 +12,9 @@ use std::time::Duration;
 /// Reads one environment variable; empty values count as unset (as pi treats them).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// An environment a stream thread can own (the process environment, or a map in tests).
+pub type SharedEnv = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The real process environment.
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())

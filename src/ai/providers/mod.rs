@@ -11,6 +11,7 @@ pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod scripted;
+pub mod vertex;
 
 use crossbeam_channel::Receiver;
 
@@ -26,6 +27,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "azure-openai-responses",
     "mistral-conversations",
     "bedrock-converse-stream",
+    "google-vertex",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -43,10 +45,21 @@ pub fn stream(
         "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
         "mistral-conversations" => mistral::stream(model, context, options, abort),
         "bedrock-converse-stream" => bedrock::stream(model, context, options, abort),
+        "google-vertex" => vertex::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
             spawn_stream(model, abort, move |_| Err(msg))
         }
+    }
+}
+
+/// For providers authenticated by ambient cloud credentials rather than an API key: what to
+/// tell the user when none are configured.
+pub fn missing_credentials_message(provider: &str) -> Option<&'static str> {
+    match provider {
+        "amazon-bedrock" => Some(bedrock::credentials::MISSING_CREDENTIALS),
+        "google-vertex" => Some(vertex::MISSING_CREDENTIALS),
+        _ => None,
     }
 }

@@ -16,15 +16,12 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use super::cloud::{amz_date, now_secs, process_env, uri_encode};
+use super::cloud::{amz_date, now_secs, process_env, uri_encode, SharedEnv};
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::types::*;
 
 use credentials::Auth;
 use eventstream::{Decoder, Message as Frame};
-
-/// An environment the stream thread can own (the process environment, or a map in tests).
-pub type SharedEnv = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 pub fn stream(
     model: &Model,
