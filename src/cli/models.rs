@@ -191,6 +191,10 @@ fn local_server_model() -> Option<Chosen> {
 }
 
 fn no_key_message(provider: &str) -> String {
+    // Cloud providers authenticate with ambient credentials, not a key: say which.
+    if let Some(m) = crate::ai::providers::missing_credentials_message(provider) {
+        return m.to_string();
+    }
     let env = env_key_vars(provider)
         .first()
         .map(|v| format!("set {v}, "))

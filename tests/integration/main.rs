@@ -5,6 +5,7 @@
 mod support;
 
 mod cli;
+mod cloud_providers;
 mod compaction;
 mod errors;
 mod export;

@@ -128,6 +128,8 @@ pub fn route(path: &str) -> Option<&'static str> {
         Some("openai-responses")
     } else if p.ends_with("/messages") {
         Some("anthropic-messages")
+    } else if p.ends_with("/converse-stream") {
+        Some("bedrock-converse-stream")
     } else {
         None
     }

@@ -2,7 +2,8 @@
 //! `models/{id}:streamGenerateContent?alt=sse` request exactly as pi (through `@google/genai`)
 //! sends it — contents with `model`/`user` roles, function calls and responses, thought
 //! signatures, `thinkingConfig` by level or budget — and translates the stream of
-//! `GenerateContentResponse` chunks into `AssistantEvent`s.
+//! `GenerateContentResponse` chunks into `AssistantEvent`s. The body builder and stream parser
+//! are shared with `vertex`, which differs only in URL, auth and thinking tables.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -145,12 +146,13 @@ fn thinking_level_name(model_id: &str, effort: ThinkingLevel) -> Option<&'static
     }
 }
 
-/// `thinkingBudget` for Gemini 2.x models (-1 = dynamic).
-fn thinking_budget(model_id: &str, effort: ThinkingLevel) -> Option<i64> {
+/// `thinkingBudget` for Gemini 2.x models (-1 = dynamic). Vertex has no separate
+/// Flash-Lite table.
+fn thinking_budget(model_id: &str, effort: ThinkingLevel, dialect: Dialect) -> Option<i64> {
     use ThinkingLevel::*;
     let table: [i64; 4] = if model_id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
-    } else if model_id.contains("2.5-flash-lite") {
+    } else if dialect == Dialect::Gemini && model_id.contains("2.5-flash-lite") {
         [512, 2048, 8192, 24576]
     } else if model_id.contains("2.5-flash") {
         [128, 2048, 8192, 24576]
@@ -166,12 +168,17 @@ fn thinking_budget(model_id: &str, effort: ThinkingLevel) -> Option<i64> {
     }
 }
 
-fn thinking_config(model: &Model, reasoning: Option<ThinkingLevel>) -> Option<Value> {
+fn thinking_config(
+    model: &Model,
+    reasoning: Option<ThinkingLevel>,
+    dialect: Dialect,
+) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
-    let gemini3ish =
-        is_gemini3(&model.id, "-pro") || is_gemini3(&model.id, "-flash") || is_gemma4(&model.id);
+    // Only the Gemini API's pi adapter knows Gemma 4's thinking levels.
+    let gemma4 = dialect == Dialect::Gemini && is_gemma4(&model.id);
+    let gemini3ish = is_gemini3(&model.id, "-pro") || is_gemini3(&model.id, "-flash") || gemma4;
     let Some(level) = reasoning else {
         // Thinking off: Gemini 3 / Gemma 4 cannot fully disable it, so use the lowest level.
         return Some(if is_gemini3(&model.id, "-pro") {
@@ -191,10 +198,19 @@ fn thinking_config(model: &Model, reasoning: Option<ThinkingLevel>) -> Option<Va
         if let Some(l) = thinking_level_name(&model.id, effort) {
             cfg["thinkingLevel"] = json!(l);
         }
-    } else if let Some(b) = thinking_budget(&model.id, effort) {
+    } else if let Some(b) = thinking_budget(&model.id, effort, dialect) {
         cfg["thinkingBudget"] = json!(b);
     }
     Some(cfg)
+}
+
+/// Which of pi's two Google adapters a request follows; they differ only in thinking tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `google-generative-ai`.
+    Gemini,
+    /// `google-vertex`.
+    Vertex,
 }
 
 /// The URL, headers and JSON body pi sends for this call.
@@ -203,6 +219,28 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> (String, Vec<(String, String)>, Value) {
+    let body = build_body(model, context, options, Dialect::Gemini);
+    let path = if model.id.starts_with("models/") || model.id.starts_with("tunedModels/") {
+        model.id.clone()
+    } else {
+        format!("models/{}", model.id)
+    };
+    let url = format!(
+        "{}/{path}:streamGenerateContent?alt=sse",
+        model.base_url.trim_end_matches('/')
+    );
+    let base = vec![("x-goog-api-key".to_string(), options.api_key.clone())];
+    let headers = merge_headers(base, model.headers.as_ref(), &options.headers);
+    (url, headers, body)
+}
+
+/// The `GenerateContentRequest` body both Google APIs take.
+pub fn build_body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    dialect: Dialect,
+) -> Value {
     let reasoning = options.reasoning.filter(|l| *l != ThinkingLevel::Off);
     let mut body = Map::new();
     body.insert(
@@ -236,23 +274,11 @@ pub fn build_request(
     if let Some(m) = max_tokens {
         gen.insert("maxOutputTokens".into(), json!(m));
     }
-    if let Some(cfg) = thinking_config(model, reasoning) {
+    if let Some(cfg) = thinking_config(model, reasoning, dialect) {
         gen.insert("thinkingConfig".into(), cfg);
     }
     body.insert("generationConfig".into(), Value::Object(gen));
-
-    let path = if model.id.starts_with("models/") || model.id.starts_with("tunedModels/") {
-        model.id.clone()
-    } else {
-        format!("models/{}", model.id)
-    };
-    let url = format!(
-        "{}/{path}:streamGenerateContent?alt=sse",
-        model.base_url.trim_end_matches('/')
-    );
-    let base = vec![("x-goog-api-key".to_string(), options.api_key.clone())];
-    let headers = merge_headers(base, model.headers.as_ref(), &options.headers);
-    (url, headers, Value::Object(body))
+    Value::Object(body)
 }
 
 fn inline_data(img: &ImageContent) -> Value {

@@ -3,12 +3,15 @@
 
 pub mod anthropic;
 pub mod azure_openai_responses;
+pub mod bedrock;
+pub mod cloud;
 pub mod google;
 pub mod mistral;
 pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod scripted;
+pub mod vertex;
 
 use crossbeam_channel::Receiver;
 
@@ -23,6 +26,8 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "google-generative-ai",
     "azure-openai-responses",
     "mistral-conversations",
+    "bedrock-converse-stream",
+    "google-vertex",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -39,10 +44,22 @@ pub fn stream(
         "google-generative-ai" => google::stream(model, context, options, abort),
         "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
         "mistral-conversations" => mistral::stream(model, context, options, abort),
+        "bedrock-converse-stream" => bedrock::stream(model, context, options, abort),
+        "google-vertex" => vertex::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
             spawn_stream(model, abort, move |_| Err(msg))
         }
+    }
+}
+
+/// For providers authenticated by ambient cloud credentials rather than an API key: what to
+/// tell the user when none are configured.
+pub fn missing_credentials_message(provider: &str) -> Option<&'static str> {
+    match provider {
+        "amazon-bedrock" => Some(bedrock::credentials::MISSING_CREDENTIALS),
+        "google-vertex" => Some(vertex::MISSING_CREDENTIALS),
+        _ => None,
     }
 }

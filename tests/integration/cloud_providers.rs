@@ -1,0 +1,89 @@
+//! Catalog models of the cloud providers (`amazon-bedrock`, `google-vertex`): they resolve with
+//! `--model provider/id`, say which credentials are missing, and a Bedrock run streams from the
+//! mock through the SDK's endpoint override (`AWS_ENDPOINT_URL_BEDROCK_RUNTIME`).
+
+use pi::ai::providers::bedrock::eventstream::encode_event;
+
+use crate::support::{MockServer, PiCommand, Reply, NO_RETRY_SETTINGS};
+
+#[test]
+fn bedrock_without_credentials_names_the_aws_options() {
+    let out = PiCommand::new()
+        .args([
+            "-p",
+            "--model",
+            "amazon-bedrock/us.anthropic.claude-opus-4-6-v1",
+            "hi",
+        ])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains(
+            "No AWS credentials found for amazon-bedrock: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or AWS_BEARER_TOKEN_BEDROCK"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn vertex_without_credentials_names_the_google_options() {
+    let out = PiCommand::new()
+        .args(["-p", "--model", "google-vertex/gemini-2.5-pro", "hi"])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("No Google Cloud credentials found for google-vertex"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn bedrock_streams_from_the_endpoint_override_with_signed_requests() {
+    let mut body = Vec::new();
+    for (event, json) in [
+        ("messageStart", r#"{"role":"assistant"}"#),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"text":"hello from bedrock"}}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+        ("messageStop", r#"{"stopReason":"end_turn"}"#),
+        (
+            "metadata",
+            r#"{"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}"#,
+        ),
+    ] {
+        body.extend(encode_event(event, json));
+    }
+    let mock = MockServer::with_replies([Reply::sse(body)]);
+    let out = PiCommand::new()
+        .write_agent_file("settings.json", NO_RETRY_SETTINGS)
+        .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", mock.url())
+        .args([
+            "-p",
+            "--model",
+            "amazon-bedrock/us.anthropic.claude-opus-4-6-v1",
+            "hi",
+        ])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "hello from bedrock\n");
+    let req = mock.single_request();
+    assert_eq!(
+        req.path,
+        "/model/us.anthropic.claude-opus-4-6-v1/converse-stream"
+    );
+    let auth = req.header("authorization").unwrap_or_default();
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+            && auth.contains("/us-east-1/bedrock/aws4_request"),
+        "{auth}"
+    );
+    assert_eq!(req.body["messages"][0]["content"][0]["text"], "hi");
+}
