@@ -10,6 +10,7 @@ pub mod partial_json;
 pub mod providers;
 pub mod sse;
 pub mod stream;
+pub mod tls;
 pub mod transform;
 pub mod types;
 
