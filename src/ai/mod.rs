@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod http;
 pub mod image;
+pub mod jwt;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;
