@@ -24,6 +24,8 @@ pub struct HttpError {
     pub status: Option<u16>,
     pub message: String,
     pub retry_after_ms: Option<u64>,
+    /// The raw error body (at most 64 KiB; empty for transport errors).
+    pub body: String,
 }
 
 impl std::fmt::Display for HttpError {
@@ -63,12 +65,14 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
                 status: Some(code),
                 message: status_message(code, &text),
                 retry_after_ms,
+                body: text,
             })
         }
         Err(ureq::Error::Transport(t)) => Err(HttpError {
             status: None,
             message: describe_transport(&t),
             retry_after_ms: None,
+            body: String::new(),
         }),
     }
 }

@@ -144,6 +144,22 @@ impl AuthStorage {
         catalog::env_api_key(provider)
     }
 
+    /// [`AuthStorage::api_key`] for a request: an expired OAuth login is refreshed first (once
+    /// across processes, see `oauth::refresh`), and a failed refresh is an `Err` rather than a
+    /// fall back to some other credential.
+    pub fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        if self.runtime.get(provider).is_some_and(|k| !k.is_empty()) || !self.is_oauth(provider) {
+            return Ok(self.api_key(provider));
+        }
+        if let Some(key) = self.api_key(provider) {
+            return Ok(Some(key));
+        }
+        match &self.path {
+            Some(path) => Ok(super::oauth::request_credentials(path, provider)?.map(|(k, _)| k)),
+            None => Ok(None),
+        }
+    }
+
     fn persist(&mut self, provider: &str, credential: Option<Value>) -> Result<(), String> {
         let Some(path) = self.path.clone() else {
             return Ok(());

@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod azure_openai_responses;
 pub mod google;
 pub mod mistral;
+pub mod openai_codex_responses;
 pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -23,6 +24,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "google-generative-ai",
     "azure-openai-responses",
     "mistral-conversations",
+    "openai-codex-responses",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -39,6 +41,7 @@ pub fn stream(
         "google-generative-ai" => google::stream(model, context, options, abort),
         "azure-openai-responses" => azure_openai_responses::stream(model, context, options, abort),
         "mistral-conversations" => mistral::stream(model, context, options, abort),
+        "openai-codex-responses" => openai_codex_responses::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");

@@ -122,6 +122,23 @@ pub fn provider(id: &str) -> Option<Box<dyn OAuthProvider>> {
     providers().into_iter().find(|p| p.id() == id)
 }
 
+/// What a request to `provider` should use when auth.json holds its OAuth login: the API key
+/// (refreshed first if expired) and, for Copilot, the base URL its token names. `Ok(None)`
+/// when there is no stored OAuth login for a provider we know.
+pub fn request_credentials(
+    auth_path: &std::path::Path,
+    provider_id: &str,
+) -> Result<Option<(String, Option<String>)>, String> {
+    let Some(flow) = provider(provider_id) else {
+        return Ok(None);
+    };
+    let Some(creds) = refresh::fresh_credentials(auth_path, &*flow)? else {
+        return Ok(None);
+    };
+    let base_url = (provider_id == "github-copilot").then(|| github_copilot::base_url_for(&creds));
+    Ok(Some((flow.api_key(&creds), base_url)))
+}
+
 /// `code` and `state` from what a user pasted: a full redirect URL, `code#state`, a query
 /// string, or a bare code.
 pub fn parse_authorization_input(input: &str) -> (Option<String>, Option<String>) {
