@@ -128,6 +128,9 @@ pub fn route(path: &str) -> Option<&'static str> {
         Some("openai-responses")
     } else if p.ends_with("/messages") {
         Some("anthropic-messages")
+    } else if p.ends_with("/token") {
+        // OAuth token endpoints (`pi --login` with PI_OAUTH_TEST_BASE).
+        Some("oauth")
     } else {
         None
     }

@@ -188,8 +188,8 @@ pub(crate) fn obtain_code(
         Ok(code.map(|c| (c, state.unwrap_or_else(|| expected_state.to_string()))))
     };
     if let Some(server) = server {
-        let manual = ui.manual_input();
         let never = crossbeam_channel::never();
+        let mut manual = ui.manual_input();
         loop {
             if abort.is_aborted() {
                 return Err("Login cancelled".into());
@@ -208,7 +208,8 @@ pub(crate) fn obtain_code(
                         }
                         break;
                     }
-                    Err(_) => break,
+                    // The paste side closed (stdin at EOF): keep waiting for the browser.
+                    Err(_) => manual = None,
                 },
                 default(Duration::from_millis(100)) => {}
             }
