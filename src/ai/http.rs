@@ -136,7 +136,8 @@ pub fn agent_builder(url: &str) -> ureq::AgentBuilder {
 
 /// The proxy for `url` as undici's `EnvHttpProxyAgent` picks it: `https://` URLs use
 /// `HTTPS_PROXY`, falling back to `HTTP_PROXY`; `http://` URLs use `HTTP_PROXY`. Lower-case
-/// names count too (upper case first); empty values are unset; `NO_PROXY` and loopback opt out.
+/// names count too (upper case first), then `ALL_PROXY`; empty values are unset; `NO_PROXY` and
+/// loopback opt out.
 pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let var = |upper: &str| {
         env(upper)
@@ -147,14 +148,16 @@ pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<Stri
     if !use_proxy_with(url, &var("NO_PROXY").unwrap_or_default()) {
         return None;
     }
-    if url
+    let specific = if url
         .get(..8)
         .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
     {
         var("HTTPS_PROXY").or_else(|| var("HTTP_PROXY"))
     } else {
         var("HTTP_PROXY")
-    }
+    };
+    // ALL_PROXY is not undici's, but earlier builds honoured it (through ureq): keep it last.
+    specific.or_else(|| var("ALL_PROXY"))
 }
 
 /// A plain request with a small body and a readable answer (OAuth token endpoints): the status
@@ -299,6 +302,11 @@ mod tests {
         assert_eq!(proxy_for("https://other:8443/v1", &e), None);
         let e = env(&[("HTTPS_PROXY", " ")]);
         assert_eq!(proxy_for("https://api.x.com", &e), None);
+        let e = env(&[("all_proxy", "socks5://s:1080")]);
+        assert_eq!(
+            proxy_for("https://api.x.com", &e).as_deref(),
+            Some("socks5://s:1080")
+        );
     }
 
     #[test]

@@ -585,3 +585,38 @@ fn a_failed_refresh_is_reported_and_changes_nothing() {
     let flow = OpenAiCodex::default();
     assert_eq!(fresh_credentials(&path, &flow).unwrap(), None);
 }
+
+#[test]
+fn requests_use_the_stored_login_and_copilot_base_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    let later = crate::ai::types::now_ms() + 600_000;
+    let v = json!({
+        "github-copilot": {"type": "oauth", "refresh": "gho", "expires": later,
+                           "access": "tid=1;proxy-ep=proxy.enterprise.githubcopilot.com;"},
+        "anthropic": {"type": "api_key", "key": "sk"},
+        "custom": {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}
+    });
+    std::fs::write(&path, v.to_string()).unwrap();
+    let (key, base) = request_credentials(&path, "github-copilot")
+        .unwrap()
+        .unwrap();
+    assert_eq!(key, "tid=1;proxy-ep=proxy.enterprise.githubcopilot.com;");
+    assert_eq!(
+        base.as_deref(),
+        Some("https://api.enterprise.githubcopilot.com")
+    );
+    assert_eq!(request_credentials(&path, "anthropic").unwrap(), None);
+    assert_eq!(request_credentials(&path, "custom").unwrap(), None);
+    // The storage layer: a runtime key beats the login; the login beats the environment.
+    let mut auth = crate::resources::auth::AuthStorage::load(&path);
+    assert_eq!(
+        auth.resolve_api_key("github-copilot").unwrap().as_deref(),
+        Some("tid=1;proxy-ep=proxy.enterprise.githubcopilot.com;")
+    );
+    auth.set_runtime_api_key("github-copilot", "runtime");
+    assert_eq!(
+        auth.resolve_api_key("github-copilot").unwrap().as_deref(),
+        Some("runtime")
+    );
+}
