@@ -1,6 +1,8 @@
 //! Blocking HTTP for providers: one POST with a JSON body and explicit connect/read timeouts.
 //! Non-2xx answers become `HttpError` with a readable message built from the error body (the
 //! `error.message` of a JSON body when there is one), plus the server's `Retry-After`.
+//! Every agent built here honours `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case) and trusts
+//! the bundled webpki roots plus any PEM certificates named by `SSL_CERT_FILE`/`SSL_CERT_DIR`.
 
 use std::io::Read;
 use std::time::Duration;
@@ -22,6 +24,8 @@ pub struct HttpError {
     pub status: Option<u16>,
     pub message: String,
     pub retry_after_ms: Option<u64>,
+    /// The raw error body (at most 64 KiB; empty for transport errors).
+    pub body: String,
 }
 
 impl std::fmt::Display for HttpError {
@@ -35,11 +39,10 @@ pub type Body = Box<dyn Read + Send + Sync + 'static>;
 
 /// POSTs `body` as JSON and returns the response body reader on a 2xx status.
 pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<Body, HttpError> {
-    let agent = ureq::AgentBuilder::new()
+    let agent = agent_builder(url)
         .timeout_connect(CONNECT_TIMEOUT)
         .timeout_read(idle_timeout())
         .timeout_write(Duration::from_secs(60))
-        .try_proxy_from_env(use_proxy(url))
         .build();
     let mut req = agent.post(url).set("content-type", "application/json");
     for (k, v) in headers {
@@ -62,12 +65,14 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
                 status: Some(code),
                 message: status_message(code, &text),
                 retry_after_ms,
+                body: text,
             })
         }
         Err(ureq::Error::Transport(t)) => Err(HttpError {
             status: None,
             message: describe_transport(&t),
             retry_after_ms: None,
+            body: String::new(),
         }),
     }
 }
@@ -91,14 +96,19 @@ fn url_host(url: &str) -> String {
 /// Whether a request to `url` may go through the proxy from the environment: never for
 /// loopback (local model servers), nor for hosts listed in `NO_PROXY` (`*`, exact names, or
 /// domain suffixes such as `.corp` / `corp`).
+#[cfg(test)]
 fn use_proxy(url: &str) -> bool {
+    let no_proxy = std::env::var("NO_PROXY")
+        .or_else(|_| std::env::var("no_proxy"))
+        .unwrap_or_default();
+    use_proxy_with(url, &no_proxy)
+}
+
+fn use_proxy_with(url: &str, no_proxy: &str) -> bool {
     let host = url_host(url);
     if host == "localhost" || host.starts_with("127.") || host == "::1" {
         return false;
     }
-    let no_proxy = std::env::var("NO_PROXY")
-        .or_else(|_| std::env::var("no_proxy"))
-        .unwrap_or_default();
     !no_proxy
         .split(',')
         .map(str::trim)
@@ -109,13 +119,87 @@ fn use_proxy(url: &str) -> bool {
         })
 }
 
+/// An agent builder for requests to `url`: the proxy the environment asks for (if any) and
+/// the extra trusted roots (if any). Callers add their timeouts.
+pub fn agent_builder(url: &str) -> ureq::AgentBuilder {
+    let mut b = ureq::AgentBuilder::new();
+    if let Some(p) = proxy_for(url, &|k| std::env::var(k).ok()) {
+        if let Ok(p) = ureq::Proxy::new(&p) {
+            b = b.proxy(p);
+        }
+    }
+    if let Some(tls) = super::tls::custom_config() {
+        b = b.tls_config(tls);
+    }
+    b
+}
+
+/// The proxy for `url` as undici's `EnvHttpProxyAgent` picks it: `https://` URLs use
+/// `HTTPS_PROXY`, falling back to `HTTP_PROXY`; `http://` URLs use `HTTP_PROXY`. Lower-case
+/// names count too (upper case first), then `ALL_PROXY`; empty values are unset; `NO_PROXY` and
+/// loopback opt out.
+pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let var = |upper: &str| {
+        env(upper)
+            .or_else(|| env(&upper.to_ascii_lowercase()))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    if !use_proxy_with(url, &var("NO_PROXY").unwrap_or_default()) {
+        return None;
+    }
+    let specific = if url
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        var("HTTPS_PROXY").or_else(|| var("HTTP_PROXY"))
+    } else {
+        var("HTTP_PROXY")
+    };
+    // ALL_PROXY is not undici's, but earlier builds honoured it (through ureq): keep it last.
+    specific.or_else(|| var("ALL_PROXY"))
+}
+
+/// A plain request with a small body and a readable answer (OAuth token endpoints): the status
+/// and body text of any HTTP answer, or `Err` for a transport failure.
+pub fn request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<(u16, String), String> {
+    let agent = agent_builder(url)
+        .timeout_connect(CONNECT_TIMEOUT)
+        .timeout(Duration::from_secs(30))
+        .build();
+    let mut req = agent.request(method, url);
+    for (k, v) in headers {
+        req = req.set(k, v);
+    }
+    let result = match body {
+        Some(b) => req.send_string(b),
+        None => req.call(),
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(ureq::Error::Transport(t)) => return Err(describe_transport(&t)),
+    };
+    let status = resp.status();
+    let mut text = String::new();
+    resp.into_reader()
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .map_err(|e| describe_io_error(&e))?;
+    Ok((status, text))
+}
+
 /// A quick GET of a small JSON document (model listings of local servers), with short
 /// timeouts because it only probes. `None` on any failure.
 pub fn get_json(url: &str, timeout: Duration) -> Option<serde_json::Value> {
-    let agent = ureq::AgentBuilder::new()
+    let agent = agent_builder(url)
         .timeout_connect(timeout)
         .timeout(timeout * 4)
-        .try_proxy_from_env(use_proxy(url))
         .build();
     let resp = agent.get(url).call().ok()?;
     let mut text = String::new();
@@ -184,6 +268,45 @@ mod tests {
         assert_eq!(url_host("https://API.example.com/v1?x"), "api.example.com");
         assert!(!use_proxy("http://127.0.0.1:11434/v1"));
         assert!(!use_proxy("http://localhost:8080/v1"));
+    }
+
+    #[test]
+    fn proxy_choice_follows_scheme_case_and_no_proxy() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let e = env(&[
+            ("https_proxy", "http://p:3128"),
+            ("HTTP_PROXY", "http://h:80"),
+        ]);
+        assert_eq!(
+            proxy_for("https://api.x.com/v1", &e).as_deref(),
+            Some("http://p:3128")
+        );
+        assert_eq!(
+            proxy_for("http://api.x.com/v1", &e).as_deref(),
+            Some("http://h:80")
+        );
+        assert_eq!(proxy_for("http://127.0.0.1:9/v1", &e), None);
+        let e = env(&[("HTTP_PROXY", "http://h:80"), ("no_proxy", ".corp, other")]);
+        assert_eq!(
+            proxy_for("https://api.x.com/v1", &e).as_deref(),
+            Some("http://h:80")
+        );
+        assert_eq!(proxy_for("https://llm.corp/v1", &e), None);
+        assert_eq!(proxy_for("https://other:8443/v1", &e), None);
+        let e = env(&[("HTTPS_PROXY", " ")]);
+        assert_eq!(proxy_for("https://api.x.com", &e), None);
+        let e = env(&[("all_proxy", "socks5://s:1080")]);
+        assert_eq!(
+            proxy_for("https://api.x.com", &e).as_deref(),
+            Some("socks5://s:1080")
+        );
     }
 
     #[test]

@@ -5,11 +5,13 @@
 pub mod catalog;
 pub mod http;
 pub mod image;
+pub mod jwt;
 pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod sse;
 pub mod stream;
+pub mod tls;
 pub mod transform;
 pub mod types;
 

@@ -47,6 +47,8 @@ pub struct Args {
     /// `--no-approve`: ignore project resources for this run.
     pub no_approve: bool,
     pub export: Option<String>,
+    /// `--login <provider>`: run a login flow and exit.
+    pub login: Option<String>,
     /// `Some(None)` for a bare `--list-models`.
     pub list_models: Option<Option<String>>,
     pub verbose: bool,
@@ -219,6 +221,7 @@ fn apply_value(a: &mut Args, long: &str, v: String) {
         "prompt-template" => a.prompt_templates.push(v),
         "theme" => a.themes.push(v),
         "export" => a.export = Some(v),
+        "login" => a.login = Some(v),
         _ => {}
     }
 }

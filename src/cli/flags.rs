@@ -201,6 +201,16 @@ pub const FLAGS: &[Flag] = &[
         &["Export a session file to HTML and exit"],
     ),
     flag(
+        "login",
+        None,
+        Some("provider"),
+        &[
+            "Log in without the TUI and save to auth.json: OAuth providers (anthropic,",
+            "openai-codex, github-copilot) print a URL and take the browser callback or a",
+            "pasted code; other providers read an API key from stdin",
+        ],
+    ),
+    flag(
         "list-models",
         None,
         Some("[search]"),

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod flags;
 pub mod inputs;
+mod login;
 mod models;
 mod sessions;
 mod setup;
@@ -84,6 +85,9 @@ pub fn main() -> i32 {
         };
         eprintln!("Error: Unknown {noun}: {}", names.join(", "));
         return 1;
+    }
+    if let Some(provider) = &args.login {
+        return login::run(provider);
     }
     if args.fork.is_some() {
         let mut conflicts = Vec::new();

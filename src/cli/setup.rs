@@ -160,6 +160,37 @@ fn load_config(args: &Args) -> Result<Config, String> {
     })
 }
 
+/// The provider stream, with OAuth logins kept fresh: before every request to a provider whose
+/// auth.json entry is an OAuth login (and which `--api-key` does not override), the key is
+/// re-read — and refreshed once across processes if it expired — and Copilot's base URL is
+/// taken from its token. A failed refresh fails that request with the refresh error.
+fn oauth_stream_fn(
+    auth_path: std::path::PathBuf,
+    runtime_provider: Option<String>,
+) -> crate::agent::StreamFn {
+    use crate::ai::providers;
+    std::sync::Arc::new(move |model, context, options, abort| {
+        if runtime_provider.as_deref() == Some(model.provider.as_str()) {
+            return providers::stream(model, context, options, abort);
+        }
+        match crate::resources::oauth::request_credentials(&auth_path, &model.provider) {
+            Ok(None) => providers::stream(model, context, options, abort),
+            Ok(Some((key, base_url))) => {
+                let mut model = model.clone();
+                if let Some(b) = base_url {
+                    model.base_url = b;
+                }
+                let options = StreamOptions {
+                    api_key: key,
+                    ..options.clone()
+                };
+                providers::stream(&model, context, &options, abort)
+            }
+            Err(e) => crate::ai::stream::spawn_stream(model, abort, move |_| Err(e)),
+        }
+    })
+}
+
 fn trust_choice(args: &Args) -> TrustChoice {
     if args.no_approve {
         TrustChoice::Deny
@@ -242,7 +273,9 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         session_id: Some(session.session_id().to_string()),
         ..Default::default()
     };
+    let runtime_provider = args.api_key.as_ref().map(|_| chosen.model.provider.clone());
     let mut agent = Agent::new(chosen.model, system, options);
+    agent.stream_fn = oauth_stream_fn(agent_dir.join("auth.json"), runtime_provider);
     agent.thinking = chosen.thinking;
     agent.tools = tools;
     agent.cwd = cwd.clone();

@@ -144,6 +144,22 @@ impl AuthStorage {
         catalog::env_api_key(provider)
     }
 
+    /// [`AuthStorage::api_key`] for a request: an expired OAuth login is refreshed first (once
+    /// across processes, see `oauth::refresh`), and a failed refresh is an `Err` rather than a
+    /// fall back to some other credential.
+    pub fn resolve_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        if self.runtime.get(provider).is_some_and(|k| !k.is_empty()) || !self.is_oauth(provider) {
+            return Ok(self.api_key(provider));
+        }
+        if let Some(key) = self.api_key(provider) {
+            return Ok(Some(key));
+        }
+        match &self.path {
+            Some(path) => Ok(super::oauth::request_credentials(path, provider)?.map(|(k, _)| k)),
+            None => Ok(None),
+        }
+    }
+
     fn persist(&mut self, provider: &str, credential: Option<Value>) -> Result<(), String> {
         let Some(path) = self.path.clone() else {
             return Ok(());
@@ -151,7 +167,7 @@ impl AuthStorage {
         if let Some(e) = &self.load_error {
             return Err(format!("not writing auth.json after a load error: {e}"));
         }
-        with_lock(&path, || {
+        with_lock(&path, Duration::from_secs(1), || {
             let mut current = match std::fs::read_to_string(&path) {
                 Ok(t) if !t.trim().is_empty() => match serde_json::from_str::<Value>(&t) {
                     Ok(Value::Object(m)) => m,
@@ -169,7 +185,7 @@ impl AuthStorage {
             }
             let text = serde_json::to_string_pretty(&Value::Object(current.clone()))
                 .map_err(|e| e.to_string())?;
-            write_private(&path, &text)?;
+            write_private_atomic(&path, &text)?;
             self.data = current;
             Ok(())
         })
@@ -201,42 +217,85 @@ pub fn write_private(path: &Path, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `f` holding `<path>.lock` (a directory, compatible with pi's proper-lockfile). A lock
-/// older than 10 s is considered stale and taken over.
-fn with_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+/// Writes `text` next to `path` and renames it into place (mode 0600), so a reader in another
+/// process sees either the old file or the new one, never a torn write. A symlinked auth.json
+/// (dotfile managers) is written through, not replaced.
+pub fn write_private_atomic(path: &Path, text: &str) -> Result<(), String> {
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
+    let tmp = PathBuf::from(format!("{}.tmp-{}", path.display(), std::process::id()));
+    write_private(&tmp, text)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+/// A lock directory untouched for this long belongs to a dead process (pi's proper-lockfile
+/// refreshes its lock's mtime every 15 s during a refresh, with a 30 s stale limit).
+const LOCK_STALE: Duration = Duration::from_secs(30);
+/// How often a holder touches its lock so nobody deems it stale.
+const LOCK_TOUCH: Duration = Duration::from_secs(5);
+
+/// Runs `f` holding `<path>.lock` — a directory, the lock pi's proper-lockfile takes, so this
+/// excludes TypeScript pi processes as well as other threads and processes of ours. Waits up to
+/// `wait` for the lock; a lock untouched for 30 s is stale and taken over. While `f` runs (a
+/// token refresh may take a while) a `pi-auth-lock` thread keeps the lock's mtime fresh.
+pub(crate) fn with_lock<T>(
+    path: &Path,
+    wait: Duration,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let lock = PathBuf::from(format!("{}.lock", path.display()));
-    let mut acquired = false;
-    for _ in 0..50 {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
         match std::fs::create_dir(&lock) {
-            Ok(()) => {
-                acquired = true;
-                break;
-            }
+            Ok(()) => break,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let stale = std::fs::metadata(&lock)
                     .and_then(|m| m.modified())
                     .ok()
                     .and_then(|t| SystemTime::now().duration_since(t).ok())
-                    .is_some_and(|age| age > Duration::from_secs(10));
+                    .is_some_and(|age| age > LOCK_STALE);
                 if stale {
                     let _ = std::fs::remove_dir(&lock);
                     continue;
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(format!(
+                        "{}: lock is held by another process",
+                        path.display()
+                    ));
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
             Err(e) => return Err(format!("{}: {e}", lock.display())),
         }
     }
-    if !acquired {
-        return Err(format!(
-            "{}: lock is held by another process",
-            path.display()
-        ));
-    }
+    let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+    let keeper = std::thread::Builder::new()
+        .name("pi-auth-lock".into())
+        .spawn({
+            let lock = lock.clone();
+            move || {
+                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                    stop_rx.recv_timeout(LOCK_TOUCH)
+                {
+                    if let Ok(d) = std::fs::File::open(&lock) {
+                        let _ = d.set_modified(SystemTime::now());
+                    }
+                }
+            }
+        });
     let result = f();
+    // Dropping the sender wakes the keeper at once; join so it never touches a released lock.
+    drop(stop_tx);
+    if let Ok(k) = keeper {
+        let _ = k.join();
+    }
     let _ = std::fs::remove_dir(&lock);
     result
 }

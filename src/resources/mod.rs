@@ -16,6 +16,7 @@ pub mod local_server;
 pub mod model_registry;
 pub mod model_resolve;
 pub mod models_json;
+pub mod oauth;
 pub mod settings;
 pub mod skills;
 pub mod templates;

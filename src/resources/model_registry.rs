@@ -307,7 +307,7 @@ impl ModelRegistry {
     pub fn request_auth(&self, model: &Model) -> Result<RequestAuth, String> {
         let p = &model.provider;
         let rc = self.request.get(p);
-        let api_key = match self.auth.api_key(p) {
+        let api_key = match self.auth.resolve_api_key(p)? {
             Some(k) => Some(k),
             None => match rc.and_then(|r| r.api_key.as_deref()) {
                 Some(cfg) => Some(resolve_config_value_or_err(

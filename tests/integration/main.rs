@@ -10,6 +10,7 @@ mod compaction;
 mod errors;
 mod export;
 mod json;
+mod login;
 mod mock_selftest;
 mod print;
 mod resources;

@@ -130,6 +130,9 @@ pub fn route(path: &str) -> Option<&'static str> {
         Some("anthropic-messages")
     } else if p.ends_with("/converse-stream") {
         Some("bedrock-converse-stream")
+    } else if p.ends_with("/token") {
+        // OAuth token endpoints (`pi --login` with PI_OAUTH_TEST_BASE).
+        Some("oauth")
     } else {
         None
     }

@@ -7,6 +7,7 @@ pub mod bedrock;
 pub mod cloud;
 pub mod google;
 pub mod mistral;
+pub mod openai_codex_responses;
 pub mod openai_compat;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -28,6 +29,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "mistral-conversations",
     "bedrock-converse-stream",
     "google-vertex",
+    "openai-codex-responses",
 ];
 
 /// Starts one streaming LLM call for `model`.
@@ -46,6 +48,7 @@ pub fn stream(
         "mistral-conversations" => mistral::stream(model, context, options, abort),
         "bedrock-converse-stream" => bedrock::stream(model, context, options, abort),
         "google-vertex" => vertex::stream(model, context, options, abort),
+        "openai-codex-responses" => openai_codex_responses::stream(model, context, options, abort),
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");

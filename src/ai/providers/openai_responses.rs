@@ -167,6 +167,17 @@ pub(crate) fn convert_input_for(
     context: &Context,
     item_providers: &[&str],
 ) -> Vec<Value> {
+    convert_items(model, context, item_providers, true)
+}
+
+/// The `input` items, with or without the system prompt as the first one (Codex sends it as
+/// `instructions` instead).
+pub(crate) fn convert_items(
+    model: &Model,
+    context: &Context,
+    item_providers: &[&str],
+    include_system_prompt: bool,
+) -> Vec<Value> {
     // Which original tool-call ids came from another provider or API (decides item-id hashing).
     let mut foreign: HashMap<String, bool> = HashMap::new();
     for m in &context.messages {
@@ -183,7 +194,11 @@ pub(crate) fn convert_input_for(
     };
     let msgs = transform_messages(&context.messages, model, Some(&norm));
     let mut out = Vec::new();
-    if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+    let system_prompt = context
+        .system_prompt
+        .as_deref()
+        .filter(|_| include_system_prompt);
+    if let Some(sp) = system_prompt.filter(|s| !s.is_empty()) {
         let role = if model.reasoning {
             "developer"
         } else {
@@ -340,6 +355,16 @@ fn kind(v: &Value) -> &str {
 /// Translates a Responses SSE body into events on `w`. Usage is set on `w.partial` without
 /// pricing (the caller applies the model's prices).
 pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+    parse_stream_mapped(reader, w, &|e| Ok(e))
+}
+
+/// [`parse_stream`] with every decoded event first passed through `map`, which may rewrite
+/// it or end the stream with an error (the Codex backend's dialect of the same events).
+pub(crate) fn parse_stream_mapped<R: Read>(
+    reader: R,
+    w: &mut StreamWriter,
+    map: &dyn Fn(Value) -> Result<Value, String>,
+) -> Result<(), String> {
     w.start();
     let abort = w.abort.clone();
     let mut cur: Option<Current> = None;
@@ -350,7 +375,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         if data.is_empty() || data.starts_with("[DONE]") {
             return Ok(true);
         }
-        let e = oc::parse_chunk(data)?;
+        let e = map(oc::parse_chunk(data)?)?;
         if let Some(err) = e.get("error").filter(|v| v.is_object()) {
             if kind(&e).is_empty() {
                 return Err(oc::error_message(err));
