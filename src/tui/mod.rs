@@ -4,11 +4,17 @@
 //!
 //! It knows nothing about LLMs or agents (those live in `modes/`). The pieces:
 //! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
-//! events and `keybindings` maps them to named actions.
+//! events and `keybindings` maps them to named actions; `terminal` owns the tty (raw mode,
+//! input thread, protocols); `renderer` diffs frames into bytes; `overlay` positions and
+//! composites overlays; `tui` ties them together with focus and render throttling.
 
 pub mod keybindings;
 pub mod keys;
+pub mod renderer;
+pub mod terminal;
 pub mod text;
+#[cfg(test)]
+pub mod virtual_terminal;
 
 pub use keys::{InputEvent, KeyCode, KeyEvent, KeyKind, Mods};
 
