@@ -103,6 +103,69 @@ pub enum TerminalEvent {
     Resize,
 }
 
+/// The keyboard-protocol handshake: query Kitty, push its flags on a reply, fall back to
+/// modifyOtherKeys when none came in time. Each step returns the bytes to send.
+#[derive(Debug, Default)]
+pub struct KeyboardProtocol {
+    deadline: Option<Instant>,
+    kitty: bool,
+    modify_other_keys: bool,
+}
+
+impl KeyboardProtocol {
+    /// Starts the handshake: send the query, wait until `now + KITTY_QUERY_TIMEOUT`.
+    pub fn begin(&mut self, now: Instant) -> &'static str {
+        self.deadline = Some(now + KITTY_QUERY_TIMEOUT);
+        KITTY_QUERY
+    }
+
+    /// The terminal answered the query.
+    pub fn reply_seen(&mut self) -> Option<&'static str> {
+        if self.kitty {
+            return None;
+        }
+        self.kitty = true;
+        self.deadline = None;
+        // A reply arriving after the fallback still wins: Kitty is the richer protocol.
+        Some(KITTY_PUSH)
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// No reply by the deadline: turn on modifyOtherKeys.
+    pub fn tick(&mut self, now: Instant) -> Option<&'static str> {
+        let deadline = self.deadline?;
+        if now < deadline {
+            return None;
+        }
+        self.deadline = None;
+        if self.kitty || self.modify_other_keys {
+            return None;
+        }
+        self.modify_other_keys = true;
+        Some(MODIFY_OTHER_KEYS_ON)
+    }
+
+    pub fn kitty_active(&self) -> bool {
+        self.kitty
+    }
+
+    /// Bytes that undo whatever was turned on; resets the state.
+    pub fn end(&mut self) -> String {
+        let mut out = String::new();
+        if self.kitty {
+            out.push_str(KITTY_POP);
+        }
+        if self.modify_other_keys {
+            out.push_str(MODIFY_OTHER_KEYS_OFF);
+        }
+        *self = KeyboardProtocol::default();
+        out
+    }
+}
+
 /// Which modes are on, kept process-wide so a panic or an early exit can undo them.
 #[derive(Clone, Copy)]
 struct Restore {
@@ -164,9 +227,7 @@ pub fn install_panic_hook() {
 pub struct ProcessTerminal {
     out: io::BufWriter<io::Stdout>,
     started: bool,
-    kitty_active: bool,
-    modify_other_keys: bool,
-    kitty_deadline: Option<Instant>,
+    keyboard: KeyboardProtocol,
     events_tx: Sender<TerminalEvent>,
     events_rx: Receiver<TerminalEvent>,
     threads: Option<Threads>,
@@ -191,9 +252,7 @@ impl ProcessTerminal {
         ProcessTerminal {
             out: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
             started: false,
-            kitty_active: false,
-            modify_other_keys: false,
-            kitty_deadline: None,
+            keyboard: KeyboardProtocol::default(),
             events_tx,
             events_rx,
             threads: None,
@@ -235,7 +294,7 @@ impl ProcessTerminal {
             let tx = self.events_tx.clone();
             std::thread::Builder::new()
                 .name("pi-input".into())
-                .spawn(move || read_stdin(&stop, &tx))?
+                .spawn(move || read_input(io::stdin().as_raw_fd(), &stop, &tx))?
         };
         let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGWINCH])?;
         let winch_handle = signals.handle();
@@ -259,10 +318,12 @@ impl ProcessTerminal {
     }
 }
 
-/// The `pi-input` loop: wait for stdin with a short poll so `stop` is honoured promptly, then
-/// forward whatever bytes arrived.
-fn read_stdin(stop: &AtomicBool, tx: &Sender<TerminalEvent>) {
-    let fd = io::stdin().as_raw_fd();
+/// How long the input loop waits in one poll; bounds how late it sees `stop`.
+const INPUT_POLL: i32 = 50;
+
+/// The `pi-input` loop: wait for `fd` with a short poll so `stop` is honoured within
+/// [`INPUT_POLL`] ms, then forward whatever bytes arrived. Ends at EOF or a read error.
+fn read_input(fd: std::os::unix::io::RawFd, stop: &AtomicBool, tx: &Sender<TerminalEvent>) {
     let mut buf = [0u8; 4096];
     while !stop.load(Ordering::Relaxed) {
         let mut pfd = libc::pollfd {
@@ -271,7 +332,7 @@ fn read_stdin(stop: &AtomicBool, tx: &Sender<TerminalEvent>) {
             revents: 0,
         };
         // SAFETY: one valid pollfd for the duration of the call.
-        let ready = unsafe { libc::poll(&mut pfd, 1, 50) };
+        let ready = unsafe { libc::poll(&mut pfd, 1, INPUT_POLL) };
         if ready <= 0 || stop.load(Ordering::Relaxed) {
             continue;
         }
@@ -330,35 +391,27 @@ impl Terminal for ProcessTerminal {
     }
 
     fn kitty_protocol_active(&self) -> bool {
-        self.kitty_active
+        self.keyboard.kitty_active()
     }
 
     fn kitty_reply_seen(&mut self) {
-        if self.kitty_active || !self.started {
+        if !self.started {
             return;
         }
-        self.kitty_active = true;
-        self.kitty_deadline = None;
-        self.write(KITTY_PUSH);
-        let _ = self.flush();
-        update_restore(|r| r.kitty = true);
+        if let Some(bytes) = self.keyboard.reply_seen() {
+            self.write(bytes);
+            let _ = self.flush();
+            update_restore(|r| r.kitty = true);
+        }
     }
 
     fn next_timer(&self) -> Option<Instant> {
-        self.kitty_deadline
+        self.keyboard.deadline()
     }
 
     fn tick(&mut self, now: Instant) {
-        let Some(deadline) = self.kitty_deadline else {
-            return;
-        };
-        if now < deadline {
-            return;
-        }
-        self.kitty_deadline = None;
-        if !self.kitty_active && !self.modify_other_keys {
-            self.modify_other_keys = true;
-            self.write(MODIFY_OTHER_KEYS_ON);
+        if let Some(bytes) = self.keyboard.tick(now) {
+            self.write(bytes);
             let _ = self.flush();
             update_restore(|r| r.modify_other_keys = true);
         }
@@ -372,9 +425,9 @@ impl Terminal for ProcessTerminal {
         self.enter_raw_mode()?;
         self.started = true;
         self.write(BRACKETED_PASTE_ON);
-        self.write(KITTY_QUERY);
+        let query = self.keyboard.begin(Instant::now());
+        self.write(query);
         self.flush()?;
-        self.kitty_deadline = Some(Instant::now() + KITTY_QUERY_TIMEOUT);
         if self.threads.is_none() {
             self.spawn_threads()?;
         }
@@ -395,13 +448,11 @@ impl Terminal for ProcessTerminal {
             return Ok(());
         }
         self.started = false;
-        self.kitty_deadline = None;
         self.flush()?;
-        // restore_terminal writes paste/kitty/modifyOtherKeys off and the cursor on, then
-        // puts back the termios it recorded.
+        // restore_terminal writes paste/kitty/modifyOtherKeys off (it tracks the same modes
+        // through update_restore) and the cursor on, then puts back the termios.
         restore_terminal();
-        self.kitty_active = false;
-        self.modify_other_keys = false;
+        let _ = self.keyboard.end();
         Ok(())
     }
 
@@ -416,5 +467,68 @@ impl Terminal for ProcessTerminal {
 impl Drop for ProcessTerminal {
     fn drop(&mut self) {
         let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kitty_reply_pushes_flags_and_stop_pops_them() {
+        let t0 = Instant::now();
+        let mut k = KeyboardProtocol::default();
+        assert_eq!(k.begin(t0), "\x1b[?u");
+        assert_eq!(k.deadline(), Some(t0 + Duration::from_millis(150)));
+        assert_eq!(k.reply_seen(), Some("\x1b[>7u"));
+        assert_eq!(k.reply_seen(), None, "pushed once");
+        assert!(k.kitty_active());
+        assert_eq!(k.tick(t0 + Duration::from_secs(1)), None);
+        assert_eq!(k.end(), "\x1b[<u");
+        assert!(!k.kitty_active());
+    }
+
+    #[test]
+    fn no_reply_in_150ms_falls_back_to_modify_other_keys() {
+        let t0 = Instant::now();
+        let mut k = KeyboardProtocol::default();
+        k.begin(t0);
+        assert_eq!(k.tick(t0 + Duration::from_millis(149)), None);
+        assert_eq!(k.tick(t0 + Duration::from_millis(150)), Some("\x1b[>4;2m"));
+        assert_eq!(k.tick(t0 + Duration::from_millis(300)), None);
+        assert_eq!(k.deadline(), None);
+        assert_eq!(k.end(), "\x1b[>4;0m");
+    }
+
+    #[test]
+    fn the_input_loop_forwards_bytes_and_stops_within_100ms() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills two fds we close below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let [read_fd, write_fd] = fds;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let reader = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || read_input(read_fd, &stop, &tx))
+        };
+        // SAFETY: writes 3 bytes from a live buffer to our pipe.
+        let written = unsafe { libc::write(write_fd, b"a\x1b[".as_ptr().cast(), 3) };
+        assert_eq!(written, 3);
+        let got = rx.recv_timeout(Duration::from_secs(2));
+        assert_eq!(got, Ok(TerminalEvent::Input(b"a\x1b[".to_vec())));
+        let asked = Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        reader.join().expect("input thread panicked");
+        assert!(
+            asked.elapsed() < Duration::from_millis(100),
+            "{:?}",
+            asked.elapsed()
+        );
+        // SAFETY: closing the fds pipe() gave us, once.
+        unsafe {
+            libc::close(read_fd);
+            libc::close(write_fd);
+        }
     }
 }
