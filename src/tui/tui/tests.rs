@@ -262,3 +262,56 @@ fn stop_and_suspend_leave_the_cursor_below_and_repaint_after() {
     assert!(!t.terminal().started());
     assert!(t.terminal().cursor_visible());
 }
+
+#[test]
+fn resizing_under_an_overlay_repaints_cleanly() {
+    let mut t = tui(30, 6);
+    let mut root = lines(&["first line of text", "second line"]);
+    t.render(&mut root).unwrap();
+    let id = t.show_overlay(Probe::new(&["[dialog]"]), at(Anchor::Center, 8));
+    t.render(&mut root).unwrap();
+    assert_eq!(t.terminal().screen_lines()[2], "           [dialog]");
+    t.terminal_mut().resize(20, 4);
+    t.render(&mut root).unwrap();
+    assert_eq!(
+        t.terminal().screen_lines(),
+        ["first line of text", "second[dialog]", "", ""]
+    );
+    t.close_overlay(id);
+    t.render(&mut root).unwrap();
+    assert_eq!(
+        t.terminal_mut().all_lines(),
+        ["first line of text", "second line"]
+    );
+}
+
+#[test]
+fn the_transcript_can_stream_under_an_overlay() {
+    let mut t = tui(20, 4);
+    let mut root = lines(&["a"]);
+    t.render(&mut root).unwrap();
+    let id = t.show_overlay(
+        Probe::new(&["OVER"]),
+        OverlayOptions {
+            anchor: Anchor::TopRight,
+            width: Some(Extent::Cells(4)),
+            non_capturing: true,
+            ..OverlayOptions::default()
+        },
+    );
+    for i in 0..6 {
+        root.0.push(format!("line {i}"));
+        t.render(&mut root).unwrap();
+    }
+    assert_eq!(
+        t.terminal().screen_lines(),
+        ["line 2          OVER", "line 3", "line 4", "line 5"]
+    );
+    t.close_overlay(id);
+    t.render(&mut root).unwrap();
+    assert_eq!(
+        t.terminal().screen_text(),
+        ["line 2", "line 3", "line 4", "line 5"]
+    );
+    assert_eq!(t.terminal_mut().all_lines()[..3], ["a", "line 0", "line 1"]);
+}
