@@ -4,13 +4,29 @@
 //!
 //! It knows nothing about LLMs or agents (those live in `modes/`). The pieces:
 //! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
-//! events and `keybindings` maps them to named actions.
+//! events and `keybindings` maps them to named actions; `terminal` owns the tty (raw mode,
+//! input thread, protocols); `renderer` diffs frames into bytes; `overlay` positions and
+//! composites overlays; `tui` ties them together with focus and render throttling.
 
+pub mod container;
 pub mod keybindings;
 pub mod keys;
+pub mod overlay;
+pub mod renderer;
+pub mod terminal;
 pub mod text;
+// The manager keeps the file name the design gives it.
+#[allow(clippy::module_inception)]
+pub mod tui;
+#[cfg(test)]
+pub mod virtual_terminal;
 
+pub use container::{Container, StaticLines};
 pub use keys::{InputEvent, KeyCode, KeyEvent, KeyKind, Mods};
+pub use overlay::{Anchor, Extent, Margin, OverlayOptions};
+pub use renderer::Renderer;
+pub use terminal::{ProcessTerminal, Terminal, TerminalEvent};
+pub use tui::{AnyComponent, Focus, OverlayId, Tui, MIN_RENDER_INTERVAL};
 
 /// Zero-width marker a focused component emits where the hardware cursor belongs (an APC
 /// sequence terminals ignore). The renderer strips it and moves the real cursor there, so

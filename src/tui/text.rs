@@ -293,7 +293,9 @@ pub fn slice_with_width(line: &str, start: usize, len: usize, strict: bool) -> (
     for p in pieces(line) {
         match p {
             Piece::Escape(e) => {
-                if col < start {
+                // Until the first kept cluster, escapes queue up in order so styles set
+                // before the slice and changed at its start apply in the right sequence.
+                if col < start || (col < end && width == 0) {
                     pending.push_str(e);
                 } else if col < end {
                     out.push_str(e);
@@ -692,6 +694,12 @@ mod tests {
             visible_width(&truncate_to_width("abcdef", 2, "...", false)),
             2
         );
+    }
+
+    #[test]
+    fn slice_keeps_style_changes_at_its_start_in_order() {
+        let line = "\x1b[31mab\x1b[0mcd";
+        assert_eq!(slice_by_column(line, 2, 2, false), "\x1b[31m\x1b[0mcd");
     }
 
     #[test]

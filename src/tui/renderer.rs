@@ -1,0 +1,417 @@
+//! The differential renderer: turns each new frame (a `Vec<String>`, one per row) into the
+//! fewest bytes that bring the screen from the previous frame to this one.
+//!
+//! Rows are tracked in *content* coordinates: row 0 is the first line ever painted, and
+//! `viewport_top` is the content row shown on the terminal's top line. Only rows at or below
+//! it can be reached with relative cursor moves, so a change above it, a width change (the
+//! terminal re-wraps everything) or a height change (except on Termux, whose soft keyboard
+//! resizes constantly) clears screen and scrollback and paints everything again. Otherwise
+//! the renderer moves to the first changed row, rewrites only the changed range with
+//! `ESC[2K`, lets `\r\n` scroll when the frame grows past the bottom, and erases rows that
+//! the frame no longer has.
+//!
+//! Every write is one synchronized-output block (`ESC[?2026h … ESC[?2026l`), every written
+//! row ends with [`LINE_RESET`], and the hardware cursor ends at the [`CURSOR_MARKER`] found
+//! in the visible rows. A row wider than the terminal is a component bug: debug builds panic
+//! naming it; release builds cut it and keep one report for the app to log.
+//!
+//! The renderer runs on whichever thread owns the terminal (the UI loop); it never blocks.
+
+use std::fmt::Write as _;
+use std::io;
+
+use super::terminal::{Terminal, HIDE_CURSOR, SHOW_CURSOR};
+use super::text::{slice_by_column, visible_width};
+use super::{CURSOR_MARKER, LINE_RESET};
+
+pub const SYNC_BEGIN: &str = "\x1b[?2026h";
+pub const SYNC_END: &str = "\x1b[?2026l";
+/// Clear screen, home, clear scrollback.
+pub const CLEAR_ALL: &str = "\x1b[2J\x1b[H\x1b[3J";
+pub const CLEAR_LINE: &str = "\x1b[2K";
+/// Erase from the cursor to the end of the screen.
+pub const CLEAR_BELOW: &str = "\x1b[J";
+
+/// Where the hardware cursor goes, in content rows and columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CursorPos {
+    pub row: usize,
+    pub col: usize,
+}
+
+/// Diffs frames and writes them. Owns no terminal; [`Renderer::render`] borrows one.
+#[derive(Debug)]
+pub struct Renderer {
+    previous: Vec<String>,
+    previous_width: usize,
+    previous_height: usize,
+    /// Content row the terminal cursor is on.
+    hardware_cursor_row: usize,
+    /// Content row shown on the terminal's first line.
+    viewport_top: usize,
+    /// Rows painted since the last clear (the terminal's working area).
+    max_lines_rendered: usize,
+    /// Screen height used while composing the current frame.
+    height: usize,
+    cursor_visible: Option<bool>,
+    cursor_at: Option<CursorPos>,
+    show_hardware_cursor: bool,
+    clear_on_shrink: bool,
+    force_clear: bool,
+    termux: bool,
+    full_redraws: usize,
+    overflow_report: Option<String>,
+    overflow_reported: bool,
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Renderer {
+    pub fn new() -> Self {
+        Renderer {
+            previous: Vec::new(),
+            previous_width: 0,
+            previous_height: 0,
+            hardware_cursor_row: 0,
+            viewport_top: 0,
+            max_lines_rendered: 0,
+            height: 0,
+            cursor_visible: None,
+            cursor_at: None,
+            show_hardware_cursor: false,
+            clear_on_shrink: false,
+            force_clear: false,
+            termux: std::env::var_os("TERMUX_VERSION").is_some_and(|v| !v.is_empty()),
+            full_redraws: 0,
+            overflow_report: None,
+            overflow_reported: false,
+        }
+    }
+
+    /// Show the hardware cursor at the marker (for IME), or keep it hidden there.
+    pub fn set_show_hardware_cursor(&mut self, show: bool) {
+        self.show_hardware_cursor = show;
+    }
+
+    /// Repaint everything when the frame gets shorter than what was painted, so no blank
+    /// working area is left below it.
+    pub fn set_clear_on_shrink(&mut self, clear: bool) {
+        self.clear_on_shrink = clear;
+    }
+
+    /// Treat the terminal as Termux (height changes never clear the screen).
+    pub fn set_termux(&mut self, termux: bool) {
+        self.termux = termux;
+    }
+
+    /// How many times the whole frame was painted (first paint included).
+    pub fn full_redraws(&self) -> usize {
+        self.full_redraws
+    }
+
+    /// The frame as last written (markers stripped, without line resets).
+    pub fn previous_lines(&self) -> &[String] {
+        &self.previous
+    }
+
+    /// The first too-wide row seen in a release build, once, for the app to log.
+    pub fn take_overflow_report(&mut self) -> Option<String> {
+        self.overflow_report.take()
+    }
+
+    /// Forget the screen: the next frame clears screen and scrollback and paints it all.
+    pub fn invalidate(&mut self) {
+        self.force_clear = true;
+    }
+
+    /// Finds the cursor marker in the visible rows, strips it, diffs `lines` against the
+    /// previous frame and writes the update as one flushed block.
+    pub fn render(
+        &mut self,
+        term: &mut dyn Terminal,
+        mut lines: Vec<String>,
+        overlays_active: bool,
+    ) -> io::Result<()> {
+        let (width, height) = term.size();
+        let cursor = extract_cursor(&mut lines, height);
+        let out = self.frame(lines, cursor, width, height, overlays_active);
+        if out.is_empty() {
+            return Ok(());
+        }
+        term.write(&out);
+        term.flush()
+    }
+
+    /// Bytes that leave the cursor on a fresh line below the content and show it, for
+    /// stopping or suspending. The next frame starts over with a full paint.
+    pub fn finish(&mut self) -> String {
+        let mut out = String::new();
+        if !self.previous.is_empty() {
+            self.height = self.previous_height.max(1);
+            let last = self.previous.len() - 1;
+            self.move_to(&mut out, last);
+            out.push_str("\r\n");
+        }
+        out.push_str(SHOW_CURSOR);
+        self.cursor_visible = Some(true);
+        self.force_clear = true;
+        out
+    }
+
+    /// Computes the bytes for one frame whose cursor marker is already extracted.
+    pub fn frame(
+        &mut self,
+        lines: Vec<String>,
+        cursor: Option<CursorPos>,
+        width: usize,
+        height: usize,
+        overlays_active: bool,
+    ) -> String {
+        let height = height.max(1);
+        let width_changed = self.previous_width != 0 && self.previous_width != width;
+        let height_changed = self.previous_height != 0 && self.previous_height != height;
+        if height_changed {
+            // Terminals keep the bottom row anchored when the window height changes.
+            let bottom = self.viewport_top + self.previous_height;
+            self.viewport_top = bottom.saturating_sub(height);
+        }
+        self.height = height;
+
+        let first_paint = self.previous.is_empty() && self.previous_width == 0;
+        if first_paint && !self.force_clear {
+            return self.full(lines, cursor, width, false);
+        }
+        if self.force_clear
+            || width_changed
+            || (height_changed && !self.termux)
+            || (self.clear_on_shrink && lines.len() < self.max_lines_rendered && !overlays_active)
+        {
+            return self.full(lines, cursor, width, true);
+        }
+
+        let prev_len = self.previous.len();
+        let new_len = lines.len();
+        let changed = changed_rows(&self.previous, &lines);
+        let (first, last) = match changed {
+            _ if new_len > prev_len => (changed.map_or(prev_len, |(first, _)| first), new_len - 1),
+            Some(range) => range,
+            None if new_len < prev_len => {
+                // Only rows at the end went away: erase them.
+                if new_len.saturating_sub(1) < self.viewport_top {
+                    return self.full(lines, cursor, width, true);
+                }
+                let mut out = String::new();
+                self.erase_from(&mut out, new_len);
+                return self.commit(out, lines, cursor, width);
+            }
+            None => {
+                let mut out = String::new();
+                self.place_cursor(&mut out, cursor, new_len);
+                self.previous_width = width;
+                self.previous_height = height;
+                return wrap_sync(out);
+            }
+        };
+        if first < self.viewport_top {
+            return self.full(lines, cursor, width, true);
+        }
+
+        let mut out = String::new();
+        if new_len > prev_len && first == prev_len && first > 0 {
+            // Appending: step down from the last row so the newline scrolls if needed.
+            self.move_to(&mut out, first - 1);
+            self.newline(&mut out);
+        } else {
+            self.move_to(&mut out, first);
+        }
+        out.push('\r');
+        for (i, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+            if i > first {
+                self.newline(&mut out);
+            }
+            out.push_str(CLEAR_LINE);
+            self.push_checked(&mut out, line, i, width);
+            out.push_str(LINE_RESET);
+        }
+        if prev_len > new_len {
+            self.erase_from(&mut out, new_len);
+        }
+        self.commit(out, lines, cursor, width)
+    }
+
+    /// Erases content rows from `row` down. Those rows were painted, so they are on screen.
+    fn erase_from(&mut self, out: &mut String, row: usize) {
+        self.move_to(out, row);
+        out.push('\r');
+        out.push_str(CLEAR_BELOW);
+    }
+
+    /// Paints every row, after clearing screen and scrollback when `clear`.
+    fn full(
+        &mut self,
+        lines: Vec<String>,
+        cursor: Option<CursorPos>,
+        width: usize,
+        clear: bool,
+    ) -> String {
+        self.full_redraws += 1;
+        self.force_clear = false;
+        let mut out = String::new();
+        if clear {
+            out.push_str(CLEAR_ALL);
+            self.max_lines_rendered = 0;
+        } else {
+            // The first paint starts on the line the cursor is on, at its left edge.
+            out.push('\r');
+        }
+        self.viewport_top = 0;
+        self.hardware_cursor_row = 0;
+        for (i, line) in lines.iter().enumerate() {
+            if i > 0 {
+                self.newline(&mut out);
+            }
+            self.push_checked(&mut out, line, i, width);
+            out.push_str(LINE_RESET);
+        }
+        self.cursor_at = None;
+        self.commit(out, lines, cursor, width)
+    }
+
+    /// Records the frame as painted and positions the cursor; returns the wrapped bytes.
+    fn commit(
+        &mut self,
+        mut out: String,
+        lines: Vec<String>,
+        cursor: Option<CursorPos>,
+        width: usize,
+    ) -> String {
+        self.cursor_at = None;
+        self.place_cursor(&mut out, cursor, lines.len());
+        self.max_lines_rendered = self.max_lines_rendered.max(lines.len());
+        self.previous = lines;
+        self.previous_width = width;
+        self.previous_height = self.height;
+        wrap_sync(out)
+    }
+
+    fn place_cursor(&mut self, out: &mut String, cursor: Option<CursorPos>, len: usize) {
+        let target = cursor.filter(|_| len > 0).map(|c| CursorPos {
+            row: c.row.min(len - 1).max(self.viewport_top),
+            col: c.col,
+        });
+        let visible = target.is_some() && self.show_hardware_cursor;
+        if let Some(pos) = target {
+            if self.cursor_at != Some(pos) || self.hardware_cursor_row != pos.row {
+                self.move_to(out, pos.row);
+                let _ = write!(out, "\x1b[{}G", pos.col + 1);
+                self.cursor_at = Some(pos);
+            }
+        }
+        if self.cursor_visible != Some(visible) {
+            out.push_str(if visible { SHOW_CURSOR } else { HIDE_CURSOR });
+            self.cursor_visible = Some(visible);
+        }
+    }
+
+    /// Moves the terminal cursor to content row `target` (on screen), scrolling with
+    /// newlines when it lies below the bottom.
+    fn move_to(&mut self, out: &mut String, target: usize) {
+        let bottom = self.viewport_top + self.height - 1;
+        let current = self.hardware_cursor_row.clamp(self.viewport_top, bottom);
+        if target > bottom {
+            push_move(out, bottom as isize - current as isize);
+            self.hardware_cursor_row = bottom;
+            while self.hardware_cursor_row < target {
+                self.newline(out);
+            }
+        } else {
+            push_move(out, target as isize - current as isize);
+            self.hardware_cursor_row = target;
+        }
+        if target != current {
+            self.cursor_at = None;
+        }
+    }
+
+    /// `\r\n`: next row, scrolling the screen when the cursor is on the bottom row.
+    fn newline(&mut self, out: &mut String) {
+        out.push_str("\r\n");
+        self.hardware_cursor_row += 1;
+        if self.hardware_cursor_row >= self.viewport_top + self.height {
+            self.viewport_top = self.hardware_cursor_row + 1 - self.height;
+        }
+        self.cursor_at = None;
+    }
+
+    fn push_checked(&mut self, out: &mut String, line: &str, index: usize, width: usize) {
+        let line_width = visible_width(line);
+        if line_width <= width {
+            out.push_str(line);
+            return;
+        }
+        let message = format!(
+            "rendered line {index} is {line_width} columns wide, wider than the terminal \
+             ({width}); components must truncate with text::truncate_to_width: {line:?}"
+        );
+        if cfg!(debug_assertions) {
+            panic!("{message}");
+        }
+        if !self.overflow_reported {
+            self.overflow_reported = true;
+            self.overflow_report = Some(message);
+        }
+        out.push_str(&slice_by_column(line, 0, width, true));
+    }
+}
+
+fn push_move(out: &mut String, rows: isize) {
+    match rows {
+        n if n > 0 => {
+            let _ = write!(out, "\x1b[{n}B");
+        }
+        n if n < 0 => {
+            let _ = write!(out, "\x1b[{}A", -n);
+        }
+        _ => {}
+    }
+}
+
+fn wrap_sync(body: String) -> String {
+    if body.is_empty() {
+        return body;
+    }
+    let mut out = String::with_capacity(body.len() + SYNC_BEGIN.len() + SYNC_END.len());
+    out.push_str(SYNC_BEGIN);
+    out.push_str(&body);
+    out.push_str(SYNC_END);
+    out
+}
+
+/// First and last index where the frames differ, over the rows both have.
+fn changed_rows(old: &[String], new: &[String]) -> Option<(usize, usize)> {
+    let common = old.len().min(new.len());
+    let first = (0..common).find(|&i| old[i] != new[i])?;
+    let last = (first..common).rev().find(|&i| old[i] != new[i])?;
+    Some((first, last))
+}
+
+/// Finds [`CURSOR_MARKER`] in the bottom `height` rows (the ones on screen), removes it and
+/// returns where it was, measuring the column with [`visible_width`].
+pub fn extract_cursor(lines: &mut [String], height: usize) -> Option<CursorPos> {
+    let top = lines.len().saturating_sub(height);
+    for row in (top..lines.len()).rev() {
+        if let Some(at) = lines[row].find(CURSOR_MARKER) {
+            let col = visible_width(&lines[row][..at]);
+            lines[row].replace_range(at..at + CURSOR_MARKER.len(), "");
+            return Some(CursorPos { row, col });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;
