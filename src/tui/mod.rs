@@ -6,9 +6,14 @@
 //! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
 //! events and `keybindings` maps them to named actions.
 
+pub mod fuzzy;
+pub mod key_decode;
 pub mod keybindings;
 pub mod keys;
+pub mod kill_ring;
+pub mod stdin_buffer;
 pub mod text;
+pub mod undo;
 
 pub use keys::{InputEvent, KeyCode, KeyEvent, KeyKind, Mods};
 
