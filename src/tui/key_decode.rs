@@ -65,7 +65,8 @@ fn decode_plain(seq: &[u8], kitty_active: bool) -> Option<KeyEvent> {
             b'\r' => Some(key(KeyCode::Enter, Mods::NONE)),
             // Ghostty maps Shift+Enter to a bare LF when the Kitty protocol is on.
             b'\n' if kitty_active => Some(key(KeyCode::Enter, Mods::SHIFT)),
-            b'\n' => Some(key(KeyCode::Enter, Mods::NONE)),
+            // In raw mode Enter sends CR; a bare LF is Ctrl+J (the editor's other newline).
+            b'\n' => Some(ctrl_char('j')),
             b'\t' => Some(key(KeyCode::Tab, Mods::NONE)),
             0x7f => Some(key(KeyCode::Backspace, Mods::NONE)),
             0x08 if windows_terminal() => Some(key(KeyCode::Backspace, Mods::CTRL)),

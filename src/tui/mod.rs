@@ -6,6 +6,8 @@
 //! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
 //! events and `keybindings` maps them to named actions.
 
+pub mod autocomplete;
+pub mod components;
 pub mod fuzzy;
 pub mod key_decode;
 pub mod keybindings;

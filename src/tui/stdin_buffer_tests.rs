@@ -61,7 +61,7 @@ fn corpus() -> Vec<(&'static [u8], bool, Vec<ParsedInput>)> {
         ("é😀".as_bytes(), false, vec![ch('é'), ch('😀')]),
         ("中".as_bytes(), false, vec![ch('中')]),
         (b"\r", false, vec![plain(Enter)]),
-        (b"\n", false, vec![plain(Enter)]),
+        (b"\n", false, vec![k(Char('j'), Mods::CTRL)]),
         (b"\n", true, vec![k(Enter, Mods::SHIFT)]),
         (b"\t", false, vec![plain(Tab)]),
         (b"\x7f", false, vec![plain(Backspace)]),
