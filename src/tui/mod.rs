@@ -3,8 +3,11 @@
 //! synchronized output so the screen never flickers.
 //!
 //! It knows nothing about LLMs or agents (those live in `modes/`). The pieces:
-//! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
-//! events and `keybindings` maps them to named actions.
+//! `text` measures and cuts styled text by columns; `stdin_buffer` (framing) and
+//! `key_decode` turn raw terminal bytes into the `keys` events, and `keybindings` maps those
+//! to named actions (loaded from `keybindings.json`). `components` holds the prompt
+//! `Editor` and the single-line `Input`, built on `kill_ring`, `undo`, `autocomplete` and
+//! `fuzzy`.
 
 pub mod autocomplete;
 pub mod components;
