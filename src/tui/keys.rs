@@ -19,6 +19,61 @@ impl Mods {
         ctrl: false,
         super_key: false,
     };
+    pub const SHIFT: Mods = Mods {
+        shift: true,
+        ..Mods::NONE
+    };
+    pub const ALT: Mods = Mods {
+        alt: true,
+        ..Mods::NONE
+    };
+    pub const CTRL: Mods = Mods {
+        ctrl: true,
+        ..Mods::NONE
+    };
+
+    /// Decodes the xterm/Kitty modifier parameter (`1 + bits`: shift 1, alt 2, ctrl 4,
+    /// super 8). Caps Lock and Num Lock are ignored; Hyper and Meta, which no binding can
+    /// name, make the key unrepresentable (`None`).
+    pub fn from_param(param: u32) -> Option<Mods> {
+        let bits = param.saturating_sub(1) & !(64 | 128);
+        if bits & !(1 | 2 | 4 | 8) != 0 {
+            return None;
+        }
+        Some(Mods {
+            shift: bits & 1 != 0,
+            alt: bits & 2 != 0,
+            ctrl: bits & 4 != 0,
+            super_key: bits & 8 != 0,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Mods::NONE
+    }
+
+    /// The same modifiers plus `other`'s.
+    pub fn with(self, other: Mods) -> Mods {
+        Mods {
+            shift: self.shift || other.shift,
+            alt: self.alt || other.alt,
+            ctrl: self.ctrl || other.ctrl,
+            super_key: self.super_key || other.super_key,
+        }
+    }
+}
+
+static KITTY_ACTIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records whether the Kitty keyboard protocol is on. Without it some legacy sequences are
+/// ambiguous in pi's favour of the older meaning: `ESC b` is both Alt+b and Alt+Left, so
+/// bindings on either match it.
+pub fn set_kitty_protocol_active(active: bool) {
+    KITTY_ACTIVE.store(active, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn kitty_protocol_active() -> bool {
+    KITTY_ACTIVE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Which key was pressed. Printable keys carry the character they type, already shifted
@@ -95,6 +150,9 @@ impl KeyEvent {
 }
 
 fn key_equivalent(got: &KeyEvent, want: &KeyEvent) -> bool {
+    if legacy_alt_alias(got, want) {
+        return true;
+    }
     if got.mods.ctrl != want.mods.ctrl
         || got.mods.alt != want.mods.alt
         || got.mods.super_key != want.mods.super_key
@@ -114,6 +172,27 @@ fn key_equivalent(got: &KeyEvent, want: &KeyEvent) -> bool {
         }
         (g, w) => g == w && got.mods.shift == want.mods.shift,
     }
+}
+
+/// Legacy terminals send Alt+arrows as `ESC b`/`ESC f`/`ESC p`/`ESC n` (readline's word
+/// motions), so without the Kitty protocol an Alt+letter also counts as that arrow.
+fn legacy_alt_alias(got: &KeyEvent, want: &KeyEvent) -> bool {
+    if kitty_protocol_active()
+        || !got.mods.alt
+        || got.mods.ctrl
+        || got.mods.shift
+        || got.mods.super_key
+        || want.mods != Mods::ALT
+    {
+        return false;
+    }
+    matches!(
+        (got.code, want.code),
+        (KeyCode::Char('b'), KeyCode::Left)
+            | (KeyCode::Char('f'), KeyCode::Right)
+            | (KeyCode::Char('p'), KeyCode::Up)
+            | (KeyCode::Char('n'), KeyCode::Down)
+    )
 }
 
 /// Parses pi's key id spelling into the event it names (`None` for unknown names).

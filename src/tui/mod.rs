@@ -3,21 +3,31 @@
 //! synchronized output so the screen never flickers.
 //!
 //! It knows nothing about LLMs or agents (those live in `modes/`). The pieces:
-//! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
-//! events and `keybindings` maps them to named actions; `terminal` owns the tty (raw mode,
+//! `text` measures and cuts styled text by columns; `stdin_buffer` (framing) and
+//! `key_decode` turn raw terminal bytes into the `keys` events, and `keybindings` maps those
+//! to named actions (loaded from `keybindings.json`); `terminal` owns the tty (raw mode,
 //! input thread, protocols); `renderer` diffs frames into bytes; `overlay` positions and
 //! composites overlays; `tui` ties them together with focus and render throttling.
+//! `components` holds the widgets (the prompt `Editor`, `Input`, …), built on `kill_ring`,
+//! `undo`, `autocomplete` and `fuzzy`.
 
+pub mod autocomplete;
+pub mod components;
 pub mod container;
+pub mod fuzzy;
+pub mod key_decode;
 pub mod keybindings;
 pub mod keys;
+pub mod kill_ring;
 pub mod overlay;
 pub mod renderer;
+pub mod stdin_buffer;
 pub mod terminal;
 pub mod text;
 // The manager keeps the file name the design gives it.
 #[allow(clippy::module_inception)]
 pub mod tui;
+pub mod undo;
 #[cfg(test)]
 pub mod virtual_terminal;
 

@@ -1,0 +1,5 @@
+//! Ready-made components.
+
+pub mod editor;
+mod editor_layout;
+pub mod input;
