@@ -4,11 +4,14 @@
 //!
 //! It knows nothing about LLMs or agents (those live in `modes/`). The pieces:
 //! `text` measures and cuts styled text by columns; `keys` turns terminal bytes into key
-//! events and `keybindings` maps them to named actions.
+//! events and `keybindings` maps them to named actions; `theme` holds pi's named colours and
+//! `components` the widgets (Markdown, Text, Box, Loader, Image, SelectList, SettingsList).
 
+pub mod components;
 pub mod keybindings;
 pub mod keys;
 pub mod text;
+pub mod theme;
 
 pub use keys::{InputEvent, KeyCode, KeyEvent, KeyKind, Mods};
 
