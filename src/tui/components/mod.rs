@@ -1,5 +1,9 @@
 //! Ready-made components. Each renders lines no wider than the width it is given.
 
 pub mod boxed;
+pub mod highlight;
 pub mod loader;
+pub mod markdown;
+mod markdown_table;
+pub mod terminal_image;
 pub mod text;
