@@ -2,8 +2,11 @@
 
 pub mod boxed;
 pub mod highlight;
+pub mod image;
 pub mod loader;
 pub mod markdown;
 mod markdown_table;
+pub mod select_list;
+pub mod settings_list;
 pub mod terminal_image;
 pub mod text;
