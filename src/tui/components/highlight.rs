@@ -363,20 +363,49 @@ fn is_diff(lang: &str) -> bool {
 /// Colours `code` as `lang`, one output line per input line; `None` for languages it does
 /// not know (the caller then uses the plain code-block colour).
 pub fn highlight(code: &str, lang: &str, theme: &Theme) -> Option<Vec<String>> {
-    if is_diff(lang) {
-        return Some(code.split('\n').map(|l| diff_line(l, theme)).collect());
+    let mut h = Highlighter::new(lang)?;
+    Some(code.split('\n').map(|l| h.line(l, theme)).collect())
+}
+
+/// What an unfinished line leaves open: a block comment or multi-line string.
+pub type LineState = Option<(Token, &'static str)>;
+
+/// Line-at-a-time colouring, for callers that cache lines (streaming code blocks).
+pub struct Highlighter {
+    /// `None` for diffs, which are coloured line by line without state.
+    lang: Option<&'static Lang>,
+    state: LineState,
+}
+
+impl Highlighter {
+    /// `None` for languages [`highlight`] does not know.
+    pub fn new(lang: &str) -> Option<Highlighter> {
+        let lang = if is_diff(lang) {
+            None
+        } else {
+            Some(lang_for(lang)?)
+        };
+        Some(Highlighter { lang, state: None })
     }
-    let lang = lang_for(lang)?;
-    let mut state: Option<(Token, &'static str)> = None;
-    Some(
-        code.split('\n')
-            .map(|line| {
-                let mut out = Painter::new(theme);
-                tokenize_line(line, lang, &mut state, &mut out);
-                out.finish()
-            })
-            .collect(),
-    )
+
+    /// The state carried into the next line.
+    pub fn state(&self) -> LineState {
+        self.state
+    }
+
+    pub fn set_state(&mut self, state: LineState) {
+        self.state = state;
+    }
+
+    /// Colours the next line.
+    pub fn line(&mut self, line: &str, theme: &Theme) -> String {
+        let Some(lang) = self.lang else {
+            return diff_line(line, theme);
+        };
+        let mut out = Painter::new(theme);
+        tokenize_line(line, lang, &mut self.state, &mut out);
+        out.finish()
+    }
 }
 
 fn diff_line(line: &str, theme: &Theme) -> String {
@@ -574,7 +603,7 @@ fn tokenize_line(
             let len = rest
                 .char_indices()
                 .skip(1)
-                .find(|(_, ch)| !is_ident(*ch) && !(lang.dollar_vars && *ch == '-'))
+                .find(|(_, ch)| !(is_ident(*ch) || lang.dollar_vars && *ch == '-'))
                 .map_or(rest.len(), |(o, _)| o);
             let word = &rest[..len];
             let next = rest[len..].trim_start();

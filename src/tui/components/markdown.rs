@@ -8,6 +8,7 @@
 //! parsed and rendered again, so a long message costs little per token. Known limit:
 //! reference-style link definitions only apply within the re-parsed tail.
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 
 use super::highlight;
 use super::markdown_table::render_table;
-use super::text::{frame_lines, Fill};
+use super::text::{frame_line, frame_lines, Fill};
 use crate::tui::text::{truncate_to_width, visible_width, wrap_text_with_ansi};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::Component;
@@ -52,6 +53,7 @@ pub struct Markdown {
     style: Option<DefaultTextStyle>,
     hyperlinks: bool,
     cache: Cache,
+    code_memo: RefCell<CodeMemo>,
 }
 
 #[derive(Default)]
@@ -62,6 +64,8 @@ struct Cache {
     blocks: Vec<CachedBlock>,
     /// Framed content lines (no vertical padding).
     body: Vec<String>,
+    /// The same lines before framing, to reuse framed lines that did not change.
+    raw: Vec<String>,
 }
 
 struct CachedBlock {
@@ -94,6 +98,7 @@ impl Markdown {
             style: None,
             hyperlinks: super::terminal_image::capabilities().hyperlinks,
             cache: Cache::default(),
+            code_memo: RefCell::default(),
         };
         md.set_text(text);
         md
@@ -147,6 +152,7 @@ impl Markdown {
         if cache.width != Some(width) {
             cache.blocks.clear();
             cache.body.clear();
+            cache.raw.clear();
             cache.clean_until = 0;
         }
         // Blocks ending before the change are final, except the last of them: appended
@@ -162,7 +168,8 @@ impl Markdown {
             .get(keep)
             .map_or(cache.body.len(), |b| b.first_line);
         cache.blocks.truncate(keep);
-        cache.body.truncate(cut_line);
+        let mut old_body = cache.body.split_off(cut_line);
+        let old_raw = cache.raw.split_off(cut_line);
         let from = cache
             .blocks
             .last()
@@ -172,6 +179,7 @@ impl Markdown {
         if self.text.trim().is_empty() {
             cache.blocks.clear();
             cache.body.clear();
+            cache.raw.clear();
             return;
         }
         let content_width = width.saturating_sub(self.padding_x * 2).max(1);
@@ -180,6 +188,7 @@ impl Markdown {
             theme: &self.theme,
             hyperlinks: self.hyperlinks,
             source: &self.text,
+            code_memo: &self.code_memo,
         };
         let base = renderer.base_style(self.style.as_ref());
         let mut prev = cache.blocks.last().map(|b| b.kind);
@@ -192,9 +201,16 @@ impl Markdown {
             }
             lines.extend(renderer.node(node, content_width, &base));
             let first_line = cache.body.len();
-            cache
-                .body
-                .extend(frame_lines(lines, width, self.padding_x, 0, fill.as_ref()));
+            for line in lines {
+                // Unchanged lines (most of a streaming code block) keep their framing.
+                let k = cache.body.len() - cut_line;
+                let framed = match old_raw.get(k) {
+                    Some(old) if *old == line => std::mem::take(&mut old_body[k]),
+                    _ => frame_line(&line, width, self.padding_x, fill.as_ref()),
+                };
+                cache.body.push(framed);
+                cache.raw.push(line);
+            }
             cache.blocks.push(CachedBlock {
                 range: node.range.clone(),
                 kind: node.kind(),
@@ -235,6 +251,20 @@ impl Component for Markdown {
     fn invalidate(&mut self) {
         self.cache = Cache::default();
     }
+}
+
+/// Rendered lines of the most recent code block, reused line by line while it streams.
+#[derive(Default)]
+struct CodeMemo {
+    lang: String,
+    width: usize,
+    /// Per source line: the text, the highlighter state before and after it, its lines.
+    lines: Vec<(
+        String,
+        highlight::LineState,
+        highlight::LineState,
+        Vec<String>,
+    )>,
 }
 
 /// One block with its byte range in the whole text.
@@ -456,6 +486,7 @@ struct Renderer<'a> {
     theme: &'a Theme,
     hyperlinks: bool,
     source: &'a str,
+    code_memo: &'a RefCell<CodeMemo>,
 }
 
 impl Renderer<'_> {
@@ -530,17 +561,8 @@ impl Renderer<'_> {
                 wrap(&self.inlines("", &events, ctx), width)
             }
         };
-        // A last guard for pathological widths (a bullet wider than the line).
+        // Lines wider than `width` (a bullet wider than the line) are cut when framed.
         lines
-            .into_iter()
-            .map(|l| {
-                if visible_width(&l) > width {
-                    truncate_to_width(&l, width, "", false)
-                } else {
-                    l
-                }
-            })
-            .collect()
     }
 
     /// Sibling blocks with pi's blank-line spacing.
@@ -561,14 +583,36 @@ impl Renderer<'_> {
             truncate_to_width(&line, width, "", false)
         };
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let lines = highlight::highlight(body, lang, self.theme).unwrap_or_else(|| {
-            body.split('\n')
-                .map(|l| self.theme.fg(Token::MdCodeBlock, l))
-                .collect()
-        });
         let mut out = vec![border(&format!("```{lang}"))];
-        for line in lines {
-            out.extend(wrap(&format!("  {line}"), width));
+        let mut highlighter = highlight::Highlighter::new(lang);
+        let mut memo = self.code_memo.borrow_mut();
+        if memo.lang != lang || memo.width != width {
+            *memo = CodeMemo {
+                lang: lang.to_string(),
+                width,
+                lines: Vec::new(),
+            };
+        }
+        for (i, line) in body.split('\n').enumerate() {
+            let before = highlighter.as_ref().and_then(|h| h.state());
+            if let Some((src, b, after, lines)) = memo.lines.get(i) {
+                if src == line && *b == before {
+                    out.extend(lines.iter().cloned());
+                    if let Some(h) = &mut highlighter {
+                        h.set_state(*after);
+                    }
+                    continue;
+                }
+            }
+            let coloured = match &mut highlighter {
+                Some(h) => h.line(line, self.theme),
+                None => self.theme.fg(Token::MdCodeBlock, line),
+            };
+            let lines = wrap(&format!("  {coloured}"), width);
+            let after = highlighter.as_ref().and_then(|h| h.state());
+            out.extend(lines.iter().cloned());
+            memo.lines.truncate(i);
+            memo.lines.push((line.to_string(), before, after, lines));
         }
         out.push(border("```"));
         out

@@ -82,13 +82,7 @@ fn fit_columns(natural: &[usize], min_word: &[usize], available: usize) -> Vec<u
         let weight: usize = min_word.iter().map(|w| w - 1).sum();
         minimum = min_word
             .iter()
-            .map(|w| {
-                1 + if weight > 0 {
-                    (w - 1) * spare / weight
-                } else {
-                    0
-                }
-            })
+            .map(|w| 1 + ((w - 1) * spare).checked_div(weight).unwrap_or(0))
             .collect();
         let mut leftover = available - minimum.iter().sum::<usize>();
         for m in minimum.iter_mut() {
@@ -99,12 +93,13 @@ fn fit_columns(natural: &[usize], min_word: &[usize], available: usize) -> Vec<u
             leftover -= 1;
         }
     }
-    if natural.iter().sum::<usize>() <= available {
-        return natural
-            .iter()
-            .zip(&minimum)
-            .map(|(n, m)| *n.max(m))
-            .collect();
+    let fitted: Vec<usize> = natural
+        .iter()
+        .zip(&minimum)
+        .map(|(n, m)| *n.max(m))
+        .collect();
+    if fitted.iter().sum::<usize>() <= available {
+        return fitted;
     }
     let wants: Vec<usize> = natural
         .iter()
@@ -116,13 +111,7 @@ fn fit_columns(natural: &[usize], min_word: &[usize], available: usize) -> Vec<u
     let mut widths: Vec<usize> = minimum
         .iter()
         .zip(&wants)
-        .map(|(m, w)| {
-            m + if total_want > 0 {
-                w * extra / total_want
-            } else {
-                0
-            }
-        })
+        .map(|(m, w)| m + (w * extra).checked_div(total_want).unwrap_or(0))
         .collect();
     let mut remaining = available.saturating_sub(widths.iter().sum());
     while remaining > 0 {
@@ -216,6 +205,10 @@ mod tests {
         assert_eq!(plain[0], "┌────────┬─────────────┐");
         assert_eq!(plain[3], "│ a      │ a fairly    │");
         assert_eq!(plain[4], "│        │ long        │");
+        // An empty column still gets one cell of width and the table stays inside the width.
+        let empty = render_table(&s(&["a", ""]), &[s(&["bb", ""])], 10, "");
+        assert!(empty.iter().all(|l| visible_width(l) <= 10), "{empty:?}");
+        assert_eq!(strip_ansi(&empty[3]), "│ bb │   │");
         let raw = "| Column | Description |\n|---|---|\n| a | b |";
         let fallback = render_table(&header, &rows, 6, raw);
         assert!(fallback.iter().all(|l| visible_width(l) <= 6));

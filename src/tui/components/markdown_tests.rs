@@ -214,7 +214,13 @@ fn streaming_rerender_is_cheap() {
         ));
     }
     let mut m = md(&text);
+    let full = std::time::Instant::now();
     m.render(100);
+    eprintln!(
+        "markdown full render of {} lines: {:?}",
+        text.lines().count(),
+        full.elapsed()
+    );
     let start = std::time::Instant::now();
     let rounds = 50;
     for _ in 0..rounds {
@@ -228,5 +234,24 @@ fn streaming_rerender_is_cheap() {
     assert!(
         per < std::time::Duration::from_millis(20),
         "{per:?} per append"
+    );
+}
+
+#[test]
+fn streaming_a_long_code_block() {
+    let mut text = String::from("```rust\n");
+    for i in 0..2000 {
+        text.push_str(&format!("let x{i} = call(\"str\", {i}); // note\n"));
+    }
+    let mut m = md(&text);
+    m.render(100);
+    let start = std::time::Instant::now();
+    for _ in 0..10 {
+        m.append("x");
+        m.render(100);
+    }
+    eprintln!(
+        "append inside a 2000-line code block: {:?}",
+        start.elapsed() / 10
     );
 }

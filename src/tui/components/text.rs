@@ -83,25 +83,35 @@ pub(crate) fn frame_lines(
     padding_y: usize,
     fill: Option<&Fill>,
 ) -> Vec<String> {
-    let finish = |line: String| match fill {
-        Some(f) => f.apply(&line, width),
-        None => pad_to_width(&line, width),
-    };
-    let margin = " ".repeat(padding_x.min(width));
     let mut out = Vec::with_capacity(content.len() + 2 * padding_y);
-    out.extend((0..padding_y).map(|_| finish(String::new())));
-    for line in content {
-        let mut l = String::with_capacity(margin.len() + line.len());
-        l.push_str(&margin);
-        l.push_str(&line);
-        // Content wider than the frame (width smaller than padding) is cut, not overflowed.
-        if visible_width(&l) > width {
-            l = truncate_to_width(&l, width, "", false);
-        }
-        out.push(finish(l));
-    }
-    out.extend((0..padding_y).map(|_| finish(String::new())));
+    out.extend((0..padding_y).map(|_| frame_line("", width, 0, fill)));
+    out.extend(
+        content
+            .iter()
+            .map(|l| frame_line(l, width, padding_x, fill)),
+    );
+    out.extend((0..padding_y).map(|_| frame_line("", width, 0, fill)));
     out
+}
+
+/// One line behind a left margin of `padding_x`, cut if wider than `width` (a width
+/// smaller than the padding), then padded or filled to exactly `width` columns.
+pub(crate) fn frame_line(
+    line: &str,
+    width: usize,
+    padding_x: usize,
+    fill: Option<&Fill>,
+) -> String {
+    let mut l = String::with_capacity(padding_x + line.len());
+    l.extend(std::iter::repeat(' ').take(padding_x.min(width)));
+    l.push_str(line);
+    if visible_width(&l) > width {
+        l = truncate_to_width(&l, width, "", false);
+    }
+    match fill {
+        Some(f) => f.apply(&l, width),
+        None => pad_to_width(&l, width),
+    }
 }
 
 /// Multi-line text, word-wrapped to the width, with padding and an optional background.
