@@ -5,6 +5,7 @@ pub mod highlight;
 pub mod image;
 pub mod loader;
 pub mod markdown;
+mod markdown_parse;
 mod markdown_table;
 pub mod select_list;
 pub mod settings_list;
