@@ -7,9 +7,10 @@
 //! `key_decode` turn raw terminal bytes into the `keys` events, and `keybindings` maps those
 //! to named actions (loaded from `keybindings.json`); `terminal` owns the tty (raw mode,
 //! input thread, protocols); `renderer` diffs frames into bytes; `overlay` positions and
-//! composites overlays; `tui` ties them together with focus and render throttling.
-//! `components` holds the widgets (the prompt `Editor`, `Input`, …), built on `kill_ring`,
-//! `undo`, `autocomplete` and `fuzzy`.
+//! composites overlays; `tui` ties them together with focus and render throttling; `theme`
+//! holds pi's named colours. `components` holds the widgets (Editor, Input, Markdown, Text,
+//! Box, Loader, Image, SelectList, SettingsList), built on `kill_ring`, `undo`,
+//! `autocomplete` and `fuzzy`.
 
 pub mod autocomplete;
 pub mod components;
@@ -24,6 +25,7 @@ pub mod renderer;
 pub mod stdin_buffer;
 pub mod terminal;
 pub mod text;
+pub mod theme;
 // The manager keeps the file name the design gives it.
 #[allow(clippy::module_inception)]
 pub mod tui;
