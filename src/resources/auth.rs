@@ -4,11 +4,12 @@
 //! directory, as proper-lockfile makes). Also the runtime `--api-key` overrides.
 
 use super::config_value::resolve_config_value;
+use super::file_lock::FileLock;
 use crate::ai::catalog;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Credentials from auth.json plus runtime overrides.
 #[derive(Debug, Default)]
@@ -236,11 +237,13 @@ pub fn write_private_atomic(path: &Path, text: &str) -> Result<(), String> {
 const LOCK_STALE: Duration = Duration::from_secs(30);
 /// How often a holder touches its lock so nobody deems it stale.
 const LOCK_TOUCH: Duration = Duration::from_secs(5);
+/// How often a waiter tries again.
+const LOCK_RETRY: Duration = Duration::from_millis(20);
 
 /// Runs `f` holding `<path>.lock` — a directory, the lock pi's proper-lockfile takes, so this
 /// excludes TypeScript pi processes as well as other threads and processes of ours. Waits up to
 /// `wait` for the lock; a lock untouched for 30 s is stale and taken over. While `f` runs (a
-/// token refresh may take a while) a `pi-auth-lock` thread keeps the lock's mtime fresh.
+/// token refresh may take a while) the lock is kept fresh.
 pub(crate) fn with_lock<T>(
     path: &Path,
     wait: Duration,
@@ -249,55 +252,17 @@ pub(crate) fn with_lock<T>(
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let lock = PathBuf::from(format!("{}.lock", path.display()));
-    let deadline = std::time::Instant::now() + wait;
-    loop {
-        match std::fs::create_dir(&lock) {
-            Ok(()) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let stale = std::fs::metadata(&lock)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| SystemTime::now().duration_since(t).ok())
-                    .is_some_and(|age| age > LOCK_STALE);
-                if stale {
-                    let _ = std::fs::remove_dir(&lock);
-                    continue;
-                }
-                if std::time::Instant::now() >= deadline {
-                    return Err(format!(
-                        "{}: lock is held by another process",
-                        path.display()
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(20));
+    let attempts = (wait.as_millis() / LOCK_RETRY.as_millis()).max(1) as u32;
+    let mut lock = FileLock::acquire_with_stale(path, attempts, LOCK_RETRY, LOCK_STALE).map_err(
+        |e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => {
+                format!("{}: lock is held by another process", path.display())
             }
-            Err(e) => return Err(format!("{}: {e}", lock.display())),
-        }
-    }
-    let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
-    let keeper = std::thread::Builder::new()
-        .name("pi-auth-lock".into())
-        .spawn({
-            let lock = lock.clone();
-            move || {
-                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
-                    stop_rx.recv_timeout(LOCK_TOUCH)
-                {
-                    if let Ok(d) = std::fs::File::open(&lock) {
-                        let _ = d.set_modified(SystemTime::now());
-                    }
-                }
-            }
-        });
-    let result = f();
-    // Dropping the sender wakes the keeper at once; join so it never touches a released lock.
-    drop(stop_tx);
-    if let Ok(k) = keeper {
-        let _ = k.join();
-    }
-    let _ = std::fs::remove_dir(&lock);
-    result
+            _ => format!("{}.lock: {e}", path.display()),
+        },
+    )?;
+    lock.keep_fresh(LOCK_TOUCH);
+    f()
 }
 
 #[cfg(test)]
