@@ -195,13 +195,36 @@ fn no_key_message(provider: &str) -> String {
     if let Some(m) = crate::ai::providers::missing_credentials_message(provider) {
         return m.to_string();
     }
-    let env = env_key_vars(provider)
-        .first()
-        .map(|v| format!("set {v}, "))
-        .unwrap_or_default();
+    if provider == "openai-codex" {
+        return "No login found for openai-codex (ChatGPT Plus/Pro).\n\nThis provider has no API \
+                keys: log in with `pi --login openai-codex`, or /login in interactive mode."
+            .to_string();
+    }
+    // The API key variable people know first (pi prefers an OAuth token where both exist).
+    let vars = env_key_vars(provider);
+    let env = match provider {
+        "anthropic" => "set ANTHROPIC_API_KEY, ".to_string(),
+        "github-copilot" => format!("set {}, ", vars.join(" or ")),
+        _ => vars
+            .first()
+            .map(|v| format!("set {v}, "))
+            .unwrap_or_default(),
+    };
+    let login = match provider {
+        "anthropic" => " Claude Pro/Max subscribers can log in with `pi --login anthropic`.",
+        "github-copilot" => " Or log in with `pi --login github-copilot`.",
+        "azure-openai-responses" => {
+            " Azure also needs AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME."
+        }
+        "cloudflare-workers-ai" => " Cloudflare also needs CLOUDFLARE_ACCOUNT_ID.",
+        "cloudflare-ai-gateway" => {
+            " Cloudflare also needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_GATEWAY_ID."
+        }
+        _ => "",
+    };
     format!(
         "No API key found for {provider}.\n\nTo add one, {env}add it to ~/.pi/agent/auth.json as \
-         {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"...\"}}}}, or pass --api-key."
+         {{\"{provider}\": {{\"type\": \"api_key\", \"key\": \"...\"}}}}, or pass --api-key.{login}"
     )
 }
 

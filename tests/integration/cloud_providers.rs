@@ -87,3 +87,51 @@ fn bedrock_streams_from_the_endpoint_override_with_signed_requests() {
     );
     assert_eq!(req.body["messages"][0]["content"][0]["text"], "hi");
 }
+
+/// Every provider pi's catalog lists: its default model resolves with `--model provider/id`,
+/// and without credentials the run stops with a message that names the provider and how to
+/// configure it — never a panic, a network call or a generic error.
+#[test]
+fn every_catalog_provider_resolves_and_names_its_missing_credentials() {
+    for (provider, id) in pi::ai::catalog::DEFAULT_MODEL_PER_PROVIDER {
+        let out = PiCommand::new()
+            .args(["-p", "--model", &format!("{provider}/{id}"), "hi"])
+            .run();
+        out.assert_code(1).assert_no_panic();
+        assert!(
+            !out.stderr.contains("not found"),
+            "{provider}/{id} did not resolve: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(provider),
+            "{provider}: message does not name the provider: {}",
+            out.stderr
+        );
+        let names_a_fix = ["set ", "--login", "AWS_", "GOOGLE_"]
+            .iter()
+            .any(|hint| out.stderr.contains(hint));
+        assert!(names_a_fix, "{provider}: no fix suggested: {}", out.stderr);
+    }
+}
+
+#[test]
+fn cloudflare_needs_its_account_id_in_the_url() {
+    let out = PiCommand::new()
+        .env("CLOUDFLARE_API_KEY", "k")
+        .args([
+            "-p",
+            "--model",
+            "cloudflare-workers-ai/@cf/moonshotai/kimi-k2.6",
+            "hi",
+        ])
+        .run();
+    out.assert_no_panic();
+    assert!(
+        out.stderr.contains(
+            "CLOUDFLARE_ACCOUNT_ID is required for provider cloudflare-workers-ai but is not set."
+        ),
+        "{}",
+        out.stderr
+    );
+}

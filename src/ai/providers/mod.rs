@@ -39,6 +39,23 @@ pub fn stream(
     options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
+    let resolved;
+    let model = if model.base_url.contains('{') {
+        match resolve_base_url_placeholders(&model.base_url, &model.provider, |k| {
+            std::env::var(k).ok()
+        }) {
+            Ok(url) => {
+                resolved = Model {
+                    base_url: url,
+                    ..model.clone()
+                };
+                &resolved
+            }
+            Err(msg) => return spawn_stream(model, abort, move |_| Err(msg)),
+        }
+    } else {
+        model
+    };
     match model.api.as_str() {
         "anthropic-messages" => anthropic::stream(model, context, options, abort),
         "openai-completions" => openai_completions::stream(model, context, options, abort),
@@ -55,6 +72,67 @@ pub fn stream(
             spawn_stream(model, abort, move |_| Err(msg))
         }
     }
+}
+
+/// Fills `{VAR}` placeholders in a base URL from the environment (Cloudflare's catalog URLs
+/// carry `{CLOUDFLARE_ACCOUNT_ID}` and `{CLOUDFLARE_GATEWAY_ID}`); a missing variable is an
+/// error naming it, as in pi.
+pub fn resolve_base_url_placeholders(
+    url: &str,
+    provider: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        let name = &rest[open + 1..close];
+        let valid = !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        out.push_str(&rest[..open]);
+        if valid {
+            match env(name).filter(|v| !v.is_empty()) {
+                Some(v) => out.push_str(&v),
+                None => {
+                    return Err(format!(
+                        "{name} is required for provider {provider} but is not set."
+                    ))
+                }
+            }
+        } else {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+#[test]
+fn base_url_placeholders_come_from_the_environment() {
+    let env = |k: &str| (k == "CLOUDFLARE_ACCOUNT_ID").then(|| "acc".to_string());
+    assert_eq!(
+        resolve_base_url_placeholders("https://x/{CLOUDFLARE_ACCOUNT_ID}/ai/v1", "cf", env),
+        Ok("https://x/acc/ai/v1".into())
+    );
+    assert_eq!(
+        resolve_base_url_placeholders(
+            "https://x/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}",
+            "cf",
+            env
+        ),
+        Err("CLOUDFLARE_GATEWAY_ID is required for provider cf but is not set.".into())
+    );
+    assert_eq!(
+        resolve_base_url_placeholders("https://x/{lower}", "cf", env),
+        Ok("https://x/{lower}".into())
+    );
 }
 
 /// For providers authenticated by ambient cloud credentials rather than an API key: what to
