@@ -90,3 +90,54 @@ fn untrusted_project_resources_are_ignored_with_a_note() {
     assert!(!mock.requests()[1].body_text().contains("haiku"));
     assert!(!out.stderr.contains("trusted"), "{}", out.stderr);
 }
+
+/// Broken resources are reported with their file and skipped; the run goes on: a malformed
+/// global settings.json, a skill with bad frontmatter next to a good one, and a template
+/// called with fewer arguments than it uses (missing ones expand to nothing, as in pi).
+#[test]
+fn broken_resources_warn_with_their_file_and_the_rest_keeps_working() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", "{\"theme\": \"dark\",")
+        .write_agent_file("skills/bad/SKILL.md", "---\nname: Bad Name!\n---\nbody\n")
+        .write_agent_file(
+            "skills/good/SKILL.md",
+            "---\nname: good\ndescription: A working skill\n---\nDo good.\n",
+        )
+        .write_agent_file("prompts/tpl.md", "First=$1 Second=$2 Rest=${@:3}.");
+    let out = cmd
+        .again()
+        .args(["--model", "mock/mock-model", "-p", "/tpl one"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout.trim(), "ok");
+    let settings = cmd.agent_dir().join("settings.json");
+    let bad_skill = cmd.agent_dir().join("skills/bad/SKILL.md");
+    for file in [&settings, &bad_skill] {
+        assert!(
+            out.stderr.contains(&format!("Warning: {}", file.display()))
+                || out.stderr.contains(&file.display().to_string()),
+            "no warning naming {}: {}",
+            file.display(),
+            out.stderr
+        );
+    }
+    assert!(
+        out.stderr.contains("description is required"),
+        "{}",
+        out.stderr
+    );
+    let req = &mock.requests()[0];
+    assert_eq!(
+        req.last_user_text().as_deref(),
+        Some("First=one Second= Rest=.")
+    );
+    let body = req.body_text();
+    assert!(body.contains("<name>good</name>"), "{body}");
+    assert!(!body.contains("Bad Name!"), "{body}");
+    // The broken settings file is left exactly as it was.
+    assert_eq!(
+        std::fs::read_to_string(settings).unwrap(),
+        "{\"theme\": \"dark\","
+    );
+}
