@@ -1,11 +1,11 @@
 //! The prompt editor: multi-line text with word-wrap, Emacs-style motions and kills, a kill
 //! ring, undo, submission history, collapsed large pastes, and an autocomplete popup.
 //!
-//! Keys go through the named actions of [`keybindings`](crate::tui::keybindings), so users
+//! Keys go through the named actions of [`crate::tui::keybindings`], so users
 //! can rebind them. `handle_input` returns whether the editor used the key; keys it does
 //! not use (Escape without a popup, Ctrl+C, Ctrl+P …) are left to the app. A submission
 //! (Enter) is collected with [`Editor::take_submitted`]. Rendering lives in
-//! `editor_render.rs`, wrapping maths in [`editor_layout`](super::editor_layout).
+//! `editor_render.rs`, wrapping maths in `editor_layout.rs`.
 //!
 //! Columns are byte offsets into a line and always sit on a grapheme boundary; the cursor
 //! moves by graphemes (a paste marker counts as one), and vertical motion keeps the

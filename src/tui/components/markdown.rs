@@ -1,6 +1,6 @@
 //! [`Markdown`]: assistant and thinking text rendered as pi renders it — styled headings,
 //! emphasis, inline code, links (OSC 8 where supported, else `text (url)`), nested and task
-//! lists, quotes with a `│` border, rules, tables ([`super::markdown_table`]) and fenced code
+//! lists, quotes with a `│` border, rules, tables (`markdown_table.rs`) and fenced code
 //! with a ```` ```lang ```` frame and syntax colours ([`super::highlight`]).
 //!
 //! Streaming: the output is cached per top-level block. After text is appended (or set with
