@@ -1,0 +1,1 @@
+//! Unit tests for package sources, resolution and settings records.
