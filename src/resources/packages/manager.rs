@@ -21,6 +21,9 @@ pub fn offline() -> bool {
         .unwrap_or(false)
 }
 
+/// Receives each step's start message.
+type ProgressFn = Box<dyn FnMut(&str)>;
+
 /// Runs package operations for one working directory and agent dir.
 pub struct PackageManager {
     ctx: PackageContext,
@@ -28,7 +31,7 @@ pub struct PackageManager {
     /// Send the tools' stdout to our stderr (stdout belongs to a protocol or is quiet).
     tool_stdout_to_stderr: bool,
     /// Told "Installing <source>..." and the like before each step.
-    progress: Option<Box<dyn FnMut(&str)>>,
+    progress: Option<ProgressFn>,
 }
 
 impl PackageManager {

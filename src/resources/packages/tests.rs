@@ -66,9 +66,18 @@ fn manifest_declares_what_loads_and_filters_narrow_it() {
     let src = t.root().join("pkg").to_string_lossy().into_owned();
     let r = resolve(&t.ctx(), &[entry(json!(src))], None, Missing::Skip);
     let root = t.root();
-    assert_eq!(paths(&r, ResourceKind::Skills, &root), ["pkg/skills/lint/SKILL.md"]);
-    assert_eq!(paths(&r, ResourceKind::Prompts, &root), ["pkg/prompts/review.md"]);
-    assert_eq!(paths(&r, ResourceKind::Extensions, &root), ["pkg/ext/main.ts"]);
+    assert_eq!(
+        paths(&r, ResourceKind::Skills, &root),
+        ["pkg/skills/lint/SKILL.md"]
+    );
+    assert_eq!(
+        paths(&r, ResourceKind::Prompts, &root),
+        ["pkg/prompts/review.md"]
+    );
+    assert_eq!(
+        paths(&r, ResourceKind::Extensions, &root),
+        ["pkg/ext/main.ts"]
+    );
     // The manifest does not list themes, so the conventional directory is not used.
     assert!(r.enabled(ResourceKind::Themes).is_empty());
     let skill = r.find(&root.join("pkg/skills/lint/SKILL.md")).unwrap();
@@ -83,7 +92,10 @@ fn manifest_declares_what_loads_and_filters_narrow_it() {
     // Disabled resources are still reported, for `pi config`.
     assert_eq!(r.resources.iter().filter(|x| !x.enabled).count(), 2);
     // With filters, kinds the manifest omits fall back to the conventional directory.
-    assert_eq!(paths(&r, ResourceKind::Themes, &root), ["pkg/themes/dark2.json"]);
+    assert_eq!(
+        paths(&r, ResourceKind::Themes, &root),
+        ["pkg/themes/dark2.json"]
+    );
 }
 
 #[test]
@@ -102,12 +114,18 @@ fn conventional_directories_without_a_manifest() {
         paths(&r, ResourceKind::Skills, &root),
         ["pkg/skills/lint/SKILL.md", "pkg/skills/top.md"]
     );
-    assert_eq!(paths(&r, ResourceKind::Prompts, &root), ["pkg/prompts/nested/deep.md"]);
+    assert_eq!(
+        paths(&r, ResourceKind::Prompts, &root),
+        ["pkg/prompts/nested/deep.md"]
+    );
     assert_eq!(
         paths(&r, ResourceKind::Extensions, &root),
         ["pkg/extensions/a.js", "pkg/extensions/tool/index.ts"]
     );
-    assert_eq!(paths(&r, ResourceKind::Themes, &root), ["pkg/themes/t.json"]);
+    assert_eq!(
+        paths(&r, ResourceKind::Themes, &root),
+        ["pkg/themes/t.json"]
+    );
 }
 
 #[test]
@@ -117,18 +135,27 @@ fn a_file_or_a_plain_directory_is_one_extension() {
     t.write("plain/README.md", "");
     let r = resolve(
         &t.ctx(),
-        &[entry(json!(file.to_string_lossy())), entry(json!("../plain"))],
+        &[
+            entry(json!(file.to_string_lossy())),
+            entry(json!("../plain")),
+        ],
         None,
         Missing::Skip,
     );
-    assert_eq!(r.enabled(ResourceKind::Extensions), [file, t.root().join("plain")]);
+    assert_eq!(
+        r.enabled(ResourceKind::Extensions),
+        [file, t.root().join("plain")]
+    );
 }
 
 #[test]
 fn project_entries_win_and_missing_packages_warn() {
     let t = Tree::new();
     t.write("pkg/skills/lint/SKILL.md", SKILL);
-    let global = [entry(json!("../pkg")), entry(json!("npm:never-installed@1.0.0"))];
+    let global = [
+        entry(json!("../pkg")),
+        entry(json!("npm:never-installed@1.0.0")),
+    ];
     // Relative to `<cwd>/.pi`: the same directory as `../pkg` from the agent dir.
     let project = [entry(json!("../../pkg"))];
     let mut ctx = t.ctx();
@@ -142,7 +169,11 @@ fn project_entries_win_and_missing_packages_warn() {
     assert_eq!(skills.len(), 1);
     assert_eq!(skills[0].scope, Scope::Project);
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-    assert!(r.warnings[0].contains("npm:never-installed@1.0.0"), "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("npm:never-installed@1.0.0"),
+        "{:?}",
+        r.warnings
+    );
 }
 
 #[test]
@@ -176,10 +207,9 @@ fn records_local_paths_relative_to_the_settings_dir_once() {
     )
     .unwrap();
     assert_eq!(global, json!({"packages": ["../pkg", "npm:@a/b@1"]}));
-    let project: Value = serde_json::from_str(
-        &std::fs::read_to_string(ctx.cwd.join(".pi/settings.json")).unwrap(),
-    )
-    .unwrap();
+    let project: Value =
+        serde_json::from_str(&std::fs::read_to_string(ctx.cwd.join(".pi/settings.json")).unwrap())
+            .unwrap();
     assert_eq!(project, json!({"packages": ["../../pkg"]}));
     assert!(m.unrecord(&mut settings, "npm:@a/b", Scope::User).unwrap());
     assert!(!m.unrecord(&mut settings, "npm:@a/b", Scope::User).unwrap());
@@ -192,7 +222,10 @@ fn config_groups_and_toggles_like_pi() {
     t.write("pkg/skills/lint/SKILL.md", SKILL);
     t.write("pkg/prompts/b.md", "B");
     t.write("pkg/prompts/a.md", "A");
-    t.write("agent/settings.json", r#"{"packages":["../pkg"],"theme":"dark"}"#);
+    t.write(
+        "agent/settings.json",
+        r#"{"packages":["../pkg"],"theme":"dark"}"#,
+    );
     let ctx = t.ctx();
     let r = resolve(
         &ctx,
@@ -222,7 +255,12 @@ fn config_groups_and_toggles_like_pi() {
         written,
         json!({"packages": [{"source": "../pkg", "skills": ["-skills/lint/SKILL.md"]}], "theme": "dark"})
     );
-    let r = resolve(&ctx, &entries_of(settings.global_map()), None, Missing::Skip);
+    let r = resolve(
+        &ctx,
+        &entries_of(settings.global_map()),
+        None,
+        Missing::Skip,
+    );
     assert!(r.enabled(ResourceKind::Skills).is_empty());
     assert_eq!(r.enabled(ResourceKind::Prompts).len(), 2);
 }
