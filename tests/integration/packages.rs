@@ -188,36 +188,27 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
-#[test]
-fn git_package_clones_updates_and_removes() {
-    let mock = MockServer::start();
+/// A bare repository `<remotes>/team/demo` holding a package, the working copy that pushes
+/// to it, and a `PiCommand` whose git reaches it as `https://example.com/team/demo`, with a
+/// recording fake npm. Returns (remotes, work, npm log, command).
+fn git_setup(mock: &MockServer, skill: &str) -> (TestDir, TestDir, PathBuf, PiCommand) {
     let remotes = TestDir::new("remotes");
     let bare = remotes.join("team/demo");
     std::fs::create_dir_all(&bare).unwrap();
     git(&bare, &["init", "--bare", "-q"]);
     let work = TestDir::new("gitwork");
     git(work.path(), &["init", "-q"]);
-    write_package(work.path(), "git-skill", "Version one $1");
+    write_package(work.path(), skill, "Version one $1");
     git(work.path(), &["add", "."]);
     git(work.path(), &["commit", "-qm", "one"]);
-    git(
-        work.path(),
-        &[
-            "push",
-            "-q",
-            &bare.to_string_lossy(),
-            "HEAD:refs/heads/main",
-        ],
-    );
-
-    // pi clones https://example.com/team/demo; git rewrites it to the bare repo. A fake npm
-    // stands in for the dependency install git packages with a package.json get.
+    push(&work, &remotes);
+    // A fake npm stands in for the dependency install git packages with a package.json get.
     let npm_log = remotes.join("npm.log");
     let fake_npm = remotes.write(
         "npm.sh",
         format!("#!/bin/sh\necho \"$PWD $*\" >> '{}'\n", npm_log.display()),
     );
-    let cmd = PiCommand::for_mock(API, &mock)
+    let cmd = PiCommand::for_mock(API, mock)
         .write_agent_file(
             "settings.json",
             &serde_json::json!({"npmCommand": ["sh", fake_npm]}).to_string(),
@@ -229,6 +220,26 @@ fn git_package_clones_updates_and_removes() {
         )
         .env("GIT_CONFIG_VALUE_0", "https://example.com/")
         .env("PI_OFFLINE", "");
+    (remotes, work, npm_log, cmd)
+}
+
+fn push(work: &TestDir, remotes: &TestDir) {
+    let bare = remotes.join("team/demo");
+    git(
+        work.path(),
+        &[
+            "push",
+            "-q",
+            &bare.to_string_lossy(),
+            "HEAD:refs/heads/main",
+        ],
+    );
+}
+
+#[test]
+fn git_package_clones_updates_and_removes() {
+    let mock = MockServer::start();
+    let (remotes, work, npm_log, cmd) = git_setup(&mock, "git-skill");
     let source = "git:example.com/team/demo";
 
     let out = cmd.again().args(["install", source]).run();
@@ -260,15 +271,7 @@ fn git_package_clones_updates_and_removes() {
     // A new upstream commit arrives with `pi update`.
     std::fs::write(work.join("prompts/pkgtpl.md"), "Version two $1").unwrap();
     git(work.path(), &["commit", "-qam", "two"]);
-    git(
-        work.path(),
-        &[
-            "push",
-            "-q",
-            &bare.to_string_lossy(),
-            "HEAD:refs/heads/main",
-        ],
-    );
+    push(&work, &remotes);
     let out = cmd.again().args(["update", "--extensions"]).run();
     out.assert_code(0);
     // git's own output (`HEAD is now at …`) shares stdout, as with pi.
@@ -505,4 +508,49 @@ fn rpc_commands_name_the_package_a_skill_and_template_came_from() {
         template["sourceInfo"]["path"],
         pkg.join("prompts/pkgtpl.md").to_string_lossy().as_ref()
     );
+}
+
+#[test]
+fn a_configured_git_package_missing_on_disk_is_installed_at_startup() {
+    let mock = MockServer::start();
+    let (_remotes, _work, _log, cmd) = git_setup(&mock, "auto-skill");
+    let cmd = cmd.write_file(
+        ".pi/settings.json",
+        r#"{"packages":["git:example.com/team/demo"]}"#,
+    );
+    let (body, _) = ask(&cmd, &mock, &["--approve"], "hi");
+    assert!(body.contains("<name>auto-skill</name>"), "{body}");
+    assert!(cmd
+        .cwd()
+        .join(".pi/git/example.com/team/demo/skills/auto-skill/SKILL.md")
+        .is_file());
+    assert_eq!(
+        std::fs::read_to_string(cmd.cwd().join(".pi/git/.gitignore")).unwrap(),
+        "*\n!.gitignore\n"
+    );
+}
+
+#[test]
+fn offline_runs_leave_missing_packages_alone() {
+    let mock = MockServer::start();
+    let (_remotes, _work, _log, cmd) = git_setup(&mock, "auto-skill");
+    let cmd = cmd
+        .write_agent_file(
+            "settings.json",
+            r#"{"packages":["git:example.com/team/demo"]}"#,
+        )
+        .env("PI_OFFLINE", "1");
+    mock.push(Reply::text(API, "ok"));
+    let out = cmd
+        .again()
+        .args(["--model", "mock/mock-model", "-p", "hi"])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains("Package git:example.com/team/demo is not installed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!cmd.agent_dir().join("git").exists());
 }
