@@ -6,6 +6,7 @@ pub mod flags;
 pub mod inputs;
 mod login;
 mod models;
+mod packages;
 mod sessions;
 mod setup;
 
@@ -13,20 +14,14 @@ use std::io::{IsTerminal, Write};
 
 use args::Mode;
 
-const PACKAGE_COMMANDS: &[&str] = &["install", "remove", "uninstall", "update", "list", "config"];
-
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
     let argv: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    if let Some(cmd) = argv
-        .first()
-        .filter(|c| PACKAGE_COMMANDS.contains(&c.as_str()))
-    {
-        eprintln!("Error: `pi {cmd}` (package management) is not available in this build yet.");
-        return 1;
+    if let Some(code) = packages::run(&argv) {
+        return code;
     }
     let args = args::parse(&argv);
     let stdin_tty = std::io::stdin().is_terminal();

@@ -584,13 +584,14 @@ impl Server {
     fn commands(&self) -> Value {
         let mut list = Vec::new();
         for t in &self.env.resources.templates {
-            list.push(json!({"name": t.name, "description": t.description, "source": "prompt",
-                "sourceInfo": {"path": t.file_path.to_string_lossy(), "source": "local", "scope": "user", "origin": "top-level"}}));
+            list.push(
+                json!({"name": t.name, "description": t.description, "source": "prompt",
+                "sourceInfo": self.env.resources.source_info(&t.file_path, None)}),
+            );
         }
         for sk in &self.env.resources.skills {
             list.push(json!({"name": format!("skill:{}", sk.name), "description": sk.description, "source": "skill",
-                "sourceInfo": {"path": sk.file_path.to_string_lossy(), "source": "local", "scope": "user", "origin": "top-level",
-                    "baseDir": sk.base_dir.to_string_lossy()}}));
+                "sourceInfo": self.env.resources.source_info(&sk.file_path, Some(&sk.base_dir))}));
         }
         json!({"commands": list})
     }

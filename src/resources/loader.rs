@@ -1,10 +1,15 @@
 //! Gathers everything the system prompt and input expansion need for one working directory:
-//! context files, `SYSTEM.md` / `APPEND_SYSTEM.md`, skills and prompt templates — honouring
-//! project trust and the `--no-*` switches — and remembers what trust made it skip.
+//! context files, `SYSTEM.md` / `APPEND_SYSTEM.md`, skills and prompt templates (including
+//! those of installed pi packages) — honouring project trust and the `--no-*` switches — and
+//! remembers what trust made it skip. Package extensions and themes are collected here for the
+//! extension host and the TUI.
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{json, Value};
+
 use super::context_files::{self, ContextFile};
+use super::packages::{self, Missing, PackageResources, ResourceKind};
 use super::skills::{self, Skill, SkillSources};
 use super::templates::{self, Template, TemplateSources};
 use super::trust::ProjectScope;
@@ -31,6 +36,13 @@ pub struct Resources {
     pub warnings: Vec<String>,
     /// Project files left out because the folder is not trusted.
     pub skipped: Vec<PathBuf>,
+    /// Extension entry points contributed by enabled packages (global, and project ones only
+    /// in a trusted folder), project packages first. For the extension host.
+    pub package_extensions: Vec<PathBuf>,
+    /// Theme files contributed by enabled packages. For the TUI.
+    pub package_themes: Vec<PathBuf>,
+    /// Everything packages contribute, enabled or not, with where it came from.
+    pub packages: PackageResources,
 }
 
 impl Resources {
@@ -55,13 +67,40 @@ impl Resources {
         r.append_prompt_file = app;
         r.skipped.extend(skipped);
 
+        r.packages = packages::resolve_for_run(agent_dir, cwd, scope.allows(cwd), Missing::Install);
+        r.warnings.extend(r.packages.warnings.iter().cloned());
+        r.package_extensions = r.packages.enabled(ResourceKind::Extensions);
+        r.package_themes = r.packages.enabled(ResourceKind::Themes);
+        // pi loads package skills and templates after the discovered ones and before the
+        // `--skill` / `--prompt-template` paths; `--no-skills` and `--no-prompt-templates`
+        // drop them with the discovered ones.
+        let with_packages = |kind, explicit: &[String], off: bool| -> Vec<String> {
+            let mut paths: Vec<String> = if off {
+                Vec::new()
+            } else {
+                let found = r.packages.enabled(kind);
+                found
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect()
+            };
+            paths.extend(explicit.iter().cloned());
+            paths
+        };
+        let skill_paths = with_packages(ResourceKind::Skills, &opts.skill_paths, opts.no_skills);
+        let template_paths = with_packages(
+            ResourceKind::Prompts,
+            &opts.template_paths,
+            opts.no_templates,
+        );
+
         let home = super::trust::home_dir();
         let s = skills::load(
             &SkillSources {
                 agent_dir,
                 cwd,
                 home: home.as_deref(),
-                paths: &opts.skill_paths,
+                paths: &skill_paths,
                 discover: !opts.no_skills,
             },
             scope,
@@ -74,7 +113,7 @@ impl Resources {
             &TemplateSources {
                 agent_dir,
                 cwd,
-                paths: &opts.template_paths,
+                paths: &template_paths,
                 discover: !opts.no_templates,
             },
             scope,
@@ -88,6 +127,28 @@ impl Resources {
             r.skipped.insert(0, settings);
         }
         r
+    }
+
+    /// pi's `sourceInfo` for a skill or template file: the package it came from, else a
+    /// top-level user resource. `base_dir` is added for top-level resources when given.
+    pub fn source_info(&self, path: &Path, base_dir: Option<&Path>) -> Value {
+        match self.packages.find(path) {
+            Some(p) => json!({
+                "path": path.to_string_lossy(),
+                "source": p.source,
+                "scope": p.scope.as_str(),
+                "origin": "package",
+                "baseDir": p.base_dir.to_string_lossy(),
+            }),
+            None => {
+                let mut info = json!({"path": path.to_string_lossy(), "source": "local",
+                    "scope": "user", "origin": "top-level"});
+                if let Some(dir) = base_dir {
+                    info["baseDir"] = json!(dir.to_string_lossy());
+                }
+                info
+            }
+        }
     }
 
     /// `/skill:name args` then `/template args` expansion of one user input.

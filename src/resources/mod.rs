@@ -17,6 +17,7 @@ pub mod model_registry;
 pub mod model_resolve;
 pub mod models_json;
 pub mod oauth;
+pub mod packages;
 pub mod settings;
 pub mod skills;
 pub mod templates;

@@ -65,6 +65,9 @@ pub struct Settings {
     global_path: Option<PathBuf>,
     /// The global file exists but could not be read: never overwrite it.
     global_broken: bool,
+    /// `.pi/settings.json` when the project file was loaded (a trusted folder).
+    project_path: Option<PathBuf>,
+    project_broken: bool,
 }
 
 impl Settings {
@@ -82,7 +85,11 @@ impl Settings {
         s.global_broken = s.warnings.len() > warnings_before;
         s.global_path = Some(global_path);
         if include_project {
-            s.project = s.read_file(&cwd.join(".pi").join("settings.json"), "project");
+            let project_path = cwd.join(".pi").join("settings.json");
+            let warnings_before = s.warnings.len();
+            s.project = s.read_file(&project_path, "project");
+            s.project_broken = s.warnings.len() > warnings_before;
+            s.project_path = Some(project_path);
         }
         s.remerge();
         s
@@ -136,36 +143,36 @@ impl Settings {
         self.persist(|file| set_nested(file, key, nested, value))
     }
 
+    /// Sets a top-level key in the project settings (`.pi/settings.json`) and writes it to
+    /// disk under the same lock discipline as the global file. Fails when the project file
+    /// was not loaded (an untrusted folder) so a change is never silently dropped.
+    pub fn set_project(&mut self, key: &str, value: Value) -> Result<(), String> {
+        let Some(path) = self.project_path.clone() else {
+            return Err("Project settings are not loaded for this folder".into());
+        };
+        self.project.insert(key.to_string(), value.clone());
+        self.remerge();
+        write_locked(&path, self.project_broken, |file| {
+            file.insert(key.to_string(), value);
+        })
+    }
+
+    /// The global file's own keys, before merging.
+    pub fn global_map(&self) -> &Map<String, Value> {
+        &self.global
+    }
+
+    /// The project file's own keys (empty when it was not loaded).
+    pub fn project_map(&self) -> &Map<String, Value> {
+        &self.project
+    }
+
     /// Re-reads the global file under its lock, applies `change` and writes it back.
     fn persist(&mut self, change: impl FnOnce(&mut Map<String, Value>)) -> Result<(), String> {
         let Some(path) = self.global_path.clone() else {
             return Ok(());
         };
-        if self.global_broken {
-            return Err(format!(
-                "Not saving settings: {} could not be read; fix it and restart pi",
-                path.display()
-            ));
-        }
-        let fail = |e: &dyn std::fmt::Display| format!("Could not save {}: {e}", path.display());
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-        }
-        let _lock = FileLock::acquire_quick(&path).map_err(|e| fail(&e))?;
-        let mut file = match std::fs::read_to_string(&path) {
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(m)) => m,
-                _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-            Err(e) => return Err(fail(&e)),
-        };
-        change(&mut file);
-        let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|e| fail(&e))
+        write_locked(&path, self.global_broken, change)
     }
 
     fn read_file(&mut self, path: &PathBuf, scope: &str) -> Map<String, Value> {
@@ -275,6 +282,40 @@ impl Settings {
     pub fn default_thinking_level(&self) -> Option<&str> {
         self.str(&["defaultThinkingLevel"])
     }
+}
+
+/// Re-reads the settings file at `path` under its lock, applies `change` and writes it back
+/// atomically. A file that failed to parse when loaded (`broken`) is never overwritten.
+fn write_locked(
+    path: &Path,
+    broken: bool,
+    change: impl FnOnce(&mut Map<String, Value>),
+) -> Result<(), String> {
+    if broken {
+        return Err(format!(
+            "Not saving settings: {} could not be read; fix it and restart pi",
+            path.display()
+        ));
+    }
+    let fail = |e: &dyn std::fmt::Display| format!("Could not save {}: {e}", path.display());
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    }
+    let _lock = FileLock::acquire_quick(path).map_err(|e| fail(&e))?;
+    let mut file = match std::fs::read_to_string(path) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => m,
+            _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(e) => return Err(fail(&e)),
+    };
+    change(&mut file);
+    let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| fail(&e))
 }
 
 fn set_nested(map: &mut Map<String, Value>, key: &str, nested: &str, value: Value) {

@@ -12,6 +12,7 @@ mod export;
 mod json;
 mod login;
 mod mock_selftest;
+mod packages;
 mod print;
 mod resources;
 mod retry;

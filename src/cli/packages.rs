@@ -1,0 +1,441 @@
+//! `pi install | remove | uninstall | update | list | config`: pi's package subcommands,
+//! handled before normal argument parsing, with pi's usage texts, messages and exit codes.
+
+use std::io::IsTerminal;
+
+use crate::resources::packages::{
+    self, Missing, PackageContext, PackageManager, PackageResources, ResourceKind, Scope,
+};
+use crate::resources::settings::Settings;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Install,
+    Remove,
+    Update,
+    List,
+}
+
+impl Command {
+    fn name(self) -> &'static str {
+        match self {
+            Command::Install => "install",
+            Command::Remove => "remove",
+            Command::Update => "update",
+            Command::List => "list",
+        }
+    }
+
+    fn usage(self) -> &'static str {
+        match self {
+            Command::Install => "pi install <source> [-l]",
+            Command::Remove => "pi remove <source> [-l]",
+            Command::Update => {
+                "pi update [source|self|pi] [--self] [--extensions] [--extension <source>] [--force]"
+            }
+            Command::List => "pi list",
+        }
+    }
+}
+
+/// What `update` should touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UpdateTarget {
+    All,
+    SelfOnly,
+    Packages(Option<String>),
+}
+
+#[derive(Debug, Default)]
+struct Parsed {
+    source: Option<String>,
+    local: bool,
+    help: bool,
+    invalid_option: Option<String>,
+    invalid_argument: Option<String>,
+    missing_value: Option<String>,
+    conflict: Option<String>,
+    self_flag: bool,
+    extensions_flag: bool,
+    extension_source: Option<String>,
+}
+
+/// Handles a package subcommand when `argv[0]` is one; `None` otherwise.
+pub fn run(argv: &[String]) -> Option<i32> {
+    let first = argv.first()?.as_str();
+    if first == "config" {
+        return Some(run_config());
+    }
+    let command = match first {
+        "install" => Command::Install,
+        "remove" | "uninstall" => Command::Remove,
+        "update" => Command::Update,
+        "list" => Command::List,
+        _ => return None,
+    };
+    Some(run_command(command, &argv[1..]))
+}
+
+fn parse(command: Command, rest: &[String]) -> Parsed {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while i < rest.len() {
+        let arg = rest[i].as_str();
+        i += 1;
+        let update = command == Command::Update;
+        let mut invalid = || {
+            p.invalid_option.get_or_insert_with(|| arg.to_string());
+        };
+        match arg {
+            "-h" | "--help" => p.help = true,
+            "-l" | "--local" if matches!(command, Command::Install | Command::Remove) => {
+                p.local = true
+            }
+            "--self" if update => p.self_flag = true,
+            "--extensions" if update => p.extensions_flag = true,
+            // `--force` only matters for reinstalling pi itself, which this build cannot do.
+            "--force" if update => {}
+            "--extension" if update => match rest.get(i) {
+                Some(v) if !v.starts_with('-') => {
+                    i += 1;
+                    if p.extension_source.is_some() {
+                        p.conflict
+                            .get_or_insert("--extension can only be provided once".into());
+                    } else {
+                        p.extension_source = Some(v.clone());
+                    }
+                }
+                _ => {
+                    p.missing_value.get_or_insert_with(|| arg.to_string());
+                }
+            },
+            a if a.starts_with('-') => invalid(),
+            a => {
+                if p.source.is_none() {
+                    p.source = Some(a.to_string());
+                } else {
+                    p.invalid_argument.get_or_insert_with(|| a.to_string());
+                }
+            }
+        }
+    }
+    p
+}
+
+fn update_target(p: &mut Parsed) -> UpdateTarget {
+    if let Some(src) = p.extension_source.clone() {
+        if p.self_flag || p.extensions_flag {
+            p.conflict
+                .get_or_insert("--extension cannot be combined with --self or --extensions".into());
+        }
+        if p.source.is_some() {
+            p.conflict
+                .get_or_insert("--extension cannot be combined with a positional source".into());
+        }
+        return UpdateTarget::Packages(Some(src));
+    }
+    match (&p.source, p.self_flag, p.extensions_flag) {
+        (Some(s), _, ext) if s == "self" || s == "pi" => {
+            if ext {
+                UpdateTarget::All
+            } else {
+                UpdateTarget::SelfOnly
+            }
+        }
+        (Some(s), sf, ext) => {
+            if sf || ext {
+                p.conflict.get_or_insert(
+                    "positional update targets cannot be combined with --self or --extensions"
+                        .into(),
+                );
+            }
+            UpdateTarget::Packages(Some(s.clone()))
+        }
+        (None, true, true) | (None, false, false) => UpdateTarget::All,
+        (None, true, false) => UpdateTarget::SelfOnly,
+        (None, false, true) => UpdateTarget::Packages(None),
+    }
+}
+
+/// chalk-like styling, on only when stdout is a terminal.
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!(
+                "\x1b[{code}m{text}\x1b[{}m",
+                if code == "1" || code == "2" {
+                    "22"
+                } else {
+                    "39"
+                }
+            )
+        } else {
+            text.to_string()
+        }
+    }
+    fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+}
+
+fn style() -> Style {
+    Style {
+        on: std::io::stdout().is_terminal(),
+    }
+}
+
+fn help_text(command: Command, s: &Style) -> String {
+    let usage = format!("{}\n  {}\n", s.bold("Usage:"), command.usage());
+    let body = match command {
+        Command::Install => "\nInstall a package and add it to settings.\n\nOptions:\n  -l, --local    Install project-locally (.pi/settings.json)\n\nExamples:\n  pi install npm:@foo/bar\n  pi install git:github.com/user/repo\n  pi install git:git@github.com:user/repo\n  pi install https://github.com/user/repo\n  pi install ssh://git@github.com/user/repo\n  pi install ./local/path\n",
+        Command::Remove => "\nRemove a package and its source from settings.\nAlias: pi uninstall <source> [-l]\n\nOptions:\n  -l, --local    Remove from project settings (.pi/settings.json)\n\nExamples:\n  pi remove npm:@foo/bar\n  pi uninstall npm:@foo/bar\n",
+        Command::Update => "\nUpdate pi and installed packages.\n\nOptions:\n  --self                  Update pi only\n  --extensions            Update installed packages only\n  --extension <source>    Update one package only\n  --force                 Reinstall pi even if the current version is latest\n\nShort forms:\n  pi update                Update pi and all extensions\n  pi update <source>       Update one package\n  pi update pi             Update pi only (self works as alias to pi)\n",
+        Command::List => "\nList installed packages from user and project settings.\n",
+    };
+    format!("{usage}{body}")
+}
+
+fn usage_error(s: &Style, message: &str, hint: &str) -> i32 {
+    eprintln!("{}", s.red(message));
+    eprintln!("{}", s.dim(hint));
+    1
+}
+
+fn run_command(command: Command, rest: &[String]) -> i32 {
+    let s = style();
+    let mut p = parse(command, rest);
+    let target = (command == Command::Update).then(|| update_target(&mut p));
+    if p.help {
+        println!("{}", help_text(command, &s));
+        return 0;
+    }
+    let usage_hint = format!("Usage: {}", command.usage());
+    if let Some(opt) = &p.invalid_option {
+        return usage_error(
+            &s,
+            &format!("Unknown option {opt} for \"{}\".", command.name()),
+            &format!("Use \"pi --help\" or \"{}\".", command.usage()),
+        );
+    }
+    if let Some(opt) = &p.missing_value {
+        return usage_error(&s, &format!("Missing value for {opt}."), &usage_hint);
+    }
+    if let Some(arg) = &p.invalid_argument {
+        return usage_error(&s, &format!("Unexpected argument {arg}."), &usage_hint);
+    }
+    if let Some(conflict) = &p.conflict {
+        return usage_error(&s, conflict, &usage_hint);
+    }
+    let needs_source = matches!(command, Command::Install | Command::Remove);
+    let source = match (&p.source, needs_source) {
+        (None, true) => {
+            return usage_error(
+                &s,
+                &format!("Missing {} source.", command.name()),
+                &usage_hint,
+            )
+        }
+        (src, _) => src.clone().unwrap_or_default(),
+    };
+    let (cwd, agent_dir) = match locations() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{}", s.red(&format!("Error: {e}")));
+            return 1;
+        }
+    };
+    let mut settings = Settings::load(&agent_dir, &cwd);
+    for w in &settings.warnings {
+        eprintln!(
+            "{}",
+            s.paint("33", &format!("Warning (package command): {w}"))
+        );
+    }
+    let mut manager = PackageManager::new(PackageContext::new(&cwd, &agent_dir, &settings));
+    let dim_on = s.on;
+    manager.on_progress(move |m| println!("{}", Style { on: dim_on }.dim(m)));
+    let scope = if p.local { Scope::Project } else { Scope::User };
+    let result = match command {
+        Command::Install => manager
+            .install(&source, scope)
+            .and_then(|()| manager.record(&mut settings, &source, scope))
+            .map(|_| println!("{}", s.green(&format!("Installed {source}")))),
+        Command::Remove => match manager
+            .remove(&source, scope)
+            .and_then(|()| manager.unrecord(&mut settings, &source, scope))
+        {
+            Ok(true) => {
+                println!("{}", s.green(&format!("Removed {source}")));
+                Ok(())
+            }
+            Ok(false) => {
+                eprintln!(
+                    "{}",
+                    s.red(&format!("No matching package found for {source}"))
+                );
+                return 1;
+            }
+            Err(e) => Err(e),
+        },
+        Command::List => {
+            print_list(&manager, &settings, &s);
+            Ok(())
+        }
+        Command::Update => return run_update(&mut manager, &settings, target, &s),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{}", s.red(&format!("Error: {e}")));
+            1
+        }
+    }
+}
+
+fn locations() -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("Could not read the working directory: {e}"))?;
+    Ok((cwd, crate::resources::agent_dir()))
+}
+
+fn run_update(
+    manager: &mut PackageManager,
+    settings: &Settings,
+    target: Option<UpdateTarget>,
+    s: &Style,
+) -> i32 {
+    let target = target.unwrap_or(UpdateTarget::All);
+    let only = match &target {
+        UpdateTarget::All => Some(None),
+        UpdateTarget::Packages(one) => Some(one.clone()),
+        UpdateTarget::SelfOnly => None,
+    };
+    if let Some(only) = only {
+        let global = packages::entries_of(settings.global_map());
+        let project = packages::entries_of(settings.project_map());
+        if let Err(e) = manager.update(only.as_deref(), &global, &project) {
+            eprintln!("{}", s.red(&format!("Error: {e}")));
+            return 1;
+        }
+        match only {
+            Some(one) => println!("{}", s.green(&format!("Updated {one}"))),
+            None => println!("{}", s.green("Updated packages")),
+        }
+    }
+    if target == UpdateTarget::All || target == UpdateTarget::SelfOnly {
+        // This build is a single binary, not an npm install, so (like pi's standalone binary)
+        // it cannot replace itself.
+        eprintln!("error: pi cannot self-update this installation.");
+        eprintln!("Replace the pi binary with a newer release build to update it.");
+        if let Ok(exe) = std::env::current_exe() {
+            eprintln!();
+            eprintln!("Location of pi executable: {}", exe.display());
+        }
+        return 1;
+    }
+    0
+}
+
+fn print_list(manager: &PackageManager, settings: &Settings, s: &Style) {
+    let ctx = manager.context();
+    let mut probe = PackageManager::new(ctx.clone());
+    let groups = [
+        (Scope::User, packages::entries_of(settings.global_map())),
+        (Scope::Project, packages::entries_of(settings.project_map())),
+    ];
+    if groups.iter().all(|(_, e)| e.is_empty()) {
+        println!("{}", s.dim("No packages installed."));
+        return;
+    }
+    let mut printed_any = false;
+    for (scope, entries) in &groups {
+        if entries.is_empty() {
+            continue;
+        }
+        if printed_any {
+            println!();
+        }
+        printed_any = true;
+        let title = match scope {
+            Scope::User => "User packages:",
+            Scope::Project => "Project packages:",
+        };
+        println!("{}", s.bold(title));
+        for e in entries {
+            let display = if e.filters.is_some() {
+                format!("{} (filtered)", e.source)
+            } else {
+                e.source.clone()
+            };
+            println!("  {display}");
+            let parsed = packages::PackageSource::parse(&e.source);
+            if let Ok(path) = probe.install_path(&parsed, *scope) {
+                if path.exists() {
+                    println!("{}", s.dim(&format!("    {}", path.display())));
+                }
+            }
+        }
+    }
+}
+
+/// `pi config`. pi opens a full-screen selector to switch package resources on and off; this
+/// build prints the same groups with each resource's state, read-only.
+fn run_config() -> i32 {
+    let s = style();
+    let (cwd, agent_dir) = match locations() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{}", s.red(&format!("Error: {e}")));
+            return 1;
+        }
+    };
+    let resolved = packages::resolve_for_run(&agent_dir, &cwd, true, Missing::Skip);
+    for w in &resolved.warnings {
+        eprintln!("{}", s.paint("33", &format!("Warning: {w}")));
+    }
+    print_config(&resolved, &s);
+    0
+}
+
+fn print_config(resolved: &PackageResources, s: &Style) {
+    let groups = packages::config::groups(resolved);
+    if groups.is_empty() {
+        println!("{}", s.dim("No package resources found."));
+        return;
+    }
+    for (i, group) in groups.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("{}", s.bold(&group.label));
+        for (kind, items) in &group.kinds {
+            println!("  {}", kind_label(*kind));
+            for item in items {
+                let mark = if item.enabled { "[x]" } else { "[ ]" };
+                println!("    {mark} {}", item.display_name);
+            }
+        }
+    }
+}
+
+fn kind_label(kind: ResourceKind) -> &'static str {
+    match kind {
+        ResourceKind::Extensions => "Extensions",
+        ResourceKind::Skills => "Skills",
+        ResourceKind::Prompts => "Prompts",
+        ResourceKind::Themes => "Themes",
+    }
+}

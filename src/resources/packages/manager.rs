@@ -1,0 +1,610 @@
+//! Installing, removing and updating packages with the system tools, and recording them in
+//! settings. Git packages are cloned to `<agentDir>/git/<host>/<path>` (project:
+//! `.pi/git/<host>/<path>`) and get `npm install` when they have a `package.json`; npm
+//! packages go to the global npm root (`npm install -g`) or, for the project, `.pi/npm/`.
+//! The npm program is the `npmCommand` setting when set. A failing tool is reported as the
+//! command that failed and its exit code; a missing one as "<tool> is not installed".
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::source::{self, PackageSource};
+use super::{PackageContext, PackageEntry, Scope};
+use crate::resources::settings::Settings;
+
+/// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs at startup, no updates.
+pub fn offline() -> bool {
+    std::env::var("PI_OFFLINE")
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+        .unwrap_or(false)
+}
+
+/// Receives each step's start message.
+type ProgressFn = Box<dyn FnMut(&str)>;
+
+/// Runs package operations for one working directory and agent dir.
+pub struct PackageManager {
+    ctx: PackageContext,
+    global_npm_root: Option<PathBuf>,
+    /// Send the tools' stdout to our stderr (stdout belongs to a protocol or is quiet).
+    tool_stdout_to_stderr: bool,
+    /// Told "Installing <source>..." and the like before each step.
+    progress: Option<ProgressFn>,
+}
+
+impl PackageManager {
+    pub fn new(ctx: PackageContext) -> PackageManager {
+        PackageManager {
+            ctx,
+            global_npm_root: None,
+            tool_stdout_to_stderr: false,
+            progress: None,
+        }
+    }
+
+    /// Reports each step's start message (`Installing npm:x...`) to `f`.
+    pub fn on_progress(&mut self, f: impl FnMut(&str) + 'static) {
+        self.progress = Some(Box::new(f));
+    }
+
+    fn report(&mut self, message: &str) {
+        if let Some(p) = self.progress.as_mut() {
+            p(message);
+        }
+    }
+
+    pub fn context(&self) -> &PackageContext {
+        &self.ctx
+    }
+
+    /// Installs a missing package at startup, keeping the tools off stdout.
+    pub fn install_quietly(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+        self.tool_stdout_to_stderr = true;
+        let r = self.install_parsed(parsed, scope);
+        self.tool_stdout_to_stderr = false;
+        r
+    }
+
+    /// Where an npm or git package is (or would be) installed; a local source's resolved path.
+    pub fn install_path(
+        &mut self,
+        parsed: &PackageSource,
+        scope: Scope,
+    ) -> Result<PathBuf, String> {
+        Ok(match parsed {
+            PackageSource::Npm { name, .. } => match scope {
+                Scope::Project => self.project_npm_root().join("node_modules").join(name),
+                Scope::User => self.global_npm_root()?.join(name),
+            },
+            PackageSource::Git { host, path, .. } => self.git_root(scope).join(host).join(path),
+            PackageSource::Local { path } => source::resolve_from(path, &self.ctx.base_dir(scope)),
+        })
+    }
+
+    fn git_root(&self, scope: Scope) -> PathBuf {
+        self.ctx.base_dir(scope).join("git")
+    }
+
+    fn project_npm_root(&self) -> PathBuf {
+        self.ctx.cwd.join(".pi").join("npm")
+    }
+
+    /// `npm root -g` (bun: `<bun pm bin -g>/../install/global/node_modules`), asked once.
+    fn global_npm_root(&mut self) -> Result<PathBuf, String> {
+        if let Some(root) = &self.global_npm_root {
+            return Ok(root.clone());
+        }
+        let root = if self.npm_program()?.0 == "bun" {
+            let bin = self.npm_capture(&["pm", "bin", "-g"])?;
+            let bin = PathBuf::from(bin.trim());
+            bin.parent()
+                .unwrap_or(Path::new("/"))
+                .join("install/global/node_modules")
+        } else {
+            PathBuf::from(self.npm_capture(&["root", "-g"])?.trim())
+        };
+        self.global_npm_root = Some(root.clone());
+        Ok(root)
+    }
+
+    fn npm_program(&self) -> Result<(String, Vec<String>), String> {
+        match self.ctx.npm_command.split_first() {
+            None => Ok(("npm".into(), Vec::new())),
+            Some((cmd, _)) if cmd.is_empty() => {
+                Err("Invalid npmCommand: first array entry must be a non-empty command".into())
+            }
+            Some((cmd, rest)) => Ok((cmd.clone(), rest.to_vec())),
+        }
+    }
+
+    fn npm_args(&self, args: &[&str]) -> Result<(String, Vec<String>), String> {
+        let (cmd, mut all) = self.npm_program()?;
+        all.extend(args.iter().map(|a| a.to_string()));
+        Ok((cmd, all))
+    }
+
+    fn run_npm(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), String> {
+        let (cmd, all) = self.npm_args(args)?;
+        self.run(&cmd, &all, cwd)
+    }
+
+    fn npm_capture(&self, args: &[&str]) -> Result<String, String> {
+        let (cmd, all) = self.npm_args(args)?;
+        capture(&cmd, &all, Some(&self.ctx.cwd))
+    }
+
+    /// Runs a tool with inherited stdin/stderr; fails with pi's `<cmd> <args> failed with
+    /// code N`.
+    fn run(&self, cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<(), String> {
+        let mut c = Command::new(cmd);
+        c.args(args).stdin(Stdio::null());
+        if let Some(dir) = cwd {
+            c.current_dir(dir);
+        }
+        if self.tool_stdout_to_stderr {
+            c.stdout(std::io::stderr());
+        }
+        let status = c.status().map_err(|e| spawn_error(cmd, &e))?;
+        if status.success() {
+            return Ok(());
+        }
+        let code = status
+            .code()
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "null".into());
+        Err(format!("{cmd} {} failed with code {code}", args.join(" ")))
+    }
+
+    fn git(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), String> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        self.run("git", &args, cwd)
+    }
+
+    /// Installs a source (without recording it). Local sources only have to exist.
+    pub fn install(&mut self, source: &str, scope: Scope) -> Result<(), String> {
+        self.report(&format!("Installing {source}..."));
+        let parsed = PackageSource::parse(source);
+        if let PackageSource::Local { path } = &parsed {
+            let resolved = source::resolve_from(path, &self.ctx.cwd);
+            if !resolved.exists() {
+                return Err(format!("Path does not exist: {}", resolved.display()));
+            }
+            return Ok(());
+        }
+        self.install_parsed(&parsed, scope)
+    }
+
+    fn install_parsed(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+        match parsed {
+            PackageSource::Npm { spec, .. } => self.install_npm_specs(&[spec], scope),
+            PackageSource::Git { repo, git_ref, .. } => {
+                let target = self.install_path(parsed, scope)?;
+                if target.exists() {
+                    return Ok(());
+                }
+                ensure_gitignore(&self.git_root(scope))?;
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("Could not create {}: {e}", parent.display()))?;
+                }
+                let target_str = target.to_string_lossy().into_owned();
+                self.git(&["clone", repo, &target_str], None)?;
+                if let Some(r) = git_ref {
+                    self.git(&["checkout", r], Some(&target))?;
+                }
+                self.install_git_dependencies(&target)
+            }
+            PackageSource::Local { .. } => Ok(()),
+        }
+    }
+
+    /// `npm install --omit=dev` (plain `install` with a custom npmCommand) in a checkout that
+    /// has a `package.json`.
+    fn install_git_dependencies(&self, dir: &Path) -> Result<(), String> {
+        if !dir.join("package.json").exists() {
+            return Ok(());
+        }
+        let args: &[&str] = if self.ctx.npm_command.is_empty() {
+            &["install", "--omit=dev"]
+        } else {
+            &["install"]
+        };
+        self.run_npm(args, Some(dir))
+    }
+
+    /// Removes an installed package's files (local sources are left alone).
+    pub fn remove(&mut self, source: &str, scope: Scope) -> Result<(), String> {
+        self.report(&format!("Removing {source}..."));
+        let parsed = PackageSource::parse(source);
+        match &parsed {
+            PackageSource::Npm { name, .. } => match scope {
+                Scope::User => self.run_npm(&["uninstall", "-g", name], None),
+                Scope::Project => {
+                    let root = self.project_npm_root();
+                    if !root.exists() {
+                        return Ok(());
+                    }
+                    let root = root.to_string_lossy().into_owned();
+                    self.run_npm(&["uninstall", name, "--prefix", &root], None)
+                }
+            },
+            PackageSource::Git { .. } => {
+                let target = self.install_path(&parsed, scope)?;
+                if !target.exists() {
+                    return Ok(());
+                }
+                std::fs::remove_dir_all(&target)
+                    .map_err(|e| format!("Could not remove {}: {e}", target.display()))?;
+                prune_empty_parents(&target, &self.git_root(scope));
+                Ok(())
+            }
+            PackageSource::Local { .. } => Ok(()),
+        }
+    }
+
+    /// Updates the configured packages (or the one matching `only`): git checkouts are reset
+    /// to their upstream, npm packages reinstalled at `@latest` when a newer version exists.
+    /// Pinned and local packages are skipped; nothing happens offline.
+    pub fn update(
+        &mut self,
+        only: Option<&str>,
+        global: &[PackageEntry],
+        project: &[PackageEntry],
+    ) -> Result<(), String> {
+        let wanted = only.map(|s| self.ctx.input_identity(s));
+        let mut targets = Vec::new();
+        for (entries, scope) in [(global, Scope::User), (project, Scope::Project)] {
+            for e in entries {
+                if wanted
+                    .as_ref()
+                    .is_some_and(|w| *w != self.ctx.identity(&e.source, scope))
+                {
+                    continue;
+                }
+                targets.push((e.source.clone(), scope));
+            }
+        }
+        if let Some(source) = only {
+            if targets.is_empty() {
+                let all: Vec<&PackageEntry> = global.iter().chain(project).collect();
+                return Err(no_match_message(source, &all));
+            }
+        }
+        if offline() {
+            return Ok(());
+        }
+        let mut npm_batches: [(Scope, Vec<(String, String)>); 2] =
+            [(Scope::User, Vec::new()), (Scope::Project, Vec::new())];
+        let mut git_updates = Vec::new();
+        for (source, scope) in targets {
+            let parsed = PackageSource::parse(&source);
+            if parsed.pinned() {
+                continue;
+            }
+            match &parsed {
+                PackageSource::Npm { name, .. } => {
+                    if self.npm_needs_update(&parsed, name, scope)? {
+                        let batch = &mut npm_batches[usize::from(scope == Scope::Project)].1;
+                        batch.push((source.clone(), format!("{name}@latest")));
+                    }
+                }
+                PackageSource::Git { .. } => git_updates.push((source, parsed, scope)),
+                PackageSource::Local { .. } => {}
+            }
+        }
+        for (scope, batch) in npm_batches {
+            if batch.is_empty() {
+                continue;
+            }
+            let message = match batch.as_slice() {
+                [(source, _)] => format!("Updating {source}..."),
+                _ => format!("Updating {} npm packages...", scope.as_str()),
+            };
+            self.report(&message);
+            let specs: Vec<&str> = batch.iter().map(|(_, spec)| spec.as_str()).collect();
+            self.install_npm_specs(&specs, scope)?;
+        }
+        for (source, parsed, scope) in git_updates {
+            self.report(&format!("Updating {source}..."));
+            self.update_git(&parsed, scope)?;
+        }
+        Ok(())
+    }
+
+    /// `npm install -g <specs>` (user) or `npm install <specs> --prefix .pi/npm` (project).
+    fn install_npm_specs(&self, specs: &[&str], scope: Scope) -> Result<(), String> {
+        match scope {
+            Scope::User => {
+                let mut args = vec!["install", "-g"];
+                args.extend_from_slice(specs);
+                self.run_npm(&args, None)
+            }
+            Scope::Project => {
+                let root = self.project_npm_root();
+                ensure_npm_project(&root)?;
+                let root = root.to_string_lossy().into_owned();
+                let mut args = vec!["install"];
+                args.extend_from_slice(specs);
+                args.extend(["--prefix", root.as_str()]);
+                self.run_npm(&args, None)
+            }
+        }
+    }
+
+    /// True unless the installed version equals `npm view <name> version` (a failed lookup
+    /// updates anyway, as pi does).
+    fn npm_needs_update(
+        &mut self,
+        parsed: &PackageSource,
+        name: &str,
+        scope: Scope,
+    ) -> Result<bool, String> {
+        let installed = self.install_path(parsed, scope)?;
+        let Some(current) = installed_version(&installed) else {
+            return Ok(true);
+        };
+        let latest = self
+            .npm_capture(&["view", name, "version", "--json"])
+            .ok()
+            .and_then(|out| serde_json::from_str::<Value>(out.trim()).ok())
+            .and_then(|v| v.as_str().map(String::from));
+        Ok(latest.as_deref() != Some(current.as_str()))
+    }
+
+    fn update_git(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+        let dir = self.install_path(parsed, scope)?;
+        if !dir.exists() {
+            return self.install_parsed(parsed, scope);
+        }
+        let (target_ref, fetch) = self.git_update_target(&dir)?;
+        let fetch: Vec<&str> = fetch.iter().map(String::as_str).collect();
+        self.git(&fetch, Some(&dir))?;
+        let head = capture_git(&["rev-parse", "HEAD"], &dir)?;
+        let target = capture_git(&["rev-parse", &target_ref], &dir)?;
+        if head.trim() == target.trim() {
+            return Ok(());
+        }
+        self.git(&["reset", "--hard", &target_ref], Some(&dir))?;
+        // Packages are kept pristine: nothing the user dropped in survives an update.
+        self.git(&["clean", "-fdx"], Some(&dir))?;
+        self.install_git_dependencies(&dir)
+    }
+
+    /// The ref to reset to and the fetch that refreshes only it: the tracked upstream branch,
+    /// else the remote's default branch.
+    fn git_update_target(&self, dir: &Path) -> Result<(String, Vec<String>), String> {
+        let fetch_branch = |branch: &str| {
+            [
+                "fetch",
+                "--prune",
+                "--no-tags",
+                "origin",
+                &format!("+refs/heads/{branch}:refs/remotes/origin/{branch}"),
+            ]
+            .map(String::from)
+            .to_vec()
+        };
+        if let Ok(upstream) = capture_git(&["rev-parse", "--abbrev-ref", "@{upstream}"], dir) {
+            if let Some(branch) = upstream
+                .trim()
+                .strip_prefix("origin/")
+                .filter(|b| !b.is_empty())
+            {
+                return Ok(("@{upstream}".into(), fetch_branch(branch)));
+            }
+        }
+        let _ = capture_git(&["remote", "set-head", "origin", "-a"], dir);
+        let branch = capture_git(&["symbolic-ref", "refs/remotes/origin/HEAD"], dir)
+            .map(|s| {
+                s.trim()
+                    .trim_start_matches("refs/remotes/origin/")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        if branch.is_empty() {
+            let fetch = [
+                "fetch",
+                "--prune",
+                "--no-tags",
+                "origin",
+                "+HEAD:refs/remotes/origin/HEAD",
+            ];
+            return Ok(("origin/HEAD".into(), fetch.map(String::from).to_vec()));
+        }
+        Ok(("origin/HEAD".into(), fetch_branch(&branch)))
+    }
+
+    /// Adds `source` to the scope's `packages` unless an entry with the same identity is
+    /// there. Local paths are recorded relative to the settings directory. Returns whether
+    /// settings changed.
+    pub fn record(
+        &self,
+        settings: &mut Settings,
+        source: &str,
+        scope: Scope,
+    ) -> Result<bool, String> {
+        let mut list = packages_value(settings, scope);
+        let key = self.ctx.input_identity(source);
+        if list.iter().any(|v| self.entry_matches(v, &key, scope)) {
+            return Ok(false);
+        }
+        list.push(Value::String(self.normalize_for_settings(source, scope)));
+        write_packages(settings, scope, list)?;
+        Ok(true)
+    }
+
+    /// Drops every entry of the scope matching `source`. Returns whether settings changed.
+    pub fn unrecord(
+        &self,
+        settings: &mut Settings,
+        source: &str,
+        scope: Scope,
+    ) -> Result<bool, String> {
+        let list = packages_value(settings, scope);
+        let key = self.ctx.input_identity(source);
+        let before = list.len();
+        let kept: Vec<Value> = list
+            .into_iter()
+            .filter(|v| !self.entry_matches(v, &key, scope))
+            .collect();
+        if kept.len() == before {
+            return Ok(false);
+        }
+        write_packages(settings, scope, kept)?;
+        Ok(true)
+    }
+
+    fn entry_matches(&self, v: &Value, key: &str, scope: Scope) -> bool {
+        PackageEntry::from_value(v).is_some_and(|e| self.ctx.identity(&e.source, scope) == key)
+    }
+
+    fn normalize_for_settings(&self, source: &str, scope: Scope) -> String {
+        let PackageSource::Local { path } = PackageSource::parse(source) else {
+            return source.to_string();
+        };
+        let resolved = source::resolve_from(&path, &self.ctx.cwd);
+        let rel = source::relative_to(&resolved, &self.ctx.base_dir(scope));
+        if rel.as_os_str().is_empty() {
+            ".".into()
+        } else {
+            rel.to_string_lossy().into_owned()
+        }
+    }
+}
+
+fn packages_value(settings: &Settings, scope: Scope) -> Vec<Value> {
+    let map = match scope {
+        Scope::User => settings.global_map(),
+        Scope::Project => settings.project_map(),
+    };
+    map.get("packages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn write_packages(settings: &mut Settings, scope: Scope, list: Vec<Value>) -> Result<(), String> {
+    match scope {
+        Scope::User => settings.set_global("packages", Value::Array(list)),
+        Scope::Project => settings.set_project("packages", Value::Array(list)),
+    }
+}
+
+/// pi's "No matching package found for X" with a "Did you mean" for a bare npm name or git
+/// shorthand that matches a configured source.
+fn no_match_message(source: &str, configured: &[&PackageEntry]) -> String {
+    let typed = source.trim();
+    let suggestion = configured.iter().find_map(|e| {
+        let hit = match PackageSource::parse(&e.source) {
+            PackageSource::Npm { name, spec, .. } => typed == name || typed == spec,
+            PackageSource::Git {
+                host,
+                path,
+                git_ref,
+                ..
+            } => {
+                let short = format!("{host}/{path}");
+                typed == short || git_ref.is_some_and(|r| typed == format!("{short}@{r}"))
+            }
+            PackageSource::Local { .. } => false,
+        };
+        hit.then(|| e.source.clone())
+    });
+    match suggestion {
+        Some(s) => format!("No matching package found for {source}. Did you mean {s}?"),
+        None => format!("No matching package found for {source}"),
+    }
+}
+
+fn installed_version(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v.get("version")?.as_str().map(String::from)
+}
+
+fn spawn_error(cmd: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        format!("{cmd} is not installed (not found on PATH)")
+    } else {
+        format!("Could not run {cmd}: {e}")
+    }
+}
+
+/// Runs a tool and returns its stdout; stderr goes into the error.
+fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, String> {
+    let mut c = Command::new(cmd);
+    c.args(args).stdin(Stdio::null());
+    if let Some(dir) = cwd {
+        c.current_dir(dir);
+    }
+    let out = c.output().map_err(|e| spawn_error(cmd, &e))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    let detail = if out.stderr.is_empty() {
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    } else {
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let status = out
+        .status
+        .code()
+        .map(|c| format!("code {c}"))
+        .unwrap_or_else(|| "a signal".into());
+    Err(format!(
+        "{cmd} {} failed with {status}: {}",
+        args.join(" "),
+        detail.trim()
+    ))
+}
+
+fn capture_git(args: &[&str], dir: &Path) -> Result<String, String> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    capture("git", &args, Some(dir))
+}
+
+/// Creates `dir` with a `.gitignore` that ignores everything in it.
+fn ensure_gitignore(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("Could not create {}: {e}", dir.display()))?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "*\n!.gitignore\n")
+            .map_err(|e| format!("Could not write {}: {e}", ignore.display()))?;
+    }
+    Ok(())
+}
+
+/// `.pi/npm` as a private npm project so `npm install --prefix` has a home.
+fn ensure_npm_project(root: &Path) -> Result<(), String> {
+    ensure_gitignore(root)?;
+    let manifest = root.join("package.json");
+    if !manifest.exists() {
+        std::fs::write(
+            &manifest,
+            "{\n  \"name\": \"pi-extensions\",\n  \"private\": true\n}",
+        )
+        .map_err(|e| format!("Could not write {}: {e}", manifest.display()))?;
+    }
+    Ok(())
+}
+
+/// Removes now-empty directories between a removed checkout and the git root.
+fn prune_empty_parents(removed: &Path, root: &Path) {
+    for dir in removed.ancestors().skip(1) {
+        if !dir.starts_with(root) || dir == root {
+            break;
+        }
+        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none());
+        match empty {
+            Ok(true) => {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
+            Ok(false) => break,
+            Err(_) => continue,
+        }
+    }
+}
