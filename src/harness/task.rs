@@ -14,6 +14,9 @@ use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Abort, Message};
 
+/// A task that could not start hands the session back with the reason.
+pub type SpawnError = Box<(AgentSession, String)>;
+
 /// The work a task runs: the session and a sink for the events it produces.
 pub type TaskWork = Box<dyn FnOnce(&mut AgentSession, &mut dyn FnMut(&AgentEvent)) + Send>;
 
@@ -33,10 +36,7 @@ pub struct SessionTask {
 impl SessionTask {
     /// Runs `work` on a new thread. If the thread cannot be started the session is handed
     /// back with the error.
-    pub fn spawn(
-        session: AgentSession,
-        work: TaskWork,
-    ) -> Result<SessionTask, (AgentSession, String)> {
+    pub fn spawn(session: AgentSession, work: TaskWork) -> Result<SessionTask, SpawnError> {
         let (events_tx, events) = crossbeam_channel::unbounded();
         // The session travels through a channel so a failed spawn leaves it with us.
         let (session_tx, session_rx) = crossbeam_channel::bounded::<AgentSession>(1);
@@ -45,7 +45,12 @@ impl SessionTask {
             .spawn(move || run_task(&session_rx, &events_tx, work));
         let handle = match spawned {
             Ok(h) => h,
-            Err(e) => return Err((session, format!("Could not start the agent thread: {e}"))),
+            Err(e) => {
+                return Err(Box::new((
+                    session,
+                    format!("Could not start the agent thread: {e}"),
+                )))
+            }
         };
         let (steering, follow_up, abort) = (
             session.agent().steering.clone(),
@@ -53,7 +58,10 @@ impl SessionTask {
             session.abort.clone(),
         );
         if let Err(returned) = session_tx.send(session) {
-            return Err((returned.0, "The agent thread ended before it started".into()));
+            return Err(Box::new((
+                returned.0,
+                "The agent thread ended before it started".into(),
+            )));
         }
         Ok(SessionTask {
             handle,
@@ -65,14 +73,8 @@ impl SessionTask {
     }
 
     /// Runs one prompt (retries and compactions included).
-    pub fn prompt(
-        session: AgentSession,
-        prompts: Vec<Message>,
-    ) -> Result<SessionTask, (AgentSession, String)> {
-        Self::spawn(
-            session,
-            Box::new(move |s, emit| s.prompt(prompts, emit)),
-        )
+    pub fn prompt(session: AgentSession, prompts: Vec<Message>) -> Result<SessionTask, SpawnError> {
+        Self::spawn(session, Box::new(move |s, emit| s.prompt(prompts, emit)))
     }
 
     /// Waits for the thread and returns the session, its abort flag reset for the next run.
@@ -140,7 +142,7 @@ mod tests {
     fn a_prompt_streams_events_and_returns_the_session() {
         push_reply("task-basic", Reply::text("hello"));
         let task = SessionTask::prompt(session("task-basic"), vec![Message::user_text("hi")])
-            .map_err(|(_, e)| e)
+            .map_err(|b| b.1)
             .unwrap();
         let kinds: Vec<String> = task
             .events

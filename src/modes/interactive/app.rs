@@ -292,7 +292,9 @@ impl<T: Terminal> App<T> {
             Token::BashMode
         } else {
             match self.view.footer.info.thinking {
-                Some(level) if self.view.footer.info.reasoning => theme.thinking_border(level.as_str()),
+                Some(level) if self.view.footer.info.reasoning => {
+                    theme.thinking_border(level.as_str())
+                }
                 _ => theme.thinking_border("off"),
             }
         };
@@ -413,7 +415,10 @@ pub(super) fn slash_commands(env: &InteractiveEnv) -> Vec<SlashCommand> {
         commands.push(c);
     }
     for s in &env.resources.skills {
-        commands.push(SlashCommand::new(format!("skill:{}", s.name), s.description.clone()));
+        commands.push(SlashCommand::new(
+            format!("skill:{}", s.name),
+            s.description.clone(),
+        ));
     }
     commands
 }

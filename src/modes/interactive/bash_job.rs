@@ -25,7 +25,12 @@ pub struct BashJob {
 }
 
 impl BashJob {
-    pub fn spawn(command: &str, excluded: bool, cwd: PathBuf, item: usize) -> Result<BashJob, String> {
+    pub fn spawn(
+        command: &str,
+        excluded: bool,
+        cwd: PathBuf,
+        item: usize,
+    ) -> Result<BashJob, String> {
         let (tx, updates) = crossbeam_channel::unbounded();
         let abort = Abort::new();
         let flag = abort.clone();

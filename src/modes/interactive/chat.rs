@@ -48,7 +48,8 @@ impl ChatItem {
         match self {
             ChatItem::Tool(t) => t.set_expanded(expanded),
             ChatItem::Bash(b) => b.set_expanded(expanded),
-            ChatItem::User(_) | ChatItem::Assistant(_) | ChatItem::Note(_) | ChatItem::Block(_) => {}
+            ChatItem::User(_) | ChatItem::Assistant(_) | ChatItem::Note(_) | ChatItem::Block(_) => {
+            }
         }
     }
 
@@ -183,12 +184,10 @@ impl AssistantView {
             .iter()
             .any(|c| matches!(c, Content::ToolCall(_)));
         self.ending = match (has_tools, message.stop_reason) {
-            (false, StopReason::Aborted) => Some(
-                match message.error_message.as_deref() {
-                    Some(e) if e != "Request was aborted" => safe(e),
-                    _ => "Operation aborted".into(),
-                },
-            ),
+            (false, StopReason::Aborted) => Some(match message.error_message.as_deref() {
+                Some(e) if e != "Request was aborted" => safe(e),
+                _ => "Operation aborted".into(),
+            }),
             (false, StopReason::Error) => Some(format!(
                 "Error: {}",
                 safe(message.error_message.as_deref().unwrap_or("Unknown error"))
@@ -279,7 +278,11 @@ pub struct BashOutcome {
 impl BashView {
     pub fn new(command: &str, excluded: bool, cancel_key: &str) -> BashView {
         let theme = theme::current();
-        let color = if excluded { Token::Dim } else { Token::BashMode };
+        let color = if excluded {
+            Token::Dim
+        } else {
+            Token::BashMode
+        };
         BashView {
             command: safe(command),
             excluded,
@@ -394,5 +397,6 @@ pub fn key_hint(theme: &Theme, action: &str, description: &str) -> String {
 
 /// A JSON value's string, or `None` when it is something else.
 pub fn arg_str<'a>(args: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| args.get(*k).and_then(Value::as_str))
+    keys.iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
 }

@@ -20,7 +20,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("settings", "Open settings menu"),
     ("model", "Select model (opens selector UI)"),
     ("scoped-models", "Enable/disable models for Ctrl+P cycling"),
-    ("export", "Export session (HTML default, or specify path: .html/.jsonl)"),
+    (
+        "export",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
+    ),
     ("import", "Import and resume a session from a JSONL file"),
     ("share", "Share session as a secret GitHub gist"),
     ("copy", "Copy last agent message to clipboard"),
@@ -29,14 +32,20 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("changelog", "Show changelog entries"),
     ("hotkeys", "Show all keyboard shortcuts"),
     ("fork", "Create a new fork from a previous user message"),
-    ("clone", "Duplicate the current session at the current position"),
+    (
+        "clone",
+        "Duplicate the current session at the current position",
+    ),
     ("tree", "Navigate session tree (switch branches)"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
     ("new", "Start a new session"),
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
-    ("reload", "Reload keybindings, extensions, skills, prompts, and themes"),
+    (
+        "reload",
+        "Reload keybindings, extensions, skills, prompts, and themes",
+    ),
     ("quit", "Quit pi"),
 ];
 
@@ -49,8 +58,9 @@ impl<T: Terminal> App<T> {
         }
         let needs_idle = !matches!(name, "quit" | "hotkeys" | "changelog" | "copy" | "session");
         if needs_idle && self.session.is_none() {
-            self.view
-                .warning(&format!("Wait for the current response to finish before /{name}."));
+            self.view.warning(&format!(
+                "Wait for the current response to finish before /{name}."
+            ));
             return true;
         }
         let result = match name {
@@ -141,13 +151,15 @@ impl<T: Terminal> App<T> {
             .and_then(|s| ops::last_assistant_text(&s.session))
             .ok_or("No agent messages to copy yet.")?;
         super::external::copy_to_clipboard(self.tui.terminal_mut(), &text);
-        self.view.status_note("Copied last agent message to clipboard");
+        self.view
+            .status_note("Copied last agent message to clipboard");
         Ok(())
     }
 
     fn show_session_info(&mut self) {
         let Some(s) = &self.session else {
-            self.view.status_note("Session info is available when the agent is idle");
+            self.view
+                .status_note("Session info is available when the agent is idle");
             return;
         };
         let st = ops::stats(&s.session, s.agent().model.context_window);
@@ -196,8 +208,9 @@ impl<T: Terminal> App<T> {
             return Err("Usage: /name <name>".into());
         }
         let s = self.session.as_mut().ok_or("busy")?;
-        let name = ops::set_name(&mut s.session, args)?;
-        self.view.status_note(&format!("Session name set: {name}"));
+        ops::set_name(&mut s.session, args)?;
+        self.view
+            .status_note(&format!("Session name set: {}", args.trim()));
         self.refresh_footer();
         Ok(())
     }
@@ -225,7 +238,8 @@ impl<T: Terminal> App<T> {
                     .path()
                     .filter(|p| p.exists())
                     .ok_or("Nothing to export yet: the session has no file.")?;
-                std::fs::copy(source, p).map_err(|e| format!("Could not export to {}: {e}", p.display()))?;
+                std::fs::copy(source, p)
+                    .map_err(|e| format!("Could not export to {}: {e}", p.display()))?;
                 p.clone()
             }
             _ => export_html::export_session_html(&s.session, out.as_deref())?,
@@ -263,7 +277,13 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn show_picker(&mut self, title: &str, purpose: PickPurpose, items: Vec<SelectItem>, selected: usize) {
+    fn show_picker(
+        &mut self,
+        title: &str,
+        purpose: PickPurpose,
+        items: Vec<SelectItem>,
+        selected: usize,
+    ) {
         let picker = ListPicker::new(title, items, selected);
         let options = OverlayOptions {
             anchor: Anchor::BottomCenter,
@@ -314,14 +334,22 @@ impl<T: Terminal> App<T> {
             return Ok(());
         }
         let n = items.len();
-        self.show_picker("Go back to a message (its text returns to the editor)", PickPurpose::Tree, items, n - 1);
+        self.show_picker(
+            "Go back to a message (its text returns to the editor)",
+            PickPurpose::Tree,
+            items,
+            n - 1,
+        );
         Ok(())
     }
 
     fn open_resume_picker(&mut self) -> Result<(), String> {
         let mut sessions = list_sessions(&self.session_dir());
-        sessions.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms));
-        let current = self.session.as_ref().and_then(|s| s.session.path().map(Path::to_path_buf));
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.modified_ms));
+        let current = self
+            .session
+            .as_ref()
+            .and_then(|s| s.session.path().map(Path::to_path_buf));
         sessions.retain(|s| Some(&s.path) != current.as_ref());
         if sessions.is_empty() {
             self.view.status_note("No other sessions in this project");
@@ -422,8 +450,9 @@ impl<T: Terminal> App<T> {
         }
         let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let id = url.rsplit('/').next().unwrap_or("");
-        self.view
-            .status_note(&format!("Share URL: https://pi.dev/session/#{id}\nGist: {url}"));
+        self.view.status_note(&format!(
+            "Share URL: https://pi.dev/session/#{id}\nGist: {url}"
+        ));
         Ok(())
     }
 
@@ -436,9 +465,13 @@ impl<T: Terminal> App<T> {
         if let Some(reload) = &self.env.reload_resources {
             self.env.resources = reload();
             let cwd = self.env.cwd.clone();
-            self.view.header.info = super::header::HeaderInfo::from_resources(&self.env.resources, &cwd);
+            self.view.header.info =
+                super::header::HeaderInfo::from_resources(&self.env.resources, &cwd);
             self.view.editor.set_autocomplete_provider(Box::new(
-                crate::tui::autocomplete::CombinedProvider::new(super::app::slash_commands(&self.env), cwd),
+                crate::tui::autocomplete::CombinedProvider::new(
+                    super::app::slash_commands(&self.env),
+                    cwd,
+                ),
             ));
         }
         if let Err(e) = super::load_theme(&self.env) {
@@ -467,7 +500,8 @@ impl<T: Terminal> App<T> {
             PickPurpose::Fork => self.fork_at(&value),
             PickPurpose::Tree => self.navigate_to(&value),
             PickPurpose::Logout => {
-                let mut auth = crate::resources::auth::AuthStorage::load(self.env.agent_dir.join("auth.json"));
+                let mut auth =
+                    crate::resources::auth::AuthStorage::load(self.env.agent_dir.join("auth.json"));
                 auth.remove(&value).map(|_| {
                     self.view.status_note(&format!("Logged out of {value}"));
                 })
@@ -486,7 +520,10 @@ impl<T: Terminal> App<T> {
             .find(|m| format!("{}/{}", m.provider, m.id) == value)
             .ok_or_else(|| format!("Model not found: {value}"))?;
         let credentials = (self.env.credentials)(&model)?;
-        let s = self.session.as_mut().ok_or("Wait for the current response to finish first")?;
+        let s = self
+            .session
+            .as_mut()
+            .ok_or("Wait for the current response to finish first")?;
         s.set_model(model.clone(), credentials)?;
         self.env.has_model = true;
         self.view.status_note(&format!("Model: {}", model.id));

@@ -139,7 +139,9 @@ impl<T: Terminal> App<T> {
     }
 
     fn update_streaming(&mut self, a: &AssistantMessage) {
-        if let Some(ChatItem::Assistant(view)) = self.streaming.and_then(|i| self.view.chat.get_mut(i)) {
+        if let Some(ChatItem::Assistant(view)) =
+            self.streaming.and_then(|i| self.view.chat.get_mut(i))
+        {
             view.update(a);
         }
         // Tool calls get their box as soon as they appear in the stream.

@@ -17,7 +17,11 @@ impl<T: Terminal> App<T> {
         let editor = std::env::var("VISUAL")
             .ok()
             .filter(|v| !v.trim().is_empty())
-            .or_else(|| std::env::var("EDITOR").ok().filter(|v| !v.trim().is_empty()));
+            .or_else(|| {
+                std::env::var("EDITOR")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            });
         let Some(editor) = editor else {
             self.view
                 .warning("No editor configured. Set $VISUAL or $EDITOR environment variable.");
@@ -27,16 +31,16 @@ impl<T: Terminal> App<T> {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!(
-            "pi-editor-{}-{nanos}.pi.md",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("pi-editor-{}-{nanos}.pi.md", std::process::id()));
         if let Err(e) = std::fs::write(&path, self.view.editor.get_expanded_text()) {
-            self.view.error(&format!("Could not write the temp file: {e}"));
+            self.view
+                .error(&format!("Could not write the temp file: {e}"));
             return;
         }
         if let Err(e) = self.tui.stop() {
-            self.view.error(&format!("Could not release the terminal: {e}"));
+            self.view
+                .error(&format!("Could not release the terminal: {e}"));
             return;
         }
         // `$EDITOR` may carry arguments (`code --wait`), so the shell splits it.
@@ -47,15 +51,20 @@ impl<T: Terminal> App<T> {
             .arg(&path)
             .status();
         if let Err(e) = self.tui.start() {
-            self.view.error(&format!("Could not take the terminal back: {e}"));
+            self.view
+                .error(&format!("Could not take the terminal back: {e}"));
         }
         self.tui.request_full_render();
         match status {
             Ok(s) if s.success() => match std::fs::read_to_string(&path) {
                 Ok(text) => self.view.editor.set_text(text.trim_end_matches('\n')),
-                Err(e) => self.view.error(&format!("Could not read the edited text: {e}")),
+                Err(e) => self
+                    .view
+                    .error(&format!("Could not read the edited text: {e}")),
             },
-            Ok(s) => self.view.warning(&format!("Editor exited with {s}; text unchanged")),
+            Ok(s) => self
+                .view
+                .warning(&format!("Editor exited with {s}; text unchanged")),
             Err(e) => self.view.error(&format!("Could not run {editor}: {e}")),
         }
         let _ = std::fs::remove_file(&path);

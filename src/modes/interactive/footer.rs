@@ -151,7 +151,12 @@ impl Component for Footer {
         if let Some(name) = &info.session_name {
             pwd = format!("{pwd} • {}", super::chat::safe(name));
         }
-        let pwd_line = truncate_to_width(&theme.fg(Token::Dim, &pwd), width, &theme.fg(Token::Dim, "..."), false);
+        let pwd_line = truncate_to_width(
+            &theme.fg(Token::Dim, &pwd),
+            width,
+            &theme.fg(Token::Dim, "..."),
+            false,
+        );
 
         let mut parts = Vec::new();
         for (n, prefix) in [
@@ -264,8 +269,16 @@ mod tests {
             .map(|l| crate::tui::text::strip_ansi(l))
             .collect();
         assert_eq!(lines[0], "~/work/pi (main)");
-        assert!(lines[1].starts_with("↑4.7k ↓44 R3.8k $0.009 1.7%/272k (auto)"), "{}", lines[1]);
-        assert!(lines[1].ends_with("(openai-codex) gpt-5.2-codex • medium"), "{}", lines[1]);
+        assert!(
+            lines[1].starts_with("↑4.7k ↓44 R3.8k $0.009 1.7%/272k (auto)"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].ends_with("(openai-codex) gpt-5.2-codex • medium"),
+            "{}",
+            lines[1]
+        );
         assert_eq!(visible_width(&lines[1]), 80);
     }
 }

@@ -88,7 +88,11 @@ impl Header {
                 (k("tui.editor.deleteToLineEnd"), "to delete to end"),
                 (k("app.thinking.cycle"), "to cycle thinking level"),
                 (
-                    format!("{}/{}", k("app.model.cycleForward"), k("app.model.cycleBackward")),
+                    format!(
+                        "{}/{}",
+                        k("app.model.cycleForward"),
+                        k("app.model.cycleBackward")
+                    ),
                     "to cycle models",
                 ),
                 (k("app.model.select"), "to select model"),
@@ -130,7 +134,13 @@ impl Header {
         }
     }
 
-    fn section(&self, theme: &Theme, name: &str, compact: &[String], full: &[String]) -> Vec<String> {
+    fn section(
+        &self,
+        theme: &Theme,
+        name: &str,
+        compact: &[String],
+        full: &[String],
+    ) -> Vec<String> {
         let mut text = theme.fg(Token::MdHeading, &format!("[{name}]"));
         text.push('\n');
         if self.expanded {
@@ -159,7 +169,12 @@ impl Component for Header {
         let info = &self.info;
         let mut sections = Vec::new();
         if !info.context_files.is_empty() {
-            sections.push(self.section(&theme, "Context", &info.context_compact, &info.context_files));
+            sections.push(self.section(
+                &theme,
+                "Context",
+                &info.context_compact,
+                &info.context_files,
+            ));
         }
         if !info.skills.is_empty() {
             let mut names: Vec<String> = info.skills.iter().map(|(n, _)| n.clone()).collect();

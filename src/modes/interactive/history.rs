@@ -34,20 +34,28 @@ impl<T: Terminal> App<T> {
                     items.push(ChatItem::Assistant(view));
                     for c in &a.content {
                         if let Content::ToolCall(call) = c {
-                            let view = ToolView::new(&call.name, call.arguments.clone(), self.tools_expanded);
+                            let view = ToolView::new(
+                                &call.name,
+                                call.arguments.clone(),
+                                self.tools_expanded,
+                            );
                             items.push(ChatItem::Tool(Box::new(view)));
                             tools.insert(call.id.clone(), items.len() - 1);
                         }
                     }
                 }
                 AgentMessage::Llm(Message::ToolResult(r)) => {
-                    if let Some(ChatItem::Tool(view)) = tools.get(&r.tool_call_id).and_then(|&i| items.get_mut(i)) {
-                        let result = serde_json::json!({"content": r.content, "details": r.details});
+                    if let Some(ChatItem::Tool(view)) =
+                        tools.get(&r.tool_call_id).and_then(|&i| items.get_mut(i))
+                    {
+                        let result =
+                            serde_json::json!({"content": r.content, "details": r.details});
                         view.finish(result, r.is_error);
                     }
                 }
                 AgentMessage::BashExecution(b) => {
-                    let mut view = BashView::new(&b.command, b.exclude_from_context == Some(true), "");
+                    let mut view =
+                        BashView::new(&b.command, b.exclude_from_context == Some(true), "");
                     view.set_output(&b.output);
                     view.set_expanded(self.tools_expanded);
                     view.finish(BashOutcome {
@@ -60,7 +68,10 @@ impl<T: Terminal> App<T> {
                 }
                 AgentMessage::CompactionSummary(c) => items.push(compaction_note(c.tokens_before)),
                 AgentMessage::BranchSummary(_) => {
-                    items.push(ChatItem::note(Token::CustomMessageLabel, "[branch summary]"));
+                    items.push(ChatItem::note(
+                        Token::CustomMessageLabel,
+                        "[branch summary]",
+                    ));
                 }
                 AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {}
             }
@@ -113,10 +124,16 @@ impl<T: Terminal> App<T> {
             let io = |e: std::io::Error| format!("Could not write session: {e}");
             let model = s.agent().model.clone();
             if !existing {
-                writer.append_model_change(&model.provider, &model.id).map_err(io)?;
-                writer.append_thinking_level_change(thinking.as_str()).map_err(io)?;
+                writer
+                    .append_model_change(&model.provider, &model.id)
+                    .map_err(io)?;
+                writer
+                    .append_thinking_level_change(thinking.as_str())
+                    .map_err(io)?;
             } else if ctx.thinking_level.is_none() {
-                writer.append_thinking_level_change(thinking.as_str()).map_err(io)?;
+                writer
+                    .append_thinking_level_change(thinking.as_str())
+                    .map_err(io)?;
             }
         }
         let agent = s.agent_mut();

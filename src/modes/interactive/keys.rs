@@ -39,7 +39,10 @@ impl<T: Terminal> App<T> {
         }
         if is("app.clear") {
             let now = Instant::now();
-            if self.last_clear.is_some_and(|t| now.duration_since(t) < DOUBLE_CLEAR) {
+            if self
+                .last_clear
+                .is_some_and(|t| now.duration_since(t) < DOUBLE_CLEAR)
+            {
                 self.exit = true;
             } else {
                 self.view.editor.set_text("");
@@ -85,7 +88,11 @@ impl<T: Terminal> App<T> {
             for item in &mut self.view.chat {
                 item.set_hide_thinking(self.hide_thinking);
             }
-            let state = if self.hide_thinking { "hidden" } else { "visible" };
+            let state = if self.hide_thinking {
+                "hidden"
+            } else {
+                "visible"
+            };
             self.view.status_note(&format!("Thinking blocks: {state}"));
             return true;
         }
@@ -114,7 +121,8 @@ impl<T: Terminal> App<T> {
                 let n = queued.len();
                 self.restore_to_editor(queued);
                 let s = if n > 1 { "s" } else { "" };
-                self.view.status_note(&format!("Restored {n} queued message{s} to editor"));
+                self.view
+                    .status_note(&format!("Restored {n} queued message{s} to editor"));
             }
             return true;
         }
@@ -181,7 +189,9 @@ impl<T: Terminal> App<T> {
 
     fn user_message(&self, text: &str) -> Message {
         Message::User(UserMessage {
-            content: UserContent::Blocks(vec![Content::text(self.env.resources.expand_input(text))]),
+            content: UserContent::Blocks(vec![Content::text(
+                self.env.resources.expand_input(text),
+            )]),
             timestamp: now_ms(),
             extra: Extra::new(),
         })
@@ -203,7 +213,9 @@ impl<T: Terminal> App<T> {
 
     fn start_prompt(&mut self, text: &str) {
         if !self.env.has_model {
-            self.view.error("No model selected. Use /login or set an API key, then /model to choose one.");
+            self.view.error(
+                "No model selected. Use /login or set an API key, then /model to choose one.",
+            );
             return;
         }
         if self.bash.is_some() {
@@ -221,15 +233,18 @@ impl<T: Terminal> App<T> {
         &mut self,
         spawn: impl FnOnce(
             crate::harness::AgentSession,
-        ) -> Result<SessionTask, (crate::harness::AgentSession, String)>,
+        ) -> Result<SessionTask, crate::harness::task::SpawnError>,
     ) {
-        let Some(session) = self.session.take() else { return };
+        let Some(session) = self.session.take() else {
+            return;
+        };
         match spawn(session) {
             Ok(task) => {
                 self.task = Some(task);
                 self.show_loader(Token::Accent, Self::working_message());
             }
-            Err((session, e)) => {
+            Err(failed) => {
+                let (session, e) = *failed;
                 self.session = Some(session);
                 self.view.error(&e);
             }
@@ -259,13 +274,18 @@ impl<T: Terminal> App<T> {
 
     fn cycle_thinking(&mut self) {
         let Some(s) = self.session.as_mut() else {
-            self.view
-                .status_note("Wait for the current response to finish to change the thinking level");
+            self.view.status_note(
+                "Wait for the current response to finish to change the thinking level",
+            );
             return;
         };
         match s.cycle_thinking_level() {
-            None => self.view.status_note("Current model does not support thinking"),
-            Some(level) => self.view.status_note(&format!("Thinking level: {}", level.as_str())),
+            None => self
+                .view
+                .status_note("Current model does not support thinking"),
+            Some(level) => self
+                .view
+                .status_note(&format!("Thinking level: {}", level.as_str())),
         }
         self.refresh_footer();
     }
@@ -294,8 +314,13 @@ impl<T: Terminal> App<T> {
                 } else {
                     String::new()
                 };
-                let name = if c.model.name.is_empty() { &c.model.id } else { &c.model.name };
-                self.view.status_note(&format!("Switched to {name}{thinking}"));
+                let name = if c.model.name.is_empty() {
+                    &c.model.id
+                } else {
+                    &c.model.name
+                };
+                self.view
+                    .status_note(&format!("Switched to {name}{thinking}"));
             }
             Err(e) => self.view.error(&e),
         }

@@ -106,7 +106,10 @@ impl Component for ListPicker {
         let title = format!(
             "{}{}",
             theme.bold(&theme.fg(Token::Accent, &self.title)),
-            theme.fg(Token::Dim, "  (type to search, enter to select, esc to cancel)")
+            theme.fg(
+                Token::Dim,
+                "  (type to search, enter to select, esc to cancel)"
+            )
         );
         lines.extend(Text::new(title, 1, 0).render(width));
         if !self.list.filter().is_empty() {

@@ -138,7 +138,10 @@ impl ToolView {
                     (offset, limit) => {
                         let start = offset.unwrap_or(1);
                         let end = limit.map(|l| format!("-{}", start + l.saturating_sub(1)));
-                        theme.fg(Token::Warning, &format!(":{start}{}", end.unwrap_or_default()))
+                        theme.fg(
+                            Token::Warning,
+                            &format!(":{start}{}", end.unwrap_or_default()),
+                        )
                     }
                 };
                 format!("{} {}{range}", bold("read"), self.path_arg(theme))
@@ -151,12 +154,19 @@ impl ToolView {
                     "{} {} {}",
                     bold(&self.name),
                     theme.fg(Token::Accent, &safe(pattern)),
-                    theme.fg(Token::ToolOutput, &format!("in {}", safe(&self.short_path(place))))
+                    theme.fg(
+                        Token::ToolOutput,
+                        &format!("in {}", safe(&self.short_path(place)))
+                    )
                 )
             }
             "ls" => {
                 let place = arg_str(&self.args, &["path"]).unwrap_or(".");
-                format!("{} {}", bold("ls"), theme.fg(Token::Accent, &safe(&self.short_path(place))))
+                format!(
+                    "{} {}",
+                    bold("ls"),
+                    theme.fg(Token::Accent, &safe(&self.short_path(place)))
+                )
             }
             other => bold(&safe(other)),
         }
@@ -225,7 +235,10 @@ impl ToolView {
                     out.push_str(&self.head_preview(theme, &safe(content), true));
                 }
                 if self.is_error {
-                    out.push_str(&format!("\n\n{}", theme.fg(Token::Error, &self.output_text())));
+                    out.push_str(&format!(
+                        "\n\n{}",
+                        theme.fg(Token::Error, &self.output_text())
+                    ));
                 }
                 out
             }
