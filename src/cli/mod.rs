@@ -118,7 +118,10 @@ pub fn main() -> i32 {
         return setup::run_rpc(args);
     }
     if args.list_models.is_none() && stdin_tty && !args.print && args.mode != Some(Mode::Json) {
-        return not_yet("Interactive mode (use -p \"…\" or pipe input)");
+        if !std::io::stdout().is_terminal() {
+            return not_yet("Interactive mode with stdout redirected (use -p \"…\")");
+        }
+        return setup::run_interactive(args);
     }
     setup::run(args, stdin_tty, &mut *info)
 }

@@ -128,6 +128,80 @@ pub fn run_rpc(args: Args) -> i32 {
     )
 }
 
+/// Interactive mode: the session core, then the terminal UI until the user quits. `-r`
+/// resumes the most recent session here (the session picker lives in the UI: `/resume`).
+pub fn run_interactive(mut args: Args) -> i32 {
+    let mut notices = Vec::new();
+    if args.resume {
+        args.resume = false;
+        args.continue_session = true;
+        notices.push("Resumed the most recent session; use /resume to pick another.".to_string());
+    }
+    let prepared = match prepare(&args, true) {
+        Ok(p) => p,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return 1;
+        }
+    };
+    let cwd = prepared.session.agent().cwd.clone();
+    let agent_dir = crate::resources::agent_dir();
+    let session_dir = super::sessions::sessions_dir(
+        &args,
+        &prepared.session.settings,
+        &agent_dir,
+        &cwd.to_string_lossy(),
+    );
+    if !prepared.has_model {
+        notices.push(
+            "No model available. Set a provider API key (for example ANTHROPIC_API_KEY) or run `pi --login`.".into(),
+        );
+    }
+    let settings = &prepared.session.settings;
+    let theme = settings.str(&["theme"]).map(str::to_string);
+    let quiet_startup = settings.bool(&["quietStartup"]).unwrap_or(false);
+    let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
+    let models = std::rc::Rc::new(prepared.models);
+    let for_credentials = std::rc::Rc::clone(&models);
+    let for_count = models.available();
+    let mut providers: Vec<&str> = for_count.iter().map(|m| m.provider.as_str()).collect();
+    providers.sort_unstable();
+    providers.dedup();
+    let provider_count = providers.len();
+    let reload_options = ResourceOptions {
+        skill_paths: args.skills.clone(),
+        no_skills: args.no_skills,
+        template_paths: args.prompt_templates.clone(),
+        no_templates: args.no_prompt_templates,
+        no_context_files: args.no_context_files,
+    };
+    let (reload_agent_dir, reload_cwd) = (agent_dir.clone(), cwd.clone());
+    let choice = trust_choice(&args);
+    let reload = move || {
+        let (scope, _) = trust::resolve(&reload_agent_dir, &reload_cwd, choice);
+        Resources::load(&reload_agent_dir, &reload_cwd, &reload_options, &scope)
+    };
+    crate::modes::interactive::run(
+        prepared.session,
+        crate::modes::interactive::InteractiveEnv {
+            available_models: Box::new(move || models.available()),
+            credentials: Box::new(move |m| for_credentials.credentials(m)),
+            resources: prepared.resources,
+            reload_resources: Some(Box::new(reload)),
+            has_model: prepared.has_model,
+            session_dir,
+            agent_dir,
+            cwd,
+            notices,
+            verbose: args.verbose,
+            quiet_startup,
+            hide_thinking,
+            theme,
+            provider_count,
+        },
+    )
+}
+
 /// Trust decision, settings and the model registry: what every run needs, `--list-models`
 /// included. Warnings are printed as they are found.
 struct Config {

@@ -7,7 +7,9 @@ pub mod compaction;
 pub mod model_control;
 pub mod retry;
 pub mod system_prompt;
+pub mod task;
 pub mod tools;
+pub mod user_bash;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,7 @@
-//! Output modes over the shared `AgentSession`: print (`-p`, text answer) and json (one event
-//! per line). Interactive and RPC modes come later.
+//! Output modes over the shared `AgentSession`: interactive (the terminal UI), print (`-p`,
+//! text answer), json (one event per line) and rpc (JSON commands and events).
 
+pub mod interactive;
 pub mod print;
 pub mod rpc;
 pub mod rpc_session;

@@ -134,14 +134,37 @@ impl BashTool {
         cwd: &Path,
         abort: crate::ai::Abort,
     ) -> Result<UserRun, String> {
+        self.run_user_streaming(command, cwd, abort, &|_| {})
+    }
+
+    /// [`BashTool::run_user`], calling `on_output` with the output so far (the tail, as the
+    /// tool's updates carry it) while the command runs, for a live view.
+    pub(crate) fn run_user_streaming(
+        &self,
+        command: &str,
+        cwd: &Path,
+        abort: crate::ai::Abort,
+        on_output: &(dyn Fn(String) + Sync),
+    ) -> Result<UserRun, String> {
         let command = match self.command_prefix.as_deref() {
             Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
             _ => command.to_string(),
         };
+        let forward = |update: ToolOutput| {
+            let text: String = update
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    crate::ai::Content::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            on_output(text);
+        };
         let ctx = ToolContext {
             cwd: cwd.to_path_buf(),
             abort,
-            on_update: &|_| {},
+            on_update: &forward,
         };
         let f = self.spawn_and_wait(&command, None, &ctx)?;
         let tail = f.acc.snapshot_text().to_string();

@@ -14,3 +14,4 @@ pub use pi::{
     base_url_for, models_json_for, models_json_without_key, Output, PiChild, PiCommand, TestDir,
     FAST_RETRY_SETTINGS, NO_RETRY_SETTINGS, TIMEOUT,
 };
+pub mod pty;

@@ -308,7 +308,7 @@ impl PiCommand {
         &self.cwd
     }
 
-    fn command(&self) -> Command {
+    pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pi"));
         cmd.args(&self.args)
             .current_dir(&self.cwd)

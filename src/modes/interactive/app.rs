@@ -1,0 +1,424 @@
+//! [`App`]: the interactive mode's state and its one UI thread. Each [`App::step`] waits (in
+//! one `select!`) for terminal input, an event from the agent's worker thread, output of a
+//! user bash command, or the next deadline (a frame, a spinner tick, a pending ESC), handles
+//! what came, and lets the [`Tui`] draw at most one frame.
+//!
+//! The [`AgentSession`] is owned here between runs and by a [`SessionTask`] thread during one;
+//! the footer keeps a snapshot so it can show the model and token totals meanwhile. Key
+//! handling lives in `keys.rs`, agent events in `events.rs`, slash commands in `commands.rs`.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+
+use super::bash_job::{BashJob, BashUpdate};
+use super::chat::ChatItem;
+use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
+use super::header::{Header, HeaderInfo};
+use super::overlays::{self, ActiveOverlay};
+use super::view::View;
+use super::InteractiveEnv;
+use crate::agent::AgentEvent;
+use crate::harness::task::SessionTask;
+use crate::harness::AgentSession;
+use crate::session::entry::BashExecutionMessage;
+use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
+use crate::tui::components::editor::Editor;
+use crate::tui::components::loader::Loader;
+use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
+use crate::tui::terminal::{Terminal, TerminalEvent};
+use crate::tui::theme::{self, Token};
+use crate::tui::{InputEvent, Tui};
+
+/// How often spinners and elapsed times move.
+const TICK: Duration = Duration::from_millis(80);
+/// The longest the loop sleeps when nothing is due.
+const IDLE_WAIT: Duration = Duration::from_millis(500);
+
+pub struct App<T: Terminal> {
+    pub tui: Tui<T>,
+    pub view: View,
+    pub(super) env: InteractiveEnv,
+    parser: StdinBuffer,
+    pending_since: Option<Instant>,
+    /// `None` while a task holds it.
+    pub(super) session: Option<AgentSession>,
+    pub(super) task: Option<SessionTask>,
+    pub(super) bash: Option<BashJob>,
+    /// `!cmd` results finished while a run held the session.
+    pub(super) pending_bash: Vec<BashExecutionMessage>,
+    pub(super) overlay: Option<ActiveOverlay>,
+    pub(super) last_clear: Option<Instant>,
+    pub(super) exit: bool,
+    pub(super) tools_expanded: bool,
+    pub(super) hide_thinking: bool,
+    /// Index in the transcript of the assistant reply being streamed.
+    pub(super) streaming: Option<usize>,
+    /// Tool-call id → index in the transcript.
+    pub(super) tool_items: std::collections::HashMap<String, usize>,
+    last_tick: Instant,
+}
+
+impl<T: Terminal> App<T> {
+    /// Builds the screen for `session` (its history included) on `terminal`.
+    pub fn new(terminal: T, session: AgentSession, env: InteractiveEnv) -> App<T> {
+        let cwd = session.agent().cwd.clone();
+        let header = Header {
+            info: HeaderInfo::from_resources(&env.resources, &cwd),
+            expanded: env.verbose,
+            quiet: env.quiet_startup && !env.verbose,
+        };
+        let footer = Footer {
+            info: FooterInfo {
+                cwd: display_cwd(&cwd),
+                branch: git_branch(&cwd),
+                show_provider: env.provider_count > 1,
+                ..FooterInfo::default()
+            },
+        };
+        let mut editor = Editor::new();
+        editor.set_autocomplete_provider(Box::new(CombinedProvider::new(
+            slash_commands(&env),
+            cwd.clone(),
+        )));
+        let mut app = App {
+            tui: Tui::new(terminal),
+            view: View {
+                header,
+                chat: Vec::new(),
+                steering: Vec::new(),
+                follow_up: Vec::new(),
+                status: None,
+                editor,
+                footer,
+                last_is_status: false,
+            },
+            parser: StdinBuffer::new(),
+            pending_since: None,
+            session: Some(session),
+            task: None,
+            bash: None,
+            pending_bash: Vec::new(),
+            overlay: None,
+            last_clear: None,
+            exit: false,
+            tools_expanded: env.verbose,
+            hide_thinking: env.hide_thinking,
+            streaming: None,
+            tool_items: Default::default(),
+            last_tick: Instant::now(),
+            env,
+        };
+        for notice in std::mem::take(&mut app.env.notices) {
+            app.view.warning(&notice);
+        }
+        app.render_history();
+        app.refresh_footer();
+        app
+    }
+
+    /// Enters raw mode and schedules the first frame.
+    pub fn start(&mut self) -> io::Result<()> {
+        self.tui.start()?;
+        self.apply_editor_style();
+        Ok(())
+    }
+
+    /// Leaves the terminal as the shell expects it; a running task is aborted and waited for
+    /// so its last lines reach the session file.
+    pub fn stop(&mut self) -> io::Result<()> {
+        if let Some(job) = &self.bash {
+            job.abort.abort();
+        }
+        if let Some(task) = self.task.take() {
+            task.abort.abort();
+            while task.events.recv().is_ok() {}
+            if let Ok(s) = task.join() {
+                self.session = Some(s);
+            }
+        }
+        self.tui.stop()
+    }
+
+    pub fn exited(&self) -> bool {
+        self.exit
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.task.is_some()
+    }
+
+    /// The session, when no run holds it.
+    pub fn session(&self) -> Option<&AgentSession> {
+        self.session.as_ref()
+    }
+
+    /// Runs until the user quits.
+    pub fn run(&mut self, input: &Receiver<TerminalEvent>) -> io::Result<()> {
+        while !self.exit {
+            self.step(input, IDLE_WAIT)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for one thing to happen (at most `max_wait`), handles it, and draws if due.
+    pub fn step(&mut self, input: &Receiver<TerminalEvent>, max_wait: Duration) -> io::Result<()> {
+        let now = Instant::now();
+        let mut deadline = now + max_wait;
+        if let Some(d) = self.tui.next_deadline() {
+            deadline = deadline.min(d);
+        }
+        if let Some(since) = self.pending_since {
+            deadline = deadline.min(since + ESCAPE_TIMEOUT);
+        }
+        if self.animating() {
+            deadline = deadline.min(self.last_tick + TICK);
+        }
+        let timeout = deadline.saturating_duration_since(now);
+        let never_task = crossbeam_channel::never::<AgentEvent>();
+        let never_bash = crossbeam_channel::never::<BashUpdate>();
+        let task_events = self.task.as_ref().map(|t| t.events.clone());
+        let bash_updates = self.bash.as_ref().map(|b| b.updates.clone());
+        select! {
+            recv(input) -> ev => match ev {
+                Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
+                Ok(TerminalEvent::Resize) => {
+                    self.view.editor.set_terminal_rows(self.tui.terminal().size().1);
+                    self.tui.request_render();
+                }
+                // Stdin closed: nobody can type any more.
+                Err(_) => self.exit = true,
+            },
+            recv(task_events.as_ref().unwrap_or(&never_task)) -> ev => match ev {
+                Ok(ev) => {
+                    self.on_agent_event(ev);
+                    // Take what else already arrived so a fast stream costs one frame.
+                    while let Some(Ok(ev)) = self.task.as_ref().map(|t| t.events.try_recv()) {
+                        self.on_agent_event(ev);
+                    }
+                }
+                Err(_) => self.task_finished(),
+            },
+            recv(bash_updates.as_ref().unwrap_or(&never_bash)) -> update => {
+                self.on_bash_update(update.ok());
+            },
+            default(timeout) => {}
+        }
+        let now = Instant::now();
+        if self
+            .pending_since
+            .is_some_and(|since| now >= since + ESCAPE_TIMEOUT)
+        {
+            self.pending_since = None;
+            let flushed = self.parser.flush_timeout();
+            self.on_parsed(flushed);
+        }
+        if self.animating() && now >= self.last_tick + TICK {
+            self.last_tick = now;
+            self.tick_animations();
+        }
+        self.tui.tick(now, &mut self.view)?;
+        Ok(())
+    }
+
+    fn animating(&self) -> bool {
+        self.view.status.is_some() || self.bash.is_some() || self.task.is_some()
+    }
+
+    fn tick_animations(&mut self) {
+        if let Some(loader) = &mut self.view.status {
+            loader.tick();
+        }
+        for item in &mut self.view.chat {
+            match item {
+                ChatItem::Bash(b) if b.is_running() => b.tick(),
+                ChatItem::Tool(t) if t.is_running() => t.tick(),
+                _ => {}
+            }
+        }
+        self.tui.request_render();
+    }
+
+    fn on_bytes(&mut self, bytes: &[u8]) {
+        let parsed = self.parser.feed(bytes);
+        self.pending_since = self.parser.has_pending().then(Instant::now);
+        self.on_parsed(parsed);
+    }
+
+    fn on_parsed(&mut self, parsed: Vec<ParsedInput>) {
+        for p in parsed {
+            match p {
+                ParsedInput::Event(ev) => self.on_input(&ev),
+                ParsedInput::KittyFlags(_) => {
+                    self.tui.terminal_mut().kitty_reply_seen();
+                    self.parser.set_kitty_active(true);
+                }
+                ParsedInput::CellSize { .. }
+                | ParsedInput::BackgroundColor { .. }
+                | ParsedInput::Other(_) => {}
+            }
+        }
+    }
+
+    /// One key or paste: overlays first, then the app's keys, then the editor.
+    pub fn on_input(&mut self, event: &InputEvent) {
+        if let Some(active) = self.overlay {
+            self.tui.handle_input(event, &mut self.view);
+            if let Some(outcome) = overlays::poll(&mut self.tui, active) {
+                self.tui.close_overlay(active.id);
+                self.overlay = None;
+                self.apply_overlay_outcome(outcome);
+            }
+            return;
+        }
+        if let InputEvent::Key(key) = event {
+            if self.handle_app_key(key) {
+                self.tui.request_render();
+                return;
+            }
+        }
+        self.tui.handle_input(event, &mut self.view);
+        if let Some(text) = self.view.editor.take_submitted() {
+            self.on_submit(&text);
+        }
+        self.apply_editor_style();
+    }
+
+    /// Editor border in the thinking level's colour (bash mode when the text starts with `!`).
+    pub(super) fn apply_editor_style(&mut self) {
+        let theme = theme::current();
+        let token = if self.view.editor.get_text().trim_start().starts_with('!') {
+            Token::BashMode
+        } else {
+            match self.view.footer.info.thinking {
+                Some(level) if self.view.footer.info.reasoning => {
+                    theme.thinking_border(level.as_str())
+                }
+                _ => theme.thinking_border("off"),
+            }
+        };
+        let t = std::sync::Arc::clone(&theme);
+        self.view
+            .editor
+            .set_border_color(Box::new(move |s| t.fg(token, s)));
+        let (sel, desc) = (std::sync::Arc::clone(&theme), std::sync::Arc::clone(&theme));
+        self.view.editor.set_popup_styles(
+            Box::new(move |s| sel.fg(Token::Accent, s)),
+            Box::new(move |s| desc.fg(Token::Muted, s)),
+        );
+    }
+
+    /// Shows the "Working..." indicator (or another message) under the transcript.
+    pub(super) fn show_loader(&mut self, spinner: Token, message: String) {
+        let theme = theme::current();
+        match &mut self.view.status {
+            Some(loader) => loader.set_message(message),
+            None => self.view.status = Some(Loader::new(theme, spinner, Token::Muted, message)),
+        }
+        self.tui.request_render();
+    }
+
+    pub(super) fn working_message() -> String {
+        let key = crate::tui::keybindings::current().key_text("app.interrupt");
+        format!("Working... ({key} to interrupt)")
+    }
+
+    /// The task thread ended: take the session back and settle the screen.
+    fn task_finished(&mut self) {
+        let Some(task) = self.task.take() else { return };
+        let leftover: Vec<String> = task
+            .steering
+            .clear()
+            .into_iter()
+            .chain(task.follow_up.clear())
+            .map(|m| message_text(&m))
+            .collect();
+        match task.join() {
+            Ok(session) => self.session = Some(session),
+            Err(e) => {
+                self.view.error(&format!(
+                    "{e}; the session file keeps everything written so far. Restart pi to continue."
+                ));
+                self.exit = true;
+                return;
+            }
+        }
+        self.view.status = None;
+        self.streaming = None;
+        self.view.steering.clear();
+        self.view.follow_up.clear();
+        if !leftover.is_empty() {
+            // Queued messages the run never reached go back to the editor, as pi does.
+            self.restore_to_editor(leftover);
+        }
+        self.flush_pending_bash();
+        self.report_write_errors();
+        self.refresh_footer();
+        self.tui.request_render();
+    }
+
+    pub(super) fn restore_to_editor(&mut self, texts: Vec<String>) {
+        let current = self.view.editor.get_text();
+        let mut parts: Vec<String> = texts.into_iter().filter(|t| !t.trim().is_empty()).collect();
+        if !current.trim().is_empty() {
+            parts.push(current);
+        }
+        self.view.editor.set_text(&parts.join("\n\n"));
+    }
+
+    pub(super) fn flush_pending_bash(&mut self) {
+        if let Some(s) = self.session.as_mut() {
+            for msg in self.pending_bash.drain(..) {
+                crate::harness::user_bash::record(s, msg);
+            }
+        }
+    }
+
+    pub(super) fn report_write_errors(&mut self) {
+        let errors = self
+            .session
+            .as_mut()
+            .map(|s| std::mem::take(&mut s.write_errors))
+            .unwrap_or_default();
+        for e in errors {
+            self.view.warning(&e);
+        }
+    }
+
+    pub(super) fn refresh_footer(&mut self) {
+        if let Some(s) = &self.session {
+            self.view.footer.info.refresh(s, self.env.has_model);
+        }
+        self.apply_editor_style();
+        self.tui.request_render();
+    }
+}
+
+/// The text of a queued user message.
+pub(super) fn message_text(m: &crate::ai::Message) -> String {
+    match m {
+        crate::ai::Message::User(u) => crate::session::ops::user_content_text(&u.content),
+        _ => String::new(),
+    }
+}
+
+/// Built-in commands, then prompt templates and skills, for the editor's `/` popup.
+pub(super) fn slash_commands(env: &InteractiveEnv) -> Vec<SlashCommand> {
+    let mut commands: Vec<SlashCommand> = super::commands::BUILTIN
+        .iter()
+        .map(|(name, description)| SlashCommand::new(*name, *description))
+        .collect();
+    for t in &env.resources.templates {
+        let mut c = SlashCommand::new(t.name.clone(), t.description.clone());
+        c.argument_hint = t.argument_hint.clone();
+        commands.push(c);
+    }
+    for s in &env.resources.skills {
+        commands.push(SlashCommand::new(
+            format!("skill:{}", s.name),
+            s.description.clone(),
+        ));
+    }
+    commands
+}

@@ -1,0 +1,58 @@
+//! A command the user typed with `!` (added to the context) or `!!` (not added), run on its
+//! own thread so the UI stays live: output snapshots and the final result come back over a
+//! channel, and Escape aborts it (the whole process group is killed by the bash tool).
+
+use std::path::PathBuf;
+
+use crossbeam_channel::Receiver;
+
+use crate::ai::Abort;
+use crate::tools::bash::{BashTool, UserRun};
+
+pub enum BashUpdate {
+    /// The output so far.
+    Output(String),
+    Done(Result<UserRun, String>),
+}
+
+pub struct BashJob {
+    pub command: String,
+    pub excluded: bool,
+    pub abort: Abort,
+    pub updates: Receiver<BashUpdate>,
+    /// Index of its view in the transcript.
+    pub item: usize,
+}
+
+impl BashJob {
+    pub fn spawn(
+        command: &str,
+        excluded: bool,
+        cwd: PathBuf,
+        item: usize,
+    ) -> Result<BashJob, String> {
+        let (tx, updates) = crossbeam_channel::unbounded();
+        let abort = Abort::new();
+        let flag = abort.clone();
+        let cmd = command.to_string();
+        // Detached on purpose: it ends when the command does (or is killed on abort).
+        std::thread::Builder::new()
+            .name("pi-user-bash".into())
+            .spawn(move || {
+                let progress = tx.clone();
+                let on_output = move |text: String| {
+                    let _ = progress.send(BashUpdate::Output(text));
+                };
+                let run = BashTool::default().run_user_streaming(&cmd, &cwd, flag, &on_output);
+                let _ = tx.send(BashUpdate::Done(run));
+            })
+            .map_err(|e| format!("Could not run the command: {e}"))?;
+        Ok(BashJob {
+            command: command.to_string(),
+            excluded,
+            abort,
+            updates,
+            item,
+        })
+    }
+}

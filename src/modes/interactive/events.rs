@@ -1,0 +1,209 @@
+//! What the agent's events do to the screen: user messages appear when the agent takes them
+//! (so steered messages show up where they were delivered), assistant replies stream into
+//! their view, tool calls get a box that fills in as they run, and retries and compactions
+//! show as the indicator line and then as status notes.
+
+use super::app::{message_text, App};
+use super::chat::{AssistantView, ChatItem, UserView};
+use super::tool_view::ToolView;
+use crate::agent::{AgentEvent, CompactionReason};
+use crate::ai::{AssistantMessage, Content, Message};
+use crate::tui::keybindings;
+use crate::tui::terminal::Terminal;
+use crate::tui::theme::Token;
+
+impl<T: Terminal> App<T> {
+    pub(super) fn on_agent_event(&mut self, ev: AgentEvent) {
+        self.tui.request_render();
+        match ev {
+            AgentEvent::MessageStart {
+                message: Message::User(u),
+            } => {
+                let text = crate::session::ops::user_content_text(&u.content);
+                self.view.push(ChatItem::User(UserView::new(&text)));
+                self.sync_queues();
+            }
+            AgentEvent::MessageStart {
+                message: Message::Assistant(a),
+            } => {
+                let mut view = AssistantView::new(self.hide_thinking);
+                view.update(&a);
+                self.view.push(ChatItem::Assistant(view));
+                self.streaming = Some(self.view.chat.len() - 1);
+            }
+            AgentEvent::MessageUpdate {
+                message: Message::Assistant(a),
+                ..
+            } => self.update_streaming(&a),
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => {
+                self.update_streaming(&a);
+                self.streaming = None;
+                self.view.footer.info.add_usage(&a);
+            }
+            AgentEvent::ToolExecutionStart { id, name, args } => {
+                let index = self.tool_view(&id, &name, &args);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    t.set_args(args);
+                    t.start();
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                id,
+                name,
+                args,
+                partial_result,
+            } => {
+                let index = self.tool_view(&id, &name, &args);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    t.update(partial_result);
+                }
+            }
+            AgentEvent::ToolExecutionEnd {
+                id,
+                name,
+                result,
+                is_error,
+            } => {
+                let index = self.tool_view(&id, &name, &serde_json::Value::Null);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    t.finish(result, is_error);
+                }
+            }
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                ..
+            } => {
+                let key = keybindings::current().key_text("app.interrupt");
+                let secs = delay_ms.div_ceil(1000);
+                self.show_loader(
+                    Token::Warning,
+                    format!("Retrying ({attempt}/{max_attempts}) in {secs}s... ({key} to cancel)"),
+                );
+            }
+            AgentEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => {
+                if !success {
+                    let error = final_error.unwrap_or_else(|| "Unknown error".into());
+                    self.view
+                        .error(&format!("Retry failed after {attempt} attempts: {error}"));
+                }
+                self.show_loader(Token::Accent, Self::working_message());
+            }
+            AgentEvent::CompactionStart { reason } => {
+                let key = keybindings::current().key_text("app.interrupt");
+                let message = match reason {
+                    CompactionReason::Manual => format!("Compacting context... ({key} to cancel)"),
+                    CompactionReason::Overflow => {
+                        format!("Context overflow detected, Auto-compacting... ({key} to cancel)")
+                    }
+                    CompactionReason::Threshold => format!("Auto-compacting... ({key} to cancel)"),
+                };
+                self.show_loader(Token::Accent, message);
+            }
+            AgentEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                error_message,
+                ..
+            } => {
+                if aborted {
+                    if reason == CompactionReason::Manual {
+                        self.view.error("Compaction cancelled");
+                    } else {
+                        self.view.status_note("Auto-compaction cancelled");
+                    }
+                } else if let Some(e) = error_message {
+                    self.view.error(&e);
+                } else if let Some(r) = result {
+                    let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
+                    self.view.push(compaction_note(tokens));
+                }
+                self.show_loader(Token::Accent, Self::working_message());
+            }
+            AgentEvent::AgentStart
+            | AgentEvent::AgentEnd { .. }
+            | AgentEvent::TurnStart
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::MessageStart { .. }
+            | AgentEvent::MessageUpdate { .. }
+            | AgentEvent::MessageEnd { .. } => {}
+        }
+    }
+
+    fn update_streaming(&mut self, a: &AssistantMessage) {
+        if let Some(ChatItem::Assistant(view)) =
+            self.streaming.and_then(|i| self.view.chat.get_mut(i))
+        {
+            view.update(a);
+        }
+        // Tool calls get their box as soon as they appear in the stream.
+        for c in &a.content {
+            if let Content::ToolCall(call) = c {
+                let index = self.tool_view(&call.id, &call.name, &call.arguments);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    if t.is_running() {
+                        t.set_args(call.arguments.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The transcript index of the tool call `id`, creating its box if new.
+    fn tool_view(&mut self, id: &str, name: &str, args: &serde_json::Value) -> usize {
+        if let Some(&i) = self.tool_items.get(id) {
+            return i;
+        }
+        let view = ToolView::new(name, args.clone(), self.tools_expanded);
+        self.view.push(ChatItem::Tool(Box::new(view)));
+        let index = self.view.chat.len() - 1;
+        self.tool_items.insert(id.to_string(), index);
+        index
+    }
+
+    /// The queued-message display follows the queues (a delivered message leaves them).
+    fn sync_queues(&mut self) {
+        if let Some(task) = &self.task {
+            self.view.steering = task.steering.peek().iter().map(message_text).collect();
+            self.view.follow_up = task.follow_up.peek().iter().map(message_text).collect();
+        }
+    }
+}
+
+/// pi's compaction marker: `[compaction]` then the size it came from.
+pub(super) fn compaction_note(tokens_before: u64) -> ChatItem {
+    let theme = crate::tui::theme::current();
+    let key = keybindings::current().key_text("app.tools.expand");
+    let text = format!(
+        "{}\n{}{}{}",
+        theme.fg(Token::CustomMessageLabel, &theme.bold("[compaction]")),
+        theme.fg(
+            Token::CustomMessageText,
+            &format!("Compacted from {} tokens (", format_count(tokens_before))
+        ),
+        theme.fg(Token::Dim, &key),
+        theme.fg(Token::CustomMessageText, " to expand)")
+    );
+    ChatItem::Note(crate::tui::components::text::Text::new(text, 1, 0))
+}
+
+/// `12,345`-style grouping, as `toLocaleString` prints it.
+fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

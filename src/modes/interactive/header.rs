@@ -1,0 +1,201 @@
+//! The start-up header: pi's name and version, the key hints (compact, or the full list once
+//! Ctrl+O expands), and the loaded context files, skills and prompt templates — the same
+//! texts pi prints, with the keys taken from the current keybindings.
+
+use std::path::Path;
+
+use super::chat::safe;
+use super::footer::display_cwd;
+use crate::resources::loader::Resources;
+use crate::tui::keybindings;
+use crate::tui::theme::{self, Theme, Token};
+use crate::tui::Component;
+
+/// What the header lists, captured at start-up and after `/reload`.
+#[derive(Debug, Clone, Default)]
+pub struct HeaderInfo {
+    pub context_files: Vec<String>,
+    pub context_compact: Vec<String>,
+    pub skills: Vec<(String, String)>,
+    pub prompts: Vec<String>,
+}
+
+impl HeaderInfo {
+    pub fn from_resources(resources: &Resources, cwd: &Path) -> HeaderInfo {
+        HeaderInfo {
+            context_files: resources
+                .context_files
+                .iter()
+                .map(|f| display_cwd(&f.path))
+                .collect(),
+            context_compact: resources
+                .context_files
+                .iter()
+                .map(|f| match f.path.strip_prefix(cwd) {
+                    Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+                    _ => display_cwd(&f.path),
+                })
+                .collect(),
+            skills: resources
+                .skills
+                .iter()
+                .map(|s| (s.name.clone(), display_cwd(&s.file_path)))
+                .collect(),
+            prompts: resources
+                .templates
+                .iter()
+                .map(|t| format!("/{}", t.name))
+                .collect(),
+        }
+    }
+}
+
+pub struct Header {
+    pub info: HeaderInfo,
+    pub expanded: bool,
+    /// `quietStartup`: only the name line and no listing.
+    pub quiet: bool,
+}
+
+fn hint(theme: &Theme, keys: &str, description: &str) -> String {
+    format!(
+        "{} {}",
+        theme.fg(Token::Dim, keys),
+        theme.fg(Token::Muted, description)
+    )
+}
+
+impl Header {
+    fn intro(&self, theme: &Theme) -> String {
+        let kb = keybindings::current();
+        let k = |id: &str| kb.key_text(id);
+        let logo = format!(
+            "{}{}",
+            theme.bold(&theme.fg(Token::Accent, "pi")),
+            theme.fg(Token::Dim, &format!(" v{}", crate::VERSION))
+        );
+        let onboarding = theme.fg(
+            Token::Dim,
+            "Pi can explain its own features and look up its docs. Ask it how to use or extend Pi.",
+        );
+        if self.expanded {
+            let rows = [
+                (k("app.interrupt"), "to interrupt"),
+                (k("app.clear"), "to clear"),
+                (format!("{} twice", k("app.clear")), "to exit"),
+                (k("app.exit"), "to exit (empty)"),
+                (k("app.suspend"), "to suspend"),
+                (k("tui.editor.deleteToLineEnd"), "to delete to end"),
+                (k("app.thinking.cycle"), "to cycle thinking level"),
+                (
+                    format!(
+                        "{}/{}",
+                        k("app.model.cycleForward"),
+                        k("app.model.cycleBackward")
+                    ),
+                    "to cycle models",
+                ),
+                (k("app.model.select"), "to select model"),
+                (k("app.tools.expand"), "to expand tools"),
+                (k("app.thinking.toggle"), "to expand thinking"),
+                (k("app.editor.external"), "for external editor"),
+                ("/".into(), "for commands"),
+                ("!".into(), "to run bash"),
+                ("!!".into(), "to run bash (no context)"),
+                (k("app.message.followUp"), "to queue follow-up"),
+                (k("app.message.dequeue"), "to edit all queued messages"),
+                (k("app.clipboard.pasteImage"), "to paste image"),
+                ("drop files".into(), "to attach"),
+            ];
+            let lines: Vec<String> = rows.iter().map(|(key, d)| hint(theme, key, d)).collect();
+            format!("{logo}\n{}\n\n{onboarding}", lines.join("\n"))
+        } else {
+            let sep = theme.fg(Token::Muted, " · ");
+            let compact = [
+                hint(theme, &k("app.interrupt"), "interrupt"),
+                hint(
+                    theme,
+                    &format!("{}/{}", k("app.clear"), k("app.exit")),
+                    "clear/exit",
+                ),
+                hint(theme, "/", "commands"),
+                hint(theme, "!", "bash"),
+                hint(theme, &k("app.tools.expand"), "more"),
+            ]
+            .join(&sep);
+            let press = theme.fg(
+                Token::Dim,
+                &format!(
+                    "Press {} to show full startup help and loaded resources.",
+                    k("app.tools.expand")
+                ),
+            );
+            format!("{logo}\n{compact}\n{press}\n\n{onboarding}")
+        }
+    }
+
+    fn section(
+        &self,
+        theme: &Theme,
+        name: &str,
+        compact: &[String],
+        full: &[String],
+    ) -> Vec<String> {
+        let mut text = theme.fg(Token::MdHeading, &format!("[{name}]"));
+        text.push('\n');
+        if self.expanded {
+            let lines: Vec<String> = full
+                .iter()
+                .map(|l| theme.fg(Token::Dim, &format!("  {}", safe(l))))
+                .collect();
+            text.push_str(&lines.join("\n"));
+        } else {
+            text.push_str(&theme.fg(Token::Dim, &format!("  {}", safe(&compact.join(", ")))));
+        }
+        vec![text]
+    }
+}
+
+impl Component for Header {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        use crate::tui::components::text::Text;
+        let theme = theme::current();
+        if self.quiet {
+            return Vec::new();
+        }
+        let mut lines = vec![String::new()];
+        lines.extend(Text::new(self.intro(&theme), 1, 0).render(width));
+        lines.push(String::new());
+        let info = &self.info;
+        let mut sections = Vec::new();
+        if !info.context_files.is_empty() {
+            sections.push(self.section(
+                &theme,
+                "Context",
+                &info.context_compact,
+                &info.context_files,
+            ));
+        }
+        if !info.skills.is_empty() {
+            let mut names: Vec<String> = info.skills.iter().map(|(n, _)| n.clone()).collect();
+            names.sort();
+            let paths: Vec<String> = info.skills.iter().map(|(_, p)| p.clone()).collect();
+            sections.push(self.section(&theme, "Skills", &names, &paths));
+        }
+        if !info.prompts.is_empty() {
+            let mut names = info.prompts.clone();
+            names.sort();
+            sections.push(self.section(&theme, "Prompts", &names, &info.prompts));
+        }
+        if !sections.is_empty() {
+            lines.push(String::new());
+        }
+        for section in sections {
+            for text in section {
+                lines.extend(Text::new(text, 0, 0).render(width));
+            }
+            lines.push(String::new());
+        }
+        lines
+    }
+}

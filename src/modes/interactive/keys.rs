@@ -1,0 +1,382 @@
+//! The app's own keys, checked before the editor sees a key (pi's `app.*` actions, rebindable
+//! in keybindings.json): interrupt, clear/exit, suspend, thinking and model cycling, the model
+//! selector, tool and thinking expansion, the external editor, follow-ups and dequeuing; and
+//! what happens to a submitted line (command, `!bash`, steer, or a new prompt).
+
+use std::time::{Duration, Instant};
+
+use super::app::{message_text, App};
+use super::bash_job::BashJob;
+use super::chat::{BashView, ChatItem};
+use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
+use crate::harness::task::SessionTask;
+use crate::tui::keybindings;
+use crate::tui::terminal::Terminal;
+use crate::tui::theme::Token;
+use crate::tui::KeyEvent;
+
+/// A second Ctrl+C within this time exits.
+const DOUBLE_CLEAR: Duration = Duration::from_millis(500);
+
+impl<T: Terminal> App<T> {
+    /// Returns whether the key was an app action (and so not for the editor).
+    pub(super) fn handle_app_key(&mut self, key: &KeyEvent) -> bool {
+        let kb = keybindings::current();
+        let is = |id: &str| kb.matches(key, id);
+        if is("app.interrupt") {
+            if self.view.editor.is_showing_autocomplete() {
+                return false;
+            }
+            if let Some(job) = &self.bash {
+                job.abort.abort();
+                return true;
+            }
+            if self.task.is_some() {
+                self.abort_run();
+                return true;
+            }
+            return false;
+        }
+        if is("app.clear") {
+            let now = Instant::now();
+            if self
+                .last_clear
+                .is_some_and(|t| now.duration_since(t) < DOUBLE_CLEAR)
+            {
+                self.exit = true;
+            } else {
+                self.view.editor.set_text("");
+                self.last_clear = Some(now);
+            }
+            return true;
+        }
+        if is("app.exit") {
+            if self.view.editor.is_empty() {
+                self.exit = true;
+                return true;
+            }
+            return false;
+        }
+        if is("app.suspend") {
+            if let Err(e) = self.tui.suspend() {
+                self.view.error(&format!("Could not suspend: {e}"));
+            }
+            return true;
+        }
+        if is("app.thinking.cycle") {
+            self.cycle_thinking();
+            return true;
+        }
+        if is("app.model.cycleForward") || is("app.model.cycleBackward") {
+            self.cycle_model(is("app.model.cycleForward"));
+            return true;
+        }
+        if is("app.model.select") {
+            self.open_model_picker("");
+            return true;
+        }
+        if is("app.tools.expand") {
+            self.tools_expanded = !self.tools_expanded;
+            self.view.header.expanded = self.tools_expanded;
+            for item in &mut self.view.chat {
+                item.set_expanded(self.tools_expanded);
+            }
+            return true;
+        }
+        if is("app.thinking.toggle") {
+            self.hide_thinking = !self.hide_thinking;
+            for item in &mut self.view.chat {
+                item.set_hide_thinking(self.hide_thinking);
+            }
+            let state = if self.hide_thinking {
+                "hidden"
+            } else {
+                "visible"
+            };
+            self.view.status_note(&format!("Thinking blocks: {state}"));
+            return true;
+        }
+        if is("app.editor.external") {
+            self.edit_externally();
+            return true;
+        }
+        if is("app.message.followUp") {
+            let text = self.view.editor.get_expanded_text();
+            if text.trim().is_empty() {
+                return true;
+            }
+            self.view.editor.set_text("");
+            if self.task.is_some() {
+                self.queue_message(&text, false);
+            } else {
+                self.on_submit(&text);
+            }
+            return true;
+        }
+        if is("app.message.dequeue") {
+            let queued = self.take_queued();
+            if queued.is_empty() {
+                self.view.status_note("No queued messages to restore");
+            } else {
+                let n = queued.len();
+                self.restore_to_editor(queued);
+                let s = if n > 1 { "s" } else { "" };
+                self.view
+                    .status_note(&format!("Restored {n} queued message{s} to editor"));
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Escape during a run: stop it and give queued messages back to the editor.
+    fn abort_run(&mut self) {
+        let queued = self.take_queued();
+        if !queued.is_empty() {
+            self.restore_to_editor(queued);
+        }
+        if let Some(task) = &self.task {
+            task.abort.abort();
+        }
+    }
+
+    /// Empties both queues (of the run, or of the idle agent) and the display.
+    fn take_queued(&mut self) -> Vec<String> {
+        let (steering, follow_up) = match (&self.task, &self.session) {
+            (Some(t), _) => (t.steering.clone(), t.follow_up.clone()),
+            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
+            (None, None) => return Vec::new(),
+        };
+        self.view.steering.clear();
+        self.view.follow_up.clear();
+        steering
+            .clear()
+            .into_iter()
+            .chain(follow_up.clear())
+            .map(|m| message_text(&m))
+            .collect()
+    }
+
+    /// A line the editor submitted.
+    pub(super) fn on_submit(&mut self, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        self.view.editor.add_to_history(text);
+        if let Some(rest) = text.strip_prefix('/') {
+            let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            if self.run_command(name, args.trim()) {
+                return;
+            }
+        }
+        if let Some(rest) = text.strip_prefix('!') {
+            let (excluded, command) = match rest.strip_prefix('!') {
+                Some(c) => (true, c.trim()),
+                None => (false, rest.trim()),
+            };
+            if !command.is_empty() {
+                self.run_bash(command, excluded);
+                return;
+            }
+        }
+        if self.task.is_some() {
+            self.queue_message(text, true);
+            return;
+        }
+        self.start_prompt(text);
+    }
+
+    fn user_message(&self, text: &str) -> Message {
+        Message::User(UserMessage {
+            content: UserContent::Blocks(vec![Content::text(
+                self.env.resources.expand_input(text),
+            )]),
+            timestamp: now_ms(),
+            extra: Extra::new(),
+        })
+    }
+
+    /// Queues a steering message (delivered after the current tool calls) or a follow-up
+    /// (delivered when the agent would stop).
+    fn queue_message(&mut self, text: &str, steer: bool) {
+        let message = self.user_message(text);
+        let Some(task) = &self.task else { return };
+        if steer {
+            task.steering.push(message);
+            self.view.steering.push(text.to_string());
+        } else {
+            task.follow_up.push(message);
+            self.view.follow_up.push(text.to_string());
+        }
+    }
+
+    fn start_prompt(&mut self, text: &str) {
+        if !self.env.has_model {
+            self.view.error(
+                "No model selected. Use /login or set an API key, then /model to choose one.",
+            );
+            return;
+        }
+        if self.bash.is_some() {
+            self.view
+                .warning("A bash command is running. Press Esc to cancel it first.");
+            self.view.editor.set_text(text);
+            return;
+        }
+        let message = self.user_message(text);
+        self.run_task(|s| SessionTask::prompt(s, vec![message]));
+    }
+
+    /// Hands the session to a worker thread (`spawn`) and shows the working indicator.
+    pub(super) fn run_task(
+        &mut self,
+        spawn: impl FnOnce(
+            crate::harness::AgentSession,
+        ) -> Result<SessionTask, crate::harness::task::SpawnError>,
+    ) {
+        let Some(session) = self.session.take() else {
+            return;
+        };
+        match spawn(session) {
+            Ok(task) => {
+                self.task = Some(task);
+                self.show_loader(Token::Accent, Self::working_message());
+            }
+            Err(failed) => {
+                let (session, e) = *failed;
+                self.session = Some(session);
+                self.view.error(&e);
+            }
+        }
+    }
+
+    fn run_bash(&mut self, command: &str, excluded: bool) {
+        if self.bash.is_some() {
+            self.view
+                .warning("A bash command is already running. Press Esc to cancel it first.");
+            return;
+        }
+        let cwd = match &self.session {
+            Some(s) => s.agent().cwd.clone(),
+            None => self.env.cwd.clone(),
+        };
+        let cancel = keybindings::current().key_text("tui.select.cancel");
+        let mut view = BashView::new(command, excluded, &cancel);
+        view.set_expanded(self.tools_expanded);
+        self.view.push(ChatItem::Bash(view));
+        let item = self.view.chat.len() - 1;
+        match BashJob::spawn(command, excluded, cwd, item) {
+            Ok(job) => self.bash = Some(job),
+            Err(e) => self.view.error(&e),
+        }
+    }
+
+    fn cycle_thinking(&mut self) {
+        let Some(s) = self.session.as_mut() else {
+            self.view.status_note(
+                "Wait for the current response to finish to change the thinking level",
+            );
+            return;
+        };
+        match s.cycle_thinking_level() {
+            None => self
+                .view
+                .status_note("Current model does not support thinking"),
+            Some(level) => self
+                .view
+                .status_note(&format!("Thinking level: {}", level.as_str())),
+        }
+        self.refresh_footer();
+    }
+
+    fn cycle_model(&mut self, forward: bool) {
+        let Some(s) = self.session.as_mut() else {
+            self.view
+                .status_note("Wait for the current response to finish to switch models");
+            return;
+        };
+        let available = (self.env.available_models)();
+        let credentials = &self.env.credentials;
+        match s.cycle_model(forward, &available, &|m| credentials(m)) {
+            Ok(None) => {
+                let msg = if s.scoped_models.is_empty() {
+                    "Only one model available"
+                } else {
+                    "Only one model in scope"
+                };
+                self.view.status_note(msg);
+            }
+            Ok(Some(c)) => {
+                self.env.has_model = true;
+                let thinking = if c.model.reasoning {
+                    format!(" (thinking: {})", c.thinking.as_str())
+                } else {
+                    String::new()
+                };
+                let name = if c.model.name.is_empty() {
+                    &c.model.id
+                } else {
+                    &c.model.name
+                };
+                self.view
+                    .status_note(&format!("Switched to {name}{thinking}"));
+            }
+            Err(e) => self.view.error(&e),
+        }
+        self.report_write_errors();
+        self.refresh_footer();
+    }
+
+    /// Output or the end of a `!` command.
+    pub(super) fn on_bash_update(&mut self, update: Option<super::bash_job::BashUpdate>) {
+        use super::bash_job::BashUpdate;
+        let Some(job) = &self.bash else { return };
+        let item = job.item;
+        match update {
+            Some(BashUpdate::Output(text)) => {
+                if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
+                    view.set_output(&text);
+                }
+            }
+            Some(BashUpdate::Done(run)) => {
+                let Some(job) = self.bash.take() else { return };
+                match run {
+                    Ok(run) => {
+                        let msg = crate::harness::user_bash::bash_message(
+                            job.command.clone(),
+                            run,
+                            job.excluded,
+                        );
+                        if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
+                            view.set_output(&msg.output);
+                            view.finish(super::chat::BashOutcome {
+                                exit_code: msg.exit_code.flatten(),
+                                cancelled: msg.cancelled,
+                                full_output_path: msg.full_output_path.clone(),
+                                truncated: msg.truncated,
+                            });
+                        }
+                        self.pending_bash.push(msg);
+                        self.flush_pending_bash();
+                        self.report_write_errors();
+                    }
+                    Err(e) => {
+                        if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
+                            view.finish(super::chat::BashOutcome {
+                                exit_code: None,
+                                cancelled: false,
+                                full_output_path: None,
+                                truncated: false,
+                            });
+                        }
+                        self.view.error(&e);
+                    }
+                }
+            }
+            // The thread ended without a result (it cannot, but never hang on it).
+            None => self.bash = None,
+        }
+        self.tui.request_render();
+    }
+}

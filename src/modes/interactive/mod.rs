@@ -1,0 +1,131 @@
+//! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat in the terminal's own
+//! scrollback, the editor and the footer, driven by one UI thread (see [`app`]) while prompts
+//! run on a worker thread that owns the session.
+//!
+//! Files: `app` (state and loop), `keys` (app keys, submissions), `events` (agent events →
+//! transcript), `commands` (slash commands), `overlays` (the dialog integration point and a
+//! list picker), `history` (showing and switching sessions), `view`, `chat`, `tool_view`,
+//! `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
+
+mod app;
+mod bash_job;
+mod chat;
+mod commands;
+mod events;
+mod external;
+mod footer;
+mod header;
+mod history;
+mod keys;
+pub mod overlays;
+mod tool_view;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+pub use app::App;
+
+use crate::ai::Model;
+use crate::harness::model_control::Credentials;
+use crate::harness::AgentSession;
+use crate::resources::loader::Resources;
+use crate::tui::terminal::{ProcessTerminal, Terminal};
+use crate::tui::theme::{self, ColorMode};
+
+/// Looks up the credentials of a model, or says why there are none.
+pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
+
+/// What the mode needs from the layers above it.
+pub struct InteractiveEnv {
+    /// Models whose provider has a key configured.
+    pub available_models: Box<dyn Fn() -> Vec<Model>>,
+    pub credentials: CredentialsFn,
+    pub resources: Resources,
+    /// Loads skills, prompt templates and context files again (`/reload`).
+    pub reload_resources: Option<Box<dyn Fn() -> Resources>>,
+    /// False when no model could be chosen (prompts then say how to get one).
+    pub has_model: bool,
+    /// Where new sessions go when the current one has no file.
+    pub session_dir: PathBuf,
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+    /// Warnings to show at the top of the transcript.
+    pub notices: Vec<String>,
+    /// `--verbose`: start with the full help and resource listing.
+    pub verbose: bool,
+    /// `quietStartup` setting.
+    pub quiet_startup: bool,
+    /// `hideThinkingBlock` setting.
+    pub hide_thinking: bool,
+    /// The `theme` setting.
+    pub theme: Option<String>,
+    /// How many providers have a key (the footer names the provider when more than one).
+    pub provider_count: usize,
+}
+
+/// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or
+/// the project's `themes/`), honouring `NO_COLOR`. Falls back to dark with an error message.
+pub fn load_theme(env: &InteractiveEnv) -> Result<(), String> {
+    let mode = ColorMode::detect();
+    let name = env.theme.clone().unwrap_or_else(|| "dark".into());
+    let global = env.agent_dir.join("themes");
+    let project = env.cwd.join(".pi").join("themes");
+    match theme::load_named(&name, &[&global, &project], mode) {
+        Ok(t) => {
+            theme::install(t);
+            Ok(())
+        }
+        Err(e) => {
+            theme::install(theme::Theme::dark().with_mode(mode));
+            Err(format!(
+                "Failed to load theme \"{name}\": {e}\nFell back to dark theme."
+            ))
+        }
+    }
+}
+
+/// Runs interactive mode on the process's terminal until the user quits; returns the exit
+/// code. The terminal is restored on every way out (panics included, via the terminal's
+/// panic hook).
+pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
+    if let Err(e) = load_theme(&env) {
+        env.notices.push(e);
+    }
+    let loaded = crate::tui::keybindings::load(&env.agent_dir);
+    env.notices.extend(loaded.warnings.iter().cloned());
+    crate::tui::keybindings::install(loaded.bindings);
+    let terminal = ProcessTerminal::new();
+    let input = terminal.events();
+    let title = format!(
+        "π - {}",
+        env.cwd
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    let mut app = App::new(terminal, session, env);
+    if let Err(e) = app.start() {
+        eprintln!("Error: could not start the terminal UI: {e}");
+        return 1;
+    }
+    app.tui.terminal_mut().set_title(&title);
+    let result = app.run(&input);
+    let stopped = app.stop();
+    let write_errors = app
+        .session()
+        .map(|s| s.write_errors.clone())
+        .unwrap_or_default();
+    for e in write_errors {
+        eprintln!("Warning: {e}");
+    }
+    match result.and(stopped) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("Error: terminal failure: {e}");
+            1
+        }
+    }
+}

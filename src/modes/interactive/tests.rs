@@ -1,0 +1,323 @@
+//! The app driven in-process: a virtual terminal for the screen, the scripted provider for
+//! replies, real tools in a scratch directory. Keys go in as raw bytes, as a terminal sends
+//! them; assertions read the screen (scrollback included) as a user would.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::json;
+
+use super::*;
+use crate::agent::Agent;
+use crate::ai::providers::scripted::{push_reply, Block, Reply};
+use crate::ai::{Abort, ModelCost};
+use crate::harness::tools::{select, ToolChoice};
+use crate::resources::settings::{RetrySettings, Settings};
+use crate::tui::terminal::TerminalEvent;
+use crate::tui::virtual_terminal::VirtualTerminal;
+
+struct Harness {
+    app: App<VirtualTerminal>,
+    keys: Sender<TerminalEvent>,
+    input: Receiver<TerminalEvent>,
+    dir: tempfile::TempDir,
+}
+
+fn harness(model_id: &str) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Model {
+        id: model_id.into(),
+        name: model_id.into(),
+        api: "scripted".into(),
+        provider: "test".into(),
+        base_url: String::new(),
+        reasoning: false,
+        input: vec!["text".into()],
+        cost: ModelCost::default(),
+        context_window: 100_000,
+        max_tokens: 1000,
+        thinking_level_map: None,
+        headers: None,
+        compat: None,
+    };
+    let mut agent = Agent::new(model, String::new(), Default::default());
+    agent.cwd = dir.path().to_path_buf();
+    agent.tools = select(
+        &ToolChoice {
+            allow: None,
+            no_tools: false,
+            no_builtin_tools: false,
+        },
+        &Settings::default(),
+    );
+    let session = AgentSession::new(
+        agent,
+        RetrySettings {
+            enabled: false,
+            ..Default::default()
+        },
+        Abort::new(),
+    );
+    let env = InteractiveEnv {
+        available_models: Box::new(Vec::new),
+        credentials: Box::new(|_| Err("no key".into())),
+        resources: Resources::default(),
+        reload_resources: None,
+        has_model: true,
+        session_dir: dir.path().join("sessions"),
+        agent_dir: dir.path().join("agent"),
+        cwd: dir.path().to_path_buf(),
+        notices: Vec::new(),
+        verbose: false,
+        quiet_startup: false,
+        hide_thinking: false,
+        theme: None,
+        provider_count: 1,
+    };
+    let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
+    app.start().unwrap();
+    let (keys, input) = crossbeam_channel::unbounded();
+    Harness {
+        app,
+        keys,
+        input,
+        dir,
+    }
+}
+
+impl Harness {
+    fn type_bytes(&mut self, bytes: &str) {
+        self.keys
+            .send(TerminalEvent::Input(bytes.as_bytes().to_vec()))
+            .unwrap();
+        self.app
+            .step(&self.input, Duration::from_millis(5))
+            .unwrap();
+    }
+
+    fn screen(&mut self) -> String {
+        self.app.tui.terminal_mut().all_lines().join("\n")
+    }
+
+    /// Steps the loop until `done` holds (or fails after 10 s, printing the screen).
+    fn wait_for(&mut self, what: &str, done: impl Fn(&mut Harness) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "timed out waiting for {what}; screen:\n{}",
+                self.screen()
+            );
+            self.app
+                .step(&self.input, Duration::from_millis(10))
+                .unwrap();
+        }
+        // One more frame so the screen shows the final state.
+        std::thread::sleep(Duration::from_millis(20));
+        self.app
+            .step(&self.input, Duration::from_millis(1))
+            .unwrap();
+    }
+
+    fn wait_text(&mut self, text: &str) {
+        let t = text.to_string();
+        self.wait_for(text, move |h| h.screen().contains(&t));
+    }
+
+    fn wait_idle(&mut self) {
+        self.wait_for("the run to end", |h| !h.app.is_busy());
+    }
+}
+
+#[test]
+fn a_prompt_is_streamed_into_the_transcript() {
+    let mut h = harness("ui-stream");
+    push_reply("ui-stream", Reply::text("Hello **streaming** world"));
+    h.type_bytes("hi there\r");
+    h.wait_idle();
+    h.wait_text("Hello streaming world");
+    let screen = h.screen();
+    assert!(screen.contains(" hi there"), "{screen}");
+    assert!(screen.contains("pi v0.73.1"), "{screen}");
+    assert!(
+        screen.contains("ui-stream"),
+        "footer names the model: {screen}"
+    );
+    assert_eq!(h.app.session().unwrap().messages().len(), 2);
+}
+
+#[test]
+fn tool_calls_show_their_results_and_edits_a_coloured_diff() {
+    let mut h = harness("ui-tools");
+    let file = h.dir.path().join("notes.txt");
+    std::fs::write(&file, "alpha\nbeta\ngamma\n").unwrap();
+    push_reply(
+        "ui-tools",
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "call_1".into(),
+                name: "edit".into(),
+                arguments: json!({"path": file.to_string_lossy(),
+                    "edits": [{"oldText": "beta", "newText": "BETA"}]}),
+            }],
+            ..Default::default()
+        },
+    );
+    push_reply("ui-tools", Reply::text("Edited it."));
+    h.type_bytes("change beta\r");
+    h.wait_idle();
+    h.wait_text("Edited it.");
+    let screen = h.screen();
+    assert!(screen.contains("edit "), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_start().starts_with('-') && l.contains("beta")),
+        "removed line shown: {screen}"
+    );
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_start().starts_with('+') && l.contains("BETA")),
+        "added line shown: {screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+    // The diff is coloured: the frames carry the added-line colour of the dark theme.
+    let frames = h.app.tui.terminal().frames().join("");
+    let added = crate::tui::theme::current()
+        .fg_code(crate::tui::theme::Token::ToolDiffAdded)
+        .to_string();
+    assert!(!added.is_empty() && frames.contains(&added));
+}
+
+#[test]
+fn a_steering_message_is_queued_then_delivered() {
+    let mut h = harness("ui-steer");
+    push_reply(
+        "ui-steer",
+        Reply {
+            blocks: vec![
+                Block::Text("working on it slowly".into()),
+                Block::ToolCall {
+                    id: "call_1".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command": "echo from-tool"}),
+                },
+            ],
+            delay: Duration::from_millis(40),
+            ..Default::default()
+        },
+    );
+    push_reply("ui-steer", Reply::text("Steered reply"));
+    h.type_bytes("start\r");
+    h.wait_text("working");
+    h.type_bytes("also do this\r");
+    h.wait_text("Steering: also do this");
+    h.wait_idle();
+    h.wait_text("Steered reply");
+    let screen = h.screen();
+    assert!(
+        !screen.contains("Steering: also do this"),
+        "queue display cleared: {screen}"
+    );
+    assert!(screen.contains("from-tool"), "bash output shown: {screen}");
+    let users: Vec<String> = h
+        .app
+        .session()
+        .unwrap()
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            crate::ai::Message::User(u) => Some(crate::session::ops::user_content_text(&u.content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["start", "also do this"]);
+}
+
+#[test]
+fn escape_aborts_the_run_and_returns_queued_messages_to_the_editor() {
+    let mut h = harness("ui-abort");
+    push_reply(
+        "ui-abort",
+        Reply {
+            blocks: vec![Block::Text(
+                "a very long answer that takes its time".repeat(5),
+            )],
+            delay: Duration::from_millis(50),
+            ..Default::default()
+        },
+    );
+    h.type_bytes("go\r");
+    h.wait_text("Working...");
+    h.type_bytes("queued one\r");
+    h.wait_text("Steering: queued one");
+    h.type_bytes("\x1b");
+    h.wait_idle();
+    h.wait_text("Operation aborted");
+    assert_eq!(h.app.view.editor.get_text(), "queued one");
+    assert!(!h.screen().contains("Working..."));
+}
+
+#[test]
+fn ctrl_d_on_an_empty_editor_exits_and_ctrl_c_twice_exits() {
+    let mut h = harness("ui-exit");
+    h.type_bytes("abc");
+    h.type_bytes("\x04");
+    assert!(!h.app.exited(), "Ctrl+D with text deletes, not exits");
+    h.type_bytes("\x03");
+    assert_eq!(h.app.view.editor.get_text(), "");
+    assert!(!h.app.exited());
+    h.type_bytes("\x03");
+    assert!(h.app.exited(), "second Ctrl+C within 500 ms exits");
+
+    let mut h = harness("ui-exit2");
+    h.type_bytes("\x04");
+    assert!(h.app.exited());
+}
+
+#[test]
+fn untrusted_output_cannot_inject_escape_sequences() {
+    let mut h = harness("ui-sanitize");
+    push_reply(
+        "ui-sanitize",
+        Reply::text("safe\x1b[2J\x1b]0;evil\x07 text\x1b[31m"),
+    );
+    h.type_bytes("x\r");
+    h.wait_idle();
+    h.wait_text("safe text");
+    let frames = h.app.tui.terminal().frames().join("");
+    // The title sequence never reaches the terminal, and nothing of the escapes shows.
+    assert!(!frames.contains("evil"), "no title change from the model");
+    let screen = h.screen();
+    assert!(
+        !screen.contains("[2J") && !screen.contains("[31m"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn resize_reflows_and_slash_commands_work() {
+    let mut h = harness("ui-resize");
+    push_reply("ui-resize", Reply::text("word ".repeat(30).trim()));
+    h.type_bytes("x\r");
+    h.wait_idle();
+    h.app.tui.terminal_mut().resize(40, 20);
+    h.keys.send(TerminalEvent::Resize).unwrap();
+    h.wait_for("a frame at 40 columns", |h| {
+        h.app.tui.terminal().screen_lines().len() == 20
+    });
+    h.app.step(&h.input, Duration::from_millis(30)).unwrap();
+    let lines = h.app.tui.terminal().screen_text();
+    assert!(lines
+        .iter()
+        .all(|l| crate::tui::text::visible_width(l) <= 40));
+    h.type_bytes("/session\r");
+    h.wait_text("Session Info");
+    h.type_bytes("/name my work\r");
+    h.wait_text("Session name set: my work");
+    h.wait_text("• my work");
+}
