@@ -1,6 +1,7 @@
 //! Output modes over the shared `AgentSession`: print (`-p`, text answer) and json (one event
 //! per line). Interactive and RPC modes come later.
 
+pub mod interactive;
 pub mod print;
 pub mod rpc;
 pub mod rpc_session;
