@@ -5,4 +5,6 @@
 
 pub mod common;
 pub mod model;
+pub mod scoped_models;
 pub mod thinking;
+pub mod user_message;
