@@ -6,5 +6,6 @@
 pub mod common;
 pub mod model;
 pub mod scoped_models;
+pub mod settings;
 pub mod thinking;
 pub mod user_message;
