@@ -8,4 +8,7 @@ pub mod model;
 pub mod scoped_models;
 pub mod settings;
 pub mod thinking;
+pub mod tree;
+pub mod tree_layout;
+pub mod tree_text;
 pub mod user_message;
