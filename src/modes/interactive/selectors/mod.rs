@@ -6,6 +6,8 @@
 pub mod common;
 pub mod model;
 pub mod scoped_models;
+pub mod session_picker;
+pub mod session_search;
 pub mod settings;
 pub mod thinking;
 pub mod tree;
