@@ -18,7 +18,7 @@ const MAX_VISIBLE: usize = 10;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelOutcome {
     /// The app switches to it and saves it as the default (`defaultProvider`/`defaultModel`).
-    Selected(Model),
+    Selected(Box<Model>),
     Cancelled,
 }
 
@@ -232,7 +232,7 @@ impl Component for ModelSelector {
             self.selected = step_wrapping(self.selected, n, is("tui.select.down"));
         } else if is("tui.select.confirm") {
             if let Some(model) = self.selected_model() {
-                self.outcome = Some(ModelOutcome::Selected(model.clone()));
+                self.outcome = Some(ModelOutcome::Selected(Box::new(model.clone())));
             }
         } else if is("tui.select.cancel") {
             self.outcome = Some(ModelOutcome::Cancelled);

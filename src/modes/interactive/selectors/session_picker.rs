@@ -460,9 +460,9 @@ impl Component for SessionPicker {
             self.refresh();
         } else if is("app.session.togglePath") {
             self.show_path = !self.show_path;
-        } else if is("app.session.delete") {
-            self.start_delete();
-        } else if is("app.session.deleteNoninvasive") && self.search.value().is_empty() {
+        } else if is("app.session.delete")
+            || (is("app.session.deleteNoninvasive") && self.search.value().is_empty())
+        {
             self.start_delete();
         } else if is("tui.select.up") {
             self.selected = self.selected.saturating_sub(1);
