@@ -18,6 +18,7 @@ mod header;
 mod history;
 mod keys;
 pub mod overlays;
+pub mod selectors;
 mod tool_view;
 mod view;
 
