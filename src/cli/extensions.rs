@@ -65,9 +65,11 @@ pub fn load(
     if let Some(t) = env_ms("PI_EXTENSION_HANDSHAKE_TIMEOUT_MS") {
         opts.handshake_timeout = t;
     }
-    if let Some(t) = env_ms("PI_EXTENSION_EVENT_TIMEOUT_MS")
-        .or_else(|| settings.u64(&["extensionEventTimeoutMs"]).map(Duration::from_millis))
-    {
+    if let Some(t) = env_ms("PI_EXTENSION_EVENT_TIMEOUT_MS").or_else(|| {
+        settings
+            .u64(&["extensionEventTimeoutMs"])
+            .map(Duration::from_millis)
+    }) {
         opts.event_timeout = t;
     }
     let loaded = if sources.is_empty() && args.unknown_flags.is_empty() {
@@ -88,14 +90,17 @@ pub fn load(
     })
 }
 
+/// A list of tools.
+type Tools = Vec<Arc<dyn Tool>>;
+
 /// The active tools and the full registry (for `setActiveTools`), with extension tools merged
 /// into `builtins` (the selected built-ins) and `all_builtins`.
 pub fn merge_tools(
     args: &Args,
     host: &ExtensionHost,
-    builtins: Vec<Arc<dyn Tool>>,
-    all_builtins: Vec<Arc<dyn Tool>>,
-) -> (Vec<Arc<dyn Tool>>, Vec<Arc<dyn Tool>>) {
+    builtins: Tools,
+    all_builtins: Tools,
+) -> (Tools, Tools) {
     let ext_tools = host.tools();
     let merge = |mut base: Vec<Arc<dyn Tool>>, filter: &dyn Fn(&str) -> bool| {
         for t in ext_tools.iter().filter(|t| filter(t.name())) {

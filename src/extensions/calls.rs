@@ -35,14 +35,16 @@ pub struct ReplyTo {
 
 impl ReplyTo {
     pub fn send(&self, result: Result<Value, String>) {
-        self.extension.process.send(protocol::reply(&self.id, result));
+        self.extension
+            .process
+            .send(protocol::reply(&self.id, result));
     }
 }
 
 /// A session change an extension asked for, applied by the harness between runs.
 pub enum Action {
     /// Start a prompt with this message (`sendUserMessage`, `sendMessage` with `triggerTurn`).
-    Prompt(Message),
+    Prompt(Box<Message>),
     /// Record an extension message; it joins the context of the next prompt.
     CustomMessage {
         custom_type: String,
@@ -183,7 +185,7 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
             let deliver = params["options"]["deliverAs"].as_str();
             match deliver_now(host, message, deliver) {
                 Ok(None) => answer(Ok(Value::Null)),
-                Ok(Some(message)) => queue(host, Action::Prompt(message), reply),
+                Ok(Some(message)) => queue(host, Action::Prompt(Box::new(message)), reply),
                 Err(e) => answer(Err(e)),
             }
         }
@@ -270,7 +272,11 @@ fn deliver_now(
     if !host.is_running() {
         return Ok(Some(message));
     }
-    let queues = host.queues.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let queues = host
+        .queues
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     match (deliver_as, queues) {
         (Some("steer"), Some((steer, _))) => steer.push(message),
         (Some("followUp"), Some((_, follow))) => follow.push(message),
@@ -304,7 +310,11 @@ fn dialog_of(method: &str, p: &Value) -> Option<Dialog> {
             title,
             options: p["options"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|o| o.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|o| o.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default(),
             timeout: timeout_of(p),
         },
@@ -340,7 +350,11 @@ fn notice_of(method: &str, p: &Value) -> Option<Notice> {
             key: s("key")?,
             lines: p["lines"].as_array().map(|a| {
                 a.iter()
-                    .map(|l| l.as_str().map(str::to_string).unwrap_or_else(|| l.to_string()))
+                    .map(|l| {
+                        l.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| l.to_string())
+                    })
                     .collect()
             }),
             placement: match p["placement"].as_str() {

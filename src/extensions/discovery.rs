@@ -116,7 +116,12 @@ pub fn discover(o: &DiscoveryOptions) -> (Vec<ExtensionSource>, Vec<String>, Vec
         }
     }
     for p in &o.cli_paths {
-        add_path(&resolve(o.cwd, p), Scope::Temporary, &mut found, &mut warnings);
+        add_path(
+            &resolve(o.cwd, p),
+            Scope::Temporary,
+            &mut found,
+            &mut warnings,
+        );
     }
     let mut seen = std::collections::HashSet::new();
     let sources = found
@@ -151,8 +156,7 @@ fn is_executable(p: &Path) -> bool {
 
 fn is_module(p: &Path) -> bool {
     p.is_file()
-        && p
-            .extension()
+        && p.extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| matches!(e, "ts" | "mts" | "js" | "mjs"))
 }
@@ -278,7 +282,11 @@ mod tests {
         write(&ext.join("gate.ts"), "export default () => {}", false);
         write(&ext.join("dir/extension"), "#!/bin/sh\n", true);
         write(&ext.join("tsdir/index.ts"), "", false);
-        write(&ext.join("pkg/package.json"), r#"{"pi":{"extensions":["a.js"]}}"#, false);
+        write(
+            &ext.join("pkg/package.json"),
+            r#"{"pi":{"extensions":["a.js"]}}"#,
+            false,
+        );
         write(&ext.join("pkg/a.js"), "", false);
         write(&cwd.join(".pi/extensions/local"), "#!/bin/sh\n", true);
         write(&cwd.join("cli-ext"), "#!/bin/sh\n", true);
@@ -290,7 +298,10 @@ mod tests {
         let (sources, warnings, skipped) = discover(&o);
         let names: Vec<String> = sources.iter().map(|s| s.name()).collect();
         assert_eq!(names, ["dir", "gate", "pkg", "tool", "tsdir", "cli-ext"]);
-        assert_eq!(sources[0].launch, Launch::Executable(ext.join("dir/extension")));
+        assert_eq!(
+            sources[0].launch,
+            Launch::Executable(ext.join("dir/extension"))
+        );
         assert_eq!(sources[1].launch, Launch::Node(ext.join("gate.ts")));
         assert_eq!(sources[5].scope, Scope::Temporary);
         assert_eq!(skipped, [cwd.join(".pi/extensions")]);
@@ -298,7 +309,9 @@ mod tests {
 
         let trusted = ProjectScope::trusting(&cwd, &agent);
         let (sources, _, skipped) = discover(&opts(&agent, &cwd, &trusted));
-        assert!(sources.iter().any(|s| s.scope == Scope::Project && s.name() == "local"));
+        assert!(sources
+            .iter()
+            .any(|s| s.scope == Scope::Project && s.name() == "local"));
         assert!(skipped.is_empty());
 
         let mut o = opts(&agent, &cwd, &trusted);

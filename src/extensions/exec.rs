@@ -16,7 +16,11 @@ pub fn run(params: &Value, cwd: &Path) -> Result<Value, String> {
         .ok_or("exec: missing \"command\"")?;
     let args: Vec<String> = params["args"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let dir = params["cwd"]
         .as_str()
@@ -40,8 +44,18 @@ pub fn run(params: &Value, cwd: &Path) -> Result<Value, String> {
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
-    let out = drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
     let mut killed = false;
     let status = loop {
@@ -70,10 +84,20 @@ mod tests {
     #[test]
     fn runs_collects_and_times_out() {
         let dir = std::env::temp_dir();
-        let r = run(&json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 3"]}), &dir)
-            .unwrap();
-        assert_eq!(r, json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false}));
-        let r = run(&json!({"command": "sleep", "args": ["5"], "timeout": 50}), &dir).unwrap();
+        let r = run(
+            &json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 3"]}),
+            &dir,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false})
+        );
+        let r = run(
+            &json!({"command": "sleep", "args": ["5"], "timeout": 50}),
+            &dir,
+        )
+        .unwrap();
         assert_eq!(r["killed"], true);
         assert!(run(&json!({"command": "/no/such/program"}), &dir).is_err());
         assert!(run(&json!({}), &dir).is_err());

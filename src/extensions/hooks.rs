@@ -45,7 +45,10 @@ impl ExtensionHost {
                     self.report(
                         &ext.display_path(),
                         "load",
-                        format!("tool \"{}\" is already registered by another extension", spec.name),
+                        format!(
+                            "tool \"{}\" is already registered by another extension",
+                            spec.name
+                        ),
                     );
                     continue;
                 }
@@ -88,7 +91,10 @@ impl ExtensionHost {
             match rx.recv_timeout(COMMAND_POLL) {
                 Ok(super::process::Incoming::Reply(v)) => {
                     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-                        let e = e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string());
+                        let e = e
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| e.to_string());
                         self.report(&format!("command:{name}"), "command", e);
                     }
                     break;
@@ -111,7 +117,13 @@ impl ExtensionHost {
     }
 
     /// `input`: may transform the text or handle it entirely.
-    pub fn input(&self, text: &str, images: Vec<Content>, source: &str, abort: &Abort) -> InputOutcome {
+    pub fn input(
+        &self,
+        text: &str,
+        images: Vec<Content>,
+        source: &str,
+        abort: &Abort,
+    ) -> InputOutcome {
         let mut text = text.to_string();
         let mut images = images;
         for ext in self.subscribers("input") {
@@ -138,7 +150,12 @@ impl ExtensionHost {
     }
 
     /// `before_agent_start`: may replace the system prompt and add messages to the prompt.
-    pub fn before_agent_start(&self, prompt: &str, system_prompt: &str, abort: &Abort) -> BeforeAgentStart {
+    pub fn before_agent_start(
+        &self,
+        prompt: &str,
+        system_prompt: &str,
+        abort: &Abort,
+    ) -> BeforeAgentStart {
         let mut out = BeforeAgentStart::default();
         let mut current = system_prompt.to_string();
         for ext in self.subscribers("before_agent_start") {
@@ -185,7 +202,13 @@ impl ExtensionHost {
     /// `tool_call`: `Some(reason)` blocks the call; extensions may rewrite `input` by
     /// answering with a new `input` object. A failing or silent extension blocks the call, as
     /// a throwing handler does in pi, so a permission gate never fails open.
-    pub fn tool_call(&self, tool_name: &str, call_id: &str, input: &mut Value, abort: &Abort) -> Option<String> {
+    pub fn tool_call(
+        &self,
+        tool_name: &str,
+        call_id: &str,
+        input: &mut Value,
+        abort: &Abort,
+    ) -> Option<String> {
         for ext in self.subscribers("tool_call") {
             let data = json!({"toolName": tool_name, "toolCallId": call_id, "input": input});
             match self.ask(&ext, "tool_call", data, Some(abort)) {

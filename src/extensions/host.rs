@@ -336,10 +336,14 @@ impl ExtensionHost {
         self.extensions
             .iter()
             .flat_map(|e| {
-                e.registration
-                    .flags
-                    .iter()
-                    .map(|f| (f.name.clone(), f.kind, f.description.clone(), e.display_path()))
+                e.registration.flags.iter().map(|f| {
+                    (
+                        f.name.clone(),
+                        f.kind,
+                        f.description.clone(),
+                        e.display_path(),
+                    )
+                })
             })
             .collect()
     }
@@ -376,9 +380,9 @@ impl ExtensionHost {
     ) -> Result<Value, RequestError> {
         let id = ext.process.next_id();
         let msg = protocol::event(id, event, data);
-        let result =
-            ext.process
-                .request(id, msg, Some(self.event_timeout), abort, &mut |_| {});
+        let result = ext
+            .process
+            .request(id, msg, Some(self.event_timeout), abort, &mut |_| {});
         match &result {
             Ok(_) | Err(RequestError::Aborted) => {}
             Err(RequestError::Timeout(_)) => {
@@ -528,7 +532,11 @@ fn resolve_flags(extensions: &mut [Extension], cli: &[(String, Option<String>)])
         }
     }
     if !unknown.is_empty() {
-        let noun = if unknown.len() == 1 { "option" } else { "options" };
+        let noun = if unknown.len() == 1 {
+            "option"
+        } else {
+            "options"
+        };
         errors.push(format!("Unknown {noun}: {}", unknown.join(", ")));
     }
     errors
@@ -554,9 +562,11 @@ fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHos
                 let ext = Arc::clone(ext);
                 match ev {
                     ProcessEvent::Stderr(line) => host.forward_stderr(&ext, &line),
-                    ProcessEvent::Died(reason) => {
-                        host.report(&ext.display_path(), "process", format!("extension {reason}; disabled"))
-                    }
+                    ProcessEvent::Died(reason) => host.report(
+                        &ext.display_path(),
+                        "process",
+                        format!("extension {reason}; disabled"),
+                    ),
                     ProcessEvent::Message(msg) => super::calls::handle(&host, &ext, msg),
                 }
             }

@@ -50,7 +50,8 @@ fn cache_dir() -> PathBuf {
         .map(PathBuf::from)
         .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("pi").join(format!("node-bridge-{}", content_hash()))
+    base.join("pi")
+        .join(format!("node-bridge-{}", content_hash()))
 }
 
 /// A hash of the embedded files, so a new pi never runs an old bridge.

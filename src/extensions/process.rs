@@ -147,10 +147,11 @@ impl ExtensionProcess {
             .process_group(0)
             .spawn()
             .map_err(|e| format!("could not start {program}: {e}"))?;
-        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => return Err("could not open the extension's pipes".into()),
-        };
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => return Err("could not open the extension's pipes".into()),
+            };
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             dead: Mutex::new(None),
@@ -275,10 +276,7 @@ impl ExtensionProcess {
     /// `grace` each time. Reaps the child.
     pub fn shutdown(&self, grace: Duration) {
         self.shared.closing.store(true, Ordering::SeqCst);
-        self.writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
         let exited = |shared: &Shared| {
             let mut child = shared.child.lock().unwrap_or_else(|p| p.into_inner());
             !matches!(child.try_wait(), Ok(None))
@@ -320,7 +318,9 @@ impl Drop for ExtensionProcess {
 fn reply_result(v: Value) -> Result<Value, RequestError> {
     match v.get("error") {
         Some(e) if !e.is_null() => Err(RequestError::Failed(
-            e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string()),
+            e.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| e.to_string()),
         )),
         _ => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
     }

@@ -152,7 +152,11 @@ impl Registration {
             let parameters = match t.get("parameters") {
                 None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
                 Some(p @ Value::Object(_)) => p.clone(),
-                Some(p) => return Err(format!("tool {name}: \"parameters\" must be an object: {p}")),
+                Some(p) => {
+                    return Err(format!(
+                        "tool {name}: \"parameters\" must be an object: {p}"
+                    ))
+                }
             };
             let execution_mode = match t.get("executionMode").and_then(Value::as_str) {
                 None | Some("parallel") => ExecutionMode::Parallel,
@@ -176,7 +180,9 @@ impl Registration {
         }
         for c in list(msg, "commands")? {
             reg.commands.push(CommandRegistration {
-                name: required_name(c, "command", "name")?.trim_start_matches('/').into(),
+                name: required_name(c, "command", "name")?
+                    .trim_start_matches('/')
+                    .into(),
                 description: str_field(c, "description"),
             });
         }
@@ -307,8 +313,10 @@ mod tests {
         assert!(err(json!({"type": "register"})).contains("protocol"));
         assert!(err(json!({"type": "register", "protocol": 2})).contains("protocol 2"));
         assert!(err(json!({"type": "hello"})).contains("register"));
-        assert!(err(json!({"type": "register", "protocol": 1, "tools": [{"label": "x"}]}))
-            .contains("tool without"));
+        assert!(
+            err(json!({"type": "register", "protocol": 1, "tools": [{"label": "x"}]}))
+                .contains("tool without")
+        );
         assert!(err(json!({"type": "register", "protocol": 1, "tools": {}}))
             .contains("must be an array"));
         assert!(err(

@@ -15,7 +15,8 @@ use crate::extensions::{Action, ExtensionHost, PendingAction};
 use crate::harness::model_control::Credentials;
 
 /// Finds a model and its credentials for an extension's `setModel`.
-pub type ModelLookup = Arc<dyn Fn(&str, &str) -> Result<(Model, Credentials), String> + Send + Sync>;
+pub type ModelLookup =
+    Arc<dyn Fn(&str, &str) -> Result<(Model, Credentials), String> + Send + Sync>;
 
 /// What a session keeps about its extensions.
 pub struct ExtensionBinding {
@@ -89,11 +90,19 @@ impl AgentSession {
             let h = Arc::clone(&host);
             agent.after_tool_call = Some(Arc::new(move |call, output, is_error| {
                 if h.has_subscribers("tool_result") {
-                    h.tool_result(&call.name, &call.id, &call.arguments, output, is_error, &h_abort(&h));
+                    h.tool_result(
+                        &call.name,
+                        &call.id,
+                        &call.arguments,
+                        output,
+                        is_error,
+                        &h_abort(&h),
+                    );
                 }
             }));
             let h = Arc::clone(&host);
-            agent.transform_context = Some(Arc::new(move |messages, abort| h.context(messages, abort)));
+            agent.transform_context =
+                Some(Arc::new(move |messages, abort| h.context(messages, abort)));
         }
         let base_system_prompt = agent.system_prompt.clone();
         self.extensions = Some(ExtensionBinding {
@@ -209,7 +218,9 @@ impl AgentSession {
     pub(super) fn forward_event(&self, ev: &AgentEvent) {
         let Some(b) = &self.extensions else { return };
         let v = ev.to_json();
-        let Some(name) = v["type"].as_str() else { return };
+        let Some(name) = v["type"].as_str() else {
+            return;
+        };
         if !b.host.has_subscribers(name) {
             return;
         }
@@ -223,7 +234,9 @@ impl AgentSession {
     /// Applies queued extension actions and runs the prompts they start, until none are left.
     pub fn run_extension_work(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
         loop {
-            let Some(host) = self.extension_host().cloned() else { return };
+            let Some(host) = self.extension_host().cloned() else {
+                return;
+            };
             let actions = host.take_actions();
             if actions.is_empty() {
                 return;
@@ -232,7 +245,11 @@ impl AgentSession {
         }
     }
 
-    fn apply_actions(&mut self, actions: Vec<PendingAction>, on_event: &mut dyn FnMut(&AgentEvent)) {
+    fn apply_actions(
+        &mut self,
+        actions: Vec<PendingAction>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) {
         let mut prompts = Vec::new();
         let mut trigger = false;
         for PendingAction { action, reply } in actions {
@@ -258,7 +275,7 @@ impl AgentSession {
     ) -> Result<Value, String> {
         match action {
             Action::Prompt(m) => {
-                prompts.push(m);
+                prompts.push(*m);
                 Ok(Value::Null)
             }
             Action::CustomMessage {
@@ -327,7 +344,9 @@ impl AgentSession {
     /// Runs the agent on what is already in its transcript (an extension message with
     /// `triggerTurn`).
     fn continue_for_extension(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
-        let Some(agent) = self.agent.take() else { return };
+        let Some(agent) = self.agent.take() else {
+            return;
+        };
         match agent.continue_run(self.abort.clone()) {
             Ok(run) => self.drive(run, on_event),
             Err(refused) => self.agent = Some(refused.0),

@@ -187,8 +187,10 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         host.set_ui(Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>);
         let errors = out.clone();
         host.set_error_sink(Arc::new(move |e: &crate::extensions::ExtensionError| {
-            errors.line(&json!({"type": "extension_error", "extensionPath": e.extension_path,
-                "event": e.event, "error": e.error}));
+            errors.line(
+                &json!({"type": "extension_error", "extensionPath": e.extension_path,
+                "event": e.event, "error": e.error}),
+            );
         }));
     }
     let mut server = Server {
@@ -518,9 +520,7 @@ impl Server {
             images,
             source: InputSource::Rpc,
         };
-        self.start_run(move |s, on_event| {
-            s.submit(input, &|t| expander.expand_input(t), on_event)
-        });
+        self.start_run(move |s, on_event| s.submit(input, &|t| expander.expand_input(t), on_event));
     }
 
     /// Hands the idle session to a worker thread that runs `work` on it, streaming its events.

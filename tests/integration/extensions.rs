@@ -47,10 +47,21 @@ fn a_python_tool_from_the_global_folder_serves_the_model() {
     install("word_count.py", &pi.agent_dir().join("extensions"));
     let out = pi.run();
     out.assert_code(0).assert_no_panic();
-    assert_eq!(out.stdout, "It has three words.\n", "stderr: {}", out.stderr);
+    assert_eq!(
+        out.stdout, "It has three words.\n",
+        "stderr: {}",
+        out.stderr
+    );
     let reqs = mock.requests();
-    assert!(reqs[0].body_text().contains("\"word_count\""), "the tool is offered");
-    assert!(reqs[1].body_text().contains("3 words"), "{}", reqs[1].body_text());
+    assert!(
+        reqs[0].body_text().contains("\"word_count\""),
+        "the tool is offered"
+    );
+    assert!(
+        reqs[1].body_text().contains("3 words"),
+        "{}",
+        reqs[1].body_text()
+    );
 }
 
 #[test]
@@ -98,7 +109,11 @@ fn a_shell_command_and_its_flag_drive_a_prompt() {
         .args(["-e", greet.to_str().unwrap(), "--loud", "-p", "hi"])
         .run();
     out.assert_code(1);
-    assert!(out.stderr.contains("Error: Unknown option: --loud"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Error: Unknown option: --loud"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -145,7 +160,13 @@ fn rpc_confirm_round_trip_decides_a_dangerous_command() {
     }
     let gate = example("permission_gate.py");
     let pi = PiCommand::for_mock(API, &mock)
-        .args(["--mode", "rpc", "--no-session", "-e", gate.to_str().unwrap()])
+        .args([
+            "--mode",
+            "rpc",
+            "--no-session",
+            "-e",
+            gate.to_str().unwrap(),
+        ])
         .write_file("build/keep.txt", "x");
     let cwd = pi.cwd().to_path_buf();
     let mut talk = pi.converse();
@@ -203,23 +224,33 @@ fn an_extension_that_hangs_at_the_handshake_is_disabled() {
     let pi = PiCommand::for_mock(API, &mock)
         .args(["-p", "hi"])
         .env("PI_EXTENSION_HANDSHAKE_TIMEOUT_MS", "300");
-    script(&pi.agent_dir().join("extensions/sleepy"), "#!/bin/sh\nsleep 30\n");
+    script(
+        &pi.agent_dir().join("extensions/sleepy"),
+        "#!/bin/sh\nsleep 30\n",
+    );
     let started = std::time::Instant::now();
     let out = pi.run();
     out.assert_code(0).assert_no_panic();
     assert_eq!(out.stdout, "still here\n");
     assert!(
-        out.stderr.contains("did not register within 300 ms; extension disabled"),
+        out.stderr
+            .contains("did not register within 300 ms; extension disabled"),
         "{}",
         out.stderr
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(10), "not stalled by the sleeper");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "not stalled by the sleeper"
+    );
 }
 
 #[test]
 fn a_crash_mid_session_fails_its_tool_and_the_session_goes_on() {
     let mock = MockServer::start();
-    mock.push(Reply::sse(sse_tool_calls(API, &[("call_1", "boom", json!({}))])));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "boom", json!({}))],
+    )));
     mock.push(Reply::text(API, "recovered"));
     let pi = PiCommand::for_mock(API, &mock).args(["-p", "go"]);
     script(
@@ -237,13 +268,20 @@ fn a_crash_mid_session_fails_its_tool_and_the_session_goes_on() {
         second.contains("Tool boom failed: extension crashy exited (exit status: 3)"),
         "{second}"
     );
-    assert!(out.stderr.contains("crashy.py): extension exited"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("crashy.py): extension exited"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
 fn garbage_output_and_a_silent_hook_disable_the_extension() {
     let mock = MockServer::start();
-    mock.push(Reply::sse(sse_tool_calls(API, &[("call_1", "ls", json!({}))])));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "ls", json!({}))],
+    )));
     mock.push(Reply::text(API, "carried on"));
     let pi = PiCommand::for_mock(API, &mock)
         .args(["-p", "go", "--tools", "ls"])
@@ -263,14 +301,22 @@ fn garbage_output_and_a_silent_hook_disable_the_extension() {
     let out = pi.run();
     out.assert_code(0).assert_no_panic();
     assert_eq!(out.stdout, "carried on\n", "{}", out.stderr);
-    assert!(out.stderr.contains("wrote a line that is not JSON"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("did not answer \"tool_call\" within 300 ms; extension disabled"),
+        out.stderr.contains("wrote a line that is not JSON"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("did not answer \"tool_call\" within 300 ms; extension disabled"),
         "{}",
         out.stderr
     );
     let second = mock.requests()[1].body_text();
-    assert!(second.contains("Extension silent failed, blocking execution"), "{second}");
+    assert!(
+        second.contains("Extension silent failed, blocking execution"),
+        "{second}"
+    );
 }
 
 #[test]
@@ -290,9 +336,88 @@ fn an_untrusted_projects_extension_never_starts() {
     let out = pi.run();
     out.assert_code(0);
     assert!(!marker.exists(), "untrusted project code ran");
-    assert!(out.stderr.contains(".pi/extensions"), "the skip is explained: {}", out.stderr);
+    assert!(
+        out.stderr.contains(".pi/extensions"),
+        "the skip is explained: {}",
+        out.stderr
+    );
 
-    let out = pi.again().args(["--model", "mock/mock-model", "--approve", "-p", "hi"]).run();
+    let out = pi
+        .again()
+        .args(["--model", "mock/mock-model", "--approve", "-p", "hi"])
+        .run();
     out.assert_code(0);
     assert!(marker.exists(), "a trusted project's extension runs");
+}
+
+/// A jiti package for Node versions without type stripping, if one can be found here.
+fn jiti_dir() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PI_TEST_JITI")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    candidates.push("/work/scratch/pits/node_modules/jiti".into());
+    for root in ["/usr/local/lib/node_modules", "/usr/lib/node_modules"] {
+        candidates.push(PathBuf::from(root).join("jiti"));
+    }
+    candidates
+        .into_iter()
+        .find(|c| c.join("lib/jiti.mjs").is_file())
+}
+
+fn node_version() -> Option<(u32, u32)> {
+    let out = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().trim_start_matches('v').split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+#[test]
+fn a_pi_typescript_extension_runs_through_the_node_bridge() {
+    let Some(version) = node_version() else {
+        eprintln!(
+            "SKIPPED a_pi_typescript_extension_runs_through_the_node_bridge: node is not on PATH"
+        );
+        return;
+    };
+    let jiti = jiti_dir();
+    if version < (22, 6) && jiti.is_none() {
+        eprintln!(
+            "SKIPPED a_pi_typescript_extension_runs_through_the_node_bridge: Node {version:?} \
+             cannot strip types and no jiti package was found (set PI_TEST_JITI)"
+        );
+        return;
+    }
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "hello", json!({"name": "Ada"}))],
+    )));
+    mock.push(Reply::text(API, "greeted"));
+    mock.push(Reply::text(API, "hello world"));
+    let mut pi = PiCommand::for_mock(API, &mock)
+        .args(["-p", "greet Ada"])
+        .env("XDG_CACHE_HOME", "cache");
+    if let Some(j) = &jiti {
+        pi = pi.env("PI_JITI", j.to_string_lossy());
+    }
+    install("hello.ts", &pi.agent_dir().join("extensions"));
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "greeted\n", "{}", out.stderr);
+    assert!(mock.requests()[1].body_text().contains("Hello, Ada!"));
+
+    let out = pi
+        .again()
+        .args(["--model", "mock/mock-model", "-p", "/hello world"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "hello world\n", "{}", out.stderr);
+    assert_eq!(
+        mock.requests()[2].last_user_text().as_deref(),
+        Some("Say hello to world")
+    );
 }

@@ -476,7 +476,10 @@ impl PiCommand {
         let (tx, rx) = std::sync::mpsc::channel();
         thread::spawn(move || {
             use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
                 if tx.send(line).is_err() {
                     return;
                 }
@@ -503,7 +506,11 @@ impl PiConversation {
 
     /// The next stdout line (as JSON) matching `pred`; fails the test after `TIMEOUT`.
     #[track_caller]
-    pub fn expect(&mut self, what: &str, pred: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    pub fn expect(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -516,7 +523,10 @@ impl PiConversation {
                         }
                     }
                 }
-                Err(_) => panic!("no {what} from pi; stdout so far:\n{}", self.seen.join("\n")),
+                Err(_) => panic!(
+                    "no {what} from pi; stdout so far:\n{}",
+                    self.seen.join("\n")
+                ),
             }
         }
     }
@@ -530,7 +540,10 @@ impl PiConversation {
             if let Some(st) = self.child.try_wait().expect("try_wait") {
                 break st;
             }
-            assert!(Instant::now() < deadline, "pi did not exit after stdin closed");
+            assert!(
+                Instant::now() < deadline,
+                "pi did not exit after stdin closed"
+            );
             thread::sleep(Duration::from_millis(5));
         };
         while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
