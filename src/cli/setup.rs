@@ -229,6 +229,18 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    // Extension paths from installed pi packages join here (`package_paths`).
+    let package_paths = Vec::new();
+    let session_file = session.path().map(|p| p.to_string_lossy().into_owned());
+    let loaded = super::extensions::load(
+        args,
+        &agent_dir,
+        &cwd,
+        &scope,
+        &settings,
+        session_file,
+        package_paths,
+    )?;
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
     let patterns = if args.models.is_empty() {
@@ -263,18 +275,6 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         .iter()
         .filter_map(|n| crate::harness::tools::builtin(n, &settings))
         .collect();
-    // Extension paths from installed pi packages join here (`package_paths`).
-    let package_paths = Vec::new();
-    let session_file = session.path().map(|p| p.to_string_lossy().into_owned());
-    let loaded = super::extensions::load(
-        args,
-        &agent_dir,
-        &cwd,
-        &scope,
-        &settings,
-        session_file,
-        package_paths,
-    )?;
     let (tools, tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
     let resources = Resources::load(

@@ -36,6 +36,8 @@ pub struct ExtensionError {
 }
 
 pub type ErrorSink = Arc<dyn Fn(&ExtensionError) + Send + Sync>;
+/// Receives an extension's stderr lines: `(extension name, line)`.
+pub type StderrSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 /// Prints errors the way pi's print and JSON modes do.
 pub fn stderr_sink() -> ErrorSink {
@@ -105,6 +107,8 @@ pub struct ExtensionHost {
     pub(super) extensions: Vec<Arc<Extension>>,
     pub(super) ui: RwLock<Arc<dyn ExtensionUi>>,
     errors: RwLock<ErrorSink>,
+    /// Where extensions' stderr lines go: `(extension name, line)`.
+    stderr: RwLock<StderrSink>,
     pub(super) event_timeout: Duration,
     /// The session's abort flag (dialogs and blocking hooks give up when it is raised).
     pub(super) abort: RwLock<Abort>,
@@ -138,6 +142,9 @@ impl ExtensionHost {
             extensions,
             ui: RwLock::new(Arc::clone(&opts.ui)),
             errors: RwLock::new(Arc::clone(&opts.errors)),
+            stderr: RwLock::new(Arc::new(|name: &str, line: &str| {
+                eprintln!("[{name}] {line}")
+            })),
             event_timeout: opts.event_timeout,
             abort: RwLock::new(Abort::new()),
             view: Mutex::new(SessionView::default()),
@@ -574,9 +581,14 @@ fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHos
 }
 
 impl ExtensionHost {
-    /// An extension's stderr: shown on pi's stderr, prefixed with its name (the interactive
-    /// mode may replace the UI, but stderr lines are diagnostics either way).
+    /// An extension's stderr: by default shown on pi's stderr prefixed with its name.
     fn forward_stderr(&self, ext: &Extension, line: &str) {
-        eprintln!("[{}] {line}", ext.source.name());
+        let sink = Arc::clone(&self.stderr.read().unwrap_or_else(|p| p.into_inner()));
+        sink(&ext.source.name(), line);
+    }
+
+    /// Replaces where extensions' stderr lines go (a TUI must not let them hit the screen).
+    pub fn set_stderr_sink(&self, sink: StderrSink) {
+        *self.stderr.write().unwrap_or_else(|p| p.into_inner()) = sink;
     }
 }

@@ -20,6 +20,6 @@ pub use calls::{Action, PendingAction, ReplyTo, SessionView};
 pub use discovery::{discover, DiscoveryOptions, ExtensionSource, Launch, Scope};
 pub use host::{
     stderr_sink, CommandInfo, ErrorSink, Extension, ExtensionError, ExtensionHost, HostOptions,
-    Loaded,
+    Loaded, StderrSink,
 };
 pub use tool::ExtensionTool;
