@@ -15,8 +15,9 @@ use super::validate::validate_arguments;
 use super::{Agent, AgentEvent};
 use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
 
-/// Decides whether a call may run: `Some(reason)` blocks it (empty reason = pi's default).
-pub type BeforeToolCall = Arc<dyn Fn(&ToolCall, &Value) -> Option<String> + Send + Sync>;
+/// Decides whether a call may run: `Some(reason)` blocks it (empty reason = pi's default). It
+/// may also rewrite the validated arguments the tool will get.
+pub type BeforeToolCall = Arc<dyn Fn(&ToolCall, &mut Value) -> Option<String> + Send + Sync>;
 /// May rewrite a finished call's output and error flag.
 pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Send + Sync>;
 
@@ -81,12 +82,12 @@ fn prepare(agent: &Agent, call: &ToolCall) -> Prepared {
             format!("Tool {} not found", call.name),
         ));
     };
-    let args = match validate_arguments(&call.name, &tool.parameters(), &call.arguments) {
+    let mut args = match validate_arguments(&call.name, &tool.parameters(), &call.arguments) {
         Ok(a) => a,
         Err(e) => return Prepared::Immediate(Finished::error(call, e)),
     };
     if let Some(hook) = &agent.before_tool_call {
-        if let Some(reason) = hook(call, &args) {
+        if let Some(reason) = hook(call, &mut args) {
             let reason = if reason.is_empty() {
                 "Tool execution was blocked".to_string()
             } else {

@@ -30,6 +30,10 @@ use crate::ai::{
 pub type StreamFn =
     Arc<dyn Fn(&Model, &Context, &StreamOptions, Abort) -> Receiver<AssistantEvent> + Send + Sync>;
 
+/// Rewrites the messages sent to the model for one call (extensions' `context` hook); the
+/// transcript itself is unchanged.
+pub type TransformContext = Arc<dyn Fn(Vec<Message>, &Abort) -> Vec<Message> + Send + Sync>;
+
 /// How often a waiting run re-checks the abort flag.
 const ABORT_POLL: Duration = Duration::from_millis(50);
 
@@ -47,6 +51,7 @@ pub struct Agent {
     pub follow_up: MessageQueue,
     pub before_tool_call: Option<BeforeToolCall>,
     pub after_tool_call: Option<AfterToolCall>,
+    pub transform_context: Option<TransformContext>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -67,6 +72,7 @@ impl Agent {
             follow_up: MessageQueue::default(),
             before_tool_call: None,
             after_tool_call: None,
+            transform_context: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -218,9 +224,13 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
 
 /// Streams one assistant message, forwarding its events, and returns it complete.
 fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -> AssistantMessage {
+    let messages = match &agent.transform_context {
+        Some(transform) if !abort.is_aborted() => transform(agent.messages.clone(), abort),
+        _ => agent.messages.clone(),
+    };
     let context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
-        messages: agent.messages.clone(),
+        messages,
         tools: agent.tools.iter().map(|t| t.spec()).collect(),
     };
     let mut options = agent.options.clone();

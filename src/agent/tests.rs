@@ -339,7 +339,7 @@ fn before_hook_blocks_and_terminate_stops_the_loop() {
         },
     );
     let mut agent = tool_agent("hook", ExecutionMode::Parallel);
-    agent.before_tool_call = Some(Arc::new(|c: &crate::ai::ToolCall, _: &Value| {
+    agent.before_tool_call = Some(Arc::new(|c: &crate::ai::ToolCall, _: &mut Value| {
         (c.id == "c1").then(String::new)
     }));
     let (agent, _) = run_to_end(agent, "go", Abort::new());

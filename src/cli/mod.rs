@@ -2,6 +2,7 @@
 //! hand over to a mode. Every user-facing failure is one clear line on stderr and exit 1.
 
 pub mod args;
+mod extensions;
 pub mod flags;
 pub mod inputs;
 mod login;
@@ -67,20 +68,7 @@ pub fn main() -> i32 {
         let _ = write!(info, "{}", flags::help_text());
         return 0;
     }
-    if !args.unknown_flags.is_empty() {
-        let names: Vec<String> = args
-            .unknown_flags
-            .iter()
-            .map(|(n, _)| format!("--{n}"))
-            .collect();
-        let noun = if names.len() == 1 {
-            "option"
-        } else {
-            "options"
-        };
-        eprintln!("Error: Unknown {noun}: {}", names.join(", "));
-        return 1;
-    }
+    // Unknown `--flags` are checked once extensions have registered theirs (in setup).
     if let Some(provider) = &args.login {
         return login::run(provider);
     }

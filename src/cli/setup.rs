@@ -10,7 +10,8 @@ use std::time::Duration;
 use super::args::{Args, Mode};
 use super::inputs;
 use crate::agent::Agent;
-use crate::ai::{now_ms, Abort, Content, Extra, Message, StreamOptions, UserContent, UserMessage};
+use crate::ai::{now_ms, Abort, StreamOptions};
+use crate::harness::extensions::{InputSource, UserInput};
 use crate::harness::{system_prompt, AgentSession};
 use crate::modes::print;
 use crate::resources::loader::{ResourceOptions, Resources};
@@ -74,10 +75,16 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     if let Some(m) = messages.next() {
         first.push_str(&m);
     }
+    let input = |text: String, images| UserInput {
+        text,
+        images,
+        source: InputSource::Interactive,
+    };
     if !first.is_empty() || !files.images.is_empty() {
-        prompts.push(user_message(resources.expand_input(&first), files.images));
+        prompts.push(input(first, files.images));
     }
-    prompts.extend(messages.map(|m| user_message(resources.expand_input(&m), Vec::new())));
+    prompts.extend(messages.map(|m| input(m, Vec::new())));
+    let expand = |text: &str| resources.expand_input(text);
 
     install_signal_handler(session.abort.clone());
     let stdout = std::io::stdout();
@@ -88,11 +95,15 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
             json: args.mode == Some(Mode::Json),
             header,
             prompts,
+            expand: &expand,
             stdout: &mut out,
             stderr: &mut std::io::stderr(),
         },
     );
     let _ = out.flush();
+    if let Some(host) = session.extension_host() {
+        host.shutdown();
+    }
     for e in &session.write_errors {
         eprintln!("Warning: {e}");
     }
@@ -292,6 +303,18 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    // Extension paths from installed pi packages join here (`package_paths`).
+    let package_paths = Vec::new();
+    let session_file = session.path().map(|p| p.to_string_lossy().into_owned());
+    let loaded = super::extensions::load(
+        args,
+        &agent_dir,
+        &cwd,
+        &scope,
+        &settings,
+        session_file,
+        package_paths,
+    )?;
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
     let patterns = if args.models.is_empty() {
@@ -314,7 +337,7 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
         Err(e) => return Err(e),
     };
-    let tools = crate::harness::tools::select(
+    let builtin_tools = crate::harness::tools::select(
         &crate::harness::tools::ToolChoice {
             allow: args.tools.clone(),
             no_tools: args.no_tools,
@@ -322,6 +345,12 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         },
         &settings,
     );
+    let all_builtins = crate::harness::tools::BUILTIN_TOOLS
+        .iter()
+        .filter_map(|n| crate::harness::tools::builtin(n, &settings))
+        .collect();
+    let (tools, tool_registry) =
+        super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
     let resources = Resources::load(
         &agent_dir,
         &cwd,
@@ -337,8 +366,10 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     for w in &resources.warnings {
         eprintln!("Warning: {w}");
     }
-    if !resources.skipped.is_empty() && choice != TrustChoice::Deny {
-        eprintln!("{}", trust::untrusted_note(&cwd, &resources.skipped));
+    let mut skipped = resources.skipped.clone();
+    skipped.extend(loaded.skipped.iter().cloned());
+    if !skipped.is_empty() && choice != TrustChoice::Deny {
+        eprintln!("{}", trust::untrusted_note(&cwd, &skipped));
     }
     let system = build_system_prompt(args, &cwd, &tools, &resources)?;
     let options = StreamOptions {
@@ -377,6 +408,11 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         .map(|(model, thinking)| crate::harness::model_control::ScopedModel { model, thinking })
         .collect();
     session.settings = settings;
+    session.attach_extensions(
+        loaded.host,
+        tool_registry,
+        Some(super::extensions::model_lookup(&agent_dir)),
+    );
     Ok(Prepared {
         session,
         models,
@@ -402,16 +438,6 @@ fn record_model_and_thinking(
         session.append_thinking_level_change(level)?;
     }
     Ok(())
-}
-
-fn user_message(text: String, images: Vec<Content>) -> Message {
-    let mut content = vec![Content::text(text)];
-    content.extend(images);
-    Message::User(UserMessage {
-        content: UserContent::Blocks(content),
-        timestamp: now_ms(),
-        extra: Extra::new(),
-    })
 }
 
 /// A value that names an existing file means that file's contents, as in pi.

@@ -4,6 +4,7 @@
 //! terminals or output formats; modes subscribe to its events.
 
 pub mod compaction;
+pub mod extensions;
 pub mod model_control;
 pub mod retry;
 pub mod system_prompt;
@@ -43,6 +44,8 @@ pub struct AgentSession {
     pub settings: Settings,
     /// The `--models` / `enabledModels` scope that model cycling goes through.
     pub scoped_models: Vec<model_control::ScopedModel>,
+    /// Loaded extensions, once a mode attaches them (`attach_extensions`).
+    pub extensions: Option<extensions::ExtensionBinding>,
 }
 
 impl AgentSession {
@@ -67,6 +70,7 @@ impl AgentSession {
             write_errors: Vec::new(),
             settings: Settings::default(),
             scoped_models: Vec::new(),
+            extensions: None,
         }
     }
 
@@ -102,10 +106,30 @@ impl AgentSession {
         &self.agent().messages
     }
 
-    /// Runs one prompt to completion (retries included), passing every event to `on_event`.
-    pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+    /// Runs one prompt to completion (retries included), passing every event to `on_event`;
+    /// extensions see `before_agent_start` first and may queue more work, which runs after.
+    pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.before_agent_start(&mut prompts);
         let agent = self.agent.take().expect("a run is already active");
-        let mut run = agent.prompt(prompts, self.abort.clone());
+        let run = agent.prompt(prompts, self.abort.clone());
+        self.drive(run, on_event);
+        self.run_extension_work(on_event);
+    }
+
+    /// Follows a run (and its retries and compactions) to the end, handing the agent back.
+    fn drive(&mut self, run: Run, on_event: &mut dyn FnMut(&AgentEvent)) {
+        let host = self.extension_host().cloned();
+        if let Some(h) = &host {
+            h.set_running(true);
+        }
+        self.drive_run(run, on_event);
+        if let Some(h) = &host {
+            h.set_running(false);
+        }
+        self.refresh_extension_view();
+    }
+
+    fn drive_run(&mut self, mut run: Run, on_event: &mut dyn FnMut(&AgentEvent)) {
         let mut attempt = 0u32;
         // One compact-and-retry per overflow; a successful reply re-arms it.
         let mut overflow_attempted = false;
@@ -115,6 +139,7 @@ impl AgentSession {
                 // The session line is written before listeners hear of the message, so
                 // whatever they show is already on disk.
                 self.persist(&ev);
+                self.forward_event(&ev);
                 // pi reports a successful retry after the reply's `message_end`.
                 on_event(&ev);
                 if let AgentEvent::MessageEnd {

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use crate::agent::AgentEvent;
 use crate::ai::{Content, Message, StopReason};
+use crate::harness::extensions::UserInput;
 use crate::harness::AgentSession;
 use crate::session::json::to_js_string;
 
@@ -14,7 +15,10 @@ pub struct PrintRun<'a> {
     pub json: bool,
     /// The session header line for JSON mode.
     pub header: serde_json::Value,
-    pub prompts: Vec<Message>,
+    /// The prompts as typed; extension commands and `input` hooks see them first.
+    pub prompts: Vec<UserInput>,
+    /// Skill and template expansion.
+    pub expand: &'a dyn Fn(&str) -> String,
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
 }
@@ -26,6 +30,7 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
         json,
         header,
         prompts,
+        expand,
         stdout,
         stderr,
     } = r;
@@ -49,7 +54,7 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
                     .is_err();
             }
         };
-        session.prompt(vec![prompt], &mut on_event);
+        session.submit(prompt, expand, &mut on_event);
     }
     if json {
         return 0;

@@ -16,6 +16,7 @@ use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{
     now_ms, Content, Extra, ImageContent, Message, Model, ThinkingLevel, UserContent, UserMessage,
 };
+use crate::harness::extensions::{InputSource, UserInput};
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::session::json::to_js_string;
@@ -85,6 +86,8 @@ struct Server {
     bash: bash::BashState,
     /// Extension dialogs waiting for the client's `extension_ui_response`.
     ui: Arc<super::rpc_ui::RpcUi>,
+    /// The session's extensions (also reachable while a run holds the session).
+    extensions: Option<Arc<crate::extensions::ExtensionHost>>,
 }
 
 fn response(id: &Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
@@ -178,23 +181,47 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             let _ = tx.send(None);
         });
     let out = Out::new(Box::new(std::io::stdout()));
+    let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
+    let extensions = session.extension_host().cloned();
+    if let Some(host) = &extensions {
+        host.set_ui(Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>);
+        let errors = out.clone();
+        host.set_error_sink(Arc::new(move |e: &crate::extensions::ExtensionError| {
+            errors.line(
+                &json!({"type": "extension_error", "extensionPath": e.extension_path,
+                "event": e.event, "error": e.error}),
+            );
+        }));
+    }
     let mut server = Server {
-        ui: Arc::new(super::rpc_ui::RpcUi::new(out.clone())),
+        ui,
         out,
         bash: bash::BashState::new(session.agent().cwd.clone()),
         env,
         idle: Some(session),
         running: None,
         snapshot: Arc::new(Mutex::new(Snapshot::default())),
+        extensions: extensions.clone(),
     };
     let never = crossbeam_channel::never::<()>();
     let never_bash = crossbeam_channel::never::<bash::BashDone>();
+    let actions = extensions
+        .as_ref()
+        .map(|h| h.action_signal())
+        .unwrap_or_else(|| never.clone());
     loop {
         let done = server
             .running
             .as_ref()
             .map(|r| r.done.clone())
             .unwrap_or_else(|| never.clone());
+        // Session changes extensions ask for while idle are applied (and their prompts run)
+        // on a worker; during a run the worker applies them when the run ends.
+        let idle_actions = if server.running.is_none() {
+            actions.clone()
+        } else {
+            never.clone()
+        };
         let bash_done = server.bash.done().unwrap_or_else(|| never_bash.clone());
         select! {
             recv(lines) -> line => match line {
@@ -204,11 +231,15 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             },
             recv(done) -> _ => server.reap(),
             recv(bash_done) -> r => server.bash_done(r),
+            recv(idle_actions) -> _ => server.start_run(|s, on_event| s.run_extension_work(on_event)),
         }
     }
     // EOF: let a running command and prompt finish, as pi does on graceful shutdown.
     server.finish_bash();
     server.wait_idle();
+    if let Some(host) = extensions {
+        host.shutdown();
+    }
     0
 }
 
@@ -460,18 +491,46 @@ impl Server {
             self.out.line(&response(&id, "prompt", result));
             return;
         }
-        let mut session = self.idle.take().expect("idle when not running");
-        if !self.env.has_model || session.agent().options.api_key.is_empty() {
+        let session = self.idle.take().expect("idle when not running");
+        let text = cmd["message"].as_str().unwrap_or("").to_string();
+        let is_command = session.is_extension_command(&text);
+        if !is_command && (!self.env.has_model || session.agent().options.api_key.is_empty()) {
             self.idle = Some(session);
             self.out.line(&response(&id, "prompt", Err(
                 "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), add one to ~/.pi/agent/auth.json, or use set_model.".into(),
             )));
             return;
         }
-        let text = cmd["message"].as_str().unwrap_or("").to_string();
-        let message = user_message(cmd, self.env.resources.expand_input(&text));
+        self.idle = Some(session);
+        let images = match user_message(cmd, String::new()) {
+            Message::User(UserMessage {
+                content: UserContent::Blocks(mut blocks),
+                ..
+            }) => blocks.split_off(1),
+            _ => Vec::new(),
+        };
         self.out.line(&response(&id, "prompt", Ok(None)));
+        let expander = Resources {
+            skills: self.env.resources.skills.clone(),
+            templates: self.env.resources.templates.clone(),
+            ..Default::default()
+        };
+        let input = UserInput {
+            text,
+            images,
+            source: InputSource::Rpc,
+        };
+        self.start_run(move |s, on_event| s.submit(input, &|t| expander.expand_input(t), on_event));
+    }
 
+    /// Hands the idle session to a worker thread that runs `work` on it, streaming its events.
+    fn start_run<F>(&mut self, work: F)
+    where
+        F: FnOnce(&mut AgentSession, &mut dyn FnMut(&AgentEvent)) + Send + 'static,
+    {
+        let Some(mut session) = self.idle.take() else {
+            return;
+        };
         let agent = session.agent();
         let state = self.state_of(&session, true);
         let (steering, follow_up, model, thinking) = (
@@ -491,7 +550,7 @@ impl Server {
         let handle = std::thread::Builder::new()
             .name("pi-rpc-run".into())
             .spawn(move || {
-                session.prompt(vec![message], &mut |ev| {
+                work(&mut session, &mut |ev| {
                     if let AgentEvent::MessageEnd { message } = ev {
                         snapshot
                             .lock()
@@ -583,6 +642,14 @@ impl Server {
 
     fn commands(&self) -> Value {
         let mut list = Vec::new();
+        let host = match (&self.running, &self.idle) {
+            (None, Some(s)) => s.extension_host().cloned(),
+            _ => self.extensions.clone(),
+        };
+        for c in host.iter().flat_map(|h| h.commands()) {
+            list.push(json!({"name": c.name, "description": c.description, "source": "extension",
+                "sourceInfo": {"path": c.extension_path, "source": "local", "scope": "user", "origin": "top-level"}}));
+        }
         for t in &self.env.resources.templates {
             list.push(
                 json!({"name": t.name, "description": t.description, "source": "prompt",

@@ -449,3 +449,119 @@ impl Drop for PiChild {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A live conversation (RPC clients that answer what pi asks)
+// ---------------------------------------------------------------------------------------------
+
+/// A running `pi` whose stdin stays open: write lines, read stdout lines as they come.
+pub struct PiConversation {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    _home: Arc<TestDir>,
+}
+
+impl PiCommand {
+    /// Starts `pi` with a pipe on stdin for [`PiConversation::send`].
+    pub fn converse(&self) -> PiConversation {
+        let mut cmd = self.command();
+        cmd.stdin(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn pi");
+        let stdin = child.stdin.take();
+        let stderr = child.stderr.take().map(drain);
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        PiConversation {
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+            stderr,
+            _home: self.home.clone(),
+        }
+    }
+}
+
+impl PiConversation {
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(line.as_bytes()).expect("write to pi");
+        stdin.write_all(b"\n").expect("write to pi");
+        stdin.flush().expect("flush to pi");
+    }
+
+    /// The next stdout line (as JSON) matching `pred`; fails the test after `TIMEOUT`.
+    #[track_caller]
+    pub fn expect(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                        if pred(&v) {
+                            return v;
+                        }
+                    }
+                }
+                Err(_) => panic!(
+                    "no {what} from pi; stdout so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Closes stdin and waits for exit; returns (exit code, every stdout line, stderr).
+    #[track_caller]
+    pub fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
+        self.stdin.take();
+        let deadline = Instant::now() + TIMEOUT;
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                break st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pi did not exit after stdin closed"
+            );
+            thread::sleep(Duration::from_millis(5));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push(line);
+        }
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        (status.code(), std::mem::take(&mut self.seen), stderr)
+    }
+}
+
+impl Drop for PiConversation {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,76 @@
+"""Interactive-mode benchmarks on a pseudo-terminal: time from exec to a ready editor, idle
+RSS, and keystroke-to-screen latency with a long session loaded.
+
+    python3 scripts/bench_interactive.py <pi binary> <agent dir> <cwd> [session.jsonl]
+
+The agent dir must hold a models.json whose default model needs no network to start. Prints
+one `key value` line per metric (milliseconds / KiB)."""
+import os, pty, select, statistics, sys, time, fcntl, termios, struct, signal
+
+def spawn(argv, env, cwd, cols=120, rows=40):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    return pid, fd
+
+def read_until(fd, needle, timeout, answer_queries=True):
+    """Reads until `needle` (bytes) appears; answers terminal queries like a terminal would."""
+    buf = b""
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        r, _, _ = select.select([fd], [], [], max(0, end - time.perf_counter()))
+        if not r:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        buf += chunk
+        if needle in buf:
+            return buf, time.perf_counter()
+    raise SystemExit(f"timed out waiting for {needle!r}; got {buf[-400:]!r}")
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+def main():
+    binary, agent_dir, cwd = sys.argv[1:4]
+    session = sys.argv[4] if len(sys.argv) > 4 else None
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.path.dirname(os.path.dirname(agent_dir)),
+           "PI_CODING_AGENT_DIR": agent_dir, "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    # Start-up: exec to the footer's model name (drawn with the editor in the first frame).
+    starts, rss = [], []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        pid, fd = spawn([binary], env, cwd)
+        _, t1 = read_until(fd, b"mock-model", 10)
+        starts.append((t1 - t0) * 1000)
+        time.sleep(0.3)
+        rss.append(rss_kib(pid))
+        os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0); os.close(fd)
+    print(f"startup_ms {statistics.median(starts):.1f}")
+    print(f"idle_rss_kib {statistics.median(rss)}")
+    if session:
+        pid, fd = spawn([binary, "--session", session], env, cwd)
+        read_until(fd, b"mock-model", 20)
+        time.sleep(0.5)
+        lat = []
+        for i in range(40):
+            ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+            t0 = time.perf_counter()
+            os.write(fd, ch.encode())
+            # The editor redraws its line; the synchronized-output end marks the frame done.
+            read_until(fd, b"\x1b[?2026l", 5)
+            lat.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.03)
+        print(f"keystroke_ms {statistics.median(lat):.2f}")
+        print(f"loaded_rss_kib {rss_kib(pid)}")
+        os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0); os.close(fd)
+
+main()

@@ -1,0 +1,375 @@
+//! What an extension asks of pi (`{"type":"call","method":…}` lines) and the `error` lines it
+//! reports. UI calls go to the mode's `ExtensionUi` (dialogs on their own thread, so one
+//! extension waiting for the user never stalls another's messages); getters answer from a
+//! `SessionView` the harness keeps current; calls that change the session become `Action`s the
+//! harness applies at its next safe point and answers then.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::host::{Extension, ExtensionHost};
+use super::protocol;
+use super::ui::{Answer, Dialog, Notice, WidgetPlacement};
+use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
+
+/// What getters answer while the session is busy elsewhere.
+#[derive(Debug, Clone, Default)]
+pub struct SessionView {
+    pub active_tools: Vec<String>,
+    /// `{name, description, parameters}` of every tool that could be active.
+    pub all_tools: Vec<Value>,
+    pub thinking_level: String,
+    pub session_name: Option<String>,
+    pub model: Value,
+    pub system_prompt: String,
+}
+
+/// Where an action's answer goes once applied.
+#[derive(Clone)]
+pub struct ReplyTo {
+    pub extension: Arc<Extension>,
+    pub id: Value,
+}
+
+impl ReplyTo {
+    pub fn send(&self, result: Result<Value, String>) {
+        self.extension
+            .process
+            .send(protocol::reply(&self.id, result));
+    }
+}
+
+/// A session change an extension asked for, applied by the harness between runs.
+pub enum Action {
+    /// Start a prompt with this message (`sendUserMessage`, `sendMessage` with `triggerTurn`).
+    Prompt(Box<Message>),
+    /// Record an extension message; it joins the context of the next prompt.
+    CustomMessage {
+        custom_type: String,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+        trigger_turn: bool,
+    },
+    AppendEntry {
+        custom_type: String,
+        data: Option<Value>,
+    },
+    SetModel {
+        provider: String,
+        model_id: String,
+    },
+    SetThinkingLevel(String),
+    SetActiveTools(Vec<String>),
+    SetSessionName(String),
+    Compact(Option<String>),
+}
+
+/// An action plus where its answer goes (`None` for a call without id).
+pub struct PendingAction {
+    pub action: Action,
+    pub reply: Option<ReplyTo>,
+}
+
+/// Handles one unsolicited line from `ext`.
+pub fn handle(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
+    match msg["type"].as_str() {
+        Some("error") => host.report(
+            &ext.display_path(),
+            msg["event"].as_str().unwrap_or("extension"),
+            msg["error"].as_str().unwrap_or("unknown error"),
+        ),
+        Some("call") => call(host, ext, msg),
+        _ => {
+            let reason = format!("sent an unexpected message: {msg}");
+            host.report(&ext.display_path(), "protocol", reason.clone());
+            ext.process.disable(reason);
+        }
+    }
+}
+
+fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
+    let method = msg["method"].as_str().unwrap_or("").to_string();
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    let reply = msg.get("id").filter(|id| !id.is_null()).map(|id| ReplyTo {
+        extension: Arc::clone(ext),
+        id: id.clone(),
+    });
+    let answer = |r: Result<Value, String>| {
+        if let Some(to) = &reply {
+            to.send(r);
+        }
+    };
+    let str_param = |k: &str| params[k].as_str().map(str::to_string);
+    match method.as_str() {
+        "ui.select" | "ui.confirm" | "ui.input" | "ui.editor" => {
+            let Some(dialog) = dialog_of(&method, &params) else {
+                answer(Err(format!("{method}: missing \"title\"")));
+                return;
+            };
+            let asking = Arc::clone(host);
+            // A dialog can wait for minutes; it gets its own thread.
+            let spawned = std::thread::Builder::new()
+                .name("pi-ext-dialog".into())
+                .spawn(move || {
+                    let abort = asking.session_abort();
+                    let confirm = matches!(dialog, Dialog::Confirm { .. });
+                    let result = match asking.ui().dialog(dialog, &abort) {
+                        Answer::Value(v) => Value::String(v),
+                        Answer::Confirmed(b) => Value::Bool(b),
+                        Answer::Cancelled if confirm => Value::Bool(false),
+                        Answer::Cancelled => Value::Null,
+                    };
+                    if let Some(to) = reply {
+                        to.send(Ok(result));
+                    }
+                });
+            if spawned.is_err() {
+                host.report(&ext.display_path(), &method, "could not start a dialog thread");
+            }
+        }
+        "ui.notify" | "ui.setStatus" | "ui.setWidget" | "ui.setTitle" | "ui.setEditorText" => {
+            match notice_of(&method, &params) {
+                Some(n) => {
+                    host.ui().notice(n);
+                    answer(Ok(Value::Null));
+                }
+                None => answer(Err(format!("{method}: missing parameters"))),
+            }
+        }
+        "getFlag" => answer(Ok(str_param("name")
+            .and_then(|n| host.flag_value(&n))
+            .unwrap_or(Value::Null))),
+        "getActiveTools" => answer(Ok(json!(host.view_snapshot().active_tools))),
+        "getAllTools" => answer(Ok(json!(host.view_snapshot().all_tools))),
+        "getThinkingLevel" => answer(Ok(json!(host.view_snapshot().thinking_level))),
+        "getSessionName" => answer(Ok(json!(host.view_snapshot().session_name))),
+        "getModel" => answer(Ok(host.view_snapshot().model)),
+        "getSystemPrompt" => answer(Ok(json!(host.view_snapshot().system_prompt))),
+        "isIdle" => answer(Ok(json!(!host.is_running()))),
+        "getCommands" => answer(Ok(Value::Array(
+            host.commands()
+                .into_iter()
+                .map(|c| json!({"name": c.name, "description": c.description, "source": "extension"}))
+                .collect(),
+        ))),
+        "abort" => {
+            host.session_abort().abort();
+            answer(Ok(Value::Null));
+        }
+        "exec" => {
+            let cwd = host.cwd.clone();
+            // Runs on its own thread: a long command must not hold up this extension's
+            // other messages.
+            let _ = std::thread::Builder::new()
+                .name("pi-ext-exec".into())
+                .spawn(move || {
+                    let r = super::exec::run(&params, &cwd);
+                    if let Some(to) = reply {
+                        to.send(r);
+                    }
+                });
+        }
+        "sendUserMessage" => {
+            let content = match user_content(&params["content"]) {
+                Some(c) => c,
+                None => return answer(Err("sendUserMessage: \"content\" must be text or content blocks".into())),
+            };
+            let message = Message::User(UserMessage {
+                content,
+                timestamp: now_ms(),
+                extra: Extra::new(),
+            });
+            let deliver = params["options"]["deliverAs"].as_str();
+            match deliver_now(host, message, deliver) {
+                Ok(None) => answer(Ok(Value::Null)),
+                Ok(Some(message)) => queue(host, Action::Prompt(Box::new(message)), reply),
+                Err(e) => answer(Err(e)),
+            }
+        }
+        "sendMessage" => {
+            let m = &params["message"];
+            let Some(content) = user_content(&m["content"]) else {
+                return answer(Err("sendMessage: \"message.content\" must be text or content blocks".into()));
+            };
+            let opts = &params["options"];
+            let deliver = opts["deliverAs"].as_str();
+            if host.is_running() && deliver != Some("nextTurn") {
+                let message = Message::User(UserMessage {
+                    content,
+                    timestamp: now_ms(),
+                    extra: Extra::new(),
+                });
+                let _ = deliver_now(host, message, Some(deliver.unwrap_or("steer")));
+                return answer(Ok(Value::Null));
+            }
+            queue(
+                host,
+                Action::CustomMessage {
+                    custom_type: m["customType"].as_str().unwrap_or("extension").to_string(),
+                    content,
+                    display: m["display"].as_bool().unwrap_or(true),
+                    details: m.get("details").filter(|d| !d.is_null()).cloned(),
+                    trigger_turn: opts["triggerTurn"].as_bool().unwrap_or(false),
+                },
+                reply,
+            );
+        }
+        "appendEntry" => match str_param("customType") {
+            Some(custom_type) => queue(
+                host,
+                Action::AppendEntry {
+                    custom_type,
+                    data: params.get("data").filter(|d| !d.is_null()).cloned(),
+                },
+                reply,
+            ),
+            None => answer(Err("appendEntry: missing \"customType\"".into())),
+        },
+        "setModel" => match (str_param("provider"), str_param("modelId")) {
+            (Some(provider), Some(model_id)) => {
+                queue(host, Action::SetModel { provider, model_id }, reply)
+            }
+            _ => answer(Err("setModel: needs \"provider\" and \"modelId\"".into())),
+        },
+        "setThinkingLevel" => match str_param("level") {
+            Some(l) => queue(host, Action::SetThinkingLevel(l), reply),
+            None => answer(Err("setThinkingLevel: missing \"level\"".into())),
+        },
+        "setActiveTools" => match params["names"].as_array() {
+            Some(names) => queue(
+                host,
+                Action::SetActiveTools(
+                    names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect(),
+                ),
+                reply,
+            ),
+            None => answer(Err("setActiveTools: \"names\" must be an array".into())),
+        },
+        "setSessionName" => match str_param("name") {
+            Some(n) => queue(host, Action::SetSessionName(n), reply),
+            None => answer(Err("setSessionName: missing \"name\"".into())),
+        },
+        "compact" => queue(host, Action::Compact(str_param("customInstructions")), reply),
+        _ => answer(Err(format!("Unknown method: {method}"))),
+    }
+}
+
+fn queue(host: &ExtensionHost, action: Action, reply: Option<ReplyTo>) {
+    host.push_action(PendingAction { action, reply });
+}
+
+/// While a run is active, a message with `deliverAs` steer/followUp joins the run's queue at
+/// once (`Ok(None)`). Otherwise it is handed back to become a prompt. pi refuses a user message
+/// during a run without `deliverAs`.
+fn deliver_now(
+    host: &ExtensionHost,
+    message: Message,
+    deliver_as: Option<&str>,
+) -> Result<Option<Message>, String> {
+    if !host.is_running() {
+        return Ok(Some(message));
+    }
+    let queues = host
+        .queues
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    match (deliver_as, queues) {
+        (Some("steer"), Some((steer, _))) => steer.push(message),
+        (Some("followUp"), Some((_, follow))) => follow.push(message),
+        (Some("nextTurn"), _) => return Ok(Some(message)),
+        _ => {
+            return Err("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message.".into())
+        }
+    }
+    Ok(None)
+}
+
+fn user_content(v: &Value) -> Option<UserContent> {
+    match v {
+        Value::String(s) => Some(UserContent::Blocks(vec![Content::text(s.clone())])),
+        Value::Array(_) => serde_json::from_value::<Vec<Content>>(v.clone())
+            .ok()
+            .map(UserContent::Blocks),
+        _ => None,
+    }
+}
+
+fn timeout_of(p: &Value) -> Option<Duration> {
+    p["timeout"].as_u64().map(Duration::from_millis)
+}
+
+fn dialog_of(method: &str, p: &Value) -> Option<Dialog> {
+    let title = p["title"].as_str()?.to_string();
+    let opt = |k: &str| p[k].as_str().map(str::to_string);
+    Some(match method {
+        "ui.select" => Dialog::Select {
+            title,
+            options: p["options"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|o| o.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            timeout: timeout_of(p),
+        },
+        "ui.confirm" => Dialog::Confirm {
+            title,
+            message: opt("message").unwrap_or_default(),
+            timeout: timeout_of(p),
+        },
+        "ui.input" => Dialog::Input {
+            title,
+            placeholder: opt("placeholder"),
+            timeout: timeout_of(p),
+        },
+        _ => Dialog::Editor {
+            title,
+            prefill: opt("prefill"),
+        },
+    })
+}
+
+fn notice_of(method: &str, p: &Value) -> Option<Notice> {
+    let s = |k: &str| p[k].as_str().map(str::to_string);
+    Some(match method {
+        "ui.notify" => Notice::Notify {
+            message: s("message")?,
+            kind: s("type"),
+        },
+        "ui.setStatus" => Notice::Status {
+            key: s("key")?,
+            text: s("text"),
+        },
+        "ui.setWidget" => Notice::Widget {
+            key: s("key")?,
+            lines: p["lines"].as_array().map(|a| {
+                a.iter()
+                    .map(|l| {
+                        l.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| l.to_string())
+                    })
+                    .collect()
+            }),
+            placement: match p["placement"].as_str() {
+                Some("belowEditor") => Some(WidgetPlacement::BelowEditor),
+                Some("aboveEditor") => Some(WidgetPlacement::AboveEditor),
+                _ => None,
+            },
+        },
+        "ui.setTitle" => Notice::Title(s("title")?),
+        _ => Notice::EditorText(s("text")?),
+    })
+}
+
+impl ExtensionHost {
+    pub fn view_snapshot(&self) -> SessionView {
+        self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

@@ -1,0 +1,282 @@
+//! The hooks with answers that change what the session does, chained across extensions in
+//! load order the way pi chains its handlers: `input` (transforms chain, `handled` stops),
+//! `before_agent_start` (system prompt chains, messages accumulate), `context` (messages
+//! chain), `tool_call` (first block wins; arguments may be rewritten), `tool_result`
+//! (overrides chain), `session_before_*` (first cancel wins), plus commands and tools.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::host::ExtensionHost;
+use super::process::RequestError;
+use super::tool::ExtensionTool;
+use crate::agent::{Tool, ToolOutput};
+use crate::ai::{Abort, Content, Message};
+
+/// What the `input` hooks decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputOutcome {
+    /// Go on with this text and these images (possibly transformed).
+    Continue { text: String, images: Vec<Content> },
+    /// An extension handled the input; nothing is sent to the model.
+    Handled,
+}
+
+/// What the `before_agent_start` hooks returned.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BeforeAgentStart {
+    /// Extension messages (`{customType, content, display, details}`) to add to the prompt.
+    pub messages: Vec<Value>,
+    pub system_prompt: Option<String>,
+}
+
+/// How often a command wait looks after deferred work.
+const COMMAND_POLL: Duration = Duration::from_millis(25);
+
+impl ExtensionHost {
+    /// Every extension tool; the first registration of a name wins.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for ext in &self.extensions {
+            for spec in &ext.registration.tools {
+                if out.iter().any(|t| t.name() == spec.name) {
+                    self.report(
+                        &ext.display_path(),
+                        "load",
+                        format!(
+                            "tool \"{}\" is already registered by another extension",
+                            spec.name
+                        ),
+                    );
+                    continue;
+                }
+                out.push(Arc::new(ExtensionTool::new(Arc::clone(ext), spec.clone())));
+            }
+        }
+        out
+    }
+
+    pub fn has_command(&self, name: &str) -> bool {
+        self.commands().iter().any(|c| c.name == name)
+    }
+
+    /// Runs `/name args` if an extension registered `name`; returns false otherwise. While
+    /// the command runs, `meanwhile` is called every few milliseconds so the caller can apply
+    /// session changes the command asks for. Commands have no timeout (they may ask the user
+    /// questions) but end when `abort` is raised or the extension dies.
+    pub fn run_command(&self, text: &str, abort: &Abort, meanwhile: &mut dyn FnMut()) -> bool {
+        let Some(rest) = text.strip_prefix('/') else {
+            return false;
+        };
+        let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
+        let Some(ext) = self
+            .active()
+            .find(|e| e.registration.commands.iter().any(|c| c.name == name))
+        else {
+            return false;
+        };
+        let id = ext.process.next_id();
+        let msg = json!({"type": "command", "id": id, "command": name, "args": args});
+        let rx = match ext.process.expect(id) {
+            Ok(rx) => rx,
+            Err(e) => {
+                self.report(&format!("command:{name}"), "command", e.to_string());
+                return true;
+            }
+        };
+        ext.process.send(msg);
+        loop {
+            match rx.recv_timeout(COMMAND_POLL) {
+                Ok(super::process::Incoming::Reply(v)) => {
+                    if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+                        let e = e
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| e.to_string());
+                        self.report(&format!("command:{name}"), "command", e);
+                    }
+                    break;
+                }
+                Ok(super::process::Incoming::Update(_)) => {}
+                Ok(super::process::Incoming::Dead(reason)) => {
+                    self.report(&format!("command:{name}"), "command", reason);
+                    break;
+                }
+                Err(_) => {}
+            }
+            meanwhile();
+            if abort.is_aborted() {
+                ext.process.send(json!({"type": "cancel", "id": id}));
+                break;
+            }
+        }
+        meanwhile();
+        true
+    }
+
+    /// `input`: may transform the text or handle it entirely.
+    pub fn input(
+        &self,
+        text: &str,
+        images: Vec<Content>,
+        source: &str,
+        abort: &Abort,
+    ) -> InputOutcome {
+        let mut text = text.to_string();
+        let mut images = images;
+        for ext in self.subscribers("input") {
+            let data = json!({"text": text, "images": images, "source": source});
+            let Ok(v) = self.ask(&ext, "input", data, Some(abort)) else {
+                continue;
+            };
+            match v["action"].as_str() {
+                Some("handled") => return InputOutcome::Handled,
+                Some("transform") => {
+                    if let Some(t) = v["text"].as_str() {
+                        text = t.to_string();
+                    }
+                    if let Some(i) = v.get("images").filter(|i| i.is_array()) {
+                        if let Ok(i) = serde_json::from_value(i.clone()) {
+                            images = i;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        InputOutcome::Continue { text, images }
+    }
+
+    /// `before_agent_start`: may replace the system prompt and add messages to the prompt.
+    pub fn before_agent_start(
+        &self,
+        prompt: &str,
+        system_prompt: &str,
+        abort: &Abort,
+    ) -> BeforeAgentStart {
+        let mut out = BeforeAgentStart::default();
+        let mut current = system_prompt.to_string();
+        for ext in self.subscribers("before_agent_start") {
+            let data = json!({"prompt": prompt, "systemPrompt": current});
+            let Ok(v) = self.ask(&ext, "before_agent_start", data, Some(abort)) else {
+                continue;
+            };
+            if let Some(m) = v.get("message").filter(|m| m.is_object()) {
+                out.messages.push(m.clone());
+            }
+            if let Some(s) = v["systemPrompt"].as_str() {
+                current = s.to_string();
+                out.system_prompt = Some(current.clone());
+            }
+        }
+        out
+    }
+
+    /// `context`: may replace the messages sent to the model for this call.
+    pub fn context(&self, messages: Vec<Message>, abort: &Abort) -> Vec<Message> {
+        if !self.has_subscribers("context") {
+            return messages;
+        }
+        let mut current = messages;
+        for ext in self.subscribers("context") {
+            let data = json!({"messages": current});
+            let Ok(v) = self.ask(&ext, "context", data, Some(abort)) else {
+                continue;
+            };
+            if let Some(m) = v.get("messages").filter(|m| m.is_array()) {
+                match serde_json::from_value::<Vec<Message>>(m.clone()) {
+                    Ok(m) => current = m,
+                    Err(e) => self.report(
+                        &ext.display_path(),
+                        "context",
+                        format!("invalid messages returned: {e}"),
+                    ),
+                }
+            }
+        }
+        current
+    }
+
+    /// `tool_call`: `Some(reason)` blocks the call; extensions may rewrite `input` by
+    /// answering with a new `input` object. A failing or silent extension blocks the call, as
+    /// a throwing handler does in pi, so a permission gate never fails open.
+    pub fn tool_call(
+        &self,
+        tool_name: &str,
+        call_id: &str,
+        input: &mut Value,
+        abort: &Abort,
+    ) -> Option<String> {
+        for ext in self.subscribers("tool_call") {
+            let data = json!({"toolName": tool_name, "toolCallId": call_id, "input": input});
+            match self.ask(&ext, "tool_call", data, Some(abort)) {
+                Ok(v) => {
+                    if let Some(i) = v.get("input").filter(|i| i.is_object()) {
+                        *input = i.clone();
+                    }
+                    if v["block"] == true {
+                        return Some(v["reason"].as_str().unwrap_or("").to_string());
+                    }
+                }
+                Err(RequestError::Aborted) => return Some("Tool execution was aborted".into()),
+                Err(e) => {
+                    return Some(format!(
+                        "Extension {} failed, blocking execution: {e}",
+                        ext.source.name()
+                    ))
+                }
+            }
+        }
+        None
+    }
+
+    /// `tool_result`: may override the content, details and error flag.
+    pub fn tool_result(
+        &self,
+        tool_name: &str,
+        call_id: &str,
+        input: &Value,
+        output: &mut ToolOutput,
+        is_error: &mut bool,
+        abort: &Abort,
+    ) {
+        for ext in self.subscribers("tool_result") {
+            let data = json!({"toolName": tool_name, "toolCallId": call_id, "input": input,
+                "content": output.content, "details": output.details, "isError": *is_error});
+            let Ok(v) = self.ask(&ext, "tool_result", data, Some(abort)) else {
+                continue;
+            };
+            if let Some(c) = v.get("content").filter(|c| !c.is_null()) {
+                match serde_json::from_value::<Vec<Content>>(c.clone()) {
+                    Ok(c) => output.content = c,
+                    Err(e) => self.report(
+                        &ext.display_path(),
+                        "tool_result",
+                        format!("invalid content returned: {e}"),
+                    ),
+                }
+            }
+            if let Some(d) = v.get("details").filter(|d| !d.is_null()) {
+                output.details = Some(d.clone());
+            }
+            if let Some(b) = v["isError"].as_bool() {
+                *is_error = b;
+            }
+        }
+    }
+
+    /// `session_before_compact` / `_fork` / `_switch` / `_tree`: the first answer with
+    /// `cancel: true` wins and is returned.
+    pub fn session_before(&self, event: &str, data: Value, abort: &Abort) -> Option<Value> {
+        for ext in self.subscribers(event) {
+            if let Ok(v) = self.ask(&ext, event, data.clone(), Some(abort)) {
+                if v["cancel"] == true {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,594 @@
+//! The extension host: starts every discovered extension, runs the handshake, resolves
+//! extension CLI flags, and then is the session's single door to its extensions — events out,
+//! hook answers chained across extensions in load order, calls in (handled by `calls.rs`).
+//! An extension that misses its handshake or an event deadline, crashes, or writes garbage is
+//! reported once and disabled; the session carries on without it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use serde_json::{json, Map, Value};
+
+use super::calls::{PendingAction, SessionView};
+use super::discovery::ExtensionSource;
+use super::process::{ExtensionProcess, ProcessEvent, RequestError};
+use super::protocol::{self, FlagType, Registration};
+use super::ui::{ExtensionUi, NoUi};
+use crate::agent::MessageQueue;
+use crate::ai::Abort;
+
+/// How long an extension has to answer `hello` with its registration.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long pi waits for the answer to a blocking event.
+pub const DEFAULT_EVENT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a shutting-down extension gets at each step (answer, exit after EOF, after TERM).
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// A problem with one extension, as pi reports it (`extension_error` in RPC mode,
+/// `Extension error (<path>): <error>` on stderr elsewhere).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtensionError {
+    pub extension_path: String,
+    pub event: String,
+    pub error: String,
+}
+
+pub type ErrorSink = Arc<dyn Fn(&ExtensionError) + Send + Sync>;
+/// Receives an extension's stderr lines: `(extension name, line)`.
+pub type StderrSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Prints errors the way pi's print and JSON modes do.
+pub fn stderr_sink() -> ErrorSink {
+    Arc::new(|e: &ExtensionError| {
+        eprintln!("Extension error ({}): {}", e.extension_path, e.error);
+    })
+}
+
+/// How the host starts its extensions.
+pub struct HostOptions {
+    pub cwd: std::path::PathBuf,
+    /// `print`, `json`, `rpc` or `interactive` (sent in `hello`).
+    pub mode: String,
+    /// Unknown `--flags` from the command line, for extensions to claim.
+    pub cli_flags: Vec<(String, Option<String>)>,
+    pub session_file: Option<String>,
+    /// Whether a user can answer dialogs (pi's `ctx.hasUI`), sent in `hello`. The mode's UI
+    /// itself may be attached later with `set_ui`.
+    pub has_ui: bool,
+    pub handshake_timeout: Duration,
+    pub event_timeout: Duration,
+    pub ui: Arc<dyn ExtensionUi>,
+    pub errors: ErrorSink,
+}
+
+impl HostOptions {
+    pub fn new(cwd: std::path::PathBuf, mode: &str) -> HostOptions {
+        HostOptions {
+            cwd,
+            mode: mode.into(),
+            cli_flags: Vec::new(),
+            session_file: None,
+            has_ui: false,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            event_timeout: DEFAULT_EVENT_TIMEOUT,
+            ui: Arc::new(NoUi),
+            errors: stderr_sink(),
+        }
+    }
+}
+
+/// One running extension and what it registered.
+pub struct Extension {
+    pub source: ExtensionSource,
+    pub process: ExtensionProcess,
+    pub registration: Registration,
+    /// Its flags' values: from the command line, else their defaults.
+    pub flag_values: Map<String, Value>,
+}
+
+impl Extension {
+    /// The path shown in errors and `sourceInfo`.
+    pub fn display_path(&self) -> String {
+        self.source.path.to_string_lossy().into_owned()
+    }
+}
+
+/// A command an extension registered, as listed by `get_commands` and autocomplete.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub extension_path: String,
+}
+
+pub struct ExtensionHost {
+    pub(super) extensions: Vec<Arc<Extension>>,
+    pub(super) ui: RwLock<Arc<dyn ExtensionUi>>,
+    errors: RwLock<ErrorSink>,
+    /// Where extensions' stderr lines go: `(extension name, line)`.
+    stderr: RwLock<StderrSink>,
+    pub(super) event_timeout: Duration,
+    /// The session's abort flag (dialogs and blocking hooks give up when it is raised).
+    pub(super) abort: RwLock<Abort>,
+    pub(super) view: Mutex<SessionView>,
+    actions: Mutex<Vec<PendingAction>>,
+    /// The session's working directory (where `exec` runs by default).
+    pub(super) cwd: std::path::PathBuf,
+    wake_tx: Sender<()>,
+    wake_rx: Receiver<()>,
+    /// The agent's steering and follow-up queues, for messages sent while a run is active.
+    pub(super) queues: Mutex<Option<(MessageQueue, MessageQueue)>>,
+    pub(super) running: AtomicBool,
+}
+
+/// What loading produced: the host, plus problems to show (`errors` are fatal for the run,
+/// such as an unknown CLI flag; `warnings` are not).
+pub struct Loaded {
+    pub host: Arc<ExtensionHost>,
+    pub errors: Vec<String>,
+}
+
+impl ExtensionHost {
+    /// A host with no extensions (what `--no-extensions` without `-e` amounts to).
+    pub fn empty() -> Arc<ExtensionHost> {
+        Self::build(Vec::new(), &HostOptions::new(".".into(), "print"))
+    }
+
+    fn build(extensions: Vec<Arc<Extension>>, opts: &HostOptions) -> Arc<ExtensionHost> {
+        let (wake_tx, wake_rx) = unbounded();
+        Arc::new(ExtensionHost {
+            extensions,
+            ui: RwLock::new(Arc::clone(&opts.ui)),
+            errors: RwLock::new(Arc::clone(&opts.errors)),
+            stderr: RwLock::new(Arc::new(|name: &str, line: &str| {
+                eprintln!("[{name}] {line}")
+            })),
+            event_timeout: opts.event_timeout,
+            abort: RwLock::new(Abort::new()),
+            view: Mutex::new(SessionView::default()),
+            actions: Mutex::new(Vec::new()),
+            cwd: opts.cwd.clone(),
+            wake_tx,
+            wake_rx,
+            queues: Mutex::new(None),
+            running: AtomicBool::new(false),
+        })
+    }
+
+    /// Starts every source, waits (in parallel, up to the handshake timeout) for each
+    /// registration, resolves CLI flags and sends each extension its flag values. Extensions
+    /// that fail to start or register are reported and left out.
+    pub fn load(sources: Vec<ExtensionSource>, opts: HostOptions) -> Loaded {
+        let (tx, rx) = unbounded::<(usize, ProcessEvent)>();
+        let cwd = opts.cwd.to_string_lossy().into_owned();
+        let report = |path: &str, error: String| {
+            (opts.errors)(&ExtensionError {
+                extension_path: path.into(),
+                event: "load".into(),
+                error,
+            })
+        };
+        let mut starting: Vec<Option<(ExtensionSource, ExtensionProcess)>> = Vec::new();
+        for (i, source) in sources.into_iter().enumerate() {
+            let tx = tx.clone();
+            let sink = Arc::new(move |ev| {
+                let _ = tx.send((i, ev));
+            });
+            let shown = source.path.to_string_lossy().into_owned();
+            let argv = match source.command() {
+                Ok(a) => a,
+                Err(e) => {
+                    report(&shown, e);
+                    starting.push(None);
+                    continue;
+                }
+            };
+            match ExtensionProcess::spawn(source.path.clone(), &argv, &opts.cwd, sink) {
+                Ok(p) => {
+                    p.send(protocol::hello(&protocol::Hello {
+                        cwd: &cwd,
+                        mode: &opts.mode,
+                        has_ui: opts.has_ui || opts.ui.has_ui(),
+                        extension_path: &shown,
+                        session_file: opts.session_file.as_deref(),
+                        cli_flags: &opts.cli_flags,
+                    }));
+                    starting.push(Some((source, p)));
+                }
+                Err(e) => {
+                    report(&shown, e);
+                    starting.push(None);
+                }
+            }
+        }
+        drop(tx);
+        let registrations = await_registrations(&starting, &rx, &opts, &report);
+        let mut extensions = Vec::new();
+        for (slot, reg) in starting.into_iter().zip(registrations) {
+            if let (Some((source, process)), Some(registration)) = (slot, reg) {
+                extensions.push(Extension {
+                    source,
+                    process,
+                    registration,
+                    flag_values: Map::new(),
+                });
+            }
+        }
+        let errors = resolve_flags(&mut extensions, &opts.cli_flags);
+        let extensions: Vec<Arc<Extension>> = extensions.into_iter().map(Arc::new).collect();
+        for ext in &extensions {
+            ext.process
+                .send(json!({"type": "flags", "values": ext.flag_values}));
+        }
+        let host = Self::build(extensions, &opts);
+        spawn_dispatcher(rx, Arc::downgrade(&host));
+        Loaded { host, errors }
+    }
+
+    /// Extensions still running.
+    pub fn active(&self) -> impl Iterator<Item = &Arc<Extension>> {
+        self.extensions.iter().filter(|e| e.process.is_alive())
+    }
+
+    /// Every extension that registered, dead or alive.
+    pub fn extensions(&self) -> &[Arc<Extension>] {
+        &self.extensions
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.extensions.is_empty()
+    }
+
+    /// Replaces the UI dialogs and notices go to (the interactive mode registers its own).
+    pub fn set_ui(&self, ui: Arc<dyn ExtensionUi>) {
+        *self.ui.write().unwrap_or_else(|p| p.into_inner()) = ui;
+    }
+
+    pub fn ui(&self) -> Arc<dyn ExtensionUi> {
+        Arc::clone(&self.ui.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Replaces where extension errors are reported (RPC emits `extension_error`).
+    pub fn set_error_sink(&self, sink: ErrorSink) {
+        *self.errors.write().unwrap_or_else(|p| p.into_inner()) = sink;
+    }
+
+    pub fn report(&self, extension_path: &str, event: &str, error: impl Into<String>) {
+        let sink = Arc::clone(&self.errors.read().unwrap_or_else(|p| p.into_inner()));
+        sink(&ExtensionError {
+            extension_path: extension_path.into(),
+            event: event.into(),
+            error: error.into(),
+        });
+    }
+
+    /// Binds the session's abort flag and message queues.
+    pub fn bind_session(&self, abort: Abort, steering: MessageQueue, follow_up: MessageQueue) {
+        *self.abort.write().unwrap_or_else(|p| p.into_inner()) = abort;
+        *self.queues.lock().unwrap_or_else(|p| p.into_inner()) = Some((steering, follow_up));
+    }
+
+    pub fn session_abort(&self) -> Abort {
+        self.abort.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Tells the host whether a run is active (calls that need the session are then deferred
+    /// or routed to the run's queues).
+    pub fn set_running(&self, running: bool) {
+        self.running.store(running, Ordering::SeqCst);
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Updates what getters (`getActiveTools`, `getThinkingLevel`, …) answer.
+    pub fn update_view(&self, f: impl FnOnce(&mut SessionView)) {
+        f(&mut self.view.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(super) fn push_action(&self, action: PendingAction) {
+        self.actions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(action);
+        let _ = self.wake_tx.send(());
+    }
+
+    /// Session changes extensions asked for, oldest first.
+    pub fn take_actions(&self) -> Vec<PendingAction> {
+        while self.wake_rx.try_recv().is_ok() {}
+        std::mem::take(&mut *self.actions.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Ticks whenever an action is queued; a mode's idle loop selects on it.
+    pub fn action_signal(&self) -> Receiver<()> {
+        self.wake_rx.clone()
+    }
+
+    /// Every registered command, in load order (first registration of a name wins).
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let mut out: Vec<CommandInfo> = Vec::new();
+        for ext in &self.extensions {
+            for c in &ext.registration.commands {
+                if !out.iter().any(|o| o.name == c.name) {
+                    out.push(CommandInfo {
+                        name: c.name.clone(),
+                        description: c.description.clone(),
+                        extension_path: ext.display_path(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Keyboard shortcuts extensions registered: `(key, description, extension path)`.
+    pub fn shortcuts(&self) -> Vec<(String, Option<String>, String)> {
+        self.extensions
+            .iter()
+            .flat_map(|e| {
+                e.registration
+                    .shortcuts
+                    .iter()
+                    .map(|s| (s.key.clone(), s.description.clone(), e.display_path()))
+            })
+            .collect()
+    }
+
+    /// Every flag extensions registered, for `--help`: `(name, kind, description, path)`.
+    pub fn flags(&self) -> Vec<(String, FlagType, Option<String>, String)> {
+        self.extensions
+            .iter()
+            .flat_map(|e| {
+                e.registration.flags.iter().map(|f| {
+                    (
+                        f.name.clone(),
+                        f.kind,
+                        f.description.clone(),
+                        e.display_path(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The value of an extension flag (from the command line, else its default).
+    pub fn flag_value(&self, name: &str) -> Option<Value> {
+        self.extensions
+            .iter()
+            .find_map(|e| e.flag_values.get(name).cloned())
+    }
+
+    /// Sends a notification event to every live subscriber; never waits.
+    pub fn emit(&self, event: &str, data: Value) {
+        for ext in self.active() {
+            if ext.registration.subscribes(event) {
+                let id = ext.process.next_id();
+                ext.process.send(protocol::event(id, event, data.clone()));
+            }
+        }
+    }
+
+    pub fn has_subscribers(&self, event: &str) -> bool {
+        self.active().any(|e| e.registration.subscribes(event))
+    }
+
+    /// Sends a blocking event to one extension and waits for its answer. A timeout or a
+    /// garbled answer disables the extension; any failure is reported and comes back as `Err`.
+    pub(super) fn ask(
+        &self,
+        ext: &Extension,
+        event: &str,
+        data: Value,
+        abort: Option<&Abort>,
+    ) -> Result<Value, RequestError> {
+        let id = ext.process.next_id();
+        let msg = protocol::event(id, event, data);
+        let result = ext
+            .process
+            .request(id, msg, Some(self.event_timeout), abort, &mut |_| {});
+        match &result {
+            Ok(_) | Err(RequestError::Aborted) => {}
+            Err(RequestError::Timeout(_)) => {
+                let reason = format!(
+                    "did not answer \"{event}\" within {} ms; extension disabled",
+                    self.event_timeout.as_millis()
+                );
+                self.report(&ext.display_path(), event, reason.clone());
+                ext.process.disable(reason);
+            }
+            // Reported by the dispatcher when the process died.
+            Err(RequestError::Dead(_)) => {}
+            Err(RequestError::Failed(e)) => self.report(&ext.display_path(), event, e.clone()),
+        }
+        result
+    }
+
+    /// Live extensions subscribed to `event`, in load order.
+    pub(super) fn subscribers(&self, event: &str) -> Vec<Arc<Extension>> {
+        self.active()
+            .filter(|e| e.registration.subscribes(event))
+            .cloned()
+            .collect()
+    }
+
+    /// Sends `session_shutdown` to subscribers (briefly waiting for their answer), then closes
+    /// every extension's stdin and escalates to TERM and KILL.
+    pub fn shutdown(&self) {
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        let mut waits = Vec::new();
+        for ext in self.active() {
+            if ext.registration.subscribes("session_shutdown") {
+                let id = ext.process.next_id();
+                if let Ok(rx) = ext.process.expect(id) {
+                    ext.process.send(protocol::event(
+                        id,
+                        "session_shutdown",
+                        json!({"reason": "quit"}),
+                    ));
+                    waits.push(rx);
+                }
+            }
+        }
+        for rx in waits {
+            let _ = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        }
+        // Each extension is stopped on its own thread so slow ones stop together.
+        std::thread::scope(|scope| {
+            for ext in &self.extensions {
+                scope.spawn(move || ext.process.shutdown(SHUTDOWN_GRACE));
+            }
+        });
+    }
+}
+
+/// Waits for each started process's `register` line; returns the registrations by index.
+fn await_registrations(
+    starting: &[Option<(ExtensionSource, ExtensionProcess)>],
+    rx: &Receiver<(usize, ProcessEvent)>,
+    opts: &HostOptions,
+    report: &dyn Fn(&str, String),
+) -> Vec<Option<Registration>> {
+    let mut regs: Vec<Option<Registration>> = vec![None; starting.len()];
+    let mut waiting: Vec<bool> = starting.iter().map(Option::is_some).collect();
+    let deadline = Instant::now() + opts.handshake_timeout;
+    while waiting.iter().any(|w| *w) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((i, ev)) = rx.recv_timeout(left) else {
+            break;
+        };
+        let Some((source, process)) = &starting[i] else {
+            continue;
+        };
+        let shown = source.path.to_string_lossy().into_owned();
+        match ev {
+            ProcessEvent::Stderr(line) => eprintln!("[{}] {line}", source.name()),
+            ProcessEvent::Died(reason) if waiting[i] => {
+                report(&shown, format!("failed to start: {reason}"));
+                waiting[i] = false;
+            }
+            ProcessEvent::Died(_) => {}
+            ProcessEvent::Message(msg) if waiting[i] => {
+                waiting[i] = false;
+                match Registration::parse(&msg) {
+                    Ok(r) => regs[i] = Some(r),
+                    Err(e) => {
+                        let reason = format!("invalid registration: {e}");
+                        report(&shown, reason.clone());
+                        process.disable(reason);
+                    }
+                }
+            }
+            ProcessEvent::Message(_) => {}
+        }
+    }
+    for (i, w) in waiting.iter().enumerate() {
+        if let (true, Some((source, process))) = (*w, &starting[i]) {
+            let reason = format!(
+                "did not register within {} ms; extension disabled",
+                opts.handshake_timeout.as_millis()
+            );
+            report(&source.path.to_string_lossy(), reason.clone());
+            process.disable(reason);
+        }
+    }
+    regs
+}
+
+/// Matches the command line's unknown flags against registered ones (pi's rules: a boolean
+/// flag is `true` whatever followed it, a string flag needs a value, anything unclaimed is an
+/// unknown option). Fills each extension's `flag_values`; returns the errors.
+fn resolve_flags(extensions: &mut [Extension], cli: &[(String, Option<String>)]) -> Vec<String> {
+    let mut errors = Vec::new();
+    let mut unknown = Vec::new();
+    for ext in extensions.iter_mut() {
+        for f in &ext.registration.flags {
+            if let Some(d) = &f.default {
+                ext.flag_values.insert(f.name.clone(), d.clone());
+            }
+        }
+    }
+    for (name, value) in cli {
+        let owners: Vec<usize> = extensions
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.registration.flags.iter().any(|f| &f.name == name))
+            .map(|(i, _)| i)
+            .collect();
+        if owners.is_empty() {
+            unknown.push(format!("--{name}"));
+            continue;
+        }
+        for i in owners {
+            let ext = &mut extensions[i];
+            let Some(flag) = ext.registration.flags.iter().find(|f| &f.name == name) else {
+                continue;
+            };
+            let v = match (flag.kind, value) {
+                (FlagType::Boolean, _) => Value::Bool(true),
+                (FlagType::String, Some(v)) => Value::String(v.clone()),
+                (FlagType::String, None) => {
+                    errors.push(format!("Extension flag \"--{name}\" requires a value"));
+                    continue;
+                }
+            };
+            ext.flag_values.insert(name.clone(), v);
+        }
+    }
+    if !unknown.is_empty() {
+        let noun = if unknown.len() == 1 {
+            "option"
+        } else {
+            "options"
+        };
+        errors.push(format!("Unknown {noun}: {}", unknown.join(", ")));
+    }
+    errors
+}
+
+/// After loading, one thread handles what extensions send on their own: calls, reported
+/// errors, stderr lines and deaths.
+fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHost>) {
+    // Detached: it ends when every extension's pipes have closed (all senders dropped).
+    let _ = std::thread::Builder::new()
+        .name("pi-ext-host".into())
+        .spawn(move || {
+            for (i, ev) in rx {
+                let Some(host) = host.upgrade() else {
+                    return;
+                };
+                let Some(ext) = host.extensions.iter().find(|e| {
+                    // Indexes are those of the sources; find the extension by identity.
+                    e.source.index == i
+                }) else {
+                    continue;
+                };
+                let ext = Arc::clone(ext);
+                match ev {
+                    ProcessEvent::Stderr(line) => host.forward_stderr(&ext, &line),
+                    ProcessEvent::Died(reason) => host.report(
+                        &ext.display_path(),
+                        "process",
+                        format!("extension {reason}; disabled"),
+                    ),
+                    ProcessEvent::Message(msg) => super::calls::handle(&host, &ext, msg),
+                }
+            }
+        });
+}
+
+impl ExtensionHost {
+    /// An extension's stderr: by default shown on pi's stderr prefixed with its name.
+    fn forward_stderr(&self, ext: &Extension, line: &str) {
+        let sink = Arc::clone(&self.stderr.read().unwrap_or_else(|p| p.into_inner()));
+        sink(&ext.source.name(), line);
+    }
+
+    /// Replaces where extensions' stderr lines go (a TUI must not let them hit the screen).
+    pub fn set_stderr_sink(&self, sink: StderrSink) {
+        *self.stderr.write().unwrap_or_else(|p| p.into_inner()) = sink;
+    }
+}

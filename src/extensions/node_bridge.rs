@@ -1,0 +1,119 @@
+//! Running pi's TypeScript/JavaScript extensions: a bundled Node.js bridge (`node_bridge.mjs`
+//! plus `node_shim.mjs`, embedded in the binary) is written to a cache directory and started as
+//! `node [--experimental-strip-types] bridge.mjs <module>`. The bridge loads the module's
+//! default export, hands it a `pi` object with the common ExtensionAPI, and speaks our
+//! protocol. TypeScript needs Node ≥ 22.6 (type stripping) or the `jiti` package.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const BRIDGE: &str = include_str!("node_bridge.mjs");
+const SHIM: &str = include_str!("node_shim.mjs");
+
+/// The `node` to use: `$PI_NODE`, else `node` on PATH.
+fn node_program() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PI_NODE").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("node"))
+        .find(|p| p.is_file())
+}
+
+/// `(major, minor)` of a `node --version` answer such as `v22.6.0`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.trim().trim_start_matches('v').split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+fn node_version(node: &Path) -> Option<(u32, u32)> {
+    static VERSION: OnceLock<Option<(u32, u32)>> = OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = std::process::Command::new(node)
+            .arg("--version")
+            .output()
+            .ok()?;
+        parse_version(&String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// Whether this Node strips TypeScript types itself.
+pub fn strips_types(version: (u32, u32)) -> bool {
+    version >= (22, 6)
+}
+
+/// The cache directory holding the bridge: `$XDG_CACHE_HOME/pi` or `~/.cache/pi`.
+fn cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("pi")
+        .join(format!("node-bridge-{}", content_hash()))
+}
+
+/// A hash of the embedded files, so a new pi never runs an old bridge.
+fn content_hash() -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in BRIDGE.bytes().chain(SHIM.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Writes the bridge files (once per content version); returns the bridge's path.
+pub fn install() -> Result<PathBuf, String> {
+    let dir = cache_dir();
+    let bridge = dir.join("bridge.mjs");
+    if bridge.is_file() && dir.join("pi-shim.mjs").is_file() {
+        return Ok(bridge);
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    for (name, text) in [("pi-shim.mjs", SHIM), ("bridge.mjs", BRIDGE)] {
+        // Written under a temporary name and renamed, so a concurrent pi never sees half a file.
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, dir.join(name)))
+            .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;
+    }
+    Ok(bridge)
+}
+
+/// The command line that runs `module` through the bridge.
+pub fn command(module: &Path) -> Result<Vec<String>, String> {
+    let node = node_program().ok_or(
+        "TypeScript/JavaScript extensions need Node.js: `node` was not found on PATH (or set PI_NODE)",
+    )?;
+    let bridge = install()?;
+    let mut argv = vec![node.to_string_lossy().into_owned()];
+    let is_ts = module
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "ts" | "mts" | "cts"));
+    if is_ts && node_version(&node).is_some_and(strips_types) {
+        argv.push("--experimental-strip-types".into());
+        argv.push("--disable-warning=ExperimentalWarning".into());
+    }
+    argv.push(bridge.to_string_lossy().into_owned());
+    argv.push(module.to_string_lossy().into_owned());
+    Ok(argv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_decide_type_stripping() {
+        assert_eq!(parse_version("v20.20.2\n"), Some((20, 20)));
+        assert_eq!(parse_version("garbage"), None);
+        assert!(!strips_types((20, 20)));
+        assert!(!strips_types((22, 5)));
+        assert!(strips_types((22, 6)));
+        assert!(strips_types((24, 0)));
+    }
+}

@@ -1,0 +1,423 @@
+//! Extensions (issue 9): the examples under `examples/extensions/` loaded from the global
+//! folder, a trusted project folder and `-e`, changing what pi does in print, JSON and RPC
+//! modes; and extensions that hang, crash or write garbage being reported and disabled while
+//! the session carries on.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::support::mock::{sse_tool_calls, MockServer, Reply};
+use crate::support::pi::PiCommand;
+
+const API: &str = "openai-completions";
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/extensions")
+        .join(name)
+}
+
+/// Copies an example (keeping its executable bit) to `dir/name`.
+fn install(example_name: &str, dir: &std::path::Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let to = dir.join(example_name);
+    std::fs::copy(example(example_name), &to).unwrap();
+    to
+}
+
+/// Writes an executable script.
+fn script(path: &std::path::Path, text: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn a_python_tool_from_the_global_folder_serves_the_model() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "word_count", json!({"text": "one two three"}))],
+    )));
+    mock.push(Reply::text(API, "It has three words."));
+    let pi = PiCommand::for_mock(API, &mock).args(["-p", "count the words"]);
+    install("word_count.py", &pi.agent_dir().join("extensions"));
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(
+        out.stdout, "It has three words.\n",
+        "stderr: {}",
+        out.stderr
+    );
+    let reqs = mock.requests();
+    assert!(
+        reqs[0].body_text().contains("\"word_count\""),
+        "the tool is offered"
+    );
+    assert!(
+        reqs[1].body_text().contains("3 words"),
+        "{}",
+        reqs[1].body_text()
+    );
+}
+
+#[test]
+fn the_permission_gate_blocks_rm_rf_without_a_ui() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "bash", json!({"command": "rm -rf build"}))],
+    )));
+    mock.push(Reply::text(API, "ok"));
+    let gate = example("permission_gate.py");
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "json", "-e", gate.to_str().unwrap(), "clean up"])
+        .write_file("build/keep.txt", "precious");
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let end = out
+        .json_lines()
+        .into_iter()
+        .find(|v| v["type"] == "tool_execution_end")
+        .expect("tool end");
+    assert_eq!(end["isError"], true);
+    assert_eq!(
+        end["result"]["content"][0]["text"],
+        "Dangerous command blocked (no UI for confirmation)"
+    );
+    assert!(pi.cwd().join("build/keep.txt").exists());
+}
+
+#[test]
+fn a_shell_command_and_its_flag_drive_a_prompt() {
+    let mock = MockServer::with_replies([Reply::text(API, "Hello, Ada!")]);
+    let greet = example("greet.sh");
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["-e", greet.to_str().unwrap(), "--shout", "-p", "/greet Ada"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "Hello, Ada!\n", "stderr: {}", out.stderr);
+    assert_eq!(
+        mock.single_request().last_user_text().as_deref(),
+        Some("PLEASE GREET ADA WARMLY.")
+    );
+
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["-e", greet.to_str().unwrap(), "--loud", "-p", "hi"])
+        .run();
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("Error: Unknown option: --loud"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn rpc_lists_extension_commands_and_forwards_status_updates() {
+    let mock = MockServer::with_replies([Reply::text(API, "done")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session"]);
+    let ext = pi.agent_dir().join("extensions");
+    install("status_line.py", &ext);
+    install("greet.sh", &ext);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"c","type":"get_commands"}"#);
+    let commands = talk.expect("get_commands", |v| v["id"] == "c");
+    let greet = commands["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "greet")
+        .expect("greet listed")
+        .clone();
+    assert_eq!(greet["source"], "extension");
+    assert_eq!(greet["description"], "Ask the agent to greet someone");
+    talk.send(r#"{"id":"p","type":"prompt","message":"hi"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, lines, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let statuses: Vec<String> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "extension_ui_request" && v["method"] == "setStatus")
+        .map(|v| v["statusText"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(statuses, ["Ready", "Turn 1...", "Turn 1 complete"]);
+}
+
+#[test]
+fn rpc_confirm_round_trip_decides_a_dangerous_command() {
+    let mock = MockServer::start();
+    for id in ["call_1", "call_2"] {
+        mock.push(Reply::sse(sse_tool_calls(
+            API,
+            &[(id, "bash", json!({"command": "rm -rf build"}))],
+        )));
+        mock.push(Reply::text(API, "ok"));
+    }
+    let gate = example("permission_gate.py");
+    let pi = PiCommand::for_mock(API, &mock)
+        .args([
+            "--mode",
+            "rpc",
+            "--no-session",
+            "-e",
+            gate.to_str().unwrap(),
+        ])
+        .write_file("build/keep.txt", "x");
+    let cwd = pi.cwd().to_path_buf();
+    let mut talk = pi.converse();
+    for (answer, expect_blocked) in [(false, true), (true, false)] {
+        talk.send(r#"{"type":"prompt","message":"clean"}"#);
+        let ask = talk.expect("confirm", |v| {
+            v["type"] == "extension_ui_request" && v["method"] == "confirm"
+        });
+        assert_eq!(ask["message"], "Allow `rm -rf build`?");
+        talk.send(
+            &json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": answer})
+                .to_string(),
+        );
+        let end = talk.expect("tool end", |v| v["type"] == "tool_execution_end");
+        assert_eq!(end["isError"], expect_blocked, "{end}");
+        talk.expect("agent_end", |v| v["type"] == "agent_end");
+        assert_eq!(cwd.join("build").exists(), expect_blocked);
+        // The run's thread hands the session back just after `agent_end`.
+        loop {
+            talk.send(r#"{"id":"s","type":"get_state"}"#);
+            let state = talk.expect("state", |v| v["id"] == "s");
+            if state["data"]["isStreaming"] == false {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let (code, _, _) = talk.finish();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn rpc_reports_extension_errors_as_events() {
+    let mock = MockServer::with_replies([Reply::text(API, "fine")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session"]);
+    script(
+        &pi.agent_dir().join("extensions/noisy"),
+        "#!/bin/sh\nread hello\necho '{\"type\":\"register\",\"protocol\":1,\"events\":[\"agent_start\"]}'\n\
+         read flags\nread event\necho '{\"type\":\"error\",\"event\":\"agent_start\",\"error\":\"handler threw\"}'\n\
+         cat >/dev/null\n",
+    );
+    let mut talk = pi.converse();
+    talk.send(r#"{"type":"prompt","message":"go"}"#);
+    let err = talk.expect("extension_error", |v| v["type"] == "extension_error");
+    assert_eq!(err["event"], "agent_start");
+    assert_eq!(err["error"], "handler threw");
+    assert!(err["extensionPath"].as_str().unwrap().ends_with("noisy"));
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    assert_eq!(talk.finish().0, Some(0));
+}
+
+#[test]
+fn an_extension_that_hangs_at_the_handshake_is_disabled() {
+    let mock = MockServer::with_replies([Reply::text(API, "still here")]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["-p", "hi"])
+        .env("PI_EXTENSION_HANDSHAKE_TIMEOUT_MS", "300");
+    script(
+        &pi.agent_dir().join("extensions/sleepy"),
+        "#!/bin/sh\nsleep 30\n",
+    );
+    let started = std::time::Instant::now();
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "still here\n");
+    assert!(
+        out.stderr
+            .contains("did not register within 300 ms; extension disabled"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "not stalled by the sleeper"
+    );
+}
+
+#[test]
+fn a_crash_mid_session_fails_its_tool_and_the_session_goes_on() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "boom", json!({}))],
+    )));
+    mock.push(Reply::text(API, "recovered"));
+    let pi = PiCommand::for_mock(API, &mock).args(["-p", "go"]);
+    script(
+        &pi.agent_dir().join("extensions/crashy.py"),
+        "#!/usr/bin/env python3\nimport json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    \
+         if m['type'] == 'hello':\n        print(json.dumps({'type': 'register', 'protocol': 1, \
+         'tools': [{'name': 'boom', 'description': 'explodes'}]}), flush=True)\n    \
+         elif m['type'] == 'tool':\n        sys.exit(3)\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "recovered\n", "{}", out.stderr);
+    let second = mock.requests()[1].body_text();
+    assert!(
+        second.contains("Tool boom failed: extension crashy exited (exit status: 3)"),
+        "{second}"
+    );
+    assert!(
+        out.stderr.contains("crashy.py): extension exited"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn garbage_output_and_a_silent_hook_disable_the_extension() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "ls", json!({}))],
+    )));
+    mock.push(Reply::text(API, "carried on"));
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["-p", "go", "--tools", "ls"])
+        .env("PI_EXTENSION_EVENT_TIMEOUT_MS", "300");
+    let ext = pi.agent_dir().join("extensions");
+    // Answers nothing to tool_call: the call is blocked after the timeout, never let through.
+    script(
+        &ext.join("silent"),
+        "#!/bin/sh\nread hello\necho '{\"type\":\"register\",\"protocol\":1,\"events\":[\"tool_call\"]}'\ncat >/dev/null\n",
+    );
+    // Writes garbage at the first turn.
+    script(
+        &ext.join("garbled"),
+        "#!/bin/sh\nread hello\necho '{\"type\":\"register\",\"protocol\":1,\"events\":[\"turn_start\"]}'\n\
+         read flags\nread event\necho 'this is not json'\ncat >/dev/null\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "carried on\n", "{}", out.stderr);
+    assert!(
+        out.stderr.contains("wrote a line that is not JSON"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("did not answer \"tool_call\" within 300 ms; extension disabled"),
+        "{}",
+        out.stderr
+    );
+    let second = mock.requests()[1].body_text();
+    assert!(
+        second.contains("Extension silent failed, blocking execution"),
+        "{second}"
+    );
+}
+
+#[test]
+fn an_untrusted_projects_extension_never_starts() {
+    let mock = MockServer::start();
+    mock.push(Reply::text(API, "one"));
+    mock.push(Reply::text(API, "two"));
+    let pi = PiCommand::for_mock(API, &mock).args(["-p", "hi"]);
+    let marker = pi.cwd().join("started");
+    script(
+        &pi.cwd().join(".pi/extensions/marker"),
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nread hello\necho '{{\"type\":\"register\",\"protocol\":1}}'\ncat >/dev/null\n",
+            marker.display()
+        ),
+    );
+    let out = pi.run();
+    out.assert_code(0);
+    assert!(!marker.exists(), "untrusted project code ran");
+    assert!(
+        out.stderr.contains(".pi/extensions"),
+        "the skip is explained: {}",
+        out.stderr
+    );
+
+    let out = pi
+        .again()
+        .args(["--model", "mock/mock-model", "--approve", "-p", "hi"])
+        .run();
+    out.assert_code(0);
+    assert!(marker.exists(), "a trusted project's extension runs");
+}
+
+/// A jiti package for Node versions without type stripping, if one can be found here.
+fn jiti_dir() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PI_TEST_JITI")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    candidates.push("/work/scratch/pits/node_modules/jiti".into());
+    for root in ["/usr/local/lib/node_modules", "/usr/lib/node_modules"] {
+        candidates.push(PathBuf::from(root).join("jiti"));
+    }
+    candidates
+        .into_iter()
+        .find(|c| c.join("lib/jiti.mjs").is_file())
+}
+
+fn node_version() -> Option<(u32, u32)> {
+    let out = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().trim_start_matches('v').split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+#[test]
+fn a_pi_typescript_extension_runs_through_the_node_bridge() {
+    let Some(version) = node_version() else {
+        eprintln!(
+            "SKIPPED a_pi_typescript_extension_runs_through_the_node_bridge: node is not on PATH"
+        );
+        return;
+    };
+    let jiti = jiti_dir();
+    if version < (22, 6) && jiti.is_none() {
+        eprintln!(
+            "SKIPPED a_pi_typescript_extension_runs_through_the_node_bridge: Node {version:?} \
+             cannot strip types and no jiti package was found (set PI_TEST_JITI)"
+        );
+        return;
+    }
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "hello", json!({"name": "Ada"}))],
+    )));
+    mock.push(Reply::text(API, "greeted"));
+    mock.push(Reply::text(API, "hello world"));
+    let mut pi = PiCommand::for_mock(API, &mock)
+        .args(["-p", "greet Ada"])
+        .env("XDG_CACHE_HOME", "cache");
+    if let Some(j) = &jiti {
+        pi = pi.env("PI_JITI", j.to_string_lossy());
+    }
+    install("hello.ts", &pi.agent_dir().join("extensions"));
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "greeted\n", "{}", out.stderr);
+    assert!(mock.requests()[1].body_text().contains("Hello, Ada!"));
+
+    let out = pi
+        .again()
+        .args(["--model", "mock/mock-model", "-p", "/hello world"])
+        .run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "hello world\n", "{}", out.stderr);
+    assert_eq!(
+        mock.requests()[2].last_user_text().as_deref(),
+        Some("Say hello to world")
+    );
+}
