@@ -133,6 +133,11 @@ impl Renderer {
         &self.previous
     }
 
+    /// The content row shown on the terminal's top line.
+    pub fn viewport_top(&self) -> usize {
+        self.viewport_top
+    }
+
     /// The first too-wide row seen in a release build, once, for the app to log.
     pub fn take_overflow_report(&mut self) -> Option<String> {
         self.overflow_report.take()

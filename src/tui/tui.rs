@@ -487,4 +487,6 @@ fn strip_markers(lines: &mut [String]) {
 }
 
 #[cfg(test)]
+mod screen_tests;
+#[cfg(test)]
 mod tests;
