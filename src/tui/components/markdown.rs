@@ -221,13 +221,19 @@ impl Markdown {
 }
 
 /// `at` if it starts a line, else the start of the next line (blocks end at line ends;
-/// anything after a block's end on its last line is whitespace).
+/// anything after a block's end on its last line is whitespace). A line ends at `\n`,
+/// `\r\n` or a lone `\r`, as in CommonMark.
 fn next_line_start(text: &str, at: usize) -> usize {
-    let at = at.min(text.len());
-    if at == 0 || text.as_bytes()[at - 1] == b'\n' {
+    let bytes = text.as_bytes();
+    let at = at.min(bytes.len());
+    if at == 0 || matches!(bytes[at - 1], b'\n' | b'\r') {
         return at;
     }
-    text[at..].find('\n').map_or(text.len(), |p| at + p + 1)
+    match bytes[at..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(p) if bytes[at + p] == b'\r' && bytes.get(at + p + 1) == Some(&b'\n') => at + p + 2,
+        Some(p) => at + p + 1,
+        None => bytes.len(),
+    }
 }
 
 impl Component for Markdown {
