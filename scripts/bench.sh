@@ -6,7 +6,9 @@
 # and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
 # ending in a compaction, so the context sent is small) for one `-p` round trip (wall and peak RSS),
 # and the cost of appending one entry to a session of 10 entries vs of 100,000
-# (examples/session_bench.rs). Prints one table; the TypeScript pi gets a second column when it is
+# (examples/session_bench.rs). Then the terminal UI (examples/tui_bench.rs): one streamed token
+# re-rendered under a 10,000-line transcript (time and rows written), and the CPU share of a core
+# while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Prints one table; the TypeScript pi gets a second column when it is
 # installed ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
 #
 # Never reaches the network: the model is a mock on 127.0.0.1, PI_OFFLINE=1, the environment is
@@ -26,6 +28,8 @@ cargo build --release --quiet
 PI_RS="$TARGET_DIR/release/pi"
 cargo build --release --quiet --example session_bench
 SESSION_BENCH="$TARGET_DIR/release/examples/session_bench"
+cargo build --release --quiet --example tui_bench
+TUI_BENCH="$TARGET_DIR/release/examples/tui_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -174,6 +178,7 @@ export BENCH_RUNS="$RUNS" BENCH_HOME="$SCRATCH/home" BENCH_AGENT_DIR="$AGENT_DIR
 export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" BENCH_TMP="$SCRATCH/tmp"
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
+export BENCH_TUI_BENCH="$TUI_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -559,6 +564,28 @@ def bench_append():
         return None
     return found[10], found[100_000]
 
+# tui: examples/tui_bench.rs, one token under a 10,000-line transcript and 5 s of streaming.
+def bench_tui():
+    exe = os.environ.get("BENCH_TUI_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: tui_bench timed out", file=sys.stderr)
+        return None
+    found = {}
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("tui_frame_us", "tui_stream"):
+            found[parts[0]] = dict(x.split("=", 1) for x in parts[1:])
+    if p.returncode != 0 or len(found) != 2:
+        print(f"warning: tui_bench exited {p.returncode}: "
+              f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+        return None
+    return found["tui_frame_us"], found["tui_stream"]
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
@@ -566,7 +593,8 @@ if ts:
 
 rows = {k: [] for k in ("rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
-                        "resume_rss", "append_10", "append_100k", "append_ratio")}
+                        "resume_rss", "append_10", "append_100k", "append_ratio",
+                        "tui_frame", "tui_stream")}
 print("writing the 50,000-file tree...", file=sys.stderr)
 make_tree()
 print(f"writing a {SESSION_MB:g} MB session...", file=sys.stderr)
@@ -640,8 +668,19 @@ for name, base in impls:
         rows["append_10"].append(f"{a[0]:.1f} µs" if a else "failed")
         rows["append_100k"].append(f"{a[1]:.1f} µs" if a else "failed")
         rows["append_ratio"].append(f"{a[1] / a[0]:.2f}x" if a else "n/a")
+        print("tui_bench: render and streaming cost...", file=sys.stderr)
+        t = bench_tui()
+        if t:
+            f, st = t
+            rows["tui_frame"].append(f"{float(f['median']) / 1000:.3f} ms (at most {f['rows']} rows, "
+                                     f"{f['bytes']} bytes per frame)")
+            rows["tui_stream"].append(f"{float(st['cpu_pct']):.1f}% ({st['frames']} frames, "
+                                      f"{st['tokens']} tokens in {st['seconds']} s)")
+        else:
+            rows["tui_frame"].append("failed")
+            rows["tui_stream"].append("failed")
     else:
-        for k in ("append_10", "append_100k", "append_ratio"):
+        for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream"):
             rows[k].append("n/a (Rust library)")
 
 labels = {
@@ -664,6 +703,8 @@ labels = {
     "append_10": "append entry at 10, per append (median of 1,000)",
     "append_100k": "append entry at 100,000, per append (median of 1,000)",
     "append_ratio": "append at 100,000 / at 10",
+    "tui_frame": "tui: 1 token into 10,000-line transcript, frame (median)",
+    "tui_stream": "tui: stream 200 tokens/s at 60 fps, CPU of one core",
 }
 header = ["metric"] + [n for n, _ in impls]
 table = [header] + [[labels[k]] + rows[k] for k in labels]

@@ -69,4 +69,27 @@ pub trait Component {
 
     /// Drops cached output (theme change, resize).
     fn invalidate(&mut self) {}
+
+    /// A stamp that changes whenever `render` at an unchanged width might return something
+    /// new, taken from [`next_revision`] so it is unique across components. A [`Container`]
+    /// skips rendering children whose stamp did not move. `None` (the default) means
+    /// "unknown": the component is rendered every frame.
+    fn revision(&self) -> Option<u64> {
+        None
+    }
+
+    /// For components that keep their rendered lines (like [`Container`]): the lines at
+    /// `width`, borrowed, and the first row that may differ from what the previous call
+    /// returned (rows before it are unchanged). Lets [`Tui`] draw a long transcript without
+    /// copying or comparing all of it. `None` (the default): use `render`.
+    fn render_borrowed(&mut self, _width: usize) -> Option<(&[String], usize)> {
+        None
+    }
+}
+
+/// A fresh, process-wide unique stamp for [`Component::revision`].
+pub fn next_revision() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -6,6 +6,7 @@
 //! [`slice_with_width`], so wide characters and styles on either side survive; a wide
 //! character cut by an overlay edge becomes a space rather than half a glyph.
 
+use super::components::terminal_image::is_image_line;
 use super::text::{slice_with_width, visible_width};
 use super::LINE_RESET;
 
@@ -213,7 +214,10 @@ pub fn composite(base: &mut Vec<String>, overlays: &[Placed], cols: usize, rows:
         } = overlay.layout;
         for (i, line) in overlay.lines.iter().enumerate() {
             if let Some(target) = base.get_mut(screen_top + row + i) {
-                *target = splice(target, line, col, width, cols);
+                // An image row is escape payload, not columns: splicing would corrupt it.
+                if !is_image_line(target) {
+                    *target = splice(target, line, col, width, cols);
+                }
             }
         }
     }
@@ -373,5 +377,23 @@ mod tests {
         composite(&mut base, &[placed], 10, 5);
         let text: Vec<String> = base.iter().map(|l| strip_ansi(l)).collect();
         assert_eq!(text, ["one", "two", "", " XX", ""]);
+    }
+
+    #[test]
+    fn image_rows_are_left_whole_under_an_overlay() {
+        let image = "\x1b_Ga=T,f=100,i=3;QUJD\x1b\\".to_string();
+        let mut base = vec!["text".to_string(), image.clone()];
+        let placed = Placed {
+            lines: vec!["XX".into(), "YY".into()],
+            layout: Layout {
+                width: 2,
+                max_height: None,
+                row: 0,
+                col: 1,
+            },
+        };
+        composite(&mut base, &[placed], 10, 2);
+        assert_eq!(strip_ansi(&base[0]), "tXXt");
+        assert_eq!(base[1], image);
     }
 }

@@ -13,13 +13,25 @@
 //! Every write is one synchronized-output block (`ESC[?2026h … ESC[?2026l`), every written
 //! row ends with [`LINE_RESET`], and the hardware cursor ends at the [`CURSOR_MARKER`] found
 //! in the visible rows. A row wider than the terminal is a component bug: debug builds panic
-//! naming it; release builds cut it and keep one report for the app to log.
+//! naming it; release builds cut it and keep one report for the app to log. Rows carrying
+//! an image (Kitty or iTerm2) are written as they are, exempt from both.
+//!
+//! Kitty images stay on screen until deleted, so the renderer remembers which image ids
+//! each row placed: before rewriting a range of rows it deletes the images on them (and
+//! extends the range down to the last image row, which may have moved), and before a full
+//! repaint it deletes every image of the previous frame.
+//!
+//! [`Renderer::render_parts`] lets the caller pass the rows above the screen borrowed and
+//! say how many leading rows are known unchanged, so a frame of a long transcript costs
+//! what changed, not its length.
 //!
 //! The renderer runs on whichever thread owns the terminal (the UI loop); it never blocks.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
 
+use super::components::terminal_image::{is_image_line, kitty_delete};
 use super::terminal::{Terminal, HIDE_CURSOR, SHOW_CURSOR};
 use super::text::{slice_by_column, visible_width};
 use super::{CURSOR_MARKER, LINE_RESET};
@@ -62,6 +74,8 @@ pub struct Renderer {
     full_redraws: usize,
     overflow_report: Option<String>,
     overflow_reported: bool,
+    /// Kitty image ids placed on each row of the previous frame.
+    images: BTreeMap<usize, Vec<u32>>,
 }
 
 impl Default for Renderer {
@@ -89,6 +103,7 @@ impl Renderer {
             full_redraws: 0,
             overflow_report: None,
             overflow_reported: false,
+            images: BTreeMap::new(),
         }
     }
 
@@ -118,6 +133,11 @@ impl Renderer {
         &self.previous
     }
 
+    /// The content row shown on the terminal's top line.
+    pub fn viewport_top(&self) -> usize {
+        self.viewport_top
+    }
+
     /// The first too-wide row seen in a release build, once, for the app to log.
     pub fn take_overflow_report(&mut self) -> Option<String> {
         self.overflow_report.take()
@@ -139,11 +159,37 @@ impl Renderer {
         let (width, height) = term.size();
         let cursor = extract_cursor(&mut lines, height);
         let out = self.frame(lines, cursor, width, height, overlays_active);
-        if out.is_empty() {
-            return Ok(());
-        }
-        term.write(&out);
-        term.flush()
+        write_out(term, &out)
+    }
+
+    /// Like [`Renderer::render`] for a frame given in two parts: `above`, the rows scrolled
+    /// above the screen, borrowed as they are, and `screen`, the rows from there down (the
+    /// visible ones, where the cursor marker is looked for). The caller promises that the
+    /// first `unchanged_before` rows equal the previous frame's, so a long transcript is
+    /// neither copied nor compared where it did not change.
+    pub fn render_parts(
+        &mut self,
+        term: &mut dyn Terminal,
+        above: &[String],
+        mut screen: Vec<String>,
+        unchanged_before: usize,
+        overlays_active: bool,
+    ) -> io::Result<()> {
+        let (width, height) = term.size();
+        let cursor = extract_cursor(&mut screen, height).map(|c| CursorPos {
+            row: c.row + above.len(),
+            col: c.col,
+        });
+        let frame = Frame { above, screen };
+        let out = self.frame_parts(
+            frame,
+            unchanged_before,
+            cursor,
+            width,
+            height,
+            overlays_active,
+        );
+        write_out(term, &out)
     }
 
     /// Bytes that leave the cursor on a fresh line below the content and show it, for
@@ -166,6 +212,22 @@ impl Renderer {
     pub fn frame(
         &mut self,
         lines: Vec<String>,
+        cursor: Option<CursorPos>,
+        width: usize,
+        height: usize,
+        overlays_active: bool,
+    ) -> String {
+        let frame = Frame {
+            above: &[],
+            screen: lines,
+        };
+        self.frame_parts(frame, 0, cursor, width, height, overlays_active)
+    }
+
+    fn frame_parts(
+        &mut self,
+        lines: Frame<'_>,
+        unchanged_before: usize,
         cursor: Option<CursorPos>,
         width: usize,
         height: usize,
@@ -195,18 +257,20 @@ impl Renderer {
 
         let prev_len = self.previous.len();
         let new_len = lines.len();
-        let changed = changed_rows(&self.previous, &lines);
-        let (first, last) = match changed {
+        let changed = changed_rows(&self.previous, &lines, unchanged_before);
+        let (first, mut last) = match changed {
             _ if new_len > prev_len => (changed.map_or(prev_len, |(first, _)| first), new_len - 1),
             Some(range) => range,
             None if new_len < prev_len => {
-                // Only rows at the end went away: erase them.
+                // Only rows at the end went away: erase them (and their images).
                 if new_len.saturating_sub(1) < self.viewport_top {
                     return self.full(lines, cursor, width, true);
                 }
                 let mut out = String::new();
+                self.delete_images(&mut out, new_len, prev_len - 1);
                 self.erase_from(&mut out, new_len);
-                return self.commit(out, lines, cursor, width);
+                self.store_rows(&lines, new_len, new_len);
+                return self.commit(out, new_len, cursor, width);
             }
             None => {
                 let mut out = String::new();
@@ -219,8 +283,15 @@ impl Renderer {
         if first < self.viewport_top {
             return self.full(lines, cursor, width, true);
         }
+        // An image below a change may have moved: rewrite down to the last one, deleting
+        // every image in the rewritten rows first (terminals keep images until told).
+        if let Some((&row, _)) = self.images.range(first..).next_back() {
+            last = last.max(row);
+        }
 
         let mut out = String::new();
+        self.delete_images(&mut out, first, last);
+        let last = last.min(new_len.saturating_sub(1));
         if new_len > prev_len && first == prev_len && first > 0 {
             // Appending: step down from the last row so the newline scrolls if needed.
             self.move_to(&mut out, first - 1);
@@ -229,18 +300,18 @@ impl Renderer {
             self.move_to(&mut out, first);
         }
         out.push('\r');
-        for (i, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+        for i in first..=last {
             if i > first {
                 self.newline(&mut out);
             }
             out.push_str(CLEAR_LINE);
-            self.push_checked(&mut out, line, i, width);
-            out.push_str(LINE_RESET);
+            self.push_row(&mut out, lines.line(i), i, width);
         }
         if prev_len > new_len {
             self.erase_from(&mut out, new_len);
         }
-        self.commit(out, lines, cursor, width)
+        self.store_rows(&lines, first, last + 1);
+        self.commit(out, new_len, cursor, width)
     }
 
     /// Erases content rows from `row` down. Those rows were painted, so they are on screen.
@@ -250,10 +321,11 @@ impl Renderer {
         out.push_str(CLEAR_BELOW);
     }
 
-    /// Paints every row, after clearing screen and scrollback when `clear`.
+    /// Paints every row, after deleting images and clearing screen and scrollback when
+    /// `clear`.
     fn full(
         &mut self,
-        lines: Vec<String>,
+        lines: Frame<'_>,
         cursor: Option<CursorPos>,
         width: usize,
         clear: bool,
@@ -262,6 +334,11 @@ impl Renderer {
         self.force_clear = false;
         let mut out = String::new();
         if clear {
+            for ids in self.images.values() {
+                for &id in ids {
+                    out.push_str(&kitty_delete(id));
+                }
+            }
             out.push_str(CLEAR_ALL);
             self.max_lines_rendered = 0;
         } else {
@@ -270,29 +347,74 @@ impl Renderer {
         }
         self.viewport_top = 0;
         self.hardware_cursor_row = 0;
-        for (i, line) in lines.iter().enumerate() {
+        for i in 0..lines.len() {
             if i > 0 {
                 self.newline(&mut out);
             }
-            self.push_checked(&mut out, line, i, width);
-            out.push_str(LINE_RESET);
+            self.push_row(&mut out, lines.line(i), i, width);
         }
         self.cursor_at = None;
-        self.commit(out, lines, cursor, width)
+        let len = lines.len();
+        self.previous.clear();
+        self.previous.extend(lines.above.iter().cloned());
+        self.previous.extend(lines.screen);
+        self.images.clear();
+        for (row, line) in self.previous.iter().enumerate() {
+            let ids = kitty_image_ids(line);
+            if !ids.is_empty() {
+                self.images.insert(row, ids);
+            }
+        }
+        self.commit(out, len, cursor, width)
+    }
+
+    /// Makes rows `[from, to)` of the stored previous frame equal to `lines` and drops the
+    /// rows past its end, keeping the image index in step.
+    fn store_rows(&mut self, lines: &Frame<'_>, from: usize, to: usize) {
+        let new_len = lines.len();
+        self.previous.truncate(new_len);
+        let _ = self.images.split_off(&new_len);
+        for i in from..to.min(new_len) {
+            let line = lines.line(i);
+            match self.previous.get_mut(i) {
+                Some(old) => {
+                    old.clear();
+                    old.push_str(line);
+                }
+                None => self.previous.push(line.to_owned()),
+            }
+            let ids = kitty_image_ids(line);
+            if ids.is_empty() {
+                self.images.remove(&i);
+            } else {
+                self.images.insert(i, ids);
+            }
+        }
+    }
+
+    /// Deletes the Kitty images on previous rows `first..=last`.
+    fn delete_images(&self, out: &mut String, first: usize, last: usize) {
+        if first > last {
+            return;
+        }
+        for ids in self.images.range(first..=last).map(|(_, ids)| ids) {
+            for &id in ids {
+                out.push_str(&kitty_delete(id));
+            }
+        }
     }
 
     /// Records the frame as painted and positions the cursor; returns the wrapped bytes.
     fn commit(
         &mut self,
         mut out: String,
-        lines: Vec<String>,
+        len: usize,
         cursor: Option<CursorPos>,
         width: usize,
     ) -> String {
         self.cursor_at = None;
-        self.place_cursor(&mut out, cursor, lines.len());
-        self.max_lines_rendered = self.max_lines_rendered.max(lines.len());
-        self.previous = lines;
+        self.place_cursor(&mut out, cursor, len);
+        self.max_lines_rendered = self.max_lines_rendered.max(len);
         self.previous_width = width;
         self.previous_height = self.height;
         wrap_sync(out)
@@ -347,12 +469,30 @@ impl Renderer {
         self.cursor_at = None;
     }
 
-    fn push_checked(&mut self, out: &mut String, line: &str, index: usize, width: usize) {
-        let line_width = visible_width(line);
-        if line_width <= width {
+    /// Writes one row followed by [`LINE_RESET`]. Image rows go out untouched: their
+    /// escape payload is not text, so neither the width check nor the reset applies.
+    fn push_row(&mut self, out: &mut String, line: &str, index: usize, width: usize) {
+        if is_image_line(line) {
             out.push_str(line);
             return;
         }
+        let line_width = visible_width(line);
+        if line_width <= width {
+            out.push_str(line);
+        } else {
+            self.report_overflow(out, line, line_width, index, width);
+        }
+        out.push_str(LINE_RESET);
+    }
+
+    fn report_overflow(
+        &mut self,
+        out: &mut String,
+        line: &str,
+        line_width: usize,
+        index: usize,
+        width: usize,
+    ) {
         let message = format!(
             "rendered line {index} is {line_width} columns wide, wider than the terminal \
              ({width}); components must truncate with text::truncate_to_width: {line:?}"
@@ -391,12 +531,61 @@ fn wrap_sync(body: String) -> String {
     out
 }
 
-/// First and last index where the frames differ, over the rows both have.
-fn changed_rows(old: &[String], new: &[String]) -> Option<(usize, usize)> {
+/// A frame in two parts: rows above the screen, borrowed from the app's component, and the
+/// rest (the screen, with the cursor marker stripped and overlays drawn in).
+struct Frame<'a> {
+    above: &'a [String],
+    screen: Vec<String>,
+}
+
+impl Frame<'_> {
+    fn len(&self) -> usize {
+        self.above.len() + self.screen.len()
+    }
+
+    fn line(&self, row: usize) -> &str {
+        match self.above.get(row) {
+            Some(line) => line,
+            None => &self.screen[row - self.above.len()],
+        }
+    }
+}
+
+/// First and last index where the frames differ over the rows both have, looking only from
+/// `from` on (the rows before it are known to be equal).
+fn changed_rows(old: &[String], new: &Frame<'_>, from: usize) -> Option<(usize, usize)> {
     let common = old.len().min(new.len());
-    let first = (0..common).find(|&i| old[i] != new[i])?;
-    let last = (first..common).rev().find(|&i| old[i] != new[i])?;
+    let differs = |i: usize| old[i] != new.line(i);
+    let first = (from.min(common)..common).find(|&i| differs(i))?;
+    let last = (first..common).rev().find(|&i| differs(i))?;
     Some((first, last))
+}
+
+/// The Kitty image ids placed by a row (`ESC_G…i=<id>…;`), in order.
+fn kitty_image_ids(line: &str) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("\x1b_G") {
+        rest = &rest[at + 3..];
+        let params = rest.split(';').next().unwrap_or("");
+        let id = params
+            .split(',')
+            .find_map(|p| p.strip_prefix("i="))
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|&id| id > 0);
+        if let Some(id) = id {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+fn write_out(term: &mut dyn Terminal, out: &str) -> io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    term.write(out);
+    term.flush()
 }
 
 /// Finds [`CURSOR_MARKER`] in the bottom `height` rows (the ones on screen), removes it and

@@ -657,6 +657,45 @@ mod tests {
             ("ab\x1b_pi:c\x07cd", 4),
             ("ｈｉ", 4), // fullwidth latin
             ("\u{200B}", 0),
+            // CJK and other East Asian wide text.
+            ("中文字符", 8),
+            ("가나다", 6),
+            ("ア", 2),
+            ("ｶﾀｶﾅ", 4),     // halfwidth katakana
+            ("\u{3000}", 2), // ideographic space
+            ("ｈｅｌｌｏ", 10),
+            ("한글\u{301}", 4),
+            // Combining marks stay in their base's cell.
+            ("a\u{308}", 1),
+            ("n\u{303}\u{301}", 1),
+            ("e\u{301}\u{302}\u{303}", 1),
+            ("\u{5D0}\u{5B8}", 1), // Hebrew letter with a point
+            ("ä", 1),
+            // Emoji: single, modified, joined, flags, keycaps, text vs emoji presentation.
+            ("😀😀", 4),
+            ("🫠", 2),
+            ("👋🏿", 2),
+            ("🧑\u{200D}💻", 2),
+            ("🏳\u{FE0F}\u{200D}🌈", 2),
+            ("🇯🇵🇺🇸", 4),
+            ("#\u{FE0F}\u{20E3}", 2),
+            ("✈", 1),
+            ("✈\u{FE0F}", 2),
+            ("⌚", 2),
+            ("©", 1),
+            ("🙂 ok", 5),
+            // Symbols the UI draws with are narrow.
+            ("…", 1),
+            ("→", 1),
+            ("│", 1),
+            ("⠋", 1),
+            // Escapes cost nothing, whatever their terminator, around wide text too.
+            ("\x1b[38;2;1;2;3m日本\x1b[39m", 4),
+            ("\x1b]8;;http://a\x1b\\日本\x1b]8;;\x1b\\", 4),
+            ("\x1b[1m\x1b[22m", 0),
+            ("日\x1b_pi:c\x07本", 4),
+            ("x\u{200B}y", 2),
+            ("\u{FEFF}", 0),
         ];
         for (s, w) in table {
             assert_eq!(visible_width(s), *w, "{s:?}");

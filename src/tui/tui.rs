@@ -85,6 +85,10 @@ pub struct Tui<T: Terminal> {
     order: u64,
     render_requested: bool,
     last_render: Option<Instant>,
+    /// Address of the root drawn last, so a lent frame's change hint is trusted only for it.
+    last_root: Option<usize>,
+    /// First row drawn as a screen row in the previous frame.
+    previous_screen_top: usize,
 }
 
 impl<T: Terminal> Tui<T> {
@@ -98,6 +102,8 @@ impl<T: Terminal> Tui<T> {
             order: 0,
             render_requested: true,
             last_render: None,
+            last_root: None,
+            previous_screen_top: 0,
         }
     }
 
@@ -192,14 +198,32 @@ impl<T: Terminal> Tui<T> {
     }
 
     /// Draws a frame now: the root, then visible overlays on top.
+    ///
+    /// Only the rows on screen are copied to draw overlays and find the cursor; a root that
+    /// keeps its lines ([`Component::render_borrowed`], e.g. a [`Container`]) lends the rest
+    /// and says where it changed, so a long transcript is neither copied nor compared.
+    ///
+    /// [`Container`]: super::Container
     pub fn render(&mut self, root: &mut dyn Component) -> io::Result<()> {
         self.render_requested = false;
         let (cols, rows) = self.terminal.size();
         let focus = self.effective_focus(cols, rows);
-        let mut lines = root.render(cols);
+        let root_id = (root as *const dyn Component).cast::<()>() as usize;
+        let same_root = self.last_root == Some(root_id);
+        self.last_root = Some(root_id);
+        let owned: Vec<String>;
+        let (lines, root_unchanged): (&[String], usize) = match root.render_borrowed(cols) {
+            Some((lines, since)) if same_root => (lines, since),
+            Some((lines, _)) => (lines, 0),
+            None => {
+                owned = root.render(cols);
+                (&owned, 0)
+            }
+        };
+        let top = lines.len().saturating_sub(rows);
+        let mut screen = lines[top..].to_vec();
         if focus != Focus::Base {
-            let top = lines.len().saturating_sub(rows);
-            strip_markers(&mut lines[top..]);
+            strip_markers(&mut screen);
         }
         let mut visible: Vec<&mut Overlay> = self
             .overlays
@@ -226,10 +250,19 @@ impl<T: Terminal> Tui<T> {
                 )
             })
             .collect();
-        overlay::composite(&mut lines, &placed, cols, rows);
+        overlay::composite(&mut screen, &placed, cols, rows);
         let overlays_active = !self.overlays.is_empty();
-        self.renderer
-            .render(&mut self.terminal, lines, overlays_active)
+        // Rows drawn as screen rows last time (overlays, stripped markers) may differ from
+        // the root's own lines even where the root did not change.
+        let unchanged = root_unchanged.min(top).min(self.previous_screen_top);
+        self.previous_screen_top = top;
+        self.renderer.render_parts(
+            &mut self.terminal,
+            &lines[..top],
+            screen,
+            unchanged,
+            overlays_active,
+        )
     }
 
     // ---- input ----
@@ -453,5 +486,7 @@ fn strip_markers(lines: &mut [String]) {
     }
 }
 
+#[cfg(test)]
+mod screen_tests;
 #[cfg(test)]
 mod tests;

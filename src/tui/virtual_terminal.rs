@@ -94,6 +94,21 @@ impl VirtualTerminal {
         (usize::from(row), usize::from(col))
     }
 
+    /// Screen cells drawn in reverse video (an editor's fake cursor), as `(row, col)`.
+    pub fn inverse_cells(&self) -> Vec<(usize, usize)> {
+        let screen = self.parser.screen();
+        let mut cells = Vec::new();
+        for row in 0..self.rows {
+            for col in 0..self.cols {
+                let cell = screen.cell(to_u16(row), to_u16(col));
+                if cell.is_some_and(|c| c.inverse() && !c.is_wide_continuation()) {
+                    cells.push((row, col));
+                }
+            }
+        }
+        cells
+    }
+
     pub fn cursor_visible(&self) -> bool {
         !self.parser.screen().hide_cursor()
     }

@@ -21,7 +21,7 @@ use super::markdown_table::render_table;
 use super::text::{frame_line, frame_lines, Fill};
 use crate::tui::text::{truncate_to_width, visible_width, wrap_text_with_ansi};
 use crate::tui::theme::{Theme, Token};
-use crate::tui::Component;
+use crate::tui::{next_revision, Component};
 
 /// The base style of body text (pi's `DefaultTextStyle`); thinking blocks use italic with
 /// the `thinkingText` colour. `bg` fills whole lines including padding.
@@ -56,6 +56,7 @@ pub struct Markdown {
     hyperlinks: bool,
     cache: Cache,
     code_memo: RefCell<CodeMemo>,
+    revision: u64,
 }
 
 #[derive(Default)]
@@ -94,6 +95,7 @@ impl Markdown {
             hyperlinks: super::terminal_image::capabilities().hyperlinks,
             cache: Cache::default(),
             code_memo: RefCell::default(),
+            revision: next_revision(),
         };
         md.set_text(text);
         md
@@ -128,12 +130,14 @@ impl Markdown {
             .count();
         self.cache.clean_until = self.cache.clean_until.min(common);
         self.text = text;
+        self.revision = next_revision();
     }
 
     /// Appends streamed text.
     pub fn append(&mut self, delta: &str) {
         self.cache.clean_until = self.cache.clean_until.min(self.text.len());
         self.text.push_str(&delta.replace('\t', "   "));
+        self.revision = next_revision();
     }
 
     fn fill(&self) -> Option<Fill> {
@@ -217,13 +221,19 @@ impl Markdown {
 }
 
 /// `at` if it starts a line, else the start of the next line (blocks end at line ends;
-/// anything after a block's end on its last line is whitespace).
+/// anything after a block's end on its last line is whitespace). A line ends at `\n`,
+/// `\r\n` or a lone `\r`, as in CommonMark.
 fn next_line_start(text: &str, at: usize) -> usize {
-    let at = at.min(text.len());
-    if at == 0 || text.as_bytes()[at - 1] == b'\n' {
+    let bytes = text.as_bytes();
+    let at = at.min(bytes.len());
+    if at == 0 || matches!(bytes[at - 1], b'\n' | b'\r') {
         return at;
     }
-    text[at..].find('\n').map_or(text.len(), |p| at + p + 1)
+    match bytes[at..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(p) if bytes[at + p] == b'\r' && bytes.get(at + p + 1) == Some(&b'\n') => at + p + 2,
+        Some(p) => at + p + 1,
+        None => bytes.len(),
+    }
 }
 
 impl Component for Markdown {
@@ -245,6 +255,11 @@ impl Component for Markdown {
 
     fn invalidate(&mut self) {
         self.cache = Cache::default();
+        self.revision = next_revision();
+    }
+
+    fn revision(&self) -> Option<u64> {
+        Some(self.revision)
     }
 }
 

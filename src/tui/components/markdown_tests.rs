@@ -255,3 +255,128 @@ fn streaming_a_long_code_block() {
         start.elapsed() / 10
     );
 }
+
+/// xorshift: deterministic randomness for the property test below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Pieces of Markdown syntax and awkward text, glued at random into documents that are
+/// mostly malformed: unclosed fences and emphasis, ragged tables, deep nesting, escapes.
+const FRAGMENTS: &[&str] = &[
+    "# ",
+    "## ",
+    "###### ",
+    "\n",
+    "\n\n",
+    "- ",
+    "* ",
+    "1. ",
+    "99) ",
+    "  ",
+    "    ",
+    "\t",
+    "> ",
+    "> > ",
+    "```",
+    "```rust\n",
+    "~~~",
+    "`",
+    "**",
+    "*",
+    "_",
+    "~~",
+    "[",
+    "](",
+    ")",
+    "<",
+    ">",
+    "![img](x.png)",
+    "[link](https://example.com)",
+    "<https://a.b>",
+    "|",
+    "| a | b |\n",
+    "|---|:-:|\n",
+    "---\n",
+    "===\n",
+    "- [ ] ",
+    "- [x] ",
+    "\\",
+    "&amp;",
+    "&#x1F600;",
+    "<div>",
+    "</div>",
+    "<!-- c -->",
+    "word",
+    "longerwordthatmightwrap",
+    "日本語",
+    "🙂",
+    "👍🏽",
+    "e\u{301}",
+    "\u{200D}",
+    "\x1b[31m",
+    "\x1b]8;;u\x07",
+    "\r\n",
+    "\u{0}",
+    " ",
+    "fn main() {}",
+    "$x$",
+];
+
+#[test]
+fn random_documents_never_panic_fit_the_width_and_stream_like_a_full_render() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for case in 0..400 {
+        let doc: String = (0..rng.below(60))
+            .map(|_| FRAGMENTS[rng.below(FRAGMENTS.len())])
+            .collect();
+        let width = 1 + rng.below(70);
+        let mut full = Markdown::new(doc.clone(), rng.below(3), rng.below(2), theme());
+        // A lone CR anywhere must not break rendering (streaming equality below uses CRLF).
+        let mut with_cr = md(&doc.replace('\n', "\r"));
+        let _ = with_cr.render(width);
+        for line in full.render(width) {
+            assert!(
+                visible_width(&line) <= width,
+                "case {case}, width {width}, doc {doc:?}: {line:?}"
+            );
+        }
+        // Streamed in random chunks (on char boundaries), the result is the full render.
+        let mut streamed = md("");
+        let chars: Vec<char> = doc.chars().collect();
+        let mut at = 0;
+        while at < chars.len() {
+            let end = (at + 1 + rng.below(12)).min(chars.len());
+            streamed.append(&chars[at..end].iter().collect::<String>());
+            let _ = streamed.render(width);
+            at = end;
+        }
+        assert_eq!(
+            streamed.render(width),
+            md(&doc).render(width),
+            "case {case}, width {width}, doc {doc:?}"
+        );
+    }
+}
+
+#[test]
+fn carriage_return_line_endings_stream_like_a_full_render() {
+    for doc in [
+        "# t\r\tword\n\nb",
+        "a\r\nb\r\n\r\nc\r\n- x\r\n- y\r\n\r\n```\r\ncode\r\n```",
+    ] {
+        let mut streamed = md("");
+        for c in doc.chars() {
+            streamed.append(&c.to_string());
+            let _ = streamed.render(28);
+        }
+        assert_eq!(streamed.render(28), md(doc).render(28), "{doc:?}");
+    }
+}

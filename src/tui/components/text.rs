@@ -4,7 +4,7 @@
 
 use crate::tui::text::{truncate_to_width, visible_width, wrap_text_with_ansi};
 use crate::tui::theme::{Theme, Token};
-use crate::tui::Component;
+use crate::tui::{next_revision, Component};
 
 /// A background colour applied to whole lines, surviving resets inside the content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +121,7 @@ pub struct Text {
     padding_y: usize,
     fill: Option<Fill>,
     cache: Option<(usize, Vec<String>)>,
+    revision: u64,
 }
 
 impl Text {
@@ -132,17 +133,20 @@ impl Text {
             padding_y,
             fill: None,
             cache: None,
+            revision: next_revision(),
         }
     }
 
     pub fn with_fill(mut self, fill: Fill) -> Text {
         self.fill = Some(fill);
+        self.revision = next_revision();
         self
     }
 
     pub fn set_text(&mut self, text: impl Into<String>) {
         self.text = text.into();
         self.cache = None;
+        self.revision = next_revision();
     }
 
     pub fn text(&self) -> &str {
@@ -152,6 +156,7 @@ impl Text {
     pub fn set_fill(&mut self, fill: Option<Fill>) {
         self.fill = fill;
         self.cache = None;
+        self.revision = next_revision();
     }
 }
 
@@ -181,6 +186,11 @@ impl Component for Text {
 
     fn invalidate(&mut self) {
         self.cache = None;
+        self.revision = next_revision();
+    }
+
+    fn revision(&self) -> Option<u64> {
+        Some(self.revision)
     }
 }
 
@@ -189,6 +199,7 @@ pub struct TruncatedText {
     text: String,
     padding_x: usize,
     padding_y: usize,
+    revision: u64,
 }
 
 impl TruncatedText {
@@ -197,11 +208,13 @@ impl TruncatedText {
             text: text.into(),
             padding_x,
             padding_y,
+            revision: next_revision(),
         }
     }
 
     pub fn set_text(&mut self, text: impl Into<String>) {
         self.text = text.into();
+        self.revision = next_revision();
     }
 }
 
@@ -212,26 +225,39 @@ impl Component for TruncatedText {
         let line = truncate_to_width(first, available, "...", false);
         frame_lines(vec![line], width, self.padding_x, self.padding_y, None)
     }
+
+    fn revision(&self) -> Option<u64> {
+        Some(self.revision)
+    }
 }
 
 /// `n` empty rows.
 pub struct Spacer {
     lines: usize,
+    revision: u64,
 }
 
 impl Spacer {
     pub fn new(lines: usize) -> Spacer {
-        Spacer { lines }
+        Spacer {
+            lines,
+            revision: next_revision(),
+        }
     }
 
     pub fn set_lines(&mut self, lines: usize) {
         self.lines = lines;
+        self.revision = next_revision();
     }
 }
 
 impl Component for Spacer {
     fn render(&mut self, _width: usize) -> Vec<String> {
         vec![String::new(); self.lines]
+    }
+
+    fn revision(&self) -> Option<u64> {
+        Some(self.revision)
     }
 }
 

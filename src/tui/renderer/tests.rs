@@ -324,3 +324,83 @@ fn finish_leaves_the_cursor_below_the_content() {
     assert_eq!(h.term.cursor(), (3, 0));
     assert!(h.term.cursor_visible());
 }
+
+/// A Kitty image row as the Image component draws it (cursor up, place, cursor down).
+fn kitty_row(id: u32) -> String {
+    format!(
+        "\x1b[1A\x1b_Ga=T,f=100,q=2,C=1,c=4,r=2,i={id};{}\x1b\\\x1b[1B",
+        "QUJD".repeat(40)
+    )
+}
+
+fn delete(id: u32) -> String {
+    format!("\x1b_Ga=d,d=I,i={id},q=2\x1b\\")
+}
+
+#[test]
+fn image_rows_are_written_without_width_check_or_reset() {
+    let mut h = Harness::new(20, 6);
+    let image = kitty_row(7);
+    let frame = h.paint(&["top", "", &image, "end"]);
+    // The payload is far wider than 20 columns: no panic, no cut, no reset after it.
+    assert!(frame.contains(&format!("{image}\r\n")), "{frame:?}");
+    assert!(!frame.contains(&format!("{image}{LINE_RESET}")));
+    assert!(frame.contains(&format!("top{LINE_RESET}")));
+}
+
+#[test]
+fn rewriting_rows_deletes_their_images_first_and_reaches_down_to_moved_images() {
+    let mut h = Harness::new(20, 8);
+    let image = kitty_row(7);
+    h.paint(&["top", "", &image, "end"]);
+    // A change above the image: the image row may have moved, so it is rewritten too,
+    // after its image was deleted.
+    let frame = h.paint(&["TOP", "", &image, "end"]);
+    assert_sync(&frame);
+    let body = &frame[SYNC_BEGIN.len()..];
+    assert!(
+        body.starts_with(&delete(7)),
+        "delete comes first: {frame:?}"
+    );
+    assert_eq!(frame.matches(&delete(7)).count(), 1);
+    assert!(frame.contains(&image), "image row rewritten: {frame:?}");
+    assert!(
+        !frame.contains("end"),
+        "rows past the last image stay: {frame:?}"
+    );
+
+    // A change below the image leaves it alone.
+    let frame = h.paint(&["TOP", "", &image, "END"]);
+    assert!(!frame.contains("\x1b_G"), "{frame:?}");
+
+    // Removing the image rows deletes the image.
+    let frame = h.paint(&["TOP"]);
+    assert!(frame.contains(&delete(7)), "{frame:?}");
+    assert_eq!(h.screen(), ["TOP"]);
+    let frame = h.paint(&["TOP", "x"]);
+    assert!(
+        !frame.contains("\x1b_G"),
+        "the deleted image is forgotten: {frame:?}"
+    );
+}
+
+#[test]
+fn a_full_repaint_deletes_every_previous_image_before_clearing() {
+    let mut h = Harness::new(20, 8);
+    h.paint(&[&kitty_row(7), "text", &kitty_row(9)]);
+    h.term.resize(30, 8);
+    let frame = h.paint(&["new", "frame"]);
+    assert_sync(&frame);
+    let body = &frame[SYNC_BEGIN.len()..];
+    let deletes = format!("{}{}", delete(7), delete(9));
+    assert!(
+        body.starts_with(&format!("{deletes}{CLEAR_ALL}")),
+        "deletes, then the clear: {frame:?}"
+    );
+    h.term.resize(25, 8);
+    let frame = h.paint(&["again"]);
+    assert!(
+        !frame.contains("\x1b_G"),
+        "nothing left to delete: {frame:?}"
+    );
+}
