@@ -303,8 +303,23 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
-    // Extension paths from installed pi packages join here (`package_paths`).
-    let package_paths = Vec::new();
+    let resources = Resources::load(
+        &agent_dir,
+        &cwd,
+        &ResourceOptions {
+            skill_paths: args.skills.clone(),
+            no_skills: args.no_skills,
+            template_paths: args.prompt_templates.clone(),
+            no_templates: args.no_prompt_templates,
+            no_context_files: args.no_context_files,
+        },
+        &scope,
+    );
+    for w in &resources.warnings {
+        eprintln!("Warning: {w}");
+    }
+    // Installed pi packages contribute extensions too.
+    let package_paths = resources.package_extensions.clone();
     let session_file = session.path().map(|p| p.to_string_lossy().into_owned());
     let loaded = super::extensions::load(
         args,
@@ -351,21 +366,6 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         .collect();
     let (tools, tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
-    let resources = Resources::load(
-        &agent_dir,
-        &cwd,
-        &ResourceOptions {
-            skill_paths: args.skills.clone(),
-            no_skills: args.no_skills,
-            template_paths: args.prompt_templates.clone(),
-            no_templates: args.no_prompt_templates,
-            no_context_files: args.no_context_files,
-        },
-        &scope,
-    );
-    for w in &resources.warnings {
-        eprintln!("Warning: {w}");
-    }
     let mut skipped = resources.skipped.clone();
     skipped.extend(loaded.skipped.iter().cloned());
     if !skipped.is_empty() && choice != TrustChoice::Deny {

@@ -554,3 +554,30 @@ fn offline_runs_leave_missing_packages_alone() {
     );
     assert!(!cmd.agent_dir().join("git").exists());
 }
+
+/// A package's extension (here the sh `/greet` example) starts with every run once the
+/// package is installed, and stops once it is removed.
+#[test]
+fn package_extensions_load_until_the_package_is_removed() {
+    let mock = MockServer::start();
+    let cmd = PiCommand::for_mock(API, &mock);
+    let pkg = TestDir::new("extpkg");
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"greeter","version":"1.0.0","pi":{"extensions":["./extensions"]}}"#,
+    )
+    .unwrap();
+    let ext = pkg.join("extensions/greet.sh");
+    std::fs::create_dir_all(ext.parent().unwrap()).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/extensions/greet.sh");
+    std::fs::copy(example, &ext).unwrap();
+    let source = pkg.path().to_string_lossy().into_owned();
+    cmd.again().args(["install", &source]).run().assert_code(0);
+
+    let (_, user) = ask(&cmd, &mock, &[], "/greet Ada");
+    assert_eq!(user, "Please greet Ada warmly.");
+
+    cmd.again().args(["remove", &source]).run().assert_code(0);
+    let (_, user) = ask(&cmd, &mock, &[], "/greet Ada");
+    assert_eq!(user, "/greet Ada");
+}
