@@ -178,7 +178,7 @@ export BENCH_RUNS="$RUNS" BENCH_HOME="$SCRATCH/home" BENCH_AGENT_DIR="$AGENT_DIR
 export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" BENCH_TMP="$SCRATCH/tmp"
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
-export BENCH_TUI_BENCH="$TUI_BENCH"
+export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -564,6 +564,28 @@ def bench_append():
         return None
     return found[10], found[100_000]
 
+# interactive: the real binary on a pseudo-terminal (scripts/bench_interactive.py): exec to a
+# ready editor, idle RSS, and keystroke-to-screen with a 2,000-message session loaded.
+INTERACTIVE_SESSION = os.path.join(tmp_dir, "interactive-2000.jsonl")
+subprocess.run([sys.executable, os.path.join(os.environ["BENCH_SCRIPTS"], "gen_session.py"),
+                INTERACTIVE_SESSION, cwd, "2000"], check=True)
+
+def bench_interactive(base, n):
+    script = os.path.join(os.environ["BENCH_SCRIPTS"], "bench_interactive.py")
+    try:
+        p = subprocess.run([sys.executable, script, os.environ["BENCH_AGENT_DIR"], cwd,
+                            INTERACTIVE_SESSION, str(n), "--"] + base,
+                           capture_output=True, text=True, timeout=900,
+                           env=dict(env, BENCH_HOME=os.environ["BENCH_HOME"]))
+    except subprocess.TimeoutExpired:
+        print("warning: interactive bench timed out", file=sys.stderr)
+        return None
+    found = dict(l.split(None, 1) for l in p.stdout.splitlines() if " " in l)
+    if p.returncode != 0 or "startup_ms" not in found:
+        print(f"warning: interactive bench failed: {(p.stdout + p.stderr)[-300:]}", file=sys.stderr)
+        return None
+    return found
+
 # tui: examples/tui_bench.rs, one token under a 10,000-line transcript and 5 s of streaming.
 def bench_tui():
     exe = os.environ.get("BENCH_TUI_BENCH")
@@ -591,7 +613,7 @@ ts = os.environ.get("BENCH_PI_TS")
 if ts:
     impls.append(("pi (ts)", [ts]))
 
-rows = {k: [] for k in ("rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
+rows = {k: [] for k in ("tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream")}
@@ -656,6 +678,18 @@ for name, base in impls:
     rows["bash_wall"].append(f"{b[0]:.1f} ms" if b else "failed")
     rows["bash_rss"].append(f"{b[1] / 1024:.1f} MiB" if b and b[1] is not None else "failed" if not b else "n/a")
 
+    n = runs if name == "pi (rust)" else min(runs, 3)
+    print(f"{name}: interactive mode on a pty ({n} starts)...", file=sys.stderr)
+    it = bench_interactive(base, n)
+    if it:
+        rows["tui_start"].append(f"{float(it['startup_ms']):.1f} ms")
+        rows["tui_idle"].append(f"{int(it['idle_rss_kib']) / 1024:.1f} MiB")
+        rows["tui_key"].append(f"{float(it['keystroke_ms']):.2f} ms (p95 {float(it['keystroke_p95_ms']):.2f} ms, "
+                               f"{int(it['loaded_rss_kib']) / 1024:.0f} MiB loaded)")
+    else:
+        for k in ("tui_start", "tui_idle", "tui_key"):
+            rows[k].append("failed")
+
     n = session_runs if name == "pi (rust)" else min(session_runs, 3)
     print(f"{name}: resuming the session ({n} runs)...", file=sys.stderr)
     r = bench_resume(base, n)
@@ -703,6 +737,9 @@ labels = {
     "append_10": "append entry at 10, per append (median of 1,000)",
     "append_100k": "append entry at 100,000, per append (median of 1,000)",
     "append_ratio": "append at 100,000 / at 10",
+    "tui_start": "interactive: start to ready editor on a pty (median)",
+    "tui_idle": "interactive: idle RSS after start (median)",
+    "tui_key": "interactive: keystroke to screen, 2,000-message session (median)",
     "tui_frame": "tui: 1 token into 10,000-line transcript, frame (median)",
     "tui_stream": "tui: stream 200 tokens/s at 60 fps, CPU of one core",
 }

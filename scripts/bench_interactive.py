@@ -1,11 +1,12 @@
 """Interactive-mode benchmarks on a pseudo-terminal: time from exec to a ready editor, idle
 RSS, and keystroke-to-screen latency with a long session loaded.
 
-    python3 scripts/bench_interactive.py <pi binary> <agent dir> <cwd> [session.jsonl]
+    python3 scripts/bench_interactive.py <agent dir> <cwd> <session.jsonl|-> <runs> -- <pi command...>
 
-The agent dir must hold a models.json whose default model needs no network to start. Prints
-one `key value` line per metric (milliseconds / KiB)."""
-import os, pty, select, statistics, sys, time, fcntl, termios, struct, signal
+The agent dir must hold a models.json whose default model `mock/mock-model` needs no network to
+start (the footer shows its name once the editor is ready). Prints one `key value` line per
+metric (milliseconds / KiB); `make bench` reads them."""
+import os, pty, select, shutil, statistics, sys, time, fcntl, termios, struct, signal
 
 def spawn(argv, env, cwd, cols=120, rows=40):
     pid, fd = pty.fork()
@@ -40,16 +41,20 @@ def rss_kib(pid):
     return 0
 
 def main():
-    binary, agent_dir, cwd = sys.argv[1:4]
-    session = sys.argv[4] if len(sys.argv) > 4 else None
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.path.dirname(os.path.dirname(agent_dir)),
-           "PI_CODING_AGENT_DIR": agent_dir, "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    agent_dir, cwd, session, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    command = sys.argv[sys.argv.index("--") + 1:]
+    command[0] = shutil.which(command[0]) or command[0]
+    session = None if session == "-" else session
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "HOME": os.environ.get("BENCH_HOME", os.path.dirname(os.path.dirname(agent_dir))),
+           "PI_CODING_AGENT_DIR": agent_dir, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+           "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
     # Start-up: exec to the footer's model name (drawn with the editor in the first frame).
     starts, rss = [], []
-    for _ in range(5):
+    for _ in range(runs):
         t0 = time.perf_counter()
-        pid, fd = spawn([binary], env, cwd)
-        _, t1 = read_until(fd, b"mock-model", 10)
+        pid, fd = spawn(command, env, cwd)
+        _, t1 = read_until(fd, b"mock-model", 30)
         starts.append((t1 - t0) * 1000)
         time.sleep(0.3)
         rss.append(rss_kib(pid))
@@ -57,8 +62,8 @@ def main():
     print(f"startup_ms {statistics.median(starts):.1f}")
     print(f"idle_rss_kib {statistics.median(rss)}")
     if session:
-        pid, fd = spawn([binary, "--session", session], env, cwd)
-        read_until(fd, b"mock-model", 20)
+        pid, fd = spawn(command + ["--session", session], env, cwd)
+        read_until(fd, b"mock-model", 60)
         time.sleep(0.5)
         lat = []
         for i in range(40):
@@ -70,6 +75,7 @@ def main():
             lat.append((time.perf_counter() - t0) * 1000)
             time.sleep(0.03)
         print(f"keystroke_ms {statistics.median(lat):.2f}")
+        print(f"keystroke_p95_ms {sorted(lat)[int(len(lat) * 0.95) - 1]:.2f}")
         print(f"loaded_rss_kib {rss_kib(pid)}")
         os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0); os.close(fd)
 

@@ -12,6 +12,7 @@ mod bash_job;
 mod chat;
 mod commands;
 mod events;
+pub mod ext_ui;
 mod external;
 mod footer;
 mod header;
