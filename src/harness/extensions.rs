@@ -137,7 +137,7 @@ impl AgentSession {
             v.active_tools = agent.tools.iter().map(|t| t.name().to_string()).collect();
             v.all_tools = b.tool_registry.iter().map(tool_info).collect();
             v.thinking_level = agent.thinking.as_str().to_string();
-            v.session_name = self.session.tree().name().map(str::to_string);
+            v.session_name = self.session.name();
             v.model = json!({"provider": agent.model.provider, "id": agent.model.id});
             v.system_prompt = agent.system_prompt.clone();
         });

@@ -628,7 +628,7 @@ impl Server {
             m.insert("sessionFile".into(), p.to_string_lossy().into());
         }
         m.insert("sessionId".into(), s.session.session_id().into());
-        if let Some(name) = s.session.tree().name() {
+        if let Some(name) = s.session.name() {
             m.insert("sessionName".into(), name.into());
         }
         m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());

@@ -36,6 +36,8 @@ pub(crate) enum Kind {
     Compaction,
     BranchSummary,
     CustomMessage,
+    /// `session_info`: carries the session's display name.
+    SessionInfo,
     Other,
 }
 
@@ -50,6 +52,7 @@ impl Kind {
             Some("compaction") => Kind::Compaction,
             Some("branch_summary") => Kind::BranchSummary,
             Some("custom_message") => Kind::CustomMessage,
+            Some("session_info") => Kind::SessionInfo,
             _ => Kind::Other,
         }
     }

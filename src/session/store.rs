@@ -19,7 +19,7 @@ use super::entry::{
 };
 use super::file::{LoadError, LoadedSession};
 use super::ids::{iso_timestamp, short_id, uuid_v7};
-use super::lazy::{Index, LazyFile, LazyLoaded, Meta, Opened};
+use super::lazy::{Index, Kind, LazyFile, LazyLoaded, Meta, Opened};
 use super::tree::{SessionContext, Tree};
 use crate::ai::{now_ms, Extra, UserContent};
 
@@ -221,6 +221,27 @@ impl SessionWriter {
 
     pub fn tree(&self) -> Tree<'_> {
         Tree::new(self.entries())
+    }
+
+    /// The session's display name (the latest `session_info` entry's, trimmed; `None` when
+    /// unnamed). A lazily resumed session parses only that one entry.
+    pub fn name(&self) -> Option<String> {
+        if self.all.get().is_some() {
+            return self.tree().name().map(str::to_string);
+        }
+        let info = self
+            .metas
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, m)| m.kind == Kind::SessionInfo)
+            .find_map(|(i, _)| match self.entry_at(i) {
+                Entry::SessionInfo(info) => Some(info),
+                _ => None,
+            })?;
+        info.name
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
     }
 
     /// The context at the current leaf.

@@ -52,7 +52,7 @@ impl FooterInfo {
             }
         }
         let agent = s.agent();
-        totals.session_name = s.session.tree().name().map(str::to_string);
+        totals.session_name = s.session.name();
         let window = agent.model.context_window;
         totals.context_window = window;
         totals.context_percent = ops::context_usage(&s.session, window).and_then(|u| u.percent);
