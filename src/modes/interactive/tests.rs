@@ -61,6 +61,9 @@ fn harness(model_id: &str) -> Harness {
     let env = InteractiveEnv {
         available_models: Box::new(Vec::new),
         credentials: Box::new(|_| Err("no key".into())),
+        reload_models: None,
+        models_error: None,
+        oauth_provider: crate::resources::oauth::provider,
         resources: Resources::default(),
         reload_resources: None,
         has_model: true,
