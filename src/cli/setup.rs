@@ -232,7 +232,7 @@ fn pick_session_to_resume(args: &Args) -> Result<Option<std::path::PathBuf>, Str
         .unwrap_or_else(|_| crate::tui::theme::Theme::dark().with_mode(mode));
     crate::tui::theme::install(theme);
     crate::tui::keybindings::install(crate::tui::keybindings::load(&agent_dir).bindings);
-    crate::modes::interactive::startup_picker::pick_session(&dir, &agent_dir)
+    crate::modes::interactive::standalone::pick_session(&dir, &agent_dir)
         .map_err(|e| format!("could not show the session picker: {e}"))
 }
 

@@ -6,7 +6,7 @@
 //! transcript), `commands` (slash commands), `overlays` (the dialog integration point),
 //! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
 //! them), `deferred` (model changes during a run), `history` (showing and switching
-//! sessions), `startup_picker` (`pi -r`), `view`, `chat`, `tool_view`, `header`, `footer`
+//! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`
 //! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
 
 mod app;
@@ -25,7 +25,7 @@ mod login_flow;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
-pub mod startup_picker;
+pub mod standalone;
 mod tool_view;
 mod tree_nav;
 mod view;
