@@ -234,3 +234,33 @@ fn a_model_change_during_a_run_shows_at_once_and_applies_when_it_ends() {
     h.wait_idle();
     assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-defer-b");
 }
+
+#[test]
+fn tree_navigation_with_a_summary_writes_a_branch_summary_entry() {
+    let mut h = harness_with("dlg-summary", &[], true);
+    prompt(&mut h, "dlg-summary", "alpha question", "reply one");
+    prompt(&mut h, "dlg-summary", "beta question", "reply two");
+    h.type_bytes("/tree\r");
+    h.wait_text("beta question");
+    h.type_bytes("alpha");
+    h.type_bytes("\r");
+    h.wait_text("No summary");
+    push_reply(
+        "dlg-summary",
+        Reply::text("The beta branch explored things."),
+    );
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.wait_idle();
+    h.wait_text("Navigated to selected point");
+    assert_eq!(h.app.view.editor.get_text(), "alpha question");
+    let summaries: Vec<String> = session_entries(&h)
+        .iter()
+        .filter(|e| e["type"] == "branch_summary")
+        .map(|e| e["summary"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    assert!(summaries[0].contains("The beta branch explored things."));
+    // The agent continues from the summary.
+    assert_eq!(h.app.session().unwrap().messages().len(), 1);
+}
