@@ -49,7 +49,8 @@ pub fn run(provider: &str) -> i32 {
     }
 }
 
-fn oauth_flow(provider: &str) -> Option<Box<dyn OAuthProvider>> {
+/// The OAuth flow of `provider`, pointed at `PI_OAUTH_TEST_BASE` when that is set.
+pub(super) fn oauth_flow(provider: &str) -> Option<Box<dyn OAuthProvider>> {
     let Some(base) = std::env::var("PI_OAUTH_TEST_BASE")
         .ok()
         .filter(|b| !b.is_empty())

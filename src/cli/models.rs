@@ -61,6 +61,16 @@ impl Models {
         self.registry.available()
     }
 
+    /// Re-reads auth.json (after an interactive `/login` or `/logout`).
+    pub fn reload_auth(&mut self) {
+        self.registry.auth_mut().reload();
+    }
+
+    /// Why models.json could not be loaded.
+    pub fn load_error(&self) -> Option<String> {
+        self.registry.load_error().map(str::to_string)
+    }
+
     /// Key and headers for `model`, or pi's "no key" message.
     pub fn credentials(&self, model: &Model) -> Result<(String, Vec<(String, String)>), String> {
         let auth = self.registry.request_auth(model)?;

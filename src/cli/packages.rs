@@ -391,8 +391,8 @@ fn print_list(manager: &PackageManager, settings: &Settings, s: &Style) {
     }
 }
 
-/// `pi config`. pi opens a full-screen selector to switch package resources on and off; this
-/// build prints the same groups with each resource's state, read-only.
+/// `pi config`: on a terminal, the selector that switches package resources on and off (as
+/// pi's); otherwise the same groups printed with each resource's state.
 fn run_config() -> i32 {
     let s = style();
     let (cwd, agent_dir) = match locations() {
@@ -405,6 +405,27 @@ fn run_config() -> i32 {
     let resolved = packages::resolve_for_run(&agent_dir, &cwd, true, Missing::Skip);
     for w in &resolved.warnings {
         eprintln!("{}", s.paint("33", &format!("Warning: {w}")));
+    }
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        let mut settings = Settings::load(&agent_dir, &cwd);
+        let mode = crate::tui::theme::ColorMode::detect();
+        let name = settings.str(&["theme"]).unwrap_or("dark").to_string();
+        let themes = agent_dir.join("themes");
+        crate::tui::theme::install(
+            crate::tui::theme::load_named(&name, &[&themes], mode)
+                .unwrap_or_else(|_| crate::tui::theme::Theme::dark().with_mode(mode)),
+        );
+        crate::tui::keybindings::install(crate::tui::keybindings::load(&agent_dir).bindings);
+        return match crate::modes::interactive::standalone::configure_packages(
+            &resolved,
+            &mut settings,
+        ) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{}", s.red(&format!("Error: terminal failure: {e}")));
+                1
+            }
+        };
     }
     print_config(&resolved, &s);
     0

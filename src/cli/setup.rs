@@ -140,13 +140,24 @@ pub fn run_rpc(args: Args) -> i32 {
 }
 
 /// Interactive mode: the session core, then the terminal UI until the user quits. `-r`
-/// resumes the most recent session here (the session picker lives in the UI: `/resume`).
+/// first shows the session picker on its own; cancelling it ends pi, as in pi.
 pub fn run_interactive(mut args: Args) -> i32 {
     let mut notices = Vec::new();
     if args.resume {
-        args.resume = false;
-        args.continue_session = true;
-        notices.push("Resumed the most recent session; use /resume to pick another.".to_string());
+        match pick_session_to_resume(&args) {
+            Ok(Some(path)) => {
+                args.resume = false;
+                args.session = Some(path.to_string_lossy().into_owned());
+            }
+            Ok(None) => {
+                println!("\x1b[2mNo session selected\x1b[22m");
+                return 0;
+            }
+            Err(e) => {
+                eprintln!("Error: {e}");
+                return 1;
+            }
+        }
     }
     let prepared = match prepare(&args, true) {
         Ok(p) => p,
@@ -172,9 +183,11 @@ pub fn run_interactive(mut args: Args) -> i32 {
     let theme = settings.str(&["theme"]).map(str::to_string);
     let quiet_startup = settings.bool(&["quietStartup"]).unwrap_or(false);
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
-    let models = std::rc::Rc::new(prepared.models);
+    let models_error = prepared.models.load_error();
+    let models = std::rc::Rc::new(std::cell::RefCell::new(prepared.models));
     let for_credentials = std::rc::Rc::clone(&models);
-    let for_count = models.available();
+    let for_reload = std::rc::Rc::clone(&models);
+    let for_count = models.borrow().available();
     let mut providers: Vec<&str> = for_count.iter().map(|m| m.provider.as_str()).collect();
     providers.sort_unstable();
     providers.dedup();
@@ -195,8 +208,11 @@ pub fn run_interactive(mut args: Args) -> i32 {
     crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
-            available_models: Box::new(move || models.available()),
-            credentials: Box::new(move |m| for_credentials.credentials(m)),
+            available_models: Box::new(move || models.borrow().available()),
+            credentials: Box::new(move |m| for_credentials.borrow().credentials(m)),
+            reload_models: Some(Box::new(move || for_reload.borrow_mut().reload_auth())),
+            models_error,
+            oauth_provider: super::login::oauth_flow,
             resources: prepared.resources,
             reload_resources: Some(Box::new(reload)),
             has_model: prepared.has_model,
@@ -211,6 +227,24 @@ pub fn run_interactive(mut args: Args) -> i32 {
             provider_count,
         },
     )
+}
+
+/// `pi -r`: the theme from the settings, then the picker over this folder's sessions.
+fn pick_session_to_resume(args: &Args) -> Result<Option<std::path::PathBuf>, String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("Cannot read the current directory: {e}"))?;
+    let agent_dir = crate::resources::agent_dir();
+    let settings = Settings::load_with(&agent_dir, &cwd, false);
+    let dir = super::sessions::sessions_dir(args, &settings, &agent_dir, &cwd.to_string_lossy());
+    let env_theme = settings.str(&["theme"]).unwrap_or("dark").to_string();
+    let mode = crate::tui::theme::ColorMode::detect();
+    let themes = agent_dir.join("themes");
+    let theme = crate::tui::theme::load_named(&env_theme, &[&themes], mode)
+        .unwrap_or_else(|_| crate::tui::theme::Theme::dark().with_mode(mode));
+    crate::tui::theme::install(theme);
+    crate::tui::keybindings::install(crate::tui::keybindings::load(&agent_dir).bindings);
+    crate::modes::interactive::standalone::pick_session(&dir, &agent_dir)
+        .map_err(|e| format!("could not show the session picker: {e}"))
 }
 
 /// Trust decision, settings and the model registry: what every run needs, `--list-models`

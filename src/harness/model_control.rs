@@ -34,6 +34,87 @@ fn same_model(a: &Model, b: &Model) -> bool {
     a.provider == b.provider && a.id == b.id
 }
 
+/// The level a model switch starts from: the scoped pattern's level, the current level for a
+/// reasoning model, else the remembered default `defaultThinkingLevel` (pi's rule).
+pub fn level_for_switch(
+    explicit: Option<ThinkingLevel>,
+    current_model: &Model,
+    current_level: ThinkingLevel,
+    default_level: Option<&str>,
+) -> ThinkingLevel {
+    if let Some(level) = explicit {
+        return level;
+    }
+    if current_model.reasoning {
+        return current_level;
+    }
+    default_level
+        .and_then(ThinkingLevel::parse)
+        .unwrap_or(ThinkingLevel::Medium)
+}
+
+/// The level Shift+Tab moves to from `current`; `None` for a model without reasoning.
+pub fn next_thinking_level(model: &Model, current: ThinkingLevel) -> Option<ThinkingLevel> {
+    if !model.reasoning {
+        return None;
+    }
+    let levels = supported_thinking_levels(model);
+    Some(
+        levels
+            .iter()
+            .position(|l| *l == current)
+            .map(|i| levels[(i + 1) % levels.len()])
+            .unwrap_or(levels[0]),
+    )
+}
+
+/// What Ctrl+P cycles through: the scoped models that have credentials when a scope is set,
+/// else every available model.
+pub fn cycle_candidates(
+    scoped: &[ScopedModel],
+    available: &[Model],
+    has_credentials: &dyn Fn(&Model) -> bool,
+) -> Vec<ScopedModel> {
+    if scoped.is_empty() {
+        available
+            .iter()
+            .map(|m| ScopedModel {
+                model: m.clone(),
+                thinking: None,
+            })
+            .collect()
+    } else {
+        scoped
+            .iter()
+            .filter(|s| has_credentials(&s.model))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The candidate after (or before) `current`, wrapping; `None` with fewer than two.
+pub fn next_in_cycle<'a>(
+    candidates: &'a [ScopedModel],
+    current: &Model,
+    forward: bool,
+) -> Option<&'a ScopedModel> {
+    let len = candidates.len();
+    if len < 2 {
+        return None;
+    }
+    let index = candidates
+        .iter()
+        .position(|c| same_model(&c.model, current))
+        .unwrap_or(0);
+    Some(
+        &candidates[if forward {
+            (index + 1) % len
+        } else {
+            (index + len - 1) % len
+        }],
+    )
+}
+
 impl AgentSession {
     fn note_settings_error(&mut self, result: Result<(), String>) {
         if let Err(e) = result {
@@ -41,19 +122,13 @@ impl AgentSession {
         }
     }
 
-    /// The level a model switch starts from: the scoped pattern's level, the current level
-    /// for a reasoning model, else the remembered default (pi's rule).
     fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
-        if let Some(level) = explicit {
-            return level;
-        }
-        if self.agent().model.reasoning {
-            return self.agent().thinking;
-        }
-        self.settings
-            .default_thinking_level()
-            .and_then(ThinkingLevel::parse)
-            .unwrap_or(ThinkingLevel::Medium)
+        level_for_switch(
+            explicit,
+            &self.agent().model,
+            self.agent().thinking,
+            self.settings.default_thinking_level(),
+        )
     }
 
     fn apply_model(
@@ -99,35 +174,11 @@ impl AgentSession {
         available: &[Model],
         credentials: &dyn Fn(&Model) -> Result<Credentials, String>,
     ) -> Result<Option<ModelCycle>, String> {
-        let candidates: Vec<ScopedModel> = if self.scoped_models.is_empty() {
-            available
-                .iter()
-                .map(|m| ScopedModel {
-                    model: m.clone(),
-                    thinking: None,
-                })
-                .collect()
-        } else {
-            self.scoped_models
-                .iter()
-                .filter(|s| credentials(&s.model).is_ok())
-                .cloned()
-                .collect()
-        };
-        if candidates.len() < 2 {
+        let candidates =
+            cycle_candidates(&self.scoped_models, available, &|m| credentials(m).is_ok());
+        let Some(next) = next_in_cycle(&candidates, &self.agent().model, forward) else {
             return Ok(None);
-        }
-        let current = &self.agent().model;
-        let index = candidates
-            .iter()
-            .position(|c| same_model(&c.model, current))
-            .unwrap_or(0);
-        let len = candidates.len();
-        let next = &candidates[if forward {
-            (index + 1) % len
-        } else {
-            (index + len - 1) % len
-        }];
+        };
         let creds = credentials(&next.model)?;
         let level = self.level_for_switch(next.thinking);
         self.apply_model(next.model.clone(), creds, level)?;
@@ -162,17 +213,7 @@ impl AgentSession {
 
     /// The next level the model supports; `None` for a model without reasoning.
     pub fn cycle_thinking_level(&mut self) -> Option<ThinkingLevel> {
-        let model = self.agent().model.clone();
-        if !model.reasoning {
-            return None;
-        }
-        let levels = supported_thinking_levels(&model);
-        let current = self.agent().thinking;
-        let next = levels
-            .iter()
-            .position(|l| *l == current)
-            .map(|i| levels[(i + 1) % levels.len()])
-            .unwrap_or(levels[0]);
+        let next = next_thinking_level(&self.agent().model, self.agent().thinking)?;
         self.set_thinking_level(next);
         Some(next)
     }

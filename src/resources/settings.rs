@@ -130,6 +130,15 @@ impl Settings {
         })
     }
 
+    /// Removes a top-level key from the global settings and writes the file.
+    pub fn remove_global(&mut self, key: &str) -> Result<(), String> {
+        self.global.remove(key);
+        self.remerge();
+        self.persist(|file| {
+            file.remove(key);
+        })
+    }
+
     /// Sets `key.nested` in the global settings (keeping the object's other keys) and
     /// writes it to disk.
     pub fn set_global_nested(

@@ -37,3 +37,83 @@ fn a_prompt_is_streamed_on_screen_saved_to_the_session_and_ctrl_d_exits() {
     assert!(text.contains("\"say hello\""), "{text}");
     assert!(text.contains("Hello from the pty mock."), "{text}");
 }
+
+/// Two saved sessions of the same folder, made in print mode.
+fn two_sessions(mock: &MockServer) -> PiCommand {
+    let pi = PiCommand::for_mock(API, mock);
+    for question in ["zebra question", "yak question"] {
+        pi.again()
+            .args(["--model", "mock/mock-model", "-p", question])
+            .run()
+            .assert_code(0);
+    }
+    pi
+}
+
+fn session_files(pi: &PiCommand) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(pi.agent_dir().join("sessions"))
+        .expect("sessions dir")
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect()
+}
+
+#[test]
+fn resume_flag_shows_the_picker_first_and_continues_the_chosen_session() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "zebra answer"),
+        Reply::text(API, "yak answer"),
+        Reply::text(API, "resumed answer"),
+    ]);
+    let pi = two_sessions(&mock);
+    let cmd = pi.again().args(["--model", "mock/mock-model", "-r"]);
+    let mut child = PtyChild::spawn(cmd.command(), 80, 24);
+    child.wait_for("yak question", Duration::from_secs(10));
+    child.wait_for("zebra question", Duration::from_secs(5));
+    child.send("zebra");
+    child.send("\r");
+    child.wait_for("zebra answer", Duration::from_secs(10));
+    child.wait_for("mock-model", Duration::from_secs(5));
+    child.send("follow up");
+    child.wait_for("follow up", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("resumed answer", Duration::from_secs(10));
+    child.send("\x04");
+    let status = child.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+
+    let files = session_files(&pi);
+    assert_eq!(files.len(), 2, "no new session: {files:?}");
+    let zebra = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .find(|t| t.contains("zebra question"))
+        .expect("the zebra session");
+    assert!(zebra.contains("\"follow up\""), "{zebra}");
+    assert!(zebra.contains("resumed answer"), "{zebra}");
+    // The model saw the resumed conversation.
+    let last = mock.requests().pop().expect("a request");
+    assert_eq!(
+        last.user_texts(),
+        ["zebra question".to_string(), "follow up".to_string()]
+    );
+}
+
+#[test]
+fn cancelling_the_resume_picker_exits_without_a_session() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "zebra answer"),
+        Reply::text(API, "yak answer"),
+    ]);
+    let pi = two_sessions(&mock);
+    let cmd = pi.again().args(["--model", "mock/mock-model", "-r"]);
+    let mut child = PtyChild::spawn(cmd.command(), 80, 24);
+    child.wait_for("zebra question", Duration::from_secs(10));
+    child.send("\x1b");
+    child.wait_for("No session selected", Duration::from_secs(5));
+    let status = child.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+    assert_eq!(session_files(&pi).len(), 2);
+}

@@ -14,9 +14,12 @@ use crossbeam_channel::{select, Receiver};
 
 use super::bash_job::{BashJob, BashUpdate};
 use super::chat::ChatItem;
+use super::deferred::RunState;
+use super::events::RetryCountdown;
 use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
 use super::header::{Header, HeaderInfo};
 use super::overlays::{self, ActiveOverlay};
+use super::tree_nav::TreeSummaryJob;
 use super::view::View;
 use super::InteractiveEnv;
 use crate::agent::AgentEvent;
@@ -57,6 +60,14 @@ pub struct App<T: Terminal> {
     pub(super) streaming: Option<usize>,
     /// Tool-call id → index in the transcript.
     pub(super) tool_items: std::collections::HashMap<String, usize>,
+    /// The model while a run holds the session, and changes waiting for it to return.
+    pub(super) run_state: Option<RunState>,
+    /// When the pending auto-retry fires, for the "Retrying in Ns" countdown.
+    pub(super) retry_countdown: Option<RetryCountdown>,
+    /// A branch summary being made before a tree navigation (its task is `task`).
+    pub(super) tree_summary: Option<TreeSummaryJob>,
+    /// The provider whose login dialog is open.
+    pub(super) pending_login: Option<super::selectors::login::ProviderOption>,
     last_tick: Instant,
 }
 
@@ -107,6 +118,10 @@ impl<T: Terminal> App<T> {
             hide_thinking: env.hide_thinking,
             streaming: None,
             tool_items: Default::default(),
+            run_state: None,
+            retry_countdown: None,
+            tree_summary: None,
+            pending_login: None,
             last_tick: Instant::now(),
             env,
         };
@@ -214,6 +229,11 @@ impl<T: Terminal> App<T> {
             let flushed = self.parser.flush_timeout();
             self.on_parsed(flushed);
         }
+        if let Some(active) = self.overlay {
+            if overlays::pump(&mut self.tui, active) {
+                self.drain_overlay();
+            }
+        }
         if self.animating() && now >= self.last_tick + TICK {
             self.last_tick = now;
             self.tick_animations();
@@ -223,10 +243,16 @@ impl<T: Terminal> App<T> {
     }
 
     fn animating(&self) -> bool {
-        self.view.status.is_some() || self.bash.is_some() || self.task.is_some()
+        self.view.status.is_some()
+            || self.bash.is_some()
+            || self.task.is_some()
+            || self
+                .overlay
+                .is_some_and(|o| o.kind == overlays::OverlayKind::Login)
     }
 
     fn tick_animations(&mut self) {
+        self.tick_retry_countdown();
         if let Some(loader) = &mut self.view.status {
             loader.tick();
         }
@@ -263,13 +289,9 @@ impl<T: Terminal> App<T> {
 
     /// One key or paste: overlays first, then the app's keys, then the editor.
     pub fn on_input(&mut self, event: &InputEvent) {
-        if let Some(active) = self.overlay {
+        if self.overlay.is_some() {
             self.tui.handle_input(event, &mut self.view);
-            if let Some(outcome) = overlays::poll(&mut self.tui, active) {
-                self.tui.close_overlay(active.id);
-                self.overlay = None;
-                self.apply_overlay_outcome(outcome);
-            }
+            self.drain_overlay();
             return;
         }
         if let InputEvent::Key(key) = event {
@@ -283,6 +305,21 @@ impl<T: Terminal> App<T> {
             self.on_submit(&text);
         }
         self.apply_editor_style();
+    }
+
+    /// Acts on every result the active overlay has; closes it on a final one.
+    pub(super) fn drain_overlay(&mut self) {
+        while let Some(active) = self.overlay {
+            let Some(outcome) = overlays::poll(&mut self.tui, active) else {
+                break;
+            };
+            if outcome.closes() {
+                self.tui.close_overlay(active.id);
+                self.overlay = None;
+            }
+            self.apply_overlay_outcome(outcome);
+        }
+        self.tui.request_render();
     }
 
     /// Editor border in the thinking level's colour (bash mode when the text starts with `!`).
@@ -335,7 +372,10 @@ impl<T: Terminal> App<T> {
             .map(|m| message_text(&m))
             .collect();
         match task.join() {
-            Ok(session) => self.session = Some(session),
+            Ok(session) => {
+                self.session = Some(session);
+                self.apply_deferred();
+            }
             Err(e) => {
                 self.view.error(&format!(
                     "{e}; the session file keeps everything written so far. Restart pi to continue."
@@ -345,6 +385,7 @@ impl<T: Terminal> App<T> {
             }
         }
         self.view.status = None;
+        self.retry_countdown = None;
         self.streaming = None;
         self.view.steering.clear();
         self.view.follow_up.clear();
@@ -355,6 +396,9 @@ impl<T: Terminal> App<T> {
         self.flush_pending_bash();
         self.report_write_errors();
         self.refresh_footer();
+        if let Some(job) = self.tree_summary.take() {
+            self.finish_tree_navigation(job);
+        }
         self.tui.request_render();
     }
 
@@ -389,6 +433,8 @@ impl<T: Terminal> App<T> {
     pub(super) fn refresh_footer(&mut self) {
         if let Some(s) = &self.session {
             self.view.footer.info.refresh(s, self.env.has_model);
+        } else if let Some(r) = &self.run_state {
+            self.view.footer.info.set_model(Some(&r.model), r.thinking);
         }
         self.apply_editor_style();
         self.tui.request_render();

@@ -4,16 +4,14 @@
 use std::path::Path;
 
 use super::app::App;
-use super::overlays::{ActiveOverlay, ListPicker, OverlayKind, OverlayOutcome, PickPurpose};
+use super::selectors::login::PickerMode;
 use super::view::text_block;
 use crate::harness::task::SessionTask;
-use crate::session::dir::list_sessions;
-use crate::session::{export_html, ops, Entry, SessionWriter};
+use crate::session::{export_html, ops, SessionWriter};
 use crate::tui::components::markdown::Markdown;
-use crate::tui::components::select_list::SelectItem;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme;
-use crate::tui::{keybindings, Anchor, Component, OverlayOptions};
+use crate::tui::{keybindings, Component};
 
 /// Name and description of every built-in command, in pi's order.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -56,7 +54,11 @@ impl<T: Terminal> App<T> {
         if !BUILTIN.iter().any(|(n, _)| *n == name) {
             return false;
         }
-        let needs_idle = !matches!(name, "quit" | "hotkeys" | "changelog" | "copy" | "session");
+        // The model switch waits for the next prompt, logins need no session.
+        let needs_idle = !matches!(
+            name,
+            "quit" | "hotkeys" | "changelog" | "copy" | "session" | "model" | "login" | "logout"
+        );
         if needs_idle && self.session.is_none() {
             self.view.warning(&format!(
                 "Wait for the current response to finish before /{name}."
@@ -70,12 +72,13 @@ impl<T: Terminal> App<T> {
             }
             "hotkeys" => {
                 let md = keybindings::hotkeys_markdown(&keybindings::current());
-                self.view.push(super::chat::ChatItem::Block(Box::new(Markdown::new(
-                    md,
-                    1,
-                    1,
-                    theme::current(),
-                ))));
+                self.view
+                    .push(super::chat::ChatItem::Block(Box::new(Markdown::new(
+                        md,
+                        1,
+                        1,
+                        theme::current(),
+                    ))));
                 Ok(())
             }
             "changelog" => {
@@ -108,23 +111,19 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             "clone" => self.clone_session(),
-            "fork" => self.open_fork_picker(),
-            "tree" => self.open_tree_picker(),
-            "resume" => self.open_resume_picker(),
-            "model" => {
-                self.open_model_picker(args);
-                Ok(())
-            }
+            "fork" => self.open_fork_selector(),
+            "tree" => self.open_tree_selector(None),
+            "resume" => self.open_session_picker(),
+            "model" => self.model_command(args),
+            "scoped-models" => self.open_scoped_models(),
+            "settings" => self.open_settings(),
+            "login" => self.open_provider_picker(PickerMode::Login),
+            "logout" => self.open_provider_picker(PickerMode::Logout),
             "reload" => {
                 self.reload();
                 Ok(())
             }
             "share" => self.share(),
-            "logout" => self.open_logout_picker(),
-            // The selectors branch provides these dialogs (see overlays.rs).
-            "settings" | "scoped-models" | "login" => Err(format!(
-                "/{name} is not available in this build yet. Use `pi --login` or edit settings.json."
-            )),
             _ => Ok(()),
         };
         if let Err(e) = result {
@@ -135,7 +134,7 @@ impl<T: Terminal> App<T> {
         true
     }
 
-    fn session_dir(&self) -> std::path::PathBuf {
+    pub(super) fn session_dir(&self) -> std::path::PathBuf {
         self.session
             .as_ref()
             .and_then(|s| s.session.path())
@@ -277,151 +276,6 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn show_picker(
-        &mut self,
-        title: &str,
-        purpose: PickPurpose,
-        items: Vec<SelectItem>,
-        selected: usize,
-    ) {
-        let picker = ListPicker::new(title, items, selected);
-        let options = OverlayOptions {
-            anchor: Anchor::BottomCenter,
-            ..OverlayOptions::default()
-        };
-        let id = self.tui.show_overlay(picker, options);
-        self.overlay = Some(ActiveOverlay {
-            id,
-            kind: OverlayKind::List(purpose),
-        });
-    }
-
-    fn open_fork_picker(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        let messages = ops::user_messages_for_fork(&s.session);
-        if messages.is_empty() {
-            self.view.status_note("No messages to fork from");
-            return Ok(());
-        }
-        let n = messages.len();
-        let items = messages
-            .into_iter()
-            .map(|(id, text)| SelectItem::new(id).label(one_line(&text)))
-            .collect();
-        self.show_picker("Fork from message", PickPurpose::Fork, items, n - 1);
-        Ok(())
-    }
-
-    fn open_tree_picker(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        let items: Vec<SelectItem> = s
-            .session
-            .entries()
-            .iter()
-            .filter_map(|e| match e {
-                Entry::Message(m) => match &m.message {
-                    crate::session::AgentMessage::Llm(crate::ai::Message::User(u)) => Some(
-                        SelectItem::new(m.id.clone())
-                            .label(one_line(&ops::user_content_text(&u.content))),
-                    ),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
-        if items.is_empty() {
-            self.view.status_note("No entries in session");
-            return Ok(());
-        }
-        let n = items.len();
-        self.show_picker(
-            "Go back to a message (its text returns to the editor)",
-            PickPurpose::Tree,
-            items,
-            n - 1,
-        );
-        Ok(())
-    }
-
-    fn open_resume_picker(&mut self) -> Result<(), String> {
-        let mut sessions = list_sessions(&self.session_dir());
-        sessions.sort_by_key(|s| std::cmp::Reverse(s.modified_ms));
-        let current = self
-            .session
-            .as_ref()
-            .and_then(|s| s.session.path().map(Path::to_path_buf));
-        sessions.retain(|s| Some(&s.path) != current.as_ref());
-        if sessions.is_empty() {
-            self.view.status_note("No other sessions in this project");
-            return Ok(());
-        }
-        let items = sessions
-            .into_iter()
-            .map(|s| {
-                let label = s.name.clone().unwrap_or_else(|| one_line(&s.first_message));
-                SelectItem::new(s.path.to_string_lossy().into_owned())
-                    .label(label)
-                    .description(format!("{} messages", s.message_count))
-            })
-            .collect();
-        self.show_picker("Resume session", PickPurpose::Resume, items, 0);
-        Ok(())
-    }
-
-    pub(super) fn open_model_picker(&mut self, search: &str) {
-        let models = (self.env.available_models)();
-        if models.is_empty() {
-            self.view.status_note("No models available");
-            return;
-        }
-        let current = self.session.as_ref().map(|s| {
-            let m = &s.agent().model;
-            format!("{}/{}", m.provider, m.id)
-        });
-        if !search.is_empty() {
-            let exact: Vec<_> = models
-                .iter()
-                .filter(|m| m.id == search || format!("{}/{}", m.provider, m.id) == search)
-                .collect();
-            if exact.len() == 1 {
-                let value = format!("{}/{}", exact[0].provider, exact[0].id);
-                self.apply_overlay_outcome(OverlayOutcome::Picked(PickPurpose::Model, Some(value)));
-                return;
-            }
-        }
-        let selected = models
-            .iter()
-            .position(|m| Some(format!("{}/{}", m.provider, m.id)) == current)
-            .unwrap_or(0);
-        let items = models
-            .iter()
-            .map(|m| {
-                SelectItem::new(format!("{}/{}", m.provider, m.id))
-                    .label(m.id.clone())
-                    .description(format!("[{}]", m.provider))
-            })
-            .collect();
-        self.show_picker("Select model", PickPurpose::Model, items, selected);
-        // A search given with the command starts the list filtered.
-        if let Some(active) = self.overlay {
-            if let Some(picker) = self.tui.overlay_mut::<ListPicker>(active.id) {
-                picker.set_filter(search);
-            }
-        }
-    }
-
-    fn open_logout_picker(&mut self) -> Result<(), String> {
-        let auth = crate::resources::auth::AuthStorage::load(self.env.agent_dir.join("auth.json"));
-        let providers = auth.list();
-        if providers.is_empty() {
-            self.view.status_note("No stored credentials to remove. /logout only removes credentials saved by /login; environment variables and models.json config are unchanged.");
-            return Ok(());
-        }
-        let items = providers.into_iter().map(SelectItem::new).collect();
-        self.show_picker("Remove credentials for", PickPurpose::Logout, items, 0);
-        Ok(())
-    }
-
     fn share(&mut self) -> Result<(), String> {
         let s = self.session.as_ref().ok_or("busy")?;
         let gh_available = std::process::Command::new("gh")
@@ -483,93 +337,4 @@ impl<T: Terminal> App<T> {
         self.view
             .status_note("Reloaded keybindings, skills, prompts, context files, themes");
     }
-
-    /// Acts on what an overlay handed back.
-    pub(super) fn apply_overlay_outcome(&mut self, outcome: OverlayOutcome) {
-        let OverlayOutcome::Picked(purpose, value) = outcome;
-        let Some(value) = value else {
-            self.tui.request_render();
-            return;
-        };
-        let result = match purpose {
-            PickPurpose::Model => self.switch_model(&value),
-            PickPurpose::Resume => SessionWriter::open(Path::new(&value))
-                .map_err(|e| format!("Could not open session {value}: {e}"))
-                .and_then(|(w, _)| self.adopt(w))
-                .map(|_| self.view.status_note("Resumed session")),
-            PickPurpose::Fork => self.fork_at(&value),
-            PickPurpose::Tree => self.navigate_to(&value),
-            PickPurpose::Logout => {
-                let mut auth =
-                    crate::resources::auth::AuthStorage::load(self.env.agent_dir.join("auth.json"));
-                auth.remove(&value).map(|_| {
-                    self.view.status_note(&format!("Logged out of {value}"));
-                })
-            }
-        };
-        if let Err(e) = result {
-            self.view.error(&e);
-        }
-        self.report_write_errors();
-        self.tui.request_render();
-    }
-
-    fn switch_model(&mut self, value: &str) -> Result<(), String> {
-        let model = (self.env.available_models)()
-            .into_iter()
-            .find(|m| format!("{}/{}", m.provider, m.id) == value)
-            .ok_or_else(|| format!("Model not found: {value}"))?;
-        let credentials = (self.env.credentials)(&model)?;
-        let s = self
-            .session
-            .as_mut()
-            .ok_or("Wait for the current response to finish first")?;
-        s.set_model(model.clone(), credentials)?;
-        self.env.has_model = true;
-        self.view.status_note(&format!("Model: {}", model.id));
-        self.refresh_footer();
-        Ok(())
-    }
-
-    fn fork_at(&mut self, entry_id: &str) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        let (writer, text) = ops::fork_at(&s.session, entry_id, &self.session_dir())?;
-        self.adopt(writer)?;
-        self.view.editor.set_text(&text);
-        self.view.status_note("Forked to new session");
-        Ok(())
-    }
-
-    fn navigate_to(&mut self, entry_id: &str) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or("busy")?;
-        let (parent, text) = match s.session.tree().get(entry_id) {
-            Some(Entry::Message(m)) => (
-                m.parent_id.clone(),
-                match &m.message {
-                    crate::session::AgentMessage::Llm(crate::ai::Message::User(u)) => {
-                        ops::user_content_text(&u.content)
-                    }
-                    _ => String::new(),
-                },
-            ),
-            _ => return Err(format!("Entry {entry_id} not found")),
-        };
-        match parent {
-            Some(p) => s.session.branch(&p)?,
-            None => s.session.reset_leaf(),
-        }
-        let ctx = s.session.build_context();
-        s.agent_mut().messages = crate::session::to_llm_messages(&ctx.messages);
-        self.render_history();
-        self.view.editor.set_text(&text);
-        self.view.status_note("Navigated to selected point");
-        self.refresh_footer();
-        Ok(())
-    }
-}
-
-/// The first line of `text`, for list labels.
-fn one_line(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    super::chat::safe(line.trim())
 }

@@ -3,6 +3,8 @@
 //! their view, tool calls get a box that fills in as they run, and retries and compactions
 //! show as the indicator line and then as status notes.
 
+use std::time::{Duration, Instant};
+
 use super::app::{message_text, App};
 use super::chat::{AssistantView, ChatItem, UserView};
 use super::tool_view::ToolView;
@@ -77,18 +79,20 @@ impl<T: Terminal> App<T> {
                 delay_ms,
                 ..
             } => {
-                let key = keybindings::current().key_text("app.interrupt");
-                let secs = delay_ms.div_ceil(1000);
-                self.show_loader(
-                    Token::Warning,
-                    format!("Retrying ({attempt}/{max_attempts}) in {secs}s... ({key} to cancel)"),
-                );
+                let countdown = RetryCountdown {
+                    attempt,
+                    max_attempts,
+                    fires_at: Instant::now() + Duration::from_millis(delay_ms),
+                };
+                self.show_loader(Token::Warning, countdown.message(Instant::now()));
+                self.retry_countdown = Some(countdown);
             }
             AgentEvent::AutoRetryEnd {
                 success,
                 attempt,
                 final_error,
             } => {
+                self.retry_countdown = None;
                 if !success {
                     let error = final_error.unwrap_or_else(|| "Unknown error".into());
                     self.view
@@ -138,6 +142,17 @@ impl<T: Terminal> App<T> {
         }
     }
 
+    /// Moves the "Retrying in Ns" line on as the wait runs down.
+    pub(super) fn tick_retry_countdown(&mut self) {
+        let Some(countdown) = &self.retry_countdown else {
+            return;
+        };
+        let message = countdown.message(Instant::now());
+        if let Some(loader) = &mut self.view.status {
+            loader.set_message(message);
+        }
+    }
+
     fn update_streaming(&mut self, a: &AssistantMessage) {
         if let Some(ChatItem::Assistant(view)) =
             self.streaming.and_then(|i| self.view.chat.get_mut(i))
@@ -175,6 +190,26 @@ impl<T: Terminal> App<T> {
             self.view.steering = task.steering.peek().iter().map(message_text).collect();
             self.view.follow_up = task.follow_up.peek().iter().map(message_text).collect();
         }
+    }
+}
+
+/// An auto-retry waiting to fire.
+pub(super) struct RetryCountdown {
+    attempt: u32,
+    max_attempts: u32,
+    fires_at: Instant,
+}
+
+impl RetryCountdown {
+    /// pi's retry line, with the whole seconds left (rounded up).
+    fn message(&self, now: Instant) -> String {
+        let key = keybindings::current().key_text("app.interrupt");
+        let left = self.fires_at.saturating_duration_since(now).as_millis() as u64;
+        let secs = left.div_ceil(1000);
+        format!(
+            "Retrying ({}/{}) in {secs}s... ({key} to cancel)",
+            self.attempt, self.max_attempts
+        )
     }
 }
 

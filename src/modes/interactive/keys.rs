@@ -72,7 +72,7 @@ impl<T: Terminal> App<T> {
             return true;
         }
         if is("app.model.select") {
-            self.open_model_picker("");
+            self.open_model_selector("");
             return true;
         }
         if is("app.tools.expand") {
@@ -238,6 +238,7 @@ impl<T: Terminal> App<T> {
         let Some(session) = self.session.take() else {
             return;
         };
+        self.run_state = Some(super::deferred::RunState::snapshot(&session));
         match spawn(session) {
             Ok(task) => {
                 self.task = Some(task);
@@ -246,6 +247,7 @@ impl<T: Terminal> App<T> {
             Err(failed) => {
                 let (session, e) = *failed;
                 self.session = Some(session);
+                self.run_state = None;
                 self.view.error(&e);
             }
         }
@@ -270,62 +272,6 @@ impl<T: Terminal> App<T> {
             Ok(job) => self.bash = Some(job),
             Err(e) => self.view.error(&e),
         }
-    }
-
-    fn cycle_thinking(&mut self) {
-        let Some(s) = self.session.as_mut() else {
-            self.view.status_note(
-                "Wait for the current response to finish to change the thinking level",
-            );
-            return;
-        };
-        match s.cycle_thinking_level() {
-            None => self
-                .view
-                .status_note("Current model does not support thinking"),
-            Some(level) => self
-                .view
-                .status_note(&format!("Thinking level: {}", level.as_str())),
-        }
-        self.refresh_footer();
-    }
-
-    fn cycle_model(&mut self, forward: bool) {
-        let Some(s) = self.session.as_mut() else {
-            self.view
-                .status_note("Wait for the current response to finish to switch models");
-            return;
-        };
-        let available = (self.env.available_models)();
-        let credentials = &self.env.credentials;
-        match s.cycle_model(forward, &available, &|m| credentials(m)) {
-            Ok(None) => {
-                let msg = if s.scoped_models.is_empty() {
-                    "Only one model available"
-                } else {
-                    "Only one model in scope"
-                };
-                self.view.status_note(msg);
-            }
-            Ok(Some(c)) => {
-                self.env.has_model = true;
-                let thinking = if c.model.reasoning {
-                    format!(" (thinking: {})", c.thinking.as_str())
-                } else {
-                    String::new()
-                };
-                let name = if c.model.name.is_empty() {
-                    &c.model.id
-                } else {
-                    &c.model.name
-                };
-                self.view
-                    .status_note(&format!("Switched to {name}{thinking}"));
-            }
-            Err(e) => self.view.error(&e),
-        }
-        self.report_write_errors();
-        self.refresh_footer();
     }
 
     /// Output or the end of a `!` command.

@@ -3,14 +3,18 @@
 //! run on a worker thread that owns the session.
 //!
 //! Files: `app` (state and loop), `keys` (app keys, submissions), `events` (agent events →
-//! transcript), `commands` (slash commands), `overlays` (the dialog integration point and a
-//! list picker), `history` (showing and switching sessions), `view`, `chat`, `tool_view`,
-//! `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
+//! transcript), `commands` (slash commands), `overlays` (the dialog integration point),
+//! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
+//! them), `deferred` (model changes during a run), `history` (showing and switching
+//! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`
+//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
 
 mod app;
 mod bash_job;
 mod chat;
 mod commands;
+mod deferred;
+mod dialogs;
 mod events;
 pub mod ext_ui;
 mod external;
@@ -18,9 +22,13 @@ mod footer;
 mod header;
 mod history;
 mod keys;
+mod login_flow;
 pub mod overlays;
 pub mod selectors;
+mod settings_menu;
+pub mod standalone;
 mod tool_view;
+mod tree_nav;
 mod view;
 
 #[cfg(test)]
@@ -40,11 +48,19 @@ use crate::tui::theme::{self, ColorMode};
 /// Looks up the credentials of a model, or says why there are none.
 pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
 
+/// Finds the OAuth flow of a provider (`/login`).
+pub type OAuthProviderFn = fn(&str) -> Option<Box<dyn crate::resources::oauth::OAuthProvider>>;
+
 /// What the mode needs from the layers above it.
 pub struct InteractiveEnv {
     /// Models whose provider has a key configured.
     pub available_models: Box<dyn Fn() -> Vec<Model>>,
     pub credentials: CredentialsFn,
+    /// Re-reads auth.json after `/login` or `/logout` changed it.
+    pub reload_models: Option<Box<dyn Fn()>>,
+    /// Why models.json could not be loaded (shown in the model selector).
+    pub models_error: Option<String>,
+    pub oauth_provider: OAuthProviderFn,
     pub resources: Resources,
     /// Loads skills, prompt templates and context files again (`/reload`).
     pub reload_resources: Option<Box<dyn Fn() -> Resources>>,

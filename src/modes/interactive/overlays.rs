@@ -1,50 +1,69 @@
-//! The integration point for dialogs shown over the chat (model selector, session picker,
-//! tree, settings, login …).
+//! The integration point for dialogs shown over the chat: the selectors of `selectors/`
+//! (model, scoped models, sessions, tree, fork, settings, login/logout).
 //!
 //! A dialog is any [`Component`] shown with `Tui::show_overlay`; the app remembers it as an
 //! [`ActiveOverlay`] (its id plus an [`OverlayKind`] naming the concrete type) and, after every
-//! key, asks it for its result with `take_outcome()`. When one arrives the app closes the
-//! overlay and acts on it (`App::apply_overlay_outcome` in `app.rs`).
+//! key (and on every tick for the login dialog, whose flow runs on a thread), drains its
+//! results with [`poll`]. Some results leave the dialog open (a scoped-model toggle, a tree
+//! label, a settings change, a theme preview); the rest close it ([`OverlayOutcome::closes`]).
+//! The app acts on each in `App::apply_overlay_outcome` (`dialogs.rs`).
 //!
-//! To plug in a new selector (the `selectors` branch): add a variant to [`OverlayKind`], a
-//! matching variant to [`OverlayOutcome`], one arm in [`poll`] that downcasts to the component
-//! and maps its `take_outcome()`, and the action in `App::apply_overlay_outcome`. Until those
-//! land, [`ListPicker`] — a filterable list — serves `/model` (Ctrl+L), `/resume`, `/fork` and
-//! `/tree`.
+//! To plug in another dialog: add a variant to [`OverlayKind`] and [`OverlayOutcome`], one
+//! arm in [`poll`] that downcasts to the component and maps its `take_outcome()`, and the
+//! action in `App::apply_overlay_outcome`.
 
-use crate::tui::components::select_list::{SelectItem, SelectList, SelectResult};
-use crate::tui::components::text::Text;
+use super::selectors::login::{
+    LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
+};
+use super::selectors::model::{ModelOutcome, ModelSelector};
+use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
+use super::selectors::session_picker::{SessionOutcome, SessionPicker};
+use super::selectors::settings::{SettingsOutcome, SettingsSelector};
+use super::selectors::tree::{TreeOutcome, TreeSelector};
+use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
+use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
-use crate::tui::theme::{self, Token};
-use crate::tui::{Component, InputEvent, OverlayId, Tui};
+use crate::tui::{Anchor, Component, OverlayId, OverlayOptions, Tui};
 
 /// Which concrete component an overlay is, so its outcome can be read back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverlayKind {
-    /// A [`ListPicker`] choosing what [`PickPurpose`] says.
-    List(PickPurpose),
-}
-
-/// What a [`ListPicker`] is choosing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PickPurpose {
-    /// Value: `provider/model-id`.
     Model,
-    /// Value: a session file path.
-    Resume,
-    /// Value: the entry id of a user message to fork before.
-    Fork,
-    /// Value: the entry id to continue from.
+    ScopedModels,
+    Sessions,
     Tree,
-    /// Value: a provider whose stored credentials `/logout` removes.
-    Logout,
+    Fork,
+    Settings,
+    Providers(PickerMode),
+    Login,
 }
 
-/// The result an overlay handed back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A result an overlay handed back.
+#[derive(Debug, Clone, PartialEq)]
 pub enum OverlayOutcome {
-    /// A [`ListPicker`] ended: the chosen value, or `None` when cancelled.
-    Picked(PickPurpose, Option<String>),
+    Model(ModelOutcome),
+    ScopedModels(ScopedModelsOutcome),
+    Session(SessionOutcome),
+    Tree(TreeOutcome),
+    Fork(UserMessageOutcome),
+    Settings(SettingsOutcome),
+    Provider(PickerMode, ProviderOutcome),
+    Login(LoginOutcome),
+}
+
+impl OverlayOutcome {
+    /// Whether the dialog is done once this result arrived.
+    pub fn closes(&self) -> bool {
+        !matches!(
+            self,
+            OverlayOutcome::ScopedModels(
+                ScopedModelsOutcome::Changed(_) | ScopedModelsOutcome::Saved(_)
+            ) | OverlayOutcome::Tree(TreeOutcome::LabelChanged { .. })
+                | OverlayOutcome::Settings(
+                    SettingsOutcome::Changed(_) | SettingsOutcome::PreviewTheme(_)
+                )
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,85 +72,70 @@ pub struct ActiveOverlay {
     pub kind: OverlayKind,
 }
 
-/// Reads the outcome of the active overlay, if it has one.
+/// Shows `component` as a full-width dialog at the bottom of the screen (where pi puts its
+/// selectors, in place of the editor).
+pub fn show<T: Terminal, C: Component + 'static>(
+    tui: &mut Tui<T>,
+    component: C,
+    kind: OverlayKind,
+) -> ActiveOverlay {
+    let options = OverlayOptions {
+        anchor: Anchor::BottomCenter,
+        width: Some(Extent::Percent(100.0)),
+        ..OverlayOptions::default()
+    };
+    ActiveOverlay {
+        id: tui.show_overlay(component, options),
+        kind,
+    }
+}
+
+/// Reads the next result of the active overlay, if it has one.
 pub fn poll<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> Option<OverlayOutcome> {
+    let id = active.id;
     match active.kind {
-        OverlayKind::List(purpose) => {
-            let picker = tui.overlay_mut::<ListPicker>(active.id)?;
-            picker
-                .take_outcome()
-                .map(|value| OverlayOutcome::Picked(purpose, value))
-        }
+        OverlayKind::Model => tui
+            .overlay_mut::<ModelSelector>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Model),
+        OverlayKind::ScopedModels => tui
+            .overlay_mut::<ScopedModelsSelector>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::ScopedModels),
+        OverlayKind::Sessions => tui
+            .overlay_mut::<SessionPicker>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Session),
+        OverlayKind::Tree => tui
+            .overlay_mut::<TreeSelector>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Tree),
+        OverlayKind::Fork => tui
+            .overlay_mut::<UserMessageSelector>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Fork),
+        OverlayKind::Settings => tui
+            .overlay_mut::<SettingsSelector>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Settings),
+        OverlayKind::Providers(mode) => tui
+            .overlay_mut::<ProviderPicker>(id)?
+            .take_outcome()
+            .map(|o| OverlayOutcome::Provider(mode, o)),
+        OverlayKind::Login => tui
+            .overlay_mut::<LoginDialog>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Login),
     }
 }
 
-/// A titled, filterable list (type to filter, arrows to move, Enter to choose, Escape to
-/// cancel) drawn inside the chat area.
-pub struct ListPicker {
-    title: String,
-    list: SelectList,
-    outcome: Option<Option<String>>,
-}
-
-impl ListPicker {
-    pub fn new(title: &str, items: Vec<SelectItem>, selected: usize) -> ListPicker {
-        let theme = theme::current();
-        let mut list = SelectList::new(items, 10, theme)
-            .with_type_to_filter(true)
-            .with_empty_message("No matches");
-        list.set_selected_index(selected);
-        ListPicker {
-            title: title.to_string(),
-            list,
-            outcome: None,
-        }
-    }
-
-    /// Narrows the list as if `filter` had been typed.
-    pub fn set_filter(&mut self, filter: &str) {
-        self.list.set_filter(filter);
-    }
-
-    /// `Some(Some(value))` chosen, `Some(None)` cancelled, `None` still open.
-    pub fn take_outcome(&mut self) -> Option<Option<String>> {
-        self.outcome.take()
-    }
-}
-
-impl Component for ListPicker {
-    fn render(&mut self, width: usize) -> Vec<String> {
-        let theme = theme::current();
-        let border = theme.fg(Token::BorderAccent, &"─".repeat(width));
-        let mut lines = vec![border.clone()];
-        let title = format!(
-            "{}{}",
-            theme.bold(&theme.fg(Token::Accent, &self.title)),
-            theme.fg(
-                Token::Dim,
-                "  (type to search, enter to select, esc to cancel)"
-            )
-        );
-        lines.extend(Text::new(title, 1, 0).render(width));
-        if !self.list.filter().is_empty() {
-            let filter = theme.fg(Token::Muted, &format!("Search: {}", self.list.filter()));
-            lines.extend(Text::new(filter, 1, 0).render(width));
-        }
-        lines.extend(self.list.render(width));
-        lines.push(border);
-        lines
-    }
-
-    fn handle_input(&mut self, event: &InputEvent) -> bool {
-        let used = self.list.handle_input(event);
-        match self.list.take_result() {
-            Some(SelectResult::Selected(item)) => self.outcome = Some(Some(item.value)),
-            Some(SelectResult::Cancelled) => self.outcome = Some(None),
-            None => {}
-        }
-        used
-    }
-
-    fn invalidate(&mut self) {
-        self.list.invalidate();
+/// Lets a dialog fed by another thread (the OAuth login) take what arrived; true when it
+/// changed and needs drawing.
+pub fn pump<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> bool {
+    match active.kind {
+        OverlayKind::Login => tui
+            .overlay_mut::<LoginDialog>(active.id)
+            .is_some_and(|d| d.poll()),
+        _ => false,
     }
 }

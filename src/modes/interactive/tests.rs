@@ -16,6 +16,9 @@ use crate::resources::settings::{RetrySettings, Settings};
 use crate::tui::terminal::TerminalEvent;
 use crate::tui::virtual_terminal::VirtualTerminal;
 
+#[path = "dialog_tests.rs"]
+mod dialog_tests;
+
 struct Harness {
     app: App<VirtualTerminal>,
     keys: Sender<TerminalEvent>,
@@ -23,11 +26,10 @@ struct Harness {
     dir: tempfile::TempDir,
 }
 
-fn harness(model_id: &str) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let model = Model {
-        id: model_id.into(),
-        name: model_id.into(),
+fn test_model(id: &str) -> Model {
+    Model {
+        id: id.into(),
+        name: id.into(),
         api: "scripted".into(),
         provider: "test".into(),
         base_url: String::new(),
@@ -39,7 +41,20 @@ fn harness(model_id: &str) -> Harness {
         thinking_level_map: None,
         headers: None,
         compat: None,
-    };
+    }
+}
+
+fn harness(model_id: &str) -> Harness {
+    harness_with(model_id, &[], false)
+}
+
+/// `others`: more models with credentials besides `model_id`; `persisted`: the session is
+/// written under `<dir>/sessions` and the settings live in `<dir>/agent/settings.json`.
+fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let model = test_model(model_id);
+    let mut available = vec![model.clone()];
+    available.extend(others.iter().map(|id| test_model(id)));
     let mut agent = Agent::new(model, String::new(), Default::default());
     agent.cwd = dir.path().to_path_buf();
     agent.tools = select(
@@ -50,22 +65,34 @@ fn harness(model_id: &str) -> Harness {
         },
         &Settings::default(),
     );
-    let session = AgentSession::new(
-        agent,
-        RetrySettings {
-            enabled: false,
-            ..Default::default()
-        },
-        Abort::new(),
-    );
+    let retry = RetrySettings {
+        enabled: false,
+        ..Default::default()
+    };
+    let sessions = dir.path().join("sessions");
+    let agent_dir = dir.path().join("agent");
+    let session = if persisted {
+        std::fs::create_dir_all(&sessions).unwrap();
+        std::fs::create_dir_all(&agent_dir).unwrap();
+        let cwd = dir.path().to_string_lossy().into_owned();
+        let writer = crate::session::SessionWriter::create(&sessions, &cwd, None);
+        let mut s = AgentSession::with_session(agent, retry, Abort::new(), writer);
+        s.settings = Settings::load_with(&agent_dir, dir.path(), false);
+        s
+    } else {
+        AgentSession::new(agent, retry, Abort::new())
+    };
     let env = InteractiveEnv {
-        available_models: Box::new(Vec::new),
-        credentials: Box::new(|_| Err("no key".into())),
+        available_models: Box::new(move || available.clone()),
+        credentials: Box::new(|_| Ok(("test-key".into(), Vec::new()))),
+        reload_models: None,
+        models_error: None,
+        oauth_provider: crate::resources::oauth::provider,
         resources: Resources::default(),
         reload_resources: None,
         has_model: true,
-        session_dir: dir.path().join("sessions"),
-        agent_dir: dir.path().join("agent"),
+        session_dir: sessions,
+        agent_dir,
         cwd: dir.path().to_path_buf(),
         notices: Vec::new(),
         verbose: false,

@@ -4,6 +4,7 @@
 //! the selected row highlighted and an `(n/m)` line when it scrolls, hints at the bottom.
 
 pub mod common;
+pub mod config;
 pub mod login;
 pub mod model;
 pub mod scoped_models;

@@ -1,0 +1,151 @@
+//! Thinking-level and model changes (Shift+Tab, Ctrl+P / Shift+Ctrl+P, the model selector)
+//! made while a run holds the session. The worker thread owns the [`AgentSession`], so the
+//! change is kept in a [`RunState`] — shown in the footer at once — and applied the moment
+//! the run hands the session back, before the next prompt can start.
+
+use super::app::App;
+use crate::ai::{Model, ThinkingLevel};
+use crate::harness::model_control::{
+    cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level, ScopedModel,
+};
+use crate::harness::AgentSession;
+use crate::resources::model_resolve::clamp_thinking;
+use crate::tui::terminal::Terminal;
+
+/// What the UI knows about the model while a run holds the session.
+pub(super) struct RunState {
+    /// The model the next turn uses (the running one unless changed).
+    pub model: Model,
+    pub thinking: ThinkingLevel,
+    pub scoped: Vec<ScopedModel>,
+    default_thinking: Option<String>,
+    model_changed: bool,
+    thinking_changed: bool,
+}
+
+impl RunState {
+    pub fn snapshot(s: &AgentSession) -> RunState {
+        RunState {
+            model: s.agent().model.clone(),
+            thinking: s.agent().thinking,
+            scoped: s.scoped_models.clone(),
+            default_thinking: s.settings.default_thinking_level().map(str::to_string),
+            model_changed: false,
+            thinking_changed: false,
+        }
+    }
+}
+
+impl<T: Terminal> App<T> {
+    /// Shift+Tab.
+    pub(super) fn cycle_thinking(&mut self) {
+        let next = match (self.session.as_mut(), self.run_state.as_mut()) {
+            (Some(s), _) => s.cycle_thinking_level(),
+            (None, Some(r)) => next_thinking_level(&r.model, r.thinking).inspect(|&level| {
+                r.thinking = level;
+                r.thinking_changed = true;
+            }),
+            (None, None) => return,
+        };
+        match next {
+            None => self
+                .view
+                .status_note("Current model does not support thinking"),
+            Some(level) => self
+                .view
+                .status_note(&format!("Thinking level: {}", level.as_str())),
+        }
+        self.report_write_errors();
+        self.refresh_footer();
+    }
+
+    /// Ctrl+P / Shift+Ctrl+P.
+    pub(super) fn cycle_model(&mut self, forward: bool) {
+        let available = (self.env.available_models)();
+        let scoped_note = |scoped: bool| {
+            if scoped {
+                "Only one model in scope"
+            } else {
+                "Only one model available"
+            }
+        };
+        let credentials = &self.env.credentials;
+        let landed = match (self.session.as_mut(), self.run_state.as_ref()) {
+            (Some(s), _) => match s.cycle_model(forward, &available, &|m| credentials(m)) {
+                Ok(None) => Err(scoped_note(!s.scoped_models.is_empty()).to_string()),
+                Ok(Some(c)) => Ok((c.model, c.thinking)),
+                Err(e) => {
+                    self.view.error(&e);
+                    self.report_write_errors();
+                    return;
+                }
+            },
+            (None, Some(r)) => {
+                let candidates =
+                    cycle_candidates(&r.scoped, &available, &|m| credentials(m).is_ok());
+                match next_in_cycle(&candidates, &r.model, forward) {
+                    None => Err(scoped_note(!r.scoped.is_empty()).to_string()),
+                    Some(next) => {
+                        let next = next.clone();
+                        self.defer_model(next.model, next.thinking);
+                        let r = self.run_state.as_ref().expect("run state kept");
+                        Ok((r.model.clone(), r.thinking))
+                    }
+                }
+            }
+            (None, None) => return,
+        };
+        match landed {
+            Err(note) => self.view.status_note(&note),
+            Ok((model, thinking)) => {
+                self.env.has_model = true;
+                let thinking = if model.reasoning {
+                    format!(" (thinking: {})", thinking.as_str())
+                } else {
+                    String::new()
+                };
+                let name = if model.name.is_empty() {
+                    &model.id
+                } else {
+                    &model.name
+                };
+                self.view
+                    .status_note(&format!("Switched to {name}{thinking}"));
+            }
+        }
+        self.report_write_errors();
+        self.refresh_footer();
+    }
+
+    /// Chooses `model` for the next turn of the running task (`level`: the thinking level a
+    /// scope pattern named).
+    pub(super) fn defer_model(&mut self, model: Model, level: Option<ThinkingLevel>) {
+        let Some(r) = self.run_state.as_mut() else {
+            return;
+        };
+        let level = level_for_switch(level, &r.model, r.thinking, r.default_thinking.as_deref());
+        r.thinking = clamp_thinking(&model, level);
+        r.model = model;
+        r.model_changed = true;
+        r.thinking_changed = true;
+        self.refresh_footer();
+    }
+
+    /// The run handed the session back: apply what was changed meanwhile.
+    pub(super) fn apply_deferred(&mut self) {
+        let (Some(r), Some(s)) = (self.run_state.take(), self.session.as_mut()) else {
+            return;
+        };
+        if r.model_changed {
+            let switched =
+                (self.env.credentials)(&r.model).and_then(|c| s.set_model(r.model.clone(), c));
+            if let Err(e) = switched {
+                self.view.error(&e);
+                return;
+            }
+        }
+        if r.thinking_changed {
+            s.set_thinking_level(r.thinking);
+        }
+    }
+}

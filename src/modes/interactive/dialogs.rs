@@ -1,0 +1,276 @@
+//! Opening the selectors (`/model`, Ctrl+L, `/scoped-models`, `/resume`, `/fork`) and acting
+//! on what they hand back. The tree navigator lives in `tree_nav.rs`, the settings menu in
+//! `settings_menu.rs`, login and logout in `login_flow.rs`; this file also routes every
+//! overlay result to its handler ([`App::apply_overlay_outcome`]).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::app::App;
+use super::overlays::{self, OverlayKind, OverlayOutcome};
+use super::selectors::model::{ModelOutcome, ModelSelector};
+use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
+use super::selectors::session_picker::{SessionOutcome, SessionPicker};
+use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
+use crate::ai::Model;
+use crate::harness::model_control::ScopedModel;
+use crate::session::dir::{list_all_sessions, list_sessions};
+use crate::session::{ops, SessionWriter};
+use crate::tui::terminal::Terminal;
+use crate::tui::theme;
+use crate::tui::Component;
+
+impl<T: Terminal> App<T> {
+    /// Shows `component` as the active dialog.
+    pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
+        self.overlay = Some(overlays::show(&mut self.tui, component, kind));
+        // An outcome decided at construction (an empty tree) is acted on at once.
+        self.drain_overlay();
+    }
+
+    /// Acts on one result of the active dialog.
+    pub(super) fn apply_overlay_outcome(&mut self, outcome: OverlayOutcome) {
+        let result = match outcome {
+            OverlayOutcome::Model(ModelOutcome::Selected(model)) => self.change_model(*model),
+            OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
+            OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume(&path),
+            OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.fork_at(&id),
+            OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
+            OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
+            OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
+            OverlayOutcome::Login(o) => self.apply_login_outcome(o),
+            OverlayOutcome::Model(ModelOutcome::Cancelled)
+            | OverlayOutcome::Session(SessionOutcome::Cancelled)
+            | OverlayOutcome::Fork(UserMessageOutcome::Cancelled) => Ok(()),
+        };
+        if let Err(e) = result {
+            self.view.error(&e);
+        }
+        self.report_write_errors();
+        self.tui.request_render();
+    }
+
+    /// What `/model` and Ctrl+P choose among: the scope when one is set, else every model
+    /// that has credentials.
+    fn model_candidates(&self) -> Vec<Model> {
+        let scoped = self.scoped_models();
+        if scoped.is_empty() {
+            (self.env.available_models)()
+        } else {
+            scoped.into_iter().map(|s| s.model).collect()
+        }
+    }
+
+    /// The session's model scope (also while a run holds the session).
+    pub(super) fn scoped_models(&self) -> Vec<ScopedModel> {
+        match (&self.session, &self.run_state) {
+            (Some(s), _) => s.scoped_models.clone(),
+            (None, Some(r)) => r.scoped.clone(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// `/model [search]`: an exact match switches at once, anything else opens the selector
+    /// with the search filled in.
+    pub(super) fn model_command(&mut self, search: &str) -> Result<(), String> {
+        if !search.is_empty() {
+            if let Some(model) = exact_model_match(search, &self.model_candidates()) {
+                return self.change_model(model);
+            }
+        }
+        self.open_model_selector(search);
+        Ok(())
+    }
+
+    pub(super) fn open_model_selector(&mut self, search: &str) {
+        let available = (self.env.available_models)();
+        let current = self.current_model();
+        let scoped = self.scoped_models().into_iter().map(|s| s.model).collect();
+        let mut selector =
+            ModelSelector::new(available, current.as_ref(), scoped, theme::current());
+        if !search.is_empty() {
+            selector = selector.with_search(search);
+        }
+        if let Some(e) = &self.env.models_error {
+            selector = selector.with_error(e.clone());
+        }
+        self.show_dialog(selector, OverlayKind::Model);
+    }
+
+    /// The model in use (or chosen for the next turn while a run goes on).
+    pub(super) fn current_model(&self) -> Option<Model> {
+        if !self.env.has_model {
+            return None;
+        }
+        match (&self.session, &self.run_state) {
+            (Some(s), _) => Some(s.agent().model.clone()),
+            (None, Some(r)) => Some(r.model.clone()),
+            (None, None) => None,
+        }
+    }
+
+    /// Switches to `model` now, or for the next turn when a run holds the session.
+    pub(super) fn change_model(&mut self, model: Model) -> Result<(), String> {
+        let credentials = (self.env.credentials)(&model)?;
+        let id = model.id.clone();
+        match self.session.as_mut() {
+            Some(s) => {
+                s.set_model(model, credentials)?;
+                self.env.has_model = true;
+                self.refresh_footer();
+            }
+            None => self.defer_model(model, None),
+        }
+        self.view.status_note(&format!("Model: {id}"));
+        Ok(())
+    }
+
+    pub(super) fn open_scoped_models(&mut self) -> Result<(), String> {
+        let all = (self.env.available_models)();
+        if all.is_empty() {
+            self.view.status_note("No models available");
+            return Ok(());
+        }
+        let scoped = self.scoped_models();
+        let enabled = (!scoped.is_empty()).then(|| {
+            scoped
+                .iter()
+                .map(|s| format!("{}/{}", s.model.provider, s.model.id))
+                .collect()
+        });
+        let selector = ScopedModelsSelector::new(all, enabled, theme::current());
+        self.show_dialog(selector, OverlayKind::ScopedModels);
+        Ok(())
+    }
+
+    fn apply_scoped_models(&mut self, outcome: ScopedModelsOutcome) -> Result<(), String> {
+        let all = (self.env.available_models)();
+        // Every model enabled is the same as no scope at all.
+        let narrowing =
+            |ids: Option<Vec<String>>| ids.filter(|v| !v.is_empty() && v.len() < all.len());
+        match outcome {
+            ScopedModelsOutcome::Changed(ids) => {
+                let scoped: Vec<ScopedModel> = narrowing(ids)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|id| all.iter().find(|m| full_id(m) == *id))
+                    .map(|m| ScopedModel {
+                        model: m.clone(),
+                        thinking: None,
+                    })
+                    .collect();
+                let s = self.session.as_mut().ok_or(BUSY)?;
+                s.scoped_models = scoped;
+                Ok(())
+            }
+            ScopedModelsOutcome::Saved(ids) => {
+                let s = self.session.as_mut().ok_or(BUSY)?;
+                match narrowing(ids) {
+                    Some(ids) => s.settings.set_global(
+                        "enabledModels",
+                        Value::Array(ids.into_iter().map(Value::String).collect()),
+                    )?,
+                    None => s.settings.remove_global("enabledModels")?,
+                }
+                self.view.status_note("Model selection saved to settings");
+                Ok(())
+            }
+            ScopedModelsOutcome::Cancelled => Ok(()),
+        }
+    }
+
+    pub(super) fn open_session_picker(&mut self) -> Result<(), String> {
+        let current = list_sessions(&self.session_dir());
+        let agent_dir = self.env.agent_dir.clone();
+        let active = self
+            .session
+            .as_ref()
+            .and_then(|s| s.session.path().map(Path::to_path_buf));
+        let picker = SessionPicker::new(
+            current,
+            Box::new(move || list_all_sessions(&agent_dir)),
+            active,
+            theme::current(),
+        );
+        self.show_dialog(picker, OverlayKind::Sessions);
+        Ok(())
+    }
+
+    fn resume(&mut self, path: &Path) -> Result<(), String> {
+        let (writer, warnings) = SessionWriter::open(path)
+            .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
+        self.adopt(writer)?;
+        for w in warnings {
+            self.view.warning(&w);
+        }
+        self.view.status_note("Resumed session");
+        Ok(())
+    }
+
+    pub(super) fn open_fork_selector(&mut self) -> Result<(), String> {
+        let s = self.session.as_ref().ok_or(BUSY)?;
+        let messages = ops::user_messages_for_fork(&s.session);
+        if messages.is_empty() {
+            self.view.status_note("No messages to fork from");
+            return Ok(());
+        }
+        let selector = UserMessageSelector::new(messages, theme::current());
+        self.show_dialog(selector, OverlayKind::Fork);
+        Ok(())
+    }
+
+    fn fork_at(&mut self, entry_id: &str) -> Result<(), String> {
+        let s = self.session.as_ref().ok_or(BUSY)?;
+        let (writer, text) = ops::fork_at(&s.session, entry_id, &self.session_dir())?;
+        self.adopt(writer)?;
+        self.view.editor.set_text(&text);
+        self.view.status_note("Forked to new session");
+        Ok(())
+    }
+}
+
+/// The message for an action that needs the idle session.
+pub(super) const BUSY: &str = "Wait for the current response to finish first";
+
+fn full_id(m: &Model) -> String {
+    format!("{}/{}", m.provider, m.id)
+}
+
+/// pi's exact model reference match: `provider/id` (case-insensitive) or a bare id, only
+/// when it names exactly one model.
+pub(super) fn exact_model_match(reference: &str, models: &[Model]) -> Option<Model> {
+    let wanted = reference.trim().to_lowercase();
+    if wanted.is_empty() {
+        return None;
+    }
+    let only = |hits: Vec<&Model>| match hits.as_slice() {
+        [one] => Some(Some((*one).clone())),
+        [] => None,
+        _ => Some(None),
+    };
+    let canonical = models
+        .iter()
+        .filter(|m| full_id(m).to_lowercase() == wanted)
+        .collect();
+    if let Some(found) = only(canonical) {
+        return found;
+    }
+    if let Some((provider, id)) = wanted.split_once('/') {
+        let (provider, id) = (provider.trim(), id.trim());
+        if !provider.is_empty() && !id.is_empty() {
+            let hits = models
+                .iter()
+                .filter(|m| m.provider.to_lowercase() == provider && m.id.to_lowercase() == id)
+                .collect();
+            if let Some(found) = only(hits) {
+                return found;
+            }
+        }
+    }
+    let by_id: Vec<&Model> = models
+        .iter()
+        .filter(|m| m.id.to_lowercase() == wanted)
+        .collect();
+    only(by_id).flatten()
+}

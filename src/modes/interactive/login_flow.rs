@@ -1,0 +1,264 @@
+//! `/login` and `/logout`. Login lists the OAuth subscriptions and the API-key providers with
+//! their credential status; choosing one opens the login dialog (an API-key prompt, or an
+//! OAuth flow running on its own thread that the dialog talks to). Logout lists what auth.json
+//! holds and removes the chosen entry. Either way the model list is re-read so the change
+//! shows at once, and a first login picks the provider's default model as pi does.
+
+use super::app::App;
+use super::overlays::OverlayKind;
+use super::selectors::login::{
+    AuthKind, LoginDialog, LoginOutcome, PickerMode, ProviderOption, ProviderOutcome,
+    ProviderPicker,
+};
+use crate::ai::catalog;
+use crate::resources::auth::AuthStorage;
+use crate::resources::model_resolve::locale_compare;
+use crate::resources::oauth;
+use crate::tui::terminal::Terminal;
+use crate::tui::theme;
+
+/// The API-key providers `/login` offers, with the names pi shows for them.
+const API_KEY_PROVIDERS: &[(&str, &str)] = &[
+    ("anthropic", "Anthropic"),
+    ("amazon-bedrock", "Amazon Bedrock"),
+    ("azure-openai-responses", "Azure OpenAI Responses"),
+    ("cerebras", "Cerebras"),
+    ("cloudflare-ai-gateway", "Cloudflare AI Gateway"),
+    ("cloudflare-workers-ai", "Cloudflare Workers AI"),
+    ("deepseek", "DeepSeek"),
+    ("fireworks", "Fireworks"),
+    ("google", "Google Gemini"),
+    ("google-vertex", "Google Vertex AI"),
+    ("groq", "Groq"),
+    ("huggingface", "Hugging Face"),
+    ("kimi-coding", "Kimi For Coding"),
+    ("mistral", "Mistral"),
+    ("minimax", "MiniMax"),
+    ("minimax-cn", "MiniMax (China)"),
+    ("moonshotai", "Moonshot AI"),
+    ("moonshotai-cn", "Moonshot AI (China)"),
+    ("opencode", "OpenCode Zen"),
+    ("opencode-go", "OpenCode Go"),
+    ("openai", "OpenAI"),
+    ("openrouter", "OpenRouter"),
+    ("vercel-ai-gateway", "Vercel AI Gateway"),
+    ("xai", "xAI"),
+    ("zai", "ZAI"),
+    ("xiaomi", "Xiaomi MiMo"),
+    ("xiaomi-token-plan-cn", "Xiaomi MiMo Token Plan (China)"),
+    (
+        "xiaomi-token-plan-ams",
+        "Xiaomi MiMo Token Plan (Amsterdam)",
+    ),
+    (
+        "xiaomi-token-plan-sgp",
+        "Xiaomi MiMo Token Plan (Singapore)",
+    ),
+];
+
+/// The name pi shows for a provider.
+pub(super) fn provider_name(id: &str) -> String {
+    if let Some((_, name)) = API_KEY_PROVIDERS.iter().find(|(p, _)| *p == id) {
+        return name.to_string();
+    }
+    oauth::provider(id).map_or_else(|| id.to_string(), |p| p.name().to_string())
+}
+
+/// `✓ configured`, `✓ env: VAR`, `• API key configured`, `• unconfigured`.
+fn status(auth: &AuthStorage, id: &str, kind: AuthKind) -> String {
+    if let Some(stored) = auth.get(id) {
+        let stored_oauth = stored["type"] == "oauth";
+        return match (stored_oauth, kind) {
+            (true, AuthKind::OAuth) | (false, AuthKind::ApiKey) => "✓ configured".into(),
+            (true, AuthKind::ApiKey) => "• subscription configured".into(),
+            (false, AuthKind::OAuth) => "• API key configured".into(),
+        };
+    }
+    if kind == AuthKind::ApiKey {
+        let set = |v: &&&str| std::env::var(v).is_ok_and(|x| !x.is_empty());
+        if let Some(var) = catalog::env_key_vars(id).iter().find(set) {
+            return format!("✓ env: {var}");
+        }
+    }
+    "• unconfigured".into()
+}
+
+impl<T: Terminal> App<T> {
+    fn auth_path(&self) -> std::path::PathBuf {
+        self.env.agent_dir.join("auth.json")
+    }
+
+    pub(super) fn open_provider_picker(&mut self, mode: PickerMode) -> Result<(), String> {
+        let auth = AuthStorage::load(self.auth_path());
+        if let Some(e) = auth.load_error() {
+            return Err(e.to_string());
+        }
+        let mut options: Vec<ProviderOption> = match mode {
+            PickerMode::Login => {
+                let subscriptions = oauth::providers().into_iter().map(|p| ProviderOption {
+                    id: p.id().to_string(),
+                    name: p.name().to_string(),
+                    kind: AuthKind::OAuth,
+                    status: status(&auth, p.id(), AuthKind::OAuth),
+                });
+                let keys = API_KEY_PROVIDERS
+                    .iter()
+                    .filter(|(id, _)| catalog::is_builtin_provider(id))
+                    .map(|(id, name)| ProviderOption {
+                        id: id.to_string(),
+                        name: name.to_string(),
+                        kind: AuthKind::ApiKey,
+                        status: status(&auth, id, AuthKind::ApiKey),
+                    });
+                subscriptions.chain(keys).collect()
+            }
+            PickerMode::Logout => {
+                let stored = auth.list();
+                if stored.is_empty() {
+                    self.view.status_note("No stored credentials to remove. /logout only removes credentials saved by /login; environment variables and models.json config are unchanged.");
+                    return Ok(());
+                }
+                stored
+                    .into_iter()
+                    .map(|id| {
+                        let oauth = auth.get(&id).is_some_and(|c| c["type"] == "oauth");
+                        ProviderOption {
+                            name: provider_name(&id),
+                            kind: if oauth {
+                                AuthKind::OAuth
+                            } else {
+                                AuthKind::ApiKey
+                            },
+                            status: "✓ configured".into(),
+                            id,
+                        }
+                    })
+                    .collect()
+            }
+        };
+        options.sort_by(|a, b| locale_compare(&a.name, &b.name));
+        let picker = ProviderPicker::new(mode, options, theme::current());
+        self.show_dialog(picker, OverlayKind::Providers(mode));
+        Ok(())
+    }
+
+    pub(super) fn apply_provider_outcome(
+        &mut self,
+        mode: PickerMode,
+        outcome: ProviderOutcome,
+    ) -> Result<(), String> {
+        let ProviderOutcome::Selected(option) = outcome else {
+            return Ok(());
+        };
+        match mode {
+            PickerMode::Logout => self.logout(&option),
+            PickerMode::Login => {
+                self.start_login(option);
+                Ok(())
+            }
+        }
+    }
+
+    fn logout(&mut self, option: &ProviderOption) -> Result<(), String> {
+        let mut auth = AuthStorage::load(self.auth_path());
+        auth.remove(&option.id)
+            .map_err(|e| format!("Logout failed: {e}"))?;
+        self.reload_models();
+        let message = match option.kind {
+            AuthKind::OAuth => format!("Logged out of {}", option.name),
+            AuthKind::ApiKey => format!("Removed stored API key for {}. Environment variables and models.json config are unchanged.", option.name),
+        };
+        self.view.status_note(&message);
+        Ok(())
+    }
+
+    fn start_login(&mut self, option: ProviderOption) {
+        let theme = theme::current();
+        let path = self.auth_path();
+        let dialog = match option.kind {
+            AuthKind::ApiKey => LoginDialog::api_key(&option.id, &option.name, path, theme),
+            AuthKind::OAuth => {
+                let Some(flow) = (self.env.oauth_provider)(&option.id) else {
+                    self.view
+                        .error(&format!("Unknown OAuth provider {}", option.id));
+                    return;
+                };
+                let (dialog, ui) = LoginDialog::oauth(&option.id, &option.name, path, theme);
+                let abort = dialog.abort_handle();
+                // Detached on purpose: the flow ends on its own (callback, pasted code, or
+                // the abort flag the dialog sets on Escape) and only reports to the dialog.
+                let spawned = std::thread::Builder::new()
+                    .name("pi-oauth-login".into())
+                    .spawn(move || ui.finish(flow.login(&ui, &abort)));
+                if let Err(e) = spawned {
+                    self.view.error(&format!("Could not start the login: {e}"));
+                    return;
+                }
+                dialog
+            }
+        };
+        self.pending_login = Some(option);
+        self.show_dialog(dialog, OverlayKind::Login);
+    }
+
+    pub(super) fn apply_login_outcome(&mut self, outcome: LoginOutcome) -> Result<(), String> {
+        let Some(option) = self.pending_login.take() else {
+            return Ok(());
+        };
+        match outcome {
+            LoginOutcome::Cancelled => Ok(()),
+            LoginOutcome::Failed(e) => Err(match option.kind {
+                AuthKind::OAuth => format!("Failed to login to {}: {e}", option.name),
+                AuthKind::ApiKey => format!("Failed to save API key for {}: {e}", option.name),
+            }),
+            LoginOutcome::LoggedIn(provider) => {
+                self.reload_models();
+                let action = match option.kind {
+                    AuthKind::OAuth => format!("Logged in to {}", option.name),
+                    AuthKind::ApiKey => format!("Saved API key for {}", option.name),
+                };
+                let saved = format!("Credentials saved to {}", self.auth_path().display());
+                if self.env.has_model {
+                    self.view.status_note(&format!("{action}. {saved}"));
+                    return Ok(());
+                }
+                // The first credentials: start on the provider's default model.
+                let default = catalog::default_model_id(&provider).and_then(|id| {
+                    (self.env.available_models)()
+                        .into_iter()
+                        .find(|m| m.provider == provider && m.id == id)
+                });
+                match default {
+                    Some(model) => {
+                        let id = model.id.clone();
+                        self.change_model(model)?;
+                        self.view
+                            .status_note(&format!("{action}. Selected {id}. {saved}"));
+                        Ok(())
+                    }
+                    None => {
+                        self.view.status_note(&format!("{action}. {saved}"));
+                        Err(format!(
+                            "{action}, but no default model is available for provider \"{provider}\". Use /model to select a model."
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Re-reads auth.json so new or removed credentials count at once.
+    fn reload_models(&mut self) {
+        if let Some(reload) = &self.env.reload_models {
+            reload();
+        }
+        let mut providers: Vec<String> = (self.env.available_models)()
+            .into_iter()
+            .map(|m| m.provider)
+            .collect();
+        providers.sort_unstable();
+        providers.dedup();
+        self.view.footer.info.show_provider = providers.len() > 1;
+        self.env.provider_count = providers.len();
+    }
+}

@@ -1,0 +1,185 @@
+//! Screens shown on their own, outside the chat: the session picker of `pi -r` (before the
+//! chat starts, as pi does; cancelling returns `None` and pi prints "No session selected") and
+//! the package resource switches of `pi config`. Both run one component on the terminal until
+//! it is done, through [`run_until`].
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+
+use super::selectors::config::{ConfigOutcome, ConfigSelector};
+use super::selectors::session_picker::{SessionOutcome, SessionPicker};
+use crate::resources::packages::config::{groups, set_enabled};
+use crate::resources::packages::PackageResources;
+use crate::resources::settings::Settings;
+use crate::session::dir::{list_all_sessions, list_sessions};
+use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
+use crate::tui::terminal::{ProcessTerminal, Terminal, TerminalEvent};
+use crate::tui::{theme, Component, Tui};
+
+/// Shows the picker for the sessions in `session_dir` (Tab: every project's) on the
+/// process's terminal.
+pub fn pick_session(session_dir: &Path, agent_dir: &Path) -> io::Result<Option<PathBuf>> {
+    let terminal = ProcessTerminal::new();
+    let input = terminal.events();
+    let agent_dir = agent_dir.to_path_buf();
+    let picker = SessionPicker::new(
+        list_sessions(session_dir),
+        Box::new(move || list_all_sessions(&agent_dir)),
+        None,
+        theme::current(),
+    );
+    let chosen = run_until(terminal, &input, picker, |p| match p.take_outcome()? {
+        SessionOutcome::Selected(path) => Some(Some(path)),
+        SessionOutcome::Cancelled => Some(None),
+    })?;
+    Ok(chosen.flatten())
+}
+
+/// `pi config` on the process's terminal: each toggle is written to the settings file of the
+/// package's scope at once (a failed write shows under the list).
+pub fn configure_packages(resolved: &PackageResources, settings: &mut Settings) -> io::Result<()> {
+    let terminal = ProcessTerminal::new();
+    let input = terminal.events();
+    let selector = ConfigSelector::new(groups(resolved), theme::current());
+    run_config(terminal, &input, selector, settings)
+}
+
+/// Drives the config selector on `terminal`, saving each toggle in `settings`.
+pub fn run_config<T: Terminal>(
+    terminal: T,
+    input: &Receiver<TerminalEvent>,
+    selector: ConfigSelector,
+    settings: &mut Settings,
+) -> io::Result<()> {
+    run_until(terminal, input, selector, |s| loop {
+        match s.take_outcome()? {
+            ConfigOutcome::Toggled(resource, enabled) => {
+                if let Err(e) = set_enabled(settings, &resource, enabled) {
+                    s.set_error(e);
+                }
+            }
+            ConfigOutcome::Closed => return Some(()),
+        }
+    })?;
+    Ok(())
+}
+
+/// Shows `component` on `terminal`, feeding it keys, until `done` returns a result (checked
+/// after every key). `None` when input ended first.
+pub fn run_until<T: Terminal, C: Component, R>(
+    terminal: T,
+    input: &Receiver<TerminalEvent>,
+    mut component: C,
+    mut done: impl FnMut(&mut C) -> Option<R>,
+) -> io::Result<Option<R>> {
+    let mut tui = Tui::new(terminal);
+    tui.start()?;
+    let mut parser = StdinBuffer::new();
+    let mut pending_since: Option<Instant> = None;
+    let result = loop {
+        if let Some(r) = done(&mut component) {
+            break Some(r);
+        }
+        let now = Instant::now();
+        let mut deadline = now + Duration::from_millis(500);
+        if let Some(d) = tui.next_deadline() {
+            deadline = deadline.min(d);
+        }
+        if let Some(since) = pending_since {
+            deadline = deadline.min(since + ESCAPE_TIMEOUT);
+        }
+        let mut parsed = Vec::new();
+        select! {
+            recv(input) -> ev => match ev {
+                Ok(TerminalEvent::Input(bytes)) => {
+                    parsed = parser.feed(&bytes);
+                    pending_since = parser.has_pending().then(Instant::now);
+                }
+                Ok(TerminalEvent::Resize) => tui.request_render(),
+                Err(_) => break None,
+            },
+            default(deadline.saturating_duration_since(now)) => {}
+        }
+        if pending_since.is_some_and(|since| Instant::now() >= since + ESCAPE_TIMEOUT) {
+            pending_since = None;
+            parsed.extend(parser.flush_timeout());
+        }
+        for p in parsed {
+            if let ParsedInput::Event(ev) = p {
+                tui.handle_input(&ev, &mut component);
+                tui.request_render();
+            }
+        }
+        tui.tick(Instant::now(), &mut component)?;
+    };
+    // Leave nothing behind: what follows starts on a clean screen.
+    tui.render(&mut Blank)?;
+    tui.stop()?;
+    Ok(result)
+}
+
+/// Draws nothing.
+struct Blank;
+
+impl Component for Blank {
+    fn render(&mut self, _width: usize) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::resources::packages::config::{ConfigGroup, ConfigItem};
+    use crate::resources::packages::{PackageResource, ResourceKind, Scope};
+    use crate::tui::virtual_terminal::VirtualTerminal;
+
+    #[test]
+    fn config_toggles_are_saved_as_package_filters() {
+        let resource = PackageResource {
+            kind: ResourceKind::Skills,
+            path: PathBuf::from("/pkg/skills/review/SKILL.md"),
+            enabled: true,
+            source: "npm:demo".into(),
+            scope: Scope::User,
+            base_dir: PathBuf::from("/pkg"),
+        };
+        let group = ConfigGroup {
+            label: "npm:demo (user)".into(),
+            scope: Scope::User,
+            source: "npm:demo".into(),
+            kinds: vec![(
+                ResourceKind::Skills,
+                vec![ConfigItem {
+                    display_name: "review".into(),
+                    enabled: true,
+                    resource,
+                }],
+            )],
+        };
+        let global = json!({"packages": ["npm:demo"]});
+        let mut settings = Settings::in_memory(global.as_object().unwrap().clone());
+        let (keys, input) = crossbeam_channel::unbounded();
+        keys.send(TerminalEvent::Input(b" ".to_vec())).unwrap();
+        keys.send(TerminalEvent::Input(b"\x03".to_vec())).unwrap();
+        let selector = ConfigSelector::new(vec![group], theme::current());
+        run_config(
+            VirtualTerminal::new(80, 24),
+            &input,
+            selector,
+            &mut settings,
+        )
+        .unwrap();
+        assert_eq!(
+            settings.global_map()["packages"],
+            json!([{"source": "npm:demo", "skills": ["-skills/review/SKILL.md"]}])
+        );
+    }
+}
