@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::ai::{AssistantEvent, Message, ToolResultMessage};
+use crate::session::json::to_js_string;
 
 // Events are built once and moved through a channel; boxing the big variants would only add
 // allocations.
@@ -93,6 +94,57 @@ fn msg(m: &Message) -> Value {
 }
 
 impl AgentEvent {
+    /// The event's `type` in pi's JSON.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AgentEvent::AgentStart => "agent_start",
+            AgentEvent::AgentEnd { .. } => "agent_end",
+            AgentEvent::TurnStart => "turn_start",
+            AgentEvent::TurnEnd { .. } => "turn_end",
+            AgentEvent::MessageStart { .. } => "message_start",
+            AgentEvent::MessageUpdate { .. } => "message_update",
+            AgentEvent::MessageEnd { .. } => "message_end",
+            AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
+            AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
+            AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
+            AgentEvent::AutoRetryStart { .. } => "auto_retry_start",
+            AgentEvent::AutoRetryEnd { .. } => "auto_retry_end",
+            AgentEvent::CompactionStart { .. } => "compaction_start",
+            AgentEvent::CompactionEnd { .. } => "compaction_end",
+        }
+    }
+
+    /// The event as one line of pi's JSON (no newline), as `to_js_string(&self.to_json())`
+    /// would write it. A `message_update` carries the partial message twice (as the message
+    /// and inside the stream event); it is serialized once here and the text reused, which
+    /// halves the cost of long streams in RPC and JSON modes.
+    pub fn to_json_line(&self) -> String {
+        let AgentEvent::MessageUpdate { message, event } = self else {
+            return to_js_string(&self.to_json());
+        };
+        let message_text = to_js_string(message);
+        let (head, key, inner) = event.parts();
+        let inner_text = match message {
+            Message::Assistant(a) if a == inner => None,
+            _ => Some(to_js_string(&Message::Assistant(inner.clone()))),
+        };
+        let head = to_js_string(&head);
+        let head = head.strip_suffix('}').unwrap_or(&head);
+        let inner_text = inner_text.as_deref().unwrap_or(&message_text);
+        let mut line =
+            String::with_capacity(head.len() + inner_text.len() + message_text.len() + 80);
+        line.push_str("{\"type\":\"message_update\",\"assistantMessageEvent\":");
+        line.push_str(head);
+        line.push_str(",\"");
+        line.push_str(key);
+        line.push_str("\":");
+        line.push_str(inner_text);
+        line.push_str("},\"message\":");
+        line.push_str(&message_text);
+        line.push('}');
+        line
+    }
+
     pub fn to_json(&self) -> Value {
         match self {
             AgentEvent::AgentStart => json!({"type": "agent_start"}),
@@ -187,6 +239,82 @@ impl AgentEvent {
                 }
                 Value::Object(m)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::{AssistantMessage, Content, Model, TextContent};
+    use crate::session::json::to_js_string;
+
+    fn partial(text: &str) -> AssistantMessage {
+        let model = Model {
+            id: "m".into(),
+            name: "m".into(),
+            api: "a".into(),
+            provider: "p".into(),
+            base_url: String::new(),
+            reasoning: false,
+            input: vec!["text".into()],
+            cost: Default::default(),
+            context_window: 1,
+            max_tokens: 1,
+            thinking_level_map: None,
+            headers: None,
+            compat: None,
+        };
+        let mut m = AssistantMessage::empty(&model);
+        m.content.push(Content::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        }));
+        m.usage.cost.input = 0.000_000_3;
+        m.usage.cost.total = 1e21;
+        m
+    }
+
+    #[test]
+    fn the_fast_line_is_byte_identical_to_the_generic_one() {
+        let p = partial("héllo \"quoted\" \u{2028} 日本");
+        let events = [
+            AgentEvent::MessageUpdate {
+                message: Message::Assistant(p.clone()),
+                event: AssistantEvent::TextDelta {
+                    index: 0,
+                    delta: "lo".into(),
+                    partial: p.clone(),
+                },
+            },
+            // A stream event whose partial differs from the message is written as is.
+            AgentEvent::MessageUpdate {
+                message: Message::Assistant(p.clone()),
+                event: AssistantEvent::Done {
+                    reason: crate::ai::StopReason::Stop,
+                    message: partial("other"),
+                },
+            },
+            AgentEvent::MessageStart {
+                message: Message::Assistant(p),
+            },
+            AgentEvent::AutoRetryEnd {
+                success: false,
+                attempt: 2,
+                final_error: Some("x".into()),
+            },
+            AgentEvent::CompactionEnd {
+                reason: CompactionReason::Overflow,
+                result: None,
+                aborted: false,
+                will_retry: true,
+                error_message: None,
+            },
+            AgentEvent::TurnStart,
+        ];
+        for ev in events {
+            assert_eq!(ev.to_json_line(), to_js_string(&ev.to_json()));
+            assert_eq!(ev.to_json()["type"], ev.type_name());
         }
     }
 }

@@ -481,77 +481,109 @@ pub enum AssistantEvent {
     },
 }
 
+/// An assistant message on its own, carrying its `role` first as pi's objects do.
+pub fn assistant_json(m: &AssistantMessage) -> Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("role".into(), "assistant".into());
+    if let Ok(Value::Object(fields)) = serde_json::to_value(m) {
+        obj.extend(fields);
+    }
+    Value::Object(obj)
+}
+
 impl AssistantEvent {
     /// The event in pi's JSON shape (`assistantMessageEvent` of `message_update`).
     pub fn to_json(&self) -> Value {
+        let (mut head, key, message) = self.parts();
+        if let Value::Object(obj) = &mut head {
+            obj.insert(key.into(), assistant_json(message));
+        }
+        head
+    }
+
+    /// The event's JSON without its trailing message, that message's key (`partial`,
+    /// `message` or `error`; always the last key in pi's shape) and the message itself — so a
+    /// writer can serialize a large partial message once and reuse the text.
+    pub fn parts(&self) -> (Value, &'static str, &AssistantMessage) {
         use serde_json::json;
-        // An assistant message on its own carries its `role`, as pi's objects do.
-        let p = |m: &AssistantMessage| {
-            let mut obj = serde_json::Map::new();
-            obj.insert("role".into(), "assistant".into());
-            if let Ok(Value::Object(fields)) = serde_json::to_value(m) {
-                obj.extend(fields);
-            }
-            Value::Object(obj)
-        };
         match self {
-            AssistantEvent::Start { partial } => json!({"type": "start", "partial": p(partial)}),
-            AssistantEvent::TextStart { index, partial } => {
-                json!({"type": "text_start", "contentIndex": index, "partial": p(partial)})
-            }
+            AssistantEvent::Start { partial } => (json!({"type": "start"}), "partial", partial),
+            AssistantEvent::TextStart { index, partial } => (
+                json!({"type": "text_start", "contentIndex": index}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::TextDelta {
                 index,
                 delta,
                 partial,
-            } => json!({
-                "type": "text_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
-            }),
+            } => (
+                json!({"type": "text_delta", "contentIndex": index, "delta": delta}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::TextEnd {
                 index,
                 content,
                 partial,
-            } => json!({
-                "type": "text_end", "contentIndex": index, "content": content, "partial": p(partial)
-            }),
-            AssistantEvent::ThinkingStart { index, partial } => {
-                json!({"type": "thinking_start", "contentIndex": index, "partial": p(partial)})
-            }
+            } => (
+                json!({"type": "text_end", "contentIndex": index, "content": content}),
+                "partial",
+                partial,
+            ),
+            AssistantEvent::ThinkingStart { index, partial } => (
+                json!({"type": "thinking_start", "contentIndex": index}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::ThinkingDelta {
                 index,
                 delta,
                 partial,
-            } => json!({
-                "type": "thinking_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
-            }),
+            } => (
+                json!({"type": "thinking_delta", "contentIndex": index, "delta": delta}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::ThinkingEnd {
                 index,
                 content,
                 partial,
-            } => json!({
-                "type": "thinking_end", "contentIndex": index, "content": content, "partial": p(partial)
-            }),
-            AssistantEvent::ToolCallStart { index, partial } => {
-                json!({"type": "toolcall_start", "contentIndex": index, "partial": p(partial)})
-            }
+            } => (
+                json!({"type": "thinking_end", "contentIndex": index, "content": content}),
+                "partial",
+                partial,
+            ),
+            AssistantEvent::ToolCallStart { index, partial } => (
+                json!({"type": "toolcall_start", "contentIndex": index}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::ToolCallDelta {
                 index,
                 delta,
                 partial,
-            } => json!({
-                "type": "toolcall_delta", "contentIndex": index, "delta": delta, "partial": p(partial)
-            }),
+            } => (
+                json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta}),
+                "partial",
+                partial,
+            ),
             AssistantEvent::ToolCallEnd {
                 index,
                 tool_call,
                 partial,
-            } => json!({
-                "type": "toolcall_end", "contentIndex": index, "toolCall": tool_call, "partial": p(partial)
-            }),
-            AssistantEvent::Done { reason, message } => {
-                json!({"type": "done", "reason": reason, "message": p(message)})
-            }
+            } => (
+                json!({"type": "toolcall_end", "contentIndex": index, "toolCall": tool_call}),
+                "partial",
+                partial,
+            ),
+            AssistantEvent::Done { reason, message } => (
+                json!({"type": "done", "reason": reason}),
+                "message",
+                message,
+            ),
             AssistantEvent::Error { reason, error, .. } => {
-                json!({"type": "error", "reason": reason, "error": p(error)})
+                (json!({"type": "error", "reason": reason}), "error", error)
             }
         }
     }

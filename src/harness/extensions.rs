@@ -217,14 +217,13 @@ impl AgentSession {
     /// Forwards an agent event to subscribed extensions (never waits).
     pub(super) fn forward_event(&self, ev: &AgentEvent) {
         let Some(b) = &self.extensions else { return };
-        let v = ev.to_json();
-        let Some(name) = v["type"].as_str() else {
-            return;
-        };
+        // Checked before serializing: most events have no subscriber, and a streaming
+        // update's JSON carries the whole partial message.
+        let name = ev.type_name();
         if !b.host.has_subscribers(name) {
             return;
         }
-        let mut data = v.clone();
+        let mut data = ev.to_json();
         if let Some(m) = data.as_object_mut() {
             m.remove("type");
         }

@@ -47,7 +47,7 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
         let mut on_event = |ev: &AgentEvent| {
             if json && !broken_pipe {
                 // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
-                let line = to_js_string(&ev.to_json());
+                let line = ev.to_json_line();
                 // A closed stdout (`| head`) stops output but never panics.
                 broken_pipe |= writeln!(stdout, "{line}")
                     .and_then(|_| stdout.flush())

@@ -52,7 +52,11 @@ impl Out {
     }
 
     pub(crate) fn line(&self, v: &Value) {
-        let mut text = to_js_string(v);
+        self.text_line(to_js_string(v));
+    }
+
+    /// Writes one already serialized JSON line.
+    pub(crate) fn text_line(&self, mut text: String) {
         text.push('\n');
         let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
         // A closed stdout means the client is gone; stdin EOF will end us.
@@ -558,7 +562,7 @@ impl Server {
                             .messages
                             .push(message.clone());
                     }
-                    out.line(&ev.to_json());
+                    out.text_line(ev.to_json_line());
                 });
                 let _ = done_tx.send(());
                 session
