@@ -15,7 +15,7 @@ use super::calls::{PendingAction, SessionView};
 use super::discovery::ExtensionSource;
 use super::process::{ExtensionProcess, ProcessEvent, RequestError};
 use super::protocol::{self, FlagType, Registration};
-use super::ui::{ExtensionUi, NoUi};
+use super::ui::{DeferredUi, ExtensionUi, NoUi};
 use crate::agent::MessageQueue;
 use crate::ai::Abort;
 
@@ -106,6 +106,8 @@ pub struct CommandInfo {
 pub struct ExtensionHost {
     pub(super) extensions: Vec<Arc<Extension>>,
     pub(super) ui: RwLock<Arc<dyn ExtensionUi>>,
+    /// Holds notices until the mode installs its UI (only for modes that have one).
+    deferred: Option<Arc<DeferredUi>>,
     errors: RwLock<ErrorSink>,
     /// Where extensions' stderr lines go: `(extension name, line)`.
     stderr: RwLock<StderrSink>,
@@ -138,9 +140,17 @@ impl ExtensionHost {
 
     fn build(extensions: Vec<Arc<Extension>>, opts: &HostOptions) -> Arc<ExtensionHost> {
         let (wake_tx, wake_rx) = unbounded();
+        // A mode with a UI installs it after the extensions have started (and may already
+        // have set a status on `session_start`): keep their notices until then.
+        let deferred = (opts.has_ui && !opts.ui.has_ui()).then(|| Arc::new(DeferredUi::default()));
+        let ui = match &deferred {
+            Some(d) => Arc::clone(d) as Arc<dyn ExtensionUi>,
+            None => Arc::clone(&opts.ui),
+        };
         Arc::new(ExtensionHost {
             extensions,
-            ui: RwLock::new(Arc::clone(&opts.ui)),
+            ui: RwLock::new(ui),
+            deferred,
             errors: RwLock::new(Arc::clone(&opts.errors)),
             stderr: RwLock::new(Arc::new(|name: &str, line: &str| {
                 eprintln!("[{name}] {line}")
@@ -243,7 +253,10 @@ impl ExtensionHost {
 
     /// Replaces the UI dialogs and notices go to (the interactive mode registers its own).
     pub fn set_ui(&self, ui: Arc<dyn ExtensionUi>) {
-        *self.ui.write().unwrap_or_else(|p| p.into_inner()) = ui;
+        *self.ui.write().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&ui);
+        if let Some(d) = &self.deferred {
+            d.activate(ui);
+        }
     }
 
     pub fn ui(&self) -> Arc<dyn ExtensionUi> {

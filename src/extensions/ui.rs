@@ -119,3 +119,43 @@ impl ExtensionUi for NoUi {
         false
     }
 }
+
+/// Stands in while a mode with a UI (RPC, interactive) is still starting: notices sent
+/// meanwhile (a status set on `session_start`) are kept and handed to the real UI when it is
+/// installed, and any that race with the switch are forwarded; dialogs cannot wait that long
+/// and take their default.
+#[derive(Default)]
+pub struct DeferredUi {
+    state: std::sync::Mutex<Deferred>,
+}
+
+#[derive(Default)]
+struct Deferred {
+    kept: Vec<Notice>,
+    target: Option<std::sync::Arc<dyn ExtensionUi>>,
+}
+
+impl DeferredUi {
+    /// Hands the kept notices to `ui`, in order, and forwards later ones to it.
+    pub fn activate(&self, ui: std::sync::Arc<dyn ExtensionUi>) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        for notice in state.kept.drain(..) {
+            ui.notice(notice);
+        }
+        state.target = Some(ui);
+    }
+}
+
+impl ExtensionUi for DeferredUi {
+    fn dialog(&self, _dialog: Dialog, _abort: &Abort) -> Answer {
+        Answer::Cancelled
+    }
+
+    fn notice(&self, notice: Notice) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &state.target {
+            Some(ui) => ui.notice(notice),
+            None => state.kept.push(notice),
+        }
+    }
+}
