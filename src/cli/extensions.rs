@@ -126,10 +126,13 @@ pub fn merge_tools(
 
 /// `setModel` for extensions: an available model and its credentials.
 pub fn model_lookup(agent_dir: &Path) -> ModelLookup {
-    let models = super::models::load(agent_dir);
-    let models = std::sync::Mutex::new(models);
+    // Loaded on first use: most runs never see an extension switch models, and reading the
+    // registry twice at start-up costs every run.
+    let agent_dir = agent_dir.to_path_buf();
+    let models = std::sync::Mutex::new(None::<super::models::Models>);
     Arc::new(move |provider, id| {
-        let models = models.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = models.lock().unwrap_or_else(|p| p.into_inner());
+        let models = guard.get_or_insert_with(|| super::models::load(&agent_dir));
         let model = models
             .available()
             .into_iter()
