@@ -566,11 +566,13 @@ def bench_append():
 
 # interactive: the real binary on a pseudo-terminal (scripts/bench_interactive.py): exec to a
 # ready editor, idle RSS, and keystroke-to-screen with a 2,000-message session loaded.
-INTERACTIVE_SESSION = os.path.join(tmp_dir, "interactive-2000.jsonl")
-subprocess.run([sys.executable, os.path.join(os.environ["BENCH_SCRIPTS"], "gen_session.py"),
-                INTERACTIVE_SESSION, cwd, "2000"], check=True)
+INTERACTIVE_SESSION = os.path.join(os.environ["BENCH_SESSION_DIR"], "interactive-2000.jsonl")
 
 def bench_interactive(base, n):
+    # Written afresh for each implementation: a run appends to the session it resumes.
+    os.makedirs(os.path.dirname(INTERACTIVE_SESSION), exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(os.environ["BENCH_SCRIPTS"], "gen_session.py"),
+                    INTERACTIVE_SESSION, cwd, "2000"], check=True)
     script = os.path.join(os.environ["BENCH_SCRIPTS"], "bench_interactive.py")
     try:
         p = subprocess.run([sys.executable, script, os.environ["BENCH_AGENT_DIR"], cwd,

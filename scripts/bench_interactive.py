@@ -63,7 +63,8 @@ def main():
     print(f"idle_rss_kib {statistics.median(rss)}")
     if session:
         pid, fd = spawn(command + ["--session", session], env, cwd)
-        read_until(fd, b"mock-model", 60)
+        # The last message of the generated session must be on screen: it really loaded.
+        read_until(fd, b"Done", 60)
         time.sleep(0.5)
         lat = []
         for i in range(40):
