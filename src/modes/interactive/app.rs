@@ -95,16 +95,7 @@ impl<T: Terminal> App<T> {
         )));
         let mut app = App {
             tui: Tui::new(terminal),
-            view: View {
-                header,
-                chat: Vec::new(),
-                steering: Vec::new(),
-                follow_up: Vec::new(),
-                status: None,
-                editor,
-                footer,
-                last_is_status: false,
-            },
+            view: View::new(header, editor, footer),
             parser: StdinBuffer::new(),
             pending_since: None,
             session: Some(session),
@@ -256,10 +247,18 @@ impl<T: Terminal> App<T> {
         if let Some(loader) = &mut self.view.status {
             loader.tick();
         }
-        for item in &mut self.view.chat {
-            match item {
-                ChatItem::Bash(b) if b.is_running() => b.tick(),
-                ChatItem::Tool(t) if t.is_running() => t.tick(),
+        // Only running items are touched, so the rest of the transcript stays cached.
+        let running: Vec<usize> = (0..self.view.chat.len())
+            .filter(|&i| match &self.view.chat[i] {
+                ChatItem::Bash(b) => b.is_running(),
+                ChatItem::Tool(t) => t.is_running(),
+                _ => false,
+            })
+            .collect();
+        for i in running {
+            match &mut self.view.chat[i] {
+                ChatItem::Bash(b) => b.tick(),
+                ChatItem::Tool(t) => t.tick(),
                 _ => {}
             }
         }

@@ -6,8 +6,8 @@
 //! transcript), `commands` (slash commands), `overlays` (the dialog integration point),
 //! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
 //! them), `deferred` (model changes during a run), `history` (showing and switching
-//! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`
-//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
+//! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`,
+//! `transcript` (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
 
 mod app;
 mod bash_job;
@@ -28,6 +28,7 @@ pub mod selectors;
 mod settings_menu;
 pub mod standalone;
 mod tool_view;
+mod transcript;
 mod tree_nav;
 mod view;
 
