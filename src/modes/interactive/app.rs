@@ -373,7 +373,7 @@ impl<T: Terminal> App<T> {
         match task.join() {
             Ok(session) => {
                 self.session = Some(session);
-                self.apply_deferred();
+                self.run_state = None;
             }
             Err(e) => {
                 self.view.error(&format!(
