@@ -20,7 +20,7 @@ use crate::ai::{Model, ThinkingLevel};
 #[derive(Debug, Clone)]
 pub enum Switch {
     Model {
-        model: Model,
+        model: Box<Model>,
         credentials: Credentials,
     },
     Thinking {
@@ -97,7 +97,7 @@ impl AgentSession {
                 Switch::Model { model, credentials } => {
                     agent.options.api_key = credentials.0;
                     agent.options.headers = credentials.1;
-                    agent.model = model;
+                    agent.model = *model;
                 }
                 Switch::Thinking { level, .. } => agent.thinking = level,
             }

@@ -134,7 +134,10 @@ impl<T: Terminal> App<T> {
         };
         let level = level_for_switch(level, &r.model, r.thinking, r.default_thinking.as_deref());
         r.model = model.clone();
-        task.switches.push(Switch::Model { model, credentials });
+        task.switches.push(Switch::Model {
+            model: Box::new(model),
+            credentials,
+        });
         self.defer_thinking(level);
         self.refresh_footer();
     }
