@@ -158,6 +158,10 @@ fn settings_changes_apply_and_persist() {
 fn login_with_an_api_key_writes_auth_json() {
     let mut h = harness_with("dlg-login", &[], false);
     h.type_bytes("/login\r");
+    h.wait_text("Select authentication method:");
+    h.wait_text("Use an API key");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
     h.wait_text("Select provider to configure");
     h.type_bytes("groq");
     h.wait_text("Groq");
@@ -177,6 +181,52 @@ fn login_with_an_api_key_writes_auth_json() {
     let auth = h.dir.path().join("agent").join("auth.json");
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(auth).unwrap()).unwrap();
     assert!(stored.get("groq").is_none());
+}
+
+#[test]
+fn login_lists_models_json_providers_for_api_keys_and_shows_bedrock_setup_notes() {
+    let mut h = harness_with("dlg-login-custom", &[], false);
+    let agent = h.dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("models.json"),
+        r#"{"providers":{"my-llm":{"name":"My Local LLM","baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions","apiKey":"MY_LLM_KEY","models":[{"id":"m"}]}}}"#,
+    )
+    .unwrap();
+    h.type_bytes("/login\r");
+    h.wait_text("Use a subscription");
+    // The subscription list holds no API-key providers; Escape goes back to the method.
+    h.type_bytes("\r");
+    h.wait_text("Select provider to configure");
+    assert!(!h.screen().contains("My Local LLM"));
+    h.type_bytes("\x1b");
+    h.wait_for("the method choice again", |h| {
+        h.app.overlay.map(|o| o.kind) == Some(overlays::OverlayKind::AuthMethod)
+    });
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.type_bytes("local");
+    h.wait_text("My Local LLM");
+    h.type_bytes("\r");
+    h.wait_text("Enter API key");
+    h.type_bytes("sk-local\r");
+    h.wait_text("Saved API key for My Local LLM");
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent.join("auth.json")).unwrap()).unwrap();
+    assert_eq!(stored["my-llm"]["key"], "sk-local");
+
+    h.type_bytes("/login\r");
+    h.wait_text("Use an API key");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.type_bytes("bedrock");
+    h.wait_text("Amazon Bedrock");
+    h.type_bytes("\r");
+    h.wait_text("Amazon Bedrock setup");
+    h.wait_text("AWS_PROFILE");
+    assert!(!h.screen().contains("Enter API key"));
+    h.type_bytes("\x1b");
+    h.wait_for("the notes to close", |h| h.app.overlay.is_none());
 }
 
 #[test]
