@@ -59,12 +59,9 @@ impl Component for AuthMethodPicker {
         }
         lines.push(String::new());
         lines.push(format!(
-            " {}  {}  {}",
-            format!(
-                "{} {}",
-                t.fg(Token::Dim, "↑↓"),
-                t.fg(Token::Muted, "navigate")
-            ),
+            " {} {}  {}  {}",
+            t.fg(Token::Dim, "↑↓"),
+            t.fg(Token::Muted, "navigate"),
             key_hint(&t, "tui.select.confirm", "select"),
             key_hint(&t, "tui.select.cancel", "cancel")
         ));
