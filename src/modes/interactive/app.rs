@@ -68,6 +68,8 @@ pub struct App<T: Terminal> {
     pub(super) tree_summary: Option<TreeSummaryJob>,
     /// The provider whose login dialog is open.
     pub(super) pending_login: Option<super::selectors::login::ProviderOption>,
+    /// Until when a reply to the background-colour query may still pick the theme.
+    pub(super) background_query: Option<Instant>,
     last_tick: Instant,
 }
 
@@ -113,6 +115,7 @@ impl<T: Terminal> App<T> {
             retry_countdown: None,
             tree_summary: None,
             pending_login: None,
+            background_query: None,
             last_tick: Instant::now(),
             env,
         };
@@ -127,6 +130,7 @@ impl<T: Terminal> App<T> {
     /// Enters raw mode and schedules the first frame.
     pub fn start(&mut self) -> io::Result<()> {
         self.tui.start()?;
+        self.query_background();
         self.apply_editor_style();
         Ok(())
     }
@@ -279,9 +283,8 @@ impl<T: Terminal> App<T> {
                     self.tui.terminal_mut().kitty_reply_seen();
                     self.parser.set_kitty_active(true);
                 }
-                ParsedInput::CellSize { .. }
-                | ParsedInput::BackgroundColor { .. }
-                | ParsedInput::Other(_) => {}
+                ParsedInput::BackgroundColor { r, g, b } => self.on_background(r, g, b),
+                ParsedInput::CellSize { .. } | ParsedInput::Other(_) => {}
             }
         }
     }

@@ -145,3 +145,20 @@ fn resizing_while_a_reply_streams_leaves_no_stale_characters() {
     h.app.step(&h.input, Duration::from_millis(1)).unwrap();
     assert_eq!(h.app.tui.terminal().screen_text(), fresh_screen(&mut h));
 }
+
+#[test]
+fn without_a_theme_setting_the_terminal_is_asked_for_its_background_once() {
+    let mut h = harness("ui-background");
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(frames.contains("\x1b]11;?\x07"), "the OSC 11 query is sent");
+    assert!(h.app.background_query.is_some());
+    // A dark reply keeps the dark theme the tests run in, and the question is settled.
+    h.type_bytes("\x1b]11;rgb:1010/1010/1010\x1b\\");
+    assert!(h.app.background_query.is_none());
+    assert_eq!(crate::tui::theme::current().name(), "dark");
+    assert_eq!(
+        h.app.view.editor.get_text(),
+        "",
+        "the reply is not typed into the editor"
+    );
+}
