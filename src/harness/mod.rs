@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod extensions;
 pub mod model_control;
 pub mod retry;
+pub mod switches;
 pub mod system_prompt;
 pub mod task;
 pub mod tools;
@@ -46,6 +47,10 @@ pub struct AgentSession {
     pub scoped_models: Vec<model_control::ScopedModel>,
     /// Loaded extensions, once a mode attaches them (`attach_extensions`).
     pub extensions: Option<extensions::ExtensionBinding>,
+    /// Model and thinking changes made while a run holds the agent.
+    pub switches: switches::Switches,
+    /// Changes written to the session but not yet given to the agent.
+    recorded_switches: Vec<switches::Switch>,
 }
 
 impl AgentSession {
@@ -71,6 +76,8 @@ impl AgentSession {
             settings: Settings::default(),
             scoped_models: Vec::new(),
             extensions: None,
+            switches: Default::default(),
+            recorded_switches: Vec::new(),
         }
     }
 
@@ -136,6 +143,8 @@ impl AgentSession {
         loop {
             let mut last_assistant = None;
             for ev in run.events.iter() {
+                // A model or thinking change made meanwhile goes in before this message.
+                self.record_switches();
                 // The session line is written before listeners hear of the message, so
                 // whatever they show is already on disk.
                 self.persist(&ev);
@@ -165,6 +174,8 @@ impl AgentSession {
                 }
             }
             let mut agent = run.finish();
+            // What starts next (a retry, a continuation) uses the model chosen meanwhile.
+            self.hand_switches_to(&mut agent);
             let failed = last_assistant.as_ref().filter(|a| {
                 self.retry.enabled
                     && !self.abort.is_aborted()

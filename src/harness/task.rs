@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::switches::Switches;
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Abort, Message};
@@ -31,6 +32,8 @@ pub struct SessionTask {
     pub follow_up: MessageQueue,
     /// Aborts the run (and any retry wait or compaction in it).
     pub abort: Abort,
+    /// Model and thinking changes for the session while the task holds it.
+    pub switches: Switches,
 }
 
 impl SessionTask {
@@ -52,10 +55,11 @@ impl SessionTask {
                 )))
             }
         };
-        let (steering, follow_up, abort) = (
+        let (steering, follow_up, abort, switches) = (
             session.agent().steering.clone(),
             session.agent().follow_up.clone(),
             session.abort.clone(),
+            session.switches.clone(),
         );
         if let Err(returned) = session_tx.send(session) {
             return Err(Box::new((
@@ -69,6 +73,7 @@ impl SessionTask {
             steering,
             follow_up,
             abort,
+            switches,
         })
     }
 
@@ -104,6 +109,8 @@ fn run_task(
         // A caller that stopped listening still gets the session back from join.
         let _ = events.send(ev.clone());
     });
+    // Changes made after the last event still reach the session and the agent.
+    session.settle_switches();
     session
 }
 

@@ -462,12 +462,22 @@ pub fn parse_osc11_reply(reply: &str) -> Option<Background> {
             .map(|v| f64::from(v) / max)
     });
     let (r, g, b) = (channels.next()??, channels.next()??, channels.next()??);
+    Some(background_from_luminance(r, g, b))
+}
+
+/// Dark or light for a background colour of 8-bit channels (an OSC 11 reply already parsed).
+pub fn background_from_rgb(r: u8, g: u8, b: u8) -> Background {
+    let unit = |c: u8| f64::from(c) / 255.0;
+    background_from_luminance(unit(r), unit(g), unit(b))
+}
+
+fn background_from_luminance(r: f64, g: f64, b: f64) -> Background {
     let luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b;
-    Some(if luminance < 0.5 {
+    if luminance < 0.5 {
         Background::Dark
     } else {
         Background::Light
-    })
+    }
 }
 
 /// pi's start-up guess without querying the terminal: `COLORFGBG="fg;bg"` with a

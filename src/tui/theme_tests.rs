@@ -185,3 +185,11 @@ fn global_theme_install() {
     install(Theme::builtin("dark", ColorMode::NoColor).unwrap());
     assert_eq!(current().name(), "dark");
 }
+
+#[test]
+fn rgb_backgrounds_are_classified_by_luminance() {
+    assert_eq!(background_from_rgb(0, 0, 0), Background::Dark);
+    assert_eq!(background_from_rgb(255, 255, 255), Background::Light);
+    assert_eq!(background_from_rgb(40, 44, 52), Background::Dark);
+    assert_eq!(background_from_rgb(253, 246, 227), Background::Light);
+}

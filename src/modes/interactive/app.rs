@@ -68,6 +68,8 @@ pub struct App<T: Terminal> {
     pub(super) tree_summary: Option<TreeSummaryJob>,
     /// The provider whose login dialog is open.
     pub(super) pending_login: Option<super::selectors::login::ProviderOption>,
+    /// Until when a reply to the background-colour query may still pick the theme.
+    pub(super) background_query: Option<Instant>,
     last_tick: Instant,
 }
 
@@ -95,16 +97,7 @@ impl<T: Terminal> App<T> {
         )));
         let mut app = App {
             tui: Tui::new(terminal),
-            view: View {
-                header,
-                chat: Vec::new(),
-                steering: Vec::new(),
-                follow_up: Vec::new(),
-                status: None,
-                editor,
-                footer,
-                last_is_status: false,
-            },
+            view: View::new(header, editor, footer),
             parser: StdinBuffer::new(),
             pending_since: None,
             session: Some(session),
@@ -122,6 +115,7 @@ impl<T: Terminal> App<T> {
             retry_countdown: None,
             tree_summary: None,
             pending_login: None,
+            background_query: None,
             last_tick: Instant::now(),
             env,
         };
@@ -136,6 +130,7 @@ impl<T: Terminal> App<T> {
     /// Enters raw mode and schedules the first frame.
     pub fn start(&mut self) -> io::Result<()> {
         self.tui.start()?;
+        self.query_background();
         self.apply_editor_style();
         Ok(())
     }
@@ -256,10 +251,18 @@ impl<T: Terminal> App<T> {
         if let Some(loader) = &mut self.view.status {
             loader.tick();
         }
-        for item in &mut self.view.chat {
-            match item {
-                ChatItem::Bash(b) if b.is_running() => b.tick(),
-                ChatItem::Tool(t) if t.is_running() => t.tick(),
+        // Only running items are touched, so the rest of the transcript stays cached.
+        let running: Vec<usize> = (0..self.view.chat.len())
+            .filter(|&i| match &self.view.chat[i] {
+                ChatItem::Bash(b) => b.is_running(),
+                ChatItem::Tool(t) => t.is_running(),
+                _ => false,
+            })
+            .collect();
+        for i in running {
+            match &mut self.view.chat[i] {
+                ChatItem::Bash(b) => b.tick(),
+                ChatItem::Tool(t) => t.tick(),
                 _ => {}
             }
         }
@@ -280,9 +283,8 @@ impl<T: Terminal> App<T> {
                     self.tui.terminal_mut().kitty_reply_seen();
                     self.parser.set_kitty_active(true);
                 }
-                ParsedInput::CellSize { .. }
-                | ParsedInput::BackgroundColor { .. }
-                | ParsedInput::Other(_) => {}
+                ParsedInput::BackgroundColor { r, g, b } => self.on_background(r, g, b),
+                ParsedInput::CellSize { .. } | ParsedInput::Other(_) => {}
             }
         }
     }
@@ -374,7 +376,7 @@ impl<T: Terminal> App<T> {
         match task.join() {
             Ok(session) => {
                 self.session = Some(session);
-                self.apply_deferred();
+                self.run_state = None;
             }
             Err(e) => {
                 self.view.error(&format!(

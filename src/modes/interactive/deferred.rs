@@ -1,13 +1,16 @@
 //! Thinking-level and model changes (Shift+Tab, Ctrl+P / Shift+Ctrl+P, the model selector)
 //! made while a run holds the session. The worker thread owns the [`AgentSession`], so the
-//! change is kept in a [`RunState`] — shown in the footer at once — and applied the moment
-//! the run hands the session back, before the next prompt can start.
+//! [`RunState`] keeps what the footer shows and each change goes to the task's
+//! [`Switches`](crate::harness::switches::Switches): the session file records it at once
+//! and whatever the run starts next (a retry, a compaction's continuation) uses it, as in
+//! pi, whose running loop keeps the model it started with.
 
 use super::app::App;
 use crate::ai::{Model, ThinkingLevel};
 use crate::harness::model_control::{
     cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level, ScopedModel,
 };
+use crate::harness::switches::Switch;
 use crate::harness::AgentSession;
 use crate::resources::model_resolve::clamp_thinking;
 use crate::tui::terminal::Terminal;
@@ -19,8 +22,6 @@ pub(super) struct RunState {
     pub thinking: ThinkingLevel,
     pub scoped: Vec<ScopedModel>,
     default_thinking: Option<String>,
-    model_changed: bool,
-    thinking_changed: bool,
 }
 
 impl RunState {
@@ -30,8 +31,6 @@ impl RunState {
             thinking: s.agent().thinking,
             scoped: s.scoped_models.clone(),
             default_thinking: s.settings.default_thinking_level().map(str::to_string),
-            model_changed: false,
-            thinking_changed: false,
         }
     }
 }
@@ -39,12 +38,15 @@ impl RunState {
 impl<T: Terminal> App<T> {
     /// Shift+Tab.
     pub(super) fn cycle_thinking(&mut self) {
-        let next = match (self.session.as_mut(), self.run_state.as_mut()) {
+        let next = match (self.session.as_mut(), self.run_state.as_ref()) {
             (Some(s), _) => s.cycle_thinking_level(),
-            (None, Some(r)) => next_thinking_level(&r.model, r.thinking).inspect(|&level| {
-                r.thinking = level;
-                r.thinking_changed = true;
-            }),
+            (None, Some(r)) => {
+                let next = next_thinking_level(&r.model, r.thinking);
+                if let Some(level) = next {
+                    self.defer_thinking(level);
+                }
+                next
+            }
             (None, None) => return,
         };
         match next {
@@ -117,35 +119,41 @@ impl<T: Terminal> App<T> {
         self.refresh_footer();
     }
 
-    /// Chooses `model` for the next turn of the running task (`level`: the thinking level a
-    /// scope pattern named).
+    /// Chooses `model` while a run holds the session (`level`: the thinking level a scope
+    /// pattern named).
     pub(super) fn defer_model(&mut self, model: Model, level: Option<ThinkingLevel>) {
-        let Some(r) = self.run_state.as_mut() else {
+        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
             return;
         };
-        let level = level_for_switch(level, &r.model, r.thinking, r.default_thinking.as_deref());
-        r.thinking = clamp_thinking(&model, level);
-        r.model = model;
-        r.model_changed = true;
-        r.thinking_changed = true;
-        self.refresh_footer();
-    }
-
-    /// The run handed the session back: apply what was changed meanwhile.
-    pub(super) fn apply_deferred(&mut self) {
-        let (Some(r), Some(s)) = (self.run_state.take(), self.session.as_mut()) else {
-            return;
-        };
-        if r.model_changed {
-            let switched =
-                (self.env.credentials)(&r.model).and_then(|c| s.set_model(r.model.clone(), c));
-            if let Err(e) = switched {
+        let credentials = match (self.env.credentials)(&model) {
+            Ok(c) => c,
+            Err(e) => {
                 self.view.error(&e);
                 return;
             }
+        };
+        let level = level_for_switch(level, &r.model, r.thinking, r.default_thinking.as_deref());
+        r.model = model.clone();
+        task.switches.push(Switch::Model {
+            model: Box::new(model),
+            credentials,
+        });
+        self.defer_thinking(level);
+        self.refresh_footer();
+    }
+
+    /// Sets the thinking level (clamped to the chosen model) while a run holds the session;
+    /// like pi, only a level that differs is recorded.
+    fn defer_thinking(&mut self, level: ThinkingLevel) {
+        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
+            return;
+        };
+        let level = clamp_thinking(&r.model, level);
+        if level == r.thinking {
+            return;
         }
-        if r.thinking_changed {
-            s.set_thinking_level(r.thinking);
-        }
+        r.thinking = level;
+        let remember = r.model.reasoning || level != ThinkingLevel::Off;
+        task.switches.push(Switch::Thinking { level, remember });
     }
 }

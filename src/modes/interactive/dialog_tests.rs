@@ -1,6 +1,6 @@
 //! The selectors as a user drives them in the running app: keys in, screen and files out.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::*;
 
@@ -158,6 +158,10 @@ fn settings_changes_apply_and_persist() {
 fn login_with_an_api_key_writes_auth_json() {
     let mut h = harness_with("dlg-login", &[], false);
     h.type_bytes("/login\r");
+    h.wait_text("Select authentication method:");
+    h.wait_text("Use an API key");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
     h.wait_text("Select provider to configure");
     h.type_bytes("groq");
     h.wait_text("Groq");
@@ -177,6 +181,52 @@ fn login_with_an_api_key_writes_auth_json() {
     let auth = h.dir.path().join("agent").join("auth.json");
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(auth).unwrap()).unwrap();
     assert!(stored.get("groq").is_none());
+}
+
+#[test]
+fn login_lists_models_json_providers_for_api_keys_and_shows_bedrock_setup_notes() {
+    let mut h = harness_with("dlg-login-custom", &[], false);
+    let agent = h.dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("models.json"),
+        r#"{"providers":{"my-llm":{"name":"My Local LLM","baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions","apiKey":"MY_LLM_KEY","models":[{"id":"m"}]}}}"#,
+    )
+    .unwrap();
+    h.type_bytes("/login\r");
+    h.wait_text("Use a subscription");
+    // The subscription list holds no API-key providers; Escape goes back to the method.
+    h.type_bytes("\r");
+    h.wait_text("Select provider to configure");
+    assert!(!h.screen().contains("My Local LLM"));
+    h.type_bytes("\x1b");
+    h.wait_for("the method choice again", |h| {
+        h.app.overlay.map(|o| o.kind) == Some(overlays::OverlayKind::AuthMethod)
+    });
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.type_bytes("local");
+    h.wait_text("My Local LLM");
+    h.type_bytes("\r");
+    h.wait_text("Enter API key");
+    h.type_bytes("sk-local\r");
+    h.wait_text("Saved API key for My Local LLM");
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent.join("auth.json")).unwrap()).unwrap();
+    assert_eq!(stored["my-llm"]["key"], "sk-local");
+
+    h.type_bytes("/login\r");
+    h.wait_text("Use an API key");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.type_bytes("bedrock");
+    h.wait_text("Amazon Bedrock");
+    h.type_bytes("\r");
+    h.wait_text("Amazon Bedrock setup");
+    h.wait_text("AWS_PROFILE");
+    assert!(!h.screen().contains("Enter API key"));
+    h.type_bytes("\x1b");
+    h.wait_for("the notes to close", |h| h.app.overlay.is_none());
 }
 
 #[test]
@@ -211,7 +261,7 @@ fn ctrl_p_cycles_within_the_scope_chosen_in_scoped_models() {
 }
 
 #[test]
-fn a_model_change_during_a_run_shows_at_once_and_applies_when_it_ends() {
+fn a_model_change_during_a_run_shows_at_once_and_is_in_use_when_it_ends() {
     let mut h = harness_with("dlg-defer-a", &["dlg-defer-b"], false);
     push_reply(
         "dlg-defer-a",
@@ -233,6 +283,60 @@ fn a_model_change_during_a_run_shows_at_once_and_applies_when_it_ends() {
     );
     h.wait_idle();
     assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-defer-b");
+}
+
+#[test]
+fn a_model_change_mid_run_is_recorded_where_pi_records_it_and_the_running_loop_keeps_its_model() {
+    let mut h = harness_with("dlg-mid-a", &["dlg-mid-b"], true);
+    push_reply(
+        "dlg-mid-a",
+        Reply {
+            blocks: vec![
+                Block::Text("looking ".repeat(8)),
+                Block::ToolCall {
+                    id: "call_ls".into(),
+                    name: "ls".into(),
+                    arguments: json!({}),
+                },
+            ],
+            delay: Duration::from_millis(30),
+            ..Default::default()
+        },
+    );
+    push_reply("dlg-mid-a", Reply::text("second turn of the same loop"));
+    h.type_bytes("go\r");
+    h.wait_text("looking");
+    h.type_bytes("\x10");
+    h.wait_text("Switched to dlg-mid-b");
+    h.wait_idle();
+    h.wait_text("second turn of the same loop");
+    let entries = session_entries(&h);
+    let kinds: Vec<String> = entries
+        .iter()
+        .map(|e| match e["type"].as_str() {
+            Some("message") => format!("message:{}", e["message"]["role"].as_str().unwrap_or("")),
+            other => other.unwrap_or("").to_string(),
+        })
+        .filter(|k| k != "session")
+        .collect();
+    let change = kinds.iter().position(|k| k == "model_change").unwrap();
+    let first_reply = kinds.iter().position(|k| k == "message:assistant").unwrap();
+    assert!(
+        change > kinds.iter().position(|k| k == "message:user").unwrap() && change < first_reply,
+        "recorded when made, before the reply that was streaming: {kinds:?}"
+    );
+    let replies: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["message"]["role"] == "assistant")
+        .map(|e| e["message"]["model"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        replies,
+        ["dlg-mid-a", "dlg-mid-a"],
+        "the running loop keeps its model"
+    );
+    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-mid-b");
+    prompt(&mut h, "dlg-mid-b", "next", "answered by b");
 }
 
 #[test]

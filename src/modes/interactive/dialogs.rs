@@ -38,6 +38,7 @@ impl<T: Terminal> App<T> {
             OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.fork_at(&id),
             OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
             OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
+            OverlayOutcome::AuthMethod(o) => self.apply_auth_method(o),
             OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
             OverlayOutcome::Login(o) => self.apply_login_outcome(o),
             OverlayOutcome::Model(ModelOutcome::Cancelled)

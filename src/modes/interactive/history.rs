@@ -76,7 +76,7 @@ impl<T: Terminal> App<T> {
                 AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {}
             }
         }
-        self.view.chat = items;
+        self.view.chat.replace(items);
         self.view.last_is_status = false;
         // The renderer cannot edit lines that scrolled away: repaint from the top.
         self.tui.request_full_render();

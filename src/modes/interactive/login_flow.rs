@@ -1,6 +1,8 @@
-//! `/login` and `/logout`. Login lists the OAuth subscriptions and the API-key providers with
-//! their credential status; choosing one opens the login dialog (an API-key prompt, or an
-//! OAuth flow running on its own thread that the dialog talks to). Logout lists what auth.json
+//! `/login` and `/logout`. Login first asks for the method (a subscription or an API key, as
+//! pi does), then lists that kind of provider with its credential status — the API-key list
+//! includes the custom providers of models.json; choosing one opens the login dialog (an
+//! API-key prompt, Amazon Bedrock's AWS setup notes, or an OAuth flow running on its own
+//! thread that the dialog talks to). Logout lists what auth.json
 //! holds and removes the chosen entry. Either way the model list is re-read so the change
 //! shows at once, and a first login picks the provider's default model as pi does.
 
@@ -10,12 +12,13 @@ use super::selectors::login::{
     AuthKind, LoginDialog, LoginOutcome, PickerMode, ProviderOption, ProviderOutcome,
     ProviderPicker,
 };
+use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
 use crate::ai::catalog;
 use crate::resources::auth::AuthStorage;
 use crate::resources::model_resolve::locale_compare;
 use crate::resources::oauth;
 use crate::tui::terminal::Terminal;
-use crate::tui::theme;
+use crate::tui::theme::{self, Token};
 
 /// The API-key providers `/login` offers, with the names pi shows for them.
 const API_KEY_PROVIDERS: &[(&str, &str)] = &[
@@ -56,12 +59,78 @@ const API_KEY_PROVIDERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The name pi shows for a provider.
-pub(super) fn provider_name(id: &str) -> String {
+/// Bedrock signs requests with AWS credentials, so its "login" is a page of setup notes.
+const BEDROCK: &str = "amazon-bedrock";
+
+/// The name pi shows for a provider (`custom`: the models.json providers and their names).
+pub(super) fn provider_name(id: &str, custom: &[(String, String)]) -> String {
+    if let Some((_, name)) = custom.iter().find(|(p, _)| p == id) {
+        return name.clone();
+    }
     if let Some((_, name)) = API_KEY_PROVIDERS.iter().find(|(p, _)| *p == id) {
         return name.to_string();
     }
     oauth::provider(id).map_or_else(|| id.to_string(), |p| p.name().to_string())
+}
+
+/// The providers models.json adds (not built in, not a subscription), with their `name`.
+/// An unreadable file adds none; the model selector reports why.
+fn custom_providers(agent_dir: &std::path::Path) -> Vec<(String, String)> {
+    let path = agent_dir.join("models.json");
+    let Ok(Some(config)) = crate::resources::models_json::load_models_json(&path) else {
+        return Vec::new();
+    };
+    config
+        .providers
+        .into_iter()
+        .filter(|(id, _)| !catalog::is_builtin_provider(id) && oauth::provider(id).is_none())
+        .map(|(id, p)| {
+            let name = p.name.unwrap_or_else(|| id.clone());
+            (id, name)
+        })
+        .collect()
+}
+
+/// What the Bedrock setup page says: where AWS credentials come from.
+fn bedrock_setup_lines() -> Vec<String> {
+    let t = theme::current();
+    let var = |name: &str, what: &str| {
+        format!(
+            "  {}  {}",
+            t.fg(Token::Accent, &format!("{name:<26}")),
+            t.fg(Token::Muted, what)
+        )
+    };
+    vec![
+        t.fg(
+            Token::Text,
+            "Amazon Bedrock uses AWS credentials instead of a single API key.",
+        ),
+        t.fg(
+            Token::Text,
+            "Configure an AWS profile, IAM keys, bearer token, or role-based credentials:",
+        ),
+        String::new(),
+        var(
+            "AWS_PROFILE",
+            "a profile from ~/.aws/config or ~/.aws/credentials",
+        ),
+        var(
+            "AWS_ACCESS_KEY_ID",
+            "with AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)",
+        ),
+        var("AWS_BEARER_TOKEN_BEDROCK", "a Bedrock API key"),
+        var(
+            "AWS_ROLE_ARN",
+            "with AWS_WEB_IDENTITY_TOKEN_FILE (web identity)",
+        ),
+        var("AWS_REGION", "the region to call, e.g. us-east-1"),
+        String::new(),
+        t.fg(
+            Token::Muted,
+            "Set them in the shell that starts pi, then pick a Bedrock model with /model.",
+        ),
+    ]
 }
 
 /// `✓ configured`, `✓ env: VAR`, `• API key configured`, `• unconfigured`.
@@ -93,24 +162,14 @@ impl<T: Terminal> App<T> {
         if let Some(e) = auth.load_error() {
             return Err(e.to_string());
         }
+        let custom = custom_providers(&self.env.agent_dir);
         let mut options: Vec<ProviderOption> = match mode {
             PickerMode::Login => {
-                let subscriptions = oauth::providers().into_iter().map(|p| ProviderOption {
-                    id: p.id().to_string(),
-                    name: p.name().to_string(),
-                    kind: AuthKind::OAuth,
-                    status: status(&auth, p.id(), AuthKind::OAuth),
-                });
-                let keys = API_KEY_PROVIDERS
-                    .iter()
-                    .filter(|(id, _)| catalog::is_builtin_provider(id))
-                    .map(|(id, name)| ProviderOption {
-                        id: id.to_string(),
-                        name: name.to_string(),
-                        kind: AuthKind::ApiKey,
-                        status: status(&auth, id, AuthKind::ApiKey),
-                    });
-                subscriptions.chain(keys).collect()
+                self.show_dialog(
+                    AuthMethodPicker::new(theme::current()),
+                    OverlayKind::AuthMethod,
+                );
+                return Ok(());
             }
             PickerMode::Logout => {
                 let stored = auth.list();
@@ -123,7 +182,7 @@ impl<T: Terminal> App<T> {
                     .map(|id| {
                         let oauth = auth.get(&id).is_some_and(|c| c["type"] == "oauth");
                         ProviderOption {
-                            name: provider_name(&id),
+                            name: provider_name(&id, &custom),
                             kind: if oauth {
                                 AuthKind::OAuth
                             } else {
@@ -142,12 +201,64 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
+    /// The method was chosen: list the providers that log in that way.
+    pub(super) fn apply_auth_method(&mut self, outcome: AuthMethodOutcome) -> Result<(), String> {
+        let AuthMethodOutcome::Selected(kind) = outcome else {
+            return Ok(());
+        };
+        let auth = AuthStorage::load(self.auth_path());
+        let mut options: Vec<ProviderOption> = match kind {
+            AuthKind::OAuth => oauth::providers()
+                .into_iter()
+                .map(|p| ProviderOption {
+                    id: p.id().to_string(),
+                    name: p.name().to_string(),
+                    kind,
+                    status: status(&auth, p.id(), kind),
+                })
+                .collect(),
+            AuthKind::ApiKey => {
+                let builtin = API_KEY_PROVIDERS
+                    .iter()
+                    .filter(|(id, _)| catalog::is_builtin_provider(id))
+                    .map(|(id, name)| (id.to_string(), name.to_string()));
+                builtin
+                    .chain(custom_providers(&self.env.agent_dir))
+                    .map(|(id, name)| ProviderOption {
+                        status: status(&auth, &id, kind),
+                        id,
+                        name,
+                        kind,
+                    })
+                    .collect()
+            }
+        };
+        if options.is_empty() {
+            self.view.status_note(match kind {
+                AuthKind::OAuth => "No subscription providers available.",
+                AuthKind::ApiKey => "No API key providers available.",
+            });
+            return Ok(());
+        }
+        options.sort_by(|a, b| locale_compare(&a.name, &b.name));
+        let picker = ProviderPicker::new(PickerMode::Login, options, theme::current());
+        self.show_dialog(picker, OverlayKind::Providers(PickerMode::Login));
+        Ok(())
+    }
+
     pub(super) fn apply_provider_outcome(
         &mut self,
         mode: PickerMode,
         outcome: ProviderOutcome,
     ) -> Result<(), String> {
         let ProviderOutcome::Selected(option) = outcome else {
+            // Backing out of the login list returns to the method choice, as in pi.
+            if mode == PickerMode::Login {
+                self.show_dialog(
+                    AuthMethodPicker::new(theme::current()),
+                    OverlayKind::AuthMethod,
+                );
+            }
             return Ok(());
         };
         match mode {
@@ -176,6 +287,12 @@ impl<T: Terminal> App<T> {
         let theme = theme::current();
         let path = self.auth_path();
         let dialog = match option.kind {
+            AuthKind::ApiKey if option.id == BEDROCK => LoginDialog::info(
+                &option.id,
+                "Amazon Bedrock setup",
+                bedrock_setup_lines(),
+                theme,
+            ),
             AuthKind::ApiKey => LoginDialog::api_key(&option.id, &option.name, path, theme),
             AuthKind::OAuth => {
                 let Some(flow) = (self.env.oauth_provider)(&option.id) else {

@@ -2,14 +2,16 @@
 //! scrollback, the editor and the footer, driven by one UI thread (see [`app`]) while prompts
 //! run on a worker thread that owns the session.
 //!
-//! Files: `app` (state and loop), `keys` (app keys, submissions), `events` (agent events →
-//! transcript), `commands` (slash commands), `overlays` (the dialog integration point),
-//! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
-//! them), `deferred` (model changes during a run), `history` (showing and switching
-//! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`
+//! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`
+//! (app keys, submissions), `events` (agent events → transcript), `commands` (slash
+//! commands), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
+//! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
+//! (model changes during a run), `history` (showing and switching sessions), `standalone`
+//! (`pi -r`, `pi config`), `view`, `transcript`, `chat`, `tool_view`, `header`, `footer`
 //! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
 
 mod app;
+mod background;
 mod bash_job;
 mod chat;
 mod commands;
@@ -28,6 +30,7 @@ pub mod selectors;
 mod settings_menu;
 pub mod standalone;
 mod tool_view;
+mod transcript;
 mod tree_nav;
 mod view;
 
@@ -88,7 +91,11 @@ pub struct InteractiveEnv {
 /// the project's `themes/`), honouring `NO_COLOR`. Falls back to dark with an error message.
 pub fn load_theme(env: &InteractiveEnv) -> Result<(), String> {
     let mode = ColorMode::detect();
-    let name = env.theme.clone().unwrap_or_else(|| "dark".into());
+    // No setting: dark or light by COLORFGBG now, corrected by the terminal's OSC 11 reply.
+    let name = env
+        .theme
+        .clone()
+        .unwrap_or_else(|| background::initial_theme_name().into());
     let global = env.agent_dir.join("themes");
     let project = env.cwd.join(".pi").join("themes");
     match theme::load_named(&name, &[&global, &project], mode) {

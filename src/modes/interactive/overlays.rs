@@ -15,6 +15,7 @@
 use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
 };
+use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
@@ -34,6 +35,7 @@ pub enum OverlayKind {
     Tree,
     Fork,
     Settings,
+    AuthMethod,
     Providers(PickerMode),
     Login,
 }
@@ -47,6 +49,7 @@ pub enum OverlayOutcome {
     Tree(TreeOutcome),
     Fork(UserMessageOutcome),
     Settings(SettingsOutcome),
+    AuthMethod(AuthMethodOutcome),
     Provider(PickerMode, ProviderOutcome),
     Login(LoginOutcome),
 }
@@ -118,6 +121,10 @@ pub fn poll<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> Option<Over
             .overlay_mut::<SettingsSelector>(id)?
             .take_outcome()
             .map(OverlayOutcome::Settings),
+        OverlayKind::AuthMethod => tui
+            .overlay_mut::<AuthMethodPicker>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::AuthMethod),
         OverlayKind::Providers(mode) => tui
             .overlay_mut::<ProviderPicker>(id)?
             .take_outcome()

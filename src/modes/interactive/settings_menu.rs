@@ -182,7 +182,7 @@ impl<T: Terminal> App<T> {
     }
 
     /// Redraws everything in the current theme.
-    fn restyle(&mut self) {
+    pub(super) fn restyle(&mut self) {
         self.apply_editor_style();
         self.view.invalidate();
         self.tui.invalidate_overlays();

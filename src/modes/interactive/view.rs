@@ -2,10 +2,17 @@
 //! order — header, transcript, queued messages, the working/retry/compaction indicator, the
 //! editor and the footer. The transcript lives in the terminal's normal scrollback; the
 //! renderer only rewrites what changed at the bottom.
+//!
+//! The view keeps the whole frame stacked and lends it to the [`Tui`](crate::tui::Tui)
+//! with the first row that changed ([`Component::render_borrowed`]): the transcript re-renders
+//! only the items touched since the last frame (see [`Transcript`]), and the rows below it
+//! (queue, indicator, editor, footer) are drawn every frame, so a keystroke costs the editor
+//! and footer rows whatever the length of the session.
 
 use super::chat::ChatItem;
 use super::footer::Footer;
 use super::header::Header;
+use super::transcript::{first_difference, Transcript};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::loader::Loader;
 use crate::tui::components::text::{Text, TruncatedText};
@@ -15,7 +22,7 @@ use crate::tui::Component;
 
 pub struct View {
     pub header: Header,
-    pub chat: Vec<ChatItem>,
+    pub chat: Transcript,
     /// Queued steering and follow-up texts, shown above the editor.
     pub steering: Vec<String>,
     pub follow_up: Vec<String>,
@@ -25,6 +32,16 @@ pub struct View {
     pub footer: Footer,
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
+    pub(super) frame: FrameCache,
+}
+
+/// The stacked frame from the last render and what it was made of.
+#[derive(Default)]
+pub(super) struct FrameCache {
+    width: Option<usize>,
+    header: Vec<String>,
+    bottom: Vec<String>,
+    lines: Vec<String>,
 }
 
 impl View {
@@ -72,13 +89,24 @@ impl View {
     }
 }
 
-impl Component for View {
-    fn render(&mut self, width: usize) -> Vec<String> {
-        let mut lines = self.header.render(width);
-        for item in &mut self.chat {
-            lines.extend(item.render(width));
+impl View {
+    pub fn new(header: Header, editor: Editor, footer: Footer) -> View {
+        View {
+            header,
+            chat: Transcript::new(),
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+            status: None,
+            editor,
+            footer,
+            last_is_status: false,
+            frame: FrameCache::default(),
         }
-        lines.extend(self.pending_lines(width));
+    }
+
+    /// The rows under the transcript: queued messages, the indicator, editor and footer.
+    fn bottom_lines(&mut self, width: usize) -> Vec<String> {
+        let mut lines = self.pending_lines(width);
         match &mut self.status {
             Some(loader) => lines.extend(loader.render(width)),
             None => lines.push(String::new()),
@@ -88,15 +116,69 @@ impl Component for View {
         lines
     }
 
+    /// Brings the stacked frame up to date; returns the first row that changed.
+    fn update_frame(&mut self, width: usize) -> Option<usize> {
+        let header = self.header.render(width);
+        let transcript_len = self.chat.layout(width);
+        let transcript_changed = self.chat.take_changed_from();
+        let bottom = self.bottom_lines(width);
+        let frame = &mut self.frame;
+        let mut changed: Option<usize> = None;
+        let mut note = |row: usize| changed = Some(changed.map_or(row, |c: usize| c.min(row)));
+        if frame.width != Some(width) {
+            frame.width = Some(width);
+            note(0);
+        }
+        if let Some(at) = first_difference(&frame.header, &header) {
+            note(at);
+            frame.header = header;
+        }
+        let header_len = frame.header.len();
+        if let Some(at) = transcript_changed {
+            note(header_len + at);
+        }
+        let bottom_start = header_len + transcript_len;
+        if let Some(at) = first_difference(&frame.bottom, &bottom) {
+            note(bottom_start + at);
+            frame.bottom = bottom;
+        }
+        if frame.lines.len() != bottom_start + frame.bottom.len() {
+            note(bottom_start.min(frame.lines.len()));
+        }
+        let from = changed?.min(frame.lines.len());
+        frame.lines.truncate(from);
+        if from < header_len {
+            frame.lines.extend_from_slice(&frame.header[from..]);
+        }
+        if from < bottom_start {
+            let skip = from.saturating_sub(header_len);
+            frame.lines.extend(self.chat.rows_from(skip).cloned());
+        }
+        let skip = from.saturating_sub(bottom_start);
+        frame.lines.extend_from_slice(&frame.bottom[skip..]);
+        Some(from)
+    }
+}
+
+impl Component for View {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        self.update_frame(width);
+        self.frame.lines.clone()
+    }
+
+    fn render_borrowed(&mut self, width: usize) -> Option<(&[String], usize)> {
+        let since = self.update_frame(width).unwrap_or(self.frame.lines.len());
+        Some((&self.frame.lines, since))
+    }
+
     fn handle_input(&mut self, event: &crate::tui::InputEvent) -> bool {
         self.editor.handle_input(event)
     }
 
     fn invalidate(&mut self) {
-        for item in &mut self.chat {
-            item.invalidate();
-        }
+        self.chat.invalidate();
         self.editor.invalidate();
+        self.frame = FrameCache::default();
     }
 }
 

@@ -252,6 +252,8 @@ enum Answer {
     Prompt(Sender<Result<String, String>>),
     Manual(Sender<String>),
     ApiKey,
+    /// Only text to read (setup instructions); Enter or Escape closes.
+    Info,
 }
 
 pub struct LoginDialog {
@@ -294,6 +296,18 @@ impl LoginDialog {
         let mut d = Self::base(provider, name, auth_path, theme);
         d.show_prompt("Enter API key:", None);
         d.answer = Answer::ApiKey;
+        d
+    }
+
+    /// Shows setup instructions instead of asking for anything (pi's Amazon Bedrock setup,
+    /// whose credentials come from AWS, not from one key).
+    pub fn info(provider: &str, title: &str, lines: Vec<String>, theme: Arc<Theme>) -> LoginDialog {
+        let mut d = Self::base(provider, provider, PathBuf::new(), theme);
+        d.title = title.into();
+        d.content.push(String::new());
+        d.content.extend(lines.into_iter().map(|l| format!(" {l}")));
+        d.content.push(String::new());
+        d.answer = Answer::Info;
         d
     }
 
@@ -424,6 +438,7 @@ impl LoginDialog {
         let value = self.input.value().to_string();
         match std::mem::replace(&mut self.answer, Answer::None) {
             Answer::None => {}
+            Answer::Info => self.outcome = Some(LoginOutcome::Cancelled),
             Answer::Prompt(reply) => {
                 let _ = reply.send(Ok(value));
             }
@@ -451,6 +466,7 @@ impl Component for LoginDialog {
         lines.extend(self.content.iter().cloned());
         let hint = match self.answer {
             Answer::None => key_hint(&t, "tui.select.cancel", "to cancel"),
+            Answer::Info => key_hint(&t, "tui.select.cancel", "to close"),
             Answer::Manual(_) => key_hint(&t, "tui.select.cancel", "to cancel"),
             Answer::Prompt(_) | Answer::ApiKey => format!(
                 "{} {}",
@@ -458,7 +474,7 @@ impl Component for LoginDialog {
                 key_hint(&t, "tui.select.confirm", "to submit")
             ),
         };
-        if !matches!(self.answer, Answer::None) {
+        if !matches!(self.answer, Answer::None | Answer::Info) {
             lines.extend(
                 self.input
                     .render(width.saturating_sub(1))
@@ -478,7 +494,7 @@ impl Component for LoginDialog {
             self.cancel();
         } else if is("tui.select.confirm") {
             self.submit();
-        } else if !matches!(self.answer, Answer::None) {
+        } else if !matches!(self.answer, Answer::None | Answer::Info) {
             self.input.handle_input(event);
         }
         true

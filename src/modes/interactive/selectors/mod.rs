@@ -6,6 +6,7 @@
 pub mod common;
 pub mod config;
 pub mod login;
+pub mod login_method;
 pub mod model;
 pub mod scoped_models;
 pub mod session_picker;

@@ -1,0 +1,115 @@
+//! [`Switches`]: model and thinking-level changes a mode makes while a run holds the session
+//! (Shift+Tab, Ctrl+P, the model selector in the middle of a reply).
+//!
+//! pi changes its agent's state at once and writes `model_change` / `thinking_level_change`
+//! to the session right then, but a loop already running keeps the model and level it
+//! started with; whatever starts the next loop — an auto-retry, the continuation after an
+//! overflow compaction, the next prompt — uses the new ones. Here the run thread owns the
+//! agent, so the mode queues the changes in this shared handle; the session thread writes
+//! them to the session file at its next event (before that event's message, which is where
+//! pi's line lands) and hands them to the agent whenever a loop ends.
+
+use std::sync::{Arc, Mutex};
+
+use super::model_control::Credentials;
+use super::AgentSession;
+use crate::agent::Agent;
+use crate::ai::{Model, ThinkingLevel};
+
+/// One change, in the order the user made it.
+#[derive(Debug, Clone)]
+pub enum Switch {
+    Model {
+        model: Box<Model>,
+        credentials: Credentials,
+    },
+    Thinking {
+        level: ThinkingLevel,
+        /// Whether it becomes `defaultThinkingLevel` (pi skips "off" on a model that cannot
+        /// think).
+        remember: bool,
+    },
+}
+
+/// The queue shared between the mode and the thread that holds the session.
+#[derive(Clone, Default)]
+pub struct Switches(Arc<Mutex<Vec<Switch>>>);
+
+impl Switches {
+    pub fn push(&self, switch: Switch) {
+        lock(&self.0).push(switch);
+    }
+
+    fn take(&self) -> Vec<Switch> {
+        std::mem::take(&mut *lock(&self.0))
+    }
+}
+
+/// The queue stays usable after a panic elsewhere: its contents are plain data.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AgentSession {
+    /// Writes queued changes to the session file and settings; the agent gets them at
+    /// [`AgentSession::hand_switches_to`].
+    pub(super) fn record_switches(&mut self) {
+        for switch in self.switches.take() {
+            let written = match &switch {
+                Switch::Model { model, .. } => {
+                    let saved = self
+                        .settings
+                        .set_global("defaultProvider", model.provider.clone().into())
+                        .and_then(|_| {
+                            self.settings
+                                .set_global("defaultModel", model.id.clone().into())
+                        });
+                    if let Err(e) = saved {
+                        self.write_errors.push(e);
+                    }
+                    self.session.append_model_change(&model.provider, &model.id)
+                }
+                Switch::Thinking { level, remember } => {
+                    if *remember {
+                        let saved = self
+                            .settings
+                            .set_global("defaultThinkingLevel", level.as_str().into());
+                        if let Err(e) = saved {
+                            self.write_errors.push(e);
+                        }
+                    }
+                    self.session.append_thinking_level_change(level.as_str())
+                }
+            };
+            if let Err(e) = written {
+                self.write_errors
+                    .push(format!("Could not write session: {e}"));
+            }
+            self.recorded_switches.push(switch);
+        }
+    }
+
+    /// Gives `agent` the changes recorded so far (between loops, or when a task ends).
+    pub(super) fn hand_switches_to(&mut self, agent: &mut Agent) {
+        self.record_switches();
+        for switch in self.recorded_switches.drain(..) {
+            match switch {
+                Switch::Model { model, credentials } => {
+                    agent.options.api_key = credentials.0;
+                    agent.options.headers = credentials.1;
+                    agent.model = *model;
+                }
+                Switch::Thinking { level, .. } => agent.thinking = level,
+            }
+        }
+    }
+
+    /// Records and applies every queued change; called when the session comes back from a
+    /// task, so nothing made during the run is lost.
+    pub fn settle_switches(&mut self) {
+        if let Some(mut agent) = self.agent.take() {
+            self.hand_switches_to(&mut agent);
+            self.agent = Some(agent);
+        }
+    }
+}
