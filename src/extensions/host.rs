@@ -303,6 +303,15 @@ impl ExtensionHost {
         std::mem::take(&mut *self.actions.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Whether session changes are waiting to be applied.
+    pub fn has_actions(&self) -> bool {
+        !self
+            .actions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// Ticks whenever an action is queued; a mode's idle loop selects on it.
     pub fn action_signal(&self) -> Receiver<()> {
         self.wake_rx.clone()
@@ -418,6 +427,12 @@ impl ExtensionHost {
     /// Sends `session_shutdown` to subscribers (briefly waiting for their answer), then closes
     /// every extension's stdin and escalates to TERM and KILL.
     pub fn shutdown(&self) {
+        self.shutdown_for("quit");
+    }
+
+    /// [`ExtensionHost::shutdown`] with the `session_shutdown` reason pi gives (`quit`, or
+    /// `reload` when `/reload` restarts the extensions).
+    pub fn shutdown_for(&self, reason: &str) {
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         let mut waits = Vec::new();
         for ext in self.active() {
@@ -427,7 +442,7 @@ impl ExtensionHost {
                     ext.process.send(protocol::event(
                         id,
                         "session_shutdown",
-                        json!({"reason": "quit"}),
+                        json!({"reason": reason}),
                     ));
                     waits.push(rx);
                 }
