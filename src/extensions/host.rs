@@ -61,6 +61,8 @@ pub struct HostOptions {
     pub event_timeout: Duration,
     pub ui: Arc<dyn ExtensionUi>,
     pub errors: ErrorSink,
+    /// Where extensions' stderr lines go, from the handshake on.
+    pub stderr: StderrSink,
 }
 
 impl HostOptions {
@@ -75,6 +77,7 @@ impl HostOptions {
             event_timeout: DEFAULT_EVENT_TIMEOUT,
             ui: Arc::new(NoUi),
             errors: stderr_sink(),
+            stderr: Arc::new(|name: &str, line: &str| eprintln!("[{name}] {line}")),
         }
     }
 }
@@ -142,9 +145,7 @@ impl ExtensionHost {
             extensions,
             ui: RwLock::new(Arc::clone(&opts.ui)),
             errors: RwLock::new(Arc::clone(&opts.errors)),
-            stderr: RwLock::new(Arc::new(|name: &str, line: &str| {
-                eprintln!("[{name}] {line}")
-            })),
+            stderr: RwLock::new(Arc::clone(&opts.stderr)),
             event_timeout: opts.event_timeout,
             abort: RwLock::new(Abort::new()),
             view: Mutex::new(SessionView::default()),
@@ -480,7 +481,7 @@ fn await_registrations(
         };
         let shown = source.path.to_string_lossy().into_owned();
         match ev {
-            ProcessEvent::Stderr(line) => eprintln!("[{}] {line}", source.name()),
+            ProcessEvent::Stderr(line) => (opts.stderr)(&source.name(), &line),
             ProcessEvent::Died(reason) if waiting[i] => {
                 report(&shown, format!("failed to start: {reason}"));
                 waiting[i] = false;

@@ -76,9 +76,24 @@ impl AgentSession {
         tool_registry: Vec<Arc<dyn Tool>>,
         models: Option<ModelLookup>,
     ) {
+        self.attach_extensions_for(host, tool_registry, models, "startup");
+    }
+
+    /// [`AgentSession::attach_extensions`] with `session_start`'s `reason` (`reload` when
+    /// `/reload` restarted the extensions). Hooks of a host attached before are replaced.
+    pub fn attach_extensions_for(
+        &mut self,
+        host: Arc<ExtensionHost>,
+        tool_registry: Vec<Arc<dyn Tool>>,
+        models: Option<ModelLookup>,
+        reason: &str,
+    ) {
         let abort = self.abort.clone();
         let agent = self.agent_mut();
         host.bind_session(abort, agent.steering.clone(), agent.follow_up.clone());
+        agent.before_tool_call = None;
+        agent.after_tool_call = None;
+        agent.transform_context = None;
         if !host.is_empty() {
             let h = Arc::clone(&host);
             agent.before_tool_call = Some(Arc::new(move |call, args| {
@@ -112,7 +127,7 @@ impl AgentSession {
             models,
         });
         self.refresh_extension_view();
-        host.emit("session_start", json!({"reason": "startup"}));
+        host.emit("session_start", json!({ "reason": reason }));
     }
 
     /// The attached host, if any.

@@ -90,6 +90,8 @@ fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
         oauth_provider: crate::resources::oauth::provider,
         resources: Resources::default(),
         reload_resources: None,
+        extension_ui: None,
+        reload_extensions: None,
         has_model: true,
         session_dir: sessions,
         agent_dir,

@@ -4,6 +4,7 @@
 //! renderer only rewrites what changed at the bottom.
 
 use super::chat::ChatItem;
+use super::ext_widgets::ExtensionChrome;
 use super::footer::Footer;
 use super::header::Header;
 use crate::tui::components::editor::Editor;
@@ -25,6 +26,8 @@ pub struct View {
     pub footer: Footer,
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
+    /// Extension widgets around the editor and statuses under the footer.
+    pub extension: ExtensionChrome,
 }
 
 impl View {
@@ -83,8 +86,12 @@ impl Component for View {
             Some(loader) => lines.extend(loader.render(width)),
             None => lines.push(String::new()),
         }
+        let spacer = self.status.is_some();
+        lines.extend(self.extension.render_above(width, spacer));
         lines.extend(self.editor.render(width));
+        lines.extend(self.extension.render_below(width));
         lines.extend(self.footer.render(width));
+        lines.extend(self.extension.render_statuses(width));
         lines
     }
 
