@@ -279,14 +279,10 @@ fn reload_extensions_fn(
     })
 }
 
+type Tools = Vec<std::sync::Arc<dyn crate::agent::Tool>>;
+
 /// The selected built-in tools and every built-in (for `setActiveTools`).
-fn builtin_tools(
-    args: &Args,
-    settings: &Settings,
-) -> (
-    Vec<std::sync::Arc<dyn crate::agent::Tool>>,
-    Vec<std::sync::Arc<dyn crate::agent::Tool>>,
-) {
+fn builtin_tools(args: &Args, settings: &Settings) -> (Tools, Tools) {
     let selected = crate::harness::tools::select(
         &crate::harness::tools::ToolChoice {
             allow: args.tools.clone(),
