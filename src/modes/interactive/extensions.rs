@@ -106,7 +106,7 @@ pub(super) struct ExtensionState {
     open: Option<OpenDialog>,
     jobs_tx: Sender<JobDone>,
     jobs: Receiver<JobDone>,
-    gate_pending: bool,
+    pub(super) gate_pending: bool,
 }
 
 impl ExtensionState {
