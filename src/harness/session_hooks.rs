@@ -165,3 +165,103 @@ impl AgentSession {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::agent::Agent;
+    use crate::ai::ModelCost;
+    use crate::extensions::{discover, DiscoveryOptions, HostOptions};
+    use crate::resources::settings::RetrySettings;
+    use crate::resources::trust::ProjectScope;
+
+    fn model(id: &str) -> Model {
+        Model {
+            id: id.into(),
+            name: id.into(),
+            api: "scripted".into(),
+            provider: "test".into(),
+            base_url: String::new(),
+            reasoning: true,
+            input: vec!["text".into()],
+            cost: ModelCost::default(),
+            context_window: 1000,
+            max_tokens: 100,
+            thinking_level_map: None,
+            headers: None,
+            compat: None,
+        }
+    }
+
+    /// A session whose one extension logs the events it gets to `<dir>/events.jsonl`.
+    fn logging_session(dir: &std::path::Path) -> AgentSession {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("logger.py");
+        std::fs::write(
+            &script,
+            "#!/usr/bin/env python3\nimport json, sys\nlog = open(sys.argv[0] + '.jsonl', 'a')\n\
+             for line in sys.stdin:\n    msg = json.loads(line)\n\
+             \x20   if msg['type'] == 'hello':\n\
+             \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': \
+             ['model_select', 'thinking_level_select']}), flush=True)\n\
+             \x20   elif msg['type'] == 'event':\n\
+             \x20       log.write(json.dumps({'event': msg['event'], 'data': msg['data']}) + '\\n')\n\
+             \x20       log.flush()\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let scope = ProjectScope::trusting(dir, dir);
+        let (sources, _, _) = discover(&DiscoveryOptions {
+            agent_dir: &dir.join("agent"),
+            cwd: dir,
+            scope: &scope,
+            settings_paths: Vec::new(),
+            package_paths: Vec::new(),
+            cli_paths: vec![script.to_string_lossy().into_owned()],
+            no_extensions: true,
+        });
+        let host = ExtensionHost::load(sources, HostOptions::new(dir.to_path_buf(), "print")).host;
+        let mut agent = Agent::new(model("first"), String::new(), Default::default());
+        agent.cwd = dir.to_path_buf();
+        let mut s = AgentSession::new(agent, RetrySettings::default(), Abort::new());
+        s.attach_extensions(host, Vec::new(), None);
+        s
+    }
+
+    fn logged(dir: &std::path::Path, n: usize) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let lines: Vec<Value> = std::fs::read_to_string(dir.join("logger.py.jsonl"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            if lines.len() >= n || start.elapsed() > Duration::from_secs(5) {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn model_and_thinking_changes_reach_extensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = logging_session(dir.path());
+        s.set_thinking_level(ThinkingLevel::High);
+        // Setting the same level again is no change and says nothing.
+        s.set_thinking_level(ThinkingLevel::High);
+        s.set_model(model("second"), ("k".into(), Vec::new()))
+            .unwrap();
+        let events = logged(dir.path(), 2);
+        s.extension_host().unwrap().shutdown();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0]["event"], "thinking_level_select");
+        assert_eq!(events[0]["data"]["level"], "high");
+        assert_eq!(events[1]["event"], "model_select");
+        assert_eq!(events[1]["data"]["model"]["id"], "second");
+        assert_eq!(events[1]["data"]["previousModel"]["id"], "first");
+        assert_eq!(events[1]["data"]["source"], "set");
+    }
+}

@@ -9,6 +9,7 @@ mod cloud_providers;
 mod compaction;
 mod errors;
 mod export;
+mod extension_sessions;
 mod extensions;
 mod interactive;
 mod json;
