@@ -12,6 +12,7 @@ mod export;
 mod extension_sessions;
 mod extensions;
 mod interactive;
+mod interactive_extensions;
 mod json;
 mod login;
 mod mock_selftest;
