@@ -139,6 +139,7 @@ impl<T: Terminal> App<T> {
         app.render_history();
         app.refresh_footer();
         app.install_autocomplete();
+        app.list_extensions_in_header();
         app
     }
 

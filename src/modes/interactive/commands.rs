@@ -324,6 +324,7 @@ impl<T: Terminal> App<T> {
                 super::header::HeaderInfo::from_resources(&self.env.resources, &cwd);
         }
         self.reload_extensions();
+        self.list_extensions_in_header();
         self.install_autocomplete();
         if let Err(e) = super::load_theme(&self.env) {
             self.view.error(&e);

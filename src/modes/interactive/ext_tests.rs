@@ -120,6 +120,11 @@ fn tool_call(model: &str, name: &str, args: serde_json::Value) {
 fn a_status_line_extension_shows_its_status_under_the_footer() {
     let mut h = ext_harness("ext-status", vec![example("status_line.py")], false);
     h.wait_for("the Ready status", |h| last_line(h).trim() == "Ready");
+    assert!(
+        h.screen().contains("[Extensions]\n  status_line.py"),
+        "{}",
+        h.screen()
+    );
     push_reply("ext-status", Reply::text("All done"));
     h.type_bytes("go\r");
     h.wait_idle();
@@ -209,8 +214,10 @@ fn reload_starts_a_newly_added_extension() {
     let global = h.app.env.agent_dir.join("extensions");
     std::fs::create_dir_all(&global).unwrap();
     std::fs::copy(example("greet.sh"), global.join("greet.sh")).unwrap();
+    assert!(!h.screen().contains("[Extensions]"));
     h.type_bytes("/reload\r");
     h.wait_text("Extensions: added greet");
+    assert!(h.app.view.header.info.extensions[0].0 == "greet.sh");
     h.wait_text("Reloaded keybindings, extensions");
     h.type_bytes("/gre");
     h.wait_text("Ask the agent to greet someone");

@@ -10,7 +10,7 @@
 //! app's loop selects on, so an extension may open a dialog while it decides.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -20,6 +20,7 @@ use super::app::App;
 use super::chat::{safe, ChatItem};
 use super::dialogs::BUSY;
 use super::ext_ui::{ExtensionDialog, UiRequest};
+use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
 use crate::agent::Tool;
 use crate::ai::Abort;
@@ -420,6 +421,20 @@ impl<T: Terminal> App<T> {
         true
     }
 
+    /// Lists the running extensions in the start-up header, as pi does.
+    pub(super) fn list_extensions_in_header(&mut self) {
+        self.view.header.info.extensions = self
+            .ext
+            .host
+            .as_ref()
+            .map(|h| {
+                h.active()
+                    .map(|e| (extension_label(&e.source.path), display_cwd(&e.source.path)))
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+
     /// Built-in commands, templates, skills, then extension commands, for the `/` popup.
     pub(super) fn install_autocomplete(&mut self) {
         let mut commands = super::app::slash_commands(&self.env);
@@ -564,6 +579,21 @@ impl<T: Terminal> App<T> {
                 &format!("Extensions: {}", change.join("; ")),
             ));
         }
+    }
+}
+
+/// An extension's short name: its file name, or its folder's for an `index`/`extension`
+/// entry point.
+fn extension_label(path: &Path) -> String {
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    match stem.as_deref() {
+        Some("index" | "extension") => path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        _ => file.unwrap_or_default(),
     }
 }
 
