@@ -248,3 +248,35 @@ fn an_extension_can_veto_a_fork() {
     assert_eq!(h.app.session().unwrap().session.session_id(), before);
     assert!(!h.screen().contains("Forked to new session"));
 }
+
+#[test]
+fn widgets_title_notices_and_editor_text_reach_the_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let chrome = script(
+        &dir.path().join("chrome.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         def call(method, **params):\n\
+         \x20   print(json.dumps({'type': 'call', 'method': method, 'params': params}), flush=True)\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': ['session_start']}), flush=True)\n\
+         \x20   elif msg['type'] == 'event':\n\
+         \x20       call('ui.setWidget', key='plan', lines=['PLAN step one', 'PLAN step two'])\n\
+         \x20       call('ui.setWidget', key='hint', lines=['BELOW hint'], placement='belowEditor')\n\
+         \x20       call('ui.setTitle', title='chrome title')\n\
+         \x20       call('ui.notify', message='careful now', type='warning')\n\
+         \x20       call('ui.setEditorText', text='drafted by extension')\n",
+    );
+    let mut h = ext_harness("ext-chrome", vec![chrome], false);
+    h.wait_text("drafted by extension");
+    h.wait_text("BELOW hint");
+    let screen = h.app.tui.terminal().screen_text();
+    let row = |needle: &str| screen.iter().position(|l| l.contains(needle)).unwrap();
+    let editor = row("drafted by extension");
+    assert!(row("PLAN step one") < editor && row("PLAN step two") < editor);
+    assert!(row("BELOW hint") > editor);
+    assert!(h.screen().contains("Warning: careful now"));
+    assert_eq!(h.app.view.editor.get_text(), "drafted by extension");
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(frames.contains("\x1b]0;chrome title\x07"), "title set");
+}
