@@ -7,7 +7,9 @@
 //! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
 //! them), `deferred` (model changes during a run), `history` (showing and switching
 //! sessions), `standalone` (`pi -r`, `pi config`), `view`, `chat`, `tool_view`, `header`, `footer`
-//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
+//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard), `extensions` (what
+//! extensions show and add, their session vetoes, `/reload`), `ext_ui` (the channel their
+//! requests come over, the dialog overlay) and `ext_widgets` (widgets and footer statuses).
 
 mod app;
 mod bash_job;
