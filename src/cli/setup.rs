@@ -89,6 +89,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     let expand = |text: &str| resources.expand_input(text);
 
     install_signal_handler(session.abort.clone());
+    session.start_extensions("startup");
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let code = print::run(

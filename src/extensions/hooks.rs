@@ -34,6 +34,9 @@ pub struct BeforeAgentStart {
 
 /// How often a command wait looks after deferred work.
 const COMMAND_POLL: Duration = Duration::from_millis(25);
+/// The longest a finished command waits for the host to handle the calls sent before its
+/// reply (they are handled in microseconds; the limit only guards against a stuck host).
+const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 impl ExtensionHost {
     /// Every extension tool; the first registration of a name wins.
@@ -123,6 +126,8 @@ impl ExtensionHost {
         loop {
             match rx.recv_timeout(COMMAND_POLL) {
                 Ok(super::process::Incoming::Reply(v)) => {
+                    // Calls it made before replying are queued before the command is over.
+                    ext.process.settle(SETTLE_LIMIT);
                     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
                         let e = e
                             .as_str()

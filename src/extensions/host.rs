@@ -488,6 +488,7 @@ fn await_registrations(
             }
             ProcessEvent::Died(_) => {}
             ProcessEvent::Message(msg) if waiting[i] => {
+                process.mark_handled();
                 waiting[i] = false;
                 match Registration::parse(&msg) {
                     Ok(r) => regs[i] = Some(r),
@@ -498,7 +499,7 @@ fn await_registrations(
                     }
                 }
             }
-            ProcessEvent::Message(_) => {}
+            ProcessEvent::Message(_) => process.mark_handled(),
         }
     }
     for (i, w) in waiting.iter().enumerate() {
@@ -590,7 +591,10 @@ fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHos
                         "process",
                         format!("extension {reason}; disabled"),
                     ),
-                    ProcessEvent::Message(msg) => super::calls::handle(&host, &ext, msg),
+                    ProcessEvent::Message(msg) => {
+                        super::calls::handle(&host, &ext, msg);
+                        ext.process.mark_handled();
+                    }
                 }
             }
         });

@@ -68,25 +68,14 @@ fn tool_info(t: &Arc<dyn Tool>) -> Value {
 }
 
 impl AgentSession {
-    /// Connects a loaded extension host: hooks into the agent, the abort flag and queues into
-    /// the host, the getters' view, then `session_start`.
+    /// Connects a loaded extension host: hooks into the agent (replacing those of a host
+    /// attached before), the abort flag and queues into the host, the getters' view. The mode
+    /// calls [`AgentSession::start_extensions`] once its UI is in place.
     pub fn attach_extensions(
         &mut self,
         host: Arc<ExtensionHost>,
         tool_registry: Vec<Arc<dyn Tool>>,
         models: Option<ModelLookup>,
-    ) {
-        self.attach_extensions_for(host, tool_registry, models, "startup");
-    }
-
-    /// [`AgentSession::attach_extensions`] with `session_start`'s `reason` (`reload` when
-    /// `/reload` restarted the extensions). Hooks of a host attached before are replaced.
-    pub fn attach_extensions_for(
-        &mut self,
-        host: Arc<ExtensionHost>,
-        tool_registry: Vec<Arc<dyn Tool>>,
-        models: Option<ModelLookup>,
-        reason: &str,
     ) {
         let abort = self.abort.clone();
         let agent = self.agent_mut();
@@ -127,7 +116,15 @@ impl AgentSession {
             models,
         });
         self.refresh_extension_view();
-        host.emit("session_start", json!({ "reason": reason }));
+    }
+
+    /// `session_start` with pi's `reason` (`startup`, or `reload` after `/reload`). A mode
+    /// sends it once the UI extensions talk to is installed, so nothing they show on start is
+    /// lost.
+    pub fn start_extensions(&self, reason: &str) {
+        if let Some(host) = self.extension_host() {
+            host.emit("session_start", json!({ "reason": reason }));
+        }
     }
 
     /// The attached host, if any.

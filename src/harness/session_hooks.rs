@@ -227,6 +227,7 @@ mod tests {
         agent.cwd = dir.to_path_buf();
         let mut s = AgentSession::new(agent, RetrySettings::default(), Abort::new());
         s.attach_extensions(host, Vec::new(), None);
+        s.start_extensions("startup");
         s
     }
 

@@ -211,6 +211,7 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             );
         }));
     }
+    session.start_extensions("startup");
     let mut server = Server {
         ui,
         out,

@@ -140,6 +140,9 @@ impl<T: Terminal> App<T> {
         app.refresh_footer();
         app.install_autocomplete();
         app.list_extensions_in_header();
+        if let Some(s) = &app.session {
+            s.start_extensions("startup");
+        }
         app
     }
 

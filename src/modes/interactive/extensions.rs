@@ -552,12 +552,12 @@ impl<T: Terminal> App<T> {
         let agent = session.agent_mut();
         agent.tools = reloaded.tools;
         agent.system_prompt = reloaded.system_prompt;
-        session.attach_extensions_for(
+        session.attach_extensions(
             Arc::clone(&reloaded.host),
             reloaded.registry,
             reloaded.models,
-            "reload",
         );
+        session.start_extensions("reload");
         let after = extension_names(&reloaded.host);
         self.ext.actions = reloaded.host.action_signal();
         self.ext.host = (!reloaded.host.is_empty()).then_some(reloaded.host);
