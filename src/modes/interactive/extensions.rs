@@ -461,7 +461,11 @@ impl<T: Terminal> App<T> {
         let s = self.session.as_ref().ok_or(BUSY)?;
         let gate = match &op {
             GatedOp::Fork(id) => s.before_fork(id, "before"),
-            GatedOp::Clone => s.before_fork(s.session.leaf_id().unwrap_or(""), "at"),
+            // Nothing to clone: `clone_session` says so without asking anyone.
+            GatedOp::Clone => s
+                .session
+                .leaf_id()
+                .and_then(|leaf| s.before_fork(leaf, "at")),
             GatedOp::Resume(path) => s.before_switch("resume", path.to_str()),
             GatedOp::Import(args) => {
                 let path = crate::resources::expand_tilde(args);
