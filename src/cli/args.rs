@@ -13,7 +13,7 @@ pub enum Mode {
     Rpc,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Args {
     pub provider: Option<String>,
     pub model: Option<String>,

@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use super::args::{Args, Mode};
 use crate::agent::Tool;
-use crate::extensions::{discover, DiscoveryOptions, ExtensionHost, HostOptions};
+use crate::extensions::ui::ExtensionUi;
+use crate::extensions::{
+    discover, DiscoveryOptions, ErrorSink, ExtensionHost, HostOptions, StderrSink,
+};
 use crate::harness::extensions::ModelLookup;
 use crate::resources::settings::Settings;
 use crate::resources::trust::ProjectScope;
@@ -19,6 +22,8 @@ pub struct LoadedExtensions {
     pub host: Arc<ExtensionHost>,
     /// Project extension folders not started because the project is not trusted.
     pub skipped: Vec<PathBuf>,
+    /// Discovery warnings, when a UI shows them (otherwise they went to stderr).
+    pub warnings: Vec<String>,
 }
 
 fn env_ms(name: &str) -> Option<Duration> {
@@ -26,6 +31,15 @@ fn env_ms(name: &str) -> Option<Duration> {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_millis)
+}
+
+/// Where interactive mode wants what extensions show: dialogs and notices, errors, stderr
+/// (never straight to a terminal the TUI draws on).
+#[derive(Clone)]
+pub struct UiHookup {
+    pub ui: Arc<dyn ExtensionUi>,
+    pub errors: ErrorSink,
+    pub stderr: StderrSink,
 }
 
 /// Discovers and starts the run's extensions. `package_paths` are extension entry points
@@ -40,6 +54,7 @@ pub fn load(
     settings: &Settings,
     session_file: Option<String>,
     package_paths: Vec<PathBuf>,
+    hookup: Option<&UiHookup>,
 ) -> Result<LoadedExtensions, String> {
     let (sources, warnings, skipped) = discover(&DiscoveryOptions {
         agent_dir,
@@ -50,18 +65,29 @@ pub fn load(
         cli_paths: args.extensions.clone(),
         no_extensions: args.no_extensions,
     });
-    for w in warnings {
-        eprintln!("Warning: {w}");
-    }
-    let mode = match args.mode {
-        Some(Mode::Rpc) => "rpc",
-        Some(Mode::Json) => "json",
+    let warnings = if hookup.is_some() {
+        warnings
+    } else {
+        for w in warnings {
+            eprintln!("Warning: {w}");
+        }
+        Vec::new()
+    };
+    let mode = match (args.mode, hookup) {
+        (_, Some(_)) => "interactive",
+        (Some(Mode::Rpc), _) => "rpc",
+        (Some(Mode::Json), _) => "json",
         _ => "print",
     };
     let mut opts = HostOptions::new(cwd.to_path_buf(), mode);
     opts.cli_flags = args.unknown_flags.clone();
     opts.session_file = session_file;
-    opts.has_ui = args.mode == Some(Mode::Rpc);
+    opts.has_ui = args.mode == Some(Mode::Rpc) || hookup.is_some();
+    if let Some(h) = hookup {
+        opts.ui = Arc::clone(&h.ui);
+        opts.errors = Arc::clone(&h.errors);
+        opts.stderr = Arc::clone(&h.stderr);
+    }
     if let Some(t) = env_ms("PI_EXTENSION_HANDSHAKE_TIMEOUT_MS") {
         opts.handshake_timeout = t;
     }
@@ -76,6 +102,7 @@ pub fn load(
         return Ok(LoadedExtensions {
             host: ExtensionHost::empty(),
             skipped,
+            warnings,
         });
     } else {
         ExtensionHost::load(sources, opts)
@@ -87,6 +114,7 @@ pub fn load(
     Ok(LoadedExtensions {
         host: loaded.host,
         skipped,
+        warnings,
     })
 }
 

@@ -42,6 +42,8 @@ pub struct Prepared {
     pub header: serde_json::Value,
     /// False when no model could be chosen (RPC starts anyway; prompts then fail preflight).
     pub has_model: bool,
+    /// Warnings for a UI to show (only when one was given to `prepare_with`).
+    pub notices: Vec<String>,
 }
 
 fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, String> {
@@ -87,6 +89,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     let expand = |text: &str| resources.expand_input(text);
 
     install_signal_handler(session.abort.clone());
+    session.start_extensions("startup");
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let code = print::run(
@@ -159,13 +162,21 @@ pub fn run_interactive(mut args: Args) -> i32 {
             }
         }
     }
-    let prepared = match prepare(&args, true) {
+    // Extensions talk to the terminal UI through this from their handshake on.
+    let (channel_ui, extension_ui) = crate::modes::interactive::ext_ui::ChannelUi::new();
+    let hookup = super::extensions::UiHookup {
+        errors: channel_ui.error_sink(),
+        stderr: channel_ui.stderr_sink(),
+        ui: std::sync::Arc::new(channel_ui),
+    };
+    let prepared = match prepare_with(&args, true, Some(&hookup)) {
         Ok(p) => p,
         Err(msg) => {
             eprintln!("{msg}");
             return 1;
         }
     };
+    notices.extend(prepared.notices.iter().cloned());
     let cwd = prepared.session.agent().cwd.clone();
     let agent_dir = crate::resources::agent_dir();
     let session_dir = super::sessions::sessions_dir(
@@ -205,6 +216,7 @@ pub fn run_interactive(mut args: Args) -> i32 {
         let (scope, _) = trust::resolve(&reload_agent_dir, &reload_cwd, choice);
         Resources::load(&reload_agent_dir, &reload_cwd, &reload_options, &scope)
     };
+    let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup);
     crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
@@ -215,6 +227,8 @@ pub fn run_interactive(mut args: Args) -> i32 {
             oauth_provider: super::login::oauth_flow,
             resources: prepared.resources,
             reload_resources: Some(Box::new(reload)),
+            extension_ui: Some(extension_ui),
+            reload_extensions: Some(reload_extensions),
             has_model: prepared.has_model,
             session_dir,
             agent_dir,
@@ -227,6 +241,62 @@ pub fn run_interactive(mut args: Args) -> i32 {
             provider_count,
         },
     )
+}
+
+/// `/reload` for extensions: discovery and handshake again (same flags, same UI), the tool
+/// set and system prompt they imply for the reloaded resources.
+fn reload_extensions_fn(
+    args: &Args,
+    agent_dir: &Path,
+    cwd: &Path,
+    hookup: super::extensions::UiHookup,
+) -> crate::modes::interactive::ReloadExtensionsFn {
+    let (args, agent_dir, cwd) = (args.clone(), agent_dir.to_path_buf(), cwd.to_path_buf());
+    Box::new(move |resources: &Resources, session_file: Option<String>| {
+        let (scope, _) = trust::resolve(&agent_dir, &cwd, trust_choice(&args));
+        let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
+        let loaded = super::extensions::load(
+            &args,
+            &agent_dir,
+            &cwd,
+            &scope,
+            &settings,
+            session_file,
+            resources.package_extensions.clone(),
+            Some(&hookup),
+        )?;
+        let (builtins, all_builtins) = builtin_tools(&args, &settings);
+        let (tools, registry) =
+            super::extensions::merge_tools(&args, &loaded.host, builtins, all_builtins);
+        let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
+        Ok(crate::modes::interactive::ReloadedExtensions {
+            host: loaded.host,
+            tools,
+            registry,
+            system_prompt,
+            models: Some(super::extensions::model_lookup(&agent_dir)),
+            warnings: loaded.warnings,
+        })
+    })
+}
+
+type Tools = Vec<std::sync::Arc<dyn crate::agent::Tool>>;
+
+/// The selected built-in tools and every built-in (for `setActiveTools`).
+fn builtin_tools(args: &Args, settings: &Settings) -> (Tools, Tools) {
+    let selected = crate::harness::tools::select(
+        &crate::harness::tools::ToolChoice {
+            allow: args.tools.clone(),
+            no_tools: args.no_tools,
+            no_builtin_tools: args.no_builtin_tools,
+        },
+        settings,
+    );
+    let all = crate::harness::tools::BUILTIN_TOOLS
+        .iter()
+        .filter_map(|n| crate::harness::tools::builtin(n, settings))
+        .collect();
+    (selected, all)
 }
 
 /// `pi -r`: the theme from the settings, then the picker over this folder's sessions.
@@ -323,6 +393,15 @@ fn trust_choice(args: &Args) -> TrustChoice {
 /// Builds the session core for a run. With `allow_no_model` (RPC), a missing model or key
 /// is not fatal: the session starts on a placeholder and prompts fail their preflight.
 pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
+    prepare_with(args, allow_no_model, None)
+}
+
+/// [`prepare`], with extensions loaded for interactive mode's UI when `hookup` is given.
+pub fn prepare_with(
+    args: &Args,
+    allow_no_model: bool,
+    hookup: Option<&super::extensions::UiHookup>,
+) -> Result<Prepared, String> {
     let Config {
         cwd,
         agent_dir,
@@ -363,6 +442,7 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         &settings,
         session_file,
         package_paths,
+        hookup,
     )?;
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
@@ -386,18 +466,7 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
         Err(e) => return Err(e),
     };
-    let builtin_tools = crate::harness::tools::select(
-        &crate::harness::tools::ToolChoice {
-            allow: args.tools.clone(),
-            no_tools: args.no_tools,
-            no_builtin_tools: args.no_builtin_tools,
-        },
-        &settings,
-    );
-    let all_builtins = crate::harness::tools::BUILTIN_TOOLS
-        .iter()
-        .filter_map(|n| crate::harness::tools::builtin(n, &settings))
-        .collect();
+    let (builtin_tools, all_builtins) = builtin_tools(args, &settings);
     let (tools, tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
     let mut skipped = resources.skipped.clone();
@@ -453,6 +522,7 @@ pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
         resources,
         header,
         has_model,
+        notices: loaded.warnings,
     })
 }
 

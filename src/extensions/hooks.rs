@@ -34,6 +34,9 @@ pub struct BeforeAgentStart {
 
 /// How often a command wait looks after deferred work.
 const COMMAND_POLL: Duration = Duration::from_millis(25);
+/// The longest a finished command waits for the host to handle the calls sent before its
+/// reply (they are handled in microseconds; the limit only guards against a stuck host).
+const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 impl ExtensionHost {
     /// Every extension tool; the first registration of a name wins.
@@ -74,34 +77,69 @@ impl ExtensionHost {
         let Some(ext) = self
             .active()
             .find(|e| e.registration.commands.iter().any(|c| c.name == name))
+            .cloned()
         else {
             return false;
         };
         let id = ext.process.next_id();
         let msg = json!({"type": "command", "id": id, "command": name, "args": args});
+        self.run_request(&ext, id, msg, &format!("command:{name}"), abort, meanwhile);
+        true
+    }
+
+    /// Runs the handler of the shortcut registered for `key` (`{"type":"shortcut"}`), as a
+    /// command runs; returns false when no live extension registered that key.
+    pub fn run_shortcut(&self, key: &str, abort: &Abort, meanwhile: &mut dyn FnMut()) -> bool {
+        let Some(ext) = self
+            .active()
+            .find(|e| e.registration.shortcuts.iter().any(|s| s.key == key))
+            .cloned()
+        else {
+            return false;
+        };
+        let id = ext.process.next_id();
+        let msg = json!({"type": "shortcut", "id": id, "key": key});
+        self.run_request(&ext, id, msg, &format!("shortcut:{key}"), abort, meanwhile);
+        true
+    }
+
+    /// Sends a command or shortcut request and waits for its reply (no timeout), reporting a
+    /// failure under `what`.
+    fn run_request(
+        &self,
+        ext: &super::host::Extension,
+        id: u64,
+        msg: Value,
+        what: &str,
+        abort: &Abort,
+        meanwhile: &mut dyn FnMut(),
+    ) {
+        let event = what.split(':').next().unwrap_or(what);
         let rx = match ext.process.expect(id) {
             Ok(rx) => rx,
             Err(e) => {
-                self.report(&format!("command:{name}"), "command", e.to_string());
-                return true;
+                self.report(what, event, e.to_string());
+                return;
             }
         };
         ext.process.send(msg);
         loop {
             match rx.recv_timeout(COMMAND_POLL) {
                 Ok(super::process::Incoming::Reply(v)) => {
+                    // Calls it made before replying are queued before the command is over.
+                    ext.process.settle(SETTLE_LIMIT);
                     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
                         let e = e
                             .as_str()
                             .map(str::to_string)
                             .unwrap_or_else(|| e.to_string());
-                        self.report(&format!("command:{name}"), "command", e);
+                        self.report(what, event, e);
                     }
                     break;
                 }
                 Ok(super::process::Incoming::Update(_)) => {}
                 Ok(super::process::Incoming::Dead(reason)) => {
-                    self.report(&format!("command:{name}"), "command", reason);
+                    self.report(what, event, reason);
                     break;
                 }
                 Err(_) => {}
@@ -113,7 +151,6 @@ impl ExtensionHost {
             }
         }
         meanwhile();
-        true
     }
 
     /// `input`: may transform the text or handle it entirely.

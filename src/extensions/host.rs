@@ -61,6 +61,8 @@ pub struct HostOptions {
     pub event_timeout: Duration,
     pub ui: Arc<dyn ExtensionUi>,
     pub errors: ErrorSink,
+    /// Where extensions' stderr lines go, from the handshake on.
+    pub stderr: StderrSink,
 }
 
 impl HostOptions {
@@ -75,6 +77,7 @@ impl HostOptions {
             event_timeout: DEFAULT_EVENT_TIMEOUT,
             ui: Arc::new(NoUi),
             errors: stderr_sink(),
+            stderr: Arc::new(|name: &str, line: &str| eprintln!("[{name}] {line}")),
         }
     }
 }
@@ -152,9 +155,7 @@ impl ExtensionHost {
             ui: RwLock::new(ui),
             deferred,
             errors: RwLock::new(Arc::clone(&opts.errors)),
-            stderr: RwLock::new(Arc::new(|name: &str, line: &str| {
-                eprintln!("[{name}] {line}")
-            })),
+            stderr: RwLock::new(Arc::clone(&opts.stderr)),
             event_timeout: opts.event_timeout,
             abort: RwLock::new(Abort::new()),
             view: Mutex::new(SessionView::default()),
@@ -316,6 +317,15 @@ impl ExtensionHost {
         std::mem::take(&mut *self.actions.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Whether session changes are waiting to be applied.
+    pub fn has_actions(&self) -> bool {
+        !self
+            .actions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// Ticks whenever an action is queued; a mode's idle loop selects on it.
     pub fn action_signal(&self) -> Receiver<()> {
         self.wake_rx.clone()
@@ -431,6 +441,12 @@ impl ExtensionHost {
     /// Sends `session_shutdown` to subscribers (briefly waiting for their answer), then closes
     /// every extension's stdin and escalates to TERM and KILL.
     pub fn shutdown(&self) {
+        self.shutdown_for("quit");
+    }
+
+    /// [`ExtensionHost::shutdown`] with the `session_shutdown` reason pi gives (`quit`, or
+    /// `reload` when `/reload` restarts the extensions).
+    pub fn shutdown_for(&self, reason: &str) {
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         let mut waits = Vec::new();
         for ext in self.active() {
@@ -440,7 +456,7 @@ impl ExtensionHost {
                     ext.process.send(protocol::event(
                         id,
                         "session_shutdown",
-                        json!({"reason": "quit"}),
+                        json!({"reason": reason}),
                     ));
                     waits.push(rx);
                 }
@@ -478,13 +494,14 @@ fn await_registrations(
         };
         let shown = source.path.to_string_lossy().into_owned();
         match ev {
-            ProcessEvent::Stderr(line) => eprintln!("[{}] {line}", source.name()),
+            ProcessEvent::Stderr(line) => (opts.stderr)(&source.name(), &line),
             ProcessEvent::Died(reason) if waiting[i] => {
                 report(&shown, format!("failed to start: {reason}"));
                 waiting[i] = false;
             }
             ProcessEvent::Died(_) => {}
             ProcessEvent::Message(msg) if waiting[i] => {
+                process.mark_handled();
                 waiting[i] = false;
                 match Registration::parse(&msg) {
                     Ok(r) => regs[i] = Some(r),
@@ -495,7 +512,7 @@ fn await_registrations(
                     }
                 }
             }
-            ProcessEvent::Message(_) => {}
+            ProcessEvent::Message(_) => process.mark_handled(),
         }
     }
     for (i, w) in waiting.iter().enumerate() {
@@ -587,7 +604,10 @@ fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHos
                         "process",
                         format!("extension {reason}; disabled"),
                     ),
-                    ProcessEvent::Message(msg) => super::calls::handle(&host, &ext, msg),
+                    ProcessEvent::Message(msg) => {
+                        super::calls::handle(&host, &ext, msg);
+                        ext.process.mark_handled();
+                    }
                 }
             }
         });

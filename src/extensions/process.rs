@@ -73,6 +73,10 @@ struct Shared {
     closing: AtomicBool,
     child: Mutex<Child>,
     sink: EventSink,
+    /// Unsolicited lines handed to `sink`, and how many of them the host has handled: a
+    /// request's caller can wait for the calls an extension made before it replied.
+    forwarded: AtomicU64,
+    handled: AtomicU64,
 }
 
 impl Shared {
@@ -159,6 +163,8 @@ impl ExtensionProcess {
             closing: AtomicBool::new(false),
             child: Mutex::new(child),
             sink,
+            forwarded: AtomicU64::new(0),
+            handled: AtomicU64::new(0),
         });
         let (tx, rx) = unbounded::<Value>();
         spawn_writer(stdin, rx, Arc::clone(&shared))?;
@@ -174,6 +180,25 @@ impl ExtensionProcess {
 
     pub fn is_alive(&self) -> bool {
         self.shared.alive.load(Ordering::SeqCst)
+    }
+
+    /// The host finished handling one unsolicited line (see [`ExtensionProcess::settle`]).
+    pub fn mark_handled(&self) {
+        self.shared.handled.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Waits (at most `limit`) until every unsolicited line read so far has been handled, so
+    /// the calls an extension sent before replying to a command take effect before the
+    /// command is over.
+    pub fn settle(&self, limit: std::time::Duration) {
+        let target = self.shared.forwarded.load(Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + limit;
+        while self.shared.handled.load(Ordering::SeqCst) < target
+            && self.is_alive()
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Why the process is dead, if it is.
@@ -417,6 +442,7 @@ fn spawn_reader(stdout: std::process::ChildStdout, shared: Arc<Shared>) -> Resul
                     _ => false,
                 };
                 if !routed {
+                    shared.forwarded.fetch_add(1, Ordering::SeqCst);
                     (shared.sink)(ProcessEvent::Message(msg));
                 }
             }

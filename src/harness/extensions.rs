@@ -68,8 +68,9 @@ fn tool_info(t: &Arc<dyn Tool>) -> Value {
 }
 
 impl AgentSession {
-    /// Connects a loaded extension host: hooks into the agent, the abort flag and queues into
-    /// the host, the getters' view, then `session_start`.
+    /// Connects a loaded extension host: hooks into the agent (replacing those of a host
+    /// attached before), the abort flag and queues into the host, the getters' view. The mode
+    /// calls [`AgentSession::start_extensions`] once its UI is in place.
     pub fn attach_extensions(
         &mut self,
         host: Arc<ExtensionHost>,
@@ -79,6 +80,9 @@ impl AgentSession {
         let abort = self.abort.clone();
         let agent = self.agent_mut();
         host.bind_session(abort, agent.steering.clone(), agent.follow_up.clone());
+        agent.before_tool_call = None;
+        agent.after_tool_call = None;
+        agent.transform_context = None;
         if !host.is_empty() {
             let h = Arc::clone(&host);
             agent.before_tool_call = Some(Arc::new(move |call, args| {
@@ -112,7 +116,15 @@ impl AgentSession {
             models,
         });
         self.refresh_extension_view();
-        host.emit("session_start", json!({"reason": "startup"}));
+    }
+
+    /// `session_start` with pi's `reason` (`startup`, or `reload` after `/reload`). A mode
+    /// sends it once the UI extensions talk to is installed, so nothing they show on start is
+    /// lost.
+    pub fn start_extensions(&self, reason: &str) {
+        if let Some(host) = self.extension_host() {
+            host.emit("session_start", json!({ "reason": reason }));
+        }
     }
 
     /// The attached host, if any.

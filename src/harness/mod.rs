@@ -7,6 +7,7 @@ pub mod compaction;
 pub mod extensions;
 pub mod model_control;
 pub mod retry;
+pub mod session_hooks;
 pub mod switches;
 pub mod system_prompt;
 pub mod task;
@@ -266,8 +267,21 @@ impl AgentSession {
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<CompactionResult, String> {
         let reason = CompactionReason::Manual;
-        let mut agent = self.agent.take().expect("a run is active");
         on_event(&AgentEvent::CompactionStart { reason });
+        if self
+            .before_compact(custom_instructions)
+            .is_some_and(|g| g.cancelled())
+        {
+            on_event(&AgentEvent::CompactionEnd {
+                reason,
+                result: None,
+                aborted: true,
+                will_retry: false,
+                error_message: None,
+            });
+            return Err("Compaction cancelled".into());
+        }
+        let mut agent = self.agent.take().expect("a run is active");
         let outcome = {
             let summarizer = Summarizer::for_agent(&agent, &self.abort);
             compact_session(
@@ -389,16 +403,22 @@ impl AgentSession {
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Option<Run> {
         on_event(&AgentEvent::CompactionStart { reason });
-        let outcome = {
-            let summarizer = Summarizer::for_agent(&agent, &self.abort);
-            compact_session(&mut self.session, &summarizer, &self.compaction, None)
-        };
         let end = |result, aborted, error_message| AgentEvent::CompactionEnd {
             reason,
             result,
             aborted,
             will_retry: false,
             error_message,
+        };
+        // An extension may veto it; pi reports that as an aborted compaction.
+        if self.before_compact(None).is_some_and(|g| g.cancelled()) {
+            on_event(&end(None, true, None));
+            self.agent = Some(agent);
+            return None;
+        }
+        let outcome = {
+            let summarizer = Summarizer::for_agent(&agent, &self.abort);
+            compact_session(&mut self.session, &summarizer, &self.compaction, None)
         };
         match outcome {
             Ok((result, write_error)) => {

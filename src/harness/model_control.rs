@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::session_hooks::ModelSource;
 use super::AgentSession;
 use crate::agent::QueueMode;
 use crate::ai::{Model, ThinkingLevel};
@@ -136,7 +137,9 @@ impl AgentSession {
         model: Model,
         credentials: Credentials,
         level: ThinkingLevel,
+        source: ModelSource,
     ) -> Result<Option<ThinkingLevel>, String> {
+        let previous = self.agent().model.clone();
         let agent = self.agent_mut();
         agent.options.api_key = credentials.0;
         agent.options.headers = credentials.1;
@@ -152,6 +155,7 @@ impl AgentSession {
                     .set_global("defaultModel", model.id.clone().into())
             });
         self.note_settings_error(saved);
+        self.emit_model_select(&previous, source);
         Ok(self.set_thinking_level(level))
     }
 
@@ -163,7 +167,7 @@ impl AgentSession {
         credentials: Credentials,
     ) -> Result<Option<ThinkingLevel>, String> {
         let level = self.level_for_switch(None);
-        self.apply_model(model, credentials, level)
+        self.apply_model(model, credentials, level, ModelSource::Set)
     }
 
     /// The next (or previous) model: through the scoped models that have credentials when a
@@ -181,7 +185,7 @@ impl AgentSession {
         };
         let creds = credentials(&next.model)?;
         let level = self.level_for_switch(next.thinking);
-        self.apply_model(next.model.clone(), creds, level)?;
+        self.apply_model(next.model.clone(), creds, level, ModelSource::Cycle)?;
         Ok(Some(ModelCycle {
             model: next.model.clone(),
             thinking: self.agent().thinking,
@@ -194,10 +198,12 @@ impl AgentSession {
     pub fn set_thinking_level(&mut self, level: ThinkingLevel) -> Option<ThinkingLevel> {
         let model = self.agent().model.clone();
         let level = clamp_thinking(&model, level);
-        if self.agent().thinking == level {
+        let previous = self.agent().thinking;
+        if previous == level {
             return None;
         }
         self.agent_mut().thinking = level;
+        self.emit_thinking_select(level, previous);
         if let Err(e) = self.session.append_thinking_level_change(level.as_str()) {
             self.write_errors
                 .push(format!("Could not write session: {e}"));

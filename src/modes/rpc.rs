@@ -152,9 +152,23 @@ fn mode_name(m: QueueMode) -> &'static str {
     }
 }
 
+/// An `extension_ui_response` line, parsed.
+fn ui_response(line: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(line).ok()?;
+    if !text.contains("extension_ui_response") {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(|v| v["type"] == "extension_ui_response")
+}
+
 /// Runs the server until stdin closes; returns the exit code.
 pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
+    let out = Out::new(Box::new(std::io::stdout()));
+    let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
+    let answers = Arc::clone(&ui);
     // Detached on purpose: it ends at stdin EOF, or with the process.
     let _ = std::thread::Builder::new()
         .name("pi-rpc-stdin".into())
@@ -173,6 +187,12 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
                         if buf.last() == Some(&b'\r') {
                             buf.pop();
                         }
+                        // Dialog answers go straight to the waiting dialog: the main loop may
+                        // itself be waiting on an extension that waits on this answer.
+                        if let Some(v) = ui_response(&buf) {
+                            answers.resolve(&v);
+                            continue;
+                        }
                         if tx
                             .send(Some(String::from_utf8_lossy(&buf).into_owned()))
                             .is_err()
@@ -184,8 +204,6 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             }
             let _ = tx.send(None);
         });
-    let out = Out::new(Box::new(std::io::stdout()));
-    let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
     let extensions = session.extension_host().cloned();
     if let Some(host) = &extensions {
         host.set_ui(Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>);
@@ -197,6 +215,7 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             );
         }));
     }
+    session.start_extensions("startup");
     let mut server = Server {
         ui,
         out,

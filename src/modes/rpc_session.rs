@@ -2,6 +2,8 @@
 //! `clone`. pi tears its runtime down and builds a new one on the target session; here the
 //! agent stays and takes over the new session's messages, model and thinking level the way
 //! pi's `createAgentSession` restores them. No events are emitted (pi emits none either).
+//! Extensions are asked first (`session_before_switch` / `session_before_fork`; a cancel
+//! answers `{cancelled: true}`) and told afterwards (`session_start`).
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +30,9 @@ pub fn new_session(
     env: &mut RpcEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
+    if s.before_switch("new", None).is_some_and(|g| g.cancelled()) {
+        return Ok(Some(json!({"cancelled": true})));
+    }
     let cwd = s.session.header().cwd.clone();
     let parent = cmd["parentSession"]
         .as_str()
@@ -38,7 +43,7 @@ pub fn new_session(
     } else {
         SessionWriter::new(&cwd, None, parent)
     };
-    adopt(s, env, writer)?;
+    adopt(s, env, writer, "new")?;
     Ok(Some(json!({"cancelled": false})))
 }
 
@@ -55,6 +60,12 @@ pub fn switch_session(
     } else {
         s.agent().cwd.join(path)
     };
+    let target = path.to_string_lossy().into_owned();
+    if s.before_switch("resume", Some(&target))
+        .is_some_and(|g| g.cancelled())
+    {
+        return Ok(Some(json!({"cancelled": true})));
+    }
     let writer = if path.exists() {
         SessionWriter::open(&path)
             .map_err(|e| format!("Could not open session {}: {e}", path.display()))?
@@ -72,7 +83,7 @@ pub fn switch_session(
             s.agent().cwd.display()
         ));
     }
-    adopt(s, env, writer)?;
+    adopt(s, env, writer, "resume")?;
     Ok(Some(json!({"cancelled": false})))
 }
 
@@ -80,8 +91,13 @@ pub fn switch_session(
 /// message.
 pub fn fork(s: &mut AgentSession, env: &mut RpcEnv, cmd: &Value) -> Result<Option<Value>, String> {
     let entry_id = cmd["entryId"].as_str().unwrap_or("");
+    if s.before_fork(entry_id, "before")
+        .is_some_and(|g| g.cancelled())
+    {
+        return Ok(Some(json!({"cancelled": true})));
+    }
     let (writer, text) = ops::fork_at(&s.session, entry_id, &session_dir(s, env))?;
-    adopt(s, env, writer)?;
+    adopt(s, env, writer, "fork")?;
     Ok(Some(json!({"text": text, "cancelled": false})))
 }
 
@@ -91,16 +107,27 @@ pub fn clone(
     env: &mut RpcEnv,
     _cmd: &Value,
 ) -> Result<Option<Value>, String> {
+    let leaf = s.session.leaf_id().unwrap_or("").to_string();
+    if s.before_fork(&leaf, "at").is_some_and(|g| g.cancelled()) {
+        return Ok(Some(json!({"cancelled": true})));
+    }
     let writer = ops::clone_branch(&s.session, &session_dir(s, env))?;
-    adopt(s, env, writer)?;
+    adopt(s, env, writer, "fork")?;
     Ok(Some(json!({"cancelled": false})))
 }
 
 /// Makes `writer` the current session. As pi's `createAgentSession`: a session with messages
 /// restores its model (when it is available with credentials) and its thinking level; an
 /// empty one records the model and thinking level it starts with. Where pi would fall back to
-/// the settings' defaults, the current model and thinking level are kept.
-fn adopt(s: &mut AgentSession, env: &mut RpcEnv, mut writer: SessionWriter) -> Result<(), String> {
+/// the settings' defaults, the current model and thinking level are kept. Extensions then get
+/// `session_start` with `reason`.
+fn adopt(
+    s: &mut AgentSession,
+    env: &mut RpcEnv,
+    mut writer: SessionWriter,
+    reason: &str,
+) -> Result<(), String> {
+    let previous = s.session.path().map(|p| p.to_string_lossy().into_owned());
     let ctx = writer.build_context();
     let existing = !ctx.messages.is_empty();
     if existing {
@@ -154,5 +181,6 @@ fn adopt(s: &mut AgentSession, env: &mut RpcEnv, mut writer: SessionWriter) -> R
     agent.steering.clear();
     agent.follow_up.clear();
     s.session = writer;
+    s.session_replaced(reason, previous);
     Ok(())
 }

@@ -70,13 +70,19 @@ pub struct App<T: Terminal> {
     pub(super) pending_login: Option<super::selectors::login::ProviderOption>,
     /// Until when a reply to the background-colour query may still pick the theme.
     pub(super) background_query: Option<Instant>,
+    /// Extension dialogs, helper jobs and the host (see `extensions.rs`).
+    pub(super) ext: super::extensions::ExtensionState,
     last_tick: Instant,
 }
 
 impl<T: Terminal> App<T> {
     /// Builds the screen for `session` (its history included) on `terminal`.
-    pub fn new(terminal: T, session: AgentSession, env: InteractiveEnv) -> App<T> {
+    pub fn new(terminal: T, session: AgentSession, mut env: InteractiveEnv) -> App<T> {
         let cwd = session.agent().cwd.clone();
+        let ext = super::extensions::ExtensionState::new(
+            env.extension_ui.take(),
+            session.extension_host().cloned(),
+        );
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
@@ -116,6 +122,7 @@ impl<T: Terminal> App<T> {
             tree_summary: None,
             pending_login: None,
             background_query: None,
+            ext,
             last_tick: Instant::now(),
             env,
         };
@@ -124,6 +131,11 @@ impl<T: Terminal> App<T> {
         }
         app.render_history();
         app.refresh_footer();
+        app.install_autocomplete();
+        app.list_extensions_in_header();
+        if let Some(s) = &app.session {
+            s.start_extensions("startup");
+        }
         app
     }
 
@@ -185,11 +197,20 @@ impl<T: Terminal> App<T> {
         if self.animating() {
             deadline = deadline.min(self.last_tick + TICK);
         }
+        if self.ext.dialog_open() {
+            // A dialog may time out on the extension's side: notice soon.
+            deadline = deadline.min(now + TICK);
+        }
         let timeout = deadline.saturating_duration_since(now);
         let never_task = crossbeam_channel::never::<AgentEvent>();
         let never_bash = crossbeam_channel::never::<BashUpdate>();
         let task_events = self.task.as_ref().map(|t| t.events.clone());
         let bash_updates = self.bash.as_ref().map(|b| b.updates.clone());
+        let ext_requests = self.ext.requests();
+        let ext_actions = self
+            .ext
+            .actions(self.session.is_some() && self.task.is_none());
+        let ext_jobs = self.ext.jobs();
         select! {
             recv(input) -> ev => match ev {
                 Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
@@ -213,8 +234,12 @@ impl<T: Terminal> App<T> {
             recv(bash_updates.as_ref().unwrap_or(&never_bash)) -> update => {
                 self.on_bash_update(update.ok());
             },
+            recv(ext_requests) -> request => self.on_extension_request(request),
+            recv(ext_actions) -> _ => self.on_extension_actions(),
+            recv(ext_jobs) -> done => self.on_extension_job(done),
             default(timeout) => {}
         }
+        self.check_extension_dialog();
         let now = Instant::now();
         if self
             .pending_since
@@ -291,13 +316,16 @@ impl<T: Terminal> App<T> {
 
     /// One key or paste: overlays first, then the app's keys, then the editor.
     pub fn on_input(&mut self, event: &InputEvent) {
+        if self.extension_dialog_input(event) {
+            return;
+        }
         if self.overlay.is_some() {
             self.tui.handle_input(event, &mut self.view);
             self.drain_overlay();
             return;
         }
         if let InputEvent::Key(key) = event {
-            if self.handle_app_key(key) {
+            if self.handle_app_key(key) || self.run_extension_shortcut(key) {
                 self.tui.request_render();
                 return;
             }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::app::App;
+use super::extensions::GatedOp;
 use super::selectors::login::PickerMode;
 use super::view::text_block;
 use crate::harness::task::SessionTask;
@@ -94,9 +95,9 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             "name" => self.set_name(args),
-            "new" => self.new_session(),
+            "new" => self.gated(GatedOp::New),
             "export" => self.export(args),
-            "import" => self.import(args),
+            "import" => self.gated(GatedOp::Import(args.to_string())),
             "compact" => {
                 let instructions = (!args.is_empty()).then(|| args.to_string());
                 self.run_task(|s| {
@@ -110,7 +111,7 @@ impl<T: Terminal> App<T> {
                 });
                 Ok(())
             }
-            "clone" => self.clone_session(),
+            "clone" => self.gated(GatedOp::Clone),
             "fork" => self.open_fork_selector(),
             "tree" => self.open_tree_selector(None),
             "resume" => self.open_session_picker(),
@@ -214,7 +215,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn new_session(&mut self) -> Result<(), String> {
+    pub(super) fn new_session(&mut self) -> Result<(), String> {
         let s = self.session.as_ref().ok_or("busy")?;
         let cwd = s.session.header().cwd.clone();
         let writer = if s.session.is_persisted() {
@@ -248,7 +249,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn import(&mut self, args: &str) -> Result<(), String> {
+    pub(super) fn import(&mut self, args: &str) -> Result<(), String> {
         if args.is_empty() {
             return Err("Usage: /import <path.jsonl>".into());
         }
@@ -264,7 +265,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn clone_session(&mut self) -> Result<(), String> {
+    pub(super) fn clone_session(&mut self) -> Result<(), String> {
         let s = self.session.as_ref().ok_or("busy")?;
         if s.session.leaf_id().is_none() {
             self.view.status_note("Nothing to clone yet");
@@ -321,13 +322,10 @@ impl<T: Terminal> App<T> {
             let cwd = self.env.cwd.clone();
             self.view.header.info =
                 super::header::HeaderInfo::from_resources(&self.env.resources, &cwd);
-            self.view.editor.set_autocomplete_provider(Box::new(
-                crate::tui::autocomplete::CombinedProvider::new(
-                    super::app::slash_commands(&self.env),
-                    cwd,
-                ),
-            ));
         }
+        self.reload_extensions();
+        self.list_extensions_in_header();
+        self.install_autocomplete();
         if let Err(e) = super::load_theme(&self.env) {
             self.view.error(&e);
         }
@@ -335,6 +333,6 @@ impl<T: Terminal> App<T> {
         self.tui.invalidate_overlays();
         self.tui.request_full_render();
         self.view
-            .status_note("Reloaded keybindings, skills, prompts, context files, themes");
+            .status_note("Reloaded keybindings, extensions, skills, prompts, themes");
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::app::App;
+use super::extensions::GatedOp;
 use super::overlays::{self, OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
@@ -34,8 +35,10 @@ impl<T: Terminal> App<T> {
         let result = match outcome {
             OverlayOutcome::Model(ModelOutcome::Selected(model)) => self.change_model(*model),
             OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
-            OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume(&path),
-            OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.fork_at(&id),
+            OverlayOutcome::Session(SessionOutcome::Selected(path)) => {
+                self.gated(GatedOp::Resume(path))
+            }
+            OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.gated(GatedOp::Fork(id)),
             OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
             OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
             OverlayOutcome::AuthMethod(o) => self.apply_auth_method(o),
@@ -198,7 +201,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn resume(&mut self, path: &Path) -> Result<(), String> {
+    pub(super) fn resume(&mut self, path: &Path) -> Result<(), String> {
         let (writer, warnings) = SessionWriter::open(path)
             .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
         self.adopt(writer)?;
@@ -221,7 +224,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn fork_at(&mut self, entry_id: &str) -> Result<(), String> {
+    pub(super) fn fork_at(&mut self, entry_id: &str) -> Result<(), String> {
         let s = self.session.as_ref().ok_or(BUSY)?;
         let (writer, text) = ops::fork_at(&s.session, entry_id, &self.session_dir())?;
         self.adopt(writer)?;

@@ -11,6 +11,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
+use crate::extensions::{ErrorSink, ExtensionError, StderrSink};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::input::Input;
 use crate::tui::components::select_list::{SelectItem, SelectList, SelectResult};
@@ -31,6 +32,10 @@ pub enum UiRequest {
         withdrawn: Arc<AtomicBool>,
     },
     Notice(Notice),
+    /// A problem an extension reported or caused (shown in the chat).
+    Error(ExtensionError),
+    /// A line an extension wrote to its stderr: `(extension name, line)`.
+    Stderr(String, String),
 }
 
 /// The extension host's handle on the terminal UI.
@@ -43,6 +48,22 @@ impl ChannelUi {
     pub fn new() -> (ChannelUi, Receiver<UiRequest>) {
         let (tx, rx) = crossbeam_channel::unbounded();
         (ChannelUi { tx }, rx)
+    }
+
+    /// Reports extension errors to the UI thread instead of the terminal.
+    pub fn error_sink(&self) -> ErrorSink {
+        let tx = self.tx.clone();
+        Arc::new(move |e: &ExtensionError| {
+            let _ = tx.send(UiRequest::Error(e.clone()));
+        })
+    }
+
+    /// Hands extensions' stderr lines to the UI thread instead of the terminal.
+    pub fn stderr_sink(&self) -> StderrSink {
+        let tx = self.tx.clone();
+        Arc::new(move |name: &str, line: &str| {
+            let _ = tx.send(UiRequest::Stderr(name.into(), line.into()));
+        })
     }
 }
 
@@ -327,7 +348,7 @@ mod tests {
         });
         match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
             UiRequest::Dialog { reply, .. } => reply.send(Answer::Confirmed(false)).unwrap(),
-            UiRequest::Notice(_) => panic!("expected a dialog"),
+            _ => panic!("expected a dialog"),
         }
         assert_eq!(answer.join().unwrap(), Answer::Confirmed(false));
 
@@ -344,7 +365,7 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
         match rx.try_recv().unwrap() {
             UiRequest::Dialog { withdrawn, .. } => assert!(withdrawn.load(Ordering::SeqCst)),
-            UiRequest::Notice(_) => panic!("expected a dialog"),
+            _ => panic!("expected a dialog"),
         }
         ui.notice(Notice::Title("x".into()));
         assert!(matches!(rx.try_recv().unwrap(), UiRequest::Notice(Notice::Title(t)) if t == "x"));

@@ -1,6 +1,7 @@
 //! The start-up header: pi's name and version, the key hints (compact, or the full list once
 //! Ctrl+O expands), and the loaded context files, skills and prompt templates — the same
-//! texts pi prints, with the keys taken from the current keybindings.
+//! texts pi prints, with the keys taken from the current keybindings — plus the running
+//! extensions.
 
 use std::path::Path;
 
@@ -18,6 +19,8 @@ pub struct HeaderInfo {
     pub context_compact: Vec<String>,
     pub skills: Vec<(String, String)>,
     pub prompts: Vec<String>,
+    /// Running extensions: `(compact label, display path)`.
+    pub extensions: Vec<(String, String)>,
 }
 
 impl HeaderInfo {
@@ -46,6 +49,7 @@ impl HeaderInfo {
                 .iter()
                 .map(|t| format!("/{}", t.name))
                 .collect(),
+            extensions: Vec::new(),
         }
     }
 }
@@ -186,6 +190,12 @@ impl Component for Header {
             let mut names = info.prompts.clone();
             names.sort();
             sections.push(self.section(&theme, "Prompts", &names, &info.prompts));
+        }
+        if !info.extensions.is_empty() {
+            let mut names: Vec<String> = info.extensions.iter().map(|(n, _)| n.clone()).collect();
+            names.sort();
+            let paths: Vec<String> = info.extensions.iter().map(|(_, p)| p.clone()).collect();
+            sections.push(self.section(&theme, "Extensions", &names, &paths));
         }
         if !sections.is_empty() {
             lines.push(String::new());

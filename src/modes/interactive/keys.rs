@@ -181,7 +181,9 @@ impl<T: Terminal> App<T> {
             }
         }
         if self.task.is_some() {
-            self.queue_message(text, true);
+            if !self.run_extension_command_now(text) {
+                self.queue_message(text, true);
+            }
             return;
         }
         self.start_prompt(text);
@@ -212,7 +214,7 @@ impl<T: Terminal> App<T> {
     }
 
     fn start_prompt(&mut self, text: &str) {
-        if !self.env.has_model {
+        if !self.env.has_model && !self.is_extension_command(text) {
             self.view.error(
                 "No model selected. Use /login or set an API key, then /model to choose one.",
             );
@@ -224,8 +226,7 @@ impl<T: Terminal> App<T> {
             self.view.editor.set_text(text);
             return;
         }
-        let message = self.user_message(text);
-        self.run_task(|s| SessionTask::prompt(s, vec![message]));
+        self.submit_prompt(text);
     }
 
     /// Hands the session to a worker thread (`spawn`) and shows the working indicator.

@@ -8,7 +8,9 @@
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
 //! (`pi -r`, `pi config`), `view`, `transcript`, `chat`, `tool_view`, `header`, `footer`
-//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard).
+//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard), `extensions` (what
+//! extensions show and add, their session vetoes, `/reload`), `ext_ui` (the channel their
+//! requests come over, the dialog overlay) and `ext_widgets` (widgets and footer statuses).
 
 mod app;
 mod background;
@@ -19,6 +21,8 @@ mod deferred;
 mod dialogs;
 mod events;
 pub mod ext_ui;
+mod ext_widgets;
+pub mod extensions;
 mod external;
 mod footer;
 mod header;
@@ -40,6 +44,7 @@ mod tests;
 use std::path::PathBuf;
 
 pub use app::App;
+pub use extensions::{ReloadExtensionsFn, ReloadedExtensions};
 
 use crate::ai::Model;
 use crate::harness::model_control::Credentials;
@@ -67,6 +72,11 @@ pub struct InteractiveEnv {
     pub resources: Resources,
     /// Loads skills, prompt templates and context files again (`/reload`).
     pub reload_resources: Option<Box<dyn Fn() -> Resources>>,
+    /// What the session's extensions ask of the UI (from the `ChannelUi` they were loaded
+    /// with).
+    pub extension_ui: Option<crossbeam_channel::Receiver<ext_ui::UiRequest>>,
+    /// Starts the extensions again (`/reload`).
+    pub reload_extensions: Option<ReloadExtensionsFn>,
     /// False when no model could be chosen (prompts then say how to get one).
     pub has_model: bool,
     /// Where new sessions go when the current one has no file.
@@ -139,6 +149,9 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
     app.tui.terminal_mut().set_title(&title);
     let result = app.run(&input);
     let stopped = app.stop();
+    if let Some(host) = app.session().and_then(|s| s.extension_host()) {
+        host.shutdown();
+    }
     let write_errors = app
         .session()
         .map(|s| s.write_errors.clone())

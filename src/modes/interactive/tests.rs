@@ -20,6 +20,8 @@ use crate::tui::virtual_terminal::VirtualTerminal;
 mod dialog_tests;
 #[path = "layout_tests.rs"]
 mod layout_tests;
+#[path = "ext_tests.rs"]
+mod ext_tests;
 
 struct Harness {
     app: App<VirtualTerminal>,
@@ -53,6 +55,17 @@ fn harness(model_id: &str) -> Harness {
 /// `others`: more models with credentials besides `model_id`; `persisted`: the session is
 /// written under `<dir>/sessions` and the settings live in `<dir>/agent/settings.json`.
 fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
+    harness_setup(model_id, others, persisted, &mut |_, _, _| {})
+}
+
+/// [`harness_with`], letting `setup` change the session and the environment (in the scratch
+/// directory it is given) before the app starts.
+fn harness_setup(
+    model_id: &str,
+    others: &[&str],
+    persisted: bool,
+    setup: &mut dyn FnMut(&std::path::Path, &mut AgentSession, &mut InteractiveEnv),
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let model = test_model(model_id);
     let mut available = vec![model.clone()];
@@ -84,7 +97,8 @@ fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
     } else {
         AgentSession::new(agent, retry, Abort::new())
     };
-    let env = InteractiveEnv {
+    let mut session = session;
+    let mut env = InteractiveEnv {
         available_models: Box::new(move || available.clone()),
         credentials: Box::new(|_| Ok(("test-key".into(), Vec::new()))),
         reload_models: None,
@@ -92,6 +106,8 @@ fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
         oauth_provider: crate::resources::oauth::provider,
         resources: Resources::default(),
         reload_resources: None,
+        extension_ui: None,
+        reload_extensions: None,
         has_model: true,
         session_dir: sessions,
         agent_dir,
@@ -103,6 +119,7 @@ fn harness_with(model_id: &str, others: &[&str], persisted: bool) -> Harness {
         theme: None,
         provider_count: 1,
     };
+    setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
     app.start().unwrap();
     let (keys, input) = crossbeam_channel::unbounded();

@@ -83,11 +83,17 @@ impl<T: Terminal> App<T> {
                 let s = self.session.as_mut().ok_or(BUSY)?;
                 ops::set_label(&mut s.session, &entry_id, label.as_deref()).map(|_| ())
             }
-            TreeOutcome::Selected { entry_id, summary } => self.navigate_tree(&entry_id, summary),
+            TreeOutcome::Selected { entry_id, summary } => {
+                self.gated(super::extensions::GatedOp::Tree { entry_id, summary })
+            }
         }
     }
 
-    fn navigate_tree(&mut self, entry_id: &str, summary: BranchSummary) -> Result<(), String> {
+    pub(super) fn navigate_tree(
+        &mut self,
+        entry_id: &str,
+        summary: BranchSummary,
+    ) -> Result<(), String> {
         let s = self.session.as_mut().ok_or(BUSY)?;
         let entry = s
             .session

@@ -10,6 +10,7 @@
 //! and footer rows whatever the length of the session.
 
 use super::chat::ChatItem;
+use super::ext_widgets::ExtensionChrome;
 use super::footer::Footer;
 use super::header::Header;
 use super::transcript::{first_difference, Transcript};
@@ -33,6 +34,8 @@ pub struct View {
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
     pub(super) frame: FrameCache,
+    /// Extension widgets around the editor and statuses under the footer.
+    pub extension: ExtensionChrome,
 }
 
 /// The stacked frame from the last render and what it was made of.
@@ -101,6 +104,7 @@ impl View {
             footer,
             last_is_status: false,
             frame: FrameCache::default(),
+            extension: Default::default(),
         }
     }
 
@@ -111,8 +115,12 @@ impl View {
             Some(loader) => lines.extend(loader.render(width)),
             None => lines.push(String::new()),
         }
+        let spacer = self.status.is_some();
+        lines.extend(self.extension.render_above(width, spacer));
         lines.extend(self.editor.render(width));
+        lines.extend(self.extension.render_below(width));
         lines.extend(self.footer.render(width));
+        lines.extend(self.extension.render_statuses(width));
         lines
     }
 
