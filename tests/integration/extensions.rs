@@ -432,3 +432,82 @@ fn a_pi_typescript_extension_runs_through_the_node_bridge() {
         Some("Say hello to world")
     );
 }
+
+/// The example extensions shipped in pi's own npm package, where one is installed (for
+/// example beside the TypeScript pi used for side-by-side checks; `PI_TEST_TS_PACKAGE` names
+/// another `@mariozechner/pi-coding-agent` directory).
+fn pi_package_examples() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PI_TEST_TS_PACKAGE")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    candidates.push("/work/scratch/pits/node_modules/@mariozechner/pi-coding-agent".into());
+    for root in ["/usr/local/lib/node_modules", "/usr/lib/node_modules"] {
+        candidates.push(PathBuf::from(root).join("@mariozechner/pi-coding-agent"));
+    }
+    candidates
+        .into_iter()
+        .map(|c| c.join("examples/extensions"))
+        .find(|c| c.join("permission-gate.ts").is_file() && c.join("hello.ts").is_file())
+}
+
+/// pi-mono's own `hello.ts` (a tool built with `defineTool` and TypeBox) and
+/// `permission-gate.ts` (a `tool_call` hook) run unchanged through the Node bridge.
+#[test]
+fn pi_monos_own_example_extensions_run_unchanged() {
+    let Some(examples) = pi_package_examples() else {
+        eprintln!(
+            "SKIPPED pi_monos_own_example_extensions_run_unchanged: no installed \
+             @mariozechner/pi-coding-agent package (set PI_TEST_TS_PACKAGE)"
+        );
+        return;
+    };
+    let Some(version) = node_version() else {
+        eprintln!("SKIPPED pi_monos_own_example_extensions_run_unchanged: node is not on PATH");
+        return;
+    };
+    let jiti = jiti_dir();
+    if version < (22, 6) && jiti.is_none() {
+        eprintln!(
+            "SKIPPED pi_monos_own_example_extensions_run_unchanged: Node {version:?} cannot \
+             strip types and no jiti package was found (set PI_TEST_JITI)"
+        );
+        return;
+    }
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "hello", json!({"name": "Ada"}))],
+    )));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_2", "bash", json!({"command": "rm -rf build"}))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let mut pi = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "json"])
+        .args(["-e", &examples.join("hello.ts").to_string_lossy()])
+        .args(["-e", &examples.join("permission-gate.ts").to_string_lossy()])
+        .arg("greet Ada, then clean up")
+        .env("XDG_CACHE_HOME", "cache")
+        .write_file("build/keep.txt", "precious");
+    if let Some(j) = &jiti {
+        pi = pi.env("PI_JITI", j.to_string_lossy());
+    }
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let ends: Vec<serde_json::Value> = out
+        .json_lines()
+        .into_iter()
+        .filter(|v| v["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 2, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(ends[0]["result"]["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(ends[0]["result"]["details"]["greeted"], "Ada");
+    assert_eq!(ends[1]["isError"], true);
+    assert_eq!(
+        ends[1]["result"]["content"][0]["text"],
+        "Dangerous command blocked (no UI for confirmation)"
+    );
+    assert!(pi.cwd().join("build/keep.txt").exists());
+}

@@ -18,10 +18,10 @@ use crate::tui::virtual_terminal::VirtualTerminal;
 
 #[path = "dialog_tests.rs"]
 mod dialog_tests;
-#[path = "layout_tests.rs"]
-mod layout_tests;
 #[path = "ext_tests.rs"]
 mod ext_tests;
+#[path = "layout_tests.rs"]
+mod layout_tests;
 
 struct Harness {
     app: App<VirtualTerminal>,
