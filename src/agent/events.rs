@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::ai::{AssistantEvent, Message, ToolResultMessage};
+use crate::session::entry::{AgentMessage, CustomMessage};
 use crate::session::json::to_js_string;
 
 // Events are built once and moved through a channel; boxing the big variants would only add
@@ -29,6 +30,14 @@ pub enum AgentEvent {
     },
     MessageEnd {
         message: Message,
+    },
+    /// An extension's `sendMessage` that joined the conversation: pi emits `message_start`
+    /// and `message_end` with its `custom` role message.
+    CustomMessageStart {
+        message: CustomMessage,
+    },
+    CustomMessageEnd {
+        message: CustomMessage,
     },
     ToolExecutionStart {
         id: String,
@@ -104,6 +113,8 @@ impl AgentEvent {
             AgentEvent::MessageStart { .. } => "message_start",
             AgentEvent::MessageUpdate { .. } => "message_update",
             AgentEvent::MessageEnd { .. } => "message_end",
+            AgentEvent::CustomMessageStart { .. } => "message_start",
+            AgentEvent::CustomMessageEnd { .. } => "message_end",
             AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
@@ -170,6 +181,12 @@ impl AgentEvent {
             }),
             AgentEvent::MessageEnd { message } => {
                 json!({"type": "message_end", "message": msg(message)})
+            }
+            AgentEvent::CustomMessageStart { message }
+            | AgentEvent::CustomMessageEnd { message } => {
+                let message = serde_json::to_value(AgentMessage::Custom(message.clone()))
+                    .unwrap_or(Value::Null);
+                json!({"type": self.type_name(), "message": message})
             }
             AgentEvent::ToolExecutionStart { id, name, args } => json!({
                 "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
@@ -316,5 +333,27 @@ mod tests {
             assert_eq!(ev.to_json_line(), to_js_string(&ev.to_json()));
             assert_eq!(ev.to_json()["type"], ev.type_name());
         }
+    }
+
+    #[test]
+    fn a_custom_message_is_a_message_start_and_end_with_the_custom_role() {
+        let message = CustomMessage {
+            custom_type: "note".into(),
+            content: crate::ai::UserContent::Text("hi".into()),
+            display: true,
+            details: Some(serde_json::json!({"n": 1})),
+            timestamp: 5,
+            extra: Default::default(),
+        };
+        let start = AgentEvent::CustomMessageStart {
+            message: message.clone(),
+        };
+        assert_eq!(
+            start.to_json_line(),
+            r#"{"type":"message_start","message":{"role":"custom","customType":"note","content":"hi","display":true,"details":{"n":1},"timestamp":5}}"#
+        );
+        let end = AgentEvent::CustomMessageEnd { message };
+        assert_eq!(end.to_json()["type"], "message_end");
+        assert_eq!(end.type_name(), "message_end");
     }
 }

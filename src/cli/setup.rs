@@ -239,6 +239,7 @@ pub fn run_interactive(mut args: Args) -> i32 {
             hide_thinking,
             theme,
             provider_count,
+            clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
         },
     )
 }

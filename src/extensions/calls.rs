@@ -191,7 +191,12 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         }
         "sendMessage" => {
             let m = &params["message"];
-            let Some(content) = user_content(&m["content"]) else {
+            // Kept as sent: a string stays a string in the session entry and events, as in pi.
+            let content = match &m["content"] {
+                Value::String(s) => Some(UserContent::Text(s.clone())),
+                other => user_content(other),
+            };
+            let Some(content) = content else {
                 return answer(Err("sendMessage: \"message.content\" must be text or content blocks".into()));
             };
             let opts = &params["options"];

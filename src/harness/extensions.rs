@@ -13,6 +13,7 @@ use crate::ai::{now_ms, Content, Extra, Message, Model, ThinkingLevel, UserConte
 use crate::extensions::hooks::InputOutcome;
 use crate::extensions::{Action, ExtensionHost, PendingAction};
 use crate::harness::model_control::Credentials;
+use crate::session::entry::CustomMessage;
 
 /// Finds a model and its credentials for an extension's `setModel`.
 pub type ModelLookup =
@@ -297,13 +298,27 @@ impl AgentSession {
                 trigger_turn,
             } => {
                 self.session
-                    .append_custom_message(&custom_type, content.clone(), display, details)
+                    .append_custom_message(&custom_type, content.clone(), display, details.clone())
                     .map_err(|e| format!("Could not write session: {e}"))?;
+                let timestamp = now_ms();
+                // The model sees it as a user message (as the session's context does).
                 self.agent_mut().messages.push(Message::User(UserMessage {
-                    content,
-                    timestamp: now_ms(),
+                    content: content.clone(),
+                    timestamp,
                     extra: Extra::new(),
                 }));
+                let message = CustomMessage {
+                    custom_type,
+                    content,
+                    display,
+                    details,
+                    timestamp,
+                    extra: Extra::new(),
+                };
+                on_event(&AgentEvent::CustomMessageStart {
+                    message: message.clone(),
+                });
+                on_event(&AgentEvent::CustomMessageEnd { message });
                 *trigger |= trigger_turn;
                 Ok(Value::Null)
             }

@@ -149,6 +149,40 @@ fn rpc_lists_extension_commands_and_forwards_status_updates() {
 }
 
 #[test]
+fn rpc_emits_an_extensions_custom_message_and_the_model_gets_it_as_user_text() {
+    let mock = MockServer::with_replies([Reply::text(API, "noted")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session"]);
+    script(
+        &pi.agent_dir().join("extensions").join("note.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'note', 'description': 'Add a note'}]}), flush=True)\n\
+         \x20   elif msg['type'] == 'command':\n\
+         \x20       print(json.dumps({'type': 'call', 'method': 'sendMessage', 'params': {'message': {'customType': 'note', 'content': 'Remember this', 'display': True}}}), flush=True)\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': None}), flush=True)\n",
+    );
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"n","type":"prompt","message":"/note"}"#);
+    let start = talk.expect("message_start", |v| v["type"] == "message_start");
+    assert_eq!(
+        start["message"],
+        json!({"role": "custom", "customType": "note", "content": "Remember this",
+               "display": true, "timestamp": start["message"]["timestamp"]})
+    );
+    assert!(start["message"]["timestamp"].is_i64());
+    let end = talk.expect("message_end", |v| v["type"] == "message_end");
+    assert_eq!(end["message"], start["message"]);
+    talk.send(r#"{"id":"p","type":"prompt","message":"go on"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].user_texts(), ["Remember this", "go on"]);
+}
+
+#[test]
 fn rpc_confirm_round_trip_decides_a_dangerous_command() {
     let mock = MockServer::start();
     for id in ["call_1", "call_2"] {

@@ -72,6 +72,8 @@ pub struct App<T: Terminal> {
     pub(super) background_query: Option<Instant>,
     /// Extension dialogs, helper jobs and the host (see `extensions.rs`).
     pub(super) ext: super::extensions::ExtensionState,
+    /// The clipboard read started by the paste-image key.
+    pub(super) clipboard_read: Option<Receiver<super::clipboard_image::ClipboardRead>>,
     last_tick: Instant,
 }
 
@@ -123,6 +125,7 @@ impl<T: Terminal> App<T> {
             pending_login: None,
             background_query: None,
             ext,
+            clipboard_read: None,
             last_tick: Instant::now(),
             env,
         };
@@ -211,6 +214,8 @@ impl<T: Terminal> App<T> {
             .ext
             .actions(self.session.is_some() && self.task.is_none());
         let ext_jobs = self.ext.jobs();
+        let never_clipboard = crossbeam_channel::never();
+        let clipboard_read = self.clipboard_read.clone();
         select! {
             recv(input) -> ev => match ev {
                 Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
@@ -237,6 +242,9 @@ impl<T: Terminal> App<T> {
             recv(ext_requests) -> request => self.on_extension_request(request),
             recv(ext_actions) -> _ => self.on_extension_actions(),
             recv(ext_jobs) -> done => self.on_extension_job(done),
+            recv(clipboard_read.as_ref().unwrap_or(&never_clipboard)) -> read => {
+                self.on_clipboard_image(read.ok());
+            },
             default(timeout) => {}
         }
         self.check_extension_dialog();

@@ -1,7 +1,7 @@
 //! The transcript's items, each a component: user messages on their background, assistant
 //! replies (Markdown streamed as it arrives, thinking collapsed or shown), tool calls with
 //! their results (see `tool_view`), user bash runs (`!cmd`), and one-line status, warning
-//! and error notes. All text from models and tools is cleaned of escape sequences before it
+//! and error notes, and extensions' custom messages. All text from models and tools is cleaned of escape sequences before it
 //! is styled, so nothing they send can move the cursor or change the terminal's modes.
 
 use std::sync::Arc;
@@ -9,12 +9,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::tool_view::ToolView;
-use crate::ai::{AssistantMessage, Content, StopReason};
+use crate::ai::{AssistantMessage, Content, StopReason, UserContent};
 use crate::harness::user_bash::clean_output;
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::loader::Loader;
 use crate::tui::components::markdown::{DefaultTextStyle, Markdown};
-use crate::tui::components::text::{Fill, Text};
+use crate::tui::components::text::{Fill, Spacer, Text};
 use crate::tui::theme::{self, Theme, Token};
 use crate::tui::Component;
 
@@ -109,6 +109,56 @@ impl UserView {
 }
 
 impl Component for UserView {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        let mut lines = vec![String::new()];
+        lines.extend(self.body.render(width));
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.body.invalidate();
+    }
+}
+
+/// An extension's custom message shown with pi's default look: a `[customType]` label and
+/// its text as Markdown, on the `customMessageBg` background, a blank row above.
+pub struct CustomMessageView {
+    body: Boxed,
+}
+
+impl CustomMessageView {
+    pub fn new(custom_type: &str, content: &UserContent) -> CustomMessageView {
+        let theme = theme::current();
+        let mut body = Boxed::new(1, 1, Some(Fill::token(&theme, Token::CustomMessageBg)));
+        let label = theme.fg(
+            Token::CustomMessageLabel,
+            &theme.bold(&format!("[{}]", safe(custom_type))),
+        );
+        body.add_child(Box::new(Text::new(label, 0, 0)));
+        body.add_child(Box::new(Spacer::new(1)));
+        let text = match content {
+            UserContent::Text(s) => s.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Content::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        let md = Markdown::new(safe(&text), 0, 0, Arc::clone(&theme)).with_default_style(
+            DefaultTextStyle {
+                color: Some(Token::CustomMessageText),
+                ..Default::default()
+            },
+        );
+        body.add_child(Box::new(md));
+        CustomMessageView { body }
+    }
+}
+
+impl Component for CustomMessageView {
     fn render(&mut self, width: usize) -> Vec<String> {
         let mut lines = vec![String::new()];
         lines.extend(self.body.render(width));

@@ -1,12 +1,13 @@
 //! What the agent's events do to the screen: user messages appear when the agent takes them
 //! (so steered messages show up where they were delivered), assistant replies stream into
 //! their view, tool calls get a box that fills in as they run, and retries and compactions
-//! show as the indicator line and then as status notes.
+//! show as the indicator line and then as status notes; extensions' custom messages appear
+//! when sent, if they are for display.
 
 use std::time::{Duration, Instant};
 
 use super::app::{message_text, App};
-use super::chat::{AssistantView, ChatItem, UserView};
+use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
 use crate::ai::{AssistantMessage, Content, Message};
@@ -32,6 +33,12 @@ impl<T: Terminal> App<T> {
                 view.update(&a);
                 self.view.push(ChatItem::Assistant(view));
                 self.streaming = Some(self.view.chat.len() - 1);
+            }
+            AgentEvent::CustomMessageStart { message } => {
+                if message.display {
+                    let view = CustomMessageView::new(&message.custom_type, &message.content);
+                    self.view.push(ChatItem::Block(Box::new(view)));
+                }
             }
             AgentEvent::MessageUpdate {
                 message: Message::Assistant(a),
@@ -138,7 +145,8 @@ impl<T: Terminal> App<T> {
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::MessageStart { .. }
             | AgentEvent::MessageUpdate { .. }
-            | AgentEvent::MessageEnd { .. } => {}
+            | AgentEvent::MessageEnd { .. }
+            | AgentEvent::CustomMessageEnd { .. } => {}
         }
     }
 

@@ -280,3 +280,62 @@ fn widgets_title_notices_and_editor_text_reach_the_screen() {
     let frames = h.app.tui.terminal().frames().join("");
     assert!(frames.contains("\x1b]0;chrome title\x07"), "title set");
 }
+
+/// An extension whose `/note` sends a displayed custom message and a hidden one.
+fn note_extension(dir: &Path) -> PathBuf {
+    script(
+        &dir.join("note.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         def send(**msg):\n\
+         \x20   print(json.dumps({'type': 'call', 'method': 'sendMessage', 'params': {'message': msg}}), flush=True)\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'note', 'description': 'Add a note'}]}), flush=True)\n\
+         \x20   elif msg['type'] == 'command':\n\
+         \x20       send(customType='note', content='Remember **this**', display=True, details={'n': 1})\n\
+         \x20       send(customType='secret', content='Invisible text', display=False)\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': None}), flush=True)\n",
+    )
+}
+
+#[test]
+fn displayed_custom_messages_show_in_a_labelled_box_and_reach_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = ext_harness("ext-note", vec![note_extension(dir.path())], true);
+    h.type_bytes("/note\r");
+    h.wait_text("Remember this");
+    h.wait_idle();
+    let screen = h.screen();
+    let label = screen.lines().position(|l| l.trim() == "[note]");
+    let body = screen.lines().position(|l| l.trim() == "Remember this");
+    assert!(
+        label.is_some_and(|l| body == Some(l + 2)),
+        "label, blank row, text: {screen}"
+    );
+    assert!(!screen.contains("Invisible text"), "{screen}");
+    assert!(!screen.contains("[secret]"), "{screen}");
+    // The box has the custom-message background.
+    let bg = crate::tui::theme::current()
+        .bg_code(crate::tui::theme::Token::CustomMessageBg)
+        .to_string();
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(!bg.is_empty() && frames.contains(&bg));
+
+    // Both join the conversation as user messages.
+    let texts: Vec<String> = h
+        .app
+        .session()
+        .unwrap()
+        .messages()
+        .iter()
+        .map(crate::modes::interactive::app::message_text)
+        .collect();
+    assert_eq!(texts, ["Remember **this**", "Invisible text"]);
+
+    // Drawn again from the session file (as after /resume), the same box shows.
+    h.app.render_history();
+    h.wait_text("[note]");
+    let screen = h.screen();
+    assert_eq!(screen.matches("Remember this").count(), 1, "{screen}");
+    assert!(!screen.contains("Invisible text"), "{screen}");
+}

@@ -1,6 +1,6 @@
-//! Leaving the TUI for a moment: editing the prompt in `$VISUAL`/`$EDITOR` (Ctrl+G), and
+//! Leaving the TUI for a moment: editing the prompt in `$VISUAL`/`$EDITOR` (Ctrl+G),
 //! copying text to the clipboard (OSC 52, which works over SSH, plus the platform tool when
-//! one is installed).
+//! one is installed), and pasting a clipboard image as a file path (see `clipboard_image`).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use base64::Engine;
 
 use super::app::App;
+use super::clipboard_image::{self, ClipboardRead};
 use crate::tui::terminal::Terminal;
 
 impl<T: Terminal> App<T> {
@@ -68,6 +69,39 @@ impl<T: Terminal> App<T> {
             Err(e) => self.view.error(&format!("Could not run {editor}: {e}")),
         }
         let _ = std::fs::remove_file(&path);
+    }
+}
+
+impl<T: Terminal> App<T> {
+    /// The paste-image key: reads the clipboard on a helper thread (one read at a time).
+    pub(super) fn paste_clipboard_image(&mut self) {
+        if self.clipboard_read.is_none() {
+            self.clipboard_read = Some(clipboard_image::spawn_read(self.env.clipboard.clone()));
+        }
+    }
+
+    /// The clipboard read finished: an image is saved to a temp file whose path goes into the
+    /// editor at the cursor. No image does nothing, as in pi.
+    pub(super) fn on_clipboard_image(&mut self, read: Option<ClipboardRead>) {
+        self.clipboard_read = None;
+        match read {
+            Some(ClipboardRead::Image(image)) => {
+                match clipboard_image::save(&self.env.clipboard, &image) {
+                    Ok(path) => self
+                        .view
+                        .editor
+                        .insert_text_at_cursor(&path.to_string_lossy()),
+                    Err(e) => self
+                        .view
+                        .error(&format!("Could not save the pasted image: {e}")),
+                }
+            }
+            Some(ClipboardRead::NoTool(tool)) => self.view.warning(&format!(
+                "Cannot paste images: no clipboard tool found. Install {tool}."
+            )),
+            Some(ClipboardRead::NoImage) | None => {}
+        }
+        self.tui.request_render();
     }
 }
 

@@ -3,7 +3,7 @@
 //! new session's messages, model and thinking level the way pi restores them.
 
 use super::app::App;
-use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, UserView};
+use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, CustomMessageView, UserView};
 use super::events::compaction_note;
 use super::tool_view::ToolView;
 use crate::ai::{Content, Message, ThinkingLevel};
@@ -73,7 +73,13 @@ impl<T: Terminal> App<T> {
                         "[branch summary]",
                     ));
                 }
-                AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {}
+                AgentMessage::Custom(c) => {
+                    if c.display {
+                        let view = CustomMessageView::new(&c.custom_type, &c.content);
+                        items.push(ChatItem::Block(Box::new(view)));
+                    }
+                }
+                AgentMessage::Unknown(_) => {}
             }
         }
         self.view.chat.replace(items);

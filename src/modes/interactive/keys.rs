@@ -1,6 +1,6 @@
 //! The app's own keys, checked before the editor sees a key (pi's `app.*` actions, rebindable
 //! in keybindings.json): interrupt, clear/exit, suspend, thinking and model cycling, the model
-//! selector, tool and thinking expansion, the external editor, follow-ups and dequeuing; and
+//! selector, tool and thinking expansion, the external editor, pasting an image, follow-ups and dequeuing; and
 //! what happens to a submitted line (command, `!bash`, steer, or a new prompt).
 
 use std::time::{Duration, Instant};
@@ -94,6 +94,10 @@ impl<T: Terminal> App<T> {
                 "visible"
             };
             self.view.status_note(&format!("Thinking blocks: {state}"));
+            return true;
+        }
+        if is("app.clipboard.pasteImage") {
+            self.paste_clipboard_image();
             return true;
         }
         if is("app.editor.external") {

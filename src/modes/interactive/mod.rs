@@ -7,7 +7,7 @@
 //! commands), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
-//! (`pi -r`, `pi config`), `view`, `transcript`, `chat`, `tool_view`, `header`, `footer`
+//! (`pi -r`, `pi config`), `clipboard_image` (the paste-image key), `view`, `transcript`, `chat`, `tool_view`, `header`, `footer`
 //! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard), `extensions` (what
 //! extensions show and add, their session vetoes, `/reload`), `ext_ui` (the channel their
 //! requests come over, the dialog overlay) and `ext_widgets` (widgets and footer statuses).
@@ -16,6 +16,7 @@ mod app;
 mod background;
 mod bash_job;
 mod chat;
+pub mod clipboard_image;
 mod commands;
 mod deferred;
 mod dialogs;
@@ -95,6 +96,8 @@ pub struct InteractiveEnv {
     pub theme: Option<String>,
     /// How many providers have a key (the footer names the provider when more than one).
     pub provider_count: usize,
+    /// Where the paste-image key reads images from and saves them.
+    pub clipboard: clipboard_image::ClipboardEnv,
 }
 
 /// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or

@@ -22,6 +22,8 @@ mod dialog_tests;
 mod ext_tests;
 #[path = "layout_tests.rs"]
 mod layout_tests;
+#[path = "paste_tests.rs"]
+mod paste_tests;
 
 struct Harness {
     app: App<VirtualTerminal>,
@@ -118,6 +120,14 @@ fn harness_setup(
         hide_thinking: false,
         theme: None,
         provider_count: 1,
+        clipboard: clipboard_image::ClipboardEnv {
+            wayland: false,
+            wsl: false,
+            macos: false,
+            termux: false,
+            tool_dir: Some(dir.path().join("clipboard-tools")),
+            save_dir: dir.path().to_path_buf(),
+        },
     };
     setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
