@@ -60,7 +60,7 @@ def main():
         rss.append(rss_kib(pid))
         os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0); os.close(fd)
     print(f"startup_ms {statistics.median(starts):.1f}")
-    print(f"idle_rss_kib {statistics.median(rss)}")
+    print(f"idle_rss_kib {statistics.median(rss):.0f}")
     if session:
         pid, fd = spawn(command + ["--session", session], env, cwd)
         # The last message of the generated session must be on screen: it really loaded.
