@@ -685,9 +685,9 @@ for name, base in impls:
     it = bench_interactive(base, n)
     if it:
         rows["tui_start"].append(f"{float(it['startup_ms']):.1f} ms")
-        rows["tui_idle"].append(f"{float(it["idle_rss_kib"]) / 1024:.1f} MiB")
+        rows["tui_idle"].append(f"{float(it['idle_rss_kib']) / 1024:.1f} MiB")
         rows["tui_key"].append(f"{float(it['keystroke_ms']):.2f} ms (p95 {float(it['keystroke_p95_ms']):.2f} ms, "
-                               f"{float(it["loaded_rss_kib"]) / 1024:.0f} MiB loaded)")
+                               f"{float(it['loaded_rss_kib']) / 1024:.0f} MiB loaded)")
     else:
         for k in ("tui_start", "tui_idle", "tui_key"):
             rows[k].append("failed")
