@@ -7,10 +7,11 @@
 //! commands), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
-//! (`pi -r`, `pi config`), `clipboard_image` (the paste-image key), `view`, `transcript`, `chat`, `tool_view`, `header`, `footer`
-//! (what is drawn), `bash_job` (`!cmd`), `external` (editor, clipboard), `extensions` (what
-//! extensions show and add, their session vetoes, `/reload`), `ext_ui` (the channel their
-//! requests come over, the dialog overlay) and `ext_widgets` (widgets and footer statuses).
+//! (`pi -r`, `pi config`), `clipboard_image` (the paste-image key), `view`, `transcript`,
+//! `chat`, `tool_view`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
+//! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
+//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
+//! `ext_widgets` (widgets and footer statuses).
 
 mod app;
 mod background;
