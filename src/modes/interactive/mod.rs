@@ -1,5 +1,5 @@
 //! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat in the terminal's own
-//! scrollback, the editor and the footer, driven by one UI thread (see [`app`]) while prompts
+//! scrollback, the editor and the footer, driven by one UI thread (see `app.rs`) while prompts
 //! run on a worker thread that owns the session.
 //!
 //! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`

@@ -3,7 +3,7 @@
 //! `.pi/git/<host>/<path>`) and get `npm install` when they have a `package.json`; npm
 //! packages go to the global npm root (`npm install -g`) or, for the project, `.pi/npm/`.
 //! The npm program is the `npmCommand` setting when set. A failing tool is reported as the
-//! command that failed and its exit code; a missing one as "<tool> is not installed".
+//! command that failed and its exit code; a missing one as "`<tool>` is not installed".
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
