@@ -73,6 +73,8 @@ struct Snapshot {
 struct Running {
     handle: JoinHandle<AgentSession>,
     done: Receiver<()>,
+    /// The last event the run sent was `agent_end`: it is about to hand the session back.
+    ended: Arc<std::sync::atomic::AtomicBool>,
     steering: MessageQueue,
     follow_up: MessageQueue,
     abort: crate::ai::Abort,
@@ -290,7 +292,24 @@ impl Server {
         self.reap();
     }
 
+    /// A run that has already sent `agent_end` is moments from handing the session back;
+    /// waiting for that (briefly) lets a command sent right after `agent_end` find the server
+    /// idle instead of "already processing".
+    fn settle_ending_run(&mut self) {
+        let done = match &self.running {
+            Some(r) if r.ended.load(std::sync::atomic::Ordering::SeqCst) => r.done.clone(),
+            _ => return,
+        };
+        if done
+            .recv_timeout(std::time::Duration::from_millis(250))
+            .is_ok()
+        {
+            self.reap();
+        }
+    }
+
     fn handle_line(&mut self, line: &str) {
+        self.settle_ending_run();
         let cmd: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
@@ -570,10 +589,16 @@ impl Server {
         let (done_tx, done) = crossbeam_channel::bounded(1);
         let out = self.out.clone();
         let snapshot = Arc::clone(&self.snapshot);
+        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let run_ended = Arc::clone(&ended);
         let handle = std::thread::Builder::new()
             .name("pi-rpc-run".into())
             .spawn(move || {
                 work(&mut session, &mut |ev| {
+                    run_ended.store(
+                        matches!(ev, AgentEvent::AgentEnd { .. }),
+                        std::sync::atomic::Ordering::SeqCst,
+                    );
                     if let AgentEvent::MessageEnd { message } = ev {
                         snapshot
                             .lock()
@@ -590,6 +615,7 @@ impl Server {
         self.running = Some(Running {
             handle,
             done,
+            ended,
             steering,
             follow_up,
             abort,

@@ -612,3 +612,24 @@ fn model_and_mode_changes_are_remembered_in_global_settings() {
     assert_eq!(state["followUpMode"], "all");
     assert_eq!(state["autoCompactionEnabled"], false);
 }
+
+/// A client that sends its next prompt the moment it reads `agent_end` is served, not told
+/// the agent is still processing (the run hands the session back right after that event).
+#[test]
+fn a_prompt_right_after_agent_end_is_accepted() {
+    let mock = MockServer::with_replies((0..6).map(|i| Reply::text(API, &format!("reply {i}"))));
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    for i in 0..6 {
+        talk.send(&format!(
+            r#"{{"id":"p{i}","type":"prompt","message":"hi {i}"}}"#
+        ));
+        let ack = talk.expect("prompt response", |v| v["id"] == format!("p{i}"));
+        assert_eq!(ack["success"], true, "prompt {i}: {ack}");
+        talk.expect("agent_end", |v| v["type"] == "agent_end");
+    }
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(mock.requests().len(), 6);
+}
