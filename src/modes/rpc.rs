@@ -73,8 +73,9 @@ struct Snapshot {
 struct Running {
     handle: JoinHandle<AgentSession>,
     done: Receiver<()>,
-    /// The last event the run sent was `agent_end`: it is about to hand the session back.
-    ended: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether the agent loop is between `agent_start` and `agent_end`. Outside of that the
+    /// run is a command, a preflight or wrapping up, and hands the session back in moments.
+    in_loop: Arc<std::sync::atomic::AtomicBool>,
     steering: MessageQueue,
     follow_up: MessageQueue,
     abort: crate::ai::Abort,
@@ -292,24 +293,29 @@ impl Server {
         self.reap();
     }
 
-    /// A run that has already sent `agent_end` is moments from handing the session back;
-    /// waiting for that (briefly) lets a command sent right after `agent_end` find the server
-    /// idle instead of "already processing".
-    fn settle_ending_run(&mut self) {
-        let done = match &self.running {
-            Some(r) if r.ended.load(std::sync::atomic::Ordering::SeqCst) => r.done.clone(),
-            _ => return,
-        };
-        if done
-            .recv_timeout(std::time::Duration::from_millis(250))
-            .is_ok()
-        {
-            self.reap();
+    /// A run outside its agent loop (an extension command, or just after `agent_end`) is
+    /// moments from handing the session back; waiting for that (briefly) lets a command sent
+    /// right after `agent_end` or a command's output find the server idle instead of "already
+    /// processing". A run that enters its loop meanwhile is left alone.
+    fn settle_finishing_run(&mut self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
+        loop {
+            let Some(r) = &self.running else { return };
+            if r.in_loop.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            if r.done.try_recv().is_ok() {
+                self.reap();
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
 
     fn handle_line(&mut self, line: &str) {
-        self.settle_ending_run();
         let cmd: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
@@ -326,6 +332,13 @@ impl Server {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        // Commands meant for a running agent go straight to it.
+        if !matches!(
+            kind.as_str(),
+            "abort" | "abort_retry" | "steer" | "follow_up" | "abort_bash"
+        ) {
+            self.settle_finishing_run();
+        }
         let result = match kind.as_str() {
             "prompt" => return self.prompt(&cmd, id),
             "bash" => return self.start_bash(&cmd, id),
@@ -589,16 +602,21 @@ impl Server {
         let (done_tx, done) = crossbeam_channel::bounded(1);
         let out = self.out.clone();
         let snapshot = Arc::clone(&self.snapshot);
-        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let run_ended = Arc::clone(&ended);
+        let in_loop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let run_in_loop = Arc::clone(&in_loop);
         let handle = std::thread::Builder::new()
             .name("pi-rpc-run".into())
             .spawn(move || {
                 work(&mut session, &mut |ev| {
-                    run_ended.store(
-                        matches!(ev, AgentEvent::AgentEnd { .. }),
-                        std::sync::atomic::Ordering::SeqCst,
-                    );
+                    match ev {
+                        AgentEvent::AgentStart => {
+                            run_in_loop.store(true, std::sync::atomic::Ordering::SeqCst)
+                        }
+                        AgentEvent::AgentEnd { .. } => {
+                            run_in_loop.store(false, std::sync::atomic::Ordering::SeqCst)
+                        }
+                        _ => {}
+                    }
                     if let AgentEvent::MessageEnd { message } = ev {
                         snapshot
                             .lock()
@@ -615,7 +633,7 @@ impl Server {
         self.running = Some(Running {
             handle,
             done,
-            ended,
+            in_loop,
             steering,
             follow_up,
             abort,
