@@ -12,12 +12,10 @@ use crossbeam_channel::Receiver;
 use serde_json::{Map, Value};
 
 use super::{response, Server};
-use crate::ai::{now_ms, Abort, Extra};
-use crate::harness::AgentSession;
-use crate::session::entry::{AgentMessage, BashExecutionMessage};
-use crate::session::tree::to_llm_messages;
+use crate::ai::Abort;
+use crate::harness::user_bash::record;
+use crate::session::entry::BashExecutionMessage;
 use crate::tools::bash::{BashTool, UserRun};
-use crate::tools::truncate::{truncate_tail, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 
 /// What a finished `bash` thread hands back: the request id, the command and its run.
 pub(super) type BashDone = (Option<Value>, String, Result<UserRun, String>);
@@ -102,7 +100,7 @@ impl Server {
         self.bash.run = None;
         if let Ok((id, command, run)) = done {
             let result = run.map(|run| {
-                let msg = bash_message(command, run);
+                let msg = crate::harness::user_bash::bash_message(command, run, false);
                 let data = bash_result(&msg);
                 self.bash.pending.push(msg);
                 self.flush_bash();
@@ -137,39 +135,6 @@ impl Server {
     }
 }
 
-fn record(s: &mut AgentSession, msg: BashExecutionMessage) {
-    let message = AgentMessage::BashExecution(msg);
-    s.agent_mut()
-        .messages
-        .extend(to_llm_messages(std::slice::from_ref(&message)));
-    if let Err(e) = s.session.append_message(message) {
-        s.write_errors.push(e.to_string());
-    }
-}
-
-fn bash_message(command: String, run: UserRun) -> BashExecutionMessage {
-    let clean = sanitize(&strip_ansi(&run.tail)).replace('\r', "");
-    let t = truncate_tail(&clean, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    let truncated = t.truncated || run.dropped;
-    BashExecutionMessage {
-        command,
-        output: if truncated { t.content } else { clean },
-        exit_code: if run.cancelled {
-            None
-        } else {
-            run.exit_code.map(|c| Some(i64::from(c)))
-        },
-        cancelled: run.cancelled,
-        truncated,
-        full_output_path: run
-            .full_output_path
-            .map(|p| p.to_string_lossy().into_owned()),
-        timestamp: now_ms(),
-        exclude_from_context: None,
-        extra: Extra::new(),
-    }
-}
-
 /// pi's BashResult: `{output, exitCode?, cancelled, truncated, fullOutputPath?}`.
 fn bash_result(m: &BashExecutionMessage) -> Value {
     let mut r = Map::new();
@@ -183,77 +148,4 @@ fn bash_result(m: &BashExecutionMessage) -> Value {
         r.insert("fullOutputPath".into(), p.clone().into());
     }
     Value::Object(r)
-}
-
-/// Removes ANSI escape sequences (CSI, OSC, other two-character escapes), like `strip-ansi`.
-pub(crate) fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    skip_csi(&mut chars);
-                }
-                Some(']') => {
-                    chars.next();
-                    // OSC: up to BEL or ST (ESC \).
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' || c == '\u{9c}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                Some(&n) if ('\u{20}'..='\u{7e}').contains(&n) => {
-                    chars.next();
-                    // ESC ( B and friends: an intermediate then a final character.
-                    if ('\u{20}'..='\u{2f}').contains(&n) {
-                        chars.next();
-                    }
-                }
-                _ => {}
-            },
-            '\u{9b}' => skip_csi(&mut chars),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            break;
-        }
-    }
-}
-
-/// pi's `sanitizeBinaryOutput`: drops control characters other than tab, newline and carriage
-/// return, and the Unicode interlinear annotation characters.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .filter(|&c| {
-            matches!(c, '\t' | '\n' | '\r')
-                || !(c <= '\u{1f}' || ('\u{fff9}'..='\u{fffb}').contains(&c))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{sanitize, strip_ansi};
-
-    #[test]
-    fn strips_escapes_and_control_characters() {
-        assert_eq!(strip_ansi("\u{1b}[31mred\u{1b}[0m"), "red");
-        assert_eq!(strip_ansi("a\u{1b}]0;title\u{7}b"), "ab");
-        assert_eq!(strip_ansi("a\u{1b}]8;;http://x\u{1b}\\b"), "ab");
-        assert_eq!(strip_ansi("\u{1b}(Bok\u{1b}=x"), "okx");
-        assert_eq!(sanitize("a\u{0}b\tc\u{7}\r\n"), "ab\tc\r\n");
-    }
 }
