@@ -208,3 +208,33 @@ fn lazy_resume_of_a_big_file_scanned_in_two_halves_matches_eager() {
     assert_eq!(l.latest_compaction(), e.latest_compaction());
     same(&l, &e);
 }
+
+/// The session name of a lazily resumed file (read from its latest `session_info` entry
+/// alone) is what the eagerly loaded tree says, before and after a rename.
+#[test]
+fn lazy_session_name_matches_the_eager_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.jsonl");
+    let info = |id: &str, parent: &str, name: &str| {
+        format!(
+            r#"{{"type":"session_info","id":"{id}","parentId":"{parent}","timestamp":"2025-01-01T00:00:01.000Z","name":{name}}}"#
+        )
+    };
+    let text = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
+        info("i1", "", "\"  first  \"").replace(r#""parentId":"""#, r#""parentId":null"#),
+        info("i2", "i1", "\"second\""),
+        // A session_info line that does not parse as one is skipped, as the tree skips it.
+        info("i3", "i2", "42"),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&p, &text).unwrap();
+    let (lazy, _) = SessionWriter::open(&p).unwrap();
+    let (loaded, _) = eager(&p);
+    assert_eq!(lazy.name(), loaded.tree().name().map(str::to_string));
+    assert_eq!(lazy.name().as_deref(), Some("second"));
+    let (mut lazy, _) = SessionWriter::open(&p).unwrap();
+    crate::session::ops::set_name(&mut lazy, "third").unwrap();
+    assert_eq!(lazy.name().as_deref(), Some("third"));
+}
