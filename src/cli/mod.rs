@@ -17,6 +17,10 @@ use args::Mode;
 
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
+    // As pi does: every program pi starts (an editor, a clipboard tool, …) can tell it runs
+    // under a coding agent. Set before any thread exists.
+    std::env::set_var("PI_CODING_AGENT", "true");
+    std::env::set_var("AI_AGENT", "pi");
     let argv: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())

@@ -216,7 +216,8 @@ pub fn run_interactive(mut args: Args) -> i32 {
         let (scope, _) = trust::resolve(&reload_agent_dir, &reload_cwd, choice);
         Resources::load(&reload_agent_dir, &reload_cwd, &reload_options, &scope)
     };
-    let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup);
+    let tool_env = prepared.session.tool_env.clone();
+    let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env);
     crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
@@ -251,6 +252,7 @@ fn reload_extensions_fn(
     agent_dir: &Path,
     cwd: &Path,
     hookup: super::extensions::UiHookup,
+    tool_env: crate::tools::bash::SessionEnv,
 ) -> crate::modes::interactive::ReloadExtensionsFn {
     let (args, agent_dir, cwd) = (args.clone(), agent_dir.to_path_buf(), cwd.to_path_buf());
     Box::new(move |resources: &Resources, session_file: Option<String>| {
@@ -266,7 +268,7 @@ fn reload_extensions_fn(
             resources.package_extensions.clone(),
             Some(&hookup),
         )?;
-        let (builtins, all_builtins) = builtin_tools(&args, &settings);
+        let (builtins, all_builtins) = builtin_tools(&args, &settings, &tool_env);
         let (tools, registry) =
             super::extensions::merge_tools(&args, &loaded.host, builtins, all_builtins);
         let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
@@ -284,7 +286,11 @@ fn reload_extensions_fn(
 type Tools = Vec<std::sync::Arc<dyn crate::agent::Tool>>;
 
 /// The selected built-in tools and every built-in (for `setActiveTools`).
-fn builtin_tools(args: &Args, settings: &Settings) -> (Tools, Tools) {
+fn builtin_tools(
+    args: &Args,
+    settings: &Settings,
+    env: &crate::tools::bash::SessionEnv,
+) -> (Tools, Tools) {
     let selected = crate::harness::tools::select(
         &crate::harness::tools::ToolChoice {
             allow: args.tools.clone(),
@@ -292,10 +298,11 @@ fn builtin_tools(args: &Args, settings: &Settings) -> (Tools, Tools) {
             no_builtin_tools: args.no_builtin_tools,
         },
         settings,
+        env,
     );
     let all = crate::harness::tools::BUILTIN_TOOLS
         .iter()
-        .filter_map(|n| crate::harness::tools::builtin(n, settings))
+        .filter_map(|n| crate::harness::tools::builtin(n, settings, env))
         .collect();
     (selected, all)
 }
@@ -467,7 +474,8 @@ pub fn prepare_with(
         Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
         Err(e) => return Err(e),
     };
-    let (builtin_tools, all_builtins) = builtin_tools(args, &settings);
+    let tool_env = crate::tools::bash::SessionEnv::default();
+    let (builtin_tools, all_builtins) = builtin_tools(args, &settings, &tool_env);
     let (tools, tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
     let mut skipped = resources.skipped.clone();
@@ -506,6 +514,7 @@ pub fn prepare_with(
     }
     let header = serde_json::to_value(session.header()).unwrap_or_default();
     let mut session = AgentSession::with_session(agent, settings.retry(), Abort::new(), session);
+    session.tool_env = tool_env;
     session.compaction = settings.compaction();
     session.scoped_models = model_scope
         .into_iter()

@@ -373,6 +373,7 @@ impl AgentSession {
         let Some(agent) = self.agent.take() else {
             return;
         };
+        self.refresh_tool_env(&agent);
         match agent.continue_run(self.abort.clone()) {
             Ok(run) => self.drive(run, on_event),
             Err(refused) => self.agent = Some(refused.0),

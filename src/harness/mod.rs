@@ -52,6 +52,9 @@ pub struct AgentSession {
     pub switches: switches::Switches,
     /// Changes written to the session but not yet given to the agent.
     recorded_switches: Vec<switches::Switch>,
+    /// The `PI_*` variables the built-in bash tool gives the model's commands; kept current
+    /// at the start of every run.
+    pub tool_env: crate::tools::bash::SessionEnv,
 }
 
 impl AgentSession {
@@ -79,6 +82,7 @@ impl AgentSession {
             extensions: None,
             switches: Default::default(),
             recorded_switches: Vec::new(),
+            tool_env: Default::default(),
         }
     }
 
@@ -119,9 +123,23 @@ impl AgentSession {
     pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
         self.before_agent_start(&mut prompts);
         let agent = self.agent.take().expect("a run is already active");
+        self.refresh_tool_env(&agent);
         let run = agent.prompt(prompts, self.abort.clone());
         self.drive(run, on_event);
         self.run_extension_work(on_event);
+    }
+
+    /// The variables the model's bash commands see, for a run of `agent` (pi reads them from
+    /// the session when a command starts; model and thinking changes wait for the next run).
+    pub(crate) fn refresh_tool_env(&self, agent: &Agent) {
+        let mut vars = vec![("PI_SESSION_ID", self.session.session_id().to_string())];
+        if let Some(path) = self.session.path() {
+            vars.push(("PI_SESSION_FILE", path.to_string_lossy().into_owned()));
+        }
+        vars.push(("PI_PROVIDER", agent.model.provider.clone()));
+        vars.push(("PI_MODEL", agent.model.id.clone()));
+        vars.push(("PI_REASONING_LEVEL", agent.thinking.as_str().to_string()));
+        self.tool_env.set(vars);
     }
 
     /// Follows a run (and its retries and compactions) to the end, handing the agent back.
@@ -237,6 +255,7 @@ impl AgentSession {
                 self.agent = Some(agent);
                 return;
             }
+            self.refresh_tool_env(&agent);
             run = match agent.continue_run(self.abort.clone()) {
                 Ok(run) => run,
                 Err(refused) => {
@@ -440,6 +459,7 @@ impl AgentSession {
                 }
                 let queued = !agent.steering.is_empty() || !agent.follow_up.is_empty();
                 if will_retry || queued {
+                    self.refresh_tool_env(&agent);
                     match agent.continue_run(self.abort.clone()) {
                         Ok(run) => return Some(run),
                         Err(refused) => agent = refused.0,

@@ -97,7 +97,9 @@ mod tests {
         let s = Settings::default();
         names
             .iter()
-            .filter_map(|n| crate::harness::tools::builtin(n, &s))
+            .filter_map(|n| {
+                crate::harness::tools::builtin(n, &s, &crate::tools::bash::SessionEnv::default())
+            })
             .collect()
     }
 

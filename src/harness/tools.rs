@@ -8,7 +8,12 @@ use std::sync::Arc;
 use crate::agent::Tool;
 use crate::resources::settings::Settings;
 use crate::tools::{
-    bash::BashTool, edit::EditTool, find::FindTool, grep::GrepTool, ls::LsTool, read::ReadTool,
+    bash::{BashTool, SessionEnv},
+    edit::EditTool,
+    find::FindTool,
+    grep::GrepTool,
+    ls::LsTool,
+    read::ReadTool,
     write::WriteTool,
 };
 
@@ -24,8 +29,9 @@ pub struct ToolChoice {
     pub no_builtin_tools: bool,
 }
 
-/// A built-in tool by name, configured from settings.
-pub fn builtin(name: &str, settings: &Settings) -> Option<Arc<dyn Tool>> {
+/// A built-in tool by name, configured from settings; `bash` gives the model's commands the
+/// session variables in `env` (which the session keeps current).
+pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<dyn Tool>> {
     Some(match name {
         "read" => Arc::new(ReadTool),
         "write" => Arc::new(WriteTool),
@@ -33,6 +39,7 @@ pub fn builtin(name: &str, settings: &Settings) -> Option<Arc<dyn Tool>> {
         "bash" => Arc::new(BashTool {
             shell: settings.str(&["shellPath"]).map(str::to_string),
             command_prefix: settings.str(&["shellCommandPrefix"]).map(str::to_string),
+            session_env: Some(env.clone()),
         }),
         "grep" => Arc::new(GrepTool),
         "find" => Arc::new(FindTool),
@@ -41,7 +48,7 @@ pub fn builtin(name: &str, settings: &Settings) -> Option<Arc<dyn Tool>> {
     })
 }
 
-pub fn select(choice: &ToolChoice, settings: &Settings) -> Vec<Arc<dyn Tool>> {
+pub fn select(choice: &ToolChoice, settings: &Settings, env: &SessionEnv) -> Vec<Arc<dyn Tool>> {
     let names: Vec<&str> = match &choice.allow {
         Some(list) => list.iter().map(String::as_str).collect(),
         None if choice.no_tools || choice.no_builtin_tools => Vec::new(),
@@ -51,7 +58,7 @@ pub fn select(choice: &ToolChoice, settings: &Settings) -> Vec<Arc<dyn Tool>> {
     names
         .into_iter()
         .filter(|n| seen.insert(*n))
-        .filter_map(|n| builtin(n, settings))
+        .filter_map(|n| builtin(n, settings, env))
         .collect()
 }
 
@@ -66,7 +73,10 @@ mod tests {
     #[test]
     fn choices() {
         let s = Settings::default();
-        assert_eq!(names(&select(&ToolChoice::default(), &s)), DEFAULT_TOOLS);
+        assert_eq!(
+            names(&select(&ToolChoice::default(), &s, &SessionEnv::default())),
+            DEFAULT_TOOLS
+        );
         let only = ToolChoice {
             allow: Some(vec![
                 "grep".into(),
@@ -76,16 +86,19 @@ mod tests {
             ]),
             ..Default::default()
         };
-        assert_eq!(names(&select(&only, &s)), ["grep", "ls"]);
+        assert_eq!(
+            names(&select(&only, &s, &SessionEnv::default())),
+            ["grep", "ls"]
+        );
         let none = ToolChoice {
             no_tools: true,
             ..Default::default()
         };
-        assert!(select(&none, &s).is_empty());
+        assert!(select(&none, &s, &SessionEnv::default()).is_empty());
         let none = ToolChoice {
             no_builtin_tools: true,
             ..Default::default()
         };
-        assert!(select(&none, &s).is_empty());
+        assert!(select(&none, &s, &SessionEnv::default()).is_empty());
     }
 }

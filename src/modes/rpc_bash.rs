@@ -1,24 +1,33 @@
 //! RPC line intake, `bash` and `abort_bash`. A `bash` command runs on its own thread so the
-//! server keeps reading stdin and `abort_bash` can stop it; its response is written when it
-//! ends. Lines other than `abort_bash` that arrive meanwhile wait and are handled in order
-//! afterwards, so a client that pipes `bash` then `prompt` gets the command's output into the
-//! prompt's context. The result becomes a `bashExecution` message (no event): appended to the
-//! session and the agent's messages at once when idle, or when the running prompt ends.
+//! server keeps reading stdin and `abort_bash` can stop it; its output streams as
+//! `bash_execution_update {id, delta}` events (cleaned like the stored output, escape
+//! sequences split across chunks included) and its response is written when it ends. Lines
+//! other than `abort_bash` that arrive meanwhile wait and are handled in order afterwards, so a
+//! client that pipes `bash` then `prompt` gets the command's output into the prompt's context.
+//! The result becomes a `bashExecution` message (no message event): appended to the session
+//! and (unless `excludeFromContext`) the agent's messages at once when idle, or when the
+//! running prompt ends.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crossbeam_channel::Receiver;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::{response, Server};
 use crate::ai::Abort;
 use crate::harness::user_bash::record;
 use crate::session::entry::BashExecutionMessage;
 use crate::tools::bash::{BashTool, UserRun};
+use crate::util::terminal_text::Cleaner;
 
-/// What a finished `bash` thread hands back: the request id, the command and its run.
-pub(super) type BashDone = (Option<Value>, String, Result<UserRun, String>);
+/// What a finished `bash` thread hands back.
+pub(super) struct BashDone {
+    id: Option<Value>,
+    command: String,
+    exclude_from_context: bool,
+    run: Result<UserRun, String>,
+}
 
 struct BashRun {
     abort: Abort,
@@ -70,6 +79,7 @@ impl Server {
 
     pub(super) fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
         let command = cmd["command"].as_str().unwrap_or("").to_string();
+        let exclude_from_context = cmd["excludeFromContext"].as_bool() == Some(true);
         if let Some(s) = &self.idle {
             self.bash.cwd = s.agent().cwd.clone();
         }
@@ -77,11 +87,24 @@ impl Server {
         let abort = Abort::new();
         let (tx, done) = crossbeam_channel::bounded(1);
         let flag = abort.clone();
+        let out = self.out.clone();
         let spawned = std::thread::Builder::new()
             .name("pi-rpc-bash".into())
             .spawn(move || {
-                let run = BashTool::default().run_user(&command, &cwd, flag);
-                let _ = tx.send((id, command, run));
+                let cleaner = std::sync::Mutex::new(Cleaner::default());
+                let on_text = |text: &str| {
+                    let delta = cleaner.lock().unwrap_or_else(|p| p.into_inner()).push(text);
+                    if !delta.is_empty() {
+                        out.line(&update_event(&id, &delta));
+                    }
+                };
+                let run = BashTool::default().run_user(&command, &cwd, flag, &on_text);
+                let _ = tx.send(BashDone {
+                    id,
+                    command,
+                    exclude_from_context,
+                    run,
+                });
             });
         match spawned {
             Ok(_) => self.bash.run = Some(BashRun { abort, done }),
@@ -98,9 +121,16 @@ impl Server {
     /// The running command ended: record it, answer, then handle the lines that waited.
     pub(super) fn bash_done(&mut self, done: Result<BashDone, crossbeam_channel::RecvError>) {
         self.bash.run = None;
-        if let Ok((id, command, run)) = done {
+        if let Ok(BashDone {
+            id,
+            command,
+            exclude_from_context,
+            run,
+        }) = done
+        {
             let result = run.map(|run| {
-                let msg = crate::harness::user_bash::bash_message(command, run, false);
+                let msg =
+                    crate::harness::user_bash::bash_message(command, run, exclude_from_context);
                 let data = bash_result(&msg);
                 self.bash.pending.push(msg);
                 self.flush_bash();
@@ -132,6 +162,14 @@ impl Server {
         for msg in self.bash.pending.drain(..) {
             record(s, msg);
         }
+    }
+}
+
+/// `{"type":"bash_execution_update","id"?,"delta"}` (no `id` when the command had none).
+fn update_event(id: &Option<Value>, delta: &str) -> Value {
+    match id {
+        Some(id) => json!({"type": "bash_execution_update", "id": id, "delta": delta}),
+        None => json!({"type": "bash_execution_update", "delta": delta}),
     }
 }
 

@@ -1,16 +1,18 @@
-//! The `bash` tool: runs one shell command in its own session/process group, merges stdout and
-//! stderr in arrival order, keeps only a bounded tail in memory (spilling the full raw output to
-//! `$TMPDIR/pi-bash-<16 hex>.log` once it outgrows the limits), streams throttled snapshots, and
-//! kills the whole group on abort or timeout.
+//! The `bash` tool: runs one shell command in its own session (a child pi owns, see
+//! `util::process`) with stdout and stderr on one pipe, so the output keeps the order the
+//! command wrote it in; keeps only a bounded tail in memory (spilling the full raw output to a
+//! user-only `$TMPDIR/pi-bash-<16 chars>.log` once it outgrows the limits), streams throttled
+//! snapshots, and kills the whole group on abort or timeout. Commands the model runs also get
+//! the session's `PI_*` variables ([`SessionEnv`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, select, Sender};
 use serde_json::{json, Map, Value};
 
 use super::truncate::{
@@ -18,6 +20,7 @@ use super::truncate::{
 };
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 use crate::ai::Content;
+use crate::util::process::{self, OnShutdown, SpawnOptions};
 
 /// Minimum spacing of streamed partial results.
 const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
@@ -31,6 +34,8 @@ const KILL_DRAIN: Duration = Duration::from_millis(50);
 /// Between SIGTERM and SIGKILL to the process group.
 const KILL_GRACE: Duration = Duration::from_millis(200);
 const READ_CHUNK: usize = 64 * 1024;
+/// The largest timeout pi accepts: Node's timer limit, 2^31 - 1 ms.
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 
 const DESCRIPTION: &str = "Run a bash command in the current working directory and get back its \
 combined stdout and stderr. Only the tail of the output is returned: at most the last 2000 lines \
@@ -43,6 +48,42 @@ a temporary file whose path is given. An optional timeout (in seconds) can be se
 pub struct BashTool {
     pub shell: Option<String>,
     pub command_prefix: Option<String>,
+    /// The session's variables for commands the model runs (none for the user's own `!cmd`).
+    pub session_env: Option<SessionEnv>,
+}
+
+/// The session variables pi gives the model's commands (`PI_SESSION_ID`, `PI_SESSION_FILE`,
+/// `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL`), shared with the harness that keeps them
+/// current. Inherited values of these names are never passed on.
+#[derive(Debug, Clone, Default)]
+pub struct SessionEnv(Arc<RwLock<Vec<(&'static str, String)>>>);
+
+impl SessionEnv {
+    pub const NAMES: [&'static str; 5] = [
+        "PI_SESSION_ID",
+        "PI_SESSION_FILE",
+        "PI_PROVIDER",
+        "PI_MODEL",
+        "PI_REASONING_LEVEL",
+    ];
+
+    /// Replaces the variables; names outside [`SessionEnv::NAMES`] are ignored.
+    pub fn set(&self, vars: Vec<(&'static str, String)>) {
+        let vars = vars
+            .into_iter()
+            .filter(|(k, _)| Self::NAMES.contains(k))
+            .collect();
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = vars;
+    }
+
+    fn apply(&self, cmd: &mut Command) {
+        for name in Self::NAMES {
+            cmd.env_remove(name);
+        }
+        for (k, v) in self.0.read().unwrap_or_else(|p| p.into_inner()).iter() {
+            cmd.env(k, v);
+        }
+    }
 }
 
 impl Tool for BashTool {
@@ -91,6 +132,23 @@ impl Tool for BashTool {
     }
 }
 
+/// pi 1.x refuses a timeout it cannot honour instead of quietly ignoring it.
+fn check_timeout(timeout: Option<f64>) -> Result<Option<Duration>, String> {
+    let Some(secs) = timeout else {
+        return Ok(None);
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err("Invalid timeout: must be a finite number of seconds".into());
+    }
+    if secs * 1000.0 > MAX_TIMEOUT_MS {
+        return Err(format!(
+            "Invalid timeout: maximum is {} seconds",
+            js_number(MAX_TIMEOUT_MS / 1000.0)
+        ));
+    }
+    Ok(Duration::try_from_secs_f64(secs).ok())
+}
+
 /// Why the wait loop stopped before the command finished on its own.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Stop {
@@ -101,7 +159,6 @@ enum Stop {
 enum Msg {
     Data(Vec<u8>),
     Eof,
-    Exit(Option<ExitStatus>),
 }
 
 /// A finished (or stopped) command: its output accumulator, final snapshot and how it ended.
@@ -127,14 +184,15 @@ pub(crate) struct UserRun {
 
 impl BashTool {
     /// Runs a command typed by the user (`shellCommandPrefix` applied) until it ends or `abort`
-    /// is set; no timeout, no streamed updates.
+    /// is set; no timeout. `on_text` gets the output as it arrives (decoded, uncleaned).
     pub(crate) fn run_user(
         &self,
         command: &str,
         cwd: &Path,
         abort: crate::ai::Abort,
+        on_text: &(dyn Fn(&str) + Sync),
     ) -> Result<UserRun, String> {
-        self.run_user_streaming(command, cwd, abort, &|_| {})
+        self.user_run(command, cwd, abort, &|_| {}, on_text)
     }
 
     /// [`BashTool::run_user`], calling `on_output` with the output so far (the tail, as the
@@ -145,6 +203,17 @@ impl BashTool {
         cwd: &Path,
         abort: crate::ai::Abort,
         on_output: &(dyn Fn(String) + Sync),
+    ) -> Result<UserRun, String> {
+        self.user_run(command, cwd, abort, on_output, &|_| {})
+    }
+
+    fn user_run(
+        &self,
+        command: &str,
+        cwd: &Path,
+        abort: crate::ai::Abort,
+        on_output: &(dyn Fn(String) + Sync),
+        on_text: &(dyn Fn(&str) + Sync),
     ) -> Result<UserRun, String> {
         let command = match self.command_prefix.as_deref() {
             Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
@@ -166,7 +235,7 @@ impl BashTool {
             abort,
             on_update: &forward,
         };
-        let f = self.spawn_and_wait(&command, None, &ctx)?;
+        let f = self.spawn_and_wait(&command, None, &ctx, on_text)?;
         let tail = f.acc.snapshot_text().to_string();
         Ok(UserRun {
             dropped: f.acc.total_decoded > tail.len(),
@@ -184,12 +253,13 @@ impl BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, String> {
         (ctx.on_update)(ToolOutput::default());
+        let limit = check_timeout(timeout)?;
         let Finished {
             acc,
             snapshot,
             status,
             stop,
-        } = self.spawn_and_wait(command, timeout, ctx)?;
+        } = self.spawn_and_wait(command, limit, ctx, &|_| {})?;
         match stop {
             Some(Stop::Aborted) => {
                 let (text, _) = acc.format(&snapshot, "");
@@ -223,8 +293,9 @@ impl BashTool {
     fn spawn_and_wait(
         &self,
         command: &str,
-        timeout: Option<f64>,
+        timeout: Option<Duration>,
         ctx: &ToolContext,
+        on_text: &(dyn Fn(&str) + Sync),
     ) -> Result<Finished, String> {
         let shell = resolve_shell(self.shell.as_deref())?;
         if !ctx.cwd.exists() {
@@ -237,47 +308,34 @@ impl BashTool {
         cmd.arg("-c")
             .arg(command)
             .current_dir(&ctx.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("PI_CODING_AGENT", "true");
+            .stdin(Stdio::null());
         if let Some(path) = shell_path_env() {
             cmd.env("PATH", path);
         }
-        // SAFETY: setsid is async-signal-safe; it only detaches the child into its own session
-        // and process group (pi spawns with `detached: true`) so the whole tree can be killed.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        if let Some(env) = &self.session_env {
+            env.apply(&mut cmd);
         }
-        let mut child = cmd.spawn().map_err(|e| spawn_error(&shell, &e))?;
-        let pgid = child.id() as libc::pid_t;
+        // Its own session, as pi spawns with `detached: true`, so the whole tree can be killed.
+        let options = SpawnOptions {
+            new_session: true,
+            merge_output: true,
+            on_shutdown: OnShutdown::KillAtOnce,
+        };
+        let mut child = process::spawn(&mut cmd, options).map_err(|e| spawn_error(&shell, &e))?;
 
         // Bounded so a fast producer waits for us instead of filling memory.
         let (tx, rx) = bounded::<Msg>(8);
-        if let Some(out) = child.stdout.take() {
-            spawn_reader(out, tx.clone());
+        match child.output.take() {
+            Some(out) => spawn_reader(out, tx),
+            None => drop(tx),
         }
-        if let Some(err) = child.stderr.take() {
-            spawn_reader(err, tx.clone());
-        }
-        // The waiter owns the child and reaps it; it is detached and ends when the shell does.
-        let wtx = tx;
-        std::thread::spawn(move || {
-            let status = child.wait().ok();
-            let _ = wtx.send(Msg::Exit(status));
-        });
+        // Each channel is swapped for `never` once it has said its last word.
+        let mut data = rx.clone();
+        let mut exited = child.exited();
 
-        let deadline = timeout
-            .filter(|t| *t > 0.0)
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .and_then(|d| Instant::now().checked_add(d));
+        let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
         let mut acc = Accumulator::new(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-        let mut eofs = 0;
+        let mut eof = false;
         let mut exit: Option<(Option<ExitStatus>, Instant)> = None;
         let mut stop: Option<(Stop, Instant)> = None;
         let mut dirty = false;
@@ -290,14 +348,14 @@ impl BashTool {
                     break;
                 }
             } else if ctx.abort.is_aborted() {
-                kill_group(pgid);
+                child.terminate(KILL_GRACE);
                 stop = Some((Stop::Aborted, now));
             } else if deadline.is_some_and(|d| now >= d) {
-                kill_group(pgid);
+                child.terminate(KILL_GRACE);
                 stop = Some((Stop::TimedOut, now));
             }
             if let Some((_, at)) = exit {
-                if eofs >= 2 || now.duration_since(at) >= EXIT_STDIO_GRACE {
+                if eof || now.duration_since(at) >= EXIT_STDIO_GRACE {
                     break;
                 }
             }
@@ -312,23 +370,34 @@ impl BashTool {
                     wait = wait.min((t + UPDATE_THROTTLE).saturating_duration_since(now));
                 }
             }
-            match rx.recv_timeout(wait) {
-                Ok(Msg::Data(bytes)) => {
-                    acc.append(&bytes);
-                    dirty = true;
-                }
-                Ok(Msg::Eof) => eofs += 1,
-                Ok(Msg::Exit(status)) => exit = Some((status, Instant::now())),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
+            if let Some(d) = deadline.filter(|_| stop.is_none()) {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            select! {
+                recv(data) -> msg => match msg {
+                    Ok(Msg::Data(bytes)) => {
+                        on_text(&acc.append(&bytes));
+                        dirty = true;
+                    }
+                    Ok(Msg::Eof) | Err(_) => {
+                        eof = true;
+                        data = crossbeam_channel::never();
+                    }
+                },
+                recv(exited) -> _ => {
+                    exit = Some((child.status().flatten(), Instant::now()));
+                    exited = crossbeam_channel::never();
+                },
+                default(wait) => {}
             }
         }
-        // Readers still blocked on a pipe held open by a surviving grandchild stay detached:
-        // their next send fails once `rx` is dropped here, and they end at EOF.
+        // A reader still blocked on a pipe held open by a surviving grandchild stays
+        // detached: its next send fails once `rx` is dropped here, and it ends at EOF.
         drop(rx);
 
-        acc.finish();
-        if dirty {
+        let tail = acc.finish();
+        on_text(&tail);
+        if dirty || !tail.is_empty() {
             (ctx.on_update)(acc.update_output());
         }
         let snapshot = acc.snapshot(true);
@@ -359,26 +428,6 @@ fn spawn_reader(mut pipe: impl Read + Send + 'static, tx: Sender<Msg>) {
             }
         }
         let _ = tx.send(Msg::Eof);
-    });
-}
-
-/// SIGTERM to the whole group now, SIGKILL after a grace period (from a detached thread, so the
-/// caller returns at once).
-fn kill_group(pgid: libc::pid_t) {
-    // SAFETY: plain kill(2) calls on the group we created (or on the shell alone as a fallback).
-    unsafe {
-        if libc::kill(-pgid, libc::SIGTERM) != 0 {
-            libc::kill(pgid, libc::SIGTERM);
-        }
-    }
-    std::thread::spawn(move || {
-        std::thread::sleep(KILL_GRACE);
-        // SAFETY: as above.
-        unsafe {
-            if libc::kill(-pgid, libc::SIGKILL) != 0 {
-                libc::kill(pgid, libc::SIGKILL);
-            }
-        }
     });
 }
 
@@ -488,7 +537,8 @@ impl Accumulator {
         }
     }
 
-    fn append(&mut self, data: &[u8]) {
+    /// Takes a chunk of raw output; returns its decoded text.
+    fn append(&mut self, data: &[u8]) -> String {
         self.total_raw += data.len();
         let decoded = if self.pending.is_empty() {
             decode_stream(data, &mut self.pending)
@@ -506,16 +556,21 @@ impl Accumulator {
         } else if !self.file_failed {
             self.raw.extend_from_slice(data);
         }
+        decoded
     }
 
-    fn finish(&mut self) {
+    /// Ends the output; returns the text an unfinished UTF-8 sequence at the end became.
+    fn finish(&mut self) -> String {
+        let mut tail = String::new();
         if !self.pending.is_empty() {
             self.pending.clear();
-            self.push_text("\u{FFFD}");
+            tail.push('\u{FFFD}');
+            self.push_text(&tail);
         }
         if self.needs_file() {
             self.ensure_file();
         }
+        tail
     }
 
     fn push_text(&mut self, text: &str) {
@@ -710,38 +765,18 @@ fn decode_stream(mut bytes: &[u8], pending: &mut Vec<u8>) -> String {
     }
 }
 
-/// `$TMPDIR/pi-bash-<16 hex>.log`, created exclusively.
+/// `$TMPDIR/pi-bash-<16 random characters>.log`, created exclusively and readable by the
+/// user only (the output may hold secrets).
 fn create_temp_file() -> Option<(PathBuf, File)> {
-    let dir = std::env::temp_dir();
-    for attempt in 0..8u64 {
-        let path = dir.join(format!("pi-bash-{}.log", random_hex(attempt)));
-        if let Ok(f) = File::options().write(true).create_new(true).open(&path) {
-            return Some((path, f));
-        }
-    }
-    None
-}
-
-fn random_hex(salt: u64) -> String {
-    let mut buf = [0u8; 8];
-    let from_os = File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok();
-    let n = if from_os {
-        u64::from_le_bytes(buf)
-    } else {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or_default();
-        // A splitmix-style scramble of time, pid and attempt.
-        let mut z =
-            t ^ (u64::from(std::process::id()) << 32) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    format!("{n:016x}")
+    let file = tempfile::Builder::new()
+        .prefix("pi-bash-")
+        .suffix(".log")
+        .rand_bytes(16)
+        .tempfile()
+        .ok()?;
+    // Kept: the path is handed to the model and the user.
+    let (file, path) = file.keep().ok()?;
+    Some((path, file))
 }
 
 #[cfg(test)]

@@ -64,6 +64,7 @@ fn with_extensions(
                     no_builtin_tools: false,
                 },
                 &Settings::default(),
+                &crate::tools::bash::SessionEnv::default(),
             );
             tools.extend(host.tools());
             (host, tools)

@@ -81,6 +81,7 @@ fn harness_setup(
             no_builtin_tools: false,
         },
         &Settings::default(),
+        &crate::tools::bash::SessionEnv::default(),
     );
     let retry = RetrySettings {
         enabled: false,

@@ -95,6 +95,7 @@ fn command_prefix_is_prepended() {
     let tool = BashTool {
         shell: None,
         command_prefix: Some("X=prefixed".into()),
+        ..Default::default()
     };
     let noop = |_: ToolOutput| {};
     let ctx = ToolContext {
@@ -114,6 +115,7 @@ fn missing_custom_shell_is_error() {
     let tool = BashTool {
         shell: Some("/nonexistent/shell".into()),
         command_prefix: None,
+        ..Default::default()
     };
     let noop = |_: ToolOutput| {};
     let ctx = ToolContext {
@@ -360,4 +362,124 @@ fn js_number_formatting() {
     assert_eq!(js_number(5.0), "5");
     assert_eq!(js_number(0.2), "0.2");
     assert_eq!(js_number(1.5), "1.5");
+}
+
+#[test]
+fn output_keeps_the_order_it_was_written_in() {
+    // One pipe for both streams: stderr can no longer overtake stdout written before it.
+    let cmd = "i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done";
+    let out = run(cmd).unwrap();
+    let expected: String = (0..200).map(|i| format!("out{i}\nerr{i}\n")).collect();
+    assert_eq!(text_of(&out), expected);
+}
+
+#[test]
+fn the_full_output_file_is_readable_by_the_user_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = run("seq 1 3000").unwrap();
+    let path = out.details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(mode & 0o777, 0o600, "{path}");
+}
+
+#[test]
+fn a_timeout_it_cannot_honour_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let cmd = format!("touch {}", marker.display());
+    for (timeout, message) in [
+        (
+            json!(0),
+            "Invalid timeout: must be a finite number of seconds",
+        ),
+        (
+            json!(-1.5),
+            "Invalid timeout: must be a finite number of seconds",
+        ),
+        (
+            json!(2147484),
+            "Invalid timeout: maximum is 2147483.647 seconds",
+        ),
+    ] {
+        let err = run_in(
+            dir.path(),
+            json!({"command": cmd, "timeout": timeout}),
+            Abort::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err, message);
+    }
+    assert!(!marker.exists(), "a refused command must not run");
+    // The largest allowed timeout runs the command.
+    run_in(
+        dir.path(),
+        json!({"command": cmd, "timeout": 2147483.647}),
+        Abort::new(),
+    )
+    .unwrap();
+    assert!(marker.exists());
+}
+
+#[test]
+fn the_models_commands_get_the_session_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = SessionEnv::default();
+    env.set(vec![
+        ("PI_SESSION_ID", "abc".into()),
+        ("PI_SESSION_FILE", "/s/abc.jsonl".into()),
+        ("PI_PROVIDER", "anthropic".into()),
+        ("PI_MODEL", "claude".into()),
+        ("PI_REASONING_LEVEL", "high".into()),
+    ]);
+    let tool = BashTool {
+        session_env: Some(env.clone()),
+        ..Default::default()
+    };
+    let noop = |_: ToolOutput| {};
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        abort: Abort::new(),
+        on_update: &noop,
+    };
+    let cmd = "echo $PI_SESSION_ID $PI_SESSION_FILE $PI_PROVIDER $PI_MODEL $PI_REASONING_LEVEL $AI_AGENT $PI_CODING_AGENT";
+    let out = tool.execute("c", json!({ "command": cmd }), &ctx).unwrap();
+    assert_eq!(
+        text_of(&out),
+        "abc /s/abc.jsonl anthropic claude high pi true\n"
+    );
+    // An in-memory session has no file: the variable is absent.
+    env.set(vec![("PI_SESSION_ID", "mem".into())]);
+    let out = tool
+        .execute(
+            "c",
+            json!({"command": "echo ${PI_SESSION_FILE-unset}"}),
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(text_of(&out), "unset\n");
+    // The user's own commands get none of them.
+    let run = BashTool::default()
+        .run_user("echo ${PI_MODEL-unset}", dir.path(), Abort::new(), &|_| {})
+        .unwrap();
+    assert_eq!(run.tail, "unset\n");
+}
+
+#[test]
+fn user_runs_stream_their_output_as_it_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Mutex::new(String::new());
+    let run = BashTool::default()
+        .run_user(
+            "echo one; sleep 0.05; printf 't\\342\\202'; printf '\\254wo\\n'",
+            dir.path(),
+            Abort::new(),
+            &|t| seen.lock().unwrap().push_str(t),
+        )
+        .unwrap();
+    assert_eq!(run.tail, "one\nt€wo\n");
+    assert_eq!(*seen.lock().unwrap(), run.tail);
 }
