@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::tool_view::ToolView;
 use crate::ai::{AssistantMessage, Content, StopReason, UserContent};
-use crate::harness::user_bash::clean_output;
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::loader::Loader;
 use crate::tui::components::markdown::{DefaultTextStyle, Markdown};
@@ -21,9 +20,10 @@ use crate::tui::Component;
 /// Lines shown of a user bash run's output until expanded.
 const BASH_PREVIEW_LINES: usize = 20;
 
-/// Untrusted text made safe to style: escape sequences and control characters removed.
+/// Untrusted text made safe to style: escape sequences, control and invisible characters
+/// removed.
 pub fn safe(text: &str) -> String {
-    clean_output(text)
+    crate::util::terminal_text::clean(text)
 }
 
 /// One entry of the transcript.
