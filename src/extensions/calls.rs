@@ -161,12 +161,15 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         }
         "exec" => {
             let cwd = host.cwd.clone();
+            // Stopped by the extension's `cancel` line for this call, or by its death.
+            let call = ext.process.begin_call(msg.get("id"));
             // Runs on its own thread: a long command must not hold up this extension's
             // other messages.
             let _ = std::thread::Builder::new()
                 .name("pi-ext-exec".into())
                 .spawn(move || {
-                    let r = super::exec::run(&params, &cwd);
+                    let r = super::exec::run(&params, &cwd, &|| call.abort.is_aborted());
+                    drop(call);
                     if let Some(to) = reply {
                         to.send(r);
                     }

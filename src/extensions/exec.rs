@@ -1,15 +1,23 @@
-//! `exec` for extensions (pi's `pi.exec(command, args, {cwd, timeout})`): runs a program
-//! without a shell, collects its output, and kills it when the timeout passes.
+//! `exec` for extensions (pi's `pi.exec(command, args, {cwd, timeout, signal})`): runs a
+//! program without a shell, as a child pi owns (its own process group, killed whole on
+//! timeout, cancellation or shutdown), and collects a bounded amount of its output.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-/// Runs `params.command` with `params.args`; answers `{stdout, stderr, code, killed}`.
-pub fn run(params: &Value, cwd: &Path) -> Result<Value, String> {
+use crate::util::process::{self, RunOptions};
+
+/// Bytes kept of each of stdout and stderr; the rest is read and dropped.
+pub const MAX_OUTPUT: usize = 16 * 1024 * 1024;
+/// Between SIGTERM and SIGKILL when the command is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// Runs `params.command` with `params.args` until it exits, `params.timeout` (ms) passes or
+/// `cancelled` says so; answers `{stdout, stderr, code, killed}`.
+pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, String> {
     let command = params["command"]
         .as_str()
         .filter(|c| !c.is_empty())
@@ -26,80 +34,130 @@ pub fn run(params: &Value, cwd: &Path) -> Result<Value, String> {
         .as_str()
         .map(|d| cwd.join(d))
         .unwrap_or_else(|| cwd.to_path_buf());
-    let timeout = params["timeout"].as_u64().map(Duration::from_millis);
-    let mut child = Command::new(command)
-        .args(&args)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("exec: could not start {command}: {e}"))?;
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut buf);
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let start = Instant::now();
-    let mut killed = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        if timeout.is_some_and(|t| start.elapsed() >= t) {
-            let _ = child.kill();
-            killed = true;
-            break child.wait().ok();
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    let code = status.and_then(|s| s.code());
-    Ok(json!({"stdout": stdout, "stderr": stderr, "code": code, "killed": killed}))
+    let timeout = params["timeout"]
+        .as_u64()
+        .filter(|t| *t > 0)
+        .map(Duration::from_millis);
+    let mut cmd = Command::new(command);
+    cmd.args(&args).current_dir(&dir);
+    let out = process::run(
+        &mut cmd,
+        &RunOptions {
+            timeout,
+            cancelled,
+            max_output: MAX_OUTPUT,
+            kill_grace: KILL_GRACE,
+            capture_stderr: true,
+        },
+    )
+    .map_err(|e| format!("exec: could not start {command}: {e}"))?;
+    let code = out.status.and_then(|s| s.code());
+    Ok(json!({
+        "stdout": String::from_utf8_lossy(&out.stdout),
+        "stderr": String::from_utf8_lossy(&out.stderr),
+        "code": code,
+        "killed": out.killed(),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+
     use super::*;
 
+    fn never() -> bool {
+        false
+    }
+
+    /// Waits (up to 10 s) until `pid` is gone or a zombie.
+    fn gone(pid: i32) -> bool {
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next();
+            if state.map_or(true, |s| s == 'Z') {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
     #[test]
-    fn runs_collects_and_times_out() {
+    fn runs_and_collects() {
         let dir = std::env::temp_dir();
         let r = run(
             &json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 3"]}),
             &dir,
+            &never,
         )
         .unwrap();
         assert_eq!(
             r,
             json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false})
         );
+        assert!(run(&json!({"command": "/no/such/program"}), &dir, &never).is_err());
+        assert!(run(&json!({}), &dir, &never).is_err());
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group_and_returns_without_waiting_for_its_pipes() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        // The grandchild holds stdout open; killing only `sh` would leave it running and the
+        // pipe open forever.
+        let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
         let r = run(
-            &json!({"command": "sleep", "args": ["5"], "timeout": 50}),
-            &dir,
+            &json!({"command": "sh", "args": ["-c", script], "timeout": 200}),
+            dir.path(),
+            &never,
         )
         .unwrap();
         assert_eq!(r["killed"], true);
-        assert!(run(&json!({"command": "/no/such/program"}), &dir).is_err());
-        assert!(run(&json!({}), &dir).is_err());
+        let grandchild: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(grandchild), "the grandchild outlived the timeout");
+    }
+
+    #[test]
+    fn cancelling_stops_the_command() {
+        let cancelled = AtomicBool::new(false);
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                run(
+                    &json!({"command": "sleep", "args": ["30"]}),
+                    &std::env::temp_dir(),
+                    &|| cancelled.load(Ordering::SeqCst),
+                )
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            cancelled.store(true, Ordering::SeqCst);
+            h.join().unwrap()
+        })
+        .unwrap();
+        assert_eq!(r["killed"], true);
+    }
+
+    #[test]
+    fn output_is_capped() {
+        let r = run(
+            &json!({"command": "sh", "args": ["-c", format!("head -c {} /dev/zero", MAX_OUTPUT + 4096)]}),
+            &std::env::temp_dir(),
+            &never,
+        )
+        .unwrap();
+        assert_eq!(r["stdout"].as_str().unwrap().len(), MAX_OUTPUT);
+        assert_eq!(r["code"], 0);
     }
 }

@@ -46,11 +46,14 @@ const pendingCalls = new Map(); // call id -> {resolve, reject}
 const running = new Map(); // request id -> AbortController
 const bus = new Map();
 
-function callPi(method, params) {
+function callPi(method, params, signal) {
   const id = `c${nextCallId++}`;
   return new Promise((resolve, reject) => {
     pendingCalls.set(id, { resolve, reject });
     send({ type: "call", id, method, params: params ?? {} });
+    // pi stops the call (an `exec` kills its command) and still replies.
+    if (signal?.aborted) send({ type: "cancel", id });
+    else signal?.addEventListener("abort", () => send({ type: "cancel", id }), { once: true });
   });
 }
 
@@ -142,7 +145,7 @@ const pi = {
   getSessionName: () => undefined,
   setLabel() {},
   exec: (command, args, options) =>
-    callPi("exec", { command, args: args ?? [], cwd: options?.cwd, timeout: options?.timeout }),
+    callPi("exec", { command, args: args ?? [], cwd: options?.cwd, timeout: options?.timeout }, options?.signal),
   getActiveTools: () => [...activeToolsCache],
   getAllTools: () => [...tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
   setActiveTools: (names) => {

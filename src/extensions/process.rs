@@ -1,25 +1,29 @@
 //! One extension child process and the three threads that serve it: a writer (so pi never
 //! blocks on an extension that stopped reading), a reader that routes replies and tool updates
-//! to whoever waits for them and hands everything else to the host, and a stderr drain.
-//! A child that exits, or writes a line that is not a protocol message, is marked dead: every
-//! waiter is told why at once and nothing is sent to it again.
+//! to whoever waits for them (and `cancel` lines to the call they stop) and hands everything
+//! else to the host, and a stderr drain. A child that exits, or writes a line that is not a
+//! protocol message, is marked dead: every waiter is told why at once, every call it started
+//! (`exec`) is cancelled, and nothing is sent to it again. The process is a child pi owns
+//! (`util::process`): stopped by `shutdown`, and killed whatever happens when pi exits.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::Value;
 
 use crate::ai::Abort;
+use crate::util::process::{self, OnShutdown, OwnedChild, SpawnOptions};
 
 /// How often a waiter looks at the abort flag.
 const ABORT_POLL: Duration = Duration::from_millis(25);
+/// How long the reader waits for an exit status after the child closed its stdout.
+const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 
 /// What reaches a waiter for one request id.
 #[derive(Debug)]
@@ -71,12 +75,17 @@ struct Shared {
     alive: AtomicBool,
     /// Set when pi shuts the extension down on purpose: its exit is then no error.
     closing: AtomicBool,
-    child: Mutex<Child>,
+    child: OwnedChild,
     sink: EventSink,
-    /// Unsolicited lines handed to `sink`, and how many of them the host has handled: a
-    /// request's caller can wait for the calls an extension made before it replied.
+    /// Unsolicited lines handed to `sink`, and how many of them the host has handled (under
+    /// the lock `settled` waits on): a request's caller can wait for the calls an extension
+    /// made before it replied.
     forwarded: AtomicU64,
-    handled: AtomicU64,
+    handled: Mutex<u64>,
+    settled: Condvar,
+    /// Calls the extension made that are still running (`exec`), by call id, so a `cancel`
+    /// line or the extension's death can stop them.
+    calls: Mutex<HashMap<String, Abort>>,
 }
 
 impl Shared {
@@ -99,21 +108,35 @@ impl Shared {
         for (_, tx) in waiters {
             let _ = tx.send(Incoming::Dead(reason.clone()));
         }
-        signal_group(&self.child, libc::SIGKILL);
+        for (_, call) in self.calls.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            call.abort();
+        }
+        {
+            // Under the lock `settle` checks `alive` with, so it cannot miss this.
+            let _handled = self.handled.lock().unwrap_or_else(|p| p.into_inner());
+            self.settled.notify_all();
+        }
+        self.child.kill();
         if !self.closing.load(Ordering::SeqCst) {
             (self.sink)(ProcessEvent::Died(reason));
         }
     }
 }
 
-fn signal_group(child: &Mutex<Child>, sig: i32) {
-    let mut child = child.lock().unwrap_or_else(|p| p.into_inner());
-    if matches!(child.try_wait(), Ok(None)) {
-        // The child leads its own process group, so its helpers go with it.
-        // SAFETY: kill(2) with a pid we own; no memory is touched.
-        unsafe {
-            libc::kill(-(child.id() as i32), sig);
-        }
+/// A call the extension made, running until it finishes or is cancelled.
+pub struct CallGuard {
+    shared: Arc<Shared>,
+    key: String,
+    pub abort: Abort,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.shared
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
     }
 }
 
@@ -137,34 +160,43 @@ impl ExtensionProcess {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| "empty command line".to_string())?;
-        let mut child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .current_dir(cwd)
-            .env("PI_CODING_AGENT", "true")
             .env(
                 "PI_EXTENSION_PROTOCOL",
                 super::protocol::PROTOCOL_VERSION.to_string(),
             )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
+            .stderr(Stdio::piped());
+        // Its own process group, so its helpers go with it; stopped by `shutdown` (after
+        // `session_shutdown`), not at the first signal.
+        let options = SpawnOptions {
+            on_shutdown: OnShutdown::OwnerStops,
+            ..Default::default()
+        };
+        let mut child = process::spawn(&mut cmd, options)
             .map_err(|e| format!("could not start {program}: {e}"))?;
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
-                _ => return Err("could not open the extension's pipes".into()),
+                _ => {
+                    child.kill();
+                    return Err("could not open the extension's pipes".into());
+                }
             };
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             dead: Mutex::new(None),
             alive: AtomicBool::new(true),
             closing: AtomicBool::new(false),
-            child: Mutex::new(child),
+            child,
             sink,
             forwarded: AtomicU64::new(0),
-            handled: AtomicU64::new(0),
+            handled: Mutex::new(0),
+            settled: Condvar::new(),
+            calls: Mutex::new(HashMap::new()),
         });
         let (tx, rx) = unbounded::<Value>();
         spawn_writer(stdin, rx, Arc::clone(&shared))?;
@@ -184,20 +216,52 @@ impl ExtensionProcess {
 
     /// The host finished handling one unsolicited line (see [`ExtensionProcess::settle`]).
     pub fn mark_handled(&self) {
-        self.shared.handled.fetch_add(1, Ordering::SeqCst);
+        let mut handled = self
+            .shared
+            .handled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *handled += 1;
+        self.shared.settled.notify_all();
     }
 
     /// Waits (at most `limit`) until every unsolicited line read so far has been handled, so
     /// the calls an extension sent before replying to a command take effect before the
     /// command is over.
-    pub fn settle(&self, limit: std::time::Duration) {
+    pub fn settle(&self, limit: Duration) {
         let target = self.shared.forwarded.load(Ordering::SeqCst);
-        let deadline = std::time::Instant::now() + limit;
-        while self.shared.handled.load(Ordering::SeqCst) < target
-            && self.is_alive()
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        let handled = self
+            .shared
+            .handled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let _ = self
+            .shared
+            .settled
+            .wait_timeout_while(handled, limit, |h| *h < target && self.is_alive());
+    }
+
+    /// Registers a call the extension made (`id` as it sent it; `None` for one it will not
+    /// cancel) so its `cancel` line or its death raises the returned guard's abort flag.
+    pub fn begin_call(&self, id: Option<&Value>) -> CallGuard {
+        static UNNAMED: AtomicU64 = AtomicU64::new(0);
+        let key = match id {
+            Some(id) => id.to_string(),
+            None => format!("#{}", UNNAMED.fetch_add(1, Ordering::SeqCst)),
+        };
+        let abort = Abort::new();
+        if !self.is_alive() {
+            abort.abort();
+        }
+        self.shared
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), abort.clone());
+        CallGuard {
+            shared: Arc::clone(&self.shared),
+            key,
+            abort,
         }
     }
 
@@ -298,28 +362,15 @@ impl ExtensionProcess {
     }
 
     /// Closes stdin, then escalates to TERM and KILL if the child does not exit within
-    /// `grace` each time. Reaps the child.
+    /// `grace` each time.
     pub fn shutdown(&self, grace: Duration) {
         self.shared.closing.store(true, Ordering::SeqCst);
         self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let exited = |shared: &Shared| {
-            let mut child = shared.child.lock().unwrap_or_else(|p| p.into_inner());
-            !matches!(child.try_wait(), Ok(None))
-        };
-        for sig in [None, Some(libc::SIGTERM), Some(libc::SIGKILL)] {
-            if let Some(sig) = sig {
-                signal_group(&self.shared.child, sig);
-            }
-            let end = Instant::now() + grace;
-            while Instant::now() < end {
-                if exited(&self.shared) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if exited(&self.shared) {
-                break;
-            }
+        let child = &self.shared.child;
+        if child.wait_timeout(grace).is_none() {
+            child.terminate(grace);
+            // SIGKILL goes out after `grace`; the exit follows at once.
+            child.wait_timeout(grace + EXIT_STATUS_WAIT);
         }
         self.shared.alive.store(false, Ordering::SeqCst);
         let mut dead = self.shared.dead.lock().unwrap_or_else(|p| p.into_inner());
@@ -330,13 +381,7 @@ impl ExtensionProcess {
 impl Drop for ExtensionProcess {
     fn drop(&mut self) {
         // Whatever happened, no extension outlives the session that started it.
-        signal_group(&self.shared.child, libc::SIGKILL);
-        let _ = self
-            .shared
-            .child
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .try_wait();
+        self.shared.child.kill();
     }
 }
 
@@ -386,7 +431,7 @@ fn parse_line(line: &str) -> Result<Value, String> {
         format!("wrote a line that is not JSON: {shown:?}")
     })?;
     match v.get("type").and_then(Value::as_str) {
-        Some("reply" | "tool_update" | "register" | "call" | "error") => Ok(v),
+        Some("reply" | "tool_update" | "register" | "call" | "cancel" | "error") => Ok(v),
         _ => Err(format!("wrote an unknown message: {}", {
             let s = v.to_string();
             s.chars().take(120).collect::<String>()
@@ -439,6 +484,15 @@ fn spawn_reader(stdout: std::process::ChildStdout, shared: Arc<Shared>) -> Resul
                         }
                         true
                     }
+                    (Some("cancel"), _) => {
+                        let key = msg.get("id").map(Value::to_string).unwrap_or_default();
+                        let calls = shared.calls.lock().unwrap_or_else(|p| p.into_inner());
+                        // A call that already finished has nothing left to stop.
+                        if let Some(call) = calls.get(&key) {
+                            call.abort();
+                        }
+                        true
+                    }
                     _ => false,
                 };
                 if !routed {
@@ -446,7 +500,7 @@ fn spawn_reader(stdout: std::process::ChildStdout, shared: Arc<Shared>) -> Resul
                     (shared.sink)(ProcessEvent::Message(msg));
                 }
             }
-            let status = wait_briefly(&shared.child);
+            let status = shared.child.wait_timeout(EXIT_STATUS_WAIT).flatten();
             shared.die(match status {
                 Some(s) => format!("exited ({s})"),
                 None => "closed its output".to_string(),
@@ -454,20 +508,6 @@ fn spawn_reader(stdout: std::process::ChildStdout, shared: Arc<Shared>) -> Resul
         })
         .map(|_| ())
         .map_err(|e| format!("could not start the reader thread: {e}"))
-}
-
-/// The exit status, if the child ends within a moment of closing its stdout.
-fn wait_briefly(child: &Mutex<Child>) -> Option<std::process::ExitStatus> {
-    let end = Instant::now() + Duration::from_millis(200);
-    loop {
-        if let Ok(Some(s)) = child.lock().unwrap_or_else(|p| p.into_inner()).try_wait() {
-            return Some(s);
-        }
-        if Instant::now() >= end {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn spawn_stderr(stderr: std::process::ChildStderr, shared: Arc<Shared>) -> Result<(), String> {

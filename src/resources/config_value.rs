@@ -3,11 +3,11 @@
 //! name of a set, non-empty environment variable; otherwise the literal text.
 
 use std::collections::HashMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::util::process::{self, RunOptions};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -67,50 +67,21 @@ fn env_or_literal(config: &str) -> String {
 }
 
 /// Runs `cmd` through `sh -c`; trimmed stdout on success, `None` on failure, empty output or
-/// timeout (the child is killed).
+/// timeout (the whole process group is killed).
 fn run_command(cmd: &str) -> Option<String> {
-    let mut child = Command::new("sh")
-        .process_group(0)
-        .arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let mut stdout = child.stdout.take()?;
-    // The reader thread ends when the pipe closes (child exit or kill); it is joined below.
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() >= COMMAND_TIMEOUT => {
-                // Kill the whole group so no grandchild keeps the pipe open, then detach the
-                // reader rather than wait on it.
-                // SAFETY: kill(2) on the process group we created for this child.
-                unsafe {
-                    libc::kill(-(child.id() as i32), libc::SIGKILL);
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
-        }
-    };
-    // The child has exited; the reader ends once every holder of the pipe has closed it.
-    let out = reader.join().unwrap_or_default();
-    let status = status?;
-    if !status.success() {
+    let out = process::run(
+        Command::new("sh").arg("-c").arg(cmd),
+        &RunOptions {
+            timeout: Some(COMMAND_TIMEOUT),
+            capture_stderr: false,
+            ..Default::default()
+        },
+    )
+    .ok()?;
+    if out.killed() || !out.status?.success() {
         return None;
     }
-    let text = String::from_utf8_lossy(&out).trim().to_string();
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (!text.is_empty()).then_some(text)
 }
 

@@ -6,18 +6,19 @@
 //! `osascript` on macOS. Each runs with a timeout, and the whole read runs on a helper thread
 //! ([`spawn_read`]) so the UI never waits for a clipboard owner that does not answer.
 
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crossbeam_channel::Receiver;
+
+use crate::util::process::{self, RunOptions};
 
 /// Listing the clipboard's types should be instant; reading the data may take a moment.
 const LIST_TIMEOUT: Duration = Duration::from_millis(1000);
 const READ_TIMEOUT: Duration = Duration::from_millis(3000);
 /// Larger clipboard contents are not an image anyone means to send.
-const MAX_BYTES: u64 = 50 * 1024 * 1024;
+const MAX_BYTES: usize = 50 * 1024 * 1024;
 /// The image types providers accept, most preferred first.
 const SUPPORTED_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
@@ -270,59 +271,30 @@ fn run(
     args: &[&str],
     timeout: Duration,
 ) -> Result<Option<Vec<u8>>, Missing> {
-    let spawn = || {
-        env.command(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
+    let options = RunOptions {
+        timeout: Some(timeout),
+        max_output: MAX_BYTES,
+        capture_stderr: false,
+        ..Default::default()
     };
-    let mut child = spawn();
+    let mut out = process::run(env.command(program).args(args), &options);
     // A tool written a moment ago may still be open for writing in a forked child.
     for _ in 0..20 {
-        match &child {
+        match &out {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
                 std::thread::sleep(Duration::from_millis(10));
-                child = spawn();
+                out = process::run(env.command(program).args(args), &options);
             }
             _ => break,
         }
     }
-    let mut child = match child {
-        Ok(c) => c,
+    let out = match out {
+        Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Missing),
         Err(_) => return Ok(None),
     };
-    let Some(stdout) = child.stdout.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Ok(None);
-    };
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let read = stdout.take(MAX_BYTES).read_to_end(&mut out);
-        read.map(|_| out)
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    // A killed tool's pipe closes, so the reader ends too (unless a grandchild holds it).
-    let output = if status.is_some() {
-        reader.join().ok().and_then(Result::ok)
-    } else {
-        None
-    };
-    Ok(output.filter(|_| status.is_some_and(|s| s.success())))
+    let ok = !out.killed() && out.status.is_some_and(|s| s.success());
+    Ok(ok.then_some(out.stdout))
 }
 
 /// A fake clipboard tool for tests: a shell script named `program` in `dir`.
@@ -337,6 +309,7 @@ pub(crate) fn fake_tool(dir: &std::path::Path, program: &str, script: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\nfake-png-body";
 
