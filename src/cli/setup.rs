@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use super::args::{Args, Mode};
@@ -18,18 +17,24 @@ use crate::resources::loader::{ResourceOptions, Resources};
 use crate::resources::settings::Settings;
 use crate::resources::trust::{self, TrustChoice};
 use crate::session;
+use crate::util::shutdown;
 
-/// The signal that interrupted the run, if any (its number).
-static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+/// How long a mode has to shut down after SIGINT, SIGTERM or SIGHUP before pi exits anyway.
+const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(3);
 
+/// Print and JSON mode. Exits with 128 + the signal after SIGINT, SIGTERM or SIGHUP.
 pub fn run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> i32 {
-    match try_run(args, stdin_tty, info) {
+    if args.list_models.is_none() {
+        install_signal_handler();
+    }
+    let code = match try_run(args, stdin_tty, info) {
         Ok(code) => code,
         Err(msg) => {
             eprintln!("{msg}");
             1
         }
-    }
+    };
+    shutdown::exit_code(code)
 }
 
 /// Everything a mode needs, built from the flags: the session core plus what later
@@ -88,7 +93,8 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     prompts.extend(messages.map(|m| input(m, Vec::new())));
     let expand = |text: &str| resources.expand_input(text);
 
-    install_signal_handler(session.abort.clone());
+    let abort = session.abort.clone();
+    shutdown::take_over(move || abort.abort());
     session.start_extensions("startup");
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -110,12 +116,17 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     for e in &session.write_errors {
         eprintln!("Warning: {e}");
     }
-    let sig = SIGNALLED.load(Ordering::SeqCst);
-    Ok(if sig != 0 { 128 + sig } else { code })
+    Ok(code)
 }
 
-/// `--mode rpc`: the session core, then the JSON-lines server until stdin closes.
+/// `--mode rpc`: the session core, then the JSON-lines server until stdin closes (or a signal
+/// ends it: exit 128 + the signal).
 pub fn run_rpc(args: Args) -> i32 {
+    install_signal_handler();
+    shutdown::exit_code(serve_rpc(args))
+}
+
+fn serve_rpc(args: Args) -> i32 {
     let prepared = match prepare(&args, true) {
         Ok(p) => p,
         Err(msg) => {
@@ -142,9 +153,15 @@ pub fn run_rpc(args: Args) -> i32 {
     )
 }
 
-/// Interactive mode: the session core, then the terminal UI until the user quits. `-r`
-/// first shows the session picker on its own; cancelling it ends pi, as in pi.
-pub fn run_interactive(mut args: Args) -> i32 {
+/// Interactive mode: the session core, then the terminal UI until the user quits (or a signal
+/// ends it: exit 128 + the signal). `-r` first shows the session picker on its own; cancelling
+/// it ends pi, as in pi.
+pub fn run_interactive(args: Args) -> i32 {
+    let code = interactive(args);
+    shutdown::exit_code(code)
+}
+
+fn interactive(mut args: Args) -> i32 {
     let mut notices = Vec::new();
     if args.resume {
         match pick_session_to_resume(&args) {
@@ -162,6 +179,7 @@ pub fn run_interactive(mut args: Args) -> i32 {
             }
         }
     }
+    install_signal_handler();
     // Extensions talk to the terminal UI through this from their handshake on.
     let (channel_ui, extension_ui) = crate::modes::interactive::ext_ui::ChannelUi::new();
     let hookup = super::extensions::UiHookup {
@@ -621,22 +639,9 @@ fn local_date() -> String {
     )
 }
 
-/// SIGINT/SIGTERM/SIGHUP abort the run; the mode then exits with 128+signal. If the process is
-/// somewhere that cannot observe the flag (e.g. blocked reading stdin), it exits after 1 s.
-fn install_signal_handler(abort: Abort) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
-        return;
-    };
-    // Detached on purpose: it lives as long as the process.
-    let _ = std::thread::Builder::new()
-        .name("pi-signals".into())
-        .spawn(move || {
-            if let Some(sig) = signals.forever().next() {
-                SIGNALLED.store(sig, Ordering::SeqCst);
-                abort.abort();
-                std::thread::sleep(Duration::from_secs(1));
-                std::process::exit(128 + sig);
-            }
-        });
+/// SIGINT, SIGTERM and SIGHUP from now on: before the mode takes over they end pi at once
+/// (after killing every child it started); afterwards the mode shuts down its own way within
+/// the deadline (see `util::shutdown`). A hard exit puts the terminal back first.
+fn install_signal_handler() {
+    shutdown::install(SHUTDOWN_DEADLINE, crate::tui::terminal::restore_terminal);
 }

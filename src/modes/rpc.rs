@@ -231,6 +231,13 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     };
     let never = crossbeam_channel::never::<()>();
     let never_bash = crossbeam_channel::never::<bash::BashDone>();
+    let abort = server.idle.as_ref().map(|s| s.abort.clone());
+    crate::util::shutdown::take_over(move || {
+        if let Some(a) = &abort {
+            a.abort();
+        }
+    });
+    let shutdown = crate::util::shutdown::notice();
     let actions = extensions
         .as_ref()
         .map(|h| h.action_signal())
@@ -258,10 +265,17 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             recv(done) -> _ => server.reap(),
             recv(bash_done) -> r => server.bash_done(r),
             recv(idle_actions) -> _ => server.start_run(|s, on_event| s.run_extension_work(on_event)),
+            // A signal: commands are already killed and the run aborted; what is left is
+            // to let the run end (its last lines reach the session) and stop extensions.
+            recv(shutdown) -> _ => break,
         }
     }
-    // EOF: let a running command and prompt finish, as pi does on graceful shutdown.
-    server.finish_bash();
+    if crate::util::shutdown::signal().is_none() {
+        // EOF: let a running command and prompt finish, as pi does on graceful shutdown.
+        server.finish_bash();
+    } else if let Some(r) = &server.running {
+        r.abort.abort();
+    }
     server.wait_idle();
     if let Some(host) = extensions {
         host.shutdown();

@@ -75,6 +75,8 @@ pub struct App<T: Terminal> {
     /// The clipboard read started by the paste-image key.
     pub(super) clipboard_read: Option<Receiver<super::clipboard_image::ClipboardRead>>,
     last_tick: Instant,
+    /// Disconnects when a signal starts pi's shutdown (`util::shutdown`).
+    shutdown: Receiver<()>,
 }
 
 impl<T: Terminal> App<T> {
@@ -127,6 +129,7 @@ impl<T: Terminal> App<T> {
             ext,
             clipboard_read: None,
             last_tick: Instant::now(),
+            shutdown: crate::util::shutdown::notice(),
             env,
         };
         for notice in std::mem::take(&mut app.env.notices) {
@@ -245,6 +248,9 @@ impl<T: Terminal> App<T> {
             recv(clipboard_read.as_ref().unwrap_or(&never_clipboard)) -> read => {
                 self.on_clipboard_image(read.ok());
             },
+            // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
+            // are shut down, the terminal is put back).
+            recv(self.shutdown) -> _ => self.exit = true,
             default(timeout) => {}
         }
         self.check_extension_dialog();

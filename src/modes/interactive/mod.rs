@@ -145,6 +145,8 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     );
+    let abort = session.abort.clone();
+    crate::util::shutdown::take_over(move || abort.abort());
     let mut app = App::new(terminal, session, env);
     if let Err(e) = app.start() {
         eprintln!("Error: could not start the terminal UI: {e}");
