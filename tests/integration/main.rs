@@ -18,6 +18,7 @@ mod login;
 mod mock_selftest;
 mod packages;
 mod print;
+mod processes;
 mod resources;
 mod retry;
 mod rpc;

@@ -531,6 +531,38 @@ impl PiConversation {
         }
     }
 
+    /// Sends `sig` (e.g. `libc::SIGTERM`) to the process.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid; no memory is touched.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill({}, {sig}) failed", self.child.id());
+    }
+
+    /// Waits for exit with stdin still open (after a signal, say); returns (exit code, every
+    /// stdout line, stderr).
+    #[track_caller]
+    pub fn wait_exit(mut self) -> (Option<i32>, Vec<String>, String) {
+        let deadline = Instant::now() + TIMEOUT;
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "pi did not exit");
+            thread::sleep(Duration::from_millis(5));
+        };
+        self.stdin.take();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push(line);
+        }
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        (status.code(), std::mem::take(&mut self.seen), stderr)
+    }
+
     /// Closes stdin and waits for exit; returns (exit code, every stdout line, stderr).
     #[track_caller]
     pub fn finish(mut self) -> (Option<i32>, Vec<String>, String) {

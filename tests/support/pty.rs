@@ -80,6 +80,13 @@ impl PtyChild {
         }
     }
 
+    /// Sends `sig` (e.g. `libc::SIGTERM`) to the process.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid; no memory is touched.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill({}, {sig}) failed", self.child.id());
+    }
+
     /// Types `bytes` as the user would.
     pub fn send(&mut self, bytes: &str) {
         self.master
