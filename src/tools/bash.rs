@@ -392,7 +392,9 @@ impl BashTool {
             }
         }
         // A reader still blocked on a pipe held open by a surviving grandchild stays
-        // detached: its next send fails once `rx` is dropped here, and it ends at EOF.
+        // detached: its next send fails once the receivers are dropped here, and it ends at
+        // EOF.
+        drop(data);
         drop(rx);
 
         let tail = acc.finish();

@@ -332,3 +332,48 @@ fn rpc_bash_streams_clean_deltas_in_the_order_the_command_wrote_them() {
     assert!(body.contains("Ran `echo no id`"), "{body}");
     assert!(!body.contains("secret-output"), "{body}");
 }
+
+#[test]
+fn an_extension_can_cancel_its_exec() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock).args(["-p", "/stop-it"]);
+    let dir = pi.cwd().to_path_buf();
+    let exec_cmd = background_sleep(&dir.join("sleep.pid"));
+    let text = format!(
+        r#"#!/usr/bin/env python3
+import json, os, sys, time
+d = {dir:?}
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+waiting = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    t = msg.get("type")
+    if t == "hello":
+        send({{"type": "register", "protocol": 1, "commands": [{{"name": "stop-it"}}]}})
+    elif t == "command":
+        waiting = msg["id"]
+        send({{"type": "call", "id": "c1", "method": "exec",
+              "params": {{"command": "sh", "args": ["-c", {exec_cmd:?}]}}}})
+        while not os.path.exists(os.path.join(d, "sleep.pid")):
+            time.sleep(0.01)
+        send({{"type": "cancel", "id": "c1"}})
+    elif t == "reply" and msg.get("id") == "c1":
+        with open(os.path.join(d, "result.json"), "w") as f:
+            json.dump(msg.get("result"), f)
+        send({{"type": "reply", "id": waiting, "result": None}})
+"#
+    );
+    script(
+        &pi.agent_dir().join("extensions").join("canceller.py"),
+        &text,
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let sleeper = pid_in(&dir.join("sleep.pid"));
+    let result: serde_json::Value =
+        serde_json::from_str(&wait_for_file(&dir.join("result.json"))).unwrap();
+    assert_eq!(result["killed"], true, "stderr: {}", out.stderr);
+    assert_gone(sleeper, "the cancelled exec's background sleep");
+}
