@@ -1,9 +1,9 @@
-//! The first message of a non-interactive run, built as pi builds it: piped stdin, then the
-//! `@file` arguments (text wrapped in `<file name="…">` tags, images attached), then the first
-//! CLI message, concatenated with no separator.
+//! The first message of a run, built as pi builds it: piped stdin, then the `@file` arguments
+//! (text wrapped in `<file name="…">` tags, images attached), then the first CLI message,
+//! concatenated with no separator.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::ai::image::{base64, sniff_image};
 use crate::ai::{Content, ImageContent};
@@ -15,34 +15,13 @@ pub struct FileInputs {
     pub images: Vec<Content>,
 }
 
-pub fn expand_home(p: &str) -> PathBuf {
-    if p == "~" {
-        if let Some(h) = std::env::var_os("HOME") {
-            return PathBuf::from(h);
-        }
-    }
-    if let Some(rest) = p.strip_prefix("~/") {
-        if let Some(h) = std::env::var_os("HOME") {
-            return PathBuf::from(h).join(rest);
-        }
-    }
-    PathBuf::from(p)
-}
-
-fn absolute(cwd: &Path, p: &str) -> PathBuf {
-    let p = expand_home(p);
-    if p.is_absolute() {
-        p
-    } else {
-        cwd.join(p)
-    }
-}
-
-/// Reads every `@file`. Errors are the exact messages pi prints (without the `Error: ` prefix).
+/// Reads every `@file`, found as the `read` tool finds files (`~`, odd Unicode spaces, and the
+/// spellings macOS uses in file names). Errors are the exact messages pi prints (without the
+/// `Error: ` prefix).
 pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String> {
     let mut inputs = FileInputs::default();
     for f in files {
-        let path = absolute(cwd, f);
+        let path = crate::tools::path::resolve_read_path(f, cwd);
         let shown = path.display();
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -65,6 +44,8 @@ pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
+        // pi 1.x drops a byte-order mark from text files.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         inputs
             .text
             .push_str(&format!("<file name=\"{shown}\">\n{text}\n</file>\n"));
@@ -109,6 +90,30 @@ mod tests {
             )
         );
         assert_eq!(got.images.len(), 1);
+        // pi's path fallbacks: `~`, a macOS screenshot name typed with a plain space, NFC for
+        // an NFD name, a straight apostrophe for a curly one; a BOM is dropped.
+        let shot = "Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png";
+        std::fs::write(dir.join(shot), "shot").unwrap();
+        std::fs::write(dir.join("re\u{0301}sume\u{2019}s.md"), "\u{feff}cv").unwrap();
+        let got = read_file_args(
+            &dir,
+            &[
+                "Screenshot 2024-01-01 at 10.00.00 AM.png".into(),
+                "r\u{00e9}sume's.md".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            got.text,
+            format!(
+                "<file name=\"{}\">\nshot\n</file>\n<file name=\"{}\">\ncv\n</file>\n",
+                dir.join(shot).display(),
+                dir.join("re\u{0301}sume\u{2019}s.md").display()
+            )
+        );
+        let home = std::env::var("HOME").unwrap_or_default();
+        let err = read_file_args(&dir, &["~/pi-no-such-file".into()]).unwrap_err();
+        assert_eq!(err, format!("File not found: {home}/pi-no-such-file"));
         let err = read_file_args(&dir, &["missing".into()]).unwrap_err();
         assert_eq!(
             err,

@@ -1,7 +1,8 @@
 //! Turning a path argument into a file-system path the way pi does: a leading `@` is dropped,
 //! odd Unicode spaces become plain spaces, `~` is the home directory, and relative paths are
-//! taken from the tool's working directory. Also renders I/O errors in Node's wording, since
-//! pi's tool results quote them.
+//! taken from the tool's working directory; a file that does not exist is looked for under
+//! the spellings macOS uses (the `read` tool and `@file` arguments). Also renders I/O errors
+//! in Node's wording, since pi's tool results quote them.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -56,9 +57,41 @@ pub fn resolve_to_cwd(raw: &str, cwd: &Path) -> PathBuf {
     }
 }
 
-/// Like [`resolve_to_cwd`], but when the file does not exist tries the spellings macOS uses in
-/// screenshot names (narrow no-break space before AM/PM, curly apostrophe).
+/// `name` with a narrow no-break space before a trailing `AM.`/`PM.` (any case), as macOS
+/// writes screenshot names (`Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png`).
+fn macos_am_pm(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(i) = rest.find(' ') {
+        let after = &rest[i + 1..];
+        let meridiem = after.get(..3).filter(|m| {
+            let m = m.as_bytes();
+            matches!(m[0], b'A' | b'a' | b'P' | b'p') && matches!(m[1], b'M' | b'm') && m[2] == b'.'
+        });
+        out.push_str(&rest[..i]);
+        match meridiem {
+            Some(m) => {
+                out.push('\u{202F}');
+                out.push_str(m);
+                rest = &after[3..];
+            }
+            None => {
+                out.push(' ');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Like [`resolve_to_cwd`], but when the file does not exist tries, in pi's order, the
+/// spellings macOS uses: a narrow no-break space before AM/PM (screenshot names), the NFD
+/// (decomposed) form of the name, a curly apostrophe for a straight one, and NFD plus curly
+/// apostrophe (French screenshots, "Capture d’écran"). The first that exists wins; otherwise
+/// the plain resolution is returned.
 pub fn resolve_read_path(raw: &str, cwd: &Path) -> PathBuf {
+    use unicode_normalization::UnicodeNormalization;
     let resolved = resolve_to_cwd(raw, cwd);
     if resolved.exists() {
         return resolved;
@@ -66,24 +99,17 @@ pub fn resolve_read_path(raw: &str, cwd: &Path) -> PathBuf {
     let Some(s) = resolved.to_str() else {
         return resolved;
     };
-    let mut variants = Vec::new();
-    let mut am_pm = s.to_string();
-    for (from, to) in [
-        (" AM.", "\u{202F}AM."),
-        (" PM.", "\u{202F}PM."),
-        (" am.", "\u{202F}am."),
-        (" pm.", "\u{202F}pm."),
-    ] {
-        am_pm = am_pm.replace(from, to);
-    }
-    variants.push(am_pm);
-    variants.push(s.replace('\'', "\u{2019}"));
-    for v in variants {
-        if v != s && Path::new(&v).exists() {
-            return PathBuf::from(v);
-        }
-    }
-    resolved
+    let nfd: String = s.nfd().collect();
+    let variants = [
+        macos_am_pm(s),
+        nfd.clone(),
+        s.replace('\'', "\u{2019}"),
+        nfd.replace('\'', "\u{2019}"),
+    ];
+    variants
+        .into_iter()
+        .find(|v| v != s && Path::new(v).exists())
+        .map_or(resolved, PathBuf::from)
 }
 
 /// Node's name for an I/O error code (`ENOENT`, `EACCES`, ...).
@@ -211,6 +237,76 @@ mod tests {
             normalize_lexically(Path::new(&format!("{home}/f")))
         );
         assert_eq!(expand_path("a\u{00A0}b"), "a b");
+    }
+
+    /// pi-mono's `test/path-utils.test.ts` `resolveReadPath` cases.
+    #[test]
+    fn read_path_fallbacks_for_macos_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let touch = |name: &str| std::fs::write(cwd.join(name), "content").unwrap();
+        touch("test-file.txt");
+        assert_eq!(
+            resolve_read_path("test-file.txt", cwd),
+            cwd.join("test-file.txt")
+        );
+        // NFD on disk (e + U+0301), NFC typed (U+00E9).
+        touch("file\u{0065}\u{0301}.txt");
+        assert_eq!(
+            resolve_read_path("file\u{00e9}.txt", cwd),
+            cwd.join("file\u{0065}\u{0301}.txt")
+        );
+        // Curly apostrophe on disk, straight one typed; with NFC letters too.
+        touch("Capture d\u{2019}cran.txt");
+        assert_eq!(
+            resolve_read_path("Capture d'cran.txt", cwd),
+            cwd.join("Capture d\u{2019}cran.txt")
+        );
+        touch("Capture d\u{2019}\u{00e9}cran.txt");
+        assert_eq!(
+            resolve_read_path("Capture d'\u{00e9}cran.txt", cwd),
+            cwd.join("Capture d\u{2019}\u{00e9}cran.txt")
+        );
+        // NFD and curly together (a French macOS screenshot on a file system keeping NFD).
+        touch("Capture d\u{2019}e\u{0301}cran 2.txt");
+        assert_eq!(
+            resolve_read_path("Capture d'\u{00e9}cran 2.txt", cwd),
+            cwd.join("Capture d\u{2019}e\u{0301}cran 2.txt")
+        );
+        // macOS screenshots: a narrow no-break space before AM/PM, whatever was typed there.
+        touch("Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png");
+        for typed in [
+            "Screenshot 2024-01-01 at 10.00.00 AM.png",
+            "Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png",
+            "Screenshot 2024-01-01 at 10.00.00\u{00A0}AM.png",
+        ] {
+            assert_eq!(
+                resolve_read_path(typed, cwd),
+                cwd.join("Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png"),
+                "{typed:?}"
+            );
+        }
+        touch("Shot at 1.02.03\u{202F}pm.png");
+        assert_eq!(
+            resolve_read_path("Shot at 1.02.03 pm.png", cwd),
+            cwd.join("Shot at 1.02.03\u{202F}pm.png")
+        );
+        // Nothing matches: the plain resolution.
+        assert_eq!(
+            resolve_read_path("missing's.txt", cwd),
+            cwd.join("missing's.txt")
+        );
+    }
+
+    #[test]
+    fn am_pm_spelling() {
+        assert_eq!(
+            macos_am_pm("a 1 AM.png b PM. c am. Pm x"),
+            "a 1\u{202F}AM.png b\u{202F}PM. c\u{202F}am. Pm x"
+        );
+        assert_eq!(macos_am_pm("no meridiem"), "no meridiem");
+        assert_eq!(macos_am_pm("ends with "), "ends with ");
+        assert_eq!(macos_am_pm("é AM."), "é\u{202F}AM.");
     }
 
     #[test]
