@@ -132,10 +132,11 @@ impl<T: Terminal> App<T> {
             shutdown: crate::util::shutdown::notice(),
             env,
         };
+        // After the history: rendering it starts the chat afresh.
+        app.render_history();
         for notice in std::mem::take(&mut app.env.notices) {
             app.view.warning(&notice);
         }
-        app.render_history();
         app.refresh_footer();
         app.install_autocomplete();
         app.list_extensions_in_header();
