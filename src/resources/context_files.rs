@@ -1,12 +1,21 @@
-//! Context files (`AGENTS.md` / `CLAUDE.md`) and the `SYSTEM.md` / `APPEND_SYSTEM.md` overrides.
-//! One context file per directory: the agent dir first, then every ancestor of the working
-//! directory from `/` down to the working directory itself; the same path is never listed twice.
+//! Context files and the `SYSTEM.md` / `APPEND_SYSTEM.md` overrides. One context file per
+//! directory — `AGENTS.override.md` (pi 1.x) before `AGENTS.md` before `CLAUDE.md` — from the
+//! agent dir first, then every ancestor of the working directory from `/` down to the working
+//! directory itself; the same path is never listed twice. Context files load whatever the
+//! project-trust decision (pi: they are instructions, not code); only the `.pi/` prompt files
+//! are trust-gated.
 
 use std::path::{Path, PathBuf};
 
 use super::trust::ProjectScope;
 
-const CANDIDATES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+const CANDIDATES: [&str; 5] = [
+    "AGENTS.override.md",
+    "AGENTS.md",
+    "AGENTS.MD",
+    "CLAUDE.md",
+    "CLAUDE.MD",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextFile {
@@ -14,31 +23,31 @@ pub struct ContextFile {
     pub content: String,
 }
 
-/// The first candidate file that exists in `dir`; an unreadable one is a warning and the next
-/// candidate is tried.
+/// The first candidate file in `dir`; a directory of that name is passed over, an unreadable
+/// file is a warning and the next candidate is tried.
 fn from_dir(dir: &Path, warnings: &mut Vec<String>) -> Option<ContextFile> {
     for name in CANDIDATES {
         let path = dir.join(name);
-        if !path.exists() {
+        if !path.is_file() {
             continue;
         }
         match std::fs::read_to_string(&path) {
-            Ok(content) => return Some(ContextFile { path, content }),
+            Ok(content) => {
+                let content = match content.strip_prefix('\u{feff}') {
+                    Some(rest) => rest.to_string(),
+                    None => content,
+                };
+                return Some(ContextFile { path, content });
+            }
             Err(e) => warnings.push(format!("Could not read {}: {e}", path.display())),
         }
     }
     None
 }
 
-/// Context files in prompt order. Files in project directories are kept only when `scope`
-/// allows them; the skipped ones are returned too so the caller can say so once.
-pub fn discover(
-    agent_dir: &Path,
-    cwd: &Path,
-    scope: &ProjectScope,
-) -> (Vec<ContextFile>, Vec<PathBuf>, Vec<String>) {
+/// Context files in prompt order, and warnings about unreadable ones.
+pub fn discover(agent_dir: &Path, cwd: &Path) -> (Vec<ContextFile>, Vec<String>) {
     let mut files = Vec::new();
-    let mut skipped = Vec::new();
     let mut warnings = Vec::new();
     let mut seen = std::collections::HashSet::new();
     if let Some(f) = from_dir(agent_dir, &mut warnings) {
@@ -48,19 +57,13 @@ pub fn discover(
     let mut ancestors: Vec<&Path> = cwd.ancestors().collect();
     ancestors.reverse();
     for dir in ancestors {
-        let Some(f) = from_dir(dir, &mut warnings) else {
-            continue;
-        };
-        if !seen.insert(f.path.clone()) {
-            continue;
-        }
-        if scope.allows(dir) {
-            files.push(f);
-        } else {
-            skipped.push(f.path);
+        if let Some(f) = from_dir(dir, &mut warnings) {
+            if seen.insert(f.path.clone()) {
+                files.push(f);
+            }
         }
     }
-    (files, skipped, warnings)
+    (files, warnings)
 }
 
 /// Which prompt file applies: the project's `.pi/<name>` (when allowed) before

@@ -1,7 +1,7 @@
 //! Gathers everything the system prompt and input expansion need for one working directory:
 //! context files, `SYSTEM.md` / `APPEND_SYSTEM.md`, skills and prompt templates (including
-//! those of installed pi packages) — honouring project trust and the `--no-*` switches — and
-//! remembers what trust made it skip. Package extensions and themes are collected here for the
+//! those of installed pi packages) — honouring project trust (which never gates context files)
+//! and the `--no-*` switches — and remembers what trust made it skip. Package extensions and themes are collected here for the
 //! extension host and the TUI.
 
 use std::path::{Path, PathBuf};
@@ -32,9 +32,10 @@ pub struct Resources {
     pub append_prompt_file: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<Template>,
-    /// Warnings naming the file they are about.
+    /// Warnings naming the file they are about. Like pi, only a UI shows them; print, JSON and
+    /// RPC modes do not print them.
     pub warnings: Vec<String>,
-    /// Project files left out because the folder is not trusted.
+    /// Trust-gated project files left out because the folder is not trusted.
     pub skipped: Vec<PathBuf>,
     /// Extension entry points contributed by enabled packages (global, and project ones only
     /// in a trusted folder), project packages first. For the extension host.
@@ -54,9 +55,8 @@ impl Resources {
     ) -> Self {
         let mut r = Resources::default();
         if !opts.no_context_files {
-            let (files, skipped, warnings) = context_files::discover(agent_dir, cwd, scope);
+            let (files, warnings) = context_files::discover(agent_dir, cwd);
             r.context_files = files;
-            r.skipped.extend(skipped);
             r.warnings.extend(warnings);
         }
         let (sys, skipped) = context_files::find_prompt_file("SYSTEM.md", agent_dir, cwd, scope);

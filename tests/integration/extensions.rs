@@ -369,6 +369,7 @@ fn an_untrusted_projects_extension_never_starts() {
     let mock = MockServer::start();
     mock.push(Reply::text(API, "one"));
     mock.push(Reply::text(API, "two"));
+    mock.push(Reply::text(API, "three"));
     let pi = PiCommand::for_mock(API, &mock).args(["-p", "hi"]);
     let marker = pi.cwd().join("started");
     script(
@@ -381,11 +382,8 @@ fn an_untrusted_projects_extension_never_starts() {
     let out = pi.run();
     out.assert_code(0);
     assert!(!marker.exists(), "untrusted project code ran");
-    assert!(
-        out.stderr.contains(".pi/extensions"),
-        "the skip is explained: {}",
-        out.stderr
-    );
+    // pi: print mode skips untrusted project resources without a word.
+    assert!(!out.stderr.contains(".pi/extensions"), "{}", out.stderr);
 
     let out = pi
         .again()
@@ -393,6 +391,14 @@ fn an_untrusted_projects_extension_never_starts() {
         .run();
     out.assert_code(0);
     assert!(marker.exists(), "a trusted project's extension runs");
+    // `--approve` is for this process only: nothing is saved, the next run skips it again.
+    assert!(!pi.agent_dir().join("trust.json").exists());
+    std::fs::remove_file(&marker).unwrap();
+    pi.again()
+        .args(["--model", "mock/mock-model", "-p", "hi"])
+        .run()
+        .assert_code(0);
+    assert!(!marker.exists(), "the approval was not remembered");
 }
 
 /// A jiti package for Node versions without type stripping, if one can be found here.

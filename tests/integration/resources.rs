@@ -1,6 +1,7 @@
-//! Project resources in a print run: AGENTS.md, a project skill and a project prompt template
-//! reach the model only once the folder is trusted (`--approve`); otherwise they are ignored
-//! and stderr says why.
+//! Project resources in a print run, with pi 1.x's project trust: AGENTS.md always reaches
+//! the model; a project skill and prompt template only once the folder is trusted — by
+//! `-a/--approve` (this run only), a saved decision in trust.json, or
+//! `defaultProjectTrust: "always"`. Print mode skips untrusted resources without a word.
 
 use crate::support::{MockServer, PiCommand, Reply};
 
@@ -18,11 +19,16 @@ fn project(mock: &MockServer) -> PiCommand {
 
 #[test]
 fn approved_project_sends_context_skills_and_expands_templates() {
-    let mock = MockServer::with_replies([Reply::text(API, "ok"), Reply::text(API, "ok")]);
+    let mock = MockServer::with_replies([
+        Reply::text(API, "ok"),
+        Reply::text(API, "ok"),
+        Reply::text(API, "ok"),
+        Reply::text(API, "ok"),
+    ]);
     let cmd = project(&mock);
     let out = cmd
         .again()
-        .args(["--model", "mock/mock-model", "--approve", "-p", "/tpl a b"])
+        .args(["--model", "mock/mock-model", "-a", "-p", "/tpl a b"])
         .run();
     out.assert_code(0).assert_no_panic();
     let req = &mock.requests()[0];
@@ -39,15 +45,13 @@ fn approved_project_sends_context_skills_and_expands_templates() {
         req.last_user_text().as_deref(),
         Some("First=a Second=b All=a b")
     );
-    assert!(
-        !out.stderr.contains("not a trusted folder"),
-        "{}",
-        out.stderr
-    );
-    let trust = std::fs::read_to_string(cmd.agent_dir().join("trust.json")).unwrap();
-    assert!(trust.contains("true"), "{trust}");
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    // `-a` trusts for this process only; saving is `/trust`'s job.
+    assert!(!cmd.agent_dir().join("trust.json").exists());
 
-    // The decision is remembered: the next run needs no flag and expands `/skill:`.
+    // A saved decision for the folder (or a parent) trusts later runs without a flag.
+    let parent = cmd.cwd().parent().unwrap().display().to_string();
+    let cmd = cmd.write_agent_file("trust.json", &format!("{{\"{parent}\": true}}"));
     let out = cmd
         .again()
         .args(["--model", "mock/mock-model", "-p", "/skill:lint-fix now"])
@@ -56,10 +60,33 @@ fn approved_project_sends_context_skills_and_expands_templates() {
     let text = mock.requests()[1].last_user_text().unwrap();
     assert!(text.starts_with("<skill name=\"lint-fix\""), "{text}");
     assert!(text.ends_with("Run the linter.\n</skill>\n\nnow"), "{text}");
+
+    // `-na` beats the saved decision.
+    cmd.again()
+        .args(["--model", "mock/mock-model", "-na", "-p", "/tpl a b"])
+        .run()
+        .assert_code(0);
+    assert_eq!(
+        mock.requests()[2].last_user_text().as_deref(),
+        Some("/tpl a b")
+    );
+
+    // defaultProjectTrust "always" (global settings) trusts a folder nobody decided on.
+    let cmd = cmd
+        .write_agent_file("trust.json", "{}")
+        .write_agent_file("settings.json", r#"{"defaultProjectTrust":"always"}"#);
+    cmd.again()
+        .args(["--model", "mock/mock-model", "-p", "/tpl a b"])
+        .run()
+        .assert_code(0);
+    assert_eq!(
+        mock.requests()[3].last_user_text().as_deref(),
+        Some("First=a Second=b All=a b")
+    );
 }
 
 #[test]
-fn untrusted_project_resources_are_ignored_with_a_note() {
+fn untrusted_projects_still_send_agents_md_and_skip_the_rest_silently() {
     let mock = MockServer::with_replies([Reply::text(API, "ok"), Reply::text(API, "ok")]);
     let cmd = project(&mock);
     let out = cmd
@@ -69,31 +96,33 @@ fn untrusted_project_resources_are_ignored_with_a_note() {
     out.assert_code(0).assert_no_panic();
     let req = &mock.requests()[0];
     let body = req.body_text();
-    assert!(!body.contains("Always answer in haiku."), "{body}");
+    // pi (every version): context files load whatever the trust decision.
+    assert!(body.contains("Always answer in haiku."), "{body}");
     assert!(!body.contains("lint-fix"), "{body}");
     assert_eq!(req.last_user_text().as_deref(), Some("/tpl a b"));
-    assert_eq!(
-        out.stderr.matches("not a trusted folder").count(),
-        1,
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("--approve"), "{}", out.stderr);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
     assert!(!cmd.agent_dir().join("trust.json").exists());
 
-    // --no-approve: still ignored, and silent about it.
+    // A project-level defaultProjectTrust is not honoured (global only), and `never` skips.
+    let cmd = cmd
+        .write_file(".pi/settings.json", r#"{"defaultProjectTrust":"always"}"#)
+        .write_agent_file("settings.json", r#"{"defaultProjectTrust":"never"}"#);
     let out = cmd
         .again()
-        .args(["--model", "mock/mock-model", "--no-approve", "-p", "hi"])
+        .args(["--model", "mock/mock-model", "-p", "/tpl a b"])
         .run();
     out.assert_code(0);
-    assert!(!mock.requests()[1].body_text().contains("haiku"));
-    assert!(!out.stderr.contains("trusted"), "{}", out.stderr);
+    assert_eq!(
+        mock.requests()[1].last_user_text().as_deref(),
+        Some("/tpl a b")
+    );
+    assert!(mock.requests()[1].body_text().contains("haiku"));
 }
 
-/// Broken resources are reported with their file and skipped; the run goes on: a malformed
-/// global settings.json, a skill with bad frontmatter next to a good one, and a template
-/// called with fewer arguments than it uses (missing ones expand to nothing, as in pi).
+/// Broken resources are skipped and the run goes on: a malformed global settings.json (named
+/// on stderr), a skill with bad frontmatter next to a good one (silently, as pi does outside
+/// interactive mode), and a template called with fewer arguments than it uses (missing ones
+/// expand to nothing, as in pi).
 #[test]
 fn broken_resources_warn_with_their_file_and_the_rest_keeps_working() {
     let mock = MockServer::with_replies([Reply::text(API, "ok")]);
@@ -113,17 +142,20 @@ fn broken_resources_warn_with_their_file_and_the_rest_keeps_working() {
     assert_eq!(out.stdout.trim(), "ok");
     let settings = cmd.agent_dir().join("settings.json");
     let bad_skill = cmd.agent_dir().join("skills/bad/SKILL.md");
-    for file in [&settings, &bad_skill] {
-        assert!(
-            out.stderr.contains(&format!("Warning: {}", file.display()))
-                || out.stderr.contains(&file.display().to_string()),
-            "no warning naming {}: {}",
-            file.display(),
-            out.stderr
-        );
-    }
     assert!(
-        out.stderr.contains("description is required"),
+        out.stderr.contains(&settings.display().to_string()),
+        "no warning naming {}: {}",
+        settings.display(),
+        out.stderr
+    );
+    // pi shows skill problems only in interactive mode; print mode keeps stderr for settings.
+    assert!(
+        !out.stderr.contains(&bad_skill.display().to_string()),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("description is required"),
         "{}",
         out.stderr
     );
@@ -139,5 +171,43 @@ fn broken_resources_warn_with_their_file_and_the_rest_keeps_working() {
     assert_eq!(
         std::fs::read_to_string(settings).unwrap(),
         "{\"theme\": \"dark\","
+    );
+}
+
+/// Interactive mode in a folder nobody decided on: AGENTS.md is listed and sent, the project
+/// extension does not start, and the skip is told inside the TUI (stderr would be erased by
+/// the first frame). `--verbose` shows the listing even with `quietStartup`.
+#[test]
+fn interactive_untrusted_folder_lists_agents_md_and_says_what_it_skipped() {
+    use std::time::Duration;
+    let mock = MockServer::with_replies([Reply::text(API, "reply-from-mock")]);
+    let pi = project(&mock)
+        .write_agent_file("settings.json", r#"{"quietStartup":true}"#)
+        .write_file(
+            ".pi/extensions/marker/extension",
+            "#!/bin/sh\ntouch started\n",
+        );
+    let ext = pi.cwd().join(".pi/extensions/marker/extension");
+    std::fs::set_permissions(&ext, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut child = crate::support::pty::PtyChild::spawn(
+        pi.again()
+            .args(["--model", "mock/mock-model", "--verbose"])
+            .command(),
+        120,
+        30,
+    );
+    child.wait_for("AGENTS.md", Duration::from_secs(10));
+    child.wait_for("trusted", Duration::from_secs(5));
+    child.send("hi\r");
+    child.wait_for("reply-from-mock", Duration::from_secs(10));
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
+    assert!(mock
+        .single_request()
+        .body_text()
+        .contains("Always answer in haiku."));
+    assert!(
+        !pi.cwd().join("started").exists(),
+        "untrusted project code ran"
     );
 }

@@ -7,7 +7,7 @@ use super::frontmatter::{self, FmValue};
 use super::loader::{ResourceOptions, Resources};
 use super::skills::{self, Skill};
 use super::templates::{self, Template};
-use super::trust::{ProjectScope, TrustChoice, TrustStore};
+use super::trust::{ProjectScope, TrustStore};
 
 /// A temporary directory tree removed on drop.
 struct Tree(PathBuf);
@@ -65,14 +65,14 @@ fn context_files_agent_dir_first_then_root_down_to_cwd() {
         "ignored: AGENTS.md wins in the same dir",
     );
     let cwd = t.p("home/proj/sub");
-    let (files, skipped, warnings) = context_files::discover(&agent, &cwd, &scope(&t, &cwd, true));
-    assert!(skipped.is_empty() && warnings.is_empty());
+    let (files, warnings) = context_files::discover(&agent, &cwd);
+    assert!(warnings.is_empty());
     let names: Vec<_> = files.iter().map(|f| f.content.as_str()).collect();
     assert_eq!(names, ["global", "proj claude", "sub agents"]);
     assert_eq!(files[2].path, cwd.join("AGENTS.md"));
 
     // The agent dir inside the cwd chain is not listed twice.
-    let (files, _, _) = context_files::discover(&agent, &agent, &scope(&t, &agent, true));
+    let (files, _) = context_files::discover(&agent, &agent);
     assert_eq!(files.len(), 1);
 
     let rendered = context_files::render(&files);
@@ -84,18 +84,44 @@ fn context_files_agent_dir_first_then_root_down_to_cwd() {
     assert_eq!(context_files::render(&[]), "");
 }
 
+/// pi (every version): context files are instructions, not code; trust never gates them.
 #[test]
-fn untrusted_project_context_files_are_skipped_but_home_and_global_load() {
+fn context_files_load_whatever_the_trust_decision() {
     let t = Tree::new("ctxtrust");
     let agent = t.p("home/.pi/agent");
     t.write("home/.pi/agent/AGENTS.md", "global");
     t.write("home/AGENTS.md", "home level");
     t.write("home/proj/AGENTS.md", "project");
+    t.write("home/proj/.pi/extensions/x.ts", "");
     let cwd = t.p("home/proj");
-    let (files, skipped, _) = context_files::discover(&agent, &cwd, &scope(&t, &cwd, false));
+    let r = Resources::load(
+        &agent,
+        &cwd,
+        &ResourceOptions::default(),
+        &scope(&t, &cwd, false),
+    );
+    let names: Vec<_> = r.context_files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(names, ["global", "home level", "project"]);
+    assert!(!r.skipped.contains(&cwd.join("AGENTS.md")));
+}
+
+/// pi 1.x: `AGENTS.override.md` replaces AGENTS.md/CLAUDE.md of its own directory only; a
+/// directory named like a context file is passed over; a BOM is dropped.
+#[test]
+fn agents_override_replaces_its_directorys_file() {
+    let t = Tree::new("ctxoverride");
+    let agent = t.p("home/.pi/agent");
+    t.write("home/proj/AGENTS.md", "outer");
+    t.write("home/proj/sub/AGENTS.md", "replaced");
+    t.write("home/proj/sub/CLAUDE.md", "replaced too");
+    t.write("home/proj/sub/AGENTS.override.md", "\u{feff}override");
+    std::fs::create_dir_all(t.p("home/proj/sub/deeper/AGENTS.override.md")).unwrap();
+    t.write("home/proj/sub/deeper/CLAUDE.md", "deeper");
+    let cwd = t.p("home/proj/sub/deeper");
+    let (files, _) = context_files::discover(&agent, &cwd);
     let names: Vec<_> = files.iter().map(|f| f.content.as_str()).collect();
-    assert_eq!(names, ["global", "home level"]);
-    assert_eq!(skipped, [cwd.join("AGENTS.md")]);
+    assert_eq!(names, ["outer", "override", "deeper"]);
+    assert_eq!(files[1].path, t.p("home/proj/sub/AGENTS.override.md"));
 }
 
 #[test]
@@ -475,16 +501,14 @@ fn project_scope_classifies_directories() {
     assert!(s.is_project_dir(&cwd));
     assert!(s.is_project_dir(&t.p("home/a")));
     assert!(s.is_project_dir(&t.p("home/a/b/c")));
+    // $HOME's own `.agents/skills` are the user's; ancestors above it are not exempt (pi).
     assert!(!s.is_project_dir(&t.p("home")));
-    assert!(!s.is_project_dir(&t.0));
+    assert!(s.is_project_dir(&t.0));
     assert!(!s.is_project_dir(&t.p("elsewhere")));
     assert!(!s.is_project_dir(&t.p("home/.pi/agent")));
     assert!(!s.allows(&cwd));
     assert!(s.allows(&t.p("home")));
     assert!(scope(&t, &cwd, true).allows(&cwd));
-    assert_eq!(TrustChoice::default(), TrustChoice::Recorded);
-    let home_scope = scope(&t, &t.p("home"), false);
-    assert!(!home_scope.cwd_is_project());
 }
 
 #[test]
