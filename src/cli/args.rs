@@ -1,10 +1,15 @@
-//! Argument parsing with pi's exact rules: a left-to-right loop where value flags take the next
-//! argument if there is one, `-p` swallows the following word as the first message, `@path`
-//! is a file argument anywhere, and unknown long flags are kept for extensions to claim.
+//! The command line, tokenised by lexopt and read with pi's exact rules: one left-to-right pass
+//! in which a value flag takes the next argument whatever it looks like (and is an unknown
+//! option when none is left), `-p` takes the following word as the first message unless it
+//! looks like an option or a file, `@path` is a file argument anywhere, `--` ends the options,
+//! short options are whole words (`-nt`, `-xt`, never clusters), and unknown long options are
+//! kept for extensions to claim. The flags themselves are listed once, in [`super::flags`].
+
+use lexopt::Arg;
 
 use crate::ai::ThinkingLevel;
 
-use super::flags::{find_long, find_short};
+use super::flags::{find_long, find_short, Flag};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -25,13 +30,20 @@ pub struct Args {
     pub continue_session: bool,
     pub resume: bool,
     pub session: Option<String>,
+    /// `--session-id <id>`: this folder's session with exactly that id (created if missing).
+    pub session_id: Option<String>,
     pub fork: Option<String>,
     pub session_dir: Option<String>,
     pub no_session: bool,
+    /// `-n/--name <name>`: the session's display name, set at start-up.
+    pub name: Option<String>,
     pub models: Vec<String>,
     pub no_tools: bool,
     pub no_builtin_tools: bool,
+    /// `--tools`: an allowlist of names and `*` patterns, or a list of only `+name`/`-name`.
     pub tools: Option<Vec<String>>,
+    /// `-xt/--exclude-tools`: names and `*` patterns removed after every other choice.
+    pub exclude_tools: Option<Vec<String>>,
     pub thinking: Option<ThinkingLevel>,
     pub extensions: Vec<String>,
     pub no_extensions: bool,
@@ -42,12 +54,11 @@ pub struct Args {
     pub themes: Vec<String>,
     pub no_themes: bool,
     pub no_context_files: bool,
-    /// `--approve`: trust the folder and record it.
-    pub approve: bool,
-    /// `--no-approve`: ignore project resources for this run.
-    pub no_approve: bool,
+    /// `-a/--approve` (`Some(true)`) or `-na/--no-approve` (`Some(false)`), the last one given:
+    /// the project-trust decision for this process only, never saved.
+    pub trust_override: Option<bool>,
     pub export: Option<String>,
-    /// `--login <provider>`: run a login flow and exit.
+    /// `--login <provider>`: run a login flow and exit (our alias of `pi auth login`).
     pub login: Option<String>,
     /// `Some(None)` for a bare `--list-models`.
     pub list_models: Option<Option<String>>,
@@ -63,112 +74,130 @@ pub struct Args {
     pub warnings: Vec<String>,
 }
 
-fn split_csv(v: &str) -> Vec<String> {
+/// Splits a comma-separated flag value, trimming entries and dropping empty ones.
+pub fn split_csv(v: &str) -> Vec<String> {
     v.split(',')
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
 }
 
+/// Parses `argv` (without the program name). Problems are collected in `errors` (fatal) and
+/// `warnings`, worded as pi words them.
 pub fn parse(argv: &[String]) -> Args {
-    let mut a = Args::default();
-    let mut i = 0;
-    while i < argv.len() {
-        let arg = &argv[i];
-        i += 1;
-        if let Some(path) = arg.strip_prefix('@') {
-            a.file_args.push(path.to_string());
-            continue;
-        }
-        let flag = if let Some(long) = arg.strip_prefix("--") {
-            if long.is_empty() {
-                a.messages.push(arg.clone());
-                continue;
+    let mut reader = Reader {
+        parser: lexopt::Parser::from_args(argv.iter()),
+        args: Args::default(),
+        options_ended: false,
+    };
+    // `-e=x` is the unknown option `-e=x`, as in pi, not `-e` with the value `x`.
+    reader.parser.set_short_equals(false);
+    reader.run();
+    reader.args
+}
+
+struct Reader {
+    parser: lexopt::Parser,
+    args: Args,
+    /// `--` was seen: everything after it is a message or an `@file`.
+    options_ended: bool,
+}
+
+impl Reader {
+    fn run(&mut self) {
+        loop {
+            if !self.options_ended && self.peek().as_deref() == Some("--") {
+                self.options_ended = true;
             }
-            let name = long.split('=').next().unwrap_or(long);
-            match find_long(name) {
-                Some(f) => Some(f),
-                None => {
-                    if long.starts_with('-') {
-                        // `---text` is a message, not a flag.
-                        a.messages.push(arg.clone());
-                        continue;
-                    }
-                    let (name, value) = match long.split_once('=') {
-                        Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                        None => {
-                            let v = argv
-                                .get(i)
-                                .filter(|n| !n.starts_with('-') && !n.starts_with('@'))
-                                .cloned();
-                            if v.is_some() {
-                                i += 1;
-                            }
-                            (long.to_string(), v)
-                        }
-                    };
-                    a.unknown_flags.push((name, value));
+            let token = match self.parser.next() {
+                Ok(Some(Arg::Long(name))) => Token::Long(name.to_string()),
+                Ok(Some(Arg::Short(c))) => Token::Short(c),
+                Ok(Some(Arg::Value(v))) => Token::Value(v.to_string_lossy().into_owned()),
+                Ok(None) => return,
+                // Only a value left over after a known flag can end up here; we always take it.
+                Err(e) => {
+                    self.args.errors.push(e.to_string());
                     continue;
                 }
-            }
-        } else if let Some(short) = arg.strip_prefix('-').filter(|s| !s.is_empty()) {
-            match find_short(short) {
-                Some(f) => Some(f),
-                None => {
-                    a.errors.push(format!("Unknown option: {arg}"));
-                    continue;
-                }
-            }
-        } else {
-            None
-        };
-        let Some(flag) = flag else {
-            a.messages.push(arg.clone());
-            continue;
-        };
-        // `--name=value` form for known flags.
-        let inline = arg
-            .strip_prefix("--")
-            .and_then(|l| l.split_once('='))
-            .map(|(_, v)| v.to_string());
-        if flag.value.is_some() && flag.long != "list-models" {
-            let value = match inline {
-                Some(v) => v,
-                None => match argv.get(i) {
-                    Some(v) => {
-                        i += 1;
-                        v.clone()
-                    }
-                    // A value flag given last is silently ignored, as in pi.
-                    None => continue,
-                },
             };
-            apply_value(&mut a, flag.long, value);
-            continue;
+            match token {
+                Token::Value(v) => self.positional(v),
+                Token::Long(name) => self.long(name),
+                Token::Short(c) => self.short(c),
+            }
         }
+    }
+
+    /// The next raw argument, when the parser is between arguments.
+    fn peek(&mut self) -> Option<String> {
+        let raw = self.parser.try_raw_args()?;
+        raw.peek().map(|a| a.to_string_lossy().into_owned())
+    }
+
+    /// Takes the next raw argument if `accept` likes it.
+    fn next_if(&mut self, accept: impl FnOnce(&str) -> bool) -> Option<String> {
+        let mut raw = self.parser.try_raw_args()?;
+        raw.next_if(|a| accept(&a.to_string_lossy()))
+            .map(|a| a.to_string_lossy().into_owned())
+    }
+
+    /// The value attached to the current option (`--flag=value`, or the rest of a short word).
+    fn attached(&mut self) -> Option<String> {
+        self.parser
+            .optional_value()
+            .map(|v| v.to_string_lossy().into_owned())
+    }
+
+    fn positional(&mut self, v: String) {
+        if let Some(path) = v.strip_prefix('@') {
+            self.args.file_args.push(path.to_string());
+        } else if v == "-" && !self.options_ended {
+            self.args.errors.push("Unknown option: -".into());
+        } else {
+            self.args.messages.push(v);
+        }
+    }
+
+    fn long(&mut self, name: String) {
+        let inline = self.attached();
+        match find_long(&name) {
+            Some(flag) if flag.value.is_some() => self.flag_with_value(flag, inline, &name, "--"),
+            Some(flag) if inline.is_none() => self.switch(flag),
+            // `--print=x`: a switch given a value is an option pi does not know.
+            _ => {
+                let value = inline.or_else(|| {
+                    self.next_if(|next| !next.starts_with('-') && !next.starts_with('@'))
+                });
+                self.args.unknown_flags.push((name, value));
+            }
+        }
+    }
+
+    fn short(&mut self, first: char) {
+        // pi's short options are whole words: `-nt` is one option, not `-n -t`.
+        let word = match self.attached() {
+            Some(rest) => format!("{first}{rest}"),
+            None => first.to_string(),
+        };
+        match find_short(&word) {
+            Some(flag) if flag.value.is_some() => self.flag_with_value(flag, None, &word, "-"),
+            Some(flag) => self.switch(flag),
+            None => self.args.errors.push(format!("Unknown option: -{word}")),
+        }
+    }
+
+    fn switch(&mut self, flag: &Flag) {
+        let a = &mut self.args;
         match flag.long {
             "print" => {
                 a.print = true;
-                if let Some(next) = argv.get(i) {
-                    if !next.starts_with('@') && (!next.starts_with('-') || next.starts_with("---"))
-                    {
-                        a.messages.push(next.clone());
-                        i += 1;
-                    }
+                // pi: the next word is the first message unless it looks like an option
+                // (`---text` still counts as a message) or a file.
+                if let Some(message) = self.next_if(|next| {
+                    !next.starts_with('@') && (!next.starts_with('-') || next.starts_with("---"))
+                }) {
+                    self.args.messages.push(message);
                 }
-            }
-            "list-models" => {
-                let search = inline.or_else(|| {
-                    let n = argv
-                        .get(i)
-                        .filter(|n| !n.starts_with('-') && !n.starts_with('@'))
-                        .cloned();
-                    if n.is_some() {
-                        i += 1;
-                    }
-                    n
-                });
-                a.list_models = Some(search);
             }
             "continue" => a.continue_session = true,
             "resume" => a.resume = true,
@@ -180,118 +209,116 @@ pub fn parse(argv: &[String]) -> Args {
             "no-prompt-templates" => a.no_prompt_templates = true,
             "no-themes" => a.no_themes = true,
             "no-context-files" => a.no_context_files = true,
-            "approve" => a.approve = true,
-            "no-approve" => a.no_approve = true,
+            "approve" => a.trust_override = Some(true),
+            "no-approve" => a.trust_override = Some(false),
             "verbose" => a.verbose = true,
             "offline" => a.offline = true,
             "help" => a.help = true,
             "version" => a.version = true,
-            _ => {}
+            other => unreachable!("switch --{other} has no handler"),
         }
     }
-    a
+
+    /// A flag that takes a value. `typed` is the option as given (`model`, `xt`), `dashes` its
+    /// prefix, for messages.
+    fn flag_with_value(&mut self, flag: &Flag, inline: Option<String>, typed: &str, dashes: &str) {
+        let value = match flag.long {
+            // An optional value: a following word that is no option and no file.
+            "list-models" => {
+                let search =
+                    inline.or_else(|| self.next_if(|n| !n.starts_with('-') && !n.starts_with('@')));
+                self.args.list_models = Some(search);
+                return;
+            }
+            // pi 1.x: a missing or unknown mode is an error, and an option is never a mode.
+            "mode" => match inline.or_else(|| self.next_if(|n| !n.starts_with('-'))) {
+                Some(v) => v,
+                None => {
+                    self.args
+                        .errors
+                        .push("--mode requires text, json, or rpc".into());
+                    return;
+                }
+            },
+            _ => match inline.or_else(|| self.parser.value().ok().map(lossy)) {
+                Some(v) => v,
+                None if flag.long == "name" => {
+                    self.args.errors.push("--name requires a value".into());
+                    return;
+                }
+                // pi: a value flag with nothing after it is an option it does not know.
+                None => {
+                    self.args
+                        .errors
+                        .push(format!("Unknown option: {dashes}{typed}"));
+                    return;
+                }
+            },
+        };
+        self.apply_value(flag.long, value, &format!("{dashes}{typed}"));
+    }
+
+    fn apply_value(&mut self, long: &str, v: String, typed: &str) {
+        let a = &mut self.args;
+        match long {
+            "provider" => a.provider = Some(v),
+            "model" => a.model = Some(v),
+            "api-key" => a.api_key = Some(v),
+            "system-prompt" => a.system_prompt = Some(v),
+            "append-system-prompt" => a.append_system_prompt.push(v),
+            "mode" => match v.as_str() {
+                "text" => a.mode = Some(Mode::Text),
+                "json" => a.mode = Some(Mode::Json),
+                "rpc" => a.mode = Some(Mode::Rpc),
+                _ => a.errors.push(format!(
+                    "Invalid mode \"{v}\". Valid values: text, json, rpc"
+                )),
+            },
+            "session" => a.session = Some(v),
+            "session-id" => a.session_id = Some(v),
+            "fork" => a.fork = Some(v),
+            "session-dir" => a.session_dir = Some(v),
+            "name" => a.name = Some(v),
+            "models" => a.models = split_csv(&v),
+            "tools" => {
+                let tools = split_csv(&v);
+                match crate::harness::tools::tool_list_error(&tools) {
+                    Some(e) => a.errors.push(format!("{typed}: {e}")),
+                    None => a.tools = Some(tools),
+                }
+            }
+            "exclude-tools" => a.exclude_tools = Some(split_csv(&v)),
+            "thinking" => match ThinkingLevel::parse(&v) {
+                Some(l) => a.thinking = Some(l),
+                None => {
+                    let valid: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
+                    a.warnings.push(format!(
+                        "Invalid thinking level \"{v}\". Valid values: {}",
+                        valid.join(", ")
+                    ));
+                }
+            },
+            "extension" => a.extensions.push(v),
+            "skill" => a.skills.push(v),
+            "prompt-template" => a.prompt_templates.push(v),
+            "theme" => a.themes.push(v),
+            "export" => a.export = Some(v),
+            "login" => a.login = Some(v),
+            other => unreachable!("value flag --{other} has no handler"),
+        }
+    }
 }
 
-fn apply_value(a: &mut Args, long: &str, v: String) {
-    match long {
-        "provider" => a.provider = Some(v),
-        "model" => a.model = Some(v),
-        "api-key" => a.api_key = Some(v),
-        "system-prompt" => a.system_prompt = Some(v),
-        "append-system-prompt" => a.append_system_prompt.push(v),
-        "mode" => match v.as_str() {
-            "text" => a.mode = Some(Mode::Text),
-            "json" => a.mode = Some(Mode::Json),
-            "rpc" => a.mode = Some(Mode::Rpc),
-            _ => {} // pi ignores an unknown mode
-        },
-        "session" => a.session = Some(v),
-        "fork" => a.fork = Some(v),
-        "session-dir" => a.session_dir = Some(v),
-        "models" => a.models = split_csv(&v),
-        "tools" => a.tools = Some(split_csv(&v)),
-        "thinking" => match ThinkingLevel::parse(&v) {
-            Some(l) => a.thinking = Some(l),
-            None => a.warnings.push(format!(
-                "Invalid thinking level \"{v}\". Valid values: off, minimal, low, medium, high, xhigh"
-            )),
-        },
-        "extension" => a.extensions.push(v),
-        "skill" => a.skills.push(v),
-        "prompt-template" => a.prompt_templates.push(v),
-        "theme" => a.themes.push(v),
-        "export" => a.export = Some(v),
-        "login" => a.login = Some(v),
-        _ => {}
-    }
+enum Token {
+    Long(String),
+    Short(char),
+    Value(String),
+}
+
+fn lossy(v: std::ffi::OsString) -> String {
+    v.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(s: &[&str]) -> Args {
-        parse(&s.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-    }
-
-    #[test]
-    fn print_swallows_the_next_word() {
-        let a = p(&["-p", "hello", "world"]);
-        assert!(a.print);
-        assert_eq!(a.messages, ["hello", "world"]);
-        let a = p(&["-p", "--model", "x"]);
-        assert!(a.messages.is_empty());
-        assert_eq!(a.model.as_deref(), Some("x"));
-        assert_eq!(p(&["-p", "---dash"]).messages, ["---dash"]);
-    }
-
-    #[test]
-    fn files_flags_and_values() {
-        let a = p(&[
-            "@a.rs",
-            "--model",
-            "openai/gpt-4o:high",
-            "-t",
-            "read, grep,",
-            "msg",
-            "@b.md",
-        ]);
-        assert_eq!(a.file_args, ["a.rs", "b.md"]);
-        assert_eq!(a.model.as_deref(), Some("openai/gpt-4o:high"));
-        assert_eq!(a.tools, Some(vec!["read".to_string(), "grep".to_string()]));
-        assert_eq!(a.messages, ["msg"]);
-        assert_eq!(p(&["--model"]).model, None);
-        assert_eq!(p(&["--mode", "json"]).mode, Some(Mode::Json));
-        assert_eq!(p(&["--mode", "bogus"]).mode, None);
-        assert!(p(&["-nt"]).no_tools);
-    }
-
-    #[test]
-    fn unknown_flags() {
-        let a = p(&["-x"]);
-        assert_eq!(a.errors, ["Unknown option: -x"]);
-        let a = p(&["--plan", "--foo=bar", "--baz", "val", "msg"]);
-        assert_eq!(
-            a.unknown_flags,
-            [
-                ("plan".to_string(), None),
-                ("foo".to_string(), Some("bar".to_string())),
-                ("baz".to_string(), Some("val".to_string()))
-            ]
-        );
-        assert_eq!(a.messages, ["msg"]);
-    }
-
-    #[test]
-    fn list_models_optional_search_and_thinking_warning() {
-        assert_eq!(p(&["--list-models"]).list_models, Some(None));
-        assert_eq!(
-            p(&["--list-models", "sonnet"]).list_models,
-            Some(Some("sonnet".into()))
-        );
-        assert_eq!(p(&["--list-models", "-p"]).list_models, Some(None));
-        let a = p(&["--thinking", "huge"]);
-        assert_eq!(a.thinking, None);
-        assert_eq!(a.warnings.len(), 1);
-    }
-}
+#[path = "args_tests.rs"]
+mod tests;

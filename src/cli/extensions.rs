@@ -1,7 +1,8 @@
 //! Loading extensions for a run: discovery (with project trust and `--no-extensions`), the
 //! host with its handshake, extension CLI flags, and merging extension tools into the tool
-//! set the way pi does (`--no-tools` drops them, `--tools` filters them, a tool with a
-//! built-in's name replaces it).
+//! set the way pi does (see [`crate::harness::tools::ToolPlan`]: `--no-tools` drops them,
+//! `--tools` filters them, `--exclude-tools` removes them, a tool with a built-in's name
+//! replaces it). An `-e` path that cannot be loaded stops the run, as in pi.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use crate::extensions::{
     discover, DiscoveryOptions, ErrorSink, ExtensionHost, HostOptions, StderrSink,
 };
 use crate::harness::extensions::ModelLookup;
+use crate::harness::tools::{all_builtins, ToolChoice, ToolPlan};
 use crate::resources::settings::Settings;
 use crate::resources::trust::ProjectScope;
 
@@ -22,7 +24,7 @@ pub struct LoadedExtensions {
     pub host: Arc<ExtensionHost>,
     /// Project extension folders not started because the project is not trusted.
     pub skipped: Vec<PathBuf>,
-    /// Discovery warnings, when a UI shows them (otherwise they went to stderr).
+    /// Discovery warnings, for a UI to show (pi prints none in the other modes).
     pub warnings: Vec<String>,
 }
 
@@ -42,9 +44,48 @@ pub struct UiHookup {
     pub stderr: StderrSink,
 }
 
+/// Why an `-e` path cannot be loaded, worded as pi words it.
+fn check_cli_path(
+    agent_dir: &Path,
+    cwd: &Path,
+    scope: &ProjectScope,
+    raw: &str,
+) -> Result<(), String> {
+    use crate::resources::packages::PackageSource;
+    let path = if matches!(PackageSource::parse(raw), PackageSource::Local { .. }) {
+        crate::tools::path::normalize_lexically(&cwd.join(crate::resources::expand_tilde(raw)))
+    } else {
+        PathBuf::from(raw)
+    };
+    let shown = path.display();
+    if !path.exists() {
+        return Err(format!(
+            "Failed to load extension \"{shown}\": Extension path does not exist: {shown}"
+        ));
+    }
+    // The same rules discovery applies, for this one path.
+    let (_, warnings, _) = discover(&DiscoveryOptions {
+        agent_dir,
+        cwd,
+        scope,
+        settings_paths: Vec::new(),
+        package_paths: Vec::new(),
+        cli_paths: vec![raw.to_string()],
+        no_extensions: true,
+    });
+    match warnings.first() {
+        Some(w) => Err(format!("Failed to load extension \"{shown}\": {w}")),
+        None => Ok(()),
+    }
+}
+
+/// pi's hint after an extension failed to load.
+const NO_EXTENSIONS_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+
 /// Discovers and starts the run's extensions. `package_paths` are extension entry points
-/// contributed by installed pi packages. Warnings go to stderr; an unknown or malformed
-/// extension flag is an error (`Error: Unknown option: --x`).
+/// contributed by installed pi packages. An `-e` path that cannot be loaded, and an unknown or
+/// malformed extension flag, are errors (`Error: Unknown option: --x`); other discovery
+/// problems are returned as warnings.
 #[allow(clippy::too_many_arguments)]
 pub fn load(
     args: &Args,
@@ -56,6 +97,15 @@ pub fn load(
     package_paths: Vec<PathBuf>,
     hookup: Option<&UiHookup>,
 ) -> Result<LoadedExtensions, String> {
+    let failed: Vec<String> = args
+        .extensions
+        .iter()
+        .filter_map(|p| check_cli_path(agent_dir, cwd, scope, p).err())
+        .map(|e| format!("Error: {e}"))
+        .collect();
+    if !failed.is_empty() {
+        return Err(format!("{}\n{NO_EXTENSIONS_HINT}", failed.join("\n")));
+    }
     let (sources, warnings, skipped) = discover(&DiscoveryOptions {
         agent_dir,
         cwd,
@@ -65,14 +115,6 @@ pub fn load(
         cli_paths: args.extensions.clone(),
         no_extensions: args.no_extensions,
     });
-    let warnings = if hookup.is_some() {
-        warnings
-    } else {
-        for w in warnings {
-            eprintln!("Warning: {w}");
-        }
-        Vec::new()
-    };
     let mode = match (args.mode, hookup) {
         (_, Some(_)) => "interactive",
         (Some(Mode::Rpc), _) => "rpc",
@@ -121,35 +163,21 @@ pub fn load(
 /// A list of tools.
 type Tools = Vec<Arc<dyn Tool>>;
 
-/// The active tools and the full registry (for `setActiveTools`), with extension tools merged
-/// into `builtins` (the selected built-ins) and `all_builtins`.
+/// The active tools and the registry (for `setActiveTools`): the built-ins and the
+/// extensions' tools, chosen by the tool flags and the `defaultTools` setting.
 pub fn merge_tools(
     args: &Args,
     host: &ExtensionHost,
-    builtins: Tools,
-    all_builtins: Tools,
+    settings: &Settings,
+    env: &crate::tools::bash::SessionEnv,
 ) -> (Tools, Tools) {
-    let ext_tools = host.tools();
-    let merge = |mut base: Vec<Arc<dyn Tool>>, filter: &dyn Fn(&str) -> bool| {
-        for t in ext_tools.iter().filter(|t| filter(t.name())) {
-            match base.iter().position(|b| b.name() == t.name()) {
-                Some(i) => base[i] = Arc::clone(t),
-                None => base.push(Arc::clone(t)),
-            }
-        }
-        base
+    let choice = ToolChoice {
+        allow: args.tools.clone(),
+        no_tools: args.no_tools,
+        no_builtin_tools: args.no_builtin_tools,
     };
-    let active = if args.no_tools && args.tools.is_none() {
-        builtins
-    } else {
-        let allow = args.tools.clone();
-        merge(builtins, &|n| match &allow {
-            Some(a) => a.iter().any(|x| x == n),
-            None => true,
-        })
-    };
-    let registry = merge(all_builtins, &|_| true);
-    (active, registry)
+    ToolPlan::new(&choice, args.exclude_tools.as_deref(), settings)
+        .assemble(all_builtins(settings, env), host.tools())
 }
 
 /// `setModel` for extensions: an available model and its credentials.

@@ -28,7 +28,7 @@ pub const FLAGS: &[Flag] = &[
         "provider",
         None,
         Some("name"),
-        &["Provider to use together with --model"],
+        &["Provider to look --model up in (needs --model)"],
     ),
     flag(
         "model",
@@ -80,6 +80,15 @@ pub const FLAGS: &[Flag] = &[
         &["Use this session file, or the session whose id starts so"],
     ),
     flag(
+        "session-id",
+        None,
+        Some("id"),
+        &[
+            "Open this folder's session with exactly this id, or create it",
+            "(letters, digits, '.', '_', '-'; starts and ends with a letter or digit)",
+        ],
+    ),
+    flag(
         "fork",
         None,
         Some("path|id"),
@@ -96,6 +105,12 @@ pub const FLAGS: &[Flag] = &[
         None,
         None,
         &["Keep the session in memory only"],
+    ),
+    flag(
+        "name",
+        Some("n"),
+        Some("name"),
+        &["Set the session's display name"],
     ),
     flag(
         "models",
@@ -123,9 +138,15 @@ pub const FLAGS: &[Flag] = &[
         Some("t"),
         Some("tools"),
         &[
-            "Comma-separated list of the tools to enable",
-            "Covers built-in, extension and custom tools",
+            "Comma-separated tool names or * patterns to enable (built-in and extension)",
+            "Only +name/-name entries: add to or remove from the default set instead",
         ],
+    ),
+    flag(
+        "exclude-tools",
+        Some("xt"),
+        Some("tools"),
+        &["Comma-separated tool names or * patterns to disable, applied last"],
     ),
     flag(
         "thinking",
@@ -180,19 +201,19 @@ pub const FLAGS: &[Flag] = &[
         "no-context-files",
         Some("nc"),
         None,
-        &["Do not load AGENTS.md or CLAUDE.md"],
+        &["Do not load AGENTS.md, AGENTS.override.md or CLAUDE.md"],
     ),
     flag(
         "approve",
+        Some("a"),
         None,
-        None,
-        &["Trust this folder: load its project resources and remember the choice"],
+        &["Trust this folder's project settings and resources for this run"],
     ),
     flag(
         "no-approve",
+        Some("na"),
         None,
-        None,
-        &["Ignore this folder's project resources for this run"],
+        &["Skip this folder's trust-gated project settings and resources for this run"],
     ),
     flag(
         "export",
@@ -204,11 +225,7 @@ pub const FLAGS: &[Flag] = &[
         "login",
         None,
         Some("provider"),
-        &[
-            "Log in without the TUI and save to auth.json: OAuth providers (anthropic,",
-            "openai-codex, github-copilot) print a URL and take the browser callback or a",
-            "pasted code; other providers read an API key from stdin",
-        ],
+        &["Log in like `pi auth login`, also headless (key or code read from stdin)"],
     ),
     flag(
         "list-models",
@@ -216,7 +233,12 @@ pub const FLAGS: &[Flag] = &[
         Some("[search]"),
         &["List the models you have keys for (optionally filtered)"],
     ),
-    flag("verbose", None, None, &["Verbose start-up output"]),
+    flag(
+        "verbose",
+        None,
+        None,
+        &["Verbose start-up output (overrides the quietStartup setting)"],
+    ),
     flag(
         "offline",
         None,
@@ -225,6 +247,28 @@ pub const FLAGS: &[Flag] = &[
     ),
     flag("help", Some("h"), None, &["Show this help"]),
     flag("version", Some("v"), None, &["Show the version"]),
+];
+
+/// The subcommands, for `--help` and the man page.
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "pi install <source> [-l]",
+        "Install a package and add it to settings",
+    ),
+    (
+        "pi remove <source> [-l]",
+        "Remove a package from settings (alias: uninstall)",
+    ),
+    (
+        "pi update [source|self|pi]",
+        "Update pi or installed packages",
+    ),
+    ("pi list", "List installed packages"),
+    ("pi config", "Choose which package resources load"),
+    (
+        "pi auth <command>",
+        "Log in or out, check a provider, print a credential (pi auth --help)",
+    ),
 ];
 
 /// Environment variables documented in `--help` and the man page.
@@ -283,7 +327,12 @@ fn flag_label(f: &Flag) -> String {
 pub fn help_text() -> String {
     let mut out = String::new();
     out.push_str("pi - a minimal terminal coding agent (read, bash, edit, write tools)\n\n");
-    out.push_str("Usage:\n  pi [options] [@files...] [messages...]\n\nOptions:\n");
+    out.push_str("Usage:\n  pi [options] [--] [@files...] [messages...]\n\nCommands:\n");
+    let width = COMMANDS.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    for (command, what) in COMMANDS {
+        out.push_str(&format!("  {command:<width$}  {what}\n"));
+    }
+    out.push_str("\nOptions:\n");
     let width = FLAGS.iter().map(|f| flag_label(f).len()).max().unwrap_or(0) + 2;
     for f in FLAGS {
         let label = flag_label(f);
@@ -292,8 +341,13 @@ pub fn help_text() -> String {
             out.push_str(&format!("  {left:<width$} {line}\n"));
         }
     }
+    out.push_str(&format!(
+        "  {:<width$} End of options: what follows is messages and @files\n",
+        "--"
+    ));
+    out.push_str("\nExtensions can add long options of their own (e.g. --plan).\n");
     out.push_str(
-        "\nExamples:\n  pi -p \"List all .rs files in src/\"\n  git diff | pi -p \"Review this change\"\n  pi @notes.md -p \"Summarize\"\n  pi --model openai/gpt-4o -p \"Refactor this\"\n  pi --model sonnet:high -p \"Solve this\"\n  pi --mode json \"hi\"   # one JSON event per line\n",
+        "\nExamples:\n  pi -p \"List all .rs files in src/\"\n  git diff | pi -p \"Review this change\"\n  pi @notes.md -p \"Summarize\"\n  pi --model openai/gpt-4o -p \"Refactor this\"\n  pi --model sonnet:high -p \"Solve this\"\n  pi --mode json \"hi\"   # one JSON event per line\n  pi -t +grep,-write -p \"Find the TODOs\"\n  pi auth check --provider openai --json\n",
     );
     out.push_str("\nEnvironment Variables:\n");
     let w = ENV_VARS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -317,14 +371,25 @@ pub fn man_page() -> String {
     ));
     out.push_str(".SH NAME\npi \\- a minimal terminal coding agent\n");
     out.push_str(
-        ".SH SYNOPSIS\n.B pi\n[\\fIoptions\\fR] [\\fI@files\\fR...] [\\fImessages\\fR...]\n",
+        ".SH SYNOPSIS\n.B pi\n[\\fIoptions\\fR] [\\-\\-] [\\fI@files\\fR...] [\\fImessages\\fR...]\n",
     );
     out.push_str(".SH DESCRIPTION\npi sends your request to the language model of your choice, streams the answer, and\nruns the tools the model asks for in the current directory. With \\fB\\-p\\fR or piped input\nit answers once and exits; \\fB\\-\\-mode json\\fR prints every event as a JSON line.\n");
+    out.push_str(".SH COMMANDS\n");
+    for (command, what) in COMMANDS {
+        out.push_str(&format!(
+            ".TP\n.B {}\n{}\n",
+            roff_escape(command),
+            roff_escape(what)
+        ));
+    }
     out.push_str(".SH OPTIONS\n");
     for f in FLAGS {
         out.push_str(&format!(".TP\n.B {}\n", roff_escape(&flag_label(f))));
         out.push_str(&format!("{}\n", roff_escape(&f.help.join(" "))));
     }
+    out.push_str(
+        ".TP\n.B \\-\\-\nEnd of options: the remaining arguments are messages and @files.\n",
+    );
     out.push_str(".SH ENVIRONMENT\n");
     for (name, desc) in ENV_VARS {
         out.push_str(&format!(
@@ -333,7 +398,7 @@ pub fn man_page() -> String {
             roff_escape(desc)
         ));
     }
-    out.push_str(".SH FILES\n.TP\n.B ~/.pi/agent/auth.json\nAPI keys per provider.\n.TP\n.B ~/.pi/agent/models.json\nCustom providers and models.\n.TP\n.B ~/.pi/agent/settings.json\nSettings; \\fB.pi/settings.json\\fR in a project overrides them.\n.TP\n.B ~/.pi/agent/trust.json\nFolders whose project resources (\\fB.pi/\\fR, \\fB.agents/skills\\fR, AGENTS.md) may load.\n");
+    out.push_str(".SH FILES\n.TP\n.B ~/.pi/agent/auth.json\nAPI keys per provider.\n.TP\n.B ~/.pi/agent/models.json\nCustom providers and models.\n.TP\n.B ~/.pi/agent/settings.json\nSettings; \\fB.pi/settings.json\\fR in a project overrides them.\n.TP\n.B ~/.pi/agent/trust.json\nSaved project-trust decisions: whether a folder's \\fB.pi/\\fR settings, extensions, skills,\nprompts, themes and system-prompt files and its \\fB.agents/skills\\fR may load. Context files\n(AGENTS.md, CLAUDE.md) load either way.\n");
     out.push_str(".SH EXIT STATUS\n0 on success; 1 on bad arguments, a missing key, or a failed request in print mode;\n130 when interrupted; 143 when terminated.\n");
     out
 }

@@ -2,12 +2,15 @@
 //! hand over to a mode. Every user-facing failure is one clear line on stderr and exit 1.
 
 pub mod args;
+mod auth;
+mod config;
 mod extensions;
 pub mod flags;
 pub mod inputs;
 mod login;
 mod models;
 mod packages;
+mod session_id;
 mod sessions;
 mod setup;
 
@@ -25,6 +28,14 @@ pub fn main() -> i32 {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    if argv.first().map(String::as_str) == Some("auth") {
+        return auth::run(&argv[1..]);
+    }
+    // Everything below works on the current directory; pi stops here when it is gone.
+    if let Err(e) = config::current_dir() {
+        eprintln!("{e}");
+        return 1;
+    }
     if let Some(code) = packages::run(&argv) {
         return code;
     }
@@ -98,8 +109,19 @@ pub fn main() -> i32 {
             return 1;
         }
     }
+    if let Err(e) = session_id::check_flags(&args) {
+        eprintln!("{e}");
+        return 1;
+    }
     if args.mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
         eprintln!("Error: @file arguments are not supported in RPC mode");
+        return 1;
+    }
+    // pi 1.x: `--provider` only narrows `--model`; alone it is a mistake, not a choice.
+    if let (Some(provider), None, None) = (&args.provider, &args.model, &args.list_models) {
+        eprintln!(
+            "Error: --provider requires --model (for example: --provider {provider} --model <pattern>)"
+        );
         return 1;
     }
     let not_yet = |what: &str| {

@@ -45,6 +45,25 @@ impl Chosen {
     }
 }
 
+/// Why no model could be chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelError {
+    /// The command line asked for something that does not exist (`--model nonexistent`,
+    /// `--api-key` without a model): every mode stops, as pi does.
+    Fatal(String),
+    /// Nothing usable is configured: print and JSON modes stop, RPC and interactive mode
+    /// start without a model.
+    Unavailable(String),
+}
+
+impl ModelError {
+    pub fn message(&self) -> &str {
+        match self {
+            ModelError::Fatal(m) | ModelError::Unavailable(m) => m,
+        }
+    }
+}
+
 pub struct Models {
     registry: ModelRegistry,
 }
@@ -107,16 +126,23 @@ impl Models {
         settings: &Settings,
         resumed: (Option<&(String, String)>, Option<&str>),
         scope: Option<&[ScopeEntry]>,
-    ) -> Result<Chosen, String> {
+    ) -> Result<Chosen, ModelError> {
+        use ModelError::{Fatal, Unavailable};
         if let Some(e) = self.registry.load_error() {
-            return Err(format!("Error: {e}"));
+            // An explicit --model cannot be found in a registry that did not load.
+            let e = format!("Error: {e}");
+            return Err(if args.model.is_some() {
+                Fatal(e)
+            } else {
+                Unavailable(e)
+            });
         }
         let (model, suffix_level) = match &args.model {
             Some(pattern) => {
                 let r = self
                     .registry
                     .resolve_cli_model(args.provider.as_deref(), pattern)
-                    .map_err(|e| format!("Error: {e}"))?;
+                    .map_err(|e| Fatal(format!("Error: {e}")))?;
                 if let Some(w) = r.warning {
                     eprintln!("Warning: {w}");
                 }
@@ -136,14 +162,16 @@ impl Models {
             }
             None => {
                 if args.api_key.is_some() {
-                    return Err("Error: --api-key requires a model to be specified via --model, --provider/--model, or --models".into());
+                    return Err(Fatal("Error: --api-key requires a model to be specified via --model, --provider/--model, or --models".into()));
                 }
                 match self
                     .registry
                     .default_model(settings.default_provider(), settings.default_model())
                 {
                     Some(m) => (m, None),
-                    None => return local_server_model().ok_or_else(no_model_message),
+                    None => {
+                        return local_server_model().ok_or_else(|| Unavailable(no_model_message()))
+                    }
                 }
             }
         };
@@ -162,11 +190,11 @@ impl Models {
         let auth = self
             .registry
             .request_auth(&model)
-            .map_err(|e| format!("Error: {e}"))?;
+            .map_err(|e| Unavailable(format!("Error: {e}")))?;
         let api_key = auth
             .api_key
             .filter(|k| !k.is_empty())
-            .ok_or_else(|| no_key_message(&model.provider))?;
+            .ok_or_else(|| Unavailable(no_key_message(&model.provider)))?;
         Ok(Chosen {
             thinking: clamp_thinking(&model, level),
             model,
@@ -207,7 +235,7 @@ fn no_key_message(provider: &str) -> String {
     }
     if provider == "openai-codex" {
         return "No login found for openai-codex (ChatGPT Plus/Pro).\n\nThis provider has no API \
-                keys: log in with `pi --login openai-codex`, or /login in interactive mode."
+                keys: log in with `pi auth login openai-codex`, or /login in interactive mode."
             .to_string();
     }
     // The API key variable people know first (pi prefers an OAuth token where both exist).
@@ -221,8 +249,8 @@ fn no_key_message(provider: &str) -> String {
             .unwrap_or_default(),
     };
     let login = match provider {
-        "anthropic" => " Claude Pro/Max subscribers can log in with `pi --login anthropic`.",
-        "github-copilot" => " Or log in with `pi --login github-copilot`.",
+        "anthropic" => " Claude Pro/Max subscribers can log in with `pi auth login anthropic`.",
+        "github-copilot" => " Or log in with `pi auth login github-copilot`.",
         "azure-openai-responses" => {
             " Azure also needs AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME."
         }

@@ -38,7 +38,12 @@ pub fn sessions_dir(args: &Args, settings: &Settings, agent_dir: &Path, cwd: &st
 }
 
 /// A `--session`/`--fork` argument resolved to a file.
-fn resolve(arg: &str, agent_dir: &Path, dir: &Path, cwd: &str) -> Result<PathBuf, String> {
+pub(super) fn resolve(
+    arg: &str,
+    agent_dir: &Path,
+    dir: &Path,
+    cwd: &str,
+) -> Result<PathBuf, String> {
     if looks_like_path(arg) {
         let p = expand_tilde(arg);
         return Ok(if p.is_absolute() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::args::{Args, Mode};
 use super::inputs;
+use super::models::ModelError;
 use crate::agent::Agent;
 use crate::ai::{now_ms, Abort, StreamOptions};
 use crate::harness::extensions::{InputSource, UserInput};
@@ -15,7 +16,7 @@ use crate::harness::{system_prompt, AgentSession};
 use crate::modes::print;
 use crate::resources::loader::{ResourceOptions, Resources};
 use crate::resources::settings::Settings;
-use crate::resources::trust::{self, TrustChoice};
+use crate::resources::trust::{self, TrustDecision};
 use crate::session;
 use crate::util::shutdown;
 
@@ -47,18 +48,25 @@ pub struct Prepared {
     pub header: serde_json::Value,
     /// False when no model could be chosen (RPC starts anyway; prompts then fail preflight).
     pub has_model: bool,
-    /// Warnings for a UI to show (only when one was given to `prepare_with`).
+    /// Warnings for a UI to show (only when one was given to `prepare_with`; print, JSON and
+    /// RPC modes keep quiet about resources, as pi does).
     pub notices: Vec<String>,
+    /// The project-trust decision (interactive mode shows the trust prompt when it is `ask`).
+    pub trust: TrustDecision,
+    /// Trust-gated project resources left out because the folder is not trusted.
+    pub skipped: Vec<std::path::PathBuf>,
 }
 
 fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, String> {
     if let Some(search) = &args.list_models {
-        let config = load_config(&args)?;
+        let config = super::config::load(&args)?;
+        for w in &config.warnings {
+            eprintln!("Warning: {w}");
+        }
         let _ = write!(info, "{}", config.models.list(search.as_deref()));
         return Ok(0);
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
+    let cwd = super::config::current_dir()?;
     let stdin_text = if stdin_tty {
         None
     } else {
@@ -141,6 +149,7 @@ fn serve_rpc(args: Args) -> i32 {
         .unwrap_or_default();
     let models = std::rc::Rc::new(prepared.models);
     let for_credentials = std::rc::Rc::clone(&models);
+    // RPC clients learn about skipped project resources from the trust decision, not stderr.
     crate::modes::rpc::run(
         prepared.session,
         crate::modes::rpc::RpcEnv {
@@ -195,6 +204,12 @@ fn interactive(mut args: Args) -> i32 {
         }
     };
     notices.extend(prepared.notices.iter().cloned());
+    // Shown in the TUI, never on stderr where the first frame would erase it. With
+    // `defaultProjectTrust: ask` and no decision yet the trust prompt belongs here too.
+    if !prepared.skipped.is_empty() && !prepared.trust.scope.trusted {
+        let cwd = &prepared.trust.scope.cwd;
+        notices.push(trust::untrusted_note(cwd, &prepared.skipped));
+    }
     let cwd = prepared.session.agent().cwd.clone();
     let agent_dir = crate::resources::agent_dir();
     let session_dir = super::sessions::sessions_dir(
@@ -205,12 +220,13 @@ fn interactive(mut args: Args) -> i32 {
     );
     if !prepared.has_model {
         notices.push(
-            "No model available. Set a provider API key (for example ANTHROPIC_API_KEY) or run `pi --login`.".into(),
+            "No model available. Set a provider API key (for example ANTHROPIC_API_KEY) or run `pi auth login <provider>`.".into(),
         );
     }
     let settings = &prepared.session.settings;
     let theme = settings.str(&["theme"]).map(str::to_string);
-    let quiet_startup = settings.bool(&["quietStartup"]).unwrap_or(false);
+    // `--verbose` overrides `quietStartup`.
+    let quiet_startup = !args.verbose && settings.bool(&["quietStartup"]).unwrap_or(false);
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
     let models_error = prepared.models.load_error();
     let models = std::rc::Rc::new(std::cell::RefCell::new(prepared.models));
@@ -229,10 +245,15 @@ fn interactive(mut args: Args) -> i32 {
         no_context_files: args.no_context_files,
     };
     let (reload_agent_dir, reload_cwd) = (agent_dir.clone(), cwd.clone());
-    let choice = trust_choice(&args);
+    let reload_args = args.clone();
     let reload = move || {
-        let (scope, _) = trust::resolve(&reload_agent_dir, &reload_cwd, choice);
-        Resources::load(&reload_agent_dir, &reload_cwd, &reload_options, &scope)
+        let trust = super::config::decide_trust(&reload_args, &reload_agent_dir, &reload_cwd);
+        Resources::load(
+            &reload_agent_dir,
+            &reload_cwd,
+            &reload_options,
+            &trust.scope,
+        )
     };
     let tool_env = prepared.session.tool_env.clone();
     let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env);
@@ -274,7 +295,7 @@ fn reload_extensions_fn(
 ) -> crate::modes::interactive::ReloadExtensionsFn {
     let (args, agent_dir, cwd) = (args.clone(), agent_dir.to_path_buf(), cwd.to_path_buf());
     Box::new(move |resources: &Resources, session_file: Option<String>| {
-        let (scope, _) = trust::resolve(&agent_dir, &cwd, trust_choice(&args));
+        let scope = super::config::decide_trust(&args, &agent_dir, &cwd).scope;
         let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
         let loaded = super::extensions::load(
             &args,
@@ -286,9 +307,8 @@ fn reload_extensions_fn(
             resources.package_extensions.clone(),
             Some(&hookup),
         )?;
-        let (builtins, all_builtins) = builtin_tools(&args, &settings, &tool_env);
         let (tools, registry) =
-            super::extensions::merge_tools(&args, &loaded.host, builtins, all_builtins);
+            super::extensions::merge_tools(&args, &loaded.host, &settings, &tool_env);
         let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
         Ok(crate::modes::interactive::ReloadedExtensions {
             host: loaded.host,
@@ -301,34 +321,10 @@ fn reload_extensions_fn(
     })
 }
 
-type Tools = Vec<std::sync::Arc<dyn crate::agent::Tool>>;
-
-/// The selected built-in tools and every built-in (for `setActiveTools`).
-fn builtin_tools(
-    args: &Args,
-    settings: &Settings,
-    env: &crate::tools::bash::SessionEnv,
-) -> (Tools, Tools) {
-    let selected = crate::harness::tools::select(
-        &crate::harness::tools::ToolChoice {
-            allow: args.tools.clone(),
-            no_tools: args.no_tools,
-            no_builtin_tools: args.no_builtin_tools,
-        },
-        settings,
-        env,
-    );
-    let all = crate::harness::tools::BUILTIN_TOOLS
-        .iter()
-        .filter_map(|n| crate::harness::tools::builtin(n, settings, env))
-        .collect();
-    (selected, all)
-}
-
 /// `pi -r`: the theme from the settings, then the picker over this folder's sessions.
 fn pick_session_to_resume(args: &Args) -> Result<Option<std::path::PathBuf>, String> {
     let cwd =
-        std::env::current_dir().map_err(|e| format!("Cannot read the current directory: {e}"))?;
+        super::config::current_dir().map_err(|e| e.trim_start_matches("Error: ").to_string())?;
     let agent_dir = crate::resources::agent_dir();
     let settings = Settings::load_with(&agent_dir, &cwd, false);
     let dir = super::sessions::sessions_dir(args, &settings, &agent_dir, &cwd.to_string_lossy());
@@ -341,38 +337,6 @@ fn pick_session_to_resume(args: &Args) -> Result<Option<std::path::PathBuf>, Str
     crate::tui::keybindings::install(crate::tui::keybindings::load(&agent_dir).bindings);
     crate::modes::interactive::standalone::pick_session(&dir, &agent_dir)
         .map_err(|e| format!("could not show the session picker: {e}"))
-}
-
-/// Trust decision, settings and the model registry: what every run needs, `--list-models`
-/// included. Warnings are printed as they are found.
-struct Config {
-    cwd: std::path::PathBuf,
-    agent_dir: std::path::PathBuf,
-    choice: TrustChoice,
-    scope: trust::ProjectScope,
-    settings: Settings,
-    models: super::models::Models,
-}
-
-fn load_config(args: &Args) -> Result<Config, String> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("Error: cannot read the current directory: {e}"))?;
-    let agent_dir = crate::resources::agent_dir();
-    let choice = trust_choice(args);
-    let (scope, trust_warnings) = trust::resolve(&agent_dir, &cwd, choice);
-    let settings = Settings::load_with(&agent_dir, &cwd, scope.trusted);
-    for w in trust_warnings.iter().chain(&settings.warnings) {
-        eprintln!("Warning: {w}");
-    }
-    let models = super::models::load(&agent_dir);
-    Ok(Config {
-        cwd,
-        agent_dir,
-        choice,
-        scope,
-        settings,
-        models,
-    })
 }
 
 /// The provider stream, with OAuth logins kept fresh: before every request to a provider whose
@@ -406,16 +370,6 @@ fn oauth_stream_fn(
     })
 }
 
-fn trust_choice(args: &Args) -> TrustChoice {
-    if args.no_approve {
-        TrustChoice::Deny
-    } else if args.approve {
-        TrustChoice::Approve
-    } else {
-        TrustChoice::Recorded
-    }
-}
-
 /// Builds the session core for a run. With `allow_no_model` (RPC), a missing model or key
 /// is not fatal: the session starts on a placeholder and prompts fail their preflight.
 pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
@@ -428,20 +382,33 @@ pub fn prepare_with(
     allow_no_model: bool,
     hookup: Option<&super::extensions::UiHookup>,
 ) -> Result<Prepared, String> {
-    let Config {
+    let super::config::Config {
         cwd,
         agent_dir,
-        choice,
-        scope,
+        trust,
         settings,
         mut models,
-    } = load_config(args)?;
+        warnings: config_warnings,
+    } = super::config::load(args)?;
+    let scope = &trust.scope;
+    // What a UI shows once it owns the screen; without one, pi prints settings problems only.
+    let mut notices = Vec::new();
+    for w in config_warnings {
+        match hookup {
+            Some(_) => notices.push(w),
+            None => eprintln!("Warning: {w}"),
+        }
+    }
     let cwd_str = cwd.to_string_lossy().into_owned();
-    let (mut session, session_warnings) =
-        super::sessions::select(args, &settings, &agent_dir, &cwd_str)?;
+    let selected = match super::session_id::select(args, &settings, &agent_dir, &cwd_str) {
+        Some(selected) => selected,
+        None => super::sessions::select(args, &settings, &agent_dir, &cwd_str),
+    };
+    let (mut session, session_warnings) = selected?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    super::session_id::apply_name(args, &mut session)?;
     let resources = Resources::load(
         &agent_dir,
         &cwd,
@@ -452,10 +419,10 @@ pub fn prepare_with(
             no_templates: args.no_prompt_templates,
             no_context_files: args.no_context_files,
         },
-        &scope,
+        scope,
     );
-    for w in &resources.warnings {
-        eprintln!("Warning: {w}");
+    if hookup.is_some() {
+        notices.extend(resources.warnings.iter().cloned());
     }
     // Installed pi packages contribute extensions too.
     let package_paths = resources.package_extensions.clone();
@@ -464,12 +431,13 @@ pub fn prepare_with(
         args,
         &agent_dir,
         &cwd,
-        &scope,
+        scope,
         &settings,
         session_file,
         package_paths,
         hookup,
     )?;
+    notices.extend(loaded.warnings.iter().cloned());
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
     let patterns = if args.models.is_empty() {
@@ -489,18 +457,19 @@ pub fn prepare_with(
         .then_some(model_scope.as_slice());
     let (chosen, has_model) = match models.choose(args, &settings, resumed, scope_for_start) {
         Ok(c) => (c, true),
-        Err(_) if allow_no_model => (super::models::Chosen::placeholder(), false),
-        Err(e) => return Err(e),
+        Err(ModelError::Unavailable(_)) if allow_no_model => {
+            (super::models::Chosen::placeholder(), false)
+        }
+        Err(e) => {
+            loaded.host.shutdown();
+            return Err(e.message().to_string());
+        }
     };
     let tool_env = crate::tools::bash::SessionEnv::default();
-    let (builtin_tools, all_builtins) = builtin_tools(args, &settings, &tool_env);
     let (tools, tool_registry) =
-        super::extensions::merge_tools(args, &loaded.host, builtin_tools, all_builtins);
+        super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);
     let mut skipped = resources.skipped.clone();
     skipped.extend(loaded.skipped.iter().cloned());
-    if !skipped.is_empty() && choice != TrustChoice::Deny {
-        eprintln!("{}", trust::untrusted_note(&cwd, &skipped));
-    }
     let system = build_system_prompt(args, &cwd, &tools, &resources)?;
     let options = StreamOptions {
         api_key: chosen.api_key,
@@ -550,7 +519,9 @@ pub fn prepare_with(
         resources,
         header,
         has_model,
-        notices: loaded.warnings,
+        notices,
+        trust,
+        skipped,
     })
 }
 

@@ -23,8 +23,8 @@ pub struct PrintRun<'a> {
     pub stderr: &'a mut dyn Write,
 }
 
-/// Runs the prompts and returns the exit code (pi's: text mode maps a failed reply to 1;
-/// JSON mode exits 0 because the failure is in the event stream).
+/// Runs the prompts and returns the exit code (pi's: text mode maps a failed or truncated
+/// reply to 1; JSON mode exits 0 because the failure is in the event stream).
 pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
     let PrintRun {
         json,
@@ -79,6 +79,14 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
                 }
             }
             let _ = stdout.flush();
+            // pi 1.x: a reply cut off by the output-token limit is printed, then reported.
+            if a.stop_reason == StopReason::Length {
+                let _ = writeln!(
+                    stderr,
+                    "Response was truncated: the model reached its output token limit."
+                );
+                return 1;
+            }
             0
         }
         _ => 0,

@@ -263,6 +263,16 @@ pub fn looks_like_path(arg: &str) -> bool {
 /// has `cwd = target_cwd` and `parentSession` = `source`. Lines are copied as read (unknown
 /// entries included, malformed ones dropped). Returns the new file's path.
 pub fn fork(source: &Path, target_dir: &Path, target_cwd: &str) -> std::io::Result<PathBuf> {
+    fork_with_id(source, target_dir, target_cwd, &uuid_v7())
+}
+
+/// [`fork`], naming the new session `id` (`--fork X --session-id Y`).
+pub fn fork_with_id(
+    source: &Path,
+    target_dir: &Path,
+    target_cwd: &str,
+    id: &str,
+) -> std::io::Result<PathBuf> {
     let bytes = std::fs::read(source)?;
     let parsed = super::file::parse_session(&bytes).map_err(|e| {
         std::io::Error::other(format!(
@@ -271,10 +281,9 @@ pub fn fork(source: &Path, target_dir: &Path, target_cwd: &str) -> std::io::Resu
         ))
     })?;
     std::fs::create_dir_all(target_dir)?;
-    let id = uuid_v7();
     let ts = iso_timestamp(now_ms());
     let header = SessionHeader::new(
-        &id,
+        id,
         &ts,
         target_cwd,
         Some(source.to_string_lossy().into_owned()),
@@ -288,7 +297,7 @@ pub fn fork(source: &Path, target_dir: &Path, target_cwd: &str) -> std::io::Resu
         out.push_str(&super::json::to_js_string(v));
         out.push('\n');
     }
-    let path = target_dir.join(session_file_name(&ts, &id));
+    let path = target_dir.join(session_file_name(&ts, id));
     std::fs::write(&path, out)?;
     Ok(path)
 }

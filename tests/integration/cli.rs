@@ -108,3 +108,186 @@ fn system_prompt_flags_and_tool_sets_reach_the_request() {
         "pi's default tool set"
     );
 }
+
+// --- pi 1.x command line -------------------------------------------------------------------
+
+/// Stderr of a run that must fail with exit 1 before any request.
+#[track_caller]
+fn fails_with(out: &crate::support::Output, text: &str) {
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.contains(text),
+        "expected {text:?} in: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn stricter_argument_errors() {
+    let pi = PiCommand::new();
+    fails_with(
+        &pi.again().args(["--mode", "bogus", "-p", "hi"]).run(),
+        "Invalid mode \"bogus\". Valid values: text, json, rpc",
+    );
+    fails_with(
+        &pi.again().args(["-p", "hi", "--mode"]).run(),
+        "--mode requires text, json, or rpc",
+    );
+    fails_with(
+        &pi.again().args(["--provider", "openai", "-p", "hi"]).run(),
+        "--provider requires --model (for example: --provider openai --model <pattern>)",
+    );
+    fails_with(&pi.again().args(["-pc", "hi"]).run(), "Unknown option: -pc");
+    fails_with(
+        &pi.again().args(["-p", "hi", "-e"]).run(),
+        "Unknown option: -e",
+    );
+    fails_with(
+        &pi.again().args(["-p", "hi", "-n"]).run(),
+        "--name requires a value",
+    );
+    fails_with(
+        &pi.again().args(["-p", "hi", "--tools", "read,+ls"]).run(),
+        "--tools: tool names cannot be mixed with +name or -name entries",
+    );
+}
+
+/// pi exits 1 when `--model` names nothing, in every mode (RPC and interactive included).
+#[test]
+fn an_unknown_model_is_fatal_in_every_mode() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    for mode in [
+        &["-p", "hi"][..],
+        &["--mode", "json", "hi"],
+        &["--mode", "rpc"],
+    ] {
+        let out = pi
+            .again()
+            .args(["--model", "nonexistent"])
+            .args(mode.iter().copied())
+            .stdin("{\"type\":\"get_state\",\"id\":\"1\"}\n")
+            .run();
+        fails_with(&out, "Model \"nonexistent\" not found");
+        assert!(out.stdout.is_empty(), "{mode:?}: {}", out.stdout);
+    }
+    let mut child = crate::support::pty::PtyChild::spawn(
+        pi.again().args(["--model", "nonexistent"]).command(),
+        80,
+        24,
+    );
+    let status = child.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.code(), Some(1), "{}", child.screen());
+    assert!(
+        child.screen().contains("Model \"nonexistent\" not found"),
+        "{}",
+        child.screen()
+    );
+    assert_eq!(mock.request_count(), 0);
+}
+
+#[test]
+fn a_missing_extension_path_is_fatal() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let out = pi.again().args(["-e", "./missing.ts", "-p", "hi"]).run();
+    let missing = pi.cwd().join("missing.ts");
+    fails_with(
+        &out,
+        &format!(
+            "Error: Failed to load extension \"{0}\": Extension path does not exist: {0}",
+            missing.display()
+        ),
+    );
+    assert!(out
+        .stderr
+        .contains("Hint: Start without extensions using \"pi -ne\"."));
+    assert_eq!(mock.request_count(), 0);
+    // A file that is no extension at all stops the run too.
+    let pi = pi.write_file("notes.txt", "hello");
+    fails_with(
+        &pi.again().args(["-e", "notes.txt", "-p", "hi"]).run(),
+        "Failed to load extension",
+    );
+}
+
+/// `@file` finds files the way pi's read tool does: macOS screenshot names typed with a plain
+/// space, NFC for an NFD name, a straight apostrophe for a curly one, and `~`.
+#[test]
+fn file_arguments_use_pis_path_fallbacks() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let shot = "Screenshot 2024-01-01 at 10.00.00\u{202F}PM.txt";
+    let french = "Capture d\u{2019}e\u{0301}cran.txt";
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_file(shot, "SHOT")
+        .write_file(french, "ECRAN");
+    std::fs::write(pi.home().join("home-note.txt"), "HOME").unwrap();
+    pi.again()
+        .args([
+            "-p",
+            "@Screenshot 2024-01-01 at 10.00.00 PM.txt",
+            "@Capture d'\u{e9}cran.txt",
+            "@~/home-note.txt",
+            "go",
+        ])
+        .run()
+        .assert_code(0);
+    let text = mock.single_request().last_user_text().unwrap();
+    for (name, body) in [
+        (pi.cwd().join(shot), "SHOT"),
+        (pi.cwd().join(french), "ECRAN"),
+        (pi.home().join("home-note.txt"), "HOME"),
+    ] {
+        assert!(
+            text.contains(&format!(
+                "<file name=\"{}\">\n{body}\n</file>",
+                name.display()
+            )),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_reply_cut_at_the_output_limit_is_printed_then_fails() {
+    let truncated = crate::support::sse_text(API, "half an ans")
+        .replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\"");
+    let mock = MockServer::with_replies([Reply::sse(truncated)]);
+    let out = PiCommand::for_mock(API, &mock).args(["-p", "hi"]).run();
+    out.assert_code(1);
+    assert_eq!(out.stdout, "half an ans\n");
+    assert!(
+        out.stderr
+            .contains("Response was truncated: the model reached its output token limit."),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_deleted_working_directory_asks_to_cd_somewhere_else() {
+    let pi = PiCommand::new();
+    let gone = pi.home().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let mut cmd = pi.command();
+    cmd.current_dir(&gone).arg("--version");
+    let path = std::ffi::CString::new(gone.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: runs in the forked child after it changed into `gone`; rmdir(2) is
+    // async-signal-safe and `path` outlives the spawn.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            libc::rmdir(path.as_ptr());
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let (status, stderr) = (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Error: The current working directory no longer exists. Change to an existing directory and try again."),
+        "{stderr}"
+    );
+}

@@ -4,7 +4,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod auth;
 mod cli;
+mod cli_flags;
 mod cloud_providers;
 mod compaction;
 mod errors;
