@@ -18,6 +18,7 @@ pub mod model_resolve;
 pub mod models_json;
 pub mod oauth;
 pub mod packages;
+pub mod provider_names;
 pub mod settings;
 pub mod skills;
 pub mod templates;

@@ -108,7 +108,7 @@ fn every_catalog_provider_resolves_and_names_its_missing_credentials() {
             "{provider}: message does not name the provider: {}",
             out.stderr
         );
-        let names_a_fix = ["set ", "--login", "AWS_", "GOOGLE_"]
+        let names_a_fix = ["set ", "auth login", "AWS_", "GOOGLE_"]
             .iter()
             .any(|hint| out.stderr.contains(hint));
         assert!(names_a_fix, "{provider}: no fix suggested: {}", out.stderr);

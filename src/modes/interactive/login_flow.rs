@@ -17,79 +17,12 @@ use crate::ai::catalog;
 use crate::resources::auth::AuthStorage;
 use crate::resources::model_resolve::locale_compare;
 use crate::resources::oauth;
+use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, Token};
 
-/// The API-key providers `/login` offers, with the names pi shows for them.
-const API_KEY_PROVIDERS: &[(&str, &str)] = &[
-    ("anthropic", "Anthropic"),
-    ("amazon-bedrock", "Amazon Bedrock"),
-    ("azure-openai-responses", "Azure OpenAI Responses"),
-    ("cerebras", "Cerebras"),
-    ("cloudflare-ai-gateway", "Cloudflare AI Gateway"),
-    ("cloudflare-workers-ai", "Cloudflare Workers AI"),
-    ("deepseek", "DeepSeek"),
-    ("fireworks", "Fireworks"),
-    ("google", "Google Gemini"),
-    ("google-vertex", "Google Vertex AI"),
-    ("groq", "Groq"),
-    ("huggingface", "Hugging Face"),
-    ("kimi-coding", "Kimi For Coding"),
-    ("mistral", "Mistral"),
-    ("minimax", "MiniMax"),
-    ("minimax-cn", "MiniMax (China)"),
-    ("moonshotai", "Moonshot AI"),
-    ("moonshotai-cn", "Moonshot AI (China)"),
-    ("opencode", "OpenCode Zen"),
-    ("opencode-go", "OpenCode Go"),
-    ("openai", "OpenAI"),
-    ("openrouter", "OpenRouter"),
-    ("vercel-ai-gateway", "Vercel AI Gateway"),
-    ("xai", "xAI"),
-    ("zai", "ZAI"),
-    ("xiaomi", "Xiaomi MiMo"),
-    ("xiaomi-token-plan-cn", "Xiaomi MiMo Token Plan (China)"),
-    (
-        "xiaomi-token-plan-ams",
-        "Xiaomi MiMo Token Plan (Amsterdam)",
-    ),
-    (
-        "xiaomi-token-plan-sgp",
-        "Xiaomi MiMo Token Plan (Singapore)",
-    ),
-];
-
 /// Bedrock signs requests with AWS credentials, so its "login" is a page of setup notes.
 const BEDROCK: &str = "amazon-bedrock";
-
-/// The name pi shows for a provider (`custom`: the models.json providers and their names).
-pub(super) fn provider_name(id: &str, custom: &[(String, String)]) -> String {
-    if let Some((_, name)) = custom.iter().find(|(p, _)| p == id) {
-        return name.clone();
-    }
-    if let Some((_, name)) = API_KEY_PROVIDERS.iter().find(|(p, _)| *p == id) {
-        return name.to_string();
-    }
-    oauth::provider(id).map_or_else(|| id.to_string(), |p| p.name().to_string())
-}
-
-/// The providers models.json adds (not built in, not a subscription), with their `name`.
-/// An unreadable file adds none; the model selector reports why.
-fn custom_providers(agent_dir: &std::path::Path) -> Vec<(String, String)> {
-    let path = agent_dir.join("models.json");
-    let Ok(Some(config)) = crate::resources::models_json::load_models_json(&path) else {
-        return Vec::new();
-    };
-    config
-        .providers
-        .into_iter()
-        .filter(|(id, _)| !catalog::is_builtin_provider(id) && oauth::provider(id).is_none())
-        .map(|(id, p)| {
-            let name = p.name.unwrap_or_else(|| id.clone());
-            (id, name)
-        })
-        .collect()
-}
 
 /// What the Bedrock setup page says: where AWS credentials come from.
 fn bedrock_setup_lines() -> Vec<String> {

@@ -88,7 +88,12 @@ impl Credentials {
 
     /// pi refreshes once `now >= expires` (the margin is baked into `expires`).
     pub fn is_expired(&self) -> bool {
-        crate::ai::types::now_ms() >= self.expires
+        self.expires_within(0)
+    }
+
+    /// Whether less than `ms` milliseconds of validity are left.
+    pub fn expires_within(&self, ms: i64) -> bool {
+        crate::ai::types::now_ms().saturating_add(ms) >= self.expires
     }
 
     pub fn extra_str(&self, key: &str) -> Option<&str> {

@@ -22,13 +22,23 @@ pub fn fresh_credentials(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
 ) -> Result<Option<Credentials>, String> {
+    fresh_credentials_within(auth_path, provider, 0)
+}
+
+/// [`fresh_credentials`], also refreshing a token with less than `min_valid_ms` left
+/// (`pi auth print-bearer-token --min-expiry`).
+pub fn fresh_credentials_within(
+    auth_path: &Path,
+    provider: &dyn OAuthProvider,
+    min_valid_ms: i64,
+) -> Result<Option<Credentials>, String> {
     let stored = read_auth(auth_path)?
         .get(provider.id())
         .and_then(Credentials::from_json);
     match stored {
         None => Ok(None),
-        Some(c) if !c.is_expired() => Ok(Some(c)),
-        Some(_) => refresh_locked(auth_path, provider).map(Some),
+        Some(c) if !c.expires_within(min_valid_ms) => Ok(Some(c)),
+        Some(_) => refresh_locked_within(auth_path, provider, min_valid_ms).map(Some),
     }
 }
 
@@ -37,13 +47,21 @@ pub fn refresh_locked(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
 ) -> Result<Credentials, String> {
+    refresh_locked_within(auth_path, provider, 0)
+}
+
+fn refresh_locked_within(
+    auth_path: &Path,
+    provider: &dyn OAuthProvider,
+    min_valid_ms: i64,
+) -> Result<Credentials, String> {
     let id = provider.id();
     with_lock(auth_path, REFRESH_LOCK_WAIT, || {
         let mut data = read_auth(auth_path)?;
         let entry = data.get(id).cloned().unwrap_or(Value::Null);
         let stored = Credentials::from_json(&entry)
             .ok_or_else(|| format!("No OAuth credentials for {id} in auth.json"))?;
-        if !stored.is_expired() {
+        if !stored.expires_within(min_valid_ms) {
             // Another thread or process refreshed while we waited for the lock.
             return Ok(stored);
         }
@@ -67,7 +85,7 @@ pub fn refresh_locked(
 pub fn refresh_failed(provider: &str, detail: &str) -> String {
     format!(
         "Failed to refresh OAuth token for {provider}: {detail}\n\nYour stored login was kept. \
-         Sign in again with `pi --login {provider}` (or /login)."
+         Sign in again with `pi auth login {provider}` (or /login)."
     )
 }
 
