@@ -76,46 +76,75 @@ pub fn run(argv: &[String]) -> Option<i32> {
     Some(run_command(command, &argv[1..]))
 }
 
+/// The options of a package command, tokenised by lexopt. Options are whole words as typed
+/// (`-lx` is one unknown option, `--local=x` too), and `--` is an option these commands do not
+/// know, as in pi.
 fn parse(command: Command, rest: &[String]) -> Parsed {
+    use lexopt::Arg;
     let mut p = Parsed::default();
-    let mut i = 0;
-    while i < rest.len() {
-        let arg = rest[i].as_str();
-        i += 1;
-        let update = command == Command::Update;
-        let mut invalid = || {
-            p.invalid_option.get_or_insert_with(|| arg.to_string());
-        };
-        match arg {
-            "-h" | "--help" => p.help = true,
-            "-l" | "--local" if matches!(command, Command::Install | Command::Remove) => {
-                p.local = true
+    let mut parser = lexopt::Parser::from_args(rest.iter());
+    parser.set_short_equals(false);
+    let update = command == Command::Update;
+    let local_ok = matches!(command, Command::Install | Command::Remove);
+    loop {
+        let raw_next = parser
+            .try_raw_args()
+            .and_then(|raw| raw.peek().map(|a| a.to_string_lossy().into_owned()));
+        if raw_next.as_deref() == Some("--") {
+            // lexopt would end the options here; pi calls it an unknown option.
+            parser.try_raw_args().and_then(|mut raw| raw.next());
+            p.invalid_option.get_or_insert_with(|| "--".into());
+            continue;
+        }
+        let word = match parser.next() {
+            Ok(Some(Arg::Long(name))) => format!("--{name}"),
+            Ok(Some(Arg::Short(c))) => format!("-{c}"),
+            Ok(Some(Arg::Value(v))) => {
+                let v = v.to_string_lossy().into_owned();
+                if v == "-" {
+                    p.invalid_option.get_or_insert(v);
+                } else if p.source.is_none() {
+                    p.source = Some(v);
+                } else {
+                    p.invalid_argument.get_or_insert(v);
+                }
+                continue;
             }
+            Ok(None) | Err(_) => break,
+        };
+        // The rest of the word: `=value` of a long option, more letters of a short one.
+        let attached = parser
+            .optional_value()
+            .map(|v| v.to_string_lossy().into_owned());
+        let typed = match (&attached, word.starts_with("--")) {
+            (Some(v), true) => format!("{word}={v}"),
+            (Some(v), false) => format!("{word}{v}"),
+            (None, _) => word,
+        };
+        match typed.as_str() {
+            "-h" | "--help" => p.help = true,
+            "-l" | "--local" if local_ok => p.local = true,
             "--self" if update => p.self_flag = true,
             "--extensions" if update => p.extensions_flag = true,
             // `--force` only matters for reinstalling pi itself, which this build cannot do.
             "--force" if update => {}
-            "--extension" if update => match rest.get(i) {
-                Some(v) if !v.starts_with('-') => {
-                    i += 1;
-                    if p.extension_source.is_some() {
+            "--extension" if update => {
+                let value = parser
+                    .try_raw_args()
+                    .and_then(|mut raw| raw.next_if(|v| !v.to_string_lossy().starts_with('-')));
+                match value {
+                    Some(_) if p.extension_source.is_some() => {
                         p.conflict
                             .get_or_insert("--extension can only be provided once".into());
-                    } else {
-                        p.extension_source = Some(v.clone());
+                    }
+                    Some(v) => p.extension_source = Some(v.to_string_lossy().into_owned()),
+                    None => {
+                        p.missing_value.get_or_insert(typed);
                     }
                 }
-                _ => {
-                    p.missing_value.get_or_insert_with(|| arg.to_string());
-                }
-            },
-            a if a.starts_with('-') => invalid(),
-            a => {
-                if p.source.is_none() {
-                    p.source = Some(a.to_string());
-                } else {
-                    p.invalid_argument.get_or_insert_with(|| a.to_string());
-                }
+            }
+            _ => {
+                p.invalid_option.get_or_insert(typed);
             }
         }
     }
@@ -458,5 +487,54 @@ fn kind_label(kind: ResourceKind) -> &'static str {
         ResourceKind::Skills => "Skills",
         ResourceKind::Prompts => "Prompts",
         ResourceKind::Themes => "Themes",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(command: Command, args: &[&str]) -> Parsed {
+        parse(
+            command,
+            &args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn options_are_whole_words() {
+        let a = p(Command::Install, &["npm:x", "-l"]);
+        assert_eq!((a.source.as_deref(), a.local), (Some("npm:x"), true));
+        assert!(p(Command::Install, &["--local", "x"]).local);
+        for bad in ["-lx", "--local=1", "--", "-", "--self"] {
+            let a = p(Command::Install, &["x", bad]);
+            assert_eq!(a.invalid_option.as_deref(), Some(bad), "{bad}");
+        }
+        assert_eq!(
+            p(Command::List, &["-l"]).invalid_option.as_deref(),
+            Some("-l")
+        );
+        assert_eq!(
+            p(Command::Remove, &["a", "b", "c"])
+                .invalid_argument
+                .as_deref(),
+            Some("b")
+        );
+        assert!(p(Command::Update, &["-h"]).help);
+    }
+
+    #[test]
+    fn update_extension_takes_a_value_that_is_no_option() {
+        let a = p(Command::Update, &["--extension", "npm:y", "--force"]);
+        assert_eq!(a.extension_source.as_deref(), Some("npm:y"));
+        assert!(a.invalid_option.is_none());
+        let a = p(Command::Update, &["--extension", "--self"]);
+        assert_eq!(a.missing_value.as_deref(), Some("--extension"));
+        assert!(a.self_flag);
+        let a = p(Command::Update, &["--extension", "a", "--extension", "b"]);
+        assert_eq!(
+            a.conflict.as_deref(),
+            Some("--extension can only be provided once")
+        );
     }
 }
