@@ -370,8 +370,9 @@ fn oauth_stream_fn(
     })
 }
 
-/// Builds the session core for a run. With `allow_no_model` (RPC), a missing model or key
-/// is not fatal: the session starts on a placeholder and prompts fail their preflight.
+/// Builds the session core for a run. With `allow_no_model` (RPC, interactive), a missing
+/// model or key is not fatal: the session starts on a placeholder and prompts fail their
+/// preflight. A `--model` that matches nothing always is, as in pi.
 pub fn prepare(args: &Args, allow_no_model: bool) -> Result<Prepared, String> {
     prepare_with(args, allow_no_model, None)
 }
