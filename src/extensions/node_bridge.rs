@@ -74,10 +74,8 @@ pub fn install() -> Result<PathBuf, String> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
     for (name, text) in [("pi-shim.mjs", SHIM), ("bridge.mjs", BRIDGE)] {
-        // Written under a temporary name and renamed, so a concurrent pi never sees half a file.
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, dir.join(name)))
+        // Replaced atomically, so a concurrent pi never sees half a file.
+        crate::util::atomic::replace(&dir.join(name), text.as_bytes(), Default::default())
             .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;
     }
     Ok(bridge)

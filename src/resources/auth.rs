@@ -174,7 +174,10 @@ impl AuthStorage {
                     Ok(Value::Object(m)) => m,
                     _ => return Err(format!("{}: malformed, not rewritten", path.display())),
                 },
-                _ => Map::new(),
+                Ok(_) => Map::new(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+                // Unreadable is not empty: rewriting it would drop every login in it.
+                Err(e) => return Err(format!("{}: {e}, not rewritten", path.display())),
             };
             match &credential {
                 Some(c) => {
@@ -193,10 +196,12 @@ impl AuthStorage {
     }
 }
 
-/// Writes `text` to `path` with mode 0600, creating the parent directory (0700).
-pub fn write_private(path: &Path, text: &str) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-    if let Some(dir) = path.parent() {
+/// Replaces `path` with `text` (mode 0600, fsynced), creating the parent directory (0700):
+/// a reader in another process sees the old file or the new one, never a torn write. A
+/// symlinked auth.json (dotfile managers) is written through, not replaced.
+pub fn write_private_atomic(path: &Path, text: &str) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -205,31 +210,12 @@ pub fn write_private(path: &Path, text: &str) -> Result<(), String> {
                 .map_err(|e| format!("{}: {e}", dir.display()))?;
         }
     }
-    let err = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(err)?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(err)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)?;
-    Ok(())
-}
-
-/// Writes `text` next to `path` and renames it into place (mode 0600), so a reader in another
-/// process sees either the old file or the new one, never a torn write. A symlinked auth.json
-/// (dotfile managers) is written through, not replaced.
-pub fn write_private_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let resolved = std::fs::canonicalize(path).ok();
-    let path = resolved.as_deref().unwrap_or(path);
-    let tmp = PathBuf::from(format!("{}.tmp-{}", path.display(), std::process::id()));
-    write_private(&tmp, text)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+    let options = crate::util::atomic::Options {
+        mode: crate::util::atomic::Mode::Exactly(0o600),
+        ..crate::util::atomic::Options::durable()
+    };
+    crate::util::atomic::replace(path, text.as_bytes(), options)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// A lock directory untouched for this long belongs to a dead process (pi's proper-lockfile
@@ -293,6 +279,43 @@ mod tests {
         let back: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert!(back.get("openai").is_none());
         assert!(!PathBuf::from(format!("{}.lock", path.display())).exists());
+    }
+
+    #[test]
+    fn a_symlinked_auth_json_stays_a_link_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles-auth.json");
+        std::fs::write(&real, r#"{"a":{"type":"api_key","key":"k"}}"#).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("auth.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut auth = AuthStorage::load(&link);
+        auth.set("b", json!({"type": "api_key", "key": "k2"}))
+            .unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let back: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+        assert_eq!(back["a"]["key"], "k");
+        assert_eq!(back["b"]["key"], "k2");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn an_unreadable_auth_json_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        // A directory where the file should be: reading fails with something other than
+        // "not found", and nothing may replace it.
+        std::fs::create_dir(&path).unwrap();
+        let mut auth = AuthStorage::load(&path);
+        auth.load_error = None;
+        assert!(auth
+            .set("b", json!({"type": "api_key", "key": "k2"}))
+            .is_err());
+        assert!(path.is_dir());
     }
 
     #[test]

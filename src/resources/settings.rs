@@ -321,10 +321,12 @@ fn write_locked(
     };
     change(&mut file);
     let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| fail(&e))
+    crate::util::atomic::replace(
+        path,
+        text.as_bytes(),
+        crate::util::atomic::Options::durable(),
+    )
+    .map_err(|e| fail(&e))
 }
 
 fn set_nested(map: &mut Map<String, Value>, key: &str, nested: &str, value: Value) {
@@ -378,6 +380,32 @@ mod tests {
         assert_eq!(s.default_model(), Some("m1"));
         assert!(!s.retry().enabled);
         assert!(!agent.join("settings.json.lock").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_settings_json_stays_a_link_with_the_new_setting_in_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("agent");
+        let dotfiles = dir.path().join("dotfiles");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&dotfiles).unwrap();
+        let real = dotfiles.join("pi-settings.json");
+        std::fs::write(&real, r#"{"theme":"light"}"#).unwrap();
+        let link = agent.join("settings.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut s = Settings::load(&agent, dir.path());
+        s.set_global("defaultModel", "m1".into()).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"theme": "light", "defaultModel": "m1"})
+        );
     }
 
     #[test]

@@ -211,9 +211,11 @@ impl TrustStore {
         }
         let text = serde_json::to_string_pretty(&Value::Object(self.map.clone()))
             .unwrap_or_else(|_| "{}".into());
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, format!("{text}\n"))?;
-        std::fs::rename(&tmp, &self.path)
+        crate::util::atomic::replace(
+            &self.path,
+            format!("{text}\n").as_bytes(),
+            crate::util::atomic::Options::default(),
+        )
     }
 }
 

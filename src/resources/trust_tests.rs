@@ -157,3 +157,32 @@ fn default_trust_is_read_from_the_global_settings() {
         DefaultTrust::Ask
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_trust_json_stays_a_link_with_the_decision_in_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let dotfiles = dir.path().join("dotfiles");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("trust.json");
+    std::fs::write(&real, r#"{"/old": false, "note": "kept"}"#).unwrap();
+    let link = agent.join("trust.json");
+    std::os::unix::fs::symlink("../dotfiles/trust.json", &link).unwrap();
+    let mut store = TrustStore::load(&agent);
+    store.record(Path::new("/proj"), true).unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({"/old": false, "note": "kept", "/proj": true})
+    );
+    assert_eq!(
+        TrustStore::load(&agent).decision(Path::new("/proj/sub")),
+        Some(true)
+    );
+}

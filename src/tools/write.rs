@@ -1,11 +1,10 @@
-//! `write`: create or replace a whole file. Parent directories are created, the new content is
-//! written to a temporary file beside the target and renamed over it (so readers never see a
-//! half-written file), and the original file's permissions are kept.
+//! `write`: create or replace a whole file. Parent directories are created, and the file is
+//! replaced atomically through `util::atomic` (readers never see a half-written file; the
+//! original file's permissions and symlinks are kept).
 
 use std::fs;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
@@ -13,52 +12,15 @@ use super::mutation_queue::with_file_lock;
 use super::path::{node_error, resolve_to_cwd, str_arg};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
-/// Replaces `path` with `bytes` atomically: temp file in the same directory, then rename.
-/// A symlink is followed so the link itself survives; existing permissions are preserved.
+/// Replaces `path` with `bytes` the way `write` and `edit` do (see `util::atomic`): readers
+/// never see half a file, a symlink survives with the new content in its target, and the
+/// permissions are kept. Not fsynced: a crash may undo a tool's edit, which the model redoes.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let target: PathBuf = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
-        _ => path.to_path_buf(),
+    let options = crate::util::atomic::Options {
+        close_old_in_background: true,
+        ..Default::default()
     };
-    let existing = fs::metadata(&target).ok();
-    if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(io::Error::from_raw_os_error(libc::EISDIR));
-    }
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.pi-tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        if let Some(m) = &existing {
-            f.set_permissions(m.permissions())?;
-        }
-        drop(f);
-        // Keep the old file open across the rename so the kernel does not free its pages inside
-        // the rename call; closing it on a helper thread moves that cost off the caller's path
-        // (on exit the kernel closes it anyway, so nothing is left behind).
-        let old = fs::File::open(&target).ok();
-        fs::rename(&tmp, &target)?;
-        if let Some(old) = old {
-            // Detached on purpose: it only closes a file descriptor.
-            let _ = std::thread::Builder::new()
-                .name("pi-close-old".into())
-                .spawn(move || drop(old));
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    crate::util::atomic::replace(path, bytes, options)
 }
 
 pub struct WriteTool;

@@ -1,5 +1,11 @@
 //! Bottom-floor helpers every layer may use: they import nothing from the rest of the crate.
+//!
+//! `atomic` replaces a file's content atomically (the one routine for every file pi
+//! rewrites); `regular` opens a file for reading only if it is a regular file, so a FIFO or a
+//! device passed where a file is expected never blocks or floods us.
 
+pub mod atomic;
 pub mod process;
+pub mod regular;
 pub mod shutdown;
 pub mod terminal_text;
