@@ -94,7 +94,12 @@ fn mtime_ms(path: &Path) -> i64 {
 
 /// Reads a file's listing metadata; `None` if it is not a session file.
 pub fn session_info(path: &Path) -> Option<SessionInfo> {
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut crate::util::files::open_regular(path).ok()?,
+        &mut bytes,
+    )
+    .ok()?;
     let (values, _) = parse_lines(&bytes);
     let header = values.first()?;
     if header.get("type").and_then(Value::as_str) != Some("session") {
@@ -259,9 +264,10 @@ pub fn looks_like_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
 }
 
-/// Copies every non-header line of `source` into a new session in `target_dir` whose header
-/// has `cwd = target_cwd` and `parentSession` = `source`. Lines are copied as read (unknown
-/// entries included, malformed ones dropped). Returns the new file's path.
+/// Copies every entry of `source` into a new session in `target_dir` whose header has
+/// `cwd = target_cwd` and `parentSession` = `source`. Entries are copied byte for byte as
+/// read (unknown ones included; an older file's entries as migrated); lines that cannot be
+/// read are left behind. Returns the new file's path.
 pub fn fork(source: &Path, target_dir: &Path, target_cwd: &str) -> std::io::Result<PathBuf> {
     fork_with_id(source, target_dir, target_cwd, &uuid_v7())
 }
@@ -273,13 +279,15 @@ pub fn fork_with_id(
     target_cwd: &str,
     id: &str,
 ) -> std::io::Result<PathBuf> {
-    let bytes = std::fs::read(source)?;
-    let parsed = super::file::parse_session(&bytes).map_err(|e| {
-        std::io::Error::other(format!(
-            "Cannot fork: source session file is empty or invalid: {} ({e})",
-            source.display()
-        ))
-    })?;
+    let parsed = crate::util::files::open_regular(source)
+        .map_err(super::file::LoadError::Io)
+        .and_then(super::file::parse_session_from)
+        .map_err(|e| {
+            std::io::Error::other(format!(
+                "Cannot fork: source session file is empty or invalid: {} ({e})",
+                source.display()
+            ))
+        })?;
     std::fs::create_dir_all(target_dir)?;
     let ts = iso_timestamp(now_ms());
     let header = SessionHeader::new(
@@ -290,14 +298,15 @@ pub fn fork_with_id(
     );
     let mut out = super::json::to_js_string(&header);
     out.push('\n');
-    for v in &parsed.values[1..] {
-        if v.get("type").and_then(Value::as_str) == Some("session") {
-            continue;
-        }
-        out.push_str(&super::json::to_js_string(v));
+    for line in &parsed.lines {
+        out.push_str(line);
         out.push('\n');
     }
     let path = target_dir.join(session_file_name(&ts, id));
-    std::fs::write(&path, out)?;
+    crate::util::atomic::replace(
+        &path,
+        out.as_bytes(),
+        crate::util::atomic::Options::durable(),
+    )?;
     Ok(path)
 }

@@ -262,9 +262,11 @@ impl Entry {
             .get("type")
             .and_then(Value::as_str)
             .is_some_and(|t| KNOWN.contains(&t));
-        if !known {
+        if !known || super::normalize::unusable_entry(&v).is_some() {
             return Entry::Unknown(v);
         }
+        let mut v = v;
+        super::normalize::entry(&mut v);
         match Known::deserialize(&v) {
             Ok(k) => k.into(),
             Err(_) => Entry::Unknown(v),
@@ -528,7 +530,10 @@ impl AgentMessage {
         }
     }
 
-    pub fn from_value(v: Value) -> AgentMessage {
+    /// Reads a message of any shape a pi version wrote (see `normalize`); an unknown role is
+    /// kept as it is.
+    pub fn from_value(mut v: Value) -> AgentMessage {
+        super::normalize::message(&mut v);
         let role = v.get("role").and_then(Value::as_str).unwrap_or("");
         let parsed = match role {
             "user" | "assistant" | "toolResult" => {

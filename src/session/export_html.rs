@@ -44,15 +44,30 @@ pub fn export_html(session_path: &Path, out: Option<&Path>) -> Result<PathBuf, S
     if !session_path.exists() {
         return Err(format!("File not found: {}", session_path.display()));
     }
-    let loaded = super::file::load(session_path)
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_output_path(session_path));
+    refuse_overwriting(session_path, &out)?;
+    // Reading never writes: an older file is migrated in memory only.
+    let (w, _) = SessionWriter::open(session_path)
         .map_err(|e| format!("Cannot read session {}: {e}", session_path.display()))?;
-    let leaf = loaded.entries.last().map(|e| e.id().to_string());
-    let html = render_html(&loaded.header, &loaded.entries, leaf.as_deref());
-    write_out(
-        &html,
-        out.map(Path::to_path_buf)
-            .unwrap_or_else(|| default_output_path(session_path)),
-    )
+    let html = render_html(w.header(), w.entries(), w.leaf_id());
+    write_out(&html, out)
+}
+
+/// An export never replaces the session it exports (`pi --export s.jsonl s.jsonl`).
+fn refuse_overwriting(session: &Path, out: &Path) -> Result<(), String> {
+    let same = match (std::fs::metadata(session), std::fs::metadata(out)) {
+        (Ok(a), Ok(b)) => crate::util::files::same_file(&a, &b),
+        _ => false,
+    };
+    if same {
+        return Err(format!(
+            "Refusing to overwrite the session file {} with its HTML export; choose another output path",
+            session.display()
+        ));
+    }
+    Ok(())
 }
 
 /// RPC `export_html` / `/export`: the live session at its current leaf.
@@ -61,12 +76,12 @@ pub fn export_session_html(w: &SessionWriter, out: Option<&Path>) -> Result<Path
     if !path.exists() {
         return Err("Nothing to export yet - start a conversation first".into());
     }
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_output_path(path));
+    refuse_overwriting(path, &out)?;
     let html = render_html(w.header(), w.entries(), w.leaf_id());
-    write_out(
-        &html,
-        out.map(Path::to_path_buf)
-            .unwrap_or_else(|| default_output_path(path)),
-    )
+    write_out(&html, out)
 }
 
 fn write_out(html: &str, out: PathBuf) -> Result<PathBuf, String> {

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -16,11 +16,16 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::entry::{CompactionEntry, Entry, SessionHeader};
-use super::file::{is_header, load, LoadError, LoadedSession};
+use super::file::{
+    extra_header_warning, header_version, is_header, load, malformed_warning, unusable_warning,
+    LoadError, LoadedSession,
+};
+use super::lines::{parse_json, too_long_warning, LineReader};
 use super::tree::{compaction_message, context_message, SessionContext};
 use super::AgentMessage;
 use super::CURRENT_VERSION;
 use crate::ai::Message;
+use crate::util::files::open_regular;
 
 /// What context building needs to know about an entry without parsing it. The kind comes from
 /// the line's `type`; a line of a known type may still fail to parse (then it is `Unknown`),
@@ -116,7 +121,7 @@ fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
 
 /// A line already validated by the scan, parsed the way the eager loader parses it.
 fn entry_of(line: &[u8]) -> Entry {
-    serde_json::from_slice::<Value>(line)
+    parse_json::<Value>(line)
         .map(Entry::from_value)
         .unwrap_or(Entry::Unknown(Value::Null))
 }
@@ -128,12 +133,18 @@ impl LazyFile {
 
     /// Loaded entry `i`, parsed now.
     pub fn entry(&self, i: usize) -> Entry {
-        let (offset, len) = self.spans[i];
-        let mut buf = vec![0u8; len as usize];
-        match read_at(&self.file, &mut buf, offset) {
-            Ok(()) => entry_of(&buf),
+        match self.line(i) {
+            Ok(buf) => entry_of(&buf),
             Err(_) => Entry::Unknown(Value::Null),
         }
+    }
+
+    /// Loaded entry `i`'s line, exactly as in the file (without `\r\n`).
+    pub fn line(&self, i: usize) -> io::Result<Vec<u8>> {
+        let (offset, len) = self.spans[i];
+        let mut buf = vec![0u8; len as usize];
+        read_at(&self.file, &mut buf, offset)?;
+        Ok(buf)
     }
 
     /// Every loaded entry, in file order.
@@ -155,6 +166,8 @@ impl LazyFile {
 /// A session file resumed lazily: header, one `Meta` per entry and where to parse them from.
 pub(crate) struct LazyLoaded {
     pub header: SessionHeader,
+    /// The header's line as it is in the file.
+    pub header_line: String,
     pub metas: Vec<Meta>,
     pub file: LazyFile,
     pub warnings: Vec<String>,
@@ -162,7 +175,8 @@ pub(crate) struct LazyLoaded {
 
 pub(crate) enum Opened {
     Lazy(LazyLoaded),
-    /// An older version (migrated and rewritten by `file::load`).
+    /// An older version (migrated in memory by `file::load`), or a header whose version
+    /// has to be inferred from the entries.
     Eager(LoadedSession),
 }
 
@@ -170,8 +184,9 @@ pub(crate) enum Opened {
 const SPLIT_BYTES: u64 = 8 << 20;
 
 /// Opens a session file: lazily when it is at the current version, else through `file::load`.
+/// Only regular files are read (a FIFO or a device is an error, not a hang).
 pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
-    let file = File::open(path)?;
+    let file = open_regular(path)?;
     let len = file.metadata()?.len();
     let cut = match len >= SPLIT_BYTES {
         true => line_start_after(&file, len / 2, len)?,
@@ -206,15 +221,11 @@ pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
     let warnings = scanned
         .warnings
         .iter()
-        .map(|(n, e)| {
-            format!(
-                "{}: line {n}: skipped malformed entry ({e})",
-                path.display()
-            )
-        })
+        .map(|(n, w)| format!("{}: {}", path.display(), w.text(*n)))
         .collect();
     Ok(Opened::Lazy(LazyLoaded {
         header,
+        header_line: scanned.header_line,
         metas: scanned.metas,
         file: LazyFile {
             file,
@@ -228,20 +239,40 @@ pub(crate) fn open(path: &Path) -> Result<Opened, LoadError> {
 fn line_start_after(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
     let mut f = file;
     f.seek(SeekFrom::Start(from))?;
-    let mut reader = BufReader::with_capacity(64 << 10, f.take(len - from));
-    let mut skipped = Vec::new();
-    let n = reader.read_until(b'\n', &mut skipped)?;
+    let skipped = LineReader::new(f.take(len - from), from)
+        .next_line()?
+        .map(|l| l.len);
     f.seek(SeekFrom::Start(0))?;
-    let cut = from + n as u64;
-    Ok((skipped.last() == Some(&b'\n') && cut < len).then_some(cut))
+    // A line that runs to the end of the file has no next line.
+    let cut = skipped.map(|n| from + n + 1).filter(|&cut| cut < len);
+    Ok(cut)
 }
 
 enum Stop {
     Io(io::Error),
     InvalidHeader,
-    /// The file is older than the current version.
+    /// The file is older than the current version, or its header has no usable version.
     Migrate,
     Panicked,
+}
+
+/// What is wrong with a line, to be worded once its line number in the file is known.
+enum Warning {
+    Malformed(serde_json::Error),
+    TooLong(u64),
+    ExtraHeader,
+    Unusable(String),
+}
+
+impl Warning {
+    fn text(&self, line: usize) -> String {
+        match self {
+            Warning::Malformed(e) => malformed_warning(line, e),
+            Warning::TooLong(len) => too_long_warning(line, *len),
+            Warning::ExtraHeader => extra_header_warning(line),
+            Warning::Unusable(reason) => unusable_warning(line, reason),
+        }
+    }
 }
 
 impl From<io::Error> for Stop {
@@ -253,9 +284,10 @@ impl From<io::Error> for Stop {
 /// What one pass over (part of) a file found. Line numbers count from the pass's start.
 struct Scan {
     header: Option<SessionHeader>,
+    header_line: String,
     metas: Vec<Meta>,
     spans: Vec<(u64, u32)>,
-    warnings: Vec<(usize, serde_json::Error)>,
+    warnings: Vec<(usize, Warning)>,
     lines: usize,
 }
 
@@ -274,66 +306,69 @@ impl Scan {
 
 /// Scans lines from `r`, which starts at file offset `offset`. With `header`, the first
 /// valid line must be the session header (else it is an entry like any other).
-fn scan(r: impl Read, mut offset: u64, header: bool) -> Result<Scan, Stop> {
-    let mut reader = BufReader::with_capacity(1 << 20, r);
-    let mut line = Vec::new();
+fn scan(r: impl Read, offset: u64, header: bool) -> Result<Scan, Stop> {
+    let mut reader = LineReader::new(r, offset);
     let mut out = Scan {
         header: None,
+        header_line: String::new(),
         metas: Vec::new(),
         spans: Vec::new(),
         warnings: Vec::new(),
         lines: 0,
     };
     let mut need_header = header;
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line)?;
-        if n == 0 {
-            break;
-        }
-        out.lines += 1;
-        let start = offset;
-        offset += n as u64;
-        let mut raw = line.strip_suffix(b"\n").unwrap_or(&line);
-        raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
+    while let Some(line) = reader.next_line()? {
+        out.lines = line.number;
+        if line.is_blank() {
             continue;
         }
+        if line.too_long {
+            out.warnings.push((line.number, Warning::TooLong(line.len)));
+            continue;
+        }
+        let raw = line.text();
         if need_header {
             // The first valid line: the header (small, so parsed whole).
-            match serde_json::from_slice::<Value>(raw) {
+            match parse_json::<Value>(raw) {
                 Ok(v) => {
                     if !is_header(&v) {
                         return Err(Stop::InvalidHeader);
                     }
-                    let version = v.get("version").and_then(Value::as_u64).unwrap_or(1);
-                    if version < CURRENT_VERSION {
-                        return Err(Stop::Migrate);
+                    match header_version(&v) {
+                        Some(version) if version >= CURRENT_VERSION => {}
+                        _ => return Err(Stop::Migrate),
                     }
-                    let h = serde_json::from_value(v).map_err(|_| Stop::InvalidHeader)?;
+                    let h = serde_json::from_value(super::normalize::header(&v))
+                        .map_err(|_| Stop::InvalidHeader)?;
                     out.header = Some(h);
+                    out.header_line = String::from_utf8_lossy(raw).into_owned();
                     need_header = false;
                 }
-                Err(e) => out.warnings.push((out.lines, e)),
+                Err(e) => out.warnings.push((line.number, Warning::Malformed(e))),
             }
             continue;
         }
-        match serde_json::from_slice::<LineMeta>(raw) {
+        match parse_json::<LineMeta>(raw) {
             Ok(m) => {
-                if m.kind.as_deref() == Some("session") {
+                if m.kind.as_deref() == Some("session") && m.id.is_some() {
+                    out.warnings.push((line.number, Warning::ExtraHeader));
                     continue;
+                }
+                let kind = m.kind.as_deref().unwrap_or("");
+                if let Some(reason) = super::normalize::unusable(kind, m.usable) {
+                    out.warnings.push((line.number, Warning::Unusable(reason)));
                 }
                 out.metas.push(Meta {
                     id: m.id.unwrap_or_default().into(),
                     parent: m.parent.map(Into::into),
                     kind: Kind::of(m.kind.as_deref(), m.role.as_deref()),
                 });
-                out.spans.push((start, raw.len() as u32));
+                out.spans.push((line.offset, raw.len() as u32));
             }
             // The error text comes from the parser the eager loader uses.
             Err(e) => {
-                let e = serde_json::from_slice::<Value>(raw).err().unwrap_or(e);
-                out.warnings.push((out.lines, e));
+                let e = parse_json::<Value>(raw).err().unwrap_or(e);
+                out.warnings.push((line.number, Warning::Malformed(e)));
             }
         }
     }
@@ -442,6 +477,8 @@ enum Key {
     Parent,
     Message,
     Role,
+    ThinkingLevel,
+    Name,
     Other,
 }
 
@@ -460,6 +497,8 @@ impl<'de> Deserialize<'de> for Key {
                     "parentId" => Key::Parent,
                     "message" => Key::Message,
                     "role" => Key::Role,
+                    "thinkingLevel" => Key::ThinkingLevel,
+                    "name" => Key::Name,
                     _ => Key::Other,
                 })
             }
@@ -468,8 +507,8 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
-/// The `role` of a `message` value (`None` unless it is an object with a string `role`).
-struct Role(Option<String>);
+/// Whether a `message` value is an object, and its `role` (`None` unless a string).
+struct Role(bool, Option<String>);
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -489,28 +528,28 @@ impl<'de> Deserialize<'de> for Role {
                         }
                     }
                 }
-                Ok(Role(role))
+                Ok(Role(true, role))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Role, A::Error> {
-                AnyVisitor.visit_seq(seq).map(|_| Role(None))
+                AnyVisitor.visit_seq(seq).map(|_| Role(false, None))
             }
             fn visit_bool<E>(self, _: bool) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
             fn visit_i64<E>(self, _: i64) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
             fn visit_u64<E>(self, _: u64) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
             fn visit_f64<E>(self, _: f64) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
             fn visit_str<E>(self, _: &str) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
             fn visit_unit<E>(self) -> Result<Role, E> {
-                Ok(Role(None))
+                Ok(Role(false, None))
             }
         }
         d.deserialize_any(V)
@@ -524,6 +563,7 @@ struct LineMeta {
     id: Option<String>,
     parent: Option<String>,
     role: Option<String>,
+    usable: super::normalize::Usable,
 }
 
 impl<'de> Deserialize<'de> for LineMeta {
@@ -541,7 +581,19 @@ impl<'de> Deserialize<'de> for LineMeta {
                         Key::Type => m.kind = map.next_value::<MaybeStr>()?.0,
                         Key::Id => m.id = map.next_value::<MaybeStr>()?.0,
                         Key::Parent => m.parent = map.next_value::<MaybeStr>()?.0,
-                        Key::Message => m.role = map.next_value::<Role>()?.0,
+                        Key::Message => {
+                            let Role(object, role) = map.next_value::<Role>()?;
+                            m.usable.message_is_object = object;
+                            m.role = role;
+                        }
+                        Key::ThinkingLevel => {
+                            m.usable.thinking_level_is_str =
+                                map.next_value::<MaybeStr>()?.0.is_some();
+                        }
+                        Key::Name => {
+                            let name = map.next_value::<Value>()?;
+                            m.usable.name_is_str_or_absent = name.is_string() || name.is_null();
+                        }
                         _ => {
                             map.next_value::<Any>()?;
                         }

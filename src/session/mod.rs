@@ -12,6 +12,8 @@ pub mod file;
 pub mod ids;
 pub mod json;
 pub(crate) mod lazy;
+pub mod lines;
+pub mod normalize;
 pub mod ops;
 pub mod store;
 pub mod tree;
@@ -47,3 +49,6 @@ mod lazy_tests;
 #[cfg(test)]
 #[path = "tests/ops.rs"]
 mod ops_tests;
+#[cfg(test)]
+#[path = "tests/robust.rs"]
+mod robust_tests;

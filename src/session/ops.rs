@@ -90,19 +90,22 @@ pub fn branched_session(
         .filter(|e| !matches!(e, Entry::Label(_)))
         .collect();
     let io = |e: std::io::Error| e.to_string();
-    // pi copies entries verbatim, so an entry whose parent was a dropped label would point at
-    // a missing id and cut the branch short on load; we re-link it to the previous kept entry.
+    // Entries are copied byte for byte, as pi copies them. An entry whose parent was a dropped
+    // label would point at a missing id and cut the branch short on load, so that one is
+    // re-linked to the previous kept entry (its other fields untouched).
     let mut prev: Option<&str> = None;
     for e in &kept {
-        let entry = match e.parent_id() {
+        let line = w.line_of(e.id()).unwrap_or_else(|| e.to_line());
+        let line = match e.parent_id() {
             Some(p) if prev != Some(p) && !kept.iter().any(|k| k.id() == p) => {
-                let mut v = e.to_value();
+                let mut v: Value =
+                    super::lines::parse_json(line.as_bytes()).unwrap_or_else(|_| e.to_value());
                 v["parentId"] = prev.map_or(Value::Null, |p| Value::String(p.into()));
-                Entry::from_value(v)
+                super::json::to_js_string(&v)
             }
-            _ => (*e).clone(),
+            _ => line,
         };
-        out.append(entry).map_err(io)?;
+        out.append_line(line).map_err(io)?;
         prev = Some(e.id());
     }
     for (target, label, timestamp) in labels_in_order(w.entries()) {

@@ -1,8 +1,15 @@
 //! Writing sessions. A `SessionWriter` holds the whole session in memory and mirrors it to an
 //! append-only JSONL file: nothing reaches disk until the session has an assistant message;
-//! then the header and every buffered entry are written, and from there on each new entry is
-//! one `write_all` of `line + "\n"` on an `O_APPEND` handle. A crash loses at most the line
-//! being written. Without a path (`--no-session`) the same API writes nothing.
+//! then the header and every buffered entry are written (atomically and durably, through
+//! `util::atomic`), and from there on each new entry is one `write_all` of `line + "\n"` on an
+//! `O_APPEND` handle, fsynced. A crash loses at most the line being written. Without a path
+//! (`--no-session`) the same API writes nothing.
+//!
+//! Nothing is lost on the way: an entry read from a file (or copied from another session) is
+//! written back byte for byte; a file migrated from an older version is written, with the
+//! original kept beside it, only when the session is first appended to; a session file deleted
+//! while pi runs is written again whole. Every failure is returned to the caller and kept as
+//! [`SessionWriter::write_error`] until a later write succeeds.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -17,7 +24,7 @@ use super::entry::{
     LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
     ThinkingLevelChangeEntry,
 };
-use super::file::{LoadError, LoadedSession};
+use super::file::{LoadError, LoadedSession, Rewrite};
 use super::ids::{iso_timestamp, short_id, uuid_v7};
 use super::lazy::{Index, Kind, LazyFile, LazyLoaded, Meta, Opened};
 use super::tree::{SessionContext, Tree};
@@ -25,6 +32,8 @@ use crate::ai::{now_ms, Extra, UserContent};
 
 pub struct SessionWriter {
     header: SessionHeader,
+    /// The header's line in the file (`None`: a new session, written from `header`).
+    header_line: Option<String>,
     /// Every entry's id, parent and kind, in file order.
     metas: Vec<Meta>,
     /// Entry index by id (the last entry with an id wins).
@@ -47,6 +56,15 @@ pub struct SessionWriter {
     written: usize,
     /// A write failed: the file may end in a partial line that must be terminated first.
     torn_tail: bool,
+    /// Each entry's line as loaded, for an eagerly loaded file (lazily loaded ones are read
+    /// back from the file).
+    loaded_lines: Vec<String>,
+    /// Lines of appended entries that were copied from another session, by entry index.
+    copied: HashMap<usize, String>,
+    /// An older file, migrated in memory, still to be written at the current version.
+    rewrite: Option<Rewrite>,
+    /// The last write failure, until a later write succeeds.
+    write_error: Option<String>,
 }
 
 fn now_iso() -> String {
@@ -77,6 +95,7 @@ impl SessionWriter {
     pub fn with_header(header: SessionHeader, path: Option<PathBuf>) -> Self {
         SessionWriter {
             header,
+            header_line: None,
             metas: Vec::new(),
             by_id: HashMap::new(),
             lazy: None,
@@ -89,6 +108,10 @@ impl SessionWriter {
             header_written: false,
             written: 0,
             torn_tail: false,
+            loaded_lines: Vec::new(),
+            copied: HashMap::new(),
+            rewrite: None,
+            write_error: None,
         }
     }
 
@@ -114,6 +137,7 @@ impl SessionWriter {
         });
         let w = SessionWriter {
             header: l.header,
+            header_line: Some(l.header_line),
             written: l.metas.len(),
             metas: l.metas,
             by_id,
@@ -126,16 +150,22 @@ impl SessionWriter {
             file: None,
             header_written: true,
             torn_tail: true,
+            loaded_lines: Vec::new(),
+            copied: HashMap::new(),
+            rewrite: None,
+            write_error: None,
         };
         (w, l.warnings)
     }
 
-    /// A writer continuing a loaded file: everything loaded counts as already on disk.
+    /// A writer continuing a loaded file: everything loaded counts as already on disk (a
+    /// migrated file is written at the current version with the first new entry).
     pub fn from_loaded(l: LoadedSession) -> Self {
         let metas: Vec<Meta> = l.entries.iter().map(Meta::of).collect();
         let leaf = l.entries.last().map(|e| e.id().to_string());
         SessionWriter {
             header: l.header,
+            header_line: Some(l.header_line),
             written: l.entries.len(),
             by_id: index_ids(&metas),
             metas,
@@ -148,6 +178,10 @@ impl SessionWriter {
             file: None,
             header_written: true,
             torn_tail: true,
+            loaded_lines: l.lines,
+            copied: HashMap::new(),
+            rewrite: l.rewrite,
+            write_error: None,
         }
     }
 
@@ -297,6 +331,60 @@ impl SessionWriter {
         Ok(id)
     }
 
+    /// Appends an entry copied from another session, written byte for byte as `line` (a
+    /// JSON entry line) rather than re-serialized. Returns its id.
+    pub fn append_line(&mut self, line: String) -> io::Result<String> {
+        let value = super::lines::parse_json::<Value>(line.as_bytes())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let index = self.metas.len();
+        self.copied.insert(index, line);
+        self.append(Entry::from_value(value))
+    }
+
+    /// The line of the entry with `id` exactly as it is (or will be) in the file.
+    pub fn line_of(&self, id: &str) -> Option<String> {
+        self.by_id.get(id).map(|&i| self.entry_line(i))
+    }
+
+    /// Entry `i`'s line: as read from the file or copied, else serialized.
+    fn entry_line(&self, i: usize) -> String {
+        if let Some(line) = self.copied.get(&i).or_else(|| self.loaded_lines.get(i)) {
+            return line.clone();
+        }
+        if let Some(lazy) = self.lazy.as_ref().filter(|l| i < l.len()) {
+            if let Ok(bytes) = lazy.line(i) {
+                return String::from_utf8_lossy(&bytes).into_owned();
+            }
+        }
+        match self.entry_ref(i) {
+            Some(e) => e.to_line(),
+            None => self.entry_at(i).to_line(),
+        }
+    }
+
+    /// The header line and the lines of entries `from..`, each newline-terminated.
+    fn lines_from(&self, from: usize, with_header: bool) -> String {
+        let mut buf = String::new();
+        if with_header {
+            match &self.header_line {
+                Some(line) => buf.push_str(line),
+                None => buf.push_str(&super::json::to_js_string(&self.header)),
+            }
+            buf.push('\n');
+        }
+        for i in from..self.metas.len() {
+            buf.push_str(&self.entry_line(i));
+            buf.push('\n');
+        }
+        buf
+    }
+
+    /// Why the last write failed, while no later write has succeeded: the session is not
+    /// being fully persisted.
+    pub fn write_error(&self) -> Option<&str> {
+        self.write_error.as_deref()
+    }
+
     /// Writes whatever is not on disk yet, if the session has an assistant message.
     fn persist(&mut self) -> io::Result<()> {
         let Some(path) = self.path.clone() else {
@@ -305,19 +393,34 @@ impl SessionWriter {
         if !self.has_assistant {
             return Ok(());
         }
+        let result = self.write_unwritten(&path);
+        self.write_error = result.as_ref().err().map(ToString::to_string);
+        result
+    }
+
+    fn write_unwritten(&mut self, path: &Path) -> io::Result<()> {
+        if let Some(rewrite) = &self.rewrite {
+            let tail = self.lines_from(self.written, false);
+            super::file::write_migrated(path, rewrite, &tail)?;
+            self.rewrite = None;
+            self.file = None;
+            self.torn_tail = false;
+            self.written = self.metas.len();
+            return Ok(());
+        }
         if !self.header_written {
-            return self.create_file(&path);
+            return self.create_file(path);
         }
-        if self.file.is_none() {
-            self.file = Some(OpenOptions::new().append(true).read(true).open(&path)?);
+        if let Some(gone) = self.reopen_if_replaced(path)? {
+            return Err(gone);
         }
+        let file = self.file.as_mut().expect("opened above");
         if self.torn_tail {
-            terminate_partial_line(self.file.as_mut().expect("opened above"))?;
+            terminate_partial_line(file)?;
             self.torn_tail = false;
         }
         while self.written < self.metas.len() {
-            let line = self.entry_ref(self.written).map(Entry::to_line);
-            let line = line.expect("unwritten entries are in memory");
+            let line = self.entry_line(self.written);
             let file = self.file.as_mut().expect("opened above");
             write_line(file, &line).inspect_err(|_| self.torn_tail = true)?;
             self.written += 1;
@@ -325,28 +428,47 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// The first write: header plus every buffered entry go to a temporary file that is then
-    /// renamed into place, so a crash leaves either no file or a complete, loadable one —
-    /// never an empty or header-less file.
+    /// Makes sure `self.file` appends to the file at `path`. A file replaced since we opened
+    /// it (another program rewrote it) is reopened. A file deleted while pi runs is written
+    /// again whole, so nothing is lost, and reported: returned as `Some(error)` then.
+    fn reopen_if_replaced(&mut self, path: &Path) -> io::Result<Option<io::Error>> {
+        let on_disk = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.file = None;
+                self.written = 0;
+                self.create_file(path)?;
+                return Ok(Some(io::Error::other(
+                    "the file was deleted while pi was running; it was written again with the whole session",
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(f) = &self.file {
+            if !crate::util::files::same_file(&f.metadata()?, &on_disk) {
+                self.file = None;
+            }
+        }
+        if self.file.is_none() {
+            self.file = Some(OpenOptions::new().append(true).read(true).open(path)?);
+            self.torn_tail = true;
+        }
+        Ok(None)
+    }
+
+    /// The first write (or a rewrite of a deleted file): the header plus every entry go to a
+    /// temporary file that is fsynced and renamed into place, so a crash leaves either no
+    /// file or a complete, loadable one — never an empty or header-less file.
     fn create_file(&mut self, path: &Path) -> io::Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let mut buf = super::json::to_js_string(&self.header);
-        buf.push('\n');
-        for e in self.entries().get(self.written..).unwrap_or_default() {
-            buf.push_str(&e.to_line());
-            buf.push('\n');
-        }
-        let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-        tmp_name.push(format!(".tmp-{}", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
-        let written =
-            std::fs::write(&tmp, buf.as_bytes()).and_then(|_| std::fs::rename(&tmp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written?;
+        let buf = self.lines_from(0, true);
+        crate::util::atomic::replace(
+            path,
+            buf.as_bytes(),
+            crate::util::atomic::Options::durable(),
+        )?;
         self.header_written = true;
         self.written = self.metas.len();
         Ok(())
@@ -508,13 +630,14 @@ fn index_ids(metas: &[Meta]) -> HashMap<Box<str>, usize> {
     by_id
 }
 
-/// One line, one `write_all`, then flush.
+/// One line, one `write_all`, then fsync: once an entry is reported written, a crash does
+/// not take it back.
 fn write_line(file: &mut File, line: &str) -> io::Result<()> {
     let mut buf = String::with_capacity(line.len() + 1);
     buf.push_str(line);
     buf.push('\n');
     file.write_all(buf.as_bytes())?;
-    file.flush()
+    file.sync_data()
 }
 
 /// If the file does not end in `\n` (a torn write, or a file written without a final

@@ -65,6 +65,16 @@ impl Options {
 /// Replaces the content of `path` (or of the file its symlinks lead to) with `bytes`. The
 /// parent directory must exist.
 pub fn replace(path: &Path, bytes: &[u8], options: Options) -> io::Result<()> {
+    replace_with(path, options, &mut |w| w.write_all(bytes))
+}
+
+/// [`replace`], with the new content produced by `write` (for content too big to build in
+/// memory first). An error from `write` leaves the file as it was.
+pub fn replace_with(
+    path: &Path,
+    options: Options,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let target = follow_symlinks(path)?;
     let existing = match fs::metadata(&target) {
         Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
@@ -93,7 +103,11 @@ pub fn replace(path: &Path, bytes: &[u8], options: Options) -> io::Result<()> {
         builder.permissions(fs::Permissions::from_mode(create_mode));
     }
     let mut tmp = builder.tempfile_in(&dir)?;
-    tmp.write_all(bytes)?;
+    {
+        let mut out = io::BufWriter::new(tmp.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
+    }
     set_mode(tmp.as_file(), options.mode, existing.as_ref())?;
     if options.durability == Durability::Durable {
         tmp.as_file().sync_all()?;

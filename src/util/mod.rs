@@ -1,11 +1,12 @@
 //! Bottom-floor helpers every layer may use: they import nothing from the rest of the crate.
 //!
 //! `atomic` replaces a file's content atomically (the one routine for every file pi
-//! rewrites); `regular` opens a file for reading only if it is a regular file, so a FIFO or a
-//! device passed where a file is expected never blocks or floods us.
+//! rewrites); `files` opens a file for reading only if it is a regular file, so a FIFO or a
+//! device passed where a file is expected never blocks or floods us, and tells whether two
+//! paths are the same file.
 
 pub mod atomic;
+pub mod files;
 pub mod process;
-pub mod regular;
 pub mod shutdown;
 pub mod terminal_text;

@@ -52,12 +52,12 @@ fn loads_ts_file_with_all_entries() {
     assert_eq!(l.migrated_from, None);
     assert_eq!(l.entries.len(), 23);
     assert_eq!(l.header.version, Some(3));
-    // Not migrated: never rewritten, no backup.
+    // Not migrated: never rewritten.
     assert_eq!(
         std::fs::read_to_string(&p).unwrap(),
         super::entries_tests::ALL_ENTRIES
     );
-    assert!(l.backup.is_none());
+    assert!(l.rewrite.is_none());
 }
 
 #[test]
@@ -128,16 +128,28 @@ fn normalize_ids(text: &str) -> Vec<Value> {
     out
 }
 
+/// Appends one message through a resumed writer and returns the file's lines before it.
+fn append_and_strip(p: &Path) -> String {
+    let (mut w, _) = SessionWriter::open(p).unwrap();
+    w.append_message(user("after migration")).unwrap();
+    let now = std::fs::read_to_string(p).unwrap();
+    let (before, last) = now.trim_end().rsplit_once('\n').unwrap();
+    assert!(last.contains("after migration"));
+    format!("{before}\n")
+}
+
 #[test]
-fn v1_migrates_to_v3_like_pi_with_backup() {
+fn v1_migrates_to_v3_like_pi_only_when_written_with_backup() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "v1.jsonl", V1);
     let l = load(&p).unwrap();
     assert_eq!(l.migrated_from, Some(1));
-    let backup = l.backup.clone().unwrap();
-    assert_eq!(backup, dir.path().join("v1.jsonl.bak"));
+    // Reading never writes.
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), V1);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let now = append_and_strip(&p);
+    let backup = dir.path().join("v1.jsonl.bak");
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), V1);
-    let now = std::fs::read_to_string(&p).unwrap();
     // Same keys, same order, same values as pi's own migration, ids aside.
     let ours = normalize_ids(&now);
     let pis = normalize_ids(V1_BY_PI);
@@ -186,15 +198,20 @@ fn v2_migrates_to_v3_keeping_ids() {
     std::fs::write(dir.path().join("v2.jsonl.bak"), "older backup").unwrap();
     let l = load(&p).unwrap();
     assert_eq!(l.migrated_from, Some(2));
-    assert_eq!(
-        l.backup.as_deref(),
-        Some(dir.path().join("v2.jsonl.bak.1").as_path())
-    );
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), V2_BY_PI);
     assert!(matches!(
         l.entries[1].message(),
         Some(AgentMessage::Custom(_))
     ));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), V2);
+    assert_eq!(append_and_strip(&p), V2_BY_PI);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("v2.jsonl.bak")).unwrap(),
+        "older backup"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("v2.jsonl.bak.1")).unwrap(),
+        V2
+    );
 }
 
 #[test]

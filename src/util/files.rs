@@ -1,6 +1,6 @@
-//! Opening files that must be regular files. A FIFO without a writer blocks `open(2)`
-//! forever, and `/dev/zero` or `/dev/urandom` never end; a session, settings or credentials
-//! path that names one of them gets a clear error instead.
+//! Small file-system facts: opening a file that must be a regular file (a FIFO without a
+//! writer blocks `open(2)` forever, and `/dev/zero` never ends, so a session path that names
+//! one of them gets a clear error instead), and whether two paths are the same file.
 
 use std::fs::File;
 use std::io;
@@ -52,6 +52,20 @@ pub fn not_regular(path: &Path, meta: &std::fs::Metadata) -> io::Error {
         io::ErrorKind::InvalidInput,
         format!("{} is {what}, not a regular file", path.display()),
     )
+}
+
+/// Whether two metadata describe the same file (device and inode).
+pub fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
 }
 
 #[cfg(unix)]
