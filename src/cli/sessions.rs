@@ -62,6 +62,38 @@ pub(super) fn resolve(
     }
 }
 
+/// A resumed session whose recorded working directory is gone stops the run, as in pi, except
+/// in interactive mode, which goes on in the current directory with a warning.
+pub fn check_cwd(
+    selected: (SessionWriter, Vec<String>),
+    cwd: &str,
+    interactive: bool,
+) -> Result<(SessionWriter, Vec<String>), String> {
+    let (session, mut warnings) = selected;
+    if let Some(message) = missing_cwd(&session, cwd) {
+        if !interactive {
+            return Err(message);
+        }
+        warnings.push(format!(
+            "{message}\nContinuing in the current working directory."
+        ));
+    }
+    Ok((session, warnings))
+}
+
+/// pi's error for a session whose recorded working directory no longer exists.
+fn missing_cwd(session: &SessionWriter, cwd: &str) -> Option<String> {
+    let file = session.path()?;
+    let stored = session.header().cwd.as_str();
+    if stored.is_empty() || Path::new(stored).exists() {
+        return None;
+    }
+    Some(format!(
+        "Stored session working directory does not exist: {stored}\nSession file: {}\nCurrent working directory: {cwd}",
+        file.display()
+    ))
+}
+
 /// Opens or creates the session for this run; warnings about skipped lines are returned.
 pub fn select(
     args: &Args,

@@ -405,7 +405,8 @@ pub fn prepare_with(
         Some(selected) => selected,
         None => super::sessions::select(args, &settings, &agent_dir, &cwd_str),
     };
-    let (mut session, session_warnings) = selected?;
+    let (mut session, session_warnings) =
+        super::sessions::check_cwd(selected?, &cwd_str, hookup.is_some())?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }

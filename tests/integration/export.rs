@@ -52,3 +52,36 @@ fn export_of_a_missing_file_fails() {
         res.stderr
     );
 }
+
+#[test]
+fn export_never_overwrites_the_session_it_exports() {
+    let pi = PiCommand::new().write_file("s.jsonl", SESSION);
+    let cwd = pi.cwd().to_path_buf();
+    let pi = pi.args(["--export", "s.jsonl", "./s.jsonl"]);
+    let res = pi.run();
+    res.assert_code(1).assert_no_panic();
+    assert!(
+        res.stderr
+            .contains("Refusing to overwrite the session file"),
+        "{}",
+        res.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("s.jsonl")).unwrap(),
+        SESSION
+    );
+}
+
+#[test]
+fn export_of_an_old_session_leaves_it_as_it_was() {
+    let v1 = include_str!("../../fixtures/sessions/pi-mono-large-session.jsonl");
+    let pi = PiCommand::new().write_file("old.jsonl", v1);
+    let cwd = pi.cwd().to_path_buf();
+    let pi = pi.args(["--export", "old.jsonl", "page.html"]);
+    let res = pi.run();
+    res.assert_code(0).assert_no_panic();
+    assert_eq!(std::fs::read_to_string(cwd.join("old.jsonl")).unwrap(), v1);
+    assert!(!cwd.join("old.jsonl.bak").exists());
+    let html = std::fs::read_to_string(cwd.join("page.html")).unwrap();
+    assert!(html.contains("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
+}

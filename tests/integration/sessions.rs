@@ -289,11 +289,10 @@ fn a_session_written_by_the_typescript_pi_resumes_here() {
     let mock = MockServer::with_replies([Reply::text(API, "continuing")]);
     let pi = PiCommand::for_mock(API, &mock);
     let copy = pi.cwd().join("ts-session.jsonl");
-    let original = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/sessions/ts-all-entries.jsonl"
-    ))
-    .unwrap();
+    // Resumed where it was recorded: the fixture's directory is this run's.
+    let original = include_str!("../../fixtures/sessions/ts-all-entries.jsonl")
+        .replacen("/tmp/gen/proj", &pi.cwd().to_string_lossy(), 1)
+        .into_bytes();
     std::fs::write(&copy, &original).unwrap();
     let pi = pi.args(["-p", "--session", copy.to_str().unwrap(), "next"]);
     let out = pi.run();
@@ -321,4 +320,117 @@ fn a_session_written_by_the_typescript_pi_resumes_here() {
         .filter_map(|v| v["message"]["role"].as_str().map(String::from))
         .collect();
     assert_eq!(roles, ["user", "assistant"], "{appended}");
+}
+
+/// pi-mono's `large-session.jsonl` with its recorded directory made this run's.
+fn large_session_in(dir: &Path) -> String {
+    include_str!("../../fixtures/sessions/pi-mono-large-session.jsonl").replacen(
+        "/Users/badlogic/workspaces/pi-mono",
+        &dir.to_string_lossy(),
+        1,
+    )
+}
+
+#[test]
+fn an_old_session_without_total_tokens_is_sent_whole_and_left_as_it_was() {
+    let mock = MockServer::with_replies([Reply::text(API, "resumed")]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", r#"{"compaction":{"enabled":false}}"#);
+    let text = large_session_in(pi.cwd());
+    let file = pi.cwd().join("large.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let pi = pi.args(["-p", "--session", file.to_str().unwrap(), "go on"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "resumed\n");
+    let body = &mock.requests()[0].body;
+    let messages = body["messages"].as_array().unwrap();
+    let count = |role: &str| messages.iter().filter(|m| m["role"] == role).count();
+    // 914 stored messages (453 assistant, 373 tool results, 88 user) plus the prompt, after the
+    // system prompt; every tool result follows the call it answers. Failed replies are not
+    // sent back to a provider (pi's transform drops them too).
+    let failed = text.matches(r#""stopReason":"error""#).count()
+        + text.matches(r#""stopReason":"aborted""#).count();
+    assert_eq!(failed, 22);
+    assert_eq!(count("assistant"), 453 - failed);
+    assert_eq!(count("tool"), 373);
+    assert_eq!(count("user"), 89);
+    let mut called = std::collections::HashSet::new();
+    for m in messages {
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            called.insert(c["id"].as_str().unwrap().to_string());
+        }
+        if m["role"] == "tool" {
+            assert!(called.contains(m["tool_call_id"].as_str().unwrap()));
+        }
+    }
+    // The v1 file is migrated on the first write, with the original kept beside it.
+    let backup = std::fs::read_to_string(format!("{}.bak", file.display())).unwrap();
+    assert_eq!(backup, text);
+    let now = std::fs::read_to_string(&file).unwrap();
+    let added: Vec<&str> = now.lines().skip(text.lines().count()).collect();
+    // The switch to the mock model, the prompt and the reply.
+    assert_eq!(added.len(), 3, "{added:?}");
+    assert!(added[0].contains(r#""type":"model_change""#));
+    assert!(added[2].contains(r#""text":"resumed""#));
+}
+
+#[test]
+fn a_session_whose_directory_is_gone_stops_like_pi() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let file = pi.cwd().join("s.jsonl");
+    let text = include_str!("../../fixtures/sessions/ts-all-entries.jsonl").replacen(
+        "/tmp/gen/proj",
+        "/nonexistent/pi-test-dir",
+        1,
+    );
+    std::fs::write(&file, &text).unwrap();
+    let pi = pi.args(["-p", "--session", file.to_str().unwrap(), "hi"]);
+    let out = pi.run();
+    out.assert_code(1).assert_no_panic();
+    let want = format!(
+        "Stored session working directory does not exist: /nonexistent/pi-test-dir\nSession file: {}\nCurrent working directory: {}",
+        file.display(),
+        out_cwd(&file).display()
+    );
+    assert!(out.stderr.contains(&want), "{}", out.stderr);
+    assert_eq!(mock.request_count(), 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+fn out_cwd(file: &Path) -> PathBuf {
+    file.parent().unwrap().to_path_buf()
+}
+
+#[test]
+fn a_device_or_a_fifo_given_as_session_is_refused_at_once() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let fifo = pi.cwd().join("pipe.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let again = pi.again();
+    let out = pi.args(["-p", "--session", "/dev/zero", "hi"]).run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("/dev/zero is a character device, not a regular file"),
+        "{}",
+        out.stderr
+    );
+    let out = again
+        .args([
+            "--model",
+            "mock/mock-model",
+            "-p",
+            "--session",
+            fifo.to_str().unwrap(),
+            "hi",
+        ])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert!(out.stderr.contains("FIFO"), "{}", out.stderr);
+    assert_eq!(mock.request_count(), 0);
 }
