@@ -121,6 +121,7 @@ impl AgentSession {
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
     /// extensions see `before_agent_start` first and may queue more work, which runs after.
     pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.compact_before_prompt(on_event);
         self.before_agent_start(&mut prompts);
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);
@@ -205,6 +206,7 @@ impl AgentSession {
                     agent,
                     last_assistant,
                     &mut overflow_attempted,
+                    false,
                     on_event,
                 ) {
                     Some(next) => {
@@ -227,6 +229,7 @@ impl AgentSession {
                     agent,
                     last_assistant,
                     &mut overflow_attempted,
+                    false,
                     on_event,
                 ) {
                     Some(next) => {
@@ -346,18 +349,43 @@ impl AgentSession {
             .map(|c| crate::session::ids::parse_iso_ms(&c.timestamp).unwrap_or(0))
     }
 
-    /// After a run: compact on overflow (then retry) or when over the threshold (pi's
-    /// `_checkCompaction`). Returns the continued run, or hands the agent back and `None`.
+    /// pi's check before a prompt is sent: a session already over the threshold (one just
+    /// resumed, or whose last reply was aborted) is compacted first, so the prompt goes out
+    /// with the summary instead of the whole history.
+    fn compact_before_prompt(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        let last = self.agent().messages.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => Some(a.clone()),
+            _ => None,
+        });
+        if last.is_none() {
+            return;
+        }
+        let agent = self.agent.take().expect("no run is active before a prompt");
+        let mut overflow_attempted = false;
+        let next = self.check_compaction(agent, last, &mut overflow_attempted, true, on_event);
+        // Messages queued meanwhile go out before the prompt.
+        if let Some(run) = next {
+            self.drive(run, on_event);
+        }
+    }
+
+    /// After a run (or before a prompt, `before_prompt`): compact on overflow (then retry,
+    /// unless a prompt is about to be sent anyway) or when over the threshold (pi's
+    /// `_checkCompaction`; before a prompt, aborted replies count too). Returns the continued
+    /// run, or hands the agent back and `None`.
     fn check_compaction(
         &mut self,
         mut agent: Agent,
         last: Option<AssistantMessage>,
         overflow_attempted: &mut bool,
+        before_prompt: bool,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Option<Run> {
         let settings = self.compaction;
         let Some(a) = last.filter(|a| {
-            settings.enabled && a.stop_reason != StopReason::Aborted && !self.abort.is_aborted()
+            settings.enabled
+                && (before_prompt || a.stop_reason != StopReason::Aborted)
+                && !self.abort.is_aborted()
         }) else {
             self.agent = Some(agent);
             return None;
@@ -387,7 +415,7 @@ impl AgentSession {
             if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
                 agent.messages.pop();
             }
-            return self.auto_compact(agent, CompactionReason::Overflow, true, on_event);
+            return self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
         }
         let tokens = if a.stop_reason == StopReason::Error {
             // No usage on an error: the last valid usage plus estimates of what followed.

@@ -99,3 +99,54 @@ fn a_long_conversation_compacts_and_keeps_going() {
     }
     assert_eq!(text.matches("\"type\":\"compaction\"").count(), 1);
 }
+
+/// A session resumed already over the threshold is compacted before the prompt goes out, as
+/// pi does: the first request is the summary, the second carries the summary and the prompt.
+#[test]
+fn a_resumed_session_over_the_threshold_is_compacted_before_the_prompt() {
+    let mock = MockServer::start();
+    let long = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet ".repeat(40));
+    mock.push(reply_with_usage(&long("ANSWER-ONE"), 300));
+    mock.push(reply_with_usage(&long("ANSWER-TWO"), 3500));
+    mock.push(reply_with_usage("## Goal\nSUMMARY-BEFORE-PROMPT", 100));
+    mock.push(reply_with_usage("ANSWER-THREE", 400));
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("http://127.0.0.1:{}/v1", mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "small", "contextWindow": 4000, "maxTokens": 1000}]
+    }}});
+    let first = PiCommand::new()
+        .write_agent_file("models.json", &models.to_string())
+        .write_agent_file(
+            "settings.json",
+            r#"{"compaction":{"enabled":false,"reserveTokens":1000,"keepRecentTokens":300}}"#,
+        )
+        .args(["--model", "mock/small", "-p"])
+        .args([long("QUESTION-ONE"), long("QUESTION-TWO")]);
+    first.run().assert_code(0).assert_no_panic();
+    assert_eq!(mock.request_count(), 2, "no compaction while it is off");
+    let again = first
+        .again()
+        .write_agent_file(
+            "settings.json",
+            r#"{"compaction":{"reserveTokens":1000,"keepRecentTokens":300}}"#,
+        )
+        .args(["--model", "mock/small", "-p", "-c", "QUESTION-THREE"]);
+
+    let out = again.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "ANSWER-THREE\n");
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        reqs[2].body_text().contains("QUESTION-ONE"),
+        "summarized first"
+    );
+    assert!(!reqs[2].body_text().contains("QUESTION-THREE"));
+    let sent = reqs[3].body_text();
+    assert!(sent.contains("SUMMARY-BEFORE-PROMPT") && sent.contains("QUESTION-THREE"));
+    assert!(
+        !sent.contains("QUESTION-ONE"),
+        "the prompt goes out compacted"
+    );
+}

@@ -391,3 +391,44 @@ fn split_turn_makes_two_summaries_and_joins_them() {
     budgets.sort();
     assert_eq!(budgets, [Some(250), Some(400)]);
 }
+
+/// pi checks the threshold before sending a prompt too: a session that is already over it
+/// (resumed that way, or compaction was off when it grew) is compacted first, and the prompt
+/// goes out with the summary, not the whole history.
+#[test]
+fn a_session_already_over_the_threshold_is_compacted_before_the_prompt_is_sent() {
+    let id = "cmp-before-prompt";
+    push_reply(id, reply("a1", 100));
+    push_reply(id, reply("a2", 1800));
+    push_reply(id, Reply::text("SUMMARY-FIRST"));
+    push_reply(id, reply("a3", 200));
+    let (mut s, seen) = session(id);
+    s.compaction.enabled = false;
+    prompt(&mut s, &"x".repeat(2000));
+    prompt(&mut s, &"y".repeat(1600));
+    assert!(compactions(&s).is_empty());
+    s.compaction.enabled = true;
+
+    let e = prompt(&mut s, "next");
+    let t = types(&e);
+    assert_eq!(
+        &t[..3],
+        ["compaction_start", "compaction_end", "agent_start"]
+    );
+    assert_eq!(e[0]["reason"], "threshold");
+    assert_eq!(e[1]["willRetry"], false);
+    assert_eq!(e[1]["result"]["summary"], "SUMMARY-FIRST");
+    assert_eq!(compactions(&s).len(), 1);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4, "two answers, the summary, then the prompt");
+    assert_eq!(
+        seen[2].0.system_prompt.as_deref(),
+        Some(SUMMARIZATION_SYSTEM_PROMPT)
+    );
+    let sent = &seen[3].0.messages;
+    assert!(user_text(&sent[0]).starts_with(COMPACTION_SUMMARY_PREFIX));
+    assert!(!sent
+        .iter()
+        .any(|m| matches!(m, Message::User(_)) && user_text(m).contains("xxxx")));
+    assert_eq!(user_text(sent.last().unwrap()), "next");
+}
