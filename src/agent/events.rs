@@ -70,6 +70,12 @@ pub enum AgentEvent {
     CompactionStart {
         reason: CompactionReason,
     },
+    /// A session (or settings) write failed, or the session file had to be written again:
+    /// the conversation may not be saved. Not in pi, which only warns in print mode; every
+    /// mode reports this one as it happens.
+    SessionWriteError {
+        error: String,
+    },
     CompactionEnd {
         reason: CompactionReason,
         /// `{summary, firstKeptEntryId, tokensBefore, details}` on success.
@@ -122,6 +128,7 @@ impl AgentEvent {
             AgentEvent::AutoRetryEnd { .. } => "auto_retry_end",
             AgentEvent::CompactionStart { .. } => "compaction_start",
             AgentEvent::CompactionEnd { .. } => "compaction_end",
+            AgentEvent::SessionWriteError { .. } => "session_write_error",
         }
     }
 
@@ -234,6 +241,9 @@ impl AgentEvent {
             }
             AgentEvent::CompactionStart { reason } => {
                 json!({"type": "compaction_start", "reason": reason.as_str()})
+            }
+            AgentEvent::SessionWriteError { error } => {
+                json!({"type": "session_write_error", "error": error})
             }
             AgentEvent::CompactionEnd {
                 reason,

@@ -261,13 +261,8 @@ pub fn compact_session(
         Some(result.details.clone()),
         Some(false),
     );
-    let write_error = written.err().map(|e| {
-        let path = session
-            .path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        format!("Could not write session file {path}: {e}")
-    });
+    // The error names the file and what went wrong.
+    let write_error = written.err().map(|e| e.to_string());
     Ok((result, write_error))
 }
 

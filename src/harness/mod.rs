@@ -86,21 +86,25 @@ impl AgentSession {
         }
     }
 
+    /// Reports the write failures collected so far as `session_write_error` events, so every
+    /// mode hears of them as they happen (failures outside a run stay in `write_errors` for
+    /// the mode to report).
+    fn report_write_errors(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        for error in std::mem::take(&mut self.write_errors) {
+            on_event(&AgentEvent::SessionWriteError { error });
+        }
+    }
+
     /// Appends a finished message to the session; a failure is kept for the mode to report
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
         if let AgentEvent::MessageEnd { message } = ev {
+            // The error names the file and what went wrong.
             if let Err(e) = self
                 .session
                 .append_message(AgentMessage::from(message.clone()))
             {
-                let path = self
-                    .session
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default();
-                self.write_errors
-                    .push(format!("Could not write session file {path}: {e}"));
+                self.write_errors.push(e.to_string());
             }
         }
     }
@@ -128,6 +132,7 @@ impl AgentSession {
         let run = agent.prompt(prompts, self.abort.clone());
         self.drive(run, on_event);
         self.run_extension_work(on_event);
+        self.report_write_errors(on_event);
     }
 
     /// The variables the model's bash commands see, for a run of `agent` (pi reads them from
@@ -166,8 +171,9 @@ impl AgentSession {
                 // A model or thinking change made meanwhile goes in before this message.
                 self.record_switches();
                 // The session line is written before listeners hear of the message, so
-                // whatever they show is already on disk.
+                // whatever they show is already on disk (or they hear first that it is not).
                 self.persist(&ev);
+                self.report_write_errors(on_event);
                 self.forward_event(&ev);
                 // pi reports a successful retry after the reply's `message_end`.
                 on_event(&ev);
@@ -316,6 +322,7 @@ impl AgentSession {
         let out = match outcome {
             Ok((result, write_error)) => {
                 self.write_errors.extend(write_error);
+                self.report_write_errors(on_event);
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
@@ -470,6 +477,7 @@ impl AgentSession {
         match outcome {
             Ok((result, write_error)) => {
                 self.write_errors.extend(write_error);
+                self.report_write_errors(on_event);
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,

@@ -146,7 +146,7 @@ impl AgentSession {
         agent.model = model.clone();
         self.session
             .append_model_change(&model.provider, &model.id)
-            .map_err(|e| format!("Could not write session: {e}"))?;
+            .map_err(|e| e.to_string())?;
         let saved = self
             .settings
             .set_global("defaultProvider", model.provider.clone().into())
@@ -205,8 +205,7 @@ impl AgentSession {
         self.agent_mut().thinking = level;
         self.emit_thinking_select(level, previous);
         if let Err(e) = self.session.append_thinking_level_change(level.as_str()) {
-            self.write_errors
-                .push(format!("Could not write session: {e}"));
+            self.write_errors.push(e.to_string());
         }
         if model.reasoning || level != ThinkingLevel::Off {
             let saved = self

@@ -82,8 +82,7 @@ impl AgentSession {
                 }
             };
             if let Err(e) = written {
-                self.write_errors
-                    .push(format!("Could not write session: {e}"));
+                self.write_errors.push(e.to_string());
             }
             self.recorded_switches.push(switch);
         }

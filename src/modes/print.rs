@@ -45,6 +45,9 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
             break;
         }
         let mut on_event = |ev: &AgentEvent| {
+            if let (false, AgentEvent::SessionWriteError { error }) = (json, ev) {
+                let _ = writeln!(stderr, "Warning: {error}");
+            }
             if json && !broken_pipe {
                 // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
                 let line = ev.to_json_line();

@@ -399,6 +399,13 @@ impl Server {
         } else {
             self.out.line(&response(&id, &kind, result));
         }
+        // Writes the command made that failed (runs report theirs as events themselves).
+        if let Some(s) = self.idle.as_mut() {
+            for error in std::mem::take(&mut s.write_errors) {
+                self.out
+                    .text_line(AgentEvent::SessionWriteError { error }.to_json_line());
+            }
+        }
     }
 
     /// Commands that change the session: only between runs.

@@ -393,7 +393,10 @@ impl SessionWriter {
         if !self.has_assistant {
             return Ok(());
         }
-        let result = self.write_unwritten(&path);
+        let result = self.write_unwritten(&path).map_err(|e| {
+            let text = format!("Could not write session file {}: {e}", path.display());
+            io::Error::new(e.kind(), text)
+        });
         self.write_error = result.as_ref().err().map(ToString::to_string);
         result
     }

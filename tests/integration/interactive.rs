@@ -117,3 +117,22 @@ fn cancelling_the_resume_picker_exits_without_a_session() {
     assert!(status.success(), "{status:?}");
     assert_eq!(session_files(&pi).len(), 2);
 }
+
+/// A session write that fails while the reply streams is shown at once, not at exit.
+#[test]
+fn a_failed_session_write_shows_a_warning_on_screen() {
+    let mock = MockServer::with_replies([Reply::text(API, "Unsaved reply.")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    std::fs::write(pi.cwd().join("blocker"), "a file, not a directory").unwrap();
+    let file = pi.cwd().join("blocker").join("s.jsonl");
+    let pi = pi.args(["--session", file.to_str().unwrap()]);
+    let mut child = PtyChild::spawn(pi.command(), 120, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("hello");
+    child.send("\r");
+    child.wait_for("Unsaved reply.", Duration::from_secs(10));
+    child.wait_for("Could not write session file", Duration::from_secs(10));
+    child.send("\x04");
+    let status = child.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+}

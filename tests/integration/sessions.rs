@@ -434,3 +434,116 @@ fn a_device_or_a_fifo_given_as_session_is_refused_at_once() {
     assert!(out.stderr.contains("FIFO"), "{}", out.stderr);
     assert_eq!(mock.request_count(), 0);
 }
+
+/// A session path that cannot be created: its parent is a regular file (root or not, the
+/// write fails with "Not a directory").
+fn unwritable_session(pi: &PiCommand) -> PathBuf {
+    std::fs::write(pi.cwd().join("blocker"), "a file, not a directory").unwrap();
+    pi.cwd().join("blocker").join("s.jsonl")
+}
+
+#[test]
+fn a_failed_session_write_is_an_event_in_json_mode_and_a_warning_in_print_mode() {
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let file = unwritable_session(&pi);
+    let again = pi.again();
+    let pi = pi.args(["--mode", "json", "--session", file.to_str().unwrap(), "hi"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let events = out.json_lines();
+    let failure = events
+        .iter()
+        .position(|e| e["type"] == "session_write_error")
+        .unwrap_or_else(|| panic!("no session_write_error: {}", out.stdout));
+    let error = events[failure]["error"].as_str().unwrap();
+    assert!(error.starts_with("Could not write session file"), "{error}");
+    assert!(error.contains(file.to_str().unwrap()), "{error}");
+    // Reported at the reply it could not save, not at the end.
+    assert_eq!(events[failure + 1]["type"], "message_end");
+    assert_eq!(events[failure + 1]["message"]["role"], "assistant");
+
+    let out = again
+        .args([
+            "--model",
+            "mock/mock-model",
+            "-p",
+            "--session",
+            file.to_str().unwrap(),
+            "hi",
+        ])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "two\n");
+    assert!(
+        out.stderr.contains("Warning: Could not write session file"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn rpc_reports_failed_and_repaired_session_writes_as_events() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "one"),
+        Reply::text(API, "two"),
+        Reply::text(API, "three"),
+    ]);
+    // A reasoning model, so a thinking level change is a write too.
+    let models = crate::support::models_json_for(API, mock.port()).replace(
+        r#""id": "mock-model""#,
+        r#""id": "mock-model", "reasoning": true"#,
+    );
+    assert!(models.contains("reasoning"));
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file("models.json", &models)
+        .args(["--mode", "rpc"]);
+    let agent_dir = pi.agent_dir().to_path_buf();
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"p1","type":"prompt","message":"first"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let file = session_files(&agent_dir).remove(0);
+    // The session file is deleted while pi runs: the next write notices, writes the whole
+    // session again and says so.
+    std::fs::remove_file(&file).unwrap();
+    talk.send(r#"{"id":"p2","type":"prompt","message":"second"}"#);
+    let event = talk.expect("session_write_error", |v| {
+        v["type"] == "session_write_error"
+    });
+    assert!(
+        event["error"].as_str().unwrap().contains("deleted"),
+        "{event}"
+    );
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for tag in ["first", "one", "second", "two"] {
+        assert!(
+            text.contains(&format!("\"{tag}\"")),
+            "{tag} is saved: {text}"
+        );
+    }
+    // A failure outside a run fails the command that wrote, naming the file.
+    let dir = file.parent().unwrap().to_path_buf();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, "now a file").unwrap();
+    talk.send(r#"{"id":"n","type":"set_session_name","name":"renamed"}"#);
+    let response = talk.expect("response", |v| v["id"] == "n");
+    assert_eq!(response["success"], false, "{response}");
+    let error = response["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!("Could not write session file {}", file.display())),
+        "{error}"
+    );
+    // A thinking level change while idle writes too; its failure comes as an event.
+    talk.send(r#"{"id":"t","type":"set_thinking_level","level":"high"}"#);
+    talk.expect("response", |v| v["id"] == "t");
+    let event = talk.expect("session_write_error", |v| {
+        v["type"] == "session_write_error"
+    });
+    assert!(event["error"]
+        .as_str()
+        .unwrap()
+        .contains("Could not write session file"));
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -139,6 +139,7 @@ impl<T: Terminal> App<T> {
                 }
                 self.show_loader(Token::Accent, Self::working_message());
             }
+            AgentEvent::SessionWriteError { error } => self.view.warning(&error),
             AgentEvent::AgentStart
             | AgentEvent::AgentEnd { .. }
             | AgentEvent::TurnStart
