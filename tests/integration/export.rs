@@ -84,4 +84,9 @@ fn export_of_an_old_session_leaves_it_as_it_was() {
     assert!(!cwd.join("old.jsonl.bak").exists());
     let html = std::fs::read_to_string(cwd.join("page.html")).unwrap();
     assert!(html.contains("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
+    // Every message is on the page: 453 assistant replies (one usage line each) making 391
+    // tool calls, 373 of them answered (pi's own counts for this file).
+    assert_eq!(html.matches(r#"<div class="usage""#).count(), 453);
+    assert_eq!(html.matches(r#"<div class="call""#).count(), 391);
+    assert_eq!(html.matches(r#"<div class="result""#).count(), 373);
 }
