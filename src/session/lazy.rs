@@ -21,7 +21,7 @@ use super::file::{
     LoadError, LoadedSession,
 };
 use super::lines::{parse_json, too_long_warning, LineReader};
-use super::tree::{compaction_message, context_message, SessionContext};
+use super::tree::{entry_messages, ContextEdits, SessionContext};
 use super::AgentMessage;
 use super::CURRENT_VERSION;
 use crate::ai::Message;
@@ -43,12 +43,17 @@ pub(crate) enum Kind {
     CustomMessage,
     /// `session_info`: carries the session's display name.
     SessionInfo,
+    /// A message with `role: "system"` (pi 1.x's prompt and tool checkpoints).
+    SystemMessage,
+    /// pi 1.x's `context_edit`.
+    ContextEdit,
     Other,
 }
 
 impl Kind {
     fn of(kind: Option<&str>, role: Option<&str>) -> Kind {
         match kind {
+            Some("message") if role == Some("system") => Kind::SystemMessage,
             Some("message") => Kind::Message {
                 assistant: role == Some("assistant"),
             },
@@ -58,6 +63,7 @@ impl Kind {
             Some("branch_summary") => Kind::BranchSummary,
             Some("custom_message") => Kind::CustomMessage,
             Some("session_info") => Kind::SessionInfo,
+            Some("context_edit") => Kind::ContextEdit,
             _ => Kind::Other,
         }
     }
@@ -66,7 +72,7 @@ impl Kind {
     fn has_message(self) -> bool {
         matches!(
             self,
-            Kind::Message { .. } | Kind::BranchSummary | Kind::CustomMessage
+            Kind::Message { .. } | Kind::SystemMessage | Kind::BranchSummary | Kind::CustomMessage
         )
     }
 }
@@ -82,9 +88,8 @@ pub(crate) struct Meta {
 impl Meta {
     pub fn of(e: &Entry) -> Meta {
         let kind = match e {
-            Entry::Message(_) => Kind::Message {
-                assistant: e.is_assistant_message(),
-            },
+            Entry::Message(m) => Kind::of(Some("message"), Some(m.message.role())),
+            Entry::Unknown(_) if e.kind() == "context_edit" => Kind::ContextEdit,
             Entry::Unknown(_) => Kind::Other,
             _ => Kind::of(Some(e.kind()), None),
         };
@@ -713,26 +718,40 @@ impl Index<'_> {
                 break;
             }
         }
+        // As `tree::context_of_path`: the compaction, its kept entries (no system messages)
+        // and everything after it, with context edits among them applied.
         let compaction = self.latest_compaction(&path, get);
-        let mut out = Vec::new();
-        if let Some((_, c)) = &compaction {
-            out.push(compaction_message(c));
-        }
-        let mut push = |i: usize| {
-            if self.metas[i].kind.has_message() {
-                out.extend(context_message(get(i)));
-            }
-        };
-        match compaction {
+        let selected: Vec<usize> = match &compaction {
             Some((ci, c)) => {
                 let first_kept = c.first_kept_entry_id.as_deref();
-                let start = path[..ci]
+                let start = path[..*ci]
                     .iter()
                     .position(|&i| Some(&*self.metas[i].id) == first_kept);
-                let kept = start.map_or(&path[..0], |s| &path[s..ci]);
-                kept.iter().chain(&path[ci + 1..]).for_each(|&i| push(i));
+                let kept = start
+                    .map_or(&path[..0], |s| &path[s..*ci])
+                    .iter()
+                    .filter(|&&i| self.metas[i].kind != Kind::SystemMessage);
+                std::iter::once(path[*ci])
+                    .chain(kept.copied())
+                    .chain(path[ci + 1..].iter().copied())
+                    .collect()
             }
-            None => path.iter().for_each(|&i| push(i)),
+            None => path,
+        };
+        let mut edits = ContextEdits::default();
+        for &i in &selected {
+            if self.metas[i].kind == Kind::ContextEdit {
+                edits.add(&get(i));
+            }
+        }
+        let mut out = Vec::new();
+        for (n, &i) in selected.iter().enumerate() {
+            let messages = match (&compaction, n) {
+                (Some((_, c)), 0) => entry_messages(&Entry::Compaction(c.clone())),
+                _ if self.metas[i].kind.has_message() => entry_messages(&get(i)),
+                _ => continue,
+            };
+            out.extend(edits.apply(&self.metas[i].id, messages));
         }
         ctx.messages = out;
         ctx

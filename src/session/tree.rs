@@ -11,6 +11,7 @@ use super::entry::{
 };
 use super::ids::parse_iso_ms;
 use crate::ai::{Content, Extra, Message, UserContent, UserMessage};
+use serde_json::Value;
 
 pub const COMPACTION_SUMMARY_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -151,37 +152,132 @@ fn context_of_path(path: &[&Entry]) -> SessionContext {
             _ => {}
         }
     }
-    let push = |out: &mut Vec<AgentMessage>, e: &Entry| {
-        if matches!(
-            e,
-            Entry::Message(_) | Entry::CustomMessage(_) | Entry::BranchSummary(_)
-        ) {
-            out.extend(context_message(e.clone()));
-        }
-    };
-    let mut out = Vec::new();
-    match compaction {
+    // The entries that make the context: after a compaction, the compaction itself, the kept
+    // entries before it (system messages left out: its checkpoint replaces them) and all after.
+    let selected: Vec<&Entry> = match compaction {
         Some(ci) => {
             let Entry::Compaction(c) = path[ci] else {
                 unreachable!()
             };
-            out.push(compaction_message(c));
             let first_kept = c.first_kept_entry_id.as_deref();
-            let mut keeping = false;
-            for e in &path[..ci] {
-                keeping |= Some(e.id()) == first_kept;
-                if keeping {
-                    push(&mut out, e);
-                }
-            }
-            for e in &path[ci + 1..] {
-                push(&mut out, e);
-            }
+            let start = path[..ci].iter().position(|e| Some(e.id()) == first_kept);
+            let kept = start
+                .map_or(&path[..0], |s| &path[s..ci])
+                .iter()
+                .filter(|e| !is_system_message(e));
+            std::iter::once(path[ci])
+                .chain(kept.copied())
+                .chain(path[ci + 1..].iter().copied())
+                .collect()
         }
-        None => path.iter().for_each(|e| push(&mut out, e)),
+        None => path.to_vec(),
+    };
+    let edits = ContextEdits::of(selected.iter().copied());
+    let mut out = Vec::new();
+    for e in &selected {
+        out.extend(edits.apply(e.id(), entry_messages(e)));
     }
     ctx.messages = out;
     ctx
+}
+
+/// Whether `e` holds a `role:"system"` message (pi 1.x's prompt and tool checkpoints).
+pub(super) fn is_system_message(e: &Entry) -> bool {
+    matches!(e.message(), Some(m) if m.role() == "system")
+}
+
+/// The messages an entry puts into the context: a message, a custom message, a non-empty
+/// branch summary, or a compaction (its 1.x system checkpoint, then its summary).
+pub(super) fn entry_messages(e: &Entry) -> Vec<AgentMessage> {
+    match e {
+        Entry::Compaction(c) => {
+            let checkpoint = c.extra.get("systemMessage").filter(|m| m.is_object());
+            checkpoint
+                .map(|m| AgentMessage::from_value(m.clone()))
+                .into_iter()
+                .chain(std::iter::once(compaction_message(c)))
+                .collect()
+        }
+        Entry::Message(_) | Entry::CustomMessage(_) | Entry::BranchSummary(_) => {
+            context_message(e.clone()).into_iter().collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// pi 1.x's `context_edit` entries among the selected ones: for each target, the latest
+/// edit's replacement (`null`: the target is left out of the context). Edits change only what
+/// the model sees; the entries themselves stay as they are.
+#[derive(Default)]
+pub(super) struct ContextEdits {
+    by_target: HashMap<String, Value>,
+}
+
+impl ContextEdits {
+    pub(super) fn of<'a>(entries: impl Iterator<Item = &'a Entry>) -> Self {
+        let mut edits = ContextEdits::default();
+        for e in entries {
+            edits.add(e);
+        }
+        edits
+    }
+
+    /// Records `e` if it is a context edit (a later one for the same target wins).
+    pub(super) fn add(&mut self, e: &Entry) {
+        let Entry::Unknown(v) = e else { return };
+        if v.get("type").and_then(Value::as_str) != Some("context_edit") {
+            return;
+        }
+        let (Some(target), Some(replacement)) = (
+            v.get("targetId").and_then(Value::as_str),
+            v.get("replacement"),
+        ) else {
+            return;
+        };
+        self.by_target
+            .insert(target.to_string(), replacement.clone());
+    }
+
+    /// The messages of entry `id` with its edit applied: none for a `null` replacement;
+    /// otherwise the content of user, assistant, tool result and custom messages replaced (a
+    /// string for an assistant or tool result becomes one text block). A replacement without
+    /// `content` changes nothing.
+    pub(super) fn apply(&self, id: &str, messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
+        let Some(replacement) = self.by_target.get(id) else {
+            return messages;
+        };
+        if replacement.is_null() {
+            return Vec::new();
+        }
+        let Some(content) = replacement.get("content") else {
+            return messages;
+        };
+        messages
+            .into_iter()
+            .map(|m| {
+                let role = m.role().to_string();
+                if !matches!(
+                    role.as_str(),
+                    "user" | "assistant" | "toolResult" | "custom"
+                ) {
+                    return m;
+                }
+                let content = match (role.as_str(), content) {
+                    ("assistant" | "toolResult", Value::String(s)) => {
+                        serde_json::json!([{"type": "text", "text": s}])
+                    }
+                    (_, c) => c.clone(),
+                };
+                match serde_json::to_value(&m) {
+                    Ok(mut v) => {
+                        v["content"] = content;
+                        AgentMessage::from_value(v)
+                    }
+                    Err(_) => m,
+                }
+            })
+            .collect()
+    }
 }
 
 /// The message an entry puts into the context, if any.

@@ -136,3 +136,28 @@ fn a_failed_session_write_shows_a_warning_on_screen() {
     let status = child.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "{status:?}");
 }
+
+/// A session written by pi 0.87.1 (system checkpoints, context edits, a compaction with a
+/// checkpoint, a branch summary) opens in the interactive transcript.
+#[test]
+fn a_session_written_by_pi_0_87_opens_in_the_transcript() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let dir = pi.cwd().to_string_lossy().into_owned();
+    let text = include_str!("../../fixtures/sessions/pi-0.87.1-rpc.jsonl").replacen(
+        r#""cwd":"/tmp/g87/proj""#,
+        &format!(r#""cwd":{}"#, serde_json::to_string(&dir).unwrap()),
+        1,
+    );
+    let file = pi.cwd().join("s.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let pi = pi.args(["--session", file.to_str().unwrap()]);
+    let mut child = PtyChild::spawn(pi.command(), 120, 40);
+    child.wait_for("Final answer.", Duration::from_secs(10));
+    child.wait_for("final question", Duration::from_secs(5));
+    child.send("\x04");
+    let status = child.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.starts_with(&text), "existing lines are never rewritten");
+}

@@ -547,3 +547,54 @@ fn rpc_reports_failed_and_repaired_session_writes_as_events() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// A session folder written by pi 0.87.1 (tool call, compaction with a system checkpoint,
+/// context edits, a branch with a summary, a rename) resumes with the context pi 0.87.1 itself
+/// sent for it, and is only appended to.
+#[test]
+fn a_session_written_by_pi_0_87_resumes_here_with_the_context_pi_sends() {
+    let mock = MockServer::with_replies([Reply::text(API, "resumed by rust")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let dir = pi.cwd().to_string_lossy().into_owned();
+    let text = include_str!("../../fixtures/sessions/pi-0.87.1-rpc.jsonl").replacen(
+        r#""cwd":"/tmp/g87/proj""#,
+        &format!(r#""cwd":{}"#, serde_json::to_string(&dir).unwrap()),
+        1,
+    );
+    let sessions = pi.agent_dir().join("sessions").join(format!(
+        "--{}--",
+        dir.trim_start_matches('/').replace('/', "-")
+    ));
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join("2026-11-24T09-49-28-850Z_01a20cf5-db92-72fa-b03d-52f1624bc86a.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let pi = pi.args(["-p", "-c", "next from rust"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "resumed by rust\n");
+    let expected: serde_json::Value = serde_json::from_str(include_str!(
+        "../../fixtures/sessions/pi-0.87.1-rpc.expected.json"
+    ))
+    .unwrap();
+    let body = &mock.requests()[0].body;
+    let text_of = |c: &serde_json::Value| match c {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
+    };
+    let sent: Vec<(String, String)> = body["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap().into(), text_of(&m["content"])))
+        .collect();
+    let mut want: Vec<(String, String)> = expected["lastRequest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap().into(), text_of(&m["content"])))
+        .collect();
+    want.push(("assistant".into(), "Final answer.".into()));
+    want.push(("user".into(), "next from rust".into()));
+    assert_eq!(sent, want);
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.starts_with(&text), "only appended to");
+}

@@ -101,6 +101,10 @@ fn eager_warnings(text: &str) -> Vec<String> {
 #[test]
 fn lazy_resume_matches_eager_on_fixtures() {
     check(super::entries_tests::ALL_ENTRIES);
+    // pi 1.x: system checkpoints, context edits, a compaction with a checkpoint, a branch.
+    check(include_str!(
+        "../../../fixtures/sessions/pi-0.87.1-rpc.jsonl"
+    ));
     check(&TRICKY.replace('\n', "\r\n"));
     check(&format!("\n  \nnot json\n{TRICKY}\n\n"));
     for (name, text) in [

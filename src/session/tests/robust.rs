@@ -342,3 +342,130 @@ fn a_file_replaced_by_another_program_is_appended_to_not_the_old_inode() {
     w.append_message(files_tests::assistant("a2")).unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap().lines().count(), 5);
 }
+
+const PI087: &str = include_str!("../../../fixtures/sessions/pi-0.87.1-rpc.jsonl");
+
+/// What pi 0.87.1 itself reported for [`PI087`] (see the fixture's `expected.json`).
+fn pi087_expected() -> Value {
+    serde_json::from_str(include_str!(
+        "../../../fixtures/sessions/pi-0.87.1-rpc.expected.json"
+    ))
+    .unwrap()
+}
+
+fn text_of(m: &Message) -> String {
+    let blocks = match m {
+        Message::User(u) => match &u.content {
+            crate::ai::UserContent::Text(t) => return t.clone(),
+            crate::ai::UserContent::Blocks(b) => b.clone(),
+        },
+        Message::Assistant(a) => a.content.clone(),
+        Message::ToolResult(t) => t.content.clone(),
+    };
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            crate::ai::Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_written_by_pi_0_87_resumes_like_pi_0_87_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "s.jsonl", PI087);
+    let (lazy, warnings) = SessionWriter::open(&p).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let eager = SessionWriter::from_loaded(load(&p).unwrap());
+    let ctx = lazy.build_context();
+    assert_eq!(ctx, eager.build_context());
+    let expected = pi087_expected();
+    // The roles pi's get_messages lists: the compaction's system checkpoint first, the edited
+    // user message in place, the assistant reply a context edit removed left out.
+    let roles: Vec<&str> = ctx.messages.iter().map(AgentMessage::role).collect();
+    let want: Vec<&str> = expected["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(roles, want);
+    // What goes to the model: everything but the system checkpoint (our own system prompt is
+    // built afresh) and pi's next request minus its new prompt.
+    let llm = to_llm_messages(&ctx.messages);
+    let sent: Vec<(String, String)> = llm
+        .iter()
+        .map(|m| {
+            let role = match m {
+                Message::User(_) => "user",
+                Message::Assistant(_) => "assistant",
+                Message::ToolResult(_) => "tool",
+            };
+            (role.to_string(), text_of(m))
+        })
+        .collect();
+    let pi_sent: Vec<(String, String)> = expected["lastRequest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
+                _ => String::new(),
+            };
+            (m["role"].as_str().unwrap().to_string(), text)
+        })
+        .collect();
+    // pi's request was the context before its final reply (which ends ours).
+    assert_eq!(sent[..sent.len() - 1], pi_sent[..]);
+    assert_eq!(lazy.name().as_deref(), Some("renamed-087"));
+    assert_eq!(ctx.model, Some(("mock".into(), "mock-model".into())));
+    assert_eq!(ctx.thinking_level.as_deref(), Some("medium"));
+}
+
+#[test]
+fn pi_1x_entries_and_fields_survive_every_rewrite_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    // A usage entry and custom header metadata, as the 1.x docs describe them.
+    let extra = r#"{"type":"usage","id":"us000001","parentId":"2996f788","timestamp":"2026-11-24T09:49:30.000Z","kind":"cache_warm","provider":"mock","model":"mock-model","usage":{"input":0,"output":0,"cacheRead":50000,"cacheWrite":0,"totalTokens":50000,"cost":{"input":0,"output":0,"cacheRead":0.015,"cacheWrite":0,"total":0.015}}}"#;
+    let text = format!(
+        "{}{extra}\n",
+        PI087.replacen(
+            r#""cwd":"/tmp/g87/proj""#,
+            r#""cwd":"/tmp/g87/proj","meta":{"origin":"ide","n":1.5}"#,
+            1
+        )
+    );
+    let p = write(dir.path(), "s.jsonl", &text);
+    let (mut w, warnings) = SessionWriter::open(&p).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // Resuming appends and never rewrites.
+    w.append_message(files_tests::user("ours")).unwrap();
+    let now = std::fs::read_to_string(&p).unwrap();
+    assert!(now.starts_with(&text));
+    // A clone of the whole branch copies every line on it as it was.
+    let out = dir.path().join("clone");
+    let mut c = ops::clone_branch(&w, &out).unwrap();
+    c.append_message(files_tests::assistant("done")).unwrap();
+    let cloned = std::fs::read_to_string(c.path().unwrap()).unwrap();
+    let branch = w.tree().path(w.leaf_id().unwrap()).len();
+    let original: Vec<&str> = now.lines().collect();
+    let copied: Vec<&str> = cloned.lines().skip(1).take(branch).collect();
+    for line in &copied {
+        assert!(original.contains(line), "changed on the way: {line}");
+    }
+    assert!(copied
+        .iter()
+        .any(|l| l.contains(r#""type":"context_edit""#)));
+    assert!(copied.iter().any(|l| l.contains(r#""role":"system""#)));
+    assert!(copied.iter().any(|l| l.contains(r#""systemMessage""#)));
+    // A fork into another project copies every entry line as it was.
+    let forked = dir::fork(&p, &dir.path().join("fork"), "/elsewhere").unwrap();
+    let forked = std::fs::read_to_string(forked).unwrap();
+    assert_eq!(
+        forked.lines().skip(1).collect::<Vec<_>>(),
+        original[1..].to_vec()
+    );
+}
