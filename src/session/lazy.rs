@@ -21,7 +21,7 @@ use super::file::{
     LoadError, LoadedSession,
 };
 use super::lines::{parse_json, too_long_warning, LineReader};
-use super::tree::{entry_messages, ContextEdits, SessionContext};
+use super::tree::{entry_messages, ContextEdits, Edits, SessionContext};
 use super::AgentMessage;
 use super::CURRENT_VERSION;
 use crate::ai::Message;
@@ -681,6 +681,7 @@ impl Index<'_> {
     pub fn build_context(
         &self,
         leaf: Option<&str>,
+        apply: Edits,
         get: &dyn Fn(usize) -> Entry,
     ) -> SessionContext {
         let mut ctx = SessionContext::default();
@@ -740,7 +741,7 @@ impl Index<'_> {
         };
         let mut edits = ContextEdits::default();
         for &i in &selected {
-            if self.metas[i].kind == Kind::ContextEdit {
+            if apply == Edits::Apply && self.metas[i].kind == Kind::ContextEdit {
                 edits.add(&get(i));
             }
         }

@@ -27,7 +27,7 @@ use super::entry::{
 use super::file::{LoadError, LoadedSession, Rewrite};
 use super::ids::{iso_timestamp, short_id, uuid_v7};
 use super::lazy::{Index, Kind, LazyFile, LazyLoaded, Meta, Opened};
-use super::tree::{SessionContext, Tree};
+use super::tree::{Edits, SessionContext, Tree};
 use crate::ai::{now_ms, Extra, UserContent};
 
 pub struct SessionWriter {
@@ -280,11 +280,25 @@ impl SessionWriter {
 
     /// The context at the current leaf.
     pub fn build_context(&self) -> SessionContext {
+        self.context(Edits::Apply)
+    }
+
+    /// What the transcript shows at the current leaf: the context without pi 1.x's context
+    /// edits, which change only what the model sees.
+    pub fn transcript(&self) -> SessionContext {
+        self.context(Edits::Ignore)
+    }
+
+    fn context(&self, edits: Edits) -> SessionContext {
         if self.all.get().is_some() {
-            return self.tree().build_context(self.leaf.as_deref());
+            let tree = self.tree();
+            return match edits {
+                Edits::Apply => tree.build_context(self.leaf.as_deref()),
+                Edits::Ignore => tree.transcript(self.leaf.as_deref()),
+            };
         }
         self.index()
-            .build_context(self.leaf.as_deref(), &|i| self.entry_at(i))
+            .build_context(self.leaf.as_deref(), edits, &|i| self.entry_at(i))
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.

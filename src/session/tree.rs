@@ -116,6 +116,16 @@ impl<'a> Tree<'a> {
     /// The context at `leaf`. `None` means "before the first entry" (no messages); an id that
     /// is not found falls back to the last entry, as pi does.
     pub fn build_context(&self, leaf: Option<&str>) -> SessionContext {
+        self.context_at(leaf, Edits::Apply)
+    }
+
+    /// What the transcript shows at `leaf`: [`Tree::build_context`] without context edits,
+    /// which change only what the model sees (pi 1.x shows the entries as they are).
+    pub fn transcript(&self, leaf: Option<&str>) -> SessionContext {
+        self.context_at(leaf, Edits::Ignore)
+    }
+
+    fn context_at(&self, leaf: Option<&str>, edits: Edits) -> SessionContext {
         let Some(leaf) = leaf else {
             return SessionContext::default();
         };
@@ -125,7 +135,7 @@ impl<'a> Tree<'a> {
             self.last_id()
         };
         match leaf {
-            Some(l) => context_of_path(&self.path(l)),
+            Some(l) => context_of_path(&self.path(l), edits),
             None => SessionContext::default(),
         }
     }
@@ -136,7 +146,14 @@ pub fn build_context(entries: &[Entry], leaf: Option<&str>) -> SessionContext {
     Tree::new(entries).build_context(leaf)
 }
 
-fn context_of_path(path: &[&Entry]) -> SessionContext {
+/// Whether context edits are applied (for the model) or not (for the transcript).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edits {
+    Apply,
+    Ignore,
+}
+
+fn context_of_path(path: &[&Entry], edits: Edits) -> SessionContext {
     let mut ctx = SessionContext::default();
     let mut compaction = None;
     for (i, e) in path.iter().enumerate() {
@@ -172,7 +189,10 @@ fn context_of_path(path: &[&Entry]) -> SessionContext {
         }
         None => path.to_vec(),
     };
-    let edits = ContextEdits::of(selected.iter().copied());
+    let edits = match edits {
+        Edits::Apply => ContextEdits::of(selected.iter().copied()),
+        Edits::Ignore => ContextEdits::default(),
+    };
     let mut out = Vec::new();
     for e in &selected {
         out.extend(edits.apply(e.id(), entry_messages(e)));

@@ -155,6 +155,9 @@ fn a_session_written_by_pi_0_87_opens_in_the_transcript() {
     let mut child = PtyChild::spawn(pi.command(), 120, 40);
     child.wait_for("Final answer.", Duration::from_secs(10));
     child.wait_for("final question", Duration::from_secs(5));
+    // Context edits change what the model sees, not what the transcript shows.
+    child.wait_for("Branch answer.", Duration::from_secs(5));
+    child.wait_for("on the new branch", Duration::from_secs(5));
     child.send("\x04");
     let status = child.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "{status:?}");

@@ -19,7 +19,7 @@ impl<T: Terminal> App<T> {
         self.tool_items.clear();
         self.streaming = None;
         let Some(s) = &self.session else { return };
-        let messages = s.session.build_context().messages;
+        let messages = s.session.transcript().messages;
         let mut items = Vec::new();
         let mut tools: std::collections::HashMap<String, usize> = Default::default();
         for m in &messages {

@@ -420,6 +420,17 @@ fn a_session_written_by_pi_0_87_resumes_like_pi_0_87_resumes_it() {
         .collect();
     // pi's request was the context before its final reply (which ends ours).
     assert_eq!(sent[..sent.len() - 1], pi_sent[..]);
+    // The transcript shows the entries as they are: the edited prompt as typed, the reply an
+    // edit removed still there.
+    let shown = lazy.transcript();
+    assert_eq!(shown, eager.transcript());
+    let shown: Vec<String> = to_llm_messages(&shown.messages)
+        .iter()
+        .map(text_of)
+        .collect();
+    assert!(shown.contains(&"on the new branch".to_string()));
+    assert!(shown.contains(&"Branch answer.".to_string()));
+    assert!(!shown.contains(&"EDITED-USER-TEXT".to_string()));
     assert_eq!(lazy.name().as_deref(), Some("renamed-087"));
     assert_eq!(ctx.model, Some(("mock".into(), "mock-model".into())));
     assert_eq!(ctx.thinking_level.as_deref(), Some("medium"));
