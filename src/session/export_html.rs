@@ -44,30 +44,10 @@ pub fn export_html(session_path: &Path, out: Option<&Path>) -> Result<PathBuf, S
     if !session_path.exists() {
         return Err(format!("File not found: {}", session_path.display()));
     }
-    let out = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| default_output_path(session_path));
-    refuse_overwriting(session_path, &out)?;
     // Reading never writes: an older file is migrated in memory only.
     let (w, _) = SessionWriter::open(session_path)
         .map_err(|e| format!("Cannot read session {}: {e}", session_path.display()))?;
-    let html = render_html(w.header(), w.entries(), w.leaf_id());
-    write_out(&html, out)
-}
-
-/// An export never replaces the session it exports (`pi --export s.jsonl s.jsonl`).
-fn refuse_overwriting(session: &Path, out: &Path) -> Result<(), String> {
-    let same = match (std::fs::metadata(session), std::fs::metadata(out)) {
-        (Ok(a), Ok(b)) => crate::util::files::same_file(&a, &b),
-        _ => false,
-    };
-    if same {
-        return Err(format!(
-            "Refusing to overwrite the session file {} with its HTML export; choose another output path",
-            session.display()
-        ));
-    }
-    Ok(())
+    write_page(&w, session_path, out)
 }
 
 /// RPC `export_html` / `/export`: the live session at its current leaf.
@@ -76,15 +56,24 @@ pub fn export_session_html(w: &SessionWriter, out: Option<&Path>) -> Result<Path
     if !path.exists() {
         return Err("Nothing to export yet - start a conversation first".into());
     }
-    let out = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| default_output_path(path));
-    refuse_overwriting(path, &out)?;
-    let html = render_html(w.header(), w.entries(), w.leaf_id());
-    write_out(&html, out)
+    write_page(w, path, out)
 }
 
-fn write_out(html: &str, out: PathBuf) -> Result<PathBuf, String> {
+/// Writes the page of `w` (read from `session`) to `out` or the default path, never over the
+/// session file itself (`pi --export s.jsonl s.jsonl`).
+fn write_page(w: &SessionWriter, session: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_output_path(session));
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(session), std::fs::metadata(&out)) {
+        if crate::util::files::same_file(&a, &b) {
+            return Err(format!(
+                "Refusing to overwrite the session file {} with its HTML export; choose another output path",
+                session.display()
+            ));
+        }
+    }
+    let html = render_html(w.header(), w.entries(), w.leaf_id());
     std::fs::write(&out, html).map_err(|e| format!("Cannot write {}: {e}", out.display()))?;
     Ok(out)
 }

@@ -271,16 +271,6 @@ fn migrate_v2_to_v3(values: &mut [Value], changed: &mut [bool]) {
     }
 }
 
-/// Serializes lines as pi writes a whole file: one JSON per line, newline-terminated.
-pub fn render(values: &[Value]) -> String {
-    let mut out = String::new();
-    for v in values {
-        out.push_str(&super::json::to_js_string(v));
-        out.push('\n');
-    }
-    out
-}
-
 /// A session parsed (and migrated in memory) from a file or bytes.
 #[derive(Debug, Clone)]
 pub struct ParsedSession {

@@ -1,7 +1,10 @@
-//! Sessions: pi's append-only JSONL tree. `entry` is the file vocabulary, `file` reads (and
-//! migrates) files, `store` writes them lazily, `tree` turns a leaf into agent/LLM context,
-//! `dir` locates, lists and forks session files; `ids` makes ids and timestamps; `ops` holds
-//! the tree commands (fork, clone, name, label, stats); `export_html` renders a session page.
+//! Sessions: pi's append-only JSONL tree. `entry` is the file vocabulary and `normalize` brings
+//! every shape any pi version wrote to it; `lines` splits files into bounded lines; `file` reads
+//! files whole (and migrates old versions in memory), `lazy` resumes them without parsing;
+//! `store` writes them (byte for byte for what it read); `tree` turns a leaf into agent/LLM
+//! context (compaction, branch summaries, 1.x context edits); `dir` locates, lists and forks
+//! session files; `ids` makes ids and timestamps; `ops` holds the tree commands (fork, clone,
+//! name, label, stats); `export_html` renders a session page.
 
 pub mod branch_summary;
 pub mod compaction;
