@@ -215,8 +215,14 @@ fn a_second_signal_ends_a_slow_shutdown_at_once() {
     // send SIGTERM; a second signal instead kills it at once.
     spawning_extension(&pi, false);
     let dir = pi.cwd().to_path_buf();
-    let talk = pi.converse();
+    let mut talk = pi.converse();
     let extension = pid_in(&dir.join("ext.pid"));
+    // The extension must have registered for `session_shutdown` before the first signal, or
+    // pi has nothing to wait for: its command listed over RPC proves the handshake is done.
+    talk.send(r#"{"id":"c","type":"get_commands"}"#);
+    talk.expect("the extension's command", |v| {
+        v["id"] == "c" && v["data"].to_string().contains("spawn")
+    });
     talk.signal(libc::SIGTERM);
     wait_for_file(&dir.join("shutdown"));
     talk.signal(libc::SIGTERM);
