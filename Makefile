@@ -10,8 +10,10 @@ STATIC := target/$(MUSL)/release/pi
 build:
 	$(CARGO) build --release
 
-# Works from a fresh clone: cargo builds everything the tests need (including the pi binary).
+# Works from a fresh clone: cargo builds everything the tests need (including the pi binary);
+# scripts/test-deps.sh installs (once) the real MCP servers the MCP tests run.
 test:
+	scripts/test-deps.sh
 	$(CARGO) test --tests
 
 lint:

@@ -15,6 +15,7 @@ pub mod ai;
 pub mod cli;
 pub mod extensions;
 pub mod harness;
+pub mod mcp;
 pub mod modes;
 pub mod resources;
 pub mod session;

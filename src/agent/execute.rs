@@ -75,8 +75,8 @@ enum Prepared {
     },
 }
 
-fn prepare(agent: &Agent, call: &ToolCall) -> Prepared {
-    let Some(tool) = agent.tools.iter().find(|t| t.name() == call.name).cloned() else {
+fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared {
+    let Some(tool) = tools.iter().find(|t| t.name() == call.name).cloned() else {
         return Prepared::Immediate(Finished::error(
             call,
             format!("Tool {} not found", call.name),
@@ -169,9 +169,10 @@ pub fn execute_calls(
     tx: &Sender<AgentEvent>,
     abort: &Abort,
 ) -> (Vec<ToolResultMessage>, bool) {
+    // The tools declared for the reply being executed (MCP tools included).
+    let tools = agent.current_tools();
     let sequential = calls.iter().any(|c| {
-        agent
-            .tools
+        tools
             .iter()
             .any(|t| t.name() == c.name && t.execution_mode() == ExecutionMode::Sequential)
     });
@@ -187,7 +188,7 @@ pub fn execute_calls(
     if sequential {
         for c in calls {
             start(c);
-            let f = match prepare(agent, c) {
+            let f = match prepare(agent, &tools, c) {
                 Prepared::Immediate(f) => f,
                 Prepared::Ready { tool, call, args } => run_prepared(
                     tool.as_ref(),
@@ -213,7 +214,7 @@ pub fn execute_calls(
         std::thread::scope(|scope| {
             for (i, c) in calls.iter().enumerate() {
                 start(c);
-                match prepare(agent, c) {
+                match prepare(agent, &tools, c) {
                     Prepared::Immediate(f) => {
                         emit_end(tx, &f);
                         slots.push(Some(f));

@@ -19,7 +19,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
 pub use queue::{MessageQueue, QueueMode};
-pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
+pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
 use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
@@ -43,6 +43,8 @@ pub struct Agent {
     pub thinking: ThinkingLevel,
     pub system_prompt: String,
     pub tools: Vec<Arc<dyn Tool>>,
+    /// MCP: tools that come and go during a run, declared after `tools` (see [`ToolSource`]).
+    pub tool_source: Option<Arc<dyn ToolSource>>,
     /// Directory tools run in.
     pub cwd: PathBuf,
     /// Messages delivered after the current tool batch.
@@ -67,6 +69,7 @@ impl Agent {
             thinking: ThinkingLevel::Off,
             system_prompt,
             tools: Vec::new(),
+            tool_source: None,
             cwd: std::env::current_dir().unwrap_or_default(),
             steering: MessageQueue::default(),
             follow_up: MessageQueue::default(),
@@ -77,6 +80,20 @@ impl Agent {
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
         }
+    }
+
+    /// The tools declared for the next model call: the fixed ones, then those of the
+    /// [`ToolSource`] (MCP) whose names are free.
+    pub fn current_tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools = self.tools.clone();
+        if let Some(source) = &self.tool_source {
+            for t in source.tools() {
+                if !tools.iter().any(|have| have.name() == t.name()) {
+                    tools.push(t);
+                }
+            }
+        }
+        tools
     }
 
     /// Starts a run with new prompt messages.
@@ -231,7 +248,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     let context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages,
-        tools: agent.tools.iter().map(|t| t.spec()).collect(),
+        tools: agent.current_tools().iter().map(|t| t.spec()).collect(),
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);

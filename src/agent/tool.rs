@@ -3,6 +3,7 @@
 //! and must honour the abort flag. Tools know nothing about sessions or the UI.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -76,4 +77,11 @@ pub trait Tool: Send + Sync {
             parameters: self.parameters(),
         }
     }
+}
+
+/// Tools that join or leave while the agent runs (MCP servers connecting, `tool_search`
+/// loading tools). The agent asks before every model call; they are declared after its fixed
+/// tools, which win on a name clash.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }

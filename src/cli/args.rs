@@ -47,6 +47,8 @@ pub struct Args {
     pub thinking: Option<ThinkingLevel>,
     pub extensions: Vec<String>,
     pub no_extensions: bool,
+    /// `--no-mcp`: no MCP servers for this run.
+    pub no_mcp: bool,
     pub skills: Vec<String>,
     pub no_skills: bool,
     pub prompt_templates: Vec<String>,
@@ -205,6 +207,7 @@ impl Reader {
             "no-tools" => a.no_tools = true,
             "no-builtin-tools" => a.no_builtin_tools = true,
             "no-extensions" => a.no_extensions = true,
+            "no-mcp" => a.no_mcp = true,
             "no-skills" => a.no_skills = true,
             "no-prompt-templates" => a.no_prompt_templates = true,
             "no-themes" => a.no_themes = true,

@@ -167,6 +167,12 @@ pub const FLAGS: &[Flag] = &[
         &["Do not discover extensions (-e still loads)"],
     ),
     flag(
+        "no-mcp",
+        None,
+        None,
+        &["Do not start MCP servers from mcp.json for this run"],
+    ),
+    flag(
         "skill",
         None,
         Some("path"),

@@ -39,6 +39,9 @@ pub fn main() -> i32 {
     if let Some(code) = packages::run(&argv) {
         return code;
     }
+    if argv.first().map(String::as_str) == Some("mcp") {
+        return mcp_command(&argv[1..]);
+    }
     let args = args::parse(&argv);
     let stdin_tty = std::io::stdin().is_terminal();
     for w in &args.warnings {
@@ -138,4 +141,21 @@ pub fn main() -> i32 {
         return setup::run_interactive(args);
     }
     setup::run(args, stdin_tty, &mut *info)
+}
+
+/// `pi mcp …`, which needs no session.
+fn mcp_command(args: &[String]) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("Error: cannot read the current directory: {e}");
+            return 1;
+        }
+    };
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let mut io = crate::mcp::command::Io {
+        out: &mut out,
+        err: &mut err,
+    };
+    crate::mcp::command::run(args, &crate::resources::agent_dir(), &cwd, &mut io)
 }

@@ -121,6 +121,9 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     if let Some(host) = session.extension_host() {
         host.shutdown();
     }
+    if let Some(mcp) = &session.mcp {
+        mcp.shutdown();
+    }
     for e in &session.write_errors {
         eprintln!("Warning: {e}");
     }
@@ -150,7 +153,8 @@ fn serve_rpc(args: Args) -> i32 {
     let models = std::rc::Rc::new(prepared.models);
     let for_credentials = std::rc::Rc::clone(&models);
     // RPC clients learn about skipped project resources from the trust decision, not stderr.
-    crate::modes::rpc::run(
+    let mcp = prepared.session.mcp.clone();
+    let code = crate::modes::rpc::run(
         prepared.session,
         crate::modes::rpc::RpcEnv {
             available_models: Box::new(move || models.available()),
@@ -159,7 +163,11 @@ fn serve_rpc(args: Args) -> i32 {
             has_model: prepared.has_model,
             session_dir,
         },
-    )
+    );
+    if let Some(mcp) = mcp {
+        mcp.shutdown();
+    }
+    code
 }
 
 /// Interactive mode: the session core, then the terminal UI until the user quits (or a signal
@@ -257,7 +265,8 @@ fn interactive(mut args: Args) -> i32 {
     };
     let tool_env = prepared.session.tool_env.clone();
     let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env);
-    crate::modes::interactive::run(
+    let mcp = prepared.session.mcp.clone();
+    let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
             available_models: Box::new(move || models.borrow().available()),
@@ -281,7 +290,11 @@ fn interactive(mut args: Args) -> i32 {
             provider_count,
             clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
         },
-    )
+    );
+    if let Some(mcp) = mcp {
+        mcp.shutdown();
+    }
+    code
 }
 
 /// `/reload` for extensions: discovery and handshake again (same flags, same UI), the tool
@@ -468,8 +481,14 @@ pub fn prepare_with(
         }
     };
     let tool_env = crate::tools::bash::SessionEnv::default();
-    let (tools, tool_registry) =
+    let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);
+    // MCP: servers start connecting in the background now (only a stat when none is set up).
+    let mcp = start_mcp(args, &agent_dir, &cwd, scope.trusted, hookup);
+    for t in mcp.iter().flat_map(|m| m.static_tools()) {
+        tools.push(std::sync::Arc::clone(&t));
+        tool_registry.push(t);
+    }
     let mut skipped = resources.skipped.clone();
     skipped.extend(loaded.skipped.iter().cloned());
     let system = build_system_prompt(args, &cwd, &tools, &resources)?;
@@ -484,6 +503,9 @@ pub fn prepare_with(
     agent.stream_fn = oauth_stream_fn(agent_dir.join("auth.json"), runtime_provider);
     agent.thinking = chosen.thinking;
     agent.tools = tools;
+    agent.tool_source = mcp
+        .clone()
+        .map(|m| m as std::sync::Arc<dyn crate::agent::ToolSource>);
     agent.cwd = cwd.clone();
     for (queue, key) in [
         (&agent.steering, "steeringMode"),
@@ -510,6 +532,7 @@ pub fn prepare_with(
         .map(|(model, thinking)| crate::harness::model_control::ScopedModel { model, thinking })
         .collect();
     session.settings = settings;
+    session.mcp = mcp;
     session.attach_extensions(
         loaded.host,
         tool_registry,
@@ -524,6 +547,43 @@ pub fn prepare_with(
         notices,
         trust,
         skipped,
+    })
+}
+
+/// The session's MCP servers, unless `--no-mcp` (or `--no-tools` alone) turns them off. With a
+/// UI, reports go to it; otherwise to stderr.
+fn start_mcp(
+    args: &Args,
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+    hookup: Option<&super::extensions::UiHookup>,
+) -> Option<std::sync::Arc<crate::mcp::McpManager>> {
+    if args.no_mcp || (args.no_tools && args.tools.is_none()) {
+        return None;
+    }
+    let reporter: crate::mcp::Reporter = match hookup {
+        Some(h) => {
+            let ui = std::sync::Arc::clone(&h.ui);
+            std::sync::Arc::new(move |message: &str, kind: &str| {
+                ui.notice(crate::extensions::ui::Notice::Notify {
+                    message: message.to_string(),
+                    kind: Some(kind.to_string()),
+                })
+            })
+        }
+        None => std::sync::Arc::new(|message: &str, _kind: &str| eprintln!("{message}")),
+    };
+    crate::mcp::McpManager::start(crate::mcp::McpOptions {
+        agent_dir: agent_dir.to_path_buf(),
+        cwd: cwd.to_path_buf(),
+        project_trusted,
+        // Once a `--tools` entry names MCP tools, it filters them too.
+        tool_filter: args
+            .tools
+            .clone()
+            .filter(|t| t.iter().any(|e| e.starts_with("mcp__"))),
+        reporter,
     })
 }
 

@@ -5,6 +5,7 @@
 
 pub mod compaction;
 pub mod extensions;
+mod mcp;
 pub mod model_control;
 pub mod retry;
 pub mod session_hooks;
@@ -55,6 +56,10 @@ pub struct AgentSession {
     /// The `PI_*` variables the built-in bash tool gives the model's commands; kept current
     /// at the start of every run.
     pub tool_env: crate::tools::bash::SessionEnv,
+    /// MCP servers of this session, when any are configured (see `mcp.rs`).
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    /// The `mcp_servers` section last appended to the system prompt.
+    mcp_section: Option<String>,
 }
 
 impl AgentSession {
@@ -83,6 +88,8 @@ impl AgentSession {
             switches: Default::default(),
             recorded_switches: Vec::new(),
             tool_env: Default::default(),
+            mcp: None,
+            mcp_section: None,
         }
     }
 
@@ -127,6 +134,7 @@ impl AgentSession {
     pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
         self.compact_before_prompt(on_event);
         self.before_agent_start(&mut prompts);
+        self.prepare_mcp();
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);
         let run = agent.prompt(prompts, self.abort.clone());

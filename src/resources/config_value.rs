@@ -1,6 +1,10 @@
 //! pi's config value resolution for API keys and header values: `!command` runs the rest via
 //! `sh -c` (trimmed stdout, 10 s timeout, cached per process in the cached form); otherwise the
 //! name of a set, non-empty environment variable; otherwise the literal text.
+//!
+//! pi 1.x's template form (`mcp.json` `env` and `headers`) is [`resolve_template_or_err`]:
+//! `${NAME}` and `$NAME` expand environment variables inside the text, `$$` and `$!` are a
+//! literal `$` and `!`, and a value starting with `!` is a command.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -49,6 +53,104 @@ pub fn resolve_config_value_or_err(config: &str, description: &str) -> Result<St
             )),
             None => Err(format!("Failed to resolve {description}")),
         },
+    }
+}
+
+/// One piece of a template value.
+enum Part<'a> {
+    Literal(std::borrow::Cow<'a, str>),
+    Env(&'a str),
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Splits a template into literal text and `$NAME` / `${NAME}` references, as pi 1.x does: an
+/// invalid `${…}` or a `$` not followed by a name stays literal.
+fn template_parts(config: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut rest = config;
+    while let Some(at) = rest.find('$') {
+        if at > 0 {
+            parts.push(Part::Literal(rest[..at].into()));
+        }
+        let after = &rest[at + 1..];
+        match after.chars().next() {
+            Some(c @ ('$' | '!')) => {
+                parts.push(Part::Literal(c.to_string().into()));
+                rest = &after[1..];
+            }
+            Some('{') => match after.find('}') {
+                Some(end) if is_env_name(&after[1..end]) => {
+                    parts.push(Part::Env(&after[1..end]));
+                    rest = &after[end + 1..];
+                }
+                Some(end) => {
+                    parts.push(Part::Literal(rest[at..at + end + 2].into()));
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    parts.push(Part::Literal("$".into()));
+                    rest = after;
+                }
+            },
+            _ => {
+                let len = after
+                    .char_indices()
+                    .find(|&(i, c)| {
+                        !(c.is_ascii_alphabetic() || c == '_' || (i > 0 && c.is_ascii_digit()))
+                    })
+                    .map_or(after.len(), |(i, _)| i);
+                if len > 0 {
+                    parts.push(Part::Env(&after[..len]));
+                } else {
+                    parts.push(Part::Literal("$".into()));
+                }
+                rest = &after[len..];
+            }
+        }
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Literal(rest.into()));
+    }
+    parts
+}
+
+/// Resolves a pi 1.x template value (`mcp.json` `env` and `headers`): `!command` when the whole
+/// value starts with `!` (run every time), otherwise the text with `${NAME}` / `$NAME` replaced
+/// by set, non-empty environment variables. A failure names `description` and what is missing.
+pub fn resolve_template_or_err(config: &str, description: &str) -> Result<String, String> {
+    if let Some(cmd) = config.strip_prefix('!') {
+        return run_command(cmd)
+            .ok_or_else(|| format!("Failed to resolve {description} from shell command: {cmd}"));
+    }
+    let mut out = String::new();
+    let mut missing: Vec<&str> = Vec::new();
+    for part in template_parts(config) {
+        match part {
+            Part::Literal(text) => out.push_str(&text),
+            Part::Env(name) => match std::env::var(name) {
+                Ok(v) if !v.is_empty() => out.push_str(&v),
+                _ if !missing.contains(&name) => missing.push(name),
+                _ => {}
+            },
+        }
+    }
+    match missing.len() {
+        0 => Ok(out),
+        1 => Err(format!(
+            "Failed to resolve {description} from environment variable: {}",
+            missing[0]
+        )),
+        _ => Err(format!(
+            "Failed to resolve {description} from environment variables: {}",
+            missing.join(", ")
+        )),
     }
 }
 
@@ -116,6 +218,37 @@ mod tests {
         assert_eq!(
             resolve_config_value_or_err("!false", "API key for provider \"x\"").unwrap_err(),
             "Failed to resolve API key for provider \"x\" from shell command: false"
+        );
+    }
+
+    #[test]
+    fn templates_expand_env_references_inside_text() {
+        std::env::set_var("PI_TEST_TEMPLATE_TOKEN", "t0k");
+        let r = |c: &str| resolve_template_or_err(c, "header \"A\"");
+        assert_eq!(r("Bearer ${PI_TEST_TEMPLATE_TOKEN}").unwrap(), "Bearer t0k");
+        assert_eq!(r("$PI_TEST_TEMPLATE_TOKEN/x").unwrap(), "t0k/x");
+        assert_eq!(
+            r("cost $$5 $!x ${not valid} ${open").unwrap(),
+            "cost $5 !x ${not valid} ${open"
+        );
+        assert_eq!(
+            r("plain PI_TEST_TEMPLATE_TOKEN").unwrap(),
+            "plain PI_TEST_TEMPLATE_TOKEN"
+        );
+        assert_eq!(r("a $ b $1").unwrap(), "a $ b $1");
+        assert_eq!(
+            r("${PI_TEST_TEMPLATE_UNSET_A}").unwrap_err(),
+            "Failed to resolve header \"A\" from environment variable: PI_TEST_TEMPLATE_UNSET_A"
+        );
+        assert_eq!(
+            r("${PI_TEST_TEMPLATE_UNSET_A}:$PI_TEST_TEMPLATE_UNSET_B").unwrap_err(),
+            "Failed to resolve header \"A\" from environment variables: \
+             PI_TEST_TEMPLATE_UNSET_A, PI_TEST_TEMPLATE_UNSET_B"
+        );
+        assert_eq!(r("!printf ' v '").unwrap(), "v");
+        assert_eq!(
+            r("!false").unwrap_err(),
+            "Failed to resolve header \"A\" from shell command: false"
         );
     }
 

@@ -17,6 +17,8 @@ mod interactive;
 mod interactive_extensions;
 mod json;
 mod login;
+mod mcp;
+mod mcp_faults;
 mod mock_selftest;
 mod packages;
 mod print;

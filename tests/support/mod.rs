@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod mcp;
 pub mod mock;
 pub mod pi;
 

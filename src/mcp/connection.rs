@@ -1,0 +1,588 @@
+//! One configured server's connection over its life: connecting in the background (HTTP
+//! servers get two more tries after transient failures), its state for lists and reports, its
+//! tools and whether it offers resources, reconnecting on the next call after the server
+//! dropped or failed, refreshing tools on `notifications/tools/list_changed`, and closing.
+//! Callers wait for a connection with the abort flag in hand; nobody waits without a bound.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::client::{Client, ClientOptions, RequestOptions};
+use super::config::{ServerConfig, TransportConfig};
+use super::http::{AuthProvider, HttpSpec};
+use super::log::ServerLog;
+use super::rpc::{McpError, Transport};
+use super::stdio::StdioSpec;
+use crate::ai::Abort;
+use crate::resources::config_value::resolve_template_or_err;
+
+/// Waits between connection attempts to an HTTP server that failed with a transient error.
+const CONNECT_RETRY_DELAYS: [Duration; 2] =
+    [Duration::from_millis(250), Duration::from_millis(1000)];
+const POLL: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    Connecting,
+    Connected,
+    Failed,
+    Disconnected,
+    Closed,
+    NeedsAuth,
+}
+
+impl ConnState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnState::Connecting => "connecting",
+            ConnState::Connected => "connected",
+            ConnState::Failed => "failed",
+            ConnState::Disconnected => "disconnected",
+            ConnState::Closed => "closed",
+            ConnState::NeedsAuth => "needs-auth",
+        }
+    }
+}
+
+/// A snapshot for lists, reports and tool registration.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub state: ConnState,
+    pub error: Option<String>,
+    pub tools: Vec<Value>,
+    pub has_resources: bool,
+    pub instructions: Option<String>,
+}
+
+struct Inner {
+    status: Status,
+    client: Option<Arc<Client>>,
+    opening: bool,
+    /// Connection attempts finished so far.
+    attempts: u64,
+}
+
+/// Who hears about a connection's changes (the manager). Called from connection threads.
+pub trait Hooks: Send + Sync {
+    /// The server's tool list is new (connected, or refreshed after `list_changed`).
+    fn tools_changed(&self, conn: &ServerConnection);
+    /// A connection attempt ended, or the connection dropped or closed.
+    fn state_changed(&self, conn: &ServerConnection);
+}
+
+pub struct ServerConnection {
+    pub name: String,
+    pub config: ServerConfig,
+    cwd: PathBuf,
+    log: Option<Arc<ServerLog>>,
+    auth: Option<Arc<dyn AuthProvider>>,
+    inner: Mutex<Inner>,
+    changed: Condvar,
+    /// Raised by `close`: stops a connect in progress and every later one.
+    shutdown: Abort,
+    /// The transport of a connect under way, so `close` can stop it at once.
+    connecting: Mutex<Option<Arc<dyn Transport>>>,
+    hooks: Arc<dyn Hooks>,
+    me: Weak<ServerConnection>,
+}
+
+/// A finished handshake: the client and the tools it listed.
+struct Connected {
+    client: Arc<Client>,
+    tools: Vec<Value>,
+}
+
+/// A failed attempt: why, and what a stdio server said on stderr.
+struct Failure {
+    error: McpError,
+    stderr: Option<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `~` and `~/…` name the home directory.
+fn expand_home(value: &str) -> String {
+    let home = || crate::resources::trust::home_dir().map(|h| h.to_string_lossy().into_owned());
+    if value == "~" {
+        return home().unwrap_or_else(|| value.to_string());
+    }
+    match (value.strip_prefix("~/"), home()) {
+        (Some(rest), Some(h)) => format!("{}/{rest}", h.trim_end_matches('/')),
+        _ => value.to_string(),
+    }
+}
+
+impl ServerConnection {
+    pub fn new(
+        name: &str,
+        config: ServerConfig,
+        cwd: &Path,
+        log: Option<Arc<ServerLog>>,
+        auth: Option<Arc<dyn AuthProvider>>,
+        hooks: Arc<dyn Hooks>,
+    ) -> Arc<ServerConnection> {
+        Arc::new_cyclic(|me| ServerConnection {
+            name: name.to_string(),
+            config,
+            cwd: cwd.to_path_buf(),
+            log,
+            auth,
+            inner: Mutex::new(Inner {
+                status: Status {
+                    state: ConnState::Connecting,
+                    error: None,
+                    tools: Vec::new(),
+                    has_resources: false,
+                    instructions: None,
+                },
+                client: None,
+                opening: false,
+                attempts: 0,
+            }),
+            changed: Condvar::new(),
+            shutdown: Abort::new(),
+            connecting: Mutex::new(None),
+            hooks,
+            me: me.clone(),
+        })
+    }
+
+    pub fn status(&self) -> Status {
+        lock(&self.inner).status.clone()
+    }
+
+    pub fn state(&self) -> ConnState {
+        lock(&self.inner).status.state
+    }
+
+    pub fn has_resources(&self) -> bool {
+        lock(&self.inner).status.has_resources
+    }
+
+    pub fn instructions(&self) -> Option<String> {
+        lock(&self.inner).status.instructions.clone()
+    }
+
+    /// No connect under way.
+    pub fn is_settled(&self) -> bool {
+        !lock(&self.inner).opening
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.config.timeout()
+    }
+
+    /// Starts connecting on a background thread unless a connect is under way or done.
+    /// Returns the number of attempts finished before, for [`ServerConnection::wait_attempt`].
+    pub fn start(&self) -> u64 {
+        let mut inner = lock(&self.inner);
+        let before = inner.attempts;
+        let live = inner.client.as_ref().is_some_and(|c| !c.is_closed());
+        if self.shutdown.is_aborted() || inner.opening || live {
+            return before;
+        }
+        inner.opening = true;
+        inner.status.state = ConnState::Connecting;
+        drop(inner);
+        let me = self
+            .me
+            .upgrade()
+            .expect("a connection is always held in an Arc");
+        let spawned = std::thread::Builder::new()
+            .name("pi-mcp-connect".into())
+            .spawn(move || me.open());
+        if spawned.is_err() {
+            self.finish_attempt(Err("could not start a thread".into()));
+        }
+        before
+    }
+
+    /// Waits until no connect is under way (or `abort`); `false` when aborted.
+    pub fn wait_settled(&self, abort: Option<&Abort>) -> bool {
+        let mut inner = lock(&self.inner);
+        while inner.opening {
+            if abort.is_some_and(Abort::is_aborted) {
+                return false;
+            }
+            inner = self
+                .changed
+                .wait_timeout(inner, POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// The connected client, connecting (again) first if needed. Errors read as pi's.
+    pub fn client(&self, abort: &Abort) -> Result<Arc<Client>, String> {
+        if let Some(c) = self.live_client() {
+            return Ok(c);
+        }
+        if self.shutdown.is_aborted() {
+            return Err(format!("MCP server \"{}\" is shut down", self.name));
+        }
+        self.start();
+        if !self.wait_settled(Some(abort)) {
+            return Err(McpError::Aborted.to_string());
+        }
+        if let Some(c) = self.live_client() {
+            return Ok(c);
+        }
+        let status = self.status();
+        Err(format!(
+            "MCP server \"{}\" failed to connect: {}",
+            self.name,
+            status.error.unwrap_or_else(|| "unknown error".into())
+        ))
+    }
+
+    fn live_client(&self) -> Option<Arc<Client>> {
+        let inner = lock(&self.inner);
+        inner.client.clone().filter(|c| !c.is_closed())
+    }
+
+    fn open(&self) {
+        let retries: &[Duration] = if self.config.is_http() {
+            &CONNECT_RETRY_DELAYS
+        } else {
+            &[]
+        };
+        let mut attempt = 0;
+        let result = loop {
+            match self.connect_once() {
+                Ok(client) => break Ok(client),
+                Err(f) if self.shutdown.is_aborted() => break Err(f.error.to_string()),
+                Err(f) => match retries.get(attempt) {
+                    Some(delay) if f.error.is_transient() => {
+                        attempt += 1;
+                        sleep_unless(*delay, &self.shutdown);
+                    }
+                    _ => {
+                        break Err(match f.stderr {
+                            Some(t) => format!("{}\n{t}", f.error),
+                            None => f.error.to_string(),
+                        })
+                    }
+                },
+            }
+        };
+        self.finish_attempt(result);
+    }
+
+    fn finish_attempt(&self, result: Result<Connected, String>) {
+        let mut inner = lock(&self.inner);
+        inner.opening = false;
+        inner.attempts += 1;
+        let tools_changed = match result {
+            Ok(Connected { client, tools }) if !self.shutdown.is_aborted() => {
+                inner.status.state = ConnState::Connected;
+                inner.status.error = None;
+                inner.status.tools = tools;
+                inner.status.has_resources = client.has_capability("resources");
+                inner.status.instructions = client
+                    .info
+                    .instructions
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string);
+                inner.client = Some(client);
+                true
+            }
+            Ok(Connected { client, .. }) => {
+                inner.status.state = ConnState::Closed;
+                drop(inner);
+                client.close();
+                self.changed.notify_all();
+                self.hooks.state_changed(self);
+                return;
+            }
+            Err(e) => {
+                inner.status.state = if self.shutdown.is_aborted() {
+                    ConnState::Closed
+                } else {
+                    ConnState::Failed
+                };
+                inner.status.error = Some(e);
+                false
+            }
+        };
+        drop(inner);
+        if tools_changed {
+            self.hooks.tools_changed(self);
+        }
+        self.changed.notify_all();
+        self.hooks.state_changed(self);
+    }
+
+    /// One attempt: start the transport, `initialize`, list the tools. On failure, the error
+    /// and the stdio server's stderr tail.
+    fn connect_once(&self) -> Result<Connected, Box<Failure>> {
+        let me = self.me.clone();
+        let on_notification = Arc::new(move |method: &str, params: &Value| {
+            if let Some(conn) = me.upgrade() {
+                conn.notification(method, params);
+            }
+        });
+        // The client is not known yet when the transport may already report its end, so the
+        // close handler finds the client that closed by its identity later.
+        let me = self.me.clone();
+        let closed_client: Arc<Mutex<Option<Weak<Client>>>> = Arc::new(Mutex::new(None));
+        let closed_for_handler = Arc::clone(&closed_client);
+        let on_close = Arc::new(move |why: Option<String>| {
+            let which = lock(&closed_for_handler).clone();
+            if let (Some(conn), Some(which)) = (me.upgrade(), which) {
+                conn.dropped(&which, why);
+            }
+        });
+        let options = ClientOptions {
+            timeout: self.timeout(),
+            roots: vec![json!({
+                "uri": super::url::file_url(&self.cwd),
+                "name": self.cwd.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            })],
+            on_notification,
+            on_close,
+        };
+        let result = Client::connect(options, Some(&self.shutdown), |sink| {
+            let t = self.make_transport(sink)?;
+            *lock(&self.connecting) = Some(Arc::clone(&t));
+            if self.shutdown.is_aborted() {
+                // `close` came between the start and the line above.
+                t.close();
+            }
+            Ok(t)
+        });
+        let transport = lock(&self.connecting).take();
+        let client = match result {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                let stderr = transport.and_then(|t| t.stderr_tail());
+                return Err(Box::new(Failure { error: e, stderr }));
+            }
+        };
+        *lock(&closed_client) = Some(Arc::downgrade(&client));
+        // Servers without the tools capability (prompts or resources only) do not list tools.
+        let tools = if client.has_capability("tools") {
+            match client.list_tools(Some(&self.shutdown)) {
+                Ok(t) => t,
+                Err(error) => {
+                    let stderr = client.stderr_tail();
+                    client.close();
+                    return Err(Box::new(Failure { error, stderr }));
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        if client.is_closed() {
+            return Err(Box::new(Failure {
+                error: McpError::Other("connection closed during setup".into()),
+                stderr: client.stderr_tail(),
+            }));
+        }
+        Ok(Connected { client, tools })
+    }
+
+    fn make_transport(&self, sink: super::rpc::Sink) -> Result<Arc<dyn Transport>, McpError> {
+        let what = format!("MCP server \"{}\"", self.name);
+        match &self.config.transport {
+            TransportConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let env = env
+                    .iter()
+                    .map(|(k, v)| {
+                        resolve_template_or_err(v, &format!("{what} env \"{k}\""))
+                            .map(|v| (k.clone(), v))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(McpError::Other)?;
+                let spec = StdioSpec {
+                    command: expand_home(command),
+                    args: args.iter().map(|a| expand_home(a)).collect(),
+                    env,
+                    cwd: self.cwd.join(expand_home(cwd.as_deref().unwrap_or("."))),
+                };
+                super::stdio::start(&spec, sink)
+            }
+            TransportConfig::Http { url, headers, .. } => {
+                let headers = headers
+                    .iter()
+                    .map(|(k, v)| {
+                        resolve_template_or_err(v, &format!("{what} header \"{k}\""))
+                            .map(|v| (k.clone(), v))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(McpError::Other)?;
+                super::http::start(
+                    HttpSpec {
+                        url: url.clone(),
+                        headers,
+                        auth: self.auth.clone(),
+                        timeout: self.timeout(),
+                    },
+                    sink,
+                )
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: &Value) {
+        match method {
+            "notifications/message" => {
+                if let Some(log) = &self.log {
+                    log.write(&self.name, params);
+                }
+            }
+            "notifications/tools/list_changed" => {
+                let Some(me) = self.me.upgrade() else { return };
+                let _ = std::thread::Builder::new()
+                    .name("pi-mcp-tools".into())
+                    .spawn(move || me.refresh_tools());
+            }
+            _ => {}
+        }
+    }
+
+    fn refresh_tools(&self) {
+        let Some(client) = self.live_client() else {
+            return;
+        };
+        let result = client.list_tools(Some(&self.shutdown));
+        let mut inner = lock(&self.inner);
+        let current = inner
+            .client
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, &client));
+        if !current || self.shutdown.is_aborted() {
+            return;
+        }
+        match result {
+            Ok(tools) => {
+                inner.status.tools = tools;
+                drop(inner);
+                self.hooks.tools_changed(self);
+            }
+            Err(e) => inner.status.error = Some(format!("Failed to refresh tools: {e}")),
+        }
+    }
+
+    /// The transport of `which` ended by itself: shown as disconnected until the next call
+    /// reconnects.
+    fn dropped(&self, which: &Weak<Client>, _why: Option<String>) {
+        let mut inner = lock(&self.inner);
+        let Some(client) = inner.client.clone() else {
+            return;
+        };
+        if !std::ptr::eq(Arc::as_ptr(&client), which.as_ptr()) || self.shutdown.is_aborted() {
+            return;
+        }
+        inner.client = None;
+        inner.status.state = ConnState::Disconnected;
+        let tail = client.stderr_tail();
+        inner.status.error = Some(match tail {
+            Some(t) => format!("Connection closed\n{t}"),
+            None => "Connection closed".into(),
+        });
+        drop(inner);
+        self.changed.notify_all();
+        self.hooks.state_changed(self);
+        // Reaps the exited server (and stops what it left in its group) off this thread.
+        let _ = std::thread::Builder::new()
+            .name("pi-mcp-reap".into())
+            .spawn(move || client.close());
+    }
+
+    /// Runs `f` with the client, reconnecting once when the server forgot the HTTP session
+    /// (it did not run the request). `read_only` requests are also retried once after a
+    /// transient HTTP error; tool calls are not, since they may have run.
+    pub fn with_client<T>(
+        &self,
+        abort: &Abort,
+        read_only: bool,
+        f: impl Fn(&Client) -> Result<T, McpError>,
+    ) -> Result<T, String> {
+        let mut attempt = 1;
+        loop {
+            let client = self.client(abort)?;
+            match f(&client) {
+                Ok(v) => return Ok(v),
+                Err(e)
+                    if attempt == 1
+                        && read_only
+                        && matches!(e, McpError::Http { .. })
+                        && e.is_transient() =>
+                {
+                    sleep_unless(CONNECT_RETRY_DELAYS[0], abort);
+                }
+                Err(McpError::SessionExpired) if attempt == 1 => {
+                    let mut inner = lock(&self.inner);
+                    if inner
+                        .client
+                        .as_ref()
+                        .is_some_and(|c| Arc::ptr_eq(c, &client))
+                    {
+                        inner.client = None;
+                    }
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+            attempt += 1;
+        }
+    }
+
+    pub fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Value,
+        abort: &Abort,
+        on_progress: &(dyn Fn(&Value) + Sync),
+    ) -> Result<Value, String> {
+        let timeout = self.timeout();
+        self.with_client(abort, false, |c| {
+            c.call_tool(
+                tool,
+                arguments.clone(),
+                RequestOptions {
+                    timeout,
+                    abort: Some(abort),
+                    on_progress: Some(on_progress),
+                },
+            )
+        })
+    }
+
+    /// Stops the server: a connect in progress is abandoned, the transport closed (for stdio
+    /// this may take the kill grace time).
+    pub fn close(&self) {
+        self.shutdown.abort();
+        let client = {
+            let mut inner = lock(&self.inner);
+            inner.status.state = ConnState::Closed;
+            inner.client.take()
+        };
+        self.changed.notify_all();
+        if let Some(t) = lock(&self.connecting).clone() {
+            t.close();
+        }
+        if let Some(c) = client {
+            c.close();
+        }
+    }
+}
+
+fn sleep_unless(d: Duration, abort: &Abort) {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until && !abort.is_aborted() {
+        std::thread::sleep(POLL.min(until.saturating_duration_since(std::time::Instant::now())));
+    }
+}

@@ -1,0 +1,443 @@
+//! The Streamable HTTP transport, and the only MCP file that talks to the HTTP client. Each
+//! message is a POST on its own thread; a request's answer is a JSON body (one message or a
+//! batch) or an SSE stream, read until the answer arrives. The server's `Mcp-Session-Id` is
+//! sent back on every request, `MCP-Protocol-Version` once negotiated, and `DELETE` ends the
+//! session on close. After `initialized`, a GET stream carries server-initiated messages (a
+//! 405 means the server has none). Bodies and events are limited to 16 MiB. Credentials come
+//! from the configured headers and, when set, an [`AuthProvider`] (OAuth plugs in there).
+//! Proxies and extra CA roots come from the providers' HTTP helpers.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::rpc::{classify, Incoming, Kind, McpError, Sink, Transport, MAX_MESSAGE_BYTES};
+use crate::ai::sse::SseParser;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the server-to-client stream may stay silent before it is reopened.
+const GET_STREAM_IDLE: Duration = Duration::from_secs(300);
+const MAX_ERROR_BODY_BYTES: u64 = 8 * 1024;
+const ERROR_BODY_CHARS: usize = 500;
+const GET_STREAM_RETRIES: u32 = 5;
+
+/// Supplies and renews a bearer token (OAuth, or a provider login).
+pub trait AuthProvider: Send + Sync {
+    /// The token to send now, if any.
+    fn token(&self) -> Option<String>;
+    /// The server rejected `token` (401, or 403 `insufficient_scope`). `Ok(true)` retries the
+    /// request once with a new [`AuthProvider::token`]; `Err` ends it with that error.
+    fn on_unauthorized(
+        &self,
+        www_authenticate: Option<&str>,
+        token: Option<&str>,
+    ) -> Result<bool, McpError>;
+}
+
+pub struct HttpSpec {
+    pub url: String,
+    /// Resolved header values.
+    pub headers: Vec<(String, String)>,
+    pub auth: Option<Arc<dyn AuthProvider>>,
+    /// The server's request timeout; reads give up a little after it.
+    pub timeout: Duration,
+}
+
+struct State {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+}
+
+struct Inner {
+    spec: HttpSpec,
+    agent: ureq::Agent,
+    /// For the long-lived server-to-client stream.
+    get_agent: ureq::Agent,
+    state: Mutex<State>,
+    closed: AtomicBool,
+    sink: Sink,
+}
+
+pub struct HttpTransport {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn start(spec: HttpSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError> {
+    let agent = crate::ai::http::agent_builder(&spec.url)
+        .timeout_connect(CONNECT_TIMEOUT)
+        .timeout_read(spec.timeout + Duration::from_secs(5))
+        .timeout_write(Duration::from_secs(60))
+        .build();
+    let get_agent = crate::ai::http::agent_builder(&spec.url)
+        .timeout_connect(CONNECT_TIMEOUT)
+        .timeout_read(GET_STREAM_IDLE)
+        .build();
+    Ok(Arc::new(HttpTransport {
+        inner: Arc::new(Inner {
+            spec,
+            agent,
+            get_agent,
+            state: Mutex::new(State {
+                session_id: None,
+                protocol_version: None,
+            }),
+            closed: AtomicBool::new(false),
+            sink,
+        }),
+    }))
+}
+
+fn network_error(t: &ureq::Transport) -> McpError {
+    let detail = t.message().map_or_else(|| t.to_string(), str::to_string);
+    McpError::Network(match t.kind() {
+        ureq::ErrorKind::ConnectionFailed => {
+            format!("Connection error: could not connect ({detail})")
+        }
+        ureq::ErrorKind::Dns => format!("Connection error: could not resolve host ({detail})"),
+        _ => format!("Network error: {t}"),
+    })
+}
+
+fn content_type(resp: &ureq::Response) -> String {
+    resp.header("content-type")
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn needs_authorization(status: u16, resp: &ureq::Response) -> bool {
+    status == 401
+        || (status == 403
+            && resp
+                .header("www-authenticate")
+                .is_some_and(|h| h.to_ascii_lowercase().contains("insufficient_scope")))
+}
+
+impl Inner {
+    fn request(
+        &self,
+        method: &str,
+        accept: &str,
+        body: Option<&str>,
+        extra: &[(&str, String)],
+    ) -> Result<ureq::Response, McpError> {
+        let mut retried = false;
+        loop {
+            let token = self.spec.auth.as_ref().and_then(|a| a.token());
+            let agent = if method == "GET" {
+                &self.get_agent
+            } else {
+                &self.agent
+            };
+            let mut req = agent.request(method, &self.spec.url).set("accept", accept);
+            for (k, v) in &self.spec.headers {
+                req = req.set(k, v);
+            }
+            for (k, v) in extra {
+                req = req.set(k, v);
+            }
+            {
+                let state = lock(&self.state);
+                if let Some(id) = &state.session_id {
+                    req = req.set("mcp-session-id", id);
+                }
+                if let Some(v) = &state.protocol_version {
+                    req = req.set("mcp-protocol-version", v);
+                }
+            }
+            if let Some(t) = &token {
+                req = req.set("authorization", &format!("Bearer {t}"));
+            }
+            let result = match body {
+                Some(b) => req.set("content-type", "application/json").send_string(b),
+                None => req.call(),
+            };
+            let resp = match result {
+                Ok(r) => r,
+                Err(ureq::Error::Status(_, r)) => r,
+                Err(ureq::Error::Transport(t)) => return Err(network_error(&t)),
+            };
+            let status = resp.status();
+            if let Some(auth) = &self.spec.auth {
+                if !retried && needs_authorization(status, &resp) {
+                    retried = true;
+                    let challenge = resp.header("www-authenticate").map(str::to_string);
+                    if auth.on_unauthorized(challenge.as_deref(), token.as_deref())? {
+                        continue;
+                    }
+                }
+            }
+            if let Some(id) = resp.header("mcp-session-id").filter(|s| !s.is_empty()) {
+                lock(&self.state).session_id = Some(id.to_string());
+            }
+            if (200..300).contains(&status) {
+                return Ok(resp);
+            }
+            return Err(self.status_error(status, resp));
+        }
+    }
+
+    fn status_error(&self, status: u16, resp: ureq::Response) -> McpError {
+        let challenge = resp.header("www-authenticate").map(str::to_string);
+        let mut body = String::new();
+        let _ = resp
+            .into_reader()
+            .take(MAX_ERROR_BODY_BYTES)
+            .read_to_string(&mut body);
+        if status == 401 {
+            return McpError::AuthRequired {
+                www_authenticate: challenge,
+            };
+        }
+        if status == 404 && lock(&self.state).session_id.is_some() {
+            return McpError::SessionExpired;
+        }
+        let text = body.trim();
+        let snippet = if text.chars().count() > ERROR_BODY_CHARS {
+            let cut: String = text.chars().take(ERROR_BODY_CHARS - 3).collect();
+            format!("{cut}...")
+        } else {
+            text.to_string()
+        };
+        let message = if snippet.is_empty() {
+            format!("MCP HTTP request failed with status {status}")
+        } else {
+            format!("MCP HTTP request failed with status {status}: {snippet}")
+        };
+        McpError::Http { status, message }
+    }
+
+    /// Posts one message and delivers what comes back. Runs on its own thread.
+    fn post(self: &Arc<Self>, message: Value) {
+        let id = (classify(&message) == Kind::Request).then(|| message["id"].clone());
+        let method = message["method"].as_str().unwrap_or_default().to_string();
+        let body = message.to_string();
+        let resp = match self.request(
+            "POST",
+            "application/json, text/event-stream",
+            Some(&body),
+            &[],
+        ) {
+            Ok(r) => r,
+            Err(error) => {
+                if let Some(id) = id {
+                    (self.sink)(Incoming::Failed { id, error });
+                }
+                return;
+            }
+        };
+        let Some(id) = id else {
+            // A notification or a reply to the server: nothing comes back.
+            let _ = std::io::copy(
+                &mut resp.into_reader().take(MAX_ERROR_BODY_BYTES),
+                &mut std::io::sink(),
+            );
+            if method == "notifications/initialized" {
+                self.open_get_stream();
+            }
+            return;
+        };
+        let status = resp.status();
+        let fail = |error: McpError| {
+            (self.sink)(Incoming::Failed {
+                id: id.clone(),
+                error,
+            })
+        };
+        if status == 202 || status == 204 {
+            return fail(McpError::Http {
+                status,
+                message: format!("MCP server accepted request {method} without a response"),
+            });
+        }
+        match content_type(&resp).as_str() {
+            "application/json" => match read_limited(resp) {
+                Ok(text) => match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Array(items)) => {
+                        for item in items {
+                            (self.sink)(Incoming::Message(item));
+                        }
+                    }
+                    Ok(v) => (self.sink)(Incoming::Message(v)),
+                    Err(e) => fail(McpError::Other(format!(
+                        "Invalid JSON from MCP server: {e}"
+                    ))),
+                },
+                Err(e) => fail(e),
+            },
+            "text/event-stream" => {
+                let answered = self.read_sse(resp.into_reader(), Some(&id));
+                match answered {
+                    Ok(true) => {}
+                    Ok(false) if self.closed.load(Ordering::SeqCst) => {}
+                    Ok(false) => fail(McpError::Network(
+                        "MCP response stream failed: stream ended without a response".into(),
+                    )),
+                    Err(e) => fail(McpError::Network(format!(
+                        "MCP response stream failed: {e}"
+                    ))),
+                }
+            }
+            other => fail(McpError::Http {
+                status,
+                message: format!(
+                    "Unsupported MCP response content type: {}",
+                    if other.is_empty() { "missing" } else { other }
+                ),
+            }),
+        }
+    }
+
+    /// Delivers the messages of an SSE stream; with `until`, stops once the reply to that id
+    /// arrived (`Ok(true)`). `Ok(false)` when the stream ended first.
+    fn read_sse(&self, mut reader: impl Read, until: Option<&Value>) -> Result<bool, String> {
+        let mut parser = SseParser::new();
+        let mut buf = vec![0u8; 16 * 1024];
+        // Bytes read since the last complete event: an endless event is cut off.
+        let mut pending = 0usize;
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            let n = match reader.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(crate::ai::http::describe_io_error(&e)),
+            };
+            pending += n;
+            let events = parser.push(&buf[..n]);
+            if !events.is_empty() {
+                pending = 0;
+            }
+            if pending > MAX_MESSAGE_BYTES {
+                return Err(format!("MCP SSE event exceeds {MAX_MESSAGE_BYTES} bytes"));
+            }
+            let mut answered = false;
+            for ev in events {
+                if !(ev.event.is_empty() || ev.event == "message") || ev.data.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<Value>(&ev.data) {
+                    Ok(v) => {
+                        answered |= until.is_some_and(|id| {
+                            classify(&v) == Kind::Response && v.get("id") == Some(id)
+                        });
+                        (self.sink)(Incoming::Message(v));
+                    }
+                    Err(e) => (self.sink)(Incoming::Garbage {
+                        id: None,
+                        error: format!("Invalid JSON from MCP server: {e}"),
+                    }),
+                }
+            }
+            if answered {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The server-to-client stream: reopened after transient failures, a few times.
+    fn open_get_stream(self: &Arc<Self>) {
+        let inner = Arc::clone(self);
+        // Detached: it ends when the server closes the stream, or on its next read after the
+        // transport closed.
+        let _ = std::thread::Builder::new()
+            .name("pi-mcp-http-get".into())
+            .spawn(move || {
+                let mut failures = 0u32;
+                while !inner.closed.load(Ordering::SeqCst) && failures <= GET_STREAM_RETRIES {
+                    match inner.request("GET", "text/event-stream", None, &[]) {
+                        Ok(resp) if resp.status() == 405 => return,
+                        Ok(resp) if content_type(&resp) == "text/event-stream" => {
+                            let reader = resp.into_reader();
+                            match inner.read_sse(reader, None) {
+                                Ok(_) => failures = 0,
+                                Err(_) => failures += 1,
+                            }
+                        }
+                        Ok(_) => return,
+                        Err(McpError::Http { status: 405, .. }) => return,
+                        Err(e) if e.is_transient() => failures += 1,
+                        Err(_) => return,
+                    }
+                    let delay =
+                        Duration::from_secs(1 << failures.min(5)).min(Duration::from_secs(30));
+                    let until = std::time::Instant::now() + delay;
+                    while std::time::Instant::now() < until {
+                        if inner.closed.load(Ordering::SeqCst) {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+            });
+    }
+}
+
+/// A JSON body up to the size limit.
+fn read_limited(resp: ureq::Response) -> Result<String, McpError> {
+    let mut body = Vec::new();
+    resp.into_reader()
+        .take(MAX_MESSAGE_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| McpError::Network(crate::ai::http::describe_io_error(&e)))?;
+    if body.len() > MAX_MESSAGE_BYTES {
+        return Err(McpError::Other(format!(
+            "MCP JSON response exceeds {MAX_MESSAGE_BYTES} bytes"
+        )));
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, message: Value) -> Result<(), McpError> {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(McpError::Closed(None));
+        }
+        let inner = Arc::clone(&self.inner);
+        // One thread per message: a slow answer never holds up another request, and a caller
+        // that stops waiting (timeout, abort) leaves the thread to finish on its own.
+        std::thread::Builder::new()
+            .name("pi-mcp-http".into())
+            .spawn(move || inner.post(message))
+            .map(|_| ())
+            .map_err(|e| McpError::Other(format!("could not start a thread: {e}")))
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        lock(&self.inner.state).protocol_version = Some(version.to_string());
+    }
+
+    fn close(&self) {
+        if self.inner.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let session = lock(&self.inner.state).session_id.clone();
+        if session.is_some() {
+            // Ends the session on the server; a server that does not answer within a second
+            // is left to expire it.
+            let agent = crate::ai::http::agent_builder(&self.inner.spec.url)
+                .timeout(Duration::from_secs(1))
+                .build();
+            let mut req = agent.delete(&self.inner.spec.url);
+            for (k, v) in &self.inner.spec.headers {
+                req = req.set(k, v);
+            }
+            if let Some(id) = &session {
+                req = req.set("mcp-session-id", id);
+            }
+            let _ = req.call();
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! pi 1.x's MCP client, in our thread model: servers from `mcp.json` (user, and trusted
+//! project) reached over stdio or Streamable HTTP, their tools offered to the model as
+//! `mcp__<server>__<tool>` by exposure, resources through three resource tools, `tool_search`
+//! for tools not declared up front, and `pi mcp add|remove|list`.
+//!
+//! Floors, lowest first: `url`, `rpc` (JSON-RPC messages, errors, the transport interface) →
+//! `stdio`, `http` (transports) → `client` (the protocol) → `connection` (one server's life) →
+//! `tools`, `resources`, `search`, `prompt` (what the model sees) → `manager` (the session's
+//! servers). Beside them: `config`, `oauth_config`, `edit` (the files), `log` (`mcp.log`), and
+//! `command` (`pi mcp`).
+
+pub mod client;
+pub mod command;
+pub mod config;
+pub mod connection;
+pub mod edit;
+pub mod http;
+pub mod log;
+pub mod manager;
+pub mod oauth_config;
+pub mod prompt;
+pub mod resources;
+pub mod rpc;
+pub mod search;
+pub mod stdio;
+pub mod tools;
+pub mod url;
+
+pub use manager::{McpManager, McpOptions, Reporter};

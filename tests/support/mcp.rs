@@ -1,0 +1,165 @@
+//! MCP test fixtures: the real third-party servers installed by `scripts/test-deps.sh` (the
+//! tests fail, loudly, when they are missing), our misbehaving fake stdio server, a Streamable
+//! HTTP server built with the official Python SDK, and a check that no server outlived pi.
+
+use std::io::Read;
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Where `scripts/test-deps.sh` installed the real servers.
+pub fn deps_dir() -> PathBuf {
+    let dir = std::env::var_os("PI_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps"));
+    assert!(
+        dir.join("npm").is_dir() && dir.join("venv").is_dir(),
+        "the MCP test servers are not installed in {}: run scripts/test-deps.sh (make test does)",
+        dir.display()
+    );
+    dir
+}
+
+/// `node` and the entry point of @modelcontextprotocol/server-filesystem.
+pub fn filesystem_server() -> (String, String) {
+    let js =
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(
+        js.is_file(),
+        "missing {}: run scripts/test-deps.sh",
+        js.display()
+    );
+    ("node".into(), js.to_string_lossy().into_owned())
+}
+
+/// The npx cache primed with the filesystem server (for `npx -y …` offline).
+pub fn npx_cache() -> PathBuf {
+    let cache = deps_dir().join("npx-cache");
+    assert!(
+        cache.is_dir(),
+        "missing {}: run scripts/test-deps.sh",
+        cache.display()
+    );
+    cache
+}
+
+pub fn fake_server() -> String {
+    format!(
+        "{}/tests/support/mcp_fake_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// An `mcpServers` entry running the fake server with `extra` fields.
+pub fn fake_entry(extra: Value) -> Value {
+    let mut e = json!({"command": "python3", "args": [fake_server()]});
+    for (k, v) in extra.as_object().expect("an object") {
+        e[k] = v.clone();
+    }
+    e
+}
+
+pub fn mcp_json(servers: Value) -> String {
+    serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap()
+}
+
+/// The Python SDK's Streamable HTTP server on a free port; killed on drop.
+pub struct HttpServer {
+    child: Child,
+    pub url: String,
+}
+
+impl HttpServer {
+    pub fn start() -> HttpServer {
+        let python = deps_dir().join("venv/bin/python");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = format!(
+            "{}/tests/support/mcp_http_server.py",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the Python MCP server");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+                panic!("the Python MCP server exited ({status}): {err}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the Python MCP server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pids of live processes whose environment holds `PI_TEST_MARKER=<marker>` (pi passes its
+/// environment to the servers it starts, and they to theirs).
+pub fn processes_with_marker(marker: &str) -> Vec<u32> {
+    let needle = format!("PI_TEST_MARKER={marker}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if !zombie && env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (a little) for the marked processes to be gone; returns those still alive.
+pub fn survivors(marker: &str) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = processes_with_marker(marker);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A marker unique to this test run.
+pub fn marker(label: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{label}-{}-{nanos}", std::process::id())
+}
