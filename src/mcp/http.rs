@@ -441,3 +441,7 @@ impl Transport for HttpTransport {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tests/http.rs"]
+mod tests;

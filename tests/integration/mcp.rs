@@ -392,3 +392,37 @@ fn no_mcp_turns_servers_off_for_one_run() {
         "{offered:?}"
     );
 }
+
+#[test]
+fn rpc_mode_reaches_mcp_tools_too() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("e", "mcp__fake__echo", json!({"text": "via rpc"}))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let m = marker("rpc");
+    let out = PiCommand::for_mock(API, &mock)
+        .env("PI_TEST_MARKER", &m)
+        .write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({"fake": fake_entry(json!({"exposure": "direct"}))})),
+        )
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin("{\"id\":\"p\",\"type\":\"prompt\",\"message\":\"echo\"}\n")
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let events = out.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(end["toolName"], "mcp__fake__echo");
+    assert_eq!(end["result"]["content"][0]["text"], "via rpc");
+    assert_eq!(
+        end["result"]["details"],
+        json!({"server": "fake", "tool": "echo"})
+    );
+    assert_eq!(end["isError"], false);
+    assert!(survivors(&m).is_empty());
+}
