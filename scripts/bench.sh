@@ -6,7 +6,8 @@
 # and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
 # ending in a compaction, so the context sent is small) for one `-p` round trip (wall and peak RSS),
 # and the cost of appending one entry to a session of 10 entries vs of 100,000
-# (examples/session_bench.rs). Then the terminal UI (examples/tui_bench.rs): one streamed token
+# (examples/session_bench.rs). Then MCP (examples/mcp_bench.rs): what it adds to start-up with no
+# server configured, and a `tools/call` round trip over stdio on top of the server's own time. Then the terminal UI (examples/tui_bench.rs): one streamed token
 # re-rendered under a 10,000-line transcript (time and rows written), and the CPU share of a core
 # while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Prints one table; the TypeScript pi gets a second column when it is
 # installed ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
@@ -30,6 +31,8 @@ cargo build --release --quiet --example session_bench
 SESSION_BENCH="$TARGET_DIR/release/examples/session_bench"
 cargo build --release --quiet --example tui_bench
 TUI_BENCH="$TARGET_DIR/release/examples/tui_bench"
+cargo build --release --quiet --example mcp_bench
+MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -178,7 +181,7 @@ export BENCH_RUNS="$RUNS" BENCH_HOME="$SCRATCH/home" BENCH_AGENT_DIR="$AGENT_DIR
 export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" BENCH_TMP="$SCRATCH/tmp"
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
-export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
+export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_MCP_BENCH="$MCP_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -564,6 +567,28 @@ def bench_append():
         return None
     return found[10], found[100_000]
 
+# mcp: examples/mcp_bench.rs, start-up cost without servers and the stdio call overhead.
+def bench_mcp():
+    exe = os.environ.get("BENCH_MCP_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: mcp_bench timed out", file=sys.stderr)
+        return None
+    found = {}
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("mcp_start_us", "mcp_call_us"):
+            found[parts[0]] = dict(x.split("=", 1) for x in parts[1:])
+    if p.returncode != 0 or len(found) != 2:
+        print(f"warning: mcp_bench exited {p.returncode}: "
+              f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+        return None
+    return found["mcp_start_us"], found["mcp_call_us"]
+
 # interactive: the real binary on a pseudo-terminal (scripts/bench_interactive.py): exec to a
 # ready editor, idle RSS, and keystroke-to-screen with a 2,000-message session loaded.
 INTERACTIVE_SESSION = os.path.join(os.environ["BENCH_SESSION_DIR"], "interactive-2000.jsonl")
@@ -618,7 +643,7 @@ if ts:
 rows = {k: [] for k in ("tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
-                        "tui_frame", "tui_stream")}
+                        "tui_frame", "tui_stream", "mcp_start", "mcp_call")}
 print("writing the 50,000-file tree...", file=sys.stderr)
 make_tree()
 print(f"writing a {SESSION_MB:g} MB session...", file=sys.stderr)
@@ -715,8 +740,19 @@ for name, base in impls:
         else:
             rows["tui_frame"].append("failed")
             rows["tui_stream"].append("failed")
+        print("mcp_bench: start-up and call overhead...", file=sys.stderr)
+        mc = bench_mcp()
+        if mc:
+            st, call = mc
+            rows["mcp_start"].append(f"{float(st['median']):.1f} µs")
+            rows["mcp_call"].append(f"{float(call['overhead']):.1f} µs ({float(call['ours']):.1f} µs vs "
+                                    f"{float(call['raw']):.1f} µs over raw pipes)")
+        else:
+            rows["mcp_start"].append("failed")
+            rows["mcp_call"].append("failed")
     else:
-        for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream"):
+        for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream",
+                  "mcp_start", "mcp_call"):
             rows[k].append("n/a (Rust library)")
 
 labels = {
@@ -744,6 +780,8 @@ labels = {
     "tui_key": "interactive: keystroke to screen, 2,000-message session (median)",
     "tui_frame": "tui: 1 token into 10,000-line transcript, frame (median)",
     "tui_stream": "tui: stream 200 tokens/s at 60 fps, CPU of one core",
+    "mcp_start": "mcp: added to start-up, no server configured (median)",
+    "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
 }
 header = ["metric"] + [n for n, _ in impls]
 table = [header] + [[labels[k]] + rows[k] for k in labels]
