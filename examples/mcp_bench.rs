@@ -21,7 +21,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn fake_server() -> String {
-    format!("{}/tests/support/mcp_fake_server.py", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/tests/support/mcp_fake_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 /// `McpManager::start` in a directory without `mcp.json`: what every run pays.
@@ -95,7 +98,9 @@ fn client_calls() -> f64 {
     let o = RequestOptions::new(Duration::from_secs(30), None);
     for _ in 0..CALLS {
         let t = Instant::now();
-        client.call_tool("echo", json!({"text": "hello"}), o).unwrap();
+        client
+            .call_tool("echo", json!({"text": "hello"}), o)
+            .unwrap();
         times.push(t.elapsed().as_secs_f64() * 1e6);
     }
     client.close();
@@ -111,5 +116,8 @@ fn main() {
         ours.push(client_calls());
     }
     let (raw, ours) = (median(raw), median(ours));
-    println!("mcp_call_us raw={raw:.1} ours={ours:.1} overhead={:.1}", ours - raw);
+    println!(
+        "mcp_call_us raw={raw:.1} ours={ours:.1} overhead={:.1}",
+        ours - raw
+    );
 }

@@ -426,3 +426,38 @@ fn rpc_mode_reaches_mcp_tools_too() {
     assert_eq!(end["isError"], false);
     assert!(survivors(&m).is_empty());
 }
+
+#[test]
+fn interactive_mode_shows_mcp_reports_and_runs_mcp_tools() {
+    use crate::support::pty::PtyChild;
+    use std::time::Duration;
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("e", "mcp__fake__echo", json!({"text": "pty echo"}))],
+    )));
+    mock.push(Reply::text(API, "The server echoed."));
+    let m = marker("pty");
+    let pi = PiCommand::for_mock(API, &mock)
+        .env("PI_TEST_MARKER", &m)
+        .write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({
+                "fake": fake_entry(json!({"exposure": "direct"})),
+                "old": {"url": "https://example.com/sse", "type": "sse"}
+            })),
+        );
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("MCP servers need attention", Duration::from_secs(15));
+    child.wait_for("server \"old\": legacy SSE", Duration::from_secs(5));
+    child.send("use the echo tool");
+    child.send("\r");
+    child.wait_for("The server echoed.", Duration::from_secs(15));
+    child.send("\x04");
+    assert!(child.wait_exit(Duration::from_secs(10)).success());
+    assert!(mock.requests()[1].body_text().contains("pty echo"));
+    assert!(
+        survivors(&m).is_empty(),
+        "the server outlived interactive pi"
+    );
+}
