@@ -39,6 +39,7 @@ fn start_cost() -> f64 {
             cwd: dir.clone(),
             project_trusted: true,
             tool_filter: None,
+            tool_exclude: None,
             reporter: Arc::new(|_: &str, _: &str| {}),
         });
         times.push(t.elapsed().as_secs_f64() * 1e6);

@@ -583,6 +583,7 @@ fn start_mcp(
             .tools
             .clone()
             .filter(|t| t.iter().any(|e| e.starts_with("mcp__"))),
+        tool_exclude: args.exclude_tools.clone(),
         reporter,
     })
 }

@@ -36,6 +36,8 @@ pub struct McpOptions {
     /// `--tools` entries, when one of them starts with `mcp__`: MCP tools are then declared
     /// only if an entry names or matches them.
     pub tool_filter: Option<Vec<String>>,
+    /// `--exclude-tools`: MCP tools (and `tool_search`) matching an entry are never offered.
+    pub tool_exclude: Option<Vec<String>>,
     pub reporter: Reporter,
 }
 
@@ -61,6 +63,7 @@ pub struct McpManager {
     /// Notified whenever a connection attempt ends.
     settled: (Mutex<()>, Condvar),
     tool_filter: Option<Vec<String>>,
+    tool_exclude: Vec<String>,
     waited_for_startup: AtomicBool,
     /// The start-up report was made (it is made once).
     reported: AtomicBool,
@@ -151,6 +154,7 @@ impl McpManager {
                 Server { entry, conn }
             })
             .collect();
+        let tool_exclude = options.tool_exclude.unwrap_or_default();
         let needs_search = servers.iter().any(|s| {
             s.conn.is_some()
                 && s.entry
@@ -158,7 +162,9 @@ impl McpManager {
                     .configured_exposures()
                     .iter()
                     .any(|e| e.is_indirect())
-        });
+        }) && !tool_exclude
+            .iter()
+            .any(|e| config::pattern_matches(e, super::search::TOOL_SEARCH));
         let manager = Arc::new_cyclic(|me: &Weak<McpManager>| {
             let for_resources = me.clone();
             let resource_tools = resource_tools(Arc::new(move |abort: &Abort| {
@@ -179,6 +185,7 @@ impl McpManager {
                 registry: Mutex::new(Registry::default()),
                 settled: (Mutex::new(()), Condvar::new()),
                 tool_filter: options.tool_filter,
+                tool_exclude,
                 waited_for_startup: AtomicBool::new(false),
                 reported: AtomicBool::new(false),
                 reporter: options.reporter,
@@ -424,11 +431,19 @@ impl McpManager {
         registry.by_server.insert(server, tools);
     }
 
+    /// `--exclude-tools` names or matches it.
+    fn excluded(&self, name: &str) -> bool {
+        self.tool_exclude
+            .iter()
+            .any(|e| config::pattern_matches(e, name))
+    }
+
     fn allowed_directly(&self, name: &str) -> bool {
-        match &self.tool_filter {
-            None => true,
-            Some(entries) => entries.iter().any(|e| config::pattern_matches(e, name)),
-        }
+        !self.excluded(name)
+            && match &self.tool_filter {
+                None => true,
+                Some(entries) => entries.iter().any(|e| config::pattern_matches(e, name)),
+            }
     }
 
     /// Enabled, connected servers with resources whose exposure is not `hidden`.
@@ -488,7 +503,9 @@ impl ToolSource for McpManager {
             for t in registry.by_server.get(&s.entry.name).into_iter().flatten() {
                 let declared = match t.exposure {
                     Exposure::Direct => self.allowed_directly(&t.name),
-                    Exposure::Codemode | Exposure::Deferred => registry.loaded.contains(&t.name),
+                    Exposure::Codemode | Exposure::Deferred => {
+                        registry.loaded.contains(&t.name) && !self.excluded(&t.name)
+                    }
                     Exposure::Hidden => false,
                 };
                 if declared {
@@ -506,7 +523,7 @@ impl ToolSource for McpManager {
             Some(_) => out.extend(
                 self.resource_tools
                     .iter()
-                    .filter(|t| registry.loaded.contains(t.name()))
+                    .filter(|t| registry.loaded.contains(t.name()) && !self.excluded(t.name()))
                     .cloned(),
             ),
             None => {}
@@ -528,7 +545,10 @@ impl SearchHost for SearchView {
         let mut out = Vec::new();
         for s in m.servers.iter().filter(|s| s.conn.is_some()) {
             for t in registry.by_server.get(&s.entry.name).into_iter().flatten() {
-                if t.exposure.is_indirect() && !registry.loaded.contains(&t.name) {
+                if t.exposure.is_indirect()
+                    && !registry.loaded.contains(&t.name)
+                    && !m.excluded(&t.name)
+                {
                     out.push(Candidate {
                         name: t.name.clone(),
                         description: t.description().to_string(),
@@ -540,7 +560,7 @@ impl SearchHost for SearchView {
         }
         if m.resource_exposure().is_some_and(Exposure::is_indirect) {
             for t in &m.resource_tools {
-                if !registry.loaded.contains(t.name()) {
+                if !registry.loaded.contains(t.name()) && !m.excluded(t.name()) {
                     out.push(Candidate {
                         name: t.name().to_string(),
                         description: t.description().to_string(),

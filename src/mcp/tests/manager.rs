@@ -8,10 +8,17 @@ fn fake_server() -> String {
     )
 }
 
-fn manager(
+type Started = (Arc<McpManager>, Arc<Mutex<Vec<String>>>, tempfile::TempDir);
+
+fn manager(servers: serde_json::Value, filter: Option<Vec<String>>) -> Started {
+    manager_excluding(servers, filter, None)
+}
+
+fn manager_excluding(
     servers: serde_json::Value,
     filter: Option<Vec<String>>,
-) -> (Arc<McpManager>, Arc<Mutex<Vec<String>>>, tempfile::TempDir) {
+    exclude: Option<Vec<String>>,
+) -> Started {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("mcp.json"),
@@ -25,6 +32,7 @@ fn manager(
         cwd: dir.path().to_path_buf(),
         project_trusted: false,
         tool_filter: filter,
+        tool_exclude: exclude,
         reporter: Arc::new(move |msg: &str, kind: &str| {
             r.lock().unwrap().push(format!("{kind}: {msg}"))
         }),
@@ -53,6 +61,7 @@ fn nothing_configured_costs_nothing() {
         cwd: dir.path().into(),
         project_trusted: true,
         tool_filter: None,
+        tool_exclude: None,
         reporter: Arc::new(|_: &str, _: &str| {}),
     });
     assert!(m.is_none());
@@ -162,4 +171,27 @@ fn states_read_like_pi() {
             && is_mcp_tool_name("mcp__x__y")
             && !is_mcp_tool_name("read")
     );
+}
+
+#[test]
+fn exclude_tools_removes_mcp_tools_and_tool_search() {
+    let (m, _, _dir) = manager_excluding(
+        json!({"a": fake(json!({"exposure": "direct", "toolExposure": {"big": "deferred"}}))}),
+        None,
+        Some(vec![
+            "mcp__a__e*".into(),
+            "*resource*".into(),
+            "tool_search".into(),
+        ]),
+    );
+    assert!(m.static_tools().is_empty(), "tool_search is excluded");
+    m.wait_for_direct_servers(&Abort::new());
+    let declared = names(&m.tools());
+    assert!(declared.contains(&"mcp__a__image".into()));
+    assert!(!declared.contains(&"mcp__a__echo".into()));
+    assert!(
+        !declared.iter().any(|n| n.contains("resource")),
+        "{declared:?}"
+    );
+    m.shutdown();
 }
