@@ -488,18 +488,24 @@ impl ServerConnection {
         }
         inner.client = None;
         inner.status.state = ConnState::Disconnected;
-        let tail = client.stderr_tail();
-        inner.status.error = Some(match tail {
-            Some(t) => format!("Connection closed\n{t}"),
-            None => "Connection closed".into(),
-        });
+        inner.status.error = Some("Connection closed".into());
         drop(inner);
         self.changed.notify_all();
         self.hooks.state_changed(self);
-        // Reaps the exited server (and stops what it left in its group) off this thread.
+        // Off this thread and without the lock (reading the rest of stderr may take a moment):
+        // the stderr tail for the status, then the reaping of the exited server.
+        let me = self.me.clone();
         let _ = std::thread::Builder::new()
             .name("pi-mcp-reap".into())
-            .spawn(move || client.close());
+            .spawn(move || {
+                if let (Some(tail), Some(conn)) = (client.stderr_tail(), me.upgrade()) {
+                    let mut inner = lock(&conn.inner);
+                    if inner.status.state == ConnState::Disconnected {
+                        inner.status.error = Some(format!("Connection closed\n{tail}"));
+                    }
+                }
+                client.close();
+            });
     }
 
     /// Runs `f` with the client, reconnecting once when the server forgot the HTTP session

@@ -25,6 +25,9 @@ const MAX_STDERR_BYTES: usize = 64 * 1024;
 const STDIN_CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// After SIGTERM, how long before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(2);
+/// After the server exited, how long its stderr may take to reach us (a grandchild that holds
+/// the pipe open is not waited for longer).
+const STDERR_DRAIN: Duration = Duration::from_millis(200);
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -66,6 +69,8 @@ pub struct StdioTransport {
     /// Lines for the stdin writer; dropping it closes the server's stdin.
     writer: Mutex<Option<Sender<Vec<u8>>>>,
     stderr: Arc<Mutex<Tail>>,
+    /// Disconnects when the stderr reader reached the end of the pipe.
+    stderr_done: crossbeam_channel::Receiver<()>,
     closed: AtomicBool,
 }
 
@@ -101,6 +106,7 @@ pub fn start(spec: &StdioSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpErro
     );
     let tail = Arc::new(Mutex::new(Tail::default()));
     let (tx, rx) = unbounded::<Vec<u8>>();
+    let (stderr_eof, stderr_done) = crossbeam_channel::bounded::<()>(0);
     // The three threads end by themselves when the child's pipes close; none is joined, so a
     // stuck pipe never holds pi back.
     let spawned = std::thread::Builder::new()
@@ -117,7 +123,10 @@ pub fn start(spec: &StdioSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpErro
             let tail = Arc::clone(&tail);
             std::thread::Builder::new()
                 .name("pi-mcp-stderr".into())
-                .spawn(move || read_stderr(stderr, &tail))
+                .spawn(move || {
+                    read_stderr(stderr, &tail);
+                    drop(stderr_eof);
+                })
         })
         .and_then(|_| {
             std::thread::Builder::new()
@@ -128,6 +137,7 @@ pub fn start(spec: &StdioSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpErro
         child,
         writer: Mutex::new(Some(tx)),
         stderr: tail,
+        stderr_done,
         closed: AtomicBool::new(false),
     });
     if let Err(e) = spawned {
@@ -241,6 +251,11 @@ impl Transport for StdioTransport {
     }
 
     fn stderr_tail(&self) -> Option<String> {
+        // Asked after a failure, which is often the server exiting (its stdout closed a
+        // moment before its exit is known): what it wrote last may still be in the pipe.
+        if self.child.wait_timeout(Duration::from_millis(50)).is_some() {
+            let _ = self.stderr_done.recv_timeout(STDERR_DRAIN);
+        }
         let text = lock(&self.stderr).text();
         let text = text.trim();
         (!text.is_empty()).then(|| tail_chars(text, 2000).to_string())

@@ -58,6 +58,11 @@ fn stdin_carries_messages_and_stderr_is_kept() {
     let (t, rx) = start_collecting(r#"echo 'starting up' >&2; read line; echo "$line"; read x"#);
     t.send(json!({"jsonrpc": "2.0", "method": "x"})).unwrap();
     assert!(matches!(next(&rx), Incoming::Message(v) if v["method"] == "x"));
+    // The stderr reader is its own thread: give it the moment it may need.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.stderr_tail().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(t.stderr_tail().as_deref(), Some("starting up"));
     t.close();
     assert_eq!(t.send(json!({})).unwrap_err(), McpError::Closed(None));
