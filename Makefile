@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check
+.PHONY: build test lint bench static install man man-check conformance
 
 build:
 	$(CARGO) build --release
@@ -22,6 +22,16 @@ lint:
 
 bench:
 	scripts/bench.sh
+
+# Differential check against the TypeScript pi (installed once into ~/.cache/pi-conformance with
+# npm/pip; needs the registries the first time). REF picks the references, CASES filters ids
+# (globs, comma separated), JOBS the parallelism. Not part of `make test`, which stays offline.
+REF   ?= 0.73.1,0.87.1
+CASES ?= *
+JOBS  ?= 4
+conformance:
+	$(CARGO) build --release
+	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
 
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)

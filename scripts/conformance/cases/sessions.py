@@ -1,0 +1,3 @@
+from harness import Case, Fixture
+
+CASES = []

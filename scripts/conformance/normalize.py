@@ -1,0 +1,92 @@
+"""Normalisation: the only things made equal between the two sides.
+
+Exactly these, nothing else:
+  * ids: session ids (UUIDs) and entry ids (8 hex digits) become <id1>, <id2>, ... in order of
+    first appearance, so parent chains are still compared;
+  * timestamps: ISO strings, file-name timestamps, epoch numbers under a "timestamp" key, and
+    today's date;
+  * temp paths and ports: the mock server's port, the scratch root of the side becomes <ROOT> (also inside session folder
+    names), the TypeScript package folder <PKG>;
+  * durations: values under "durationMs" / "duration_ms";
+  * the wording of prompts each implementation wrote itself: the default system prompt's prose
+    (everything before the project context / skills / date lines that pi appends) and the
+    instruction text of summarisation requests (see prompts.py).
+"""
+import datetime
+import re
+
+import prompts
+
+UUID_RE = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f])")
+HEX8_RE = re.compile(r"^[0-9a-f]{8}$")
+ISO_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
+ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
+           "leafId", "parentSession", "fromHook"}
+DURATION_KEYS = {"durationMs", "duration_ms"}
+
+
+def _dates():
+    now = datetime.datetime.now()
+    utc = datetime.datetime.now(datetime.timezone.utc)
+    out = set()
+    for d in (now, utc, now - datetime.timedelta(days=1)):
+        out.add(d.strftime("%Y-%m-%d"))
+        out.add(d.strftime("%-m/%-d/%Y"))
+    return sorted(out, key=len, reverse=True)
+
+
+class Normalizer:
+    def __init__(self, roots, pkg_dir=None, port=None):
+        self.replacements = []
+        if port:
+            self.replacements.append(("127.0.0.1:%d" % port, "127.0.0.1:<PORT>"))
+        for r in roots:
+            self.replacements.append((r, "<ROOT>"))
+            self.replacements.append((r.lstrip("/").replace("/", "-"), "<ROOT>"))
+        if pkg_dir:
+            self.replacements.append((pkg_dir, "<PKG>"))
+        self.ids = {}
+        self.dates = _dates()
+
+    def _id(self, s):
+        if s not in self.ids:
+            self.ids[s] = "<id%d>" % (len(self.ids) + 1)
+        return self.ids[s]
+
+    def string(self, s):
+        for a, b in self.replacements:
+            if a in s:
+                s = s.replace(a, b)
+        s = ISO_RE.sub("<TS>", s)
+        s = FILE_TS_RE.sub("<TS>", s)
+        for d in self.dates:
+            if d in s:
+                s = s.replace(d, "<DATE>")
+        s = UUID_RE.sub(lambda m: self._id(m.group(0)), s)
+        if s in self.ids:
+            s = self.ids[s]
+        return s
+
+    def value(self, v, key=None):
+        if key == "requests" and isinstance(v, list):
+            v = [prompts.normalize_request(b) for b in v]
+        return self._walk(v, None)
+
+    def _walk(self, v, key):
+        if isinstance(v, dict):
+            if v.get("role") == "system" and "sections" in v:
+                v = prompts.system_message(v)
+            return {self.string(k): self._walk(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self._walk(x, key) for x in v]
+        if key == "timestamp" and isinstance(v, (int, float, str)) and not isinstance(v, bool):
+            return "<TS>"
+        if key in DURATION_KEYS and isinstance(v, (int, float)):
+            return "<DUR>"
+        if isinstance(v, str):
+            if key in ID_KEYS or (key and key.endswith("Id") and key != "toolCallId"):
+                if HEX8_RE.match(v) or UUID_RE.fullmatch(v):
+                    return self._id(v)
+            return self.string(v)
+        return v
