@@ -64,7 +64,7 @@ class Case:
     def __init__(self, id, argv=None, stdin="", runs=None, rpc=None, client=None, files=None,
                  turns=None, model="mock/mock-model", compare=DEFAULT_COMPARE, env=None,
                  models=None, settings=None, follows=None, timeout=60, stdout_json=None,
-                 skip_refs=(), note="", post=None):
+                 skip_refs=(), note="", post=None, needs_fd=False):
         self.id = id
         self.area = id.split(".", 1)[0]
         if runs is None:
@@ -84,6 +84,7 @@ class Case:
         self.stdout_json = stdout_json
         self.skip_refs = skip_refs
         self.note = note
+        self.needs_fd = needs_fd
         self.post = post  # optional fn(obs) -> obs, for case-specific extraction (never hides data)
 
 
@@ -108,7 +109,13 @@ def default_models(port):
                      {"id": "mock-model", "name": "Mock Model", "reasoning": True,
                       "contextWindow": 128000, "maxTokens": 16384},
                      {"id": "mock-two", "name": "Mock Two", "reasoning": False,
-                      "contextWindow": 32000, "maxTokens": 4096}]},
+                      "contextWindow": 32000, "maxTokens": 4096},
+                     {"id": "mock-vision", "name": "Mock Vision", "reasoning": False,
+                      "input": ["text", "image"], "contextWindow": 64000, "maxTokens": 4096},
+                     {"id": "mock-big", "name": "Mock Big", "reasoning": False,
+                      "contextWindow": 1000000, "maxTokens": 16384},
+                     {"id": "mock-small", "name": "Mock Small", "reasoning": False,
+                      "contextWindow": 4000, "maxTokens": 1000}]},
         "anth": {"baseUrl": "http://127.0.0.1:%d" % port, "api": "anthropic-messages",
                  "apiKey": "mock-key",
                  "models": [{"id": "claude-mock", "name": "Claude Mock", "reasoning": True,
@@ -289,9 +296,13 @@ def _run_side(case, side, sb, mock):
 
     with mock.lock:
         obs["requests"] = [r["body"] for r in mock.requests]
+        obs["headers"] = [r["headers"] for r in mock.requests]
     obs["sessions"] = read_tree(os.path.join(sb.agent, "sessions"))
     if "files" in case.compare:
         obs["files"] = read_tree(sb.cwd)
+    if "rootfiles" in case.compare:
+        obs["rootfiles"] = {k: v for k, v in read_tree(sb.root).items()
+                            if not k.startswith(("home/", "work/", "tmp/", "shim/")) and k != "client-spec.json"}
     if "agentfiles" in case.compare:
         obs["agentfiles"] = {k: v for k, v in read_tree(sb.agent).items()
                              if not k.startswith("sessions/") and k != "models.json"}

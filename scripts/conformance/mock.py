@@ -115,8 +115,9 @@ class Mock:
                 except ValueError:
                     body = {"_unparsed": raw}
                 path = self.path.split("?")[0]
+                headers = {k: self.headers[k] for k in ("authorization", "x-api-key") if self.headers.get(k)}
                 with mock.lock:
-                    mock.requests.append({"path": path, "body": body})
+                    mock.requests.append({"path": path, "body": body, "headers": headers})
                 turn = mock.pick(body if isinstance(body, dict) else {}, raw)
                 try:
                     self.reply(path, body, turn)

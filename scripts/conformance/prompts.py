@@ -7,6 +7,7 @@
 * The built-in tools' descriptions (the tool's and its parameters' `description` texts) become
   `<description>`; names, types, required lists and everything else in the schema stay.
   Descriptions of extension tools are the extension's words and stay as sent.
+* The skills block's opening sentences (before `<available_skills>`) become `<skills preamble>`.
 * Summarisation requests (compaction, branch summary, turn prefix): the fixed system prompt
   becomes `<summarization system prompt>`, the instruction text after the serialised
   `<conversation>` / `<previous-summary>` blocks becomes `<summary instructions>`; the
@@ -39,9 +40,27 @@ def _tool_names(prose):
     return ", ".join(names) if names else "(none)"
 
 
+SKILLS_PREAMBLES = (
+    "The following skills provide specialized instructions",  # pi
+    "Skills give you specialized instructions",  # ours
+)
+
+
+def _skills_preamble(text):
+    i = text.find("<available_skills>")
+    if i < 0:
+        return text
+    for opening in SKILLS_PREAMBLES:
+        j = text.rfind(opening, 0, i)
+        if j >= 0:
+            return text[:j] + "<skills preamble>\n\n" + text[i:]
+    return text
+
+
 def system_prompt(text):
     if not isinstance(text, str):
         return text
+    text = _skills_preamble(text)
     if text.startswith(SUMMARIZATION_OPENINGS):
         return "<summarization system prompt>"
     if not text.startswith(DEFAULT_OPENINGS):

@@ -6,7 +6,8 @@
 // spec: {rpcClient: ".../dist/modes/rpc/rpc-client.js", cliPath, cwd, env, model, provider,
 //        args, steps: [...]}. RpcClient starts `node <cliPath> --mode rpc ...`; the harness puts
 // a `node` shim first on PATH that starts the implementation under test.
-// A step is {call: "methodName", args: [...], save: "name"} or {sleep: ms}. A string argument
+// A step is {call: "methodName", args: [...], save: "name"} or {sleep: ms}; a call with
+// {async: "name"} is not awaited until a later {await: "name"} step records its result. A string argument
 // "$name.a.0.b" is replaced by that path into the result saved as "name".
 // Results of promptAndWait / collectEvents are recorded as their event count: the events
 // themselves are in the global "events" list, in arrival order.
@@ -17,6 +18,7 @@ const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const { RpcClient } = await import(pathToFileURL(spec.rpcClient).href);
 
 const saved = {};
+const pending = {};
 const resolve = (v) => {
 	if (typeof v === "string" && v.startsWith("$")) {
 		const [name, ...path] = v.slice(1).split(".");
@@ -57,6 +59,12 @@ for (const step of spec.steps) {
 		await new Promise((r) => setTimeout(r, step.sleep));
 		continue;
 	}
+	if (step.await !== undefined) {
+		// settle a call started earlier with {async: name}
+		steps.push(await pending[step.await]);
+		continue;
+	}
+	const run = async () => {
 	const rec = { call: step.call };
 	try {
 		const fn = client[step.call];
@@ -73,7 +81,13 @@ for (const step of spec.steps) {
 		rec.ok = false;
 		rec.error = String(e?.message ?? e);
 	}
-	steps.push(rec);
+	return rec;
+	};
+	if (step.async !== undefined) {
+		pending[step.async] = run();
+		continue;
+	}
+	steps.push(await run());
 }
 const stderr = client.getStderr();
 try {

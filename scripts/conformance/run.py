@@ -60,10 +60,30 @@ def listed_deviations():
     return ids
 
 
-def pretty(v):
+def pretty(v, indent=""):
+    """Lines for a diff: JSON, except that strings with line breaks are shown one line per line,
+    so a difference inside a long tool output shows as a few lines."""
     if isinstance(v, str):
-        return v.splitlines() or [""]
-    return json.dumps(v, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+        if "\n" in v and len(v) > 60:
+            return [indent + '"""'] + [indent + "  " + line for line in v.split("\n")] + [indent + '"""']
+        return [indent + json.dumps(v, ensure_ascii=False)]
+    if isinstance(v, dict):
+        if not v:
+            return [indent + "{}"]
+        out = [indent + "{"]
+        for k in sorted(v):
+            sub = pretty(v[k], indent + " ")
+            out.append(indent + " " + json.dumps(k, ensure_ascii=False) + ": " + sub[0].lstrip())
+            out.extend(sub[1:])
+        return out + [indent + "}"]
+    if isinstance(v, list):
+        if not v:
+            return [indent + "[]"]
+        out = [indent + "["]
+        for x in v:
+            out.extend(pretty(x, indent + " "))
+        return out + [indent + "]"]
+    return [indent + json.dumps(v)]
 
 
 def diff(ref_obs, ours_obs, ref_name, max_lines=120):
@@ -73,6 +93,7 @@ def diff(ref_obs, ours_obs, ref_name, max_lines=120):
         if a == b:
             continue
         lines = list(difflib.unified_diff(pretty(a), pretty(b), "pi " + ref_name, "ours", n=2, lineterm=""))
+        lines = [line if len(line) <= 400 else line[:400] + "... (%d more chars)" % (len(line) - 400) for line in lines]
         if len(lines) > max_lines:
             lines = lines[:max_lines] + ["... (%d more diff lines)" % (len(lines) - max_lines)]
         out.append("### %s\n```diff\n%s\n```" % (key, "\n".join(lines)))
@@ -119,8 +140,12 @@ def main():
     summary = {}
     t_all = time.time()
     for ref in refs:
-        ours = harness.Side("ours", [ours_bin], node=ref.node, rpc_client=ref.rpc_client)
-        ref_cases = [c for c in cases if ref.name not in c.skip_refs]
+        ours = harness.Side("ours", [ours_bin], node=ref.node, rpc_client=ref.rpc_client,
+                            path_prefix=ref.path_prefix)
+        fd = install.have_fd(ref.path_prefix[0])
+        ref_cases = [c for c in cases if ref.name not in c.skip_refs and not (c.needs_fd and not fd)]
+        if not fd:
+            print("note: no fd >= 8.7 could be installed: the cases that need it are skipped", file=sys.stderr)
         results = {}
         t0 = time.time()
         with cf.ThreadPoolExecutor(max(1, args.jobs // 2)) as pool:
