@@ -91,7 +91,7 @@ class Case:
 class Side:
     """How to start one implementation, and which Node and RpcClient drive it over RPC."""
 
-    def __init__(self, name, cmd, node, rpc_client, cli_js=None, path_prefix=(), pkg_dir=None):
+    def __init__(self, name, cmd, node, rpc_client, cli_js=None, path_prefix=(), pkg_dir=None, env=None):
         self.name = name
         self.cmd = cmd  # argv prefix that starts pi
         self.node = node  # Node that runs the RpcClient driver (and the TypeScript cli.js)
@@ -99,6 +99,7 @@ class Side:
         self.cli_js = cli_js  # the TypeScript pi's cli.js; None for ours
         self.path_prefix = list(path_prefix)  # put first on PATH (the Node the TypeScript pi needs)
         self.pkg_dir = pkg_dir  # the TypeScript package folder (its paths are normalised)
+        self.env = dict(env or {})  # extra environment shared by both sides of a reference
 
 
 def default_models(port):
@@ -177,6 +178,7 @@ def side_env(side, sb, extra):
         "PI_SKIP_VERSION_CHECK": "1", "TERM": "dumb", "TMPDIR": sb.tmp, "LANG": "C.UTF-8",
         "TZ": "UTC", "NO_COLOR": "1",
     }
+    env.update(side.env)
     for k, v in extra.items():
         if v is None:
             env.pop(k, None)

@@ -123,6 +123,12 @@ def reference(version):
     node = system_node()
     if spec["node"] > 20 or node is None or _node_major(node) < (20, 6):
         node = node24()
+    env = {"NODE_COMPILE_CACHE": os.path.join(cache_dir(), "node-compile-cache")}  # faster Node starts (>= 22)
+    # Our Node bridge runs TypeScript extensions with Node's type stripping (>= 22.6) or with jiti,
+    # which a user who has pi installed finds in pi's own node_modules: point it there.
+    jiti = os.path.join(d, "node_modules", "jiti")
+    if os.path.isdir(jiti):
+        env["PI_JITI"] = jiti
     return harness.Side(version, [node, cli], node=node,
                         rpc_client=os.path.join(pkg_dir, "dist", "modes", "rpc", "rpc-client.js"),
-                        cli_js=cli, path_prefix=[tools_bin(), os.path.dirname(node)], pkg_dir=pkg_dir)
+                        cli_js=cli, path_prefix=[tools_bin(), os.path.dirname(node)], pkg_dir=pkg_dir, env=env)

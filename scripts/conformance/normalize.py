@@ -26,6 +26,9 @@ FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
            "leafId", "parentSession", "fromHook"}
 DURATION_KEYS = {"durationMs", "duration_ms"}
+# ids and epoch timestamps inside raw JSON text (a session file compared line by line)
+RAW_ID_RE = re.compile(r'"(id|parentId|targetId|firstKeptEntryId|fromId|entryId)":"([0-9a-f]{8})"')
+RAW_EPOCH_RE = re.compile(r'"timestamp":\d{12,14}')
 
 
 def _dates():
@@ -67,6 +70,9 @@ class Normalizer:
             if d in s:
                 s = s.replace(d, "<DATE>")
         s = UUID_RE.sub(lambda m: self._id(m.group(0)), s)
+        if '":"' in s:
+            s = RAW_ID_RE.sub(lambda m: '"%s":"%s"' % (m.group(1), self._id(m.group(2))), s)
+            s = RAW_EPOCH_RE.sub('"timestamp":"<TS>"', s)
         if s in self.ids:
             s = self.ids[s]
         return s

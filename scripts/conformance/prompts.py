@@ -7,6 +7,7 @@
 * The built-in tools' descriptions (the tool's and its parameters' `description` texts) become
   `<description>`; names, types, required lists and everything else in the schema stay.
   Descriptions of extension tools are the extension's words and stay as sent.
+* The project context block's one-line introduction becomes `<context preamble>`.
 * The skills block's opening sentences (before `<available_skills>`) become `<skills preamble>`.
 * Summarisation requests (compaction, branch summary, turn prefix): the fixed system prompt
   becomes `<summarization system prompt>`, the instruction text after the serialised
@@ -57,10 +58,18 @@ def _skills_preamble(text):
     return text
 
 
+CONTEXT_PREAMBLES = (
+    "Project-specific instructions and guidelines:",  # pi
+    "Instructions and conventions provided for this project:",  # ours
+)
+
+
 def system_prompt(text):
     if not isinstance(text, str):
         return text
     text = _skills_preamble(text)
+    for p in CONTEXT_PREAMBLES:
+        text = text.replace("# Project Context\n\n" + p + "\n", "# Project Context\n\n<context preamble>\n")
     if text.startswith(SUMMARIZATION_OPENINGS):
         return "<summarization system prompt>"
     if not text.startswith(DEFAULT_OPENINGS):

@@ -7,7 +7,8 @@
 //        args, steps: [...]}. RpcClient starts `node <cliPath> --mode rpc ...`; the harness puts
 // a `node` shim first on PATH that starts the implementation under test.
 // A step is {call: "methodName", args: [...], save: "name"} or {sleep: ms}; a call with
-// {async: "name"} is not awaited until a later {await: "name"} step records its result. A string argument
+// {async: "name"} is not awaited until a later {await: "name"} step records its result;
+// {waitEvent: "message_update"} waits until such an event has arrived. A string argument
 // "$name.a.0.b" is replaced by that path into the result saved as "name".
 // Results of promptAndWait / collectEvents are recorded as their event count: the events
 // themselves are in the global "events" list, in arrival order.
@@ -57,6 +58,14 @@ client.onEvent((e) => events.push(e));
 for (const step of spec.steps) {
 	if (step.sleep !== undefined) {
 		await new Promise((r) => setTimeout(r, step.sleep));
+		continue;
+	}
+	if (step.waitEvent !== undefined) {
+		// poll until an event of this type has arrived (at most 15 s)
+		const end = Date.now() + 15000;
+		while (!events.some((e) => e.type === step.waitEvent) && Date.now() < end) {
+			await new Promise((r) => setTimeout(r, 20));
+		}
 		continue;
 	}
 	if (step.await !== undefined) {

@@ -4,8 +4,10 @@ A script is a list of steps, run in order:
     {"send": {...}}            write one command (an object) as a JSON line
     {"send_raw": "text"}       write this text plus a newline as is (malformed input)
     {"wait": {"type": "response", "id": "x"}}
-                               wait until a printed line contains all these key/values
-                               (records {"<timeout waiting for>": ...} after 20 s)
+                               wait until a line printed since the latest send (and not
+                               matched before) contains all these key/values (records
+                               {"<timeout waiting for>": ...} after "timeout" s, default 10)
+    {"wait_file": "x.pid"}     wait (up to 10 s) until this file exists in the working directory
     {"sleep": 0.2}             pause (seconds)
     {"close": true}            close stdin
     {"signal": "TERM"}         send a signal
@@ -13,6 +15,7 @@ The transcript is every stdout line (parsed JSON, or {"<text>": line}), then the
 stdin is closed (or after the script, by closing it).
 """
 import json
+import os
 import signal as _signal
 import subprocess
 import threading
@@ -56,12 +59,15 @@ def run(argv, env, cwd, script, expand, timeout):
     threads = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
     for t in threads:
         t.start()
-    seen = 0  # waits only look at lines printed after the previous wait's match
+    mark = 0  # waits look at lines printed since the latest send, each line matched once
+    matched = set()
     deadline = time.time() + timeout
     try:
         for step in script:
             if "send" in step or "send_raw" in step:
                 text = step["send_raw"] if "send_raw" in step else json.dumps(step["send"])
+                with cond:
+                    mark = len(lines)
                 try:
                     p.stdin.write((expand(text) + "\n").encode())
                     p.stdin.flush()
@@ -69,18 +75,24 @@ def run(argv, env, cwd, script, expand, timeout):
                     pass
             elif "wait" in step:
                 pattern = json.loads(expand(json.dumps(step["wait"])))
-                end = min(deadline, time.time() + step.get("timeout", 20))
+                end = min(deadline, time.time() + step.get("timeout", 10))
                 with cond:
                     while True:
-                        hit = next((i for i in range(seen, len(lines)) if _matches(lines[i], pattern)), None)
+                        hit = next((i for i in range(mark, len(lines))
+                                    if i not in matched and _matches(lines[i], pattern)), None)
                         if hit is not None:
-                            seen = hit + 1
+                            matched.add(hit)
                             break
                         left = end - time.time()
                         if left <= 0 or p.poll() is not None and not any(t.is_alive() for t in threads[:1]):
                             lines.append({"<timeout waiting for>": pattern})
                             break
                         cond.wait(min(left, 0.1))
+            elif "wait_file" in step:
+                path = os.path.join(cwd, step["wait_file"])
+                end = time.time() + step.get("timeout", 10)
+                while not os.path.exists(path) and time.time() < end:
+                    time.sleep(0.05)
             elif "sleep" in step:
                 time.sleep(step["sleep"])
             elif "close" in step:

@@ -125,6 +125,9 @@ CASES = [
   interface Greeting { text: string }
   const g: Greeting = { text: "typed" };
   pi.on("before_agent_start", async (event: any) => ({ systemPrompt: event.systemPrompt + "\\n" + g.text }));"""),
+    ecase(E + "typescript-without-jiti", """
+  pi.on("before_agent_start", async (event) => ({ systemPrompt: event.systemPrompt + "\\nLOADED" }));""",
+          env={"PI_JITI": None}, note="no jiti to borrow: ours needs Node >= 22.6 for .ts extensions, pi runs them on Node 20"),
     ecase(E + "discovered-global", """
   pi.on("before_agent_start", async (event) => ({ systemPrompt: event.systemPrompt + "\\nGLOBAL EXT" }));""",
           where="agent/extensions/global.ts"),
