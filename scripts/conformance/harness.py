@@ -183,7 +183,7 @@ def side_env(side, sb, extra):
         if v is None:
             env.pop(k, None)
         else:
-            env[k] = sb.expand(v, 0)
+            env[k] = sb.expand(v, getattr(sb, "port", 0))
     return env
 
 

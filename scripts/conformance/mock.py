@@ -13,7 +13,7 @@ A scenario is a list of turns. A turn is a string (one text reply) or an object:
      "match_body": "substring of the raw body",             # conditional turn
      "http_status": 503, "error_message": "...",            # reply with an error instead
      "finish": "stop" | "length" | "tool_calls",
-     "delay_ms": 10, "chunk_chars": 8,
+     "delay_ms": 25, "chunk_chars": 8,
      "stall_ms": 0}                                          # pause before the last chunk
 Conditional turns are taken first (the first unused one that matches), then plain turns in order,
 then the fallback reply "done". Usage is fixed (not estimated from the body), so both clients see
@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 DEFAULT_USAGE = {"input": 100, "output": 20, "cached": 0}
 # The TypeScript pi serialises a streamed message snapshot some time after the provider mutated
 # it; a short pause between stream events lets each event be printed before the next arrives.
-DEFAULT_DELAY_MS = 10
+DEFAULT_DELAY_MS = 25
 
 
 def _norm_turn(raw):

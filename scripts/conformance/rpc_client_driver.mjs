@@ -106,5 +106,5 @@ try {
 	steps.push({ call: "stop", ok: false, error: String(e?.message ?? e) });
 }
 process.stderr.write = origWrite;
-process.stdout.write(JSON.stringify({ steps, events, stderr }));
-process.exit(0);
+// exit only once the (possibly large) result has been flushed to the pipe
+process.stdout.write(JSON.stringify({ steps, events, stderr }), () => process.exit(0));

@@ -191,7 +191,8 @@ CASES = [
                 v3(user("older session"), assistant("old")),
                 "agent/sessions/{slug}/2025-02-01T00-00-00-000Z_22222222-2222-4333-8444-555555555555.jsonl":
                 v3(user("newer session"), assistant("new")).replace("11111111-2222-4333-8444-555555555555",
-                                                                    "22222222-2222-4333-8444-555555555555")}),
+                                                                    "22222222-2222-4333-8444-555555555555")
+                .replace('"timestamp":"2025-01-01T', '"timestamp":"2025-02-01T')}),
     Case(S + "continue-other-cwd-ignored", argv=["-c", "-p", "hello"], turns=["ok"], compare=FULL,
          files={"agent/sessions/--somewhere-else--/2025-01-01T00-00-00-000Z_11111111-2222-4333-8444-555555555555.jsonl":
                 v3(user("elsewhere"), assistant("x"), cwd="/somewhere/else")}),
