@@ -183,8 +183,10 @@ CASES = [
     tool_case(T + "find.gitignore", call("find", {"pattern": "**/*.log"}), tools="find", needs_fd=True,
               files={"cwd/.gitignore": "*.log\n", "cwd/a.log": "", "cwd/keep.txt": ""}),
     tool_case(T + "find.none", call("find", {"pattern": "*.zzz"}), tools="find", needs_fd=True, files={"cwd/a.txt": ""}),
-    tool_case(T + "find.limit", call("find", {"pattern": "*.txt", "limit": 2}), tools="find", needs_fd=True,
-              files={"cwd/%d.txt" % i: "" for i in range(5)}),
+    # fd returns results in no fixed order, so a limit that cuts a list would compare noise:
+    # the limit notice is checked with a single result.
+    tool_case(T + "find.limit", call("find", {"pattern": "*.txt", "limit": 1}), tools="find", needs_fd=True,
+              files={"cwd/only.txt": ""}),
     tool_case(T + "find.path-pattern", call("find", {"pattern": "sub/*.txt"}), tools="find", needs_fd=True,
               files={"cwd/sub/a.txt": "", "cwd/other/b.txt": ""}),
     tool_case(T + "ls.dotfiles-dirs", call("ls", {}), tools="ls",
