@@ -6,7 +6,7 @@ Exactly these, nothing else:
   * timestamps: ISO strings, file-name timestamps, epoch numbers under a "timestamp" key, and
     today's date;
   * temp paths and ports: the mock server's port, bash's random full-output file name
-    (pi-bash-<16 hex>.log), the scratch root of the side becomes <ROOT> (also inside session folder
+    (pi-bash-<16 random characters>.log), the scratch root of the side becomes <ROOT> (also inside session folder
     names), the TypeScript package folder <PKG>;
   * durations: values under "durationMs" / "duration_ms";
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
@@ -21,7 +21,7 @@ import prompts
 UUID_RE = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f])")
 HEX8_RE = re.compile(r"^[0-9a-f]{8}$")
 ISO_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
-BASH_LOG_RE = re.compile(r"pi-bash-[0-9a-f]{16}\.log")
+BASH_LOG_RE = re.compile(r"pi-bash-[0-9A-Za-z]{16}\.log")
 FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
            "leafId", "parentSession", "fromHook"}
