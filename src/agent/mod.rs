@@ -23,8 +23,9 @@ pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
 use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
-    ThinkingLevel,
+    ThinkingLevel, ToolResultMessage,
 };
+use crate::session::entry::CustomMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
 pub type StreamFn =
@@ -33,6 +34,15 @@ pub type StreamFn =
 /// Rewrites the messages sent to the model for one call (extensions' `context` hook); the
 /// transcript itself is unchanged.
 pub type TransformContext = Arc<dyn Fn(Vec<Message>, &Abort) -> Vec<Message> + Send + Sync>;
+
+/// Extensions' actionable `turn_end` (pi 1.x): called on the run thread after a turn's
+/// messages are in, before `TurnEnd` is emitted. Returns the extension messages to add to the
+/// context (each emitted as a custom message) and whether to make one more request.
+pub type TurnEndHook = Arc<
+    dyn Fn(&AssistantMessage, &[ToolResultMessage], &Abort) -> (Vec<CustomMessage>, bool)
+        + Send
+        + Sync,
+>;
 
 /// How often a waiting run re-checks the abort flag.
 const ABORT_POLL: Duration = Duration::from_millis(50);
@@ -54,6 +64,7 @@ pub struct Agent {
     pub before_tool_call: Option<BeforeToolCall>,
     pub after_tool_call: Option<AfterToolCall>,
     pub transform_context: Option<TransformContext>,
+    pub turn_end: Option<TurnEndHook>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -76,6 +87,7 @@ impl Agent {
             before_tool_call: None,
             after_tool_call: None,
             transform_context: None,
+            turn_end: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -222,6 +234,23 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
                     new_messages.push(Message::ToolResult(r.clone()));
                 }
                 results = messages;
+            }
+            if let Some(hook) = agent.turn_end.clone() {
+                let (added, continue_run) = hook(&assistant, &results, abort);
+                for message in added {
+                    emit(AgentEvent::CustomMessageStart {
+                        message: message.clone(),
+                    });
+                    emit(AgentEvent::CustomMessageEnd {
+                        message: message.clone(),
+                    });
+                    let custom = crate::session::entry::AgentMessage::Custom(message);
+                    agent
+                        .messages
+                        .extend(crate::session::to_llm_messages(&[custom]));
+                }
+                // One more request, unless tool results or queued messages make one anyway.
+                more_tool_calls |= continue_run && !abort.is_aborted();
             }
             emit(AgentEvent::TurnEnd {
                 message: assistant_msg,

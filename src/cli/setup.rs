@@ -323,12 +323,16 @@ fn reload_extensions_fn(
         let (tools, registry) =
             super::extensions::merge_tools(&args, &loaded.host, &settings, &tool_env);
         let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
+        if !loaded.host.is_empty() {
+            super::extensions::share_models(&loaded.host, &mut super::models::load(&agent_dir));
+        }
+        let models = Some(super::extensions::model_lookup(&agent_dir, &loaded.host));
         Ok(crate::modes::interactive::ReloadedExtensions {
             host: loaded.host,
             tools,
             registry,
             system_prompt,
-            models: Some(super::extensions::model_lookup(&agent_dir)),
+            models,
             warnings: loaded.warnings,
         })
     })
@@ -453,6 +457,7 @@ pub fn prepare_with(
         hookup,
     )?;
     notices.extend(loaded.warnings.iter().cloned());
+    super::extensions::share_models(&loaded.host, &mut models);
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
     let patterns = if args.models.is_empty() {
@@ -533,11 +538,8 @@ pub fn prepare_with(
         .collect();
     session.settings = settings;
     session.mcp = mcp;
-    session.attach_extensions(
-        loaded.host,
-        tool_registry,
-        Some(super::extensions::model_lookup(&agent_dir)),
-    );
+    let lookup = super::extensions::model_lookup(&agent_dir, &loaded.host);
+    session.attach_extensions(loaded.host, tool_registry, Some(lookup));
     Ok(Prepared {
         session,
         models,

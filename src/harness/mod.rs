@@ -105,12 +105,23 @@ impl AgentSession {
     /// Appends a finished message to the session; a failure is kept for the mode to report
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
-        if let AgentEvent::MessageEnd { message } = ev {
+        let written = match ev {
+            AgentEvent::MessageEnd { message } => Some(
+                self.session
+                    .append_message(AgentMessage::from(message.clone())),
+            ),
+            // An extension message a run added (actionable `turn_end`).
+            AgentEvent::CustomMessageEnd { message } => Some(self.session.append_custom_message(
+                &message.custom_type,
+                message.content.clone(),
+                message.display,
+                message.details.clone(),
+            )),
+            _ => None,
+        };
+        if let Some(result) = written {
             // The error names the file and what went wrong.
-            if let Err(e) = self
-                .session
-                .append_message(AgentMessage::from(message.clone()))
-            {
+            if let Err(e) = result {
                 self.write_errors.push(e.to_string());
             }
         }

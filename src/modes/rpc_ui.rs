@@ -78,7 +78,8 @@ fn parse_answer(dialog: &Dialog, response: &Value) -> Answer {
 
 impl ExtensionUi for RpcUi {
     fn dialog(&self, dialog: Dialog, abort: &Abort) -> Answer {
-        if abort.is_aborted() {
+        // pi's RPC mode shows no extension components: `ctx.ui.custom()` resolves at once.
+        if abort.is_aborted() || matches!(dialog, Dialog::Custom { .. }) {
             return Answer::Cancelled;
         }
         let id = uuid_v4();
@@ -116,6 +117,7 @@ impl ExtensionUi for RpcUi {
             Dialog::Editor { title, prefill } => {
                 ("editor", json!({"title": title, "prefill": prefill}))
             }
+            Dialog::Custom { .. } => return Answer::Cancelled,
         };
         self.request(&id, method, fields);
         let deadline = dialog.timeout().map(|t| Instant::now() + t);
@@ -163,6 +165,8 @@ impl ExtensionUi for RpcUi {
             ),
             Notice::Title(title) => self.request(&id, "setTitle", json!({"title": title})),
             Notice::EditorText(text) => self.request(&id, "set_editor_text", json!({"text": text})),
+            // Components, footers and custom editors are the terminal UI's alone.
+            _ => {}
         }
     }
 }

@@ -339,6 +339,10 @@ impl<T: Terminal> App<T> {
             self.drain_overlay();
             return;
         }
+        // An extension's editor gets every key; it hands pi's own keys back.
+        if self.extension_editor_input(event) {
+            return;
+        }
         if let InputEvent::Key(key) = event {
             if self.handle_app_key(key) || self.run_extension_shortcut(key) {
                 self.tui.request_render();

@@ -261,7 +261,27 @@ impl<T: Terminal> App<T> {
                 self.view.editor.set_text(&text);
                 self.apply_editor_style();
             }
+            other => self.apply_component_notice(other),
         }
+    }
+
+    /// The dialog showing now, if it is the extension component `handle`.
+    pub(super) fn open_custom_dialog(
+        &mut self,
+        handle: &crate::extensions::ui::ComponentHandle,
+    ) -> Option<&mut ExtensionDialog> {
+        let id = self.ext.open.as_ref()?.id;
+        self.tui
+            .overlay_mut::<ExtensionDialog>(id)
+            .filter(|d| d.custom_handle().is_some_and(|h| h.same(handle)))
+    }
+
+    /// Ends the dialog showing now with `answer`.
+    pub(super) fn answer_open_dialog(&mut self, answer: Answer) {
+        if let Some(open) = &self.ext.open {
+            let _ = open.reply.send(answer);
+        }
+        self.close_extension_dialog();
     }
 
     /// Shows the oldest waiting dialog unless one is showing; skips those given up on.
@@ -273,10 +293,21 @@ impl<T: Terminal> App<T> {
             if q.withdrawn.load(Ordering::SeqCst) {
                 continue;
             }
-            let options = OverlayOptions {
-                anchor: Anchor::BottomCenter,
-                width: Some(Extent::Percent(100.0)),
-                ..OverlayOptions::default()
+            let options = match &q.dialog {
+                Dialog::Custom {
+                    overlay: true,
+                    width,
+                    ..
+                } => OverlayOptions {
+                    anchor: Anchor::Center,
+                    width: Some(width.map_or(Extent::Percent(80.0), |w| Extent::Cells(w))),
+                    ..OverlayOptions::default()
+                },
+                _ => OverlayOptions {
+                    anchor: Anchor::BottomCenter,
+                    width: Some(Extent::Percent(100.0)),
+                    ..OverlayOptions::default()
+                },
             };
             let id = self
                 .tui
@@ -292,6 +323,12 @@ impl<T: Terminal> App<T> {
 
     fn close_extension_dialog(&mut self) {
         if let Some(open) = self.ext.open.take() {
+            // A component closed by pi (abort) tells its extension.
+            if let Some(d) = self.tui.overlay_mut::<ExtensionDialog>(open.id) {
+                if let Some(h) = d.custom_handle() {
+                    h.close();
+                }
+            }
             self.tui.close_overlay(open.id);
         }
         self.show_next_extension_dialog();
@@ -508,8 +545,11 @@ impl<T: Terminal> App<T> {
             GatedOp::Import(args) => self.import(&args)?,
             GatedOp::Tree { entry_id, summary } => self.navigate_tree(&entry_id, summary)?,
         }
-        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &self.session) {
+        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &mut self.session)
+        {
             if s.session.session_id() != id {
+                // The extensions restart: what their old instances drew goes away.
+                self.view.extension.clear();
                 s.session_replaced(reason, previous);
             }
         }
@@ -613,7 +653,7 @@ fn join(names: &[&String]) -> String {
 fn extension_names(host: &ExtensionHost) -> Vec<String> {
     host.active()
         .map(|e| {
-            e.registration
+            e.registration()
                 .name
                 .clone()
                 .unwrap_or_else(|| e.source.name())

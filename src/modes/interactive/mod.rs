@@ -22,6 +22,8 @@ mod commands;
 mod deferred;
 mod dialogs;
 mod events;
+mod ext_component;
+mod ext_remote;
 pub mod ext_ui;
 mod ext_widgets;
 pub mod extensions;

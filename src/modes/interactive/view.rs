@@ -117,16 +117,25 @@ impl View {
         }
         let spacer = self.status.is_some();
         lines.extend(self.extension.render_above(width, spacer));
-        lines.extend(self.editor.render(width));
+        match self.extension.render_editor(width) {
+            Some(editor) => lines.extend(editor),
+            None => lines.extend(self.editor.render(width)),
+        }
         lines.extend(self.extension.render_below(width));
-        lines.extend(self.footer.render(width));
+        match self.extension.render_footer(width) {
+            Some(footer) => lines.extend(footer),
+            None => lines.extend(self.footer.render(width)),
+        }
         lines.extend(self.extension.render_statuses(width));
         lines
     }
 
     /// Brings the stacked frame up to date; returns the first row that changed.
     fn update_frame(&mut self, width: usize) -> Option<usize> {
-        let header = self.header.render(width);
+        let header = match self.extension.render_header(width) {
+            Some(lines) => lines,
+            None => self.header.render(width),
+        };
         let transcript_len = self.chat.layout(width);
         let transcript_changed = self.chat.take_changed_from();
         let bottom = self.bottom_lines(width);

@@ -1,0 +1,70 @@
+//! What extensions draw themselves in the terminal: custom views (`ctx.ui.custom`), an editor
+//! in place of pi's (`ui.setEditorComponent`: every key goes to it; the keys it leaves to pi —
+//! interrupt, exit, model switches — come back as `ui.editorKey`, and what it submits as
+//! `ui.editorSubmit`), and footer and header lines.
+
+use crate::extensions::ui::{Answer, Notice};
+use crate::tui::terminal::Terminal;
+use crate::tui::InputEvent;
+
+use super::app::App;
+use super::ext_component::RemoteComponent;
+
+impl<T: Terminal> App<T> {
+    /// Notices about what extensions draw (the rest are handled in `extensions.rs`).
+    pub(super) fn apply_component_notice(&mut self, notice: Notice) {
+        match notice {
+            Notice::ComponentLines { handle, lines } => {
+                if let Some(dialog) = self.open_custom_dialog(&handle) {
+                    dialog.set_custom_lines(&handle, lines);
+                } else if let Some(editor) = self
+                    .view
+                    .extension
+                    .editor
+                    .as_mut()
+                    .filter(|e| e.handle.same(&handle))
+                {
+                    editor.set_lines(lines);
+                }
+            }
+            Notice::CustomDone(handle) => {
+                if self.open_custom_dialog(&handle).is_some() {
+                    self.answer_open_dialog(Answer::Cancelled);
+                }
+            }
+            Notice::Footer(lines) => self.view.extension.footer = lines,
+            Notice::Header(lines) => self.view.extension.header = lines,
+            Notice::EditorComponent(editor) => {
+                self.view.extension.editor =
+                    editor.map(|(handle, lines)| RemoteComponent::new(handle, lines));
+            }
+            Notice::EditorSubmit(text) => self.on_submit(&text),
+            Notice::EditorKey(data) => {
+                let parsed = crate::tui::key_decode::decode(data.as_bytes(), false);
+                if let crate::tui::stdin_buffer::ParsedInput::Event(InputEvent::Key(key)) = parsed
+                {
+                    if !self.handle_app_key(&key) {
+                        self.run_extension_shortcut(&key);
+                    }
+                }
+            }
+            Notice::PasteToEditor(text) => {
+                let current = self.view.editor.get_text();
+                self.view.editor.set_text(&format!("{current}{text}"));
+                self.apply_editor_style();
+            }
+            // Working indicators and tool expansion are pi's own to draw.
+            _ => {}
+        }
+        self.tui.request_render();
+    }
+
+    /// Sends a key to an extension's editor, if one replaces pi's; true when it took it.
+    pub(super) fn extension_editor_input(&mut self, event: &InputEvent) -> bool {
+        let Some(editor) = self.view.extension.editor.as_mut() else {
+            return false;
+        };
+        crate::tui::Component::handle_input(editor, event);
+        true
+    }
+}
