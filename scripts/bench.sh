@@ -9,8 +9,11 @@
 # (examples/session_bench.rs). Then MCP (examples/mcp_bench.rs): what it adds to start-up with no
 # server configured, and a `tools/call` round trip over stdio on top of the server's own time. Then the terminal UI (examples/tui_bench.rs): one streamed token
 # re-rendered under a 10,000-line transcript (time and rows written), and the CPU share of a core
-# while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Prints one table; the TypeScript pi gets a second column when it is
-# installed ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
+# while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Then extensions: 1, 5 and
+# 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
+# it starts, and how many Node.js processes ran; ours runs them all in one). Prints one table; the
+# TypeScript pi gets a second column when it is installed ($PI_TS, ../scratch/pits or
+# ../../scratch/pi073 node_modules/.bin/pi, or `pi-ts` on PATH).
 #
 # Never reaches the network: the model is a mock on 127.0.0.1, PI_OFFLINE=1, the environment is
 # cleared of provider keys and proxies, and HOME is a scratch directory.
@@ -36,9 +39,11 @@ MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
-if [[ -z "$PI_TS" && -x "$ROOT/../scratch/pits/node_modules/.bin/pi" ]]; then
-    PI_TS="$ROOT/../scratch/pits/node_modules/.bin/pi"
-fi
+for candidate in "$ROOT/../scratch/pits/node_modules/.bin/pi" "$ROOT/../../scratch/pi073/node_modules/.bin/pi"; do
+    if [[ -z "$PI_TS" && -x "$candidate" ]]; then
+        PI_TS="$candidate"
+    fi
+done
 if [[ -z "$PI_TS" ]] && command -v pi-ts >/dev/null 2>&1; then
     PI_TS="$(command -v pi-ts)"
 fi
@@ -614,6 +619,83 @@ def bench_interactive(base, n):
     return found
 
 # tui: examples/tui_bench.rs, one token under a 10,000-line transcript and 5 s of streaming.
+# Extensions: N small TypeScript extensions (each a tool, a command, a flag and two event hooks,
+# with TypeBox parameters), one -p round trip: wall time and peak RSS of the whole process tree
+# (pi plus any Node.js it starts), and how many Node.js processes ran.
+EXT_DIR = os.path.join(os.environ["BENCH_TMP"], "..", "exts")
+EXT_COUNTS = (1, 5, 20)
+EXT_SOURCE = """import { Type } from "typebox";
+export default function (pi) {
+  pi.registerTool({ name: "bench_tool_N", label: "Bench N", description: "A benchmark tool N",
+    parameters: Type.Object({ text: Type.String() }),
+    async execute(_id, params) { return { content: [{ type: "text", text: params.text }] }; } });
+  pi.registerCommand("bench-N", { description: "Bench command N", handler: async () => {} });
+  pi.on("turn_start", () => {});
+  pi.on("tool_call", () => undefined);
+}
+"""
+
+def make_extensions():
+    os.makedirs(EXT_DIR, exist_ok=True)
+    for i in range(max(EXT_COUNTS)):
+        with open(os.path.join(EXT_DIR, f"bench{i}.ts"), "w") as f:
+            f.write(EXT_SOURCE.replace("N", str(i)))
+
+def tree_rss_kib(pid):
+    """Summed RSS (KiB) of `pid` and its descendants, and how many of them are node."""
+    total, nodes, todo = 0, 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                status = f.read()
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                elif line.startswith("Name:") and line.split()[1].startswith("node"):
+                    nodes += 1
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return total, nodes
+
+def bench_extensions(base, n):
+    """Per extension count: (median wall ms, median peak tree RSS KiB, max node processes)."""
+    out = {}
+    # Unmeasured: a first run may set up what later ones reuse (our bridge's cache, jiti).
+    subprocess.run(list(base) + ["-e", os.path.join(EXT_DIR, "bench0.ts"), "-p", "--no-session",
+                                 "--model", "mock/mock-model", "hi"], env=env, cwd=cwd,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for count in EXT_COUNTS:
+        cmd = list(base)
+        for i in range(count):
+            cmd += ["-e", os.path.join(EXT_DIR, f"bench{i}.ts")]
+        cmd += ["-p", "--no-session", "--model", "mock/mock-model", "say hello"]
+        walls, peaks, nodes = [], [], 0
+        for _ in range(n):
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            peak = 0
+            while p.poll() is None:
+                rss, nd = tree_rss_kib(p.pid)
+                peak, nodes = max(peak, rss), max(nodes, nd)
+                time.sleep(0.005)
+            wall = (time.perf_counter() - t0) * 1000
+            out_text, err_text = p.communicate()
+            if p.returncode != 0 or not out_text.strip() or b"rror" in err_text:
+                print(f"warning: {count} extensions: exit {p.returncode}: "
+                      f"{err_text.decode(errors='replace')[:300]}", file=sys.stderr)
+                out[count] = None
+                break
+            walls.append(wall)
+            peaks.append(peak)
+        else:
+            out[count] = (statistics.median(walls), statistics.median(peaks), nodes)
+    return out
+
 def bench_tui():
     exe = os.environ.get("BENCH_TUI_BENCH")
     if not exe:
@@ -644,8 +726,11 @@ rows = {k: [] for k in ("tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call")}
+for count in EXT_COUNTS:
+    rows[f"ext_{count}"] = []
 print("writing the 50,000-file tree...", file=sys.stderr)
 make_tree()
+make_extensions()
 print(f"writing a {SESSION_MB:g} MB session...", file=sys.stderr)
 gen_session(BIG_SESSION, int(SESSION_MB * 1e6), cwd)
 SESSION_SIZE = os.path.getsize(BIG_SESSION)
@@ -717,6 +802,14 @@ for name, base in impls:
         for k in ("tui_start", "tui_idle", "tui_key"):
             rows[k].append("failed")
 
+    n = min(runs, 5)
+    print(f"{name}: TypeScript extensions ({n} runs each)...", file=sys.stderr)
+    ex = bench_extensions(base, n)
+    for count in EXT_COUNTS:
+        r = ex.get(count)
+        procs = lambda k: f"{k} node process" + ("" if k == 1 else "es")
+        rows[f"ext_{count}"].append(f"{r[0]:.0f} ms, {r[1] / 1024:.0f} MiB ({procs(r[2])})" if r else "failed")
+
     n = session_runs if name == "pi (rust)" else min(session_runs, 3)
     print(f"{name}: resuming the session ({n} runs)...", file=sys.stderr)
     r = bench_resume(base, n)
@@ -783,6 +876,10 @@ labels = {
     "mcp_start": "mcp: added to start-up, no server configured (median)",
     "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
 }
+NODE_VERSION = subprocess.run(["node", "--version"], env=env, capture_output=True, text=True).stdout.strip() or "no node"
+for count in EXT_COUNTS:
+    labels[f"ext_{count}"] = (f"{count} TS extension{'s' if count > 1 else ''} (node {NODE_VERSION}): "
+                              "-p run, wall / peak RSS of pi + node")
 header = ["metric"] + [n for n, _ in impls]
 table = [header] + [[labels[k]] + rows[k] for k in labels]
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]

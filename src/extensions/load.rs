@@ -4,7 +4,7 @@
 //! CLI flags resolved with pi's rules.
 
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
 use serde_json::{json, Map, Value};
@@ -15,6 +15,9 @@ use super::process::{ExtensionProcess, ProcessEvent, SharedProcess};
 use super::protocol::{self, FlagType, Registration};
 
 type Starting = Vec<Option<(ExtensionSource, ExtensionProcess)>>;
+
+/// The longest an extension may ask the handshake to wait while it installs what it needs.
+const MAX_LOADING_MS: u64 = 300_000;
 
 impl ExtensionHost {
     /// Starts every source, waits (in parallel, up to the handshake timeout) for each
@@ -52,9 +55,12 @@ impl ExtensionHost {
                 })
             };
             let started = match (&source.launch, &node) {
-                (Launch::Node(_), Some(Ok(shared))) => {
+                (Launch::Node(module), Some(Ok(shared))) => {
                     let p = shared.attach(source.path.clone(), i as u64, sink);
-                    p.send(hello(Some(i as u64)));
+                    let mut msg = hello(Some(i as u64));
+                    // The file to import (`dir/index.ts` for a directory extension).
+                    msg["module"] = module.to_string_lossy().into_owned().into();
+                    p.send(msg);
                     Ok(p)
                 }
                 (Launch::Node(_), Some(Err(e))) => Err(e.clone()),
@@ -135,7 +141,7 @@ fn await_registrations(
 ) -> Vec<Option<Registration>> {
     let mut regs: Vec<Option<Registration>> = vec![None; starting.len()];
     let mut waiting: Vec<bool> = starting.iter().map(Option::is_some).collect();
-    let deadline = Instant::now() + opts.handshake_timeout;
+    let mut deadline = Instant::now() + opts.handshake_timeout;
     while waiting.iter().any(|w| *w) {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok((i, ev)) = rx.recv_timeout(left) else {
@@ -152,6 +158,13 @@ fn await_registrations(
                 waiting[i] = false;
             }
             ProcessEvent::Died(_) => {}
+            // The bridge is installing what it needs to load TypeScript (once per machine):
+            // the handshake waits for that.
+            ProcessEvent::Message(msg) if msg["method"] == "loading" => {
+                process.mark_handled();
+                let more = msg["params"]["ms"].as_u64().unwrap_or(0).min(MAX_LOADING_MS);
+                deadline = deadline.max(Instant::now() + Duration::from_millis(more));
+            }
             ProcessEvent::Message(msg) if waiting[i] => {
                 process.mark_handled();
                 waiting[i] = false;

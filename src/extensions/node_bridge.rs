@@ -59,6 +59,11 @@ fn cache_dir() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
+        // Node starts in the session's directory, so a relative cache must be made absolute.
+        .map(|p| match std::env::current_dir() {
+            Ok(cwd) if p.is_relative() => cwd.join(p),
+            _ => p,
+        })
         .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("pi")

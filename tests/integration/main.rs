@@ -11,6 +11,7 @@ mod cloud_providers;
 mod compaction;
 mod errors;
 mod export;
+mod ext_bridge;
 mod extension_sessions;
 mod extensions;
 mod interactive;

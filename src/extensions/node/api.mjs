@@ -18,7 +18,7 @@ export class Extension {
     this.rt = rt;
     this.id = hello.ext;
     this.hello = hello;
-    this.path = hello.extensionPath;
+    this.path = hello.module ?? hello.extensionPath;
     this.generation = 0;
     this.reset();
   }

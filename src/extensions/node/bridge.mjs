@@ -139,6 +139,9 @@ function installJiti() {
   mkdirSync(target, { recursive: true });
   const npm = process.env.PI_NPM || "npm";
   log(`pi: Node.js ${process.version} cannot run TypeScript by itself; installing jiti into ${target} (once)...`);
+  // pi's handshake waits while this runs.
+  const ext = als.getStore();
+  if (ext) send({ type: "call", ext: ext.id, method: "loading", params: { ms: 200_000, reason: "installing jiti" } });
   try {
     execFileSync(npm, ["install", "--prefix", target, "--no-audit", "--no-fund", "--no-save", "--loglevel=error", "jiti@^2.4.0"], {
       stdio: ["ignore", "ignore", "pipe"],

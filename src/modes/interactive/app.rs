@@ -140,6 +140,7 @@ impl<T: Terminal> App<T> {
         app.refresh_footer();
         app.install_autocomplete();
         app.list_extensions_in_header();
+        app.share_terminal_with_extensions();
         if let Some(s) = &app.session {
             s.start_extensions("startup");
         }
@@ -225,6 +226,7 @@ impl<T: Terminal> App<T> {
                 Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
                 Ok(TerminalEvent::Resize) => {
                     self.view.editor.set_terminal_rows(self.tui.terminal().size().1);
+                    self.share_terminal_with_extensions();
                     self.tui.request_render();
                 }
                 // Stdin closed: nobody can type any more.

@@ -59,6 +59,28 @@ impl<T: Terminal> App<T> {
         self.tui.request_render();
     }
 
+    /// Tells the extensions the terminal's width and the theme's colours, so what they draw
+    /// fits and matches.
+    pub(super) fn share_terminal_with_extensions(&mut self) {
+        let Some(host) = self.session.as_ref().and_then(|s| s.extension_host()) else {
+            return;
+        };
+        if host.is_empty() {
+            return;
+        }
+        let theme = crate::tui::theme::current();
+        let mut fg = serde_json::Map::new();
+        let mut bg = serde_json::Map::new();
+        for token in crate::tui::theme::Token::ALL {
+            fg.insert(token.name().into(), theme.fg_code(*token).into());
+            bg.insert(token.name().into(), theme.bg_code(*token).into());
+        }
+        host.share_theme(serde_json::json!({"type": "theme", "name": theme.name(), "fg": fg,
+            "bg": bg, "fgReset": theme.fg_reset(), "bgReset": theme.bg_reset()}));
+        let columns = self.tui.terminal().size().0;
+        host.share_columns(columns.min(u16::MAX as usize) as u16);
+    }
+
     /// Sends a key to an extension's editor, if one replaces pi's; true when it took it.
     pub(super) fn extension_editor_input(&mut self, event: &InputEvent) -> bool {
         let Some(editor) = self.view.extension.editor.as_mut() else {

@@ -601,6 +601,10 @@ impl<T: Terminal> App<T> {
             reloaded.registry,
             reloaded.models,
         );
+        self.share_terminal_with_extensions();
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
         session.start_extensions("reload");
         let after = extension_names(&reloaded.host);
         self.ext.actions = reloaded.host.action_signal();
