@@ -106,6 +106,19 @@ pub enum Action {
     WaitForIdle,
 }
 
+/// What only the mode can do for an extension's command (`ctx.newSession()`, `ctx.fork()`,
+/// `ctx.switchSession()`, `ctx.navigateTree()`, `ctx.reload()`, `ctx.shutdown()`): the
+/// extension is answered at once and the mode acts once the command is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModeRequest {
+    NewSession,
+    Fork { entry_id: String, at: bool },
+    SwitchSession(String),
+    NavigateTree { target_id: String, summarize: bool },
+    Reload,
+    Shutdown,
+}
+
 /// An action plus where its answer goes (`None` for a call without id).
 pub struct PendingAction {
     pub action: Action,
@@ -185,6 +198,32 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
             None => answer(Err("setLabel: missing \"entryId\"".into())),
         },
         "waitForIdle" => queue(host, Action::WaitForIdle, reply),
+        "session.new" | "session.fork" | "session.switch" | "session.navigateTree"
+        | "session.reload" | "shutdown" => {
+            let request = match method.as_str() {
+                "session.new" => Some(ModeRequest::NewSession),
+                "session.fork" => str_param("entryId").map(|entry_id| ModeRequest::Fork {
+                    entry_id,
+                    at: params["position"] == "at",
+                }),
+                "session.switch" => str_param("sessionPath").map(ModeRequest::SwitchSession),
+                "session.navigateTree" => {
+                    str_param("targetId").map(|target_id| ModeRequest::NavigateTree {
+                        target_id,
+                        summarize: params["summarize"] == true,
+                    })
+                }
+                "session.reload" => Some(ModeRequest::Reload),
+                _ => Some(ModeRequest::Shutdown),
+            };
+            match request {
+                Some(r) => {
+                    host.push_mode_request(r);
+                    answer(Ok(json!({"cancelled": false})));
+                }
+                None => answer(Err(format!("{method}: missing parameters"))),
+            }
+        }
         m if m.starts_with("ui.") => {
             match notice_of(ext, &method, &params) {
                 Some(n) => {

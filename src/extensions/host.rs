@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
-use super::calls::{PendingAction, SessionView};
+use super::calls::{ModeRequest, PendingAction, SessionView};
 use super::discovery::ExtensionSource;
 use super::process::{ExtensionProcess, ProcessEvent, RequestError, SharedProcess};
 use super::protocol::{self, FlagType, Registration};
@@ -148,6 +148,8 @@ pub struct ExtensionHost {
     pub(super) abort: RwLock<Abort>,
     pub(super) view: Mutex<SessionView>,
     actions: Mutex<Vec<PendingAction>>,
+    /// Session switches and the like that extension commands asked the mode for.
+    mode_requests: Mutex<Vec<ModeRequest>>,
     /// The session's working directory (where `exec` runs by default).
     pub(super) cwd: std::path::PathBuf,
     wake_tx: Sender<()>,
@@ -201,6 +203,7 @@ impl ExtensionHost {
             abort: RwLock::new(Abort::new()),
             view: Mutex::new(SessionView::default()),
             actions: Mutex::new(Vec::new()),
+            mode_requests: Mutex::new(Vec::new()),
             cwd: opts.cwd.clone(),
             wake_tx,
             wake_rx,
@@ -311,6 +314,19 @@ impl ExtensionHost {
             .unwrap_or_else(|p| p.into_inner())
             .push(action);
         let _ = self.wake_tx.send(());
+    }
+
+    pub(super) fn push_mode_request(&self, request: ModeRequest) {
+        self.mode_requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+        let _ = self.wake_tx.send(());
+    }
+
+    /// What extension commands asked the mode to do, oldest first.
+    pub fn take_mode_requests(&self) -> Vec<ModeRequest> {
+        std::mem::take(&mut *self.mode_requests.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Session changes extensions asked for, oldest first.

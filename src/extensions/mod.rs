@@ -22,7 +22,7 @@ pub mod services;
 pub mod tool;
 pub mod ui;
 
-pub use calls::{Action, PendingAction, ReplyTo, SessionView};
+pub use calls::{Action, ModeRequest, PendingAction, ReplyTo, SessionView};
 pub use discovery::{discover, DiscoveryOptions, ExtensionSource, Launch, Scope};
 pub use host::{
     stderr_sink, CommandInfo, ErrorSink, Extension, ExtensionError, ExtensionHost, HostOptions,

@@ -450,6 +450,8 @@ impl<T: Terminal> App<T> {
         if let Some(job) = self.tree_summary.take() {
             self.finish_tree_navigation(job);
         }
+        // What an extension command asked of the mode (a new session, quitting).
+        self.perform_mode_requests();
         self.tui.request_render();
     }
 

@@ -311,7 +311,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn reload(&mut self) {
+    pub(super) fn reload(&mut self) {
         let loaded = keybindings::load(&self.env.agent_dir);
         for w in &loaded.warnings {
             self.view.warning(w);

@@ -4,10 +4,13 @@
 //! `ui.editorSubmit`), and footer and header lines.
 
 use crate::extensions::ui::{Answer, Notice};
+use crate::extensions::ModeRequest;
 use crate::tui::terminal::Terminal;
 use crate::tui::InputEvent;
 
 use super::app::App;
+use super::extensions::GatedOp;
+use super::selectors::tree::BranchSummary;
 use super::ext_component::RemoteComponent;
 
 impl<T: Terminal> App<T> {
@@ -57,6 +60,47 @@ impl<T: Terminal> App<T> {
             _ => {}
         }
         self.tui.request_render();
+    }
+
+    /// Session switches, reloads and quitting that extension commands asked for, once the
+    /// session is back (the command is over).
+    pub(super) fn perform_mode_requests(&mut self) {
+        if self.session.is_none() || self.task.is_some() {
+            return;
+        }
+        let Some(host) = self.ext.host.clone() else {
+            return;
+        };
+        for request in host.take_mode_requests() {
+            let done = match request {
+                ModeRequest::NewSession => self.gated(GatedOp::New),
+                ModeRequest::Fork { entry_id, at: false } => self.gated(GatedOp::Fork(entry_id)),
+                ModeRequest::Fork { at: true, .. } => self.gated(GatedOp::Clone),
+                ModeRequest::SwitchSession(path) => self.gated(GatedOp::Resume(path.into())),
+                ModeRequest::NavigateTree {
+                    target_id,
+                    summarize,
+                } => self.gated(GatedOp::Tree {
+                    entry_id: target_id,
+                    summary: if summarize {
+                        BranchSummary::Summarize
+                    } else {
+                        BranchSummary::None
+                    },
+                }),
+                ModeRequest::Reload => {
+                    self.reload();
+                    Ok(())
+                }
+                ModeRequest::Shutdown => {
+                    self.exit = true;
+                    Ok(())
+                }
+            };
+            if let Err(e) = done {
+                self.view.error(&e);
+            }
+        }
     }
 
     /// Tells the extensions the terminal's width and the theme's colours, so what they draw

@@ -373,6 +373,7 @@ impl<T: Terminal> App<T> {
     /// Extensions queued session changes while pi was idle: apply them (and run the prompts
     /// they start) on the worker.
     pub(super) fn on_extension_actions(&mut self) {
+        self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
         if pending && self.session.is_some() && self.task.is_none() {
             self.run_task(|s| {
