@@ -284,6 +284,35 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
 }
 
 impl Server {
+    /// Session switches an extension command asked for (`ctx.newSession()`, …), once the
+    /// session is back.
+    fn perform_mode_requests(&mut self) {
+        use crate::extensions::ModeRequest;
+        let Some(host) = self.extensions.clone() else {
+            return;
+        };
+        for request in host.take_mode_requests() {
+            let Some(s) = self.idle.as_mut() else { return };
+            let env = &mut self.env;
+            let result = match request {
+                ModeRequest::NewSession => rpc_session::new_session(s, env, &json!({})),
+                ModeRequest::SwitchSession(path) => {
+                    rpc_session::switch_session(s, env, &json!({ "sessionPath": path }))
+                }
+                ModeRequest::Fork {
+                    entry_id,
+                    at: false,
+                } => rpc_session::fork(s, env, &json!({ "entryId": entry_id })),
+                ModeRequest::Fork { at: true, .. } => rpc_session::clone(s, env, &json!({})),
+                // Tree navigation, reloads and quitting belong to the terminal UI.
+                _ => Ok(None),
+            };
+            if let Err(e) = result {
+                host.report("extensions", "session", e);
+            }
+        }
+    }
+
     fn reap(&mut self) {
         if let Some(r) = self.running.take() {
             let Ok(session) = r.handle.join() else {
@@ -297,6 +326,7 @@ impl Server {
             r.abort.reset();
             self.idle = Some(session);
             self.flush_bash();
+            self.perform_mode_requests();
         }
     }
 
