@@ -170,7 +170,9 @@ fn update_target(p: &mut Parsed) -> UpdateTarget {
     }
     if models {
         if selff || ext || all || p.extension_source.is_some() {
-            conflict("--models cannot be combined with --self, --extensions, --all, or --extension");
+            conflict(
+                "--models cannot be combined with --self, --extensions, --all, or --extension",
+            );
         }
         if p.source.is_some() {
             conflict("--models cannot be combined with a positional source");
@@ -388,7 +390,10 @@ fn run_update(
         UpdateTarget::SelfOnly => None,
         UpdateTarget::Models => {
             // Our model catalog is built in; there is nothing to download.
-            println!("{}", s.green("Model catalogs are built in; nothing to refresh"));
+            println!(
+                "{}",
+                s.green("Model catalogs are built in; nothing to refresh")
+            );
             return 0;
         }
     };
@@ -403,7 +408,10 @@ fn run_update(
             }
         };
         if packages::manager::offline() {
-            println!("{}", s.paint("33", "Skipped package updates (offline mode)"));
+            println!(
+                "{}",
+                s.paint("33", "Skipped package updates (offline mode)")
+            );
         } else if report.updated.is_empty() {
             let line = match &only {
                 Some(one) => format!("{one} is already up to date"),

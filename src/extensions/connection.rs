@@ -95,7 +95,12 @@ impl Channel {
             *dead = Some(reason.to_string());
         }
         self.alive.store(false, Ordering::SeqCst);
-        for call in self.calls.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        for call in self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
             call.abort();
         }
         {
@@ -324,7 +329,9 @@ impl Connection {
                 .filter(|(_, w)| only.map_or(true, |c| w.channel == c))
                 .map(|(id, _)| *id)
                 .collect();
-            ids.into_iter().filter_map(|id| pending.remove(&id)).collect()
+            ids.into_iter()
+                .filter_map(|id| pending.remove(&id))
+                .collect()
         };
         for w in waiters {
             let _ = w.tx.send(Incoming::Dead(reason.to_string()));

@@ -41,6 +41,9 @@ pub struct Boundary {
     pub continue_run: bool,
 }
 
+/// How long the editor waits for an extension's argument completions.
+const COMPLETION_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// How often a command wait looks after deferred work.
 const COMMAND_POLL: Duration = Duration::from_millis(25);
 /// The longest a finished command waits for the host to handle the calls sent before its
@@ -161,6 +164,44 @@ impl ExtensionHost {
             }
         }
         meanwhile();
+    }
+
+    /// The extension's completions for `/command <prefix>` (`getArgumentCompletions`):
+    /// `(value, label, description)`; nothing when it does not answer within a moment (the
+    /// editor must not wait).
+    pub fn complete_arguments(
+        &self,
+        command: &str,
+        prefix: &str,
+    ) -> Vec<(String, String, Option<String>)> {
+        let Some(ext) = self
+            .active()
+            .find(|e| e.registration().commands.iter().any(|c| c.name == command))
+            .cloned()
+        else {
+            return Vec::new();
+        };
+        let id = ext.process.next_id();
+        let msg = json!({"type": "complete", "id": id, "command": command, "prefix": prefix});
+        let Ok(v) = ext
+            .process
+            .request(id, msg, Some(COMPLETION_TIMEOUT), None, &mut |_| {})
+        else {
+            return Vec::new();
+        };
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| {
+                let value = item["value"].as_str()?.to_string();
+                let label = item["label"].as_str().unwrap_or(&value).to_string();
+                Some((
+                    value,
+                    label,
+                    item["description"].as_str().map(str::to_string),
+                ))
+            })
+            .collect()
     }
 
     /// `input`: may transform the text or handle it entirely.

@@ -133,6 +133,8 @@ pub struct CommandInfo {
     pub name: String,
     pub description: Option<String>,
     pub extension_path: String,
+    /// Whether the extension completes the command's arguments.
+    pub completions: bool,
 }
 
 pub struct ExtensionHost {
@@ -359,6 +361,7 @@ impl ExtensionHost {
                         name: c.name.clone(),
                         description: c.description.clone(),
                         extension_path: ext.display_path(),
+                        completions: c.completions,
                     });
                 }
             }
@@ -505,11 +508,8 @@ impl ExtensionHost {
             if ext.subscribes("session_shutdown") {
                 let id = ext.process.next_id();
                 if let Ok(rx) = ext.process.expect(id) {
-                    ext.process.send(ext.event(
-                        id,
-                        "session_shutdown",
-                        json!({"reason": reason}),
-                    ));
+                    ext.process
+                        .send(ext.event(id, "session_shutdown", json!({"reason": reason})));
                     waits.push(rx);
                 }
             }

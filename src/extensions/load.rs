@@ -113,9 +113,8 @@ fn start_bridge(
     if !sources.iter().any(|s| matches!(s.launch, Launch::Node(_))) {
         return None;
     }
-    let started = super::node_bridge::command().and_then(|argv| {
-        SharedProcess::spawn(&argv, &opts.cwd, protocol::PROTOCOL_VERSION)
-    });
+    let started = super::node_bridge::command()
+        .and_then(|argv| SharedProcess::spawn(&argv, &opts.cwd, protocol::PROTOCOL_VERSION));
     // On failure each Node source reports the reason itself.
     if let Ok(shared) = &started {
         let tools: Vec<Value> = opts
@@ -162,7 +161,10 @@ fn await_registrations(
             // the handshake waits for that.
             ProcessEvent::Message(msg) if msg["method"] == "loading" => {
                 process.mark_handled();
-                let more = msg["params"]["ms"].as_u64().unwrap_or(0).min(MAX_LOADING_MS);
+                let more = msg["params"]["ms"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    .min(MAX_LOADING_MS);
                 deadline = deadline.max(Instant::now() + Duration::from_millis(more));
             }
             ProcessEvent::Message(msg) if waiting[i] => {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-pub use super::connection::{EventSink, Incoming, ProcessEvent};
 use super::connection::{Channel, Connection};
+pub use super::connection::{EventSink, Incoming, ProcessEvent};
 use crate::ai::Abort;
 
 /// How often a waiter looks at the abort flag.

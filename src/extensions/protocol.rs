@@ -371,7 +371,9 @@ mod tests {
         assert!(err(json!({"type": "register"})).contains("protocol"));
         assert!(err(json!({"type": "register", "protocol": 3})).contains("protocol 3"));
         assert_eq!(
-            err(json!({"type": "register", "protocol": 2, "error": "Failed to load extension: boom"})),
+            err(
+                json!({"type": "register", "protocol": 2, "error": "Failed to load extension: boom"})
+            ),
             "Failed to load extension: boom"
         );
         assert!(err(json!({"type": "hello"})).contains("register"));

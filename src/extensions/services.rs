@@ -80,9 +80,8 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
             let abort = call.abort.clone();
             let id = reply.id.clone();
             let on_update = |partial: ToolOutput| {
-                ext.process.send(
-                    json!({"type": "update", "id": id, "result": output_json(&partial)}),
-                );
+                ext.process
+                    .send(json!({"type": "update", "id": id, "result": output_json(&partial)}));
             };
             let ctx = ToolContext {
                 cwd,
@@ -179,7 +178,8 @@ pub(super) fn ai_stream(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &V
             let rx = stream(&model, &context, &options, call.abort.clone());
             let mut last = None;
             for ev in rx {
-                ext.process.send(json!({"type": "update", "id": reply.id, "result": ev.to_json()}));
+                ext.process
+                    .send(json!({"type": "update", "id": reply.id, "result": ev.to_json()}));
                 match ev {
                     AssistantEvent::Done { message, .. } => last = Some(message),
                     AssistantEvent::Error { error, .. } => last = Some(error),

@@ -374,7 +374,11 @@ impl AgentSession {
     }
 
     /// Records an extension message and puts it in the model's context.
-    fn add_custom_message(&mut self, message: CustomMessage, on_event: &mut dyn FnMut(&AgentEvent)) {
+    fn add_custom_message(
+        &mut self,
+        message: CustomMessage,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) {
         if let Err(e) = self.session.append_custom_message(
             &message.custom_type,
             message.content.clone(),

@@ -119,11 +119,9 @@ impl AgentSession {
             )),
             _ => None,
         };
-        if let Some(result) = written {
-            // The error names the file and what went wrong.
-            if let Err(e) = result {
-                self.write_errors.push(e.to_string());
-            }
+        // The error names the file and what went wrong.
+        if let Some(Err(e)) = written {
+            self.write_errors.push(e.to_string());
         }
     }
 

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::pty::PtyChild;
 use crate::support::mock::sse_tool_calls;
+use crate::support::pty::PtyChild;
 use crate::support::{base_url_for, MockServer, PiCommand, Reply};
 
 const API: &str = "openai-completions";
@@ -85,7 +85,10 @@ export default function (pi) {
     out.assert_code(0).assert_no_panic();
     assert_eq!(out.stdout, "done\n", "{}", out.stderr);
     let body = mock.requests()[1].body_text();
-    assert!(body.contains("the secret note (50.0KB, agent dir)"), "{body}");
+    assert!(
+        body.contains("the secret note (50.0KB, agent dir)"),
+        "{body}"
+    );
     assert!(body.contains("hooked=yes"), "{body}");
 }
 
@@ -186,8 +189,9 @@ export default function (pi) {
 
 #[test]
 fn every_typescript_extension_shares_one_node_process_and_restarts_with_the_session() {
-    if !have_node("every_typescript_extension_shares_one_node_process_and_restarts_with_the_session")
-    {
+    if !have_node(
+        "every_typescript_extension_shares_one_node_process_and_restarts_with_the_session",
+    ) {
         return;
     }
     let pi = PiCommand::new();

@@ -282,7 +282,11 @@ fn git_package_clones_updates_and_removes() {
     );
     // pi 1.x says what changed: the source and the commits before and after.
     let changed = out.stdout.lines().rev().take(2).collect::<Vec<_>>();
-    assert!(changed[0].starts_with(&format!("  {source} ")), "{}", out.stdout);
+    assert!(
+        changed[0].starts_with(&format!("  {source} ")),
+        "{}",
+        out.stdout
+    );
     assert!(changed[0].contains(" -> "), "{}", out.stdout);
     assert_eq!(changed[1], "Updated 1 package:", "{}", out.stdout);
     let out = cmd.again().args(["update", "--extensions"]).run();
@@ -478,8 +482,9 @@ fn package_commands_reject_bad_usage() {
     // pi 1.x: a bare `pi update` updates pi only, and says the extensions were skipped.
     let out = cmd.again().args(["update"]).run();
     assert!(
-        out.stdout
-            .starts_with("Extensions are skipped. Run pi update --extensions to update extensions.\n"),
+        out.stdout.starts_with(
+            "Extensions are skipped. Run pi update --extensions to update extensions.\n"
+        ),
         "{}",
         out.stdout
     );

@@ -70,6 +70,9 @@ export class Extension {
   }
 
   async load(fresh = false) {
+    // Loading shares one Node process with every other extension (and may compile a large
+    // package): pi's handshake waits while modules keep loading.
+    this.send({ type: "call", method: "loading", params: { ms: 30_000 } });
     try {
       const factory = await this.rt.importModule(this.path, fresh);
       if (typeof factory !== "function") throw new Error("the module has no default export function");

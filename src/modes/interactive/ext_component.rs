@@ -33,10 +33,7 @@ pub fn encode_key(key: &KeyEvent) -> String {
     };
     match key.code {
         KeyCode::Char(c) => {
-            let only_shift = Mods {
-                shift: false,
-                ..m
-            } == Mods::NONE;
+            let only_shift = Mods { shift: false, ..m } == Mods::NONE;
             if only_shift {
                 return c.to_string();
             }
@@ -109,7 +106,10 @@ pub fn keep_colours(line: &str) -> String {
             .find(|(_, c)| ('\u{40}'..='\u{7e}').contains(c))
             .map(|(i, _)| i);
         let sgr = end.filter(|&i| {
-            after.as_bytes()[i] == b'm' && after[..i].bytes().all(|b| b.is_ascii_digit() || b == b';' || b == b':')
+            after.as_bytes()[i] == b'm'
+                && after[..i]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b';' || b == b':')
         });
         out.push_str(&crate::util::terminal_text::clean(&rest[..start]));
         match sgr {

@@ -9,9 +9,9 @@ use crate::tui::terminal::Terminal;
 use crate::tui::InputEvent;
 
 use super::app::App;
+use super::ext_component::RemoteComponent;
 use super::extensions::GatedOp;
 use super::selectors::tree::BranchSummary;
-use super::ext_component::RemoteComponent;
 
 impl<T: Terminal> App<T> {
     /// Notices about what extensions draw (the rest are handled in `extensions.rs`).
@@ -30,10 +30,8 @@ impl<T: Terminal> App<T> {
                     editor.set_lines(lines);
                 }
             }
-            Notice::CustomDone(handle) => {
-                if self.open_custom_dialog(&handle).is_some() {
-                    self.answer_open_dialog(Answer::Cancelled);
-                }
+            Notice::CustomDone(handle) if self.open_custom_dialog(&handle).is_some() => {
+                self.answer_open_dialog(Answer::Cancelled);
             }
             Notice::Footer(lines) => self.view.extension.footer = lines,
             Notice::Header(lines) => self.view.extension.header = lines,
@@ -44,8 +42,7 @@ impl<T: Terminal> App<T> {
             Notice::EditorSubmit(text) => self.on_submit(&text),
             Notice::EditorKey(data) => {
                 let parsed = crate::tui::key_decode::decode(data.as_bytes(), false);
-                if let crate::tui::stdin_buffer::ParsedInput::Event(InputEvent::Key(key)) = parsed
-                {
+                if let crate::tui::stdin_buffer::ParsedInput::Event(InputEvent::Key(key)) = parsed {
                     if !self.handle_app_key(&key) {
                         self.run_extension_shortcut(&key);
                     }
@@ -74,7 +71,10 @@ impl<T: Terminal> App<T> {
         for request in host.take_mode_requests() {
             let done = match request {
                 ModeRequest::NewSession => self.gated(GatedOp::New),
-                ModeRequest::Fork { entry_id, at: false } => self.gated(GatedOp::Fork(entry_id)),
+                ModeRequest::Fork {
+                    entry_id,
+                    at: false,
+                } => self.gated(GatedOp::Fork(entry_id)),
                 ModeRequest::Fork { at: true, .. } => self.gated(GatedOp::Clone),
                 ModeRequest::SwitchSession(path) => self.gated(GatedOp::Resume(path.into())),
                 ModeRequest::NavigateTree {
@@ -119,8 +119,10 @@ impl<T: Terminal> App<T> {
             fg.insert(token.name().into(), theme.fg_code(*token).into());
             bg.insert(token.name().into(), theme.bg_code(*token).into());
         }
-        host.share_theme(serde_json::json!({"type": "theme", "name": theme.name(), "fg": fg,
-            "bg": bg, "fgReset": theme.fg_reset(), "bgReset": theme.bg_reset()}));
+        host.share_theme(
+            serde_json::json!({"type": "theme", "name": theme.name(), "fg": fg,
+            "bg": bg, "fgReset": theme.fg_reset(), "bgReset": theme.bg_reset()}),
+        );
         let columns = self.tui.terminal().size().0;
         host.share_columns(columns.min(u16::MAX as usize) as u16);
     }

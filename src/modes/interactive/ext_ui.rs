@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use crate::ai::Abort;
 use super::ext_component::RemoteComponent;
+use crate::ai::Abort;
 use crate::extensions::ui::{Answer, ComponentHandle, Dialog, ExtensionUi, Notice};
 use crate::extensions::{ErrorSink, ExtensionError, StderrSink};
 use crate::tui::components::editor::Editor;

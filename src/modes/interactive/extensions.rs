@@ -300,7 +300,7 @@ impl<T: Terminal> App<T> {
                     ..
                 } => OverlayOptions {
                     anchor: Anchor::Center,
-                    width: Some(width.map_or(Extent::Percent(80.0), |w| Extent::Cells(w))),
+                    width: Some(width.map_or(Extent::Percent(80.0), Extent::Cells)),
                     ..OverlayOptions::default()
                 },
                 _ => OverlayOptions {
@@ -479,9 +479,28 @@ impl<T: Terminal> App<T> {
         if let Some(host) = &self.ext.host {
             for c in host.commands() {
                 if !commands.iter().any(|b| b.name == c.name) {
+                    let arguments = c.completions.then(|| {
+                        let (host, name) = (Arc::clone(host), c.name.clone());
+                        let complete: crate::tui::autocomplete::ArgumentCompleter =
+                            Arc::new(move |prefix: &str| {
+                                host.complete_arguments(&name, prefix)
+                                    .into_iter()
+                                    .map(|(value, label, description)| {
+                                        let mut item =
+                                            crate::tui::autocomplete::AutocompleteItem::new(
+                                                value, label,
+                                            );
+                                        item.description = description;
+                                        item
+                                    })
+                                    .collect()
+                            });
+                        complete
+                    });
                     commands.push(SlashCommand {
                         name: c.name,
                         description: c.description,
+                        arguments,
                         ..SlashCommand::default()
                     });
                 }
@@ -546,8 +565,7 @@ impl<T: Terminal> App<T> {
             GatedOp::Import(args) => self.import(&args)?,
             GatedOp::Tree { entry_id, summary } => self.navigate_tree(&entry_id, summary)?,
         }
-        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &mut self.session)
-        {
+        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &mut self.session) {
             if s.session.session_id() != id {
                 // The extensions restart: what their old instances drew goes away.
                 self.view.extension.clear();

@@ -367,10 +367,13 @@ impl PackageManager {
         }
         for (source, scope, parsed, old) in before {
             let is_git = matches!(parsed, PackageSource::Git { .. });
-            let new = self
-                .install_path(&parsed, scope)
-                .ok()
-                .and_then(|dir| if is_git { git_head(&dir) } else { installed_version(&dir) });
+            let new = self.install_path(&parsed, scope).ok().and_then(|dir| {
+                if is_git {
+                    git_head(&dir)
+                } else {
+                    installed_version(&dir)
+                }
+            });
             if new == old {
                 continue;
             }
@@ -379,7 +382,11 @@ impl PackageManager {
                 Some(v) if is_git => v.chars().take(7).collect(),
                 Some(v) => v.clone(),
             };
-            let where_ = if scope == Scope::Project { " (project)" } else { "" };
+            let where_ = if scope == Scope::Project {
+                " (project)"
+            } else {
+                ""
+            };
             report
                 .updated
                 .push(format!("{source}{where_} {} -> {}", show(&old), show(&new)));
@@ -417,7 +424,13 @@ impl PackageManager {
                 "--config.strict-peer-dependencies=false",
             ]
         } else {
-            vec!["--prefix", root, "--legacy-peer-deps", "--no-audit", "--no-fund"]
+            vec![
+                "--prefix",
+                root,
+                "--legacy-peer-deps",
+                "--no-audit",
+                "--no-fund",
+            ]
         }
     }
 
