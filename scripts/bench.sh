@@ -207,6 +207,12 @@ env = {
     # Full bash output spills to temp files; keep them in the scratch dir the trap removes.
     "TMPDIR": tmp_dir,
 }
+# A Node without type stripping needs jiti for TypeScript extensions; one found here saves our
+# bridge from installing it (which would reach the npm registry).
+for jiti in (os.environ.get("BENCH_JITI"), os.path.join(os.environ["BENCH_SCRIPTS"], "../../../scratch/pi073/node_modules/jiti")):
+    if jiti and os.path.isfile(os.path.join(jiti, "lib", "jiti.mjs")):
+        env["PI_JITI"] = os.path.realpath(jiti)
+        break
 cwd = os.environ["BENCH_CWD"]
 
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None

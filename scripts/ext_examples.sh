@@ -7,6 +7,9 @@
 #
 #   scripts/ext_examples.sh [073|152|all] [NAME-FILTER]
 #
+# With EXT_EXAMPLES_COMMANDS=1, each example that loads in both is also asked for its slash
+# commands over RPC (`get_commands`) in both, and the table says whether they are the same.
+#
 # 0.73.1 examples run in the TypeScript pi 0.73.1 (Node 20); 1.5.2 examples in pi 0.87.1, the
 # newest 1.x pi that runs here (Node 24). Paths default to ../scratch; override with PI073,
 # PI087, NODE24, EX073, EX152, PI_RS. Never reaches the network (PI_OFFLINE=1, mock on
@@ -86,6 +89,35 @@ run_one() {
     fi
 }
 
+# The extension commands (sorted names) an implementation lists over RPC for one example.
+commands_of() {
+    local impl="$1" ex="$2"
+    local dir="$WORK/$impl"
+    (
+        cd "$dir/proj"
+        export HOME="$dir/home" PI_CODING_AGENT_DIR="$dir/agent" PI_OFFLINE=1
+        local cmd
+        case "$impl" in
+            ts073) cmd=("$PI073") ;;
+            ts087) cmd=("$PI087"); export PATH="$NODE24:$PATH" ;;
+            rs) cmd=("$PI_RS") ;;
+        esac
+        echo '{"id":"c","type":"get_commands"}' |
+            timeout "$TIMEOUT" "${cmd[@]}" -e "$ex" --no-session --mode rpc 2>/dev/null
+    ) | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("id") == "c":
+        names = sorted(c["name"] for c in m.get("data", {}).get("commands", []) if c.get("source") == "extension")
+        print(" ".join(names) or "-")
+        break
+'
+}
+
 setup_agent "$WORK/ts073"
 setup_agent "$WORK/ts087"
 setup_agent "$WORK/rs"
@@ -101,7 +133,7 @@ examples() {
     done
 }
 
-total=0 same=0 ts_ok=0 rs_ok=0 both_ok=0
+total=0 same=0 ts_ok=0 rs_ok=0 both_ok=0 differ=0
 printf '%-6s %-32s %-6s %-6s %s\n' pkg example pi ours note
 for set in 073 152; do
     [[ "$WHICH" == all || "$WHICH" == "$set" ]] || continue
@@ -118,6 +150,16 @@ for set in 073 152; do
         note=""
         [[ "$t" != ok ]] && note="pi: ${t#FAIL: }"
         [[ "$r" != ok ]] && note="$note${note:+ | }ours: ${r#FAIL: }"
+        if [[ -n "${EXT_EXAMPLES_COMMANDS:-}" && "$t" == ok && "$r" == ok ]]; then
+            tc="$(commands_of "$ts" "$ex")"
+            rc="$(commands_of rs "$ex")"
+            if [[ "$tc" == "$rc" ]]; then
+                note="commands same: $tc"
+            else
+                note="COMMANDS DIFFER: pi [$tc] ours [$rc]"
+                differ=$((differ + 1))
+            fi
+        fi
         printf '%-6s %-32s %-6s %-6s %s\n' "$set" "$name" "${t%%:*}" "${r%%:*}" "$note"
     done < <(examples "$dir")
 done
@@ -125,4 +167,5 @@ echo
 echo "examples: $total; load in pi: $ts_ok; load in ours: $rs_ok; in both: $both_ok"
 regressions=$((ts_ok - both_ok))
 echo "load in pi but not in ours: $regressions"
-[[ $regressions -eq 0 ]]
+[[ -n "${EXT_EXAMPLES_COMMANDS:-}" ]] && echo "slash commands differ: $differ"
+[[ $regressions -eq 0 && $differ -eq 0 ]]

@@ -372,9 +372,11 @@ impl ExtensionHost {
             data["entries"] = Value::Array(out.entries.clone());
             data["continue"] = Value::Bool(out.continue_run);
             if ext.protocol() < 2 {
-                // A protocol-1 extension only hears of it.
-                let id = ext.process.next_id();
-                ext.process.send(ext.event(id, event, data.clone()));
+                // A protocol-1 extension only hears of it (`turn_end` with the agent's events).
+                if event != "turn_end" {
+                    let id = ext.process.next_id();
+                    ext.process.send(ext.event(id, event, data.clone()));
+                }
                 continue;
             }
             let Ok(v) = self.ask(&ext, event, data.clone(), Some(abort)) else {

@@ -411,9 +411,13 @@ impl ExtensionHost {
             .find_map(|e| e.flag_values.get(name).cloned())
     }
 
-    /// Sends a notification event to every live subscriber; never waits.
+    /// Sends a notification event to every live subscriber; never waits. `turn_end` reaches
+    /// only protocol-1 extensions this way: protocol-2 ones answer it as a boundary.
     pub fn emit(&self, event: &str, data: Value) {
         for ext in self.active() {
+            if event == "turn_end" && ext.protocol() >= 2 {
+                continue;
+            }
             if ext.subscribes(event) {
                 let id = ext.process.next_id();
                 ext.process.send(ext.event(id, event, data.clone()));

@@ -177,8 +177,8 @@ export default function (pi) {
     assert_eq!(requests.len(), 2);
     let first = requests[0].body_text();
     assert!(
-        first.contains("type=user prompt=hello mode=print trusted=false"),
-        "{first}"
+        first.contains("type=user prompt=hello mode=print trusted=true"),
+        "a project without its own pi resources is trusted: {first}"
     );
     let second = requests[1].user_texts();
     assert_eq!(
@@ -297,4 +297,82 @@ export default function (pi) {
     );
     child.send("\x04");
     child.wait_exit(Duration::from_secs(10));
+}
+
+fn node_strips_types() -> bool {
+    let Ok(out) = std::process::Command::new("node").arg("--version").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().trim_start_matches('v').split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= (22, 6)
+}
+
+#[test]
+fn on_a_node_without_type_stripping_the_bridge_installs_jiti_once() {
+    let test = "on_a_node_without_type_stripping_the_bridge_installs_jiti_once";
+    if !have_node(test) {
+        return;
+    }
+    if node_strips_types() {
+        eprintln!("SKIPPED {test}: this Node strips types itself, so no jiti is needed");
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    // A stand-in npm that "installs" a tiny jiti (enough for a TypeScript file that is plain
+    // JavaScript), logging each call, so nothing reaches the registry.
+    let log = pi.home().join("npm.log");
+    let npm = module(
+        &pi,
+        "npm.sh",
+        &format!(
+            r#"#!/bin/sh
+echo "$*" >> '{log}'
+prefix="$3"
+mkdir -p "$prefix/node_modules/jiti/lib"
+cat > "$prefix/node_modules/jiti/lib/jiti.mjs" <<'JS'
+import {{ readFileSync }} from "node:fs";
+export function createJiti() {{
+  return {{ import: async (p) => (await import("data:text/javascript," + encodeURIComponent(readFileSync(p, "utf8")))).default }};
+}}
+JS
+"#,
+            log = log.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ext = module(
+        &pi,
+        "hello.ts",
+        r#"import { writeFileSync } from "node:fs";
+export default function (pi) { writeFileSync("loaded.txt", "yes"); }
+"#,
+    );
+    let run = || {
+        with_ext(pi.again(), &ext)
+            .env("PI_NPM", npm.to_string_lossy())
+            .env("PI_JITI", "")
+            .args(["--model", "mock/mock-model", "-p", "hi"])
+            .run()
+    };
+    let out = run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "one\n", "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot run TypeScript by itself; installing jiti"),
+        "the install is announced: {}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(pi.cwd().join("loaded.txt")).unwrap(), "yes");
+    let out = run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "two\n", "{}", out.stderr);
+    assert!(!out.stderr.contains("installing jiti"), "{}", out.stderr);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 1, "installed once: {calls}");
+    assert!(calls.starts_with("install --prefix "), "{calls}");
 }
