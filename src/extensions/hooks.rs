@@ -58,6 +58,11 @@ impl ExtensionHost {
             let specs = ext.registration().tools.clone();
             for spec in &specs {
                 if out.iter().any(|t| t.name() == spec.name) {
+                    // Said once, however often the tool set is rebuilt.
+                    let key = format!("{}\0{}", ext.display_path(), spec.name);
+                    if !self.note_once(key) {
+                        continue;
+                    }
                     self.report(
                         &ext.display_path(),
                         "load",

@@ -167,6 +167,8 @@ pub struct ExtensionHost {
     pub(super) services: RwLock<HostServices>,
     /// Bumped whenever an extension registers something new after loading.
     generation: AtomicU64,
+    /// Problems already reported that would otherwise repeat (a tool name taken twice).
+    noted: Mutex<std::collections::HashSet<String>>,
 }
 
 /// What loading produced: the host, plus problems to show (`errors` are fatal for the run,
@@ -218,6 +220,7 @@ impl ExtensionHost {
                 ..Default::default()
             }),
             generation: AtomicU64::new(0),
+            noted: Mutex::new(Default::default()),
         })
     }
 
@@ -604,6 +607,14 @@ impl ExtensionHost {
                 format!("invalid registration: {e}"),
             ),
         }
+    }
+
+    /// True the first time `key` is noted.
+    pub(super) fn note_once(&self, key: String) -> bool {
+        self.noted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key)
     }
 
     /// Changes whenever an extension's registration changes after loading.
