@@ -541,10 +541,11 @@ fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> Res
         .map_err(|e| format!("could not start the reader thread: {e}"))
 }
 
-/// `@<ext> text`: a shared process's stderr line tagged with the extension that wrote it.
+/// `@<ext> text`: a shared process's stderr line tagged with the extension that wrote it
+/// (`@<ext>` alone: an empty line).
 fn tagged(line: &str) -> Option<(u64, &str)> {
     let rest = line.strip_prefix('@')?;
-    let (n, text) = rest.split_once(' ')?;
+    let (n, text) = rest.split_once(' ').unwrap_or((rest, ""));
     Some((n.parse().ok()?, text))
 }
 
@@ -563,6 +564,9 @@ fn spawn_stderr(stderr: std::process::ChildStderr, conn: Arc<Connection>) -> Res
                     Some((n, rest)) => (conn.channel(Some(n)), rest.to_string()),
                     None => (conn.channel(None), text),
                 };
+                if text.trim().is_empty() {
+                    continue;
+                }
                 if let Some(c) = channel {
                     (c.sink)(ProcessEvent::Stderr(text));
                 }
@@ -579,6 +583,7 @@ mod tests {
     #[test]
     fn stderr_tags_name_the_extension() {
         assert_eq!(tagged("@3 hello world"), Some((3, "hello world")));
+        assert_eq!(tagged("@3"), Some((3, "")));
         assert_eq!(tagged("plain line"), None);
         assert_eq!(tagged("@x nope"), None);
     }

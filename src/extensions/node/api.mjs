@@ -80,7 +80,8 @@ export class Extension {
       this.loaded = true;
       this.send(this.registration());
     } catch (err) {
-      this.rt.log(`Failed to load extension ${this.path}: ${err?.stack ?? err}`);
+      // One line, as pi reports it; PI_EXTENSION_DEBUG=1 adds the stack on stderr.
+      if (process.env.PI_EXTENSION_DEBUG) this.rt.log(`Failed to load extension ${this.path}: ${err?.stack ?? err}`);
       this.send({ type: "register", protocol: PROTOCOL, error: `Failed to load extension: ${errorText(err)}` });
     }
   }

@@ -83,7 +83,8 @@ function registerHooks() {
   hooksRegistered = true;
   const table = SHIMS.map(([re, file]) => [re.source, pathToFileURL(join(here, file)).href]);
   const hooks = `
-    import { existsSync, statSync } from "node:fs";
+    import { readFileSync, statSync } from "node:fs";
+    import * as nodeModule from "node:module";
     import { fileURLToPath } from "node:url";
     const table = ${JSON.stringify(table)}.map(([s, url]) => [new RegExp(s), url]);
     function isFile(url) {
@@ -103,6 +104,15 @@ function registerHooks() {
         for (const url of tries) if (isFile(url)) return { url, shortCircuit: true };
         throw err;
       }
+    }
+    // Node will not strip types inside node_modules (where installed pi packages live); where it
+    // can strip them at all, do it here for TypeScript sources there.
+    export async function load(url, context, next) {
+      if (/\\/node_modules\\/.*\\.(ts|mts)$/.test(url) && typeof nodeModule.stripTypeScriptTypes === "function") {
+        const source = nodeModule.stripTypeScriptTypes(readFileSync(fileURLToPath(url), "utf8"));
+        return { format: "module", source, shortCircuit: true };
+      }
+      return next(url, context);
     }`;
   register("data:text/javascript," + encodeURIComponent(hooks));
 }
@@ -138,7 +148,7 @@ function installJiti() {
   const target = join(cacheDir, "jiti");
   mkdirSync(target, { recursive: true });
   const npm = process.env.PI_NPM || "npm";
-  log(`pi: Node.js ${process.version} cannot run TypeScript by itself; installing jiti into ${target} (once)...`);
+  log(`pi: loading TypeScript here needs jiti (Node.js ${process.version}); installing it into ${target} (once)...`);
   // pi's handshake waits while this runs.
   const ext = als.getStore();
   if (ext) send({ type: "call", ext: ext.id, method: "loading", params: { ms: 200_000, reason: "installing jiti" } });
@@ -148,7 +158,9 @@ function installJiti() {
       timeout: 180_000,
     });
   } catch (err) {
-    const detail = err?.stderr?.toString().trim() || err?.message || String(err);
+    // npm's last words say why; the rest is its stack.
+    const text = err?.stderr?.toString().trim() || err?.message || String(err);
+    const detail = text.split("\n").filter((l) => l.trim()).slice(-2).join(" ").trim();
     throw new Error(
       `TypeScript extensions need Node.js >= 22.6 or the jiti package, and installing jiti with ${npm} failed: ${detail}. ` +
         `Install it yourself (npm install -g jiti) or set PI_JITI to its directory.`,
@@ -166,9 +178,8 @@ async function getJiti(fromFile) {
       for (const name of VIRTUAL_NAMES) virtualModules[name] = shimFor(name)[2];
       return createJiti(import.meta.url, { moduleCache: false, virtualModules });
     })();
-    jitiPromise.catch(() => {
-      jitiPromise = null;
-    });
+    // A failed install is not retried for every extension of this session.
+    jitiPromise.catch(() => {});
   }
   return jitiPromise;
 }
@@ -194,6 +205,7 @@ async function importModule(path, fresh) {
     } catch (err) {
       const viaJiti = isTs && (NEEDS_JITI.has(err?.code) || (err instanceof SyntaxError && /TypeScript|type|strip/i.test(err.message)));
       if (!viaJiti) throw err;
+      if (process.env.PI_EXTENSION_DEBUG) log(`${path}: Node cannot load it (${err?.code ?? err?.message}); trying jiti`);
     }
   }
   const jiti = await getJiti(path);
