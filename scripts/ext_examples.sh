@@ -37,7 +37,8 @@ cleanup() {
     [[ -n "$MOCK_PID" ]] && kill "$MOCK_PID" 2>/dev/null
     rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 python3 "$ROOT/../../shared/tools/mockllm/mockllm.py" --port 0 --echo --quiet \
     --port-file "$WORK/port" >/dev/null 2>&1 &
