@@ -55,6 +55,8 @@ pub enum AgentEvent {
         name: String,
         result: Value,
         is_error: bool,
+        /// How long the tool ran (monotonic clock); `None` when it never ran.
+        duration_ms: Option<f64>,
     },
     AutoRetryStart {
         attempt: u32,
@@ -212,6 +214,7 @@ impl AgentEvent {
                 name,
                 result,
                 is_error,
+                ..
             } => json!({
                 "type": "tool_execution_end", "toolCallId": id, "toolName": name,
                 "result": result, "isError": is_error

@@ -13,7 +13,6 @@ pub mod validate;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
@@ -43,9 +42,6 @@ pub type TurnEndHook = Arc<
         + Send
         + Sync,
 >;
-
-/// How often a waiting run re-checks the abort flag.
-const ABORT_POLL: Duration = Duration::from_millis(50);
 
 pub struct Agent {
     pub messages: Vec<Message>,
@@ -146,11 +142,12 @@ impl Agent {
         // stdout) must hold the run back rather than queue copies of the partial message.
         // Listeners read until `AgentEnd`, so the run never waits on one that stopped.
         let (tx, rx) = crossbeam_channel::bounded(crate::ai::stream::EVENT_BUFFER);
+        let (acks, acks_rx) = crossbeam_channel::unbounded();
         let handle = std::thread::Builder::new()
             .name("pi-agent-run".into())
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run_loop(&mut self, prompts, &tx, &abort)
+                    run_loop(&mut self, prompts, &tx, &acks_rx, &abort)
                 }));
                 if outcome.is_err() {
                     // The loop panicked mid-run: still close the run so listeners never hang.
@@ -161,17 +158,44 @@ impl Agent {
                 self
             })
             .expect("failed to spawn the agent run thread");
-        Run { events: rx, handle }
+        Run {
+            events: rx,
+            acks,
+            unacknowledged: false,
+            handle,
+        }
     }
 }
 
-/// A run in progress: read `events` until `AgentEnd`, then `finish` to get the agent back.
+/// A run in progress: take events with `next_event` (or `events`) until `AgentEnd`, then
+/// `finish` to get the agent back.
 pub struct Run {
-    pub events: Receiver<AgentEvent>,
+    events: Receiver<AgentEvent>,
+    /// Tells the run that the listener has handled a `tool_execution_start`: the tool waits
+    /// for that, so whatever the listener does with the event (a client reading the file it
+    /// is about to change) happens before the tool runs.
+    acks: Sender<()>,
+    unacknowledged: bool,
     handle: JoinHandle<Agent>,
 }
 
 impl Run {
+    /// The next event, once the listener is done with the previous one; `None` after the
+    /// run's last event.
+    pub fn next_event(&mut self) -> Option<AgentEvent> {
+        if std::mem::take(&mut self.unacknowledged) {
+            let _ = self.acks.send(());
+        }
+        let ev = self.events.recv().ok()?;
+        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        Some(ev)
+    }
+
+    /// Every remaining event, each acknowledged when the next is asked for.
+    pub fn events(&mut self) -> impl Iterator<Item = AgentEvent> + '_ {
+        std::iter::from_fn(move || self.next_event())
+    }
+
     pub fn finish(self) -> Agent {
         // The run thread catches its own panics, so join only fails if it was killed.
         self.handle
@@ -180,7 +204,13 @@ impl Run {
     }
 }
 
-fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, abort: &Abort) {
+fn run_loop(
+    agent: &mut Agent,
+    prompts: Vec<Message>,
+    tx: &Sender<AgentEvent>,
+    acks: &Receiver<()>,
+    abort: &Abort,
+) {
     let emit = |e: AgentEvent| {
         let _ = tx.send(e);
     };
@@ -227,7 +257,7 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
             let mut results = Vec::new();
             more_tool_calls = false;
             if !calls.is_empty() {
-                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, abort);
+                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, acks, abort);
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));
@@ -312,6 +342,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         });
         msg
     };
+    let signal = abort.signal();
     loop {
         select! {
             recv(rx) -> ev => match ev {
@@ -340,8 +371,8 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
                     return finish(msg, started);
                 }
             },
-            default(ABORT_POLL) => {
-                if abort.is_aborted() {
+            recv(signal) -> _ => {
+                {
                     let started = partial.is_some();
                     let mut msg = partial.take().unwrap_or_else(|| AssistantMessage::empty(&agent.model));
                     msg.stop_reason = StopReason::Aborted;

@@ -4,7 +4,7 @@
 //! one terminal event (`Done` or `Error`) even if the provider returns an error or panics.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -19,23 +19,75 @@ pub const EVENT_BUFFER: usize = 64;
 const ABORT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A shared cancellation flag. Cloned into every thread that must stop when the user aborts.
+/// Besides the flag it carries a wake-up: [`Abort::signal`] is a channel that becomes ready the
+/// moment `abort` is called, so a thread waiting in `select!` reacts at once instead of
+/// polling.
 #[derive(Debug, Clone, Default)]
-pub struct Abort(Arc<AtomicBool>);
+pub struct Abort(Arc<AbortInner>);
+
+#[derive(Debug)]
+struct AbortInner {
+    flag: AtomicBool,
+    /// Dropping the sender disconnects every receiver handed out by `signal`, which wakes
+    /// every `select!` waiting on one; `reset` installs a fresh pair.
+    wake: Mutex<(Option<Sender<()>>, Receiver<()>)>,
+}
+
+impl Default for AbortInner {
+    fn default() -> Self {
+        let (tx, rx) = crossbeam_channel::bounded(0);
+        AbortInner {
+            flag: AtomicBool::new(false),
+            wake: Mutex::new((Some(tx), rx)),
+        }
+    }
+}
 
 impl Abort {
     pub fn new() -> Self {
         Self::default()
     }
-    pub fn abort(&self) {
-        self.0.store(true, Ordering::SeqCst);
+
+    fn wake(&self) -> std::sync::MutexGuard<'_, (Option<Sender<()>>, Receiver<()>)> {
+        self.0.wake.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    pub fn abort(&self) {
+        self.0.flag.store(true, Ordering::SeqCst);
+        self.wake().0.take();
+    }
+
     /// Clears the flag so the next run can start (after an aborted one has fully ended).
     pub fn reset(&self) {
-        self.0.store(false, Ordering::SeqCst);
+        let mut wake = self.wake();
+        self.0.flag.store(false, Ordering::SeqCst);
+        if wake.0.is_none() {
+            let (tx, rx) = crossbeam_channel::bounded(0);
+            *wake = (Some(tx), rx);
+        }
     }
 
     pub fn is_aborted(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.flag.load(Ordering::SeqCst)
+    }
+
+    /// A receiver that is ready (disconnected) once the flag is set — at once if it already
+    /// is. Nothing is ever sent on it: use it as `recv(abort.signal()) -> _ => …` in `select!`.
+    /// Take a new one after `reset`.
+    pub fn signal(&self) -> Receiver<()> {
+        self.wake().1.clone()
+    }
+
+    /// Sleeps for `d` unless the flag is set first; returns false if aborted.
+    pub fn sleep(&self, d: std::time::Duration) -> bool {
+        if self.is_aborted() {
+            return false;
+        }
+        let signal = self.signal();
+        crossbeam_channel::select! {
+            recv(signal) -> _ => false,
+            default(d) => !self.is_aborted(),
+        }
     }
 }
 

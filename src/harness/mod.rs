@@ -15,7 +15,7 @@ pub mod task;
 pub mod tools;
 pub mod user_bash;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::agent::{Agent, AgentEvent, CompactionReason, Run};
 use crate::ai::overflow::is_context_overflow;
@@ -184,7 +184,7 @@ impl AgentSession {
         let mut overflow_attempted = false;
         loop {
             let mut last_assistant = None;
-            for ev in run.events.iter() {
+            while let Some(ev) = run.next_event() {
                 // A model or thinking change made meanwhile goes in before this message.
                 self.record_switches();
                 // The session line is written before listeners hear of the message, so
@@ -272,7 +272,7 @@ impl AgentSession {
             if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
                 agent.messages.pop();
             }
-            if !sleep_abortable(Duration::from_millis(delay_ms), &self.abort) {
+            if !self.abort.sleep(Duration::from_millis(delay_ms)) {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt,
@@ -532,21 +532,6 @@ impl AgentSession {
         }
         self.agent = Some(agent);
         None
-    }
-}
-
-/// Sleeps for `d` unless `abort` is set first; returns false if aborted.
-fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
-    let end = Instant::now() + d;
-    loop {
-        if abort.is_aborted() {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= end {
-            return true;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(20)));
     }
 }
 

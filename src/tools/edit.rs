@@ -294,6 +294,7 @@ impl Tool for EditTool {
                     error_code(&e)
                 )
             })?;
+            super::path::refuse_special_file(&abs, path, "edit")?;
             let bytes = fs::read(&abs).map_err(|e| match e.raw_os_error() {
                 Some(libc::EISDIR) => "EISDIR: illegal operation on a directory, read".to_string(),
                 _ => node_error(&e, "open", &abs),

@@ -67,6 +67,7 @@ impl Tool for WriteTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
+            super::path::refuse_special_file(&abs, path, "write")?;
             if let Some(dir) = abs.parent() {
                 fs::create_dir_all(dir).map_err(|e| node_error(&e, "mkdir", dir))?;
             }

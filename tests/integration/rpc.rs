@@ -633,3 +633,40 @@ fn a_prompt_right_after_agent_end_is_accepted() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(mock.requests().len(), 6);
 }
+
+/// A tool stuck in the kernel (grep opening a FIFO nobody writes to) does not hold the server:
+/// `abort` ends the run with the call as an aborted result and is answered, and so is the next
+/// command.
+#[test]
+fn abort_answers_while_a_tool_is_stuck_in_the_kernel() {
+    let mock = MockServer::with_replies([Reply::sse(crate::support::mock::sse_tool_calls(
+        API,
+        &[(
+            "call_1",
+            "grep",
+            serde_json::json!({"pattern": "x", "path": "pipe"}),
+        )],
+    ))]);
+    let cmd =
+        PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session", "--tools", "grep"]);
+    let fifo = cmd.cwd().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut talk = cmd.converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"search the pipe"}"#);
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let end = talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
+    assert_eq!(end["isError"], true);
+    assert_eq!(end["result"]["content"][0]["text"], "Operation aborted");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    talk.expect("abort response", |v| v["id"] == "a");
+    talk.send(r#"{"id":"s","type":"get_state"}"#);
+    let state = talk.expect("get_state response", |v| v["id"] == "s");
+    assert_eq!(state["data"]["isStreaming"], false);
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -74,6 +74,7 @@ impl<T: Terminal> App<T> {
                 name,
                 result,
                 is_error,
+                ..
             } => {
                 let index = self.tool_view(&id, &name, &serde_json::Value::Null);
                 if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
