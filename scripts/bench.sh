@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
+# Benchmark: the CPU cost of streaming a long reply (100,000 vs 400,000 characters) and a long
+# streamed `write` (50,000 vs 200,000), RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
 # LLM server, binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
@@ -91,11 +92,15 @@ def text_stream(parts):
 GREETING = text_stream(["Hello from ", "the bench mock."])
 DONE = text_stream(["done"])
 
-def tool_stream(name, arguments):
-    call = {"index": 0, "id": "call_bench", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}
-    return b"".join([chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
-                     chunk({}, "tool_calls"), USAGE, b"data: [DONE]\n\n"])
+def tool_stream(name, arguments, piece=None):
+    """One tool call; with `piece`, its argument JSON arrives in fragments of that many chars."""
+    text = json.dumps(arguments)
+    parts = [text] if piece is None else [text[i:i + piece] for i in range(0, len(text), piece)]
+    first = {"index": 0, "id": "call_bench", "type": "function",
+             "function": {"name": name, "arguments": ""}}
+    rest = [chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in parts]
+    return b"".join([chunk({"role": "assistant", "content": None, "tool_calls": [first]})]
+                    + rest + [chunk({}, "tool_calls"), USAGE, b"data: [DONE]\n\n"])
 
 def text_of(content):
     if isinstance(content, str):
@@ -121,6 +126,15 @@ def answer(raw):
         return DONE
     if last.get("role") == "user":
         text = text_of(last.get("content"))
+        # BENCH_CHARS n: n characters in 4-character deltas; BENCH_WRITE n: a `write` whose
+        # n-character content streams in 4-character argument fragments.
+        for key in ("BENCH_CHARS ", "BENCH_WRITE "):
+            at = text.find(key)
+            if at >= 0:
+                n = int(text[at + len(key):].split()[0])
+                if key == "BENCH_CHARS ":
+                    return text_stream(["abcd"] * (n // 4))
+                return tool_stream("write", {"path": "streamed.txt", "content": "abcd" * (n // 4)}, 4)
         st = text.find("BENCH_STREAM ")
         if st >= 0:
             n = int(text[st + len("BENCH_STREAM "):].split()[0])
@@ -266,6 +280,24 @@ def wall_with_stdin(cmd, stdin_bytes, n):
             print(f"warning: {' '.join(cmd)} (rpc) exited {p.returncode}", file=sys.stderr)
             return None
     return statistics.median(walls)
+
+def cpu_of(cmd, n, ok_output=None):
+    """Median CPU seconds (user + system) of `cmd` over `n` runs; None on failure. With
+    `ok_output`, stdout must be exactly that (after stripping)."""
+    cpus = []
+    for _ in range(n):
+        p = subprocess.Popen(cmd, env=env, cwd=tool_cwd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = p.stdout.read()
+        p.stdout.close()
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or (ok_output is not None
+                                                      and out.decode().strip() != ok_output):
+            print(f"warning: {' '.join(cmd)[:120]} failed (exit {status}, {len(out)} bytes out)",
+                  file=sys.stderr)
+            return None
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(cpus)
 
 def size_of(path):
     try:
@@ -728,7 +760,8 @@ ts = os.environ.get("BENCH_PI_TS")
 if ts:
     impls.append(("pi (ts)", [ts]))
 
-rows = {k: [] for k in ("tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
+rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k", "write_200k",
+                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call")}
@@ -754,6 +787,21 @@ for name, base in impls:
     for n, key in ((1000, "rpc_1k"), (10000, "rpc_10k")):
         w = per[n]
         rows[key].append(f"{w:.0f} ms ({w * 1000 / n:.1f} µs/event)" if w else "failed")
+    # Streaming cost: one plain reply (and one streamed `write`) at 1x and 4x the size. Linear
+    # cost means the 4x run takes about 4x the CPU; a per-delta copy of the message makes it 16x.
+    n = max(3, runs // 10)
+    print(f"{name}: streaming cost...", file=sys.stderr)
+    sp = base + ["-p", "--no-session", "--model", "mock/mock-model"]
+    c1 = cpu_of(sp + ["BENCH_CHARS 100000"], n, "abcd" * 25000)
+    c4 = cpu_of(sp + ["BENCH_CHARS 400000"], n, "abcd" * 100000)
+    rows["stream_100k"].append(f"{c1 * 1000:.0f} ms" if c1 else "failed")
+    rows["stream_400k"].append(f"{c4 * 1000:.0f} ms" if c4 else "failed")
+    rows["stream_ratio"].append(f"{c4 / c1:.2f}x (goal <= 4.5x)" if c1 and c4 else "n/a")
+    w1 = cpu_of(sp + ["--tools", "write", "BENCH_WRITE 50000"], n, "done")
+    w4 = cpu_of(sp + ["--tools", "write", "BENCH_WRITE 200000"], n, "done")
+    rows["write_50k"].append(f"{w1 * 1000:.0f} ms" if w1 else "failed")
+    rows["write_200k"].append(f"{w4 * 1000:.0f} ms" if w4 else "failed")
+    rows["write_ratio"].append(f"{w4 / w1:.2f}x (goal <= 4.5x)" if w1 and w4 else "n/a")
     v = measure(base + ["--version"])
     p = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True)
     rows["version"].append(f"{v[0]:.1f} ms" if v else "failed")
@@ -855,6 +903,12 @@ for name, base in impls:
             rows[k].append("n/a (Rust library)")
 
 labels = {
+    "stream_100k": "-p reply of 100,000 chars in 4-char deltas, CPU (median)",
+    "stream_400k": "-p reply of 400,000 chars in 4-char deltas, CPU (median)",
+    "stream_ratio": "CPU at 400,000 / at 100,000 chars",
+    "write_50k": "-p streamed write of 50,000 chars (4-char fragments), CPU",
+    "write_200k": "-p streamed write of 200,000 chars (4-char fragments), CPU",
+    "write_ratio": "CPU at 200,000 / at 50,000 chars",
     "rpc_state": "rpc: start, get_state, exit (median)",
     "rpc_1k": "rpc: prompt streaming 1,000 deltas",
     "rpc_10k": "rpc: prompt streaming 10,000 deltas",

@@ -29,7 +29,7 @@ pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Sen
 
 /// After an abort, how long calls still running get to come back with their own result (a
 /// killed `bash` reports its partial output) before they are reported as aborted.
-const ABORT_GRACE: Duration = Duration::from_millis(40);
+const ABORT_GRACE: Duration = Duration::from_millis(50);
 
 /// The result of a call that was still running (or not yet started) when the run was aborted,
 /// as pi's tools reject on abort.

@@ -20,6 +20,7 @@ pub use execute::{AfterToolCall, BeforeToolCall};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
+use crate::ai::stream::MessageBuilder;
 use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
     ThinkingLevel, ToolResultMessage,
@@ -298,7 +299,10 @@ fn run_loop(
     });
 }
 
-/// Streams one assistant message, forwarding its events, and returns it complete.
+/// Streams one assistant message, forwarding its events, and returns it complete. The
+/// message so far is rebuilt from the deltas (never copied per event); if the stream is cut
+/// short by abort, the blocks still open get their `*_end` events before the aborted
+/// `message_end`, as pi's providers end them.
 fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -> AssistantMessage {
     let messages = match &agent.transform_context {
         Some(transform) if !abort.is_aborted() => transform(agent.messages.clone(), abort),
@@ -311,94 +315,121 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);
+    let emit = |e: AgentEvent| {
+        let _ = tx.send(e);
+    };
     if abort.is_aborted() {
         // Aborted during the tool batch: close the run with an aborted reply, no request.
         let mut msg = AssistantMessage::empty(&agent.model);
         msg.stop_reason = StopReason::Aborted;
         msg.error_message = Some("Request was aborted".into());
-        let _ = tx.send(AgentEvent::MessageStart {
-            message: Message::Assistant(msg.clone()),
-        });
-        let _ = tx.send(AgentEvent::MessageEnd {
-            message: Message::Assistant(msg.clone()),
-        });
-        return msg;
+        return finish(msg, None, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
     agent.last_retry_after_ms = None;
 
-    let mut partial: Option<AssistantMessage> = None;
-    let emit = |e: AgentEvent| {
-        let _ = tx.send(e);
-    };
-    let finish = |msg: AssistantMessage, started: bool| {
-        if !started {
-            emit(AgentEvent::MessageStart {
-                message: Message::Assistant(msg.clone()),
-            });
-        }
-        emit(AgentEvent::MessageEnd {
-            message: Message::Assistant(msg.clone()),
-        });
-        msg
-    };
+    let mut builder: Option<MessageBuilder> = None;
     let signal = abort.signal();
     loop {
-        select! {
-            recv(rx) -> ev => match ev {
-                Ok(AssistantEvent::Start { partial: p }) => {
-                    emit(AgentEvent::MessageStart { message: Message::Assistant(p.clone()) });
-                    partial = Some(p);
-                }
-                Ok(AssistantEvent::Done { message, .. }) => return finish(message, partial.is_some()),
-                Ok(AssistantEvent::Error { error, retry_after_ms, .. }) => {
-                    agent.last_retry_after_ms = retry_after_ms;
-                    return finish(error, partial.is_some());
-                }
-                Ok(ev) => {
-                    let p = partial_of(&ev).clone();
-                    if partial.is_none() {
-                        emit(AgentEvent::MessageStart { message: Message::Assistant(p.clone()) });
-                    }
-                    emit(AgentEvent::MessageUpdate { message: Message::Assistant(p.clone()), event: ev });
-                    partial = Some(p);
-                }
-                Err(_) => {
-                    let started = partial.is_some();
-                    let mut msg = partial.take().unwrap_or_else(|| AssistantMessage::empty(&agent.model));
-                    msg.stop_reason = StopReason::Error;
-                    msg.error_message = Some("Provider stream ended without a final event".into());
-                    return finish(msg, started);
-                }
-            },
+        let ev = select! {
+            recv(rx) -> ev => ev,
             recv(signal) -> _ => {
-                {
-                    let started = partial.is_some();
-                    let mut msg = partial.take().unwrap_or_else(|| AssistantMessage::empty(&agent.model));
-                    msg.stop_reason = StopReason::Aborted;
-                    msg.error_message = Some("Request was aborted".into());
-                    return finish(msg, started);
+                let msg = cut_short(builder.as_ref(), &agent.model, StopReason::Aborted, "Request was aborted");
+                return finish(msg, builder.as_ref(), &emit);
+            }
+        };
+        match ev {
+            Ok(AssistantEvent::Start { partial }) => {
+                emit(AgentEvent::MessageStart {
+                    message: Message::Assistant(pending(&partial)),
+                });
+                builder = Some(MessageBuilder::new(partial));
+            }
+            Ok(AssistantEvent::Done { message, .. }) => {
+                return finish(message, builder.as_ref(), &emit)
+            }
+            Ok(AssistantEvent::Error {
+                error,
+                retry_after_ms,
+                ..
+            }) => {
+                agent.last_retry_after_ms = retry_after_ms;
+                return finish(error, builder.as_ref(), &emit);
+            }
+            Ok(ev) => {
+                let b = builder.get_or_insert_with(|| {
+                    let start = AssistantMessage::empty(&agent.model);
+                    emit(AgentEvent::MessageStart {
+                        message: Message::Assistant(pending(&start)),
+                    });
+                    MessageBuilder::new(start)
+                });
+                b.apply(&ev);
+                if !matches!(ev, AssistantEvent::Meta { .. }) {
+                    emit(AgentEvent::MessageUpdate {
+                        event: ev,
+                        usage: b.message().usage,
+                    });
                 }
+            }
+            Err(_) => {
+                let msg = cut_short(
+                    builder.as_ref(),
+                    &agent.model,
+                    StopReason::Error,
+                    "Provider stream ended without a final event",
+                );
+                return finish(msg, builder.as_ref(), &emit);
             }
         }
     }
 }
 
-fn partial_of(ev: &AssistantEvent) -> &AssistantMessage {
-    match ev {
-        AssistantEvent::Start { partial }
-        | AssistantEvent::TextStart { partial, .. }
-        | AssistantEvent::TextDelta { partial, .. }
-        | AssistantEvent::TextEnd { partial, .. }
-        | AssistantEvent::ThinkingStart { partial, .. }
-        | AssistantEvent::ThinkingDelta { partial, .. }
-        | AssistantEvent::ThinkingEnd { partial, .. }
-        | AssistantEvent::ToolCallStart { partial, .. }
-        | AssistantEvent::ToolCallDelta { partial, .. }
-        | AssistantEvent::ToolCallEnd { partial, .. } => partial,
-        AssistantEvent::Done { message, .. } => message,
-        AssistantEvent::Error { error, .. } => error,
+/// The message as it stood when a stream started, as `message_start` shows it.
+fn pending(start: &AssistantMessage) -> AssistantMessage {
+    start.clone()
+}
+
+/// What arrived of a stream that ended without its final event.
+fn cut_short(
+    builder: Option<&MessageBuilder>,
+    model: &Model,
+    reason: StopReason,
+    error: &str,
+) -> AssistantMessage {
+    let mut msg = builder
+        .map(MessageBuilder::snapshot)
+        .unwrap_or_else(|| AssistantMessage::empty(model));
+    msg.stop_reason = reason;
+    msg.error_message = Some(error.into());
+    msg
+}
+
+/// Emits the end of a streamed message: `message_start` if the stream never started, the
+/// `*_end` events of blocks an abort left open, then `message_end`.
+fn finish(
+    msg: AssistantMessage,
+    builder: Option<&MessageBuilder>,
+    emit: &dyn Fn(AgentEvent),
+) -> AssistantMessage {
+    match builder {
+        None => emit(AgentEvent::MessageStart {
+            message: Message::Assistant(pending(&msg)),
+        }),
+        Some(b) if msg.stop_reason == StopReason::Aborted => {
+            for event in b.end_events(&msg) {
+                emit(AgentEvent::MessageUpdate {
+                    event,
+                    usage: msg.usage,
+                });
+            }
+        }
+        Some(_) => {}
     }
+    emit(AgentEvent::MessageEnd {
+        message: Message::Assistant(msg.clone()),
+    });
+    msg
 }
 
 #[cfg(test)]

@@ -575,3 +575,64 @@ fn a_tool_runs_only_after_its_start_event_was_handled() {
     run.finish();
     assert!(RAN.load(Ordering::SeqCst));
 }
+
+/// pi's providers end the blocks a cut stream left open: `text_end` comes before the aborted
+/// `message_end`, with the text that arrived.
+#[test]
+fn an_abort_mid_text_ends_the_text_block_before_the_message() {
+    push_reply(
+        "abort-text",
+        Reply {
+            blocks: vec![Block::Text("a".repeat(400))],
+            delay: Duration::from_millis(20),
+            ..Default::default()
+        },
+    );
+    let abort = Abort::new();
+    let mut run = Agent::new(model("abort-text"), String::new(), Default::default())
+        .prompt(vec![Message::user_text("hi")], abort.clone());
+    let mut events = Vec::new();
+    let mut deltas = 0;
+    for ev in run.events() {
+        if matches!(
+            ev,
+            AgentEvent::MessageUpdate {
+                event: AssistantEvent::TextDelta { .. },
+                ..
+            }
+        ) {
+            deltas += 1;
+            if deltas == 3 {
+                abort.abort();
+            }
+        }
+        events.push(ev);
+    }
+    run.finish();
+    let end = events
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                AgentEvent::MessageEnd {
+                    message: Message::Assistant(_)
+                }
+            )
+        })
+        .unwrap();
+    let AgentEvent::MessageEnd {
+        message: Message::Assistant(a),
+    } = &events[end]
+    else {
+        unreachable!()
+    };
+    assert_eq!(a.stop_reason, StopReason::Aborted);
+    match &events[end - 1] {
+        AgentEvent::MessageUpdate {
+            event: AssistantEvent::TextEnd { index: 0, content },
+            ..
+        } => assert_eq!(*content, a.text()),
+        other => panic!("expected text_end before message_end, got {other:?}"),
+    }
+    assert!(a.text().len() >= 12, "{}", a.text());
+}

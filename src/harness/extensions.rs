@@ -38,6 +38,9 @@ pub struct ExtensionBinding {
     settle_pending: bool,
     /// The host's registration generation the tool set was last built from.
     tools_generation: u64,
+    /// Rebuilds the streaming message for `message_update` subscribers (pi's SDK events
+    /// carry it).
+    pub events: crate::agent::events::EventWriter,
 }
 
 /// Where a prompt came from (pi's `input` event `source`).
@@ -153,6 +156,7 @@ impl AgentSession {
             models,
             base_stream,
             settle_pending: false,
+            events: Default::default(),
         });
         self.refresh_extension_view();
     }
@@ -323,15 +327,18 @@ impl AgentSession {
     }
 
     /// Forwards an agent event to subscribed extensions (never waits).
-    pub(super) fn forward_event(&self, ev: &AgentEvent) {
-        let Some(b) = &self.extensions else { return };
+    pub(super) fn forward_event(&mut self, ev: &AgentEvent) {
+        let Some(b) = &mut self.extensions else {
+            return;
+        };
         // Checked before serializing: most events have no subscriber, and a streaming
         // update's JSON carries the whole partial message.
         let name = ev.type_name();
         if !b.host.has_subscribers(name) {
+            b.events.observe(ev);
             return;
         }
-        let mut data = ev.to_json();
+        let mut data = b.events.value(ev);
         if let Some(m) = data.as_object_mut() {
             m.remove("type");
         }

@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Map, Value};
 
+use crate::agent::events::EventWriter;
 use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{
     now_ms, Content, Extra, ImageContent, Message, Model, ThinkingLevel, UserContent, UserMessage,
@@ -658,6 +659,7 @@ impl Server {
         let handle = std::thread::Builder::new()
             .name("pi-rpc-run".into())
             .spawn(move || {
+                let mut writer = EventWriter::new();
                 work(&mut session, &mut |ev| {
                     match ev {
                         AgentEvent::AgentStart => {
@@ -675,7 +677,7 @@ impl Server {
                             .messages
                             .push(message.clone());
                     }
-                    out.text_line(ev.to_json_line());
+                    out.text_line(writer.line(ev));
                 });
                 let _ = done_tx.send(());
                 session

@@ -58,6 +58,8 @@ pub struct App<T: Terminal> {
     pub(super) hide_thinking: bool,
     /// Index in the transcript of the assistant reply being streamed.
     pub(super) streaming: Option<usize>,
+    /// The reply being streamed, rebuilt from its deltas.
+    pub(super) stream: Option<super::events::StreamState>,
     /// Tool-call id → index in the transcript.
     pub(super) tool_items: std::collections::HashMap<String, usize>,
     /// The model while a run holds the session, and changes waiting for it to return.
@@ -120,6 +122,7 @@ impl<T: Terminal> App<T> {
             tools_expanded: env.verbose,
             hide_thinking: env.hide_thinking,
             streaming: None,
+            stream: None,
             tool_items: Default::default(),
             run_state: None,
             retry_countdown: None,
@@ -274,6 +277,9 @@ impl<T: Terminal> App<T> {
         if self.animating() && now >= self.last_tick + TICK {
             self.last_tick = now;
             self.tick_animations();
+        }
+        if self.tui.next_deadline().is_some_and(|d| d <= now) {
+            self.sync_stream();
         }
         self.tui.tick(now, &mut self.view)?;
         Ok(())
@@ -438,6 +444,7 @@ impl<T: Terminal> App<T> {
         self.view.status = None;
         self.retry_countdown = None;
         self.streaming = None;
+        self.stream = None;
         self.view.steering.clear();
         self.view.follow_up.clear();
         if !leftover.is_empty() {

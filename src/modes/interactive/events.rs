@@ -10,7 +10,9 @@ use super::app::{message_text, App};
 use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
-use crate::ai::{AssistantMessage, Content, Message};
+use crate::ai::partial_json::parse_partial_json;
+use crate::ai::stream::MessageBuilder;
+use crate::ai::{AssistantEvent, AssistantMessage, Content, Message};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
@@ -33,6 +35,10 @@ impl<T: Terminal> App<T> {
                 view.update(&a);
                 self.view.push(ChatItem::Assistant(view));
                 self.streaming = Some(self.view.chat.len() - 1);
+                self.stream = Some(StreamState {
+                    message: MessageBuilder::new(a),
+                    dirty: false,
+                });
             }
             AgentEvent::CustomMessageStart { message } => {
                 if message.display {
@@ -40,13 +46,11 @@ impl<T: Terminal> App<T> {
                     self.view.push(ChatItem::Block(Box::new(view)));
                 }
             }
-            AgentEvent::MessageUpdate {
-                message: Message::Assistant(a),
-                ..
-            } => self.update_streaming(&a),
+            AgentEvent::MessageUpdate { event, .. } => self.on_stream_event(&event),
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
             } => {
+                self.stream = None;
                 self.update_streaming(&a);
                 self.streaming = None;
                 self.view.footer.info.add_usage(&a);
@@ -146,7 +150,6 @@ impl<T: Terminal> App<T> {
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::MessageStart { .. }
-            | AgentEvent::MessageUpdate { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::CustomMessageEnd { .. } => {}
         }
@@ -160,6 +163,59 @@ impl<T: Terminal> App<T> {
         let message = countdown.message(Instant::now());
         if let Some(loader) = &mut self.view.status {
             loader.set_message(message);
+        }
+    }
+
+    /// A streamed delta goes into the message being rebuilt; the screen catches up once per
+    /// frame (`sync_stream`), so a long reply costs one redraw per frame, not one per delta.
+    fn on_stream_event(&mut self, event: &AssistantEvent) {
+        let Some(stream) = &mut self.stream else {
+            return;
+        };
+        stream.message.apply(event);
+        stream.dirty = true;
+        match event {
+            // Tool calls get their box as soon as they appear in the stream.
+            AssistantEvent::ToolCallStart { id, name, .. } => {
+                self.tool_view(id, name, &serde_json::json!({}));
+            }
+            AssistantEvent::ToolCallEnd { tool_call, .. } => {
+                let index = self.tool_view(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    if t.is_running() {
+                        t.set_args(tool_call.arguments.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Brings the streaming reply (and the arguments of tool calls still streaming, parsed
+    /// leniently) up to date on screen; called when a frame is about to be drawn.
+    pub(super) fn sync_stream(&mut self) {
+        let Some(stream) = self.stream.as_mut().filter(|s| s.dirty) else {
+            return;
+        };
+        stream.dirty = false;
+        let message = stream.message.message();
+        if let Some(ChatItem::Assistant(view)) =
+            self.streaming.and_then(|i| self.view.chat.get_mut(i))
+        {
+            view.update(message);
+        }
+        for (i, c) in message.content.iter().enumerate() {
+            let (Content::ToolCall(call), Some(json)) = (c, stream.message.tool_json(i)) else {
+                continue;
+            };
+            let Some(&index) = self.tool_items.get(&call.id) else {
+                continue;
+            };
+            if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                if t.is_running() {
+                    t.set_args(parse_partial_json(json));
+                }
+            }
         }
     }
 
@@ -201,6 +257,13 @@ impl<T: Terminal> App<T> {
             self.view.follow_up = task.follow_up.peek().iter().map(message_text).collect();
         }
     }
+}
+
+/// The assistant reply being streamed, rebuilt from its deltas.
+pub(super) struct StreamState {
+    message: MessageBuilder,
+    /// Changed since the screen last showed it.
+    dirty: bool,
 }
 
 /// An auto-retry waiting to fire.

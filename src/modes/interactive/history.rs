@@ -18,6 +18,7 @@ impl<T: Terminal> App<T> {
         self.view.chat.clear();
         self.tool_items.clear();
         self.streaming = None;
+        self.stream = None;
         let Some(s) = &self.session else { return };
         let messages = s.session.transcript().messages;
         let mut items = Vec::new();
