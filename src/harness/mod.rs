@@ -60,6 +60,9 @@ pub struct AgentSession {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
     /// The `mcp_servers` section last appended to the system prompt.
     mcp_section: Option<String>,
+    /// Timestamps of failed replies taken out of the live context for a retry; they stay in
+    /// the session file, and out of `agent_messages`.
+    dropped_replies: Vec<i64>,
 }
 
 impl AgentSession {
@@ -90,6 +93,7 @@ impl AgentSession {
             tool_env: Default::default(),
             mcp: None,
             mcp_section: None,
+            dropped_replies: Vec::new(),
         }
     }
 
@@ -136,6 +140,31 @@ impl AgentSession {
 
     pub fn messages(&self) -> &[Message] {
         &self.agent().messages
+    }
+
+    /// The conversation as pi's `get_messages` shows it: the session's context, pi's own
+    /// message roles kept as they are (`bashExecution`, `compactionSummary`, `branchSummary`,
+    /// `custom`), without the failed replies a retry took out of the live context.
+    pub fn agent_messages(&self) -> Vec<AgentMessage> {
+        let mut messages = self.session.build_context().messages;
+        if !self.dropped_replies.is_empty() {
+            messages.retain(|m| match m {
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    a.stop_reason != StopReason::Error
+                        || !self.dropped_replies.contains(&a.timestamp)
+                }
+                _ => true,
+            });
+        }
+        messages
+    }
+
+    /// Takes a failed reply at the end of the context out of it (it stays in the file).
+    fn drop_failed_reply(&mut self, agent: &mut Agent) {
+        if let Some(Message::Assistant(a)) = agent.messages.last() {
+            self.dropped_replies.push(a.timestamp);
+            agent.messages.pop();
+        }
     }
 
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
@@ -269,9 +298,7 @@ impl AgentSession {
                 error_message: error,
             });
             // The failed reply stays out of the live context; the retry continues without it.
-            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
-                agent.messages.pop();
-            }
+            self.drop_failed_reply(&mut agent);
             if !self.abort.sleep(Duration::from_millis(delay_ms)) {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
@@ -436,9 +463,7 @@ impl AgentSession {
             }
             *overflow_attempted = true;
             // The failed reply stays in the file but leaves the live context.
-            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
-                agent.messages.pop();
-            }
+            self.drop_failed_reply(&mut agent);
             return self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
         }
         let tokens = if a.stop_reason == StopReason::Error {
@@ -506,7 +531,7 @@ impl AgentSession {
                 if will_retry {
                     if let Some(Message::Assistant(last)) = agent.messages.last() {
                         if last.stop_reason == StopReason::Error {
-                            agent.messages.pop();
+                            self.drop_failed_reply(&mut agent);
                         }
                     }
                 }
@@ -613,6 +638,38 @@ mod tests {
             Message::Assistant(a) => assert_eq!(a.text(), "fine"),
             m => panic!("{m:?}"),
         }
+    }
+
+    #[test]
+    fn agent_messages_keep_pis_roles_and_leave_out_a_retried_failure() {
+        push_reply("agent-msgs", Reply::error("503 service unavailable"));
+        push_reply("agent-msgs", Reply::text("fine"));
+        let mut s = session("agent-msgs", 3);
+        s.session
+            .append_message(AgentMessage::BashExecution(
+                crate::session::entry::BashExecutionMessage {
+                    command: "ls".into(),
+                    output: "a\n".into(),
+                    exit_code: Some(Some(0)),
+                    cancelled: false,
+                    truncated: false,
+                    full_output_path: None,
+                    timestamp: 1,
+                    exclude_from_context: None,
+                    extra: Default::default(),
+                },
+            ))
+            .unwrap();
+        run(&mut s);
+        let roles: Vec<String> = s
+            .agent_messages()
+            .iter()
+            .map(|m| m.role().to_string())
+            .collect();
+        assert_eq!(roles, ["bashExecution", "user", "assistant"]);
+        // The failed reply is still in the file.
+        let stored = s.session.build_context().messages.len();
+        assert_eq!(stored, 4);
     }
 
     #[test]

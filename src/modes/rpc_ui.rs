@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{bounded, Sender};
 use serde_json::{json, Map, Value};
@@ -14,9 +14,6 @@ use super::rpc::Out;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
 use crate::session::ids::uuid_v4;
-
-/// How often a waiting dialog looks at the abort flag.
-const ABORT_POLL: Duration = Duration::from_millis(50);
 
 pub struct RpcUi {
     out: Out,
@@ -120,18 +117,17 @@ impl ExtensionUi for RpcUi {
             Dialog::Custom { .. } => return Answer::Cancelled,
         };
         self.request(&id, method, fields);
-        let deadline = dialog.timeout().map(|t| Instant::now() + t);
-        let answer = loop {
-            let wait = match deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()).min(ABORT_POLL),
-                None => ABORT_POLL,
-            };
-            if let Ok(response) = rx.recv_timeout(wait) {
-                break parse_answer(&dialog, &response);
-            }
-            if abort.is_aborted() || deadline.is_some_and(|d| Instant::now() >= d) {
-                break Answer::Cancelled;
-            }
+        let timeout = dialog
+            .timeout()
+            .map_or(crossbeam_channel::never(), crossbeam_channel::after);
+        let aborted = abort.signal();
+        let answer = crossbeam_channel::select! {
+            recv(rx) -> response => match response {
+                Ok(response) => parse_answer(&dialog, &response),
+                Err(_) => Answer::Cancelled,
+            },
+            recv(aborted) -> _ => Answer::Cancelled,
+            recv(timeout) -> _ => Answer::Cancelled,
         };
         self.pending
             .lock()
@@ -262,7 +258,7 @@ mod tests {
         ui.resolve(&json!({"id": req["id"], "confirmed": true}));
         assert_eq!(confirm.join().unwrap(), Answer::Confirmed(true));
 
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let timed_out = ui.dialog(
             Dialog::Input {
                 title: "Name".into(),

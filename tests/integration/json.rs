@@ -100,3 +100,40 @@ fn json_mode_llm_error_still_exits_zero() {
         "error is in the event stream"
     );
 }
+
+/// pi's shapes inside events: `toolcall_end.toolCall` is a content block (`type: toolCall`)
+/// and `turn_end.toolResults[]` are messages (`role: toolResult`).
+#[test]
+fn tool_calls_and_results_in_events_carry_their_type_and_role() {
+    let api = "openai-completions";
+    let mock = MockServer::with_replies([
+        Reply::sse(crate::support::mock::sse_tool_calls(
+            api,
+            &[("call_1", "read", serde_json::json!({"path": "a.txt"}))],
+        )),
+        Reply::text(api, "read it"),
+    ]);
+    let out = PiCommand::for_mock(api, &mock)
+        .write_file("a.txt", "hello")
+        .args(["--mode", "json", "read a.txt"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let lines = out.json_lines();
+    let end = lines
+        .iter()
+        .find(|v| v["assistantMessageEvent"]["type"] == "toolcall_end")
+        .expect("toolcall_end");
+    assert_eq!(
+        end["assistantMessageEvent"]["toolCall"],
+        serde_json::json!({"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a.txt"}})
+    );
+    let turn = lines
+        .iter()
+        .find(|v| v["type"] == "turn_end" && !v["toolResults"].as_array().unwrap().is_empty())
+        .expect("turn_end with results");
+    let result = &turn["toolResults"][0];
+    assert_eq!(result["role"], "toolResult");
+    assert_eq!(result["toolCallId"], "call_1");
+    let first_key = result.as_object().unwrap().keys().next().unwrap().clone();
+    assert_eq!(first_key, "role");
+}

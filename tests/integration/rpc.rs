@@ -44,9 +44,9 @@ fn queries_answer_with_pis_shapes_and_bad_lines_are_errors() {
     assert_eq!(state["messageCount"], 0);
     let unknown = r.iter().find(|v| v["command"] == "bogus").unwrap();
     assert_eq!(unknown["error"], "Unknown command: bogus");
-    assert!(
-        unknown.get("id").is_none(),
-        "pi does not echo the id of an unknown command"
+    assert_eq!(
+        unknown["id"], "x",
+        "the id is echoed, so a client waiting on it gets its answer"
     );
     let parse = r.iter().find(|v| v["command"] == "parse").unwrap();
     assert!(parse["error"]
@@ -669,4 +669,219 @@ fn abort_answers_while_a_tool_is_stuck_in_the_kernel() {
     assert_eq!(state["data"]["isStreaming"], false);
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+fn roles_of(v: &serde_json::Value) -> Vec<String> {
+    roles(v)
+}
+
+/// `get_messages` returns pi's AgentMessages: an RPC `bash` run is a `bashExecution`, a
+/// compaction a `compactionSummary` — after the commands and in a loaded session — not the
+/// user messages they become for the model.
+#[test]
+fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "a1"),
+        Reply::text(API, "a2"),
+        Reply::text(API, "## Goal\nSUMMARY"),
+    ]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let cmd = cmd
+        .again()
+        .write_agent_file("settings.json", r#"{"compaction":{"keepRecentTokens":1}}"#);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"b","type":"bash","command":"echo hi"}"#,
+            r#"{"id":"m1","type":"get_messages"}"#,
+            r#"{"id":"c","type":"compact"}"#,
+            r#"{"id":"m2","type":"get_messages"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ],
+    );
+    assert_eq!(
+        roles_of(by_id(&all, "m1")),
+        ["user", "assistant", "user", "assistant", "bashExecution"]
+    );
+    let bash = &by_id(&all, "m1")["data"]["messages"][4];
+    assert_eq!(bash["command"], "echo hi");
+    assert_eq!(bash["output"], "hi\n");
+    assert_eq!(by_id(&all, "c")["success"], true, "{all:?}");
+    let after = roles_of(by_id(&all, "m2"));
+    assert_eq!(after[0], "compactionSummary", "{after:?}");
+    assert_eq!(
+        by_id(&all, "m2")["data"]["messages"][0]["summary"],
+        "## Goal\nSUMMARY"
+    );
+    assert!(after.contains(&"bashExecution".to_string()), "{after:?}");
+    // The same after loading the session afresh.
+    let all = rpc_on(&cmd, &file, &[r#"{"id":"m3","type":"get_messages"}"#]);
+    assert_eq!(roles_of(by_id(&all, "m3")), after);
+}
+
+#[test]
+fn session_info_changed_carries_the_new_name() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"n","type":"set_session_name","name":"  My feature "}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let changed = all
+        .iter()
+        .find(|v| v["type"] == "session_info_changed")
+        .unwrap();
+    assert_eq!(changed["name"], "My feature");
+    assert_eq!(by_id(&all, "s")["data"]["sessionName"], "My feature");
+}
+
+/// A text block cut by abort ends with `text_end` before the aborted `message_end`.
+#[test]
+fn abort_ends_the_open_text_block_before_the_message() {
+    let mock =
+        MockServer::with_replies([Reply::text(API, "never finishes").stall_after(2, 20_000)]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("text_delta", |v| {
+        v["assistantMessageEvent"]["type"] == "text_delta"
+    });
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let text_end = talk.expect("text_end or message_end", |v| {
+        v["assistantMessageEvent"]["type"] == "text_end" || v["type"] == "message_end"
+    });
+    assert_eq!(
+        text_end["assistantMessageEvent"]["type"], "text_end",
+        "{text_end}"
+    );
+    let end = talk.expect("message_end", |v| v["type"] == "message_end");
+    assert_eq!(end["message"]["stopReason"], "aborted");
+    assert_eq!(
+        text_end["assistantMessageEvent"]["content"],
+        end["message"]["content"][0]["text"]
+    );
+    talk.expect("abort response", |v| v["id"] == "a");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A steering message delivered to the model leaves the queue, and the client hears of it
+/// (before the message starts), so it stops showing it as pending.
+#[test]
+fn queue_update_reports_the_queue_emptied_by_delivery() {
+    let mock = MockServer::with_replies([
+        Reply::sse(crate::support::mock::sse_tool_calls(
+            API,
+            &[(
+                "call_1",
+                "bash",
+                serde_json::json!({"command": "sleep 0.3"}),
+            )],
+        )),
+        Reply::text(API, "changed course"),
+    ]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"s","type":"steer","message":"change course"}"#);
+    let queued = talk.expect("queue_update", |v| v["type"] == "queue_update");
+    assert_eq!(queued["steering"], serde_json::json!(["change course"]));
+    let emptied = talk.expect("queue_update", |v| v["type"] == "queue_update");
+    assert_eq!(emptied["steering"], serde_json::json!([]));
+    assert_eq!(emptied["followUp"], serde_json::json!([]));
+    let next = talk.expect("message_start", |v| v["type"] == "message_start");
+    assert_eq!(next["message"]["content"][0]["text"], "change course");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Commands with a missing or mistyped field are refused with an error naming it, and
+/// nothing is sent to the model.
+#[test]
+fn commands_with_bad_fields_are_refused_naming_the_field() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"1","type":"prompt"}"#,
+            r#"{"id":"2","type":"prompt","message":5}"#,
+            r#"{"id":"3","type":"steer"}"#,
+            r#"{"id":"4","type":"follow_up","message":null}"#,
+            r#"{"id":"5","type":"set_session_name","name":7}"#,
+            r#"{"id":"6","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let error = |id: &str| by_id(&all, id)["error"].as_str().unwrap_or("").to_string();
+    assert_eq!(
+        error("1"),
+        "Invalid prompt command: \"message\" must be a string (it is missing)"
+    );
+    assert_eq!(
+        error("2"),
+        "Invalid prompt command: \"message\" must be a string (it is a number)"
+    );
+    assert_eq!(
+        error("3"),
+        "Invalid steer command: \"message\" must be a string (it is missing)"
+    );
+    assert_eq!(
+        error("4"),
+        "Invalid follow_up command: \"message\" must be a string (it is null)"
+    );
+    assert_eq!(
+        error("5"),
+        "Invalid set_session_name command: \"name\" must be a string (it is a number)"
+    );
+    let state = &by_id(&all, "6")["data"];
+    assert_eq!(state["pendingMessageCount"], 0);
+    assert!(state.get("sessionName").is_none());
+    assert_eq!(mock.request_count(), 0);
+}
+
+/// A command that needs the session while a run still holds it outside the agent loop (an
+/// extension command that takes a while) is served once the run hands the session back,
+/// however long that takes, instead of being refused as "already processing".
+#[test]
+fn a_prompt_after_a_slow_extension_command_waits_for_the_session() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockServer::with_replies([Reply::text(API, "after the command")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session"]);
+    let ext = pi.agent_dir().join("extensions");
+    std::fs::create_dir_all(&ext).unwrap();
+    let script = ext.join("slow.py");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env python3\nimport json, sys, time\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'slow', 'description': 'Takes a while'}]}), flush=True)\n\
+         \x20   elif msg['type'] == 'command':\n\
+         \x20       time.sleep(0.6)\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': None}), flush=True)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"c","type":"prompt","message":"/slow"}"#);
+    talk.expect("command accepted", |v| v["id"] == "c");
+    talk.send(r#"{"id":"p","type":"prompt","message":"hi"}"#);
+    let accepted = talk.expect("prompt response", |v| v["id"] == "p");
+    assert_eq!(accepted["success"], true, "{accepted}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(mock.request_count(), 1);
 }
