@@ -15,9 +15,6 @@ use super::types::*;
 /// a slow reader (a blocked stdout) holds the provider back.
 pub const EVENT_BUFFER: usize = 64;
 
-/// How often a stream blocked on a full buffer looks at the abort flag.
-const ABORT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
 /// A shared cancellation flag. Cloned into every thread that must stop when the user aborts.
 /// Besides the flag it carries a wake-up: [`Abort::signal`] is a channel that becomes ready the
 /// moment `abort` is called, so a thread waiting in `select!` reacts at once instead of
@@ -110,6 +107,8 @@ pub struct StreamWriter {
     price: ModelCost,
     /// Usage and response ids as last reported to the listener (see `AssistantEvent::Meta`).
     sent_meta: (Usage, Option<String>, Option<String>),
+    /// `abort.signal()`, taken once.
+    aborted: Receiver<()>,
 }
 
 struct ToolJson {
@@ -120,6 +119,7 @@ struct ToolJson {
 
 impl StreamWriter {
     pub fn new(tx: Sender<AssistantEvent>, model: &Model, abort: Abort) -> Self {
+        let aborted = abort.signal();
         StreamWriter {
             tx,
             partial: AssistantMessage::empty(model),
@@ -130,6 +130,7 @@ impl StreamWriter {
             retry_after_ms: None,
             price: model.cost,
             sent_meta: Default::default(),
+            aborted,
         }
     }
 
@@ -158,18 +159,12 @@ impl StreamWriter {
         // The channel is bounded so a slow listener holds the stream back instead of letting
         // events pile up. A closed receiver means nobody listens any more (aborted run), and
         // an aborted run stops waiting for room: dropping is correct then.
-        let mut ev = ev;
-        loop {
-            match self.tx.send_timeout(ev, ABORT_POLL) {
-                Ok(()) => return,
-                Err(crossbeam_channel::SendTimeoutError::Timeout(back)) => {
-                    if self.abort.is_aborted() {
-                        return;
-                    }
-                    ev = back;
-                }
-                Err(crossbeam_channel::SendTimeoutError::Disconnected(_)) => return,
-            }
+        let Err(crossbeam_channel::TrySendError::Full(ev)) = self.tx.try_send(ev) else {
+            return;
+        };
+        crossbeam_channel::select! {
+            send(self.tx, ev) -> _ => {}
+            recv(self.aborted) -> _ => {}
         }
     }
 
