@@ -14,8 +14,16 @@ use crate::session::json::to_js_string;
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
     AgentStart,
+    /// One run of the agent loop ended. `will_retry`: an automatic retry follows (set by the
+    /// session, which decides).
     AgentEnd {
         messages: Vec<Message>,
+        will_retry: bool,
+    },
+    /// Nothing more will happen on its own: no retry, compaction recovery or queued message
+    /// is left (today's pi). `aborted` when the run was aborted.
+    AgentSettled {
+        aborted: bool,
     },
     TurnStart,
     TurnEnd {
@@ -120,6 +128,7 @@ impl AgentEvent {
         match self {
             AgentEvent::AgentStart => "agent_start",
             AgentEvent::AgentEnd { .. } => "agent_end",
+            AgentEvent::AgentSettled { .. } => "agent_settled",
             AgentEvent::TurnStart => "turn_start",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::MessageStart { .. } => "message_start",
@@ -138,8 +147,8 @@ impl AgentEvent {
         }
     }
 
-    /// The event as one line of pi's JSON (no newline). A `message_update` is written as its
-    /// delta alone; use an [`EventWriter`] for the shapes that carry the message so far.
+    /// The event as one line of today's pi JSON/RPC output (no newline). A `message_update` is
+    /// its delta alone; [`SnapshotWriter`] writes the shapes that carry the message so far.
     pub fn to_json_line(&self) -> String {
         to_js_string(&self.to_json())
     }
@@ -147,8 +156,16 @@ impl AgentEvent {
     pub fn to_json(&self) -> Value {
         match self {
             AgentEvent::AgentStart => json!({"type": "agent_start"}),
-            AgentEvent::AgentEnd { messages } => {
-                json!({"type": "agent_end", "messages": messages.iter().map(msg).collect::<Vec<_>>()})
+            AgentEvent::AgentEnd {
+                messages,
+                will_retry,
+            } => json!({
+                "type": "agent_end",
+                "messages": messages.iter().map(msg).collect::<Vec<_>>(),
+                "willRetry": will_retry,
+            }),
+            AgentEvent::AgentSettled { aborted } => {
+                json!({"type": "agent_settled", "aborted": aborted})
             }
             AgentEvent::TurnStart => json!({"type": "turn_start"}),
             AgentEvent::TurnEnd {
@@ -165,10 +182,16 @@ impl AgentEvent {
             AgentEvent::MessageStart { message } => {
                 json!({"type": "message_start", "message": msg(message)})
             }
-            AgentEvent::MessageUpdate { event, .. } => json!({
-                "type": "message_update",
-                "assistantMessageEvent": event.to_json(),
-            }),
+            // Today's pi writes the delta alone, with the usage so far; `toolcall_start` names
+            // the call.
+            AgentEvent::MessageUpdate { event, usage } => {
+                let mut inner = event.to_json();
+                if let AssistantEvent::ToolCallStart { id, name, .. } = event {
+                    inner["id"] = id.as_str().into();
+                    inner["toolName"] = name.as_str().into();
+                }
+                json!({"type": "message_update", "usage": usage, "assistantMessageEvent": inner})
+            }
             AgentEvent::MessageEnd { message } => {
                 json!({"type": "message_end", "message": msg(message)})
             }
@@ -195,11 +218,17 @@ impl AgentEvent {
                 name,
                 result,
                 is_error,
-                ..
-            } => json!({
-                "type": "tool_execution_end", "toolCallId": id, "toolName": name,
-                "result": result, "isError": is_error
-            }),
+                duration_ms,
+            } => {
+                let mut v = json!({
+                    "type": "tool_execution_end", "toolCallId": id, "toolName": name,
+                    "result": result, "isError": is_error
+                });
+                if let Some(ms) = duration_ms {
+                    v["durationMs"] = (ms.round() as u64).into();
+                }
+                v
+            }
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -254,16 +283,17 @@ impl AgentEvent {
     }
 }
 
-/// Writes events as pi's JSON lines. pi's SDK events carry the assistant message so far in
-/// every `message_update`, twice (as `message` and as `assistantMessageEvent.partial`): the
-/// writer rebuilds that message from the deltas it is shown and serializes it once per line.
-/// Every event must pass through it, in order, for the snapshots to be right.
+/// Writes events in pi's SDK shape, which extensions get (and JSON/RPC clients got from pi
+/// 0.73.1): every `message_update` carries the assistant message so far, twice (as `message`
+/// and as `assistantMessageEvent.partial`). The writer rebuilds that message from the deltas
+/// it is shown and serializes it once per line. Every event must pass through it, in order,
+/// for the snapshots to be right. JSON and RPC output use the delta-only `AgentEvent::to_json`.
 #[derive(Default)]
-pub struct EventWriter {
+pub struct SnapshotWriter {
     partial: Option<MessageBuilder>,
 }
 
-impl EventWriter {
+impl SnapshotWriter {
     pub fn new() -> Self {
         Self::default()
     }
@@ -366,7 +396,7 @@ mod tests {
         let start = partial("");
         let mut empty = start.clone();
         empty.content.clear();
-        let mut w = EventWriter::new();
+        let mut w = SnapshotWriter::new();
         let usage = start.usage;
         let update = |event| AgentEvent::MessageUpdate { event, usage };
         let events = [
@@ -426,7 +456,7 @@ mod tests {
             },
             AgentEvent::TurnStart,
         ];
-        let mut w = EventWriter::new();
+        let mut w = SnapshotWriter::new();
         for ev in events {
             assert_eq!(w.line(&ev), to_js_string(&ev.to_json()));
             assert_eq!(ev.to_json()["type"], ev.type_name());

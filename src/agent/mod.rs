@@ -154,6 +154,7 @@ impl Agent {
                     // The loop panicked mid-run: still close the run so listeners never hang.
                     let _ = tx.send(AgentEvent::AgentEnd {
                         messages: Vec::new(),
+                        will_retry: false,
                     });
                 }
                 self
@@ -296,6 +297,7 @@ fn run_loop(
     }
     emit(AgentEvent::AgentEnd {
         messages: new_messages,
+        will_retry: false,
     });
 }
 
@@ -343,7 +345,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
                 emit(AgentEvent::MessageStart {
                     message: Message::Assistant(pending(&partial)),
                 });
-                builder = Some(MessageBuilder::new(partial));
+                builder = Some(MessageBuilder::new(pending(&partial)));
             }
             Ok(AssistantEvent::Done { message, .. }) => {
                 return finish(message, builder.as_ref(), &emit)
@@ -358,9 +360,9 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
             }
             Ok(ev) => {
                 let b = builder.get_or_insert_with(|| {
-                    let start = AssistantMessage::empty(&agent.model);
+                    let start = pending(&AssistantMessage::empty(&agent.model));
                     emit(AgentEvent::MessageStart {
-                        message: Message::Assistant(pending(&start)),
+                        message: Message::Assistant(start.clone()),
                     });
                     MessageBuilder::new(start)
                 });
@@ -385,9 +387,12 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     }
 }
 
-/// The message as it stood when a stream started, as `message_start` shows it.
+/// The message as it stood when a stream started, as `message_start` shows it (today's pi
+/// marks it `pending`).
 fn pending(start: &AssistantMessage) -> AssistantMessage {
-    start.clone()
+    let mut m = start.clone();
+    m.stop_reason = StopReason::Pending;
+    m
 }
 
 /// What arrived of a stream that ended without its final event.

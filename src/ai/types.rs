@@ -137,6 +137,9 @@ pub enum StopReason {
     Error,
     #[serde(rename = "aborted")]
     Aborted,
+    /// A message still streaming, as today's pi shows it in `message_start`; never stored.
+    #[serde(rename = "pending")]
+    Pending,
 }
 
 impl StopReason {
@@ -147,6 +150,7 @@ impl StopReason {
             StopReason::ToolUse => "toolUse",
             StopReason::Error => "error",
             StopReason::Aborted => "aborted",
+            StopReason::Pending => "pending",
         }
     }
 }

@@ -40,7 +40,28 @@ pub struct ExtensionBinding {
     tools_generation: u64,
     /// Rebuilds the streaming message for `message_update` subscribers (pi's SDK events
     /// carry it).
-    pub events: crate::agent::events::EventWriter,
+    pub events: crate::agent::events::SnapshotWriter,
+}
+
+/// What became of a submitted prompt (today's pi reports it as the RPC `disposition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// A run started with it.
+    Started,
+    /// Queued for a run in progress.
+    Queued,
+    /// An extension command or `input` hook took it; no run starts for it.
+    Handled,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::Started => "started",
+            Disposition::Queued => "queued",
+            Disposition::Handled => "handled",
+        }
+    }
 }
 
 /// Where a prompt came from (pi's `input` event `source`).
@@ -252,6 +273,19 @@ impl AgentSession {
         expand: &dyn Fn(&str) -> String,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) {
+        self.submit_reporting(input, expand, on_event, &mut |_| {});
+    }
+
+    /// [`submit`](Self::submit), telling `on_preflight` what became of the prompt as soon as
+    /// that is known, as pi does: `handled` once an extension command has run or an `input`
+    /// hook took it, `started` when the run is about to make its first request.
+    pub fn submit_reporting(
+        &mut self,
+        input: UserInput,
+        expand: &dyn Fn(&str) -> String,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        on_preflight: &mut dyn FnMut(Disposition),
+    ) {
         let UserInput {
             mut text,
             mut images,
@@ -262,6 +296,7 @@ impl AgentSession {
                 let abort = self.abort.clone();
                 let mut deferred = Vec::new();
                 host.run_command(&text, &abort, &mut || deferred.extend(host.take_actions()));
+                on_preflight(Disposition::Handled);
                 // Session changes the command asked for are applied once it has finished.
                 self.apply_actions(deferred, on_event);
                 self.run_extension_work(on_event);
@@ -269,7 +304,10 @@ impl AgentSession {
             }
             if host.has_subscribers("input") {
                 match host.input(&text, images, source.as_str(), &self.abort) {
-                    InputOutcome::Handled => return self.run_extension_work(on_event),
+                    InputOutcome::Handled => {
+                        on_preflight(Disposition::Handled);
+                        return self.run_extension_work(on_event);
+                    }
                     InputOutcome::Continue { text: t, images: i } => {
                         text = t;
                         images = i;
@@ -278,7 +316,9 @@ impl AgentSession {
             }
         }
         let message = user_message(expand(&text), images);
-        self.prompt(vec![message], on_event);
+        self.prompt_reporting(vec![message], on_event, &mut || {
+            on_preflight(Disposition::Started)
+        });
     }
 
     /// `before_agent_start`: the system prompt for this run (the base one unless an extension
@@ -347,7 +387,7 @@ impl AgentSession {
 
     /// After a run: `agent_before_settle` (extensions may add entries and ask for one more
     /// request, as often as they keep asking), then `agent_settled`.
-    fn settle(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+    pub(super) fn settle(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
         loop {
             let Some(b) = self.extensions.as_mut() else {
                 return;
@@ -436,8 +476,8 @@ impl AgentSession {
         self.refresh_extension_view();
         if !prompts.is_empty() {
             self.prompt(prompts, on_event);
-        } else if trigger {
-            self.continue_for_extension(on_event);
+        } else if trigger && self.continue_for_extension(on_event) {
+            self.settle_run(on_event);
         }
     }
 
@@ -526,7 +566,7 @@ impl AgentSession {
             }
             Action::Compact(instructions) => self
                 .compact_with_events(instructions.as_deref(), on_event)
-                .map(|r| r.to_json()),
+                .map(|r| self.compaction_json(&r)),
             Action::SetLabel { entry_id, label } => {
                 crate::session::ops::set_label(&mut self.session, &entry_id, label.as_deref())
                     .map(|_| Value::Null)
@@ -537,15 +577,22 @@ impl AgentSession {
 
     /// Runs the agent on what is already in its transcript (an extension message with
     /// `triggerTurn`).
-    fn continue_for_extension(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+    /// Returns whether a run happened.
+    fn continue_for_extension(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> bool {
         self.before_custom_run();
         let Some(agent) = self.agent.take() else {
-            return;
+            return false;
         };
         self.refresh_tool_env(&agent);
         match agent.continue_run(self.abort.clone()) {
-            Ok(run) => self.drive(run, on_event),
-            Err(refused) => self.agent = Some(refused.0),
+            Ok(run) => {
+                self.drive(run, on_event);
+                true
+            }
+            Err(refused) => {
+                self.agent = Some(refused.0);
+                false
+            }
         }
     }
 }

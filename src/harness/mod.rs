@@ -169,16 +169,39 @@ impl AgentSession {
 
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
     /// extensions see `before_agent_start` first and may queue more work, which runs after.
-    pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+    pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.prompt_reporting(prompts, on_event, &mut || {});
+    }
+
+    /// [`prompt`](Self::prompt), calling `on_started` once the run's messages are ready and
+    /// before its first request.
+    pub fn prompt_reporting(
+        &mut self,
+        mut prompts: Vec<Message>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        on_started: &mut dyn FnMut(),
+    ) {
         self.compact_before_prompt(on_event);
         self.before_agent_start(&mut prompts);
         self.prepare_mcp();
+        on_started();
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);
         let run = agent.prompt(prompts, self.abort.clone());
         self.drive(run, on_event);
+        self.settle_run(on_event);
         self.run_extension_work(on_event);
         self.report_write_errors(on_event);
+    }
+
+    /// The end of a run and of everything it set off (retries, compaction recovery, queued
+    /// messages, extensions' `agent_before_settle` continuations): extensions hear
+    /// `agent_settled`, then the mode (today's pi's event).
+    pub(crate) fn settle_run(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.settle(on_event);
+        on_event(&AgentEvent::AgentSettled {
+            aborted: self.abort.is_aborted(),
+        });
     }
 
     /// The variables the model's bash commands see, for a run of `agent` (pi reads them from
@@ -213,6 +236,7 @@ impl AgentSession {
         let mut overflow_attempted = false;
         loop {
             let mut last_assistant = None;
+            let mut end = None;
             while let Some(ev) = run.next_event() {
                 // A model or thinking change made meanwhile goes in before this message.
                 self.record_switches();
@@ -221,6 +245,11 @@ impl AgentSession {
                 self.persist(&ev);
                 self.report_write_errors(on_event);
                 self.forward_event(&ev);
+                if let AgentEvent::AgentEnd { messages, .. } = ev {
+                    // Told once it is known whether a retry follows.
+                    end = Some(messages);
+                    break;
+                }
                 // pi reports a successful retry after the reply's `message_end`.
                 on_event(&ev);
                 if let AgentEvent::MessageEnd {
@@ -240,10 +269,6 @@ impl AgentSession {
                     }
                     last_assistant = Some(a.clone());
                 }
-                let end = matches!(ev, AgentEvent::AgentEnd { .. });
-                if end {
-                    break;
-                }
             }
             let mut agent = run.finish();
             // What starts next (a retry, a continuation) uses the model chosen meanwhile.
@@ -252,6 +277,15 @@ impl AgentSession {
                 self.retry.enabled
                     && !self.abort.is_aborted()
                     && retry::is_retryable(a, agent.model.context_window)
+            });
+            let retry_delay = failed.and_then(|_| {
+                let next = attempt + 1;
+                let delay = retry::retry_delay_ms(&self.retry, next, agent.last_retry_after_ms);
+                delay.filter(|_| next <= self.retry.max_retries)
+            });
+            on_event(&AgentEvent::AgentEnd {
+                messages: end.unwrap_or_default(),
+                will_retry: retry_delay.is_some(),
             });
             let Some(failed) = failed else {
                 match self.check_compaction(
@@ -270,8 +304,7 @@ impl AgentSession {
             };
             attempt += 1;
             let error = failed.error_message.clone().unwrap_or_default();
-            let delay = retry::retry_delay_ms(&self.retry, attempt, agent.last_retry_after_ms);
-            let (Some(delay_ms), true) = (delay, attempt <= self.retry.max_retries) else {
+            let Some(delay_ms) = retry_delay else {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt: attempt - 1,
@@ -370,7 +403,7 @@ impl AgentSession {
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
-                    result: Some(result.to_json()),
+                    result: Some(self.compaction_json(&result)),
                     aborted: false,
                     will_retry: false,
                     error_message: None,
@@ -391,6 +424,27 @@ impl AgentSession {
         };
         self.agent = Some(agent);
         out
+    }
+
+    /// A compaction's result as today's pi reports it: with `estimatedTokensAfter`, the
+    /// estimated size of the context it left (pi's heuristic over the rebuilt messages).
+    pub fn compaction_json(&self, result: &CompactionResult) -> serde_json::Value {
+        let after: u64 = self
+            .agent_messages()
+            .iter()
+            .map(crate::session::compaction::estimate_tokens)
+            .sum();
+        let mut out = serde_json::Map::new();
+        if let serde_json::Value::Object(fields) = result.to_json() {
+            for (k, v) in fields {
+                let before = k == "tokensBefore";
+                out.insert(k, v);
+                if before {
+                    out.insert("estimatedTokensAfter".into(), after.into());
+                }
+            }
+        }
+        serde_json::Value::Object(out)
     }
 
     /// The timestamp (ms) of the latest compaction on the current branch.
@@ -523,7 +577,7 @@ impl AgentSession {
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
-                    result: Some(result.to_json()),
+                    result: Some(self.compaction_json(&result)),
                     aborted: false,
                     will_retry,
                     error_message: None,

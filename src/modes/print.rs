@@ -4,7 +4,6 @@
 
 use std::io::Write;
 
-use crate::agent::events::EventWriter;
 use crate::agent::AgentEvent;
 use crate::ai::{Content, Message, StopReason};
 use crate::harness::extensions::UserInput;
@@ -41,7 +40,6 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
             .and_then(|_| stdout.flush())
             .is_err();
     }
-    let mut writer = EventWriter::new();
     for prompt in prompts {
         if session.abort.is_aborted() || broken_pipe {
             break;
@@ -52,7 +50,7 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
             }
             if json && !broken_pipe {
                 // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
-                let line = writer.line(ev);
+                let line = ev.to_json_line();
                 // A closed stdout (`| head`) stops output but never panics.
                 broken_pipe |= writeln!(stdout, "{line}")
                     .and_then(|_| stdout.flush())

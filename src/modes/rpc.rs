@@ -12,8 +12,9 @@
 //! has ended, which never takes long: no wait in the run is unbounded. EOF on stdin ends the
 //! server with exit 0 once the work in hand is done.
 //!
-//! Files: `rpc_commands.rs` handles each command, `rpc_bash.rs` the `bash` command,
-//! `rpc_session.rs` the commands that replace the session, `rpc_ui.rs` extension dialogs.
+//! Files: `rpc_commands.rs` handles each command, `rpc_entries.rs` the entry and tree queries,
+//! `rpc_bash.rs` the `bash` command, `rpc_session.rs` the commands that replace the session,
+//! `rpc_ui.rs` extension dialogs.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -23,7 +24,6 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
-use crate::agent::events::EventWriter;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Message, Model, ThinkingLevel};
 use crate::harness::AgentSession;
@@ -37,6 +37,8 @@ use super::rpc_session;
 mod bash;
 #[path = "rpc_commands.rs"]
 mod commands;
+#[path = "rpc_entries.rs"]
+mod entries;
 
 pub use crate::harness::model_control::Credentials;
 /// Looks up the credentials of a model, or says why there are none.
@@ -313,7 +315,18 @@ impl Server {
 
     /// Commands meant for a running agent: they never wait for the session.
     fn reaches_the_run(kind: &str) -> bool {
-        matches!(kind, "abort" | "abort_retry" | "steer" | "follow_up")
+        matches!(
+            kind,
+            "abort" | "abort_retry" | "steer" | "follow_up" | "clear_queue"
+        )
+    }
+
+    /// Queries answered from the session itself, which wait while a run holds it.
+    fn reads_the_session(kind: &str) -> bool {
+        matches!(
+            kind,
+            "get_entries" | "get_tree" | "get_session_stats" | "get_fork_messages" | "export_html"
+        )
     }
 
     /// Whether a command of `kind` must wait now (ignoring the lines already waiting).
@@ -333,7 +346,7 @@ impl Server {
         }
         self.running
             .as_ref()
-            .is_some_and(|r| !r.in_loop.load(Ordering::SeqCst))
+            .is_some_and(|r| !r.in_loop.load(Ordering::SeqCst) || Self::reads_the_session(kind))
     }
 
     /// A line from stdin: handled now, or put in line behind the ones waiting.
@@ -443,7 +456,6 @@ impl Server {
         let in_loop = Arc::new(AtomicBool::new(false));
         let mut listener = RunListener {
             out: self.out.clone(),
-            writer: EventWriter::new(),
             snapshot: Arc::clone(&self.snapshot),
             queues: (steering.clone(), follow_up.clone()),
             queue_report: self.queue_report.clone(),
@@ -481,7 +493,6 @@ impl Server {
 /// queue messages, and write the event line (flushed before the run goes on).
 struct RunListener {
     out: Out,
-    writer: EventWriter,
     snapshot: Arc<Mutex<Snapshot>>,
     queues: (MessageQueue, MessageQueue),
     queue_report: QueueReport,
@@ -526,7 +537,7 @@ impl RunListener {
             }
             _ => {}
         }
-        self.out.text_line(self.writer.line(ev));
+        self.out.text_line(ev.to_json_line());
     }
 }
 

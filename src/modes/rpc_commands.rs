@@ -10,7 +10,7 @@ use crate::agent::{AgentEvent, QueueMode};
 use crate::ai::{
     now_ms, Content, Extra, ImageContent, Message, ThinkingLevel, UserContent, UserMessage,
 };
-use crate::harness::extensions::{InputSource, UserInput};
+use crate::harness::extensions::{Disposition, InputSource, UserInput};
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::session::{export_html, ops, AgentMessage};
@@ -42,6 +42,11 @@ pub(super) fn response(
         }
     }
     Value::Object(m)
+}
+
+/// `{disposition}` of a prompt, steer or follow-up response.
+fn disposition(d: Disposition) -> Value {
+    json!({"disposition": d.as_str()})
 }
 
 /// What a JSON value is, for an error message.
@@ -160,6 +165,8 @@ impl Server {
                 Ok(None)
             }
             "steer" | "follow_up" => self.queue(&cmd, &kind),
+            "clear_queue" => self.clear_queue(),
+            "get_available_thinking_levels" => Ok(Some(self.thinking_levels())),
             "abort_retry" => {
                 if let Some(r) = &self.running {
                     r.abort.abort();
@@ -171,6 +178,7 @@ impl Server {
             "get_last_assistant_text" => Ok(Some(self.last_assistant_text())),
             "get_available_models" => Ok(Some(json!({"models": (self.env.available_models)()}))),
             "get_commands" => Ok(Some(self.commands())),
+            "get_entries" | "get_tree" => return self.entries(&cmd, id, &kind),
             k if SESSION_COMMANDS.contains(&k) => self.with_idle(&cmd, k),
             _ => Err(format!("Unknown command: {kind}")),
         };
@@ -271,7 +279,7 @@ impl Server {
                 let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
                     out.line(&e.to_json())
                 })?;
-                Ok(Some(r.to_json()))
+                Ok(Some(s.compaction_json(&r)))
             }
             "new_session" => rpc_session::new_session(s, &mut self.env, cmd),
             "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
@@ -313,7 +321,45 @@ impl Server {
         .push(message);
         self.queue_report
             .update(&self.out, &steering, &follow_up, true);
-        Ok(None)
+        Ok(Some(disposition(Disposition::Queued)))
+    }
+
+    /// `clear_queue`: empties both queues and returns their texts.
+    fn clear_queue(&mut self) -> Result<Option<Value>, String> {
+        let (steering, follow_up) = match (&self.running, &self.idle) {
+            (Some(r), _) => (r.steering.clone(), r.follow_up.clone()),
+            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
+            (None, None) => return Err("no session".into()),
+        };
+        let texts = |q: &crate::agent::MessageQueue| -> Vec<String> {
+            q.clear()
+                .iter()
+                .map(|m| match m {
+                    Message::User(u) => ops::user_content_text(&u.content),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        let data = json!({"steering": texts(&steering), "followUp": texts(&follow_up)});
+        self.queue_report
+            .update(&self.out, &steering, &follow_up, true);
+        Ok(Some(data))
+    }
+
+    /// The thinking levels the current model supports (`["off"]` without reasoning; every
+    /// level when no model is selected).
+    fn thinking_levels(&self) -> Value {
+        let model = match (&self.running, &self.idle) {
+            (Some(r), _) => Some(&r.model),
+            (None, Some(s)) => Some(&s.agent().model),
+            (None, None) => None,
+        }
+        .filter(|_| self.env.has_model);
+        let levels = match model {
+            Some(m) => crate::resources::model_resolve::supported_thinking_levels(m),
+            None => ThinkingLevel::ALL.to_vec(),
+        };
+        json!({"levels": levels})
     }
 
     fn prompt(&mut self, cmd: &Value, id: Option<Value>) {
@@ -338,7 +384,6 @@ impl Server {
             )));
             return;
         }
-        self.out.line(&response(&id, "prompt", Ok(None)));
         let expander = Resources {
             skills: self.env.resources.skills.clone(),
             templates: self.env.resources.templates.clone(),
@@ -349,7 +394,19 @@ impl Server {
             images: images(cmd),
             source: InputSource::Rpc,
         };
-        self.start_run(move |s, on_event| s.submit(input, &|t| expander.expand_input(t), on_event));
+        // Answered from the run once pi would: when the run is about to start, or when an
+        // extension command or `input` hook has taken the prompt.
+        let out = self.out.clone();
+        self.start_run(move |s, on_event| {
+            let mut answered = false;
+            let mut answer = |d: Disposition| {
+                if !std::mem::replace(&mut answered, true) {
+                    out.line(&response(&id, "prompt", Ok(Some(disposition(d)))));
+                }
+            };
+            s.submit_reporting(input, &|t| expander.expand_input(t), on_event, &mut answer);
+            answer(Disposition::Handled);
+        });
     }
 
     /// The conversation as pi's `get_messages` returns it.

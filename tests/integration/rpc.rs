@@ -74,14 +74,16 @@ fn a_prompt_is_acknowledged_then_streams_events_and_the_state_follows() {
     assert_eq!(all[0]["type"], "response");
     assert_eq!(all[0]["command"], "prompt");
     assert_eq!(all[0]["success"], true);
+    assert_eq!(
+        all[0]["data"],
+        serde_json::json!({"disposition": "started"})
+    );
     let types: Vec<&str> = all.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(types[1], "agent_start");
-    assert_eq!(*types.last().unwrap(), "agent_end");
+    assert_eq!(&types[types.len() - 2..], ["agent_end", "agent_settled"]);
     let update = all.iter().find(|v| v["type"] == "message_update").unwrap();
-    assert_eq!(
-        update["assistantMessageEvent"]["partial"]["role"],
-        "assistant"
-    );
+    assert!(update["usage"].is_object(), "{update}");
+    assert!(update.get("message").is_none(), "{update}");
 }
 
 #[test]
@@ -708,6 +710,21 @@ fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
     assert_eq!(bash["command"], "echo hi");
     assert_eq!(bash["output"], "hi\n");
     assert_eq!(by_id(&all, "c")["success"], true, "{all:?}");
+    let result = &by_id(&all, "c")["data"];
+    let keys: Vec<&String> = result.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "estimatedTokensAfter",
+            "details"
+        ]
+    );
+    assert!(result["estimatedTokensAfter"]
+        .as_u64()
+        .is_some_and(|t| t > 0));
     let after = roles_of(by_id(&all, "m2"));
     assert_eq!(after[0], "compactionSummary", "{after:?}");
     assert_eq!(
@@ -876,7 +893,11 @@ fn a_prompt_after_a_slow_extension_command_waits_for_the_session() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut talk = pi.converse();
     talk.send(r#"{"id":"c","type":"prompt","message":"/slow"}"#);
-    talk.expect("command accepted", |v| v["id"] == "c");
+    let handled = talk.expect("command handled", |v| v["id"] == "c");
+    assert_eq!(
+        handled["data"],
+        serde_json::json!({"disposition": "handled"})
+    );
     talk.send(r#"{"id":"p","type":"prompt","message":"hi"}"#);
     let accepted = talk.expect("prompt response", |v| v["id"] == "p");
     assert_eq!(accepted["success"], true, "{accepted}");
@@ -884,4 +905,178 @@ fn a_prompt_after_a_slow_extension_command_waits_for_the_session() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(mock.request_count(), 1);
+}
+
+/// Today's pi protocol on a turn with tools: prompt and steer dispositions, the delta-only
+/// `message_update` with `usage`, `toolcall_start` naming the call, the `pending` message
+/// start, `tool_execution_end.durationMs` only for a tool that ran, `agent_end.willRetry` and
+/// `agent_settled` last.
+#[test]
+fn a_turn_with_tools_speaks_todays_protocol() {
+    let mock = MockServer::with_replies([
+        Reply::sse(crate::support::mock::sse_tool_calls(
+            API,
+            &[
+                (
+                    "call_1",
+                    "bash",
+                    serde_json::json!({"command": "sleep 0.3; echo ran"}),
+                ),
+                ("call_2", "nonexistent", serde_json::json!({})),
+            ],
+        )),
+        Reply::text(API, "done"),
+        Reply::text(API, "saw the follow-up"),
+        Reply::text(API, "saw the queued prompt"),
+    ]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    let ack = talk.expect("prompt response", |v| v["id"] == "p");
+    assert_eq!(ack["data"], serde_json::json!({"disposition": "started"}));
+    let start = talk.expect("assistant message_start", |v| {
+        v["type"] == "message_start" && v["message"]["role"] == "assistant"
+    });
+    assert_eq!(start["message"]["stopReason"], "pending");
+    let call = talk.expect("toolcall_start", |v| {
+        v["assistantMessageEvent"]["type"] == "toolcall_start"
+    });
+    assert_eq!(
+        call["assistantMessageEvent"],
+        serde_json::json!({"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "bash"})
+    );
+    assert!(call["usage"]["cost"].is_object());
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"f","type":"follow_up","message":"and then this"}"#);
+    let queued = talk.expect("follow_up response", |v| v["id"] == "f");
+    assert_eq!(queued["data"], serde_json::json!({"disposition": "queued"}));
+    talk.send(r#"{"id":"q","type":"prompt","message":"more","streamingBehavior":"followUp"}"#);
+    let queued = talk.expect("queued prompt response", |v| v["id"] == "q");
+    assert_eq!(queued["data"], serde_json::json!({"disposition": "queued"}));
+    let settled = talk.expect("agent_settled", |v| v["type"] == "agent_settled");
+    assert_eq!(settled["aborted"], false);
+    let (code, lines, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(lines.last().unwrap().contains("agent_settled"), "{lines:?}");
+    let all: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let end_of = |id: &str| {
+        all.iter()
+            .find(|v| v["type"] == "tool_execution_end" && v["toolCallId"] == id)
+            .unwrap()
+    };
+    assert!(end_of("call_2").get("durationMs").is_none(), "never ran");
+    let ran = end_of("call_1");
+    assert!(
+        ran["durationMs"].as_u64().is_some_and(|ms| ms >= 250),
+        "{ran}"
+    );
+    let ends: Vec<&serde_json::Value> = all.iter().filter(|v| v["type"] == "agent_end").collect();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0]["willRetry"], false);
+    assert_eq!(
+        mock.request_count(),
+        4,
+        "both queued messages were delivered"
+    );
+}
+
+/// `get_entries [since]`, `get_tree`, `clear_queue` and `get_available_thinking_levels`, as
+/// today's pi answers them.
+#[test]
+fn entries_tree_queue_and_thinking_levels_commands() {
+    let mock = MockServer::with_replies([Reply::text(API, "a1"), Reply::text(API, "a2")]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"e","type":"get_entries"}"#,
+            r#"{"id":"t","type":"get_tree"}"#,
+            r#"{"id":"s1","type":"steer","message":"later one"}"#,
+            r#"{"id":"s2","type":"follow_up","message":"later two"}"#,
+            r#"{"id":"c","type":"clear_queue"}"#,
+            r#"{"id":"st","type":"get_state"}"#,
+            r#"{"id":"l","type":"get_available_thinking_levels"}"#,
+            r#"{"id":"bad","type":"get_entries","since":"nope"}"#,
+        ],
+    );
+    let entries = by_id(&all, "e")["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let leaf = by_id(&all, "e")["data"]["leafId"].clone();
+    let stored: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries, stored, "every entry but the header, as stored");
+    assert_eq!(leaf, stored.last().unwrap()["id"]);
+    // The tree of a linear session is one chain.
+    let mut node = &by_id(&all, "t")["data"]["tree"][0];
+    let mut chain = Vec::new();
+    loop {
+        chain.push(node["entry"]["id"].clone());
+        match node["children"].as_array().unwrap().as_slice() {
+            [] => break,
+            [only] => node = only,
+            more => panic!("branches: {more:?}"),
+        }
+    }
+    let ids: Vec<serde_json::Value> = stored.iter().map(|e| e["id"].clone()).collect();
+    assert_eq!(chain, ids);
+    assert_eq!(by_id(&all, "t")["data"]["leafId"], leaf);
+    assert_eq!(
+        by_id(&all, "c")["data"],
+        serde_json::json!({"steering": ["later one"], "followUp": ["later two"]})
+    );
+    let updates: Vec<&serde_json::Value> =
+        all.iter().filter(|v| v["type"] == "queue_update").collect();
+    assert_eq!(
+        *updates.last().unwrap(),
+        &serde_json::json!({"type": "queue_update", "steering": [], "followUp": []})
+    );
+    assert_eq!(by_id(&all, "st")["data"]["pendingMessageCount"], 0);
+    assert_eq!(
+        by_id(&all, "l")["data"],
+        serde_json::json!({"levels": ["off"]}),
+        "the mock model does not reason"
+    );
+    assert_eq!(by_id(&all, "bad")["error"], "Entry not found: nope");
+
+    // `since` returns what came after that entry.
+    let since = format!(
+        r#"{{"id":"e2","type":"get_entries","since":{}}}"#,
+        ids[ids.len() - 2]
+    );
+    let all = rpc_on(&cmd, &file, &[&since]);
+    assert_eq!(
+        by_id(&all, "e2")["data"]["entries"],
+        serde_json::json!([stored.last().unwrap()])
+    );
+}
+
+/// An abort is reported in `agent_settled`.
+#[test]
+fn agent_settled_says_the_run_was_aborted() {
+    let mock =
+        MockServer::with_replies([Reply::text(API, "never finishes").stall_after(2, 20_000)]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("message_update", |v| v["type"] == "message_update");
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let settled = talk.expect("agent_settled", |v| v["type"] == "agent_settled");
+    assert_eq!(settled["aborted"], true);
+    talk.expect("abort response", |v| v["id"] == "a");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }

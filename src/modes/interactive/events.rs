@@ -147,6 +147,7 @@ impl<T: Terminal> App<T> {
             AgentEvent::SessionWriteError { error } => self.view.warning(&error),
             AgentEvent::AgentStart
             | AgentEvent::AgentEnd { .. }
+            | AgentEvent::AgentSettled { .. }
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::MessageStart { .. }
