@@ -538,8 +538,21 @@ impl RunListener {
             _ => {}
         }
         self.out.text_line(ev.to_json_line());
+        // The tool waits for this to return (see `agent::execute`): a client that snapshots a
+        // file when an `edit`/`write` starts, to show a diff when it ends (pi-acp does), gets
+        // a moment to read it first. Without it the native tool often wins the race (1 run in
+        // 10 in a release build); pi's own tools are slow enough that clients always win.
+        if let AgentEvent::ToolExecutionStart { name, .. } = ev {
+            if matches!(name.as_str(), "edit" | "write") {
+                std::thread::sleep(CLIENT_READ_WINDOW);
+            }
+        }
     }
 }
+
+/// How long a file-changing tool waits after its start line, for clients that read the file
+/// then. Far below the abort budget (100 ms).
+const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The `type` of a command line (empty if it has none or does not parse).
 fn command_kind(line: &str) -> String {
