@@ -256,7 +256,7 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         let bash_done = server.bash.done().unwrap_or_else(|| never_bash.clone());
         select! {
             recv(lines) -> line => match line {
-                Ok(Some(l)) if l.trim().is_empty() => {}
+                // Empty lines too: pi answers them with a parse error.
                 Ok(Some(l)) => server.on_line(l),
                 _ => break,
             },

@@ -143,11 +143,27 @@ impl Server {
             }
         };
         let id = cmd.get("id").cloned();
-        let kind = cmd
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let kind = match cmd.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            // As pi words it: `Unknown command: undefined` (no `command` field) or the value.
+            other => {
+                let mut m = Map::new();
+                if let Some(id) = id {
+                    m.insert("id".into(), id);
+                }
+                m.insert("type".into(), "response".into());
+                if let Some(v) = other {
+                    m.insert("command".into(), v.clone());
+                }
+                m.insert("success".into(), false.into());
+                let shown = other.map_or("undefined".to_string(), |v| match v {
+                    Value::Null => "null".to_string(),
+                    v => v.to_string(),
+                });
+                m.insert("error".into(), format!("Unknown command: {shown}").into());
+                return self.out.line(&Value::Object(m));
+            }
+        };
         let result = match kind.as_str() {
             "prompt" => return self.prompt(&cmd, id),
             "bash" => return self.start_bash(&cmd, id),

@@ -1080,3 +1080,29 @@ fn agent_settled_says_the_run_was_aborted() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// As pi answers them: an empty line is a parse error, a command without a `type` is an
+/// unknown command `undefined` (with its id, and no `command`).
+#[test]
+fn empty_lines_and_commands_without_a_type_are_answered() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            "",
+            r#"{"id":"m"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert_eq!(all.len(), 3, "{}", out.stdout);
+    assert_eq!(all[0]["command"], "parse");
+    assert_eq!(all[0]["success"], false);
+    assert_eq!(
+        all[1],
+        serde_json::json!({"id": "m", "type": "response", "success": false,
+            "error": "Unknown command: undefined"})
+    );
+    assert_eq!(all[2]["id"], "s");
+}
