@@ -177,9 +177,32 @@ pub(super) fn ai_stream(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &V
         .spawn(move || {
             let rx = stream(&model, &context, &options, call.abort.clone());
             let mut last = None;
+            // pi-ai's events carry the message so far (`partial`); ours carry deltas, so the
+            // message is rebuilt here for the extension.
+            let mut partial: Option<crate::ai::stream::MessageBuilder> = None;
             for ev in rx {
+                let mut event = ev.to_json();
+                match &ev {
+                    AssistantEvent::Start { partial: p } => {
+                        partial = Some(crate::ai::stream::MessageBuilder::new(p.clone()));
+                        event["partial"] = assistant_json(p);
+                    }
+                    AssistantEvent::Done { .. } | AssistantEvent::Error { .. } => {}
+                    _ => {
+                        let b = partial.get_or_insert_with(|| {
+                            crate::ai::stream::MessageBuilder::new(
+                                crate::ai::AssistantMessage::empty(&model),
+                            )
+                        });
+                        b.apply(&ev);
+                        if matches!(ev, AssistantEvent::Meta { .. }) {
+                            continue;
+                        }
+                        event["partial"] = assistant_json(&b.snapshot());
+                    }
+                }
                 ext.process
-                    .send(json!({"type": "update", "id": reply.id, "result": ev.to_json()}));
+                    .send(json!({"type": "update", "id": reply.id, "result": event}));
                 match ev {
                     AssistantEvent::Done { message, .. } => last = Some(message),
                     AssistantEvent::Error { error, .. } => last = Some(error),
