@@ -100,7 +100,8 @@ fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared 
             format!("Tool {} not found", call.name),
         ));
     };
-    let mut args = match validate_arguments(&call.name, &tool.parameters(), &call.arguments) {
+    let prepared = tool.prepare_arguments(call.arguments.clone());
+    let mut args = match validate_arguments(&call.name, &tool.parameters(), &prepared) {
         Ok(a) => a,
         Err(e) => return Prepared::Immediate(Finished::error(call, e)),
     };

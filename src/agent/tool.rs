@@ -63,6 +63,11 @@ pub trait Tool: Send + Sync {
     fn prompt_guidelines(&self) -> &[&str] {
         &[]
     }
+    /// Reshapes the model's raw arguments before they are validated (pi's `prepareArguments`),
+    /// for tools that accept older or looser shapes than their schema declares.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
     }
