@@ -10,6 +10,7 @@ use super::{
     item_schema_at, json_eq, pattern_schemas, props, type_matches, types_of, Validator, MAX_DEPTH,
 };
 use crate::session::json::js_number;
+use crate::util::js::is_js_space;
 
 fn number(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_991.0 {
@@ -19,20 +20,6 @@ fn number(v: f64) -> Value {
             .map(Value::Number)
             .unwrap_or(Value::Null)
     }
-}
-
-fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
 }
 
 /// JavaScript's `Number(string)`: surrounding whitespace ignored, empty is 0, `0x`/`0o`/`0b`
@@ -107,8 +94,8 @@ fn try_boolean(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => match n.as_f64() {
-            Some(f) if f == 0.0 => Some(false),
-            Some(f) if f == 1.0 => Some(true),
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
             _ => None,
         },
         Value::Null => Some(false),
@@ -173,8 +160,8 @@ fn coerce_primitive(v: &Value, t: &str) -> Option<Value> {
         ("boolean", Value::String(s)) if s == "true" => Some(Value::Bool(true)),
         ("boolean", Value::String(s)) if s == "false" => Some(Value::Bool(false)),
         ("boolean", Value::Number(n)) => match n.as_f64() {
-            Some(f) if f == 1.0 => Some(Value::Bool(true)),
-            Some(f) if f == 0.0 => Some(Value::Bool(false)),
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
             _ => None,
         },
         ("string", Value::Null) => Some(Value::String(String::new())),

@@ -3,11 +3,12 @@
 //! `atomic` replaces a file's content atomically (the one routine for every file pi
 //! rewrites); `files` opens a file for reading only if it is a regular file, so a FIFO or a
 //! device passed where a file is expected never blocks or floods us, and tells whether two
-//! paths are the same file; `output_file` creates the private files that hold output the
+//! paths are the same file; `js` holds JavaScript's whitespace rules; `output_file` creates the private files that hold output the
 //! model was not shown in full.
 
 pub mod atomic;
 pub mod files;
+pub mod js;
 pub mod output_file;
 pub mod process;
 pub mod shutdown;
