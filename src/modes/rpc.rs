@@ -171,6 +171,12 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
     let out = Out::new(Box::new(std::io::stdout()));
     let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
+    // Sandbox (issue 16): "run once without the sandbox?" is a confirm request to the client;
+    // one that does not answer within two minutes has said no.
+    crate::tools::sandbox::set_asker(Some(super::sandbox_asker(
+        Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>,
+        Some(std::time::Duration::from_secs(120)),
+    )));
     let answers = Arc::clone(&ui);
     // Detached on purpose: it ends at stdin EOF, or with the process.
     let _ = std::thread::Builder::new()
@@ -750,6 +756,9 @@ impl Server {
             m.insert("sessionName".into(), name.into());
         }
         m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
+        // Sandbox (issue 16): ours only; pi has none.
+        let sandbox = crate::util::sandbox::active_mode().as_str();
+        m.insert("sandbox".into(), sandbox.into());
         m.insert("messageCount".into(), s.messages().len().into());
         m.insert(
             "pendingMessageCount".into(),

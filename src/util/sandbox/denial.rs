@@ -12,6 +12,15 @@ use std::path::{Path, PathBuf};
 
 use super::{paths, Sandbox};
 
+/// Why a confined command failed, as far as the sandbox is to blame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// One line for the model: what was refused, and what to do instead.
+    pub line: String,
+    /// A few words for the user ("writing /etc/y is blocked").
+    pub summary: String,
+}
+
 /// Error texts of a refused open, write, unlink or mkdir.
 const PERMISSION_ERRORS: [&str; 4] = [
     "permission denied",
@@ -58,13 +67,16 @@ const MAX_LINES: usize = 400;
 impl Sandbox {
     /// One line saying what the sandbox refused that made this command fail, or `None` when
     /// its output shows nothing the sandbox can be blamed for.
-    pub fn explain_failure(&self, command: &str, output: &str) -> Option<String> {
+    pub fn explain_failure(&self, command: &str, output: &str) -> Option<Explanation> {
         let name = self.mode.as_str();
         let lines: Vec<&str> = output.lines().rev().take(MAX_LINES).collect();
         if output.contains("no new privileges") {
-            return Some(format!(
-                "Sandbox ({name}): set-user-ID programs such as sudo cannot gain privileges inside the sandbox. Do without them, or ask the user to run the command without the sandbox."
-            ));
+            return Some(Explanation {
+                line: format!(
+                    "Sandbox ({name}): set-user-ID programs such as sudo cannot gain privileges inside the sandbox. Do without them, or ask the user to run the command without the sandbox."
+                ),
+                summary: "sudo cannot gain privileges inside the sandbox".into(),
+            });
         }
         if self.landlock.is_some() {
             let denied: Vec<PathBuf> = lines
@@ -92,9 +104,12 @@ impl Sandbox {
                 && (has_any(command, &NETWORK_HINTS)
                     || lines.iter().any(|l| has_any(l, &NETWORK_HINTS)));
             if failed_lookup || refused_socket {
-                return Some(format!(
-                    "Sandbox ({name}): network access is blocked (no internet sockets; local Unix sockets work), which is the likely cause of this failure. Work offline, or ask the user to run the command without the sandbox."
-                ));
+                return Some(Explanation {
+                    line: format!(
+                        "Sandbox ({name}): network access is blocked (no internet sockets; local Unix sockets work), which is the likely cause of this failure. Work offline, or ask the user to run the command without the sandbox."
+                    ),
+                    summary: "network access is blocked".into(),
+                });
             }
         }
         None
@@ -125,7 +140,7 @@ impl Sandbox {
         (holds_protected && in_root).then_some(parent)
     }
 
-    fn write_denial(&self, real: &Path, more: usize) -> String {
+    fn write_denial(&self, real: &Path, more: usize) -> Explanation {
         let name = self.mode.as_str();
         let also = match more {
             0 => String::new(),
@@ -134,11 +149,14 @@ impl Sandbox {
         };
         let ask = "or ask the user to run the command without the sandbox.";
         if let Some(p) = self.protected_holding(real) {
-            return format!(
-                "Sandbox ({name}): {} is read-only ({}){also}; leave it alone, {ask}",
-                p.display(),
-                self.why_protected(p)
-            );
+            return Explanation {
+                line: format!(
+                    "Sandbox ({name}): {} is read-only ({}){also}; leave it alone, {ask}",
+                    p.display(),
+                    self.why_protected(p)
+                ),
+                summary: format!("{} is read-only", p.display()),
+            };
         }
         if let Some(dir) = self.split_parent(real) {
             let kept: Vec<String> = self
@@ -147,18 +165,27 @@ impl Sandbox {
                 .filter(|p| p.starts_with(dir))
                 .map(|p| p.display().to_string())
                 .collect();
-            return format!(
-                "Sandbox ({name}): entries directly in {} cannot be created, removed or renamed (such as {}{also}), because the sandbox keeps {} read-only; existing files there can still be changed. Work in a subdirectory or use the write tool, {ask}",
-                dir.display(),
-                real.display(),
-                kept.join(", ")
-            );
+            return Explanation {
+                line: format!(
+                    "Sandbox ({name}): entries directly in {} cannot be created, removed or renamed (such as {}{also}), because the sandbox keeps {} read-only; existing files there can still be changed. Work in a subdirectory or use the write tool, {ask}",
+                    dir.display(),
+                    real.display(),
+                    kept.join(", ")
+                ),
+                summary: format!(
+                    "entries directly in {} cannot be created, removed or renamed",
+                    dir.display()
+                ),
+            };
         }
-        format!(
-            "Sandbox ({name}): writing {} is blocked{also}. {} Write there instead, {ask}",
-            real.display(),
-            self.where_writable()
-        )
+        Explanation {
+            line: format!(
+                "Sandbox ({name}): writing {} is blocked{also}. {} Write there instead, {ask}",
+                real.display(),
+                self.where_writable()
+            ),
+            summary: format!("writing {} is blocked", real.display()),
+        }
     }
 }
 

@@ -126,10 +126,6 @@ impl Ruleset {
         })
     }
 
-    pub fn rights(&self) -> Rights {
-        self.rights
-    }
-
     /// Everything readable and executable, everywhere.
     pub fn allow_read_everywhere(&mut self) -> io::Result<()> {
         let root = open_path(Path::new("/"), true)?;

@@ -25,6 +25,7 @@ use std::process::Command;
 use std::sync::{Arc, RwLock};
 
 pub use config::{Config, Fallback, Mode};
+pub use denial::Explanation;
 pub use paths::resolve_for_write;
 
 /// Devices every command may write (and read): the usual sinks and sources. Not `/dev/pts`
