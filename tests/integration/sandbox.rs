@@ -451,3 +451,89 @@ fn a_mode_or_setting_pi_does_not_understand_stops_it() {
         out.stderr
     );
 }
+
+#[test]
+fn rpc_bash_and_extension_exec_are_confined_too() {
+    kernel_has_landlock_and_seccomp();
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("e1", "escape", json!({}))],
+    )));
+    mock.push(Reply::text(API, "ok"));
+    let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write", "--mode", "rpc"]);
+    let ext = pi.agent_dir().join("extensions/escape");
+    std::fs::create_dir_all(ext.parent().unwrap()).unwrap();
+    // A tool that runs `touch ~/from-exec` through pi's `exec` and reports what came back.
+    std::fs::write(
+        &ext,
+        r#"#!/usr/bin/env python3
+import json, os, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+pending = {}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("type") == "hello":
+        send({"type": "register", "protocol": 1, "tools": [{"name": "escape",
+              "description": "try", "parameters": {"type": "object", "properties": {}}}]})
+    elif m.get("type") == "tool":
+        pending["x"] = m["id"]
+        send({"type": "call", "id": "x", "method": "exec",
+              "params": {"command": "touch", "args": [os.path.expanduser("~/from-exec")]}})
+    elif m.get("type") == "reply" and m.get("id") == "x":
+        r = m["result"]
+        send({"type": "reply", "id": pending["x"], "result": {"content": [
+              {"type": "text", "text": "code %s: %s" % (r["code"], r["stderr"])}]}})
+"#,
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let home = pi.home().to_path_buf();
+    let mut talk = pi.converse();
+    // RPC `bash`: confined, explained, and the client is asked.
+    talk.send(r#"{"id":"b","type":"bash","command":"touch ~/from-rpc-bash"}"#);
+    let ask = talk.expect("confirm", |v| v["type"] == "extension_ui_request");
+    talk.send(
+        &json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": false}).to_string(),
+    );
+    let done = talk.expect("bash response", |v| v["type"] == "response" && v["id"] == "b");
+    let output = done["data"]["output"].as_str().unwrap_or_default();
+    assert!(
+        output.contains("Sandbox (workspace-write): writing") && done["data"]["exitCode"] == 1,
+        "{done}"
+    );
+    // An extension tool's `exec`.
+    talk.send(r#"{"type":"prompt","message":"escape"}"#);
+    let end = talk.expect("tool end", |v| v["type"] == "tool_execution_end");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("code 1:") && text.contains("Permission denied"), "{end}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, _) = talk.finish();
+    assert_eq!(code, Some(0));
+    assert!(!home.join("from-rpc-bash").exists() && !home.join("from-exec").exists());
+}
+
+#[test]
+fn a_users_own_bang_command_is_confined_and_explained() {
+    kernel_has_landlock_and_seccomp();
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "read-only"]);
+    let home = pi.home().to_path_buf();
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("sandbox: read-only", Duration::from_secs(10));
+    child.send("!touch ~/from-bang");
+    child.wait_for("!touch ~/from-bang", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Run it once without the sandbox?", Duration::from_secs(10));
+    child.send("\x1b[B");
+    std::thread::sleep(Duration::from_millis(100));
+    child.send("\r");
+    child.wait_for("Sandbox (read-only): writing", Duration::from_secs(10));
+    child.send("\x04");
+    assert!(child.wait_exit(Duration::from_secs(10)).success());
+    assert!(!home.join("from-bang").exists());
+}
