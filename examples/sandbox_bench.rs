@@ -19,7 +19,9 @@ use pi::util::sandbox::{Config, Mode, Sandbox};
 fn once(cwd: &std::path::Path, sandbox: Option<Arc<Sandbox>>) -> f64 {
     let start = Instant::now();
     let mut cmd = Command::new("/bin/bash");
-    cmd.args(["-c", "true"]).current_dir(cwd).stdin(Stdio::null());
+    cmd.args(["-c", "true"])
+        .current_dir(cwd)
+        .stdin(Stdio::null());
     let options = SpawnOptions {
         new_session: true,
         merge_output: true,
@@ -57,7 +59,7 @@ fn main() {
         ..Config::default()
     };
     let sandbox = Arc::new(
-        Sandbox::new(&config, &work, &agent)
+        Sandbox::prepare(&config, &work, &agent)
             .unwrap_or_else(|e| panic!("{e}"))
             .sandbox
             .expect("a sandbox"),

@@ -613,7 +613,7 @@ fn install_sandbox(
     use crate::util::sandbox::{self, Config, Sandbox};
     let config = Config::resolve(settings.merged.get("sandbox"), args.sandbox)
         .map_err(|e| format!("Error: {e}"))?;
-    let prepared = Sandbox::new(&config, cwd, agent_dir)?;
+    let prepared = Sandbox::prepare(&config, cwd, agent_dir)?;
     sandbox::install(prepared.sandbox.map(std::sync::Arc::new));
     Ok(prepared.warning)
 }

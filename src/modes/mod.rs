@@ -18,12 +18,14 @@ pub fn sandbox_asker(
     ui: Arc<dyn ExtensionUi>,
     timeout: Option<Duration>,
 ) -> crate::tools::sandbox::AskFn {
-    Arc::new(move |title: &str, message: &str, abort: &crate::ai::Abort| {
-        let dialog = Dialog::Confirm {
-            title: title.into(),
-            message: message.into(),
-            timeout,
-        };
-        ui.dialog(dialog, abort) == Answer::Confirmed(true)
-    })
+    Arc::new(
+        move |title: &str, message: &str, abort: &crate::ai::Abort| {
+            let dialog = Dialog::Confirm {
+                title: title.into(),
+                message: message.into(),
+                timeout,
+            };
+            ui.dialog(dialog, abort) == Answer::Confirmed(true)
+        },
+    )
 }

@@ -223,7 +223,14 @@ impl BashTool {
             Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
             _ => command.to_string(),
         };
-        self.user_run_in(&command, cwd, abort, on_output, on_text, sandbox_kernel::active())
+        self.user_run_in(
+            &command,
+            cwd,
+            abort,
+            on_output,
+            on_text,
+            sandbox_kernel::active(),
+        )
     }
 
     fn user_run_in(

@@ -39,7 +39,11 @@ pub fn allowed_once(command: &str, why: &Explanation, abort: &Abort) -> bool {
         return false;
     };
     let shown: String = command.chars().take(200).collect();
-    let more = if shown.len() < command.len() { "…" } else { "" };
+    let more = if shown.len() < command.len() {
+        "…"
+    } else {
+        ""
+    };
     let message = format!(
         "This command failed in the sandbox ({}):\n\n  {shown}{more}\n\nRun it once without the sandbox?",
         why.summary

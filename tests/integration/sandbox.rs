@@ -19,7 +19,8 @@ const API: &str = "openai-completions";
 /// What the kernel must offer for this file's tests.
 fn kernel_has_landlock_and_seccomp() {
     let k = pi::util::sandbox::Kernel::probe();
-    k.landlock.expect("this machine's kernel must have Landlock");
+    k.landlock
+        .expect("this machine's kernel must have Landlock");
     k.seccomp.expect("this machine's kernel must have seccomp");
 }
 
@@ -49,7 +50,15 @@ fn git_repo(pi: &PiCommand) {
     for args in [
         &["init", "-q"][..],
         &["add", "."],
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "first",
+        ],
     ] {
         let ok = Command::new("git")
             .args(args)
@@ -276,7 +285,11 @@ fn rpc_confirm_runs_the_command_once_without_the_sandbox() {
     for id in ["a", "b"] {
         mock.push(Reply::sse(sse_tool_calls(
             API,
-            &[(id, "bash", json!({"command": format!("touch ~/outside-{id}")}))],
+            &[(
+                id,
+                "bash",
+                json!({"command": format!("touch ~/outside-{id}")}),
+            )],
         )));
     }
     mock.push(Reply::text(API, "ok"));
@@ -316,7 +329,11 @@ fn interactive_mode_denies_the_escapes_and_offers_one_unconfined_run() {
     child.wait_for("try everything", Duration::from_secs(5));
     child.send("\r");
     // Each denied command is shown in its question (indented, unlike the transcript's `$`).
-    let fetch = if has("curl") { "   curl -sS" } else { "   python3 -c 'import urllib" };
+    let fetch = if has("curl") {
+        "   curl -sS"
+    } else {
+        "   python3 -c 'import urllib"
+    };
     for command in [
         "   touch ~/outside",
         "   echo x > /etc/pi-sandbox-it-",
@@ -381,7 +398,10 @@ fn read_only_reads_and_runs_tests_but_writes_nothing() {
     mock.push(Reply::text(API, "done"));
     let pi = PiCommand::for_mock(API, &mock)
         .args(["--sandbox", "read-only", "-p", "look"])
-        .write_file("check.sh", "grep -q 'hello sandbox' README.md && echo 'tests pass'\n");
+        .write_file(
+            "check.sh",
+            "grep -q 'hello sandbox' README.md && echo 'tests pass'\n",
+        );
     git_repo(&pi);
     let out = pi.run();
     out.assert_code(0);
@@ -393,7 +413,10 @@ fn read_only_reads_and_runs_tests_but_writes_nothing() {
     assert!(text.contains("tests pass"), "{text}");
     for id in ["r2", "r3", "r4"] {
         let (_, text, err) = get(id);
-        assert!(err && text.contains("Sandbox (read-only): "), "{id}: {text}");
+        assert!(
+            err && text.contains("Sandbox (read-only): "),
+            "{id}: {text}"
+        );
     }
     assert_eq!(get("r5").1.trim(), "t");
     assert_eq!(
@@ -439,14 +462,19 @@ fn a_mode_or_setting_pi_does_not_understand_stops_it() {
         .args(["--sandbox", "strict", "-p", "hi"])
         .run();
     out.assert_code(1);
-    assert!(out.stderr.contains("Invalid sandbox mode \"strict\""), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Invalid sandbox mode \"strict\""),
+        "{}",
+        out.stderr
+    );
     let out = PiCommand::new()
         .write_agent_file("settings.json", r#"{"sandbox": "workspace"}"#)
         .args(["-p", "hi"])
         .run();
     out.assert_code(1);
     assert!(
-        out.stderr.contains("Invalid setting sandbox: \"workspace\""),
+        out.stderr
+            .contains("Invalid setting sandbox: \"workspace\""),
         "{}",
         out.stderr
     );
@@ -461,7 +489,8 @@ fn rpc_bash_and_extension_exec_are_confined_too() {
         &[("e1", "escape", json!({}))],
     )));
     mock.push(Reply::text(API, "ok"));
-    let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write", "--mode", "rpc"]);
+    let pi =
+        PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write", "--mode", "rpc"]);
     let ext = pi.agent_dir().join("extensions/escape");
     std::fs::create_dir_all(ext.parent().unwrap()).unwrap();
     // A tool that runs `touch ~/from-exec` through pi's `exec` and reports what came back.
@@ -500,7 +529,9 @@ for line in sys.stdin:
     talk.send(
         &json!({"type": "extension_ui_response", "id": ask["id"], "confirmed": false}).to_string(),
     );
-    let done = talk.expect("bash response", |v| v["type"] == "response" && v["id"] == "b");
+    let done = talk.expect("bash response", |v| {
+        v["type"] == "response" && v["id"] == "b"
+    });
     let output = done["data"]["output"].as_str().unwrap_or_default();
     assert!(
         output.contains("Sandbox (workspace-write): writing") && done["data"]["exitCode"] == 1,
@@ -509,8 +540,13 @@ for line in sys.stdin:
     // An extension tool's `exec`.
     talk.send(r#"{"type":"prompt","message":"escape"}"#);
     let end = talk.expect("tool end", |v| v["type"] == "tool_execution_end");
-    let text = end["result"]["content"][0]["text"].as_str().unwrap_or_default();
-    assert!(text.starts_with("code 1:") && text.contains("Permission denied"), "{end}");
+    let text = end["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("code 1:") && text.contains("Permission denied"),
+        "{end}"
+    );
     talk.expect("agent_end", |v| v["type"] == "agent_end");
     let (code, _, _) = talk.finish();
     assert_eq!(code, Some(0));

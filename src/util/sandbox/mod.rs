@@ -2,7 +2,7 @@
 //! sockets) confines every command pi runs for the model or the user, so it can read what the
 //! user can but write only where the mode allows and open no internet socket.
 //!
-//! [`Sandbox::new`] checks the kernel once at start-up and refuses (or, with
+//! [`Sandbox::prepare`] checks the kernel once at start-up and refuses (or, with
 //! `sandbox.fallback: "warn"`, warns) when it cannot enforce the mode. [`Sandbox::confine`]
 //! prepares a command in the parent — a Landlock ruleset built for this spawn (so new entries of
 //! split directories are seen), the BPF program, `TMPDIR` — and leaves the child only system
@@ -87,18 +87,18 @@ impl Sandbox {
     /// Checks `config` against this kernel. `Ok(None)` sandbox for `off`; an error (the
     /// reason pi will not start) when the kernel lacks what the mode needs and the fallback
     /// is not "warn".
-    pub fn new(config: &Config, cwd: &Path, agent_dir: &Path) -> Result<Prepared, String> {
+    pub fn prepare(config: &Config, cwd: &Path, agent_dir: &Path) -> Result<Prepared, String> {
         if config.mode == Mode::Off {
             return Ok(Prepared {
                 sandbox: None,
                 warning: None,
             });
         }
-        Sandbox::with_kernel(config, cwd, agent_dir, Kernel::probe())
+        Sandbox::prepare_on(config, cwd, agent_dir, Kernel::probe())
     }
 
-    /// [`Sandbox::new`] against a given kernel.
-    pub fn with_kernel(
+    /// [`Sandbox::prepare`] against a given kernel.
+    pub fn prepare_on(
         config: &Config,
         cwd: &Path,
         agent_dir: &Path,

@@ -54,7 +54,7 @@ impl Home {
 
     fn sandbox(&self, config: Config) -> Sandbox {
         kernel_has_everything();
-        Sandbox::new(&config, &self.work(), &self.root.join(".pi/agent"))
+        Sandbox::prepare(&config, &self.work(), &self.root.join(".pi/agent"))
             .unwrap()
             .sandbox
             .unwrap()
@@ -156,7 +156,7 @@ fn workspace_write_allows_the_project_and_denies_the_escapes() {
         &work,
         "echo more >> README.md && sed -i s/hello/bye/ src/lib.rs",
     );
-    assert_eq!(home.work().join("src/new.txt").exists(), true);
+    assert!(home.work().join("src/new.txt").exists());
     let status = ok(&sb, &work, "git status --short");
     assert!(
         status.contains("README.md") && status.contains("src/"),
@@ -248,7 +248,7 @@ fn writable_roots_add_paths() {
             ..Config::default()
         };
         std::fs::create_dir_all(&inside).unwrap();
-        let err = Sandbox::new(&config, &home.work(), &home.root.join(".pi/agent"))
+        let err = Sandbox::prepare(&config, &home.work(), &home.root.join(".pi/agent"))
             .err()
             .unwrap();
         assert!(err.contains("which the sandbox keeps read-only"), "{err}");
@@ -302,7 +302,7 @@ fn truncate_is_refused_by_seccomp_where_landlock_does_not_check_it() {
         landlock: Ok(2),
         seccomp: Ok(()),
     };
-    let sb = Sandbox::with_kernel(&config, &home.work(), &home.root.join(".pi/agent"), kernel)
+    let sb = Sandbox::prepare_on(&config, &home.work(), &home.root.join(".pi/agent"), kernel)
         .unwrap()
         .sandbox
         .unwrap();
@@ -323,7 +323,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
     };
     let agent = home.root.join(".pi/agent");
     let config = mode(Mode::ReadOnly);
-    let err = Sandbox::with_kernel(&config, &home.work(), &agent, kernel.clone())
+    let err = Sandbox::prepare_on(&config, &home.work(), &agent, kernel.clone())
         .err()
         .unwrap();
     assert!(
@@ -334,7 +334,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
         fallback: Fallback::Warn,
         ..config
     };
-    let p = Sandbox::with_kernel(&config, &home.work(), &agent, kernel).unwrap();
+    let p = Sandbox::prepare_on(&config, &home.work(), &agent, kernel).unwrap();
     assert!(p.warning.unwrap().contains("only partly enforced"));
     // What is left still holds: no internet socket, and the tools' own check.
     let sb = p.sandbox.unwrap();
@@ -345,7 +345,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
         landlock: Err("no".into()),
         seccomp: Err("no".into()),
     };
-    let sb = Sandbox::with_kernel(&config, &home.work(), &agent, none)
+    let sb = Sandbox::prepare_on(&config, &home.work(), &agent, none)
         .unwrap()
         .sandbox
         .unwrap();
