@@ -58,6 +58,9 @@ const NETWORK_HINTS: [&str; 12] = [
     "telnet",
 ];
 
+/// How tools say they tried to remove or rename an entry.
+const UNLINK_WORDS: [&str; 5] = ["remove", "unlink", "rename", "move", "cannot overwrite"];
+
 /// What shells print before `: Permission denied` when a system call, not a file, failed.
 const CALL_NAMES: [&str; 6] = ["socket", "connect", "bind", "fork", "pipe", "exec"];
 
@@ -83,11 +86,12 @@ impl Sandbox {
                 .iter()
                 .rev()
                 .filter(|l| has_any(l, &PERMISSION_ERRORS))
-                .flat_map(|l| candidate_paths(l))
+                .flat_map(|l| candidate_paths(l).into_iter().map(move |p| (*l, p)))
                 // bash's network pseudo-files are sockets, not files.
-                .filter(|p| !p.starts_with("/dev/tcp/") && !p.starts_with("/dev/udp/"))
-                .map(|p| paths::resolve_for_write(&paths::absolute(&p, &self.cwd)))
-                .filter(|p| self.refuses_write(p) && user_could_write(p))
+                .filter(|(_, p)| !p.starts_with("/dev/tcp/") && !p.starts_with("/dev/udp/"))
+                .map(|(l, p)| (l, paths::resolve_for_write(&paths::absolute(&p, &self.cwd))))
+                .filter(|(l, p)| self.refuses_write(p, l) && user_could_write(p))
+                .map(|(_, p)| p)
                 .fold(Vec::new(), |mut acc, p| {
                     if !acc.contains(&p) {
                         acc.push(p);
@@ -115,16 +119,20 @@ impl Sandbox {
         None
     }
 
-    /// Whether a confined command is refused writing `real`: outside every writable root,
-    /// inside a protected path, or an entry of a directory that was split around one (which
-    /// cannot be created, removed or renamed).
-    fn refuses_write(&self, real: &Path) -> bool {
+    /// Whether a confined command was refused writing `real`, named in the error `line`:
+    /// outside every writable root, inside a protected path, or an entry of a directory split
+    /// around one — when the entry is new, or the line speaks of removing or renaming it (an
+    /// existing file there can be written; `./script: Permission denied` is its mode).
+    fn refuses_write(&self, real: &Path, line: &str) -> bool {
         if self.protected_holding(real).is_some() {
             return true;
         }
         match self.writable_root_holding(real) {
             None => true,
-            Some(_) => self.split_parent(real).is_some(),
+            Some(_) => {
+                self.split_parent(real).is_some()
+                    && (real.symlink_metadata().is_err() || has_any(line, &UNLINK_WORDS))
+            }
         }
     }
 

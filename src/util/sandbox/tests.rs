@@ -419,7 +419,12 @@ fn failures_are_explained_only_when_the_sandbox_is_to_blame() {
     assert!(e.contains("network access is blocked"), "{e}");
     let e = explain("python3 -c 'import socket; socket.socket().connect((\"127.0.0.1\", 9))'");
     assert!(e.unwrap().contains("network access is blocked"));
-    // Not the sandbox: a failing test, a missing file, a write inside the project.
+    let e = explain("rm README.md").unwrap();
+    assert!(e.contains("entries directly in"), "{e}");
+    // Not the sandbox: a failing test, a missing file, a write inside the project, a script
+    // at the root without its executable bit.
+    std::fs::write(work.join("script.sh"), "echo hi\n").unwrap();
+    assert_eq!(explain("./script.sh"), None);
     assert_eq!(explain("echo 'assertion failed' >&2; exit 1"), None);
     assert_eq!(explain("cat no-such-file"), None);
     assert_eq!(explain("echo x > src/ok.txt; exit 3"), None);
