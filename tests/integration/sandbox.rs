@@ -440,7 +440,11 @@ fn the_setting_is_read_from_project_settings_only_when_trusted() {
             .into_iter()
             .find(|v| v["id"] == "s")
             .unwrap_or_else(|| panic!("{}", out.stderr));
-        line["data"]["sandbox"].as_str().unwrap().to_string()
+        // Absent when off, as pi's state has no such field.
+        line["data"]["sandbox"]
+            .as_str()
+            .unwrap_or("off")
+            .to_string()
     };
     kernel_has_landlock_and_seccomp();
     let pi = PiCommand::new()
@@ -452,8 +456,17 @@ fn the_setting_is_read_from_project_settings_only_when_trusted() {
     assert_eq!(state(&["--no-approve"], &pi), "read-only");
     assert_eq!(state(&["--approve"], &pi), "workspace-write");
     assert_eq!(state(&["--approve", "--sandbox", "off"], &pi), "off");
-    // Nothing configured: off, as in pi.
-    assert_eq!(state(&[], &PiCommand::new()), "off");
+    // Nothing configured: off, and get_state is exactly pi's.
+    let out = PiCommand::new()
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin("{\"id\":\"s\",\"type\":\"get_state\"}\n")
+        .run();
+    let line = out
+        .json_lines()
+        .into_iter()
+        .find(|v| v["id"] == "s")
+        .unwrap();
+    assert!(line["data"].get("sandbox").is_none(), "{line}");
 }
 
 #[test]
