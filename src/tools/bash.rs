@@ -324,7 +324,8 @@ impl BashTool {
                 // Sandbox (issue 16): say what it refused; the user may allow one unconfined run.
                 if let Some(why) = super::sandbox::explain(sandbox.as_ref(), command, &text) {
                     if super::sandbox::allowed_once(command, &why, &ctx.abort) {
-                        return self.run_unconfined(command, timeout, ctx);
+                        let again = self.run(command, timeout, ctx, None);
+                        return super::sandbox::marked_unconfined(again);
                     }
                     return Err(format!("{text}\n{}", why.line));
                 }
@@ -334,29 +335,6 @@ impl BashTool {
         let mut out = ToolOutput::text(text);
         out.details = details;
         Ok(out)
-    }
-
-    /// The command again, without the sandbox, its result marked as such.
-    fn run_unconfined(
-        &self,
-        command: &str,
-        timeout: Option<f64>,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, String> {
-        let note = super::sandbox::RAN_UNCONFINED;
-        match self.run(command, timeout, ctx, None) {
-            Ok(mut out) => {
-                match out.content.iter_mut().rev().find_map(|c| match c {
-                    Content::Text(t) => Some(t),
-                    _ => None,
-                }) {
-                    Some(t) => t.text = append_status(&t.text, note),
-                    None => out.content.push(Content::text(note)),
-                }
-                Ok(out)
-            }
-            Err(e) => Err(append_status(&e, note)),
-        }
     }
 
     fn spawn_and_wait(

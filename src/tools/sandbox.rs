@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use crate::ai::Abort;
+use crate::agent::tool::ToolOutput;
+use crate::ai::{Abort, Content};
 use crate::util::sandbox::{self, Explanation, Sandbox};
 
 /// Asks the user a yes/no question (title, message); `true` only for an explicit yes. Blocks
@@ -53,3 +54,48 @@ pub fn allowed_once(command: &str, why: &Explanation, abort: &Abort) -> bool {
 
 /// The note a result gets when the command ran again without the sandbox.
 pub const RAN_UNCONFINED: &str = "(Ran again without the sandbox: the user allowed it once.)";
+
+/// A tool result (or error) of the unconfined run, with [`RAN_UNCONFINED`] after its text.
+pub fn marked_unconfined(result: Result<ToolOutput, String>) -> Result<ToolOutput, String> {
+    let note = |text: &str| format!("{text}\n\n{RAN_UNCONFINED}");
+    match result {
+        Ok(mut out) => {
+            let last_text = out.content.iter_mut().rev().find_map(|c| match c {
+                Content::Text(t) => Some(t),
+                _ => None,
+            });
+            match last_text {
+                Some(t) => t.text = note(&t.text),
+                None => out.content.push(Content::text(RAN_UNCONFINED)),
+            }
+            Ok(out)
+        }
+        Err(e) => Err(note(&e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unconfined_run_is_marked_in_its_result() {
+        let ok = marked_unconfined(Ok(ToolOutput::text("out"))).unwrap();
+        assert_eq!(
+            ok.content,
+            vec![Content::text(format!("out\n\n{RAN_UNCONFINED}"))]
+        );
+        let err = marked_unconfined(Err("failed".into())).unwrap_err();
+        assert_eq!(err, format!("failed\n\n{RAN_UNCONFINED}"));
+    }
+
+    #[test]
+    fn without_a_mode_that_can_ask_nothing_is_allowed() {
+        let why = Explanation {
+            line: "Sandbox (read-only): …".into(),
+            summary: "writing /x is blocked".into(),
+        };
+        // No asker is set in unit tests (print and JSON mode never set one).
+        assert!(!allowed_once("touch /x", &why, &Abort::new()));
+    }
+}
