@@ -103,7 +103,10 @@ impl Sandbox {
             }
         }
         if self.network_blocked() {
-            let failed_lookup = lines.iter().any(|l| has_any(l, &NETWORK_FAILURES));
+            // Unix sockets stay open: their failures are not the sandbox's doing.
+            let failed_lookup = lines
+                .iter()
+                .any(|l| has_any(l, &NETWORK_FAILURES) && !has_any(l, &["unix", ".sock"]));
             let refused_socket = lines.iter().any(|l| has_any(l, &PERMISSION_ERRORS))
                 && (has_any(command, &NETWORK_HINTS)
                     || lines.iter().any(|l| has_any(l, &NETWORK_HINTS)));

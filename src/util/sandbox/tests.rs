@@ -428,6 +428,14 @@ fn failures_are_explained_only_when_the_sandbox_is_to_blame() {
     assert_eq!(explain("echo 'assertion failed' >&2; exit 1"), None);
     assert_eq!(explain("cat no-such-file"), None);
     assert_eq!(explain("echo x > src/ok.txt; exit 3"), None);
+    // Unix sockets are not blocked, so their failures are not blamed either.
+    assert_eq!(
+        sb.explain_failure(
+            "docker ps",
+            "Cannot connect: failed to connect to unix:///var/run/docker.sock: no such file"
+        ),
+        None
+    );
     // A file the user could not write either is not blamed on the sandbox.
     assert_eq!(
         sb.explain_failure(
