@@ -35,6 +35,8 @@ pub fn run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> i32 {
             1
         }
     };
+    // Drops the sandbox, and with it the commands' temp directory.
+    crate::util::sandbox::install(None);
     shutdown::exit_code(code)
 }
 
@@ -134,7 +136,9 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
 /// ends it: exit 128 + the signal).
 pub fn run_rpc(args: Args) -> i32 {
     install_signal_handler();
-    shutdown::exit_code(serve_rpc(args))
+    let code = serve_rpc(args);
+    crate::util::sandbox::install(None);
+    shutdown::exit_code(code)
 }
 
 fn serve_rpc(args: Args) -> i32 {
@@ -175,6 +179,7 @@ fn serve_rpc(args: Args) -> i32 {
 /// it ends pi, as in pi.
 pub fn run_interactive(args: Args) -> i32 {
     let code = interactive(args);
+    crate::util::sandbox::install(None);
     shutdown::exit_code(code)
 }
 
@@ -212,6 +217,11 @@ fn interactive(mut args: Args) -> i32 {
         }
     };
     notices.extend(prepared.notices.iter().cloned());
+    // Sandbox (issue 16): "run this once without the sandbox?" is a dialog in the terminal.
+    crate::tools::sandbox::set_asker(Some(crate::modes::sandbox_asker(
+        std::sync::Arc::clone(&hookup.ui),
+        None,
+    )));
     // Shown in the TUI, never on stderr where the first frame would erase it. With
     // `defaultProjectTrust: ask` and no decision yet the trust prompt belongs here too.
     if !prepared.skipped.is_empty() && !prepared.trust.scope.trusted {
@@ -411,7 +421,8 @@ pub fn prepare_with(
     let scope = &trust.scope;
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
-    for w in config_warnings {
+    let sandbox_warning = install_sandbox(args, &settings, &cwd, &agent_dir)?;
+    for w in config_warnings.into_iter().chain(sandbox_warning) {
         match hookup {
             Some(_) => notices.push(w),
             None => eprintln!("Warning: {w}"),
@@ -588,6 +599,23 @@ fn start_mcp(
         tool_exclude: args.exclude_tools.clone(),
         reporter,
     })
+}
+
+/// The sandbox (issue 16) from `--sandbox` and the `sandbox` setting, checked against the
+/// kernel and installed for every command pi starts from now on; an error when it cannot be
+/// enforced (pi then does not start), a warning when it is enforced only in part.
+fn install_sandbox(
+    args: &Args,
+    settings: &Settings,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Result<Option<String>, String> {
+    use crate::util::sandbox::{self, Config, Sandbox};
+    let config = Config::resolve(settings.merged.get("sandbox"), args.sandbox)
+        .map_err(|e| format!("Error: {e}"))?;
+    let prepared = Sandbox::prepare(&config, cwd, agent_dir)?;
+    sandbox::install(prepared.sandbox.map(std::sync::Arc::new));
+    Ok(prepared.warning)
 }
 
 /// A new session starts with the model and thinking level; a resumed one records a change

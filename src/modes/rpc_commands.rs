@@ -496,6 +496,11 @@ impl Server {
             m.insert("sessionName".into(), name.into());
         }
         m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
+        // Sandbox (issue 16): ours only, and only when on, so the state stays pi's otherwise.
+        let sandbox = crate::util::sandbox::active_mode();
+        if sandbox != crate::util::sandbox::Mode::Off {
+            m.insert("sandbox".into(), sandbox.as_str().into());
+        }
         m.insert("messageCount".into(), s.messages().len().into());
         m.insert(
             "pendingMessageCount".into(),

@@ -27,6 +27,7 @@ mod processes;
 mod resources;
 mod retry;
 mod rpc;
+mod sandbox;
 mod sessions;
 mod signals;
 mod tools;
