@@ -137,6 +137,7 @@ impl<T: Terminal> App<T> {
         for notice in std::mem::take(&mut app.env.notices) {
             app.view.warning(&notice);
         }
+        app.show_untrusted_warning();
         app.refresh_footer();
         app.install_autocomplete();
         app.list_extensions_in_header();
@@ -267,7 +268,7 @@ impl<T: Terminal> App<T> {
             self.on_parsed(flushed);
         }
         if let Some(active) = self.overlay {
-            if overlays::pump(&mut self.tui, active) {
+            if overlays::pump(&mut self.view, active) {
                 self.drain_overlay();
             }
         }
@@ -361,11 +362,11 @@ impl<T: Terminal> App<T> {
     /// Acts on every result the active overlay has; closes it on a final one.
     pub(super) fn drain_overlay(&mut self) {
         while let Some(active) = self.overlay {
-            let Some(outcome) = overlays::poll(&mut self.tui, active) else {
+            let Some(outcome) = overlays::poll(&mut self.view, active) else {
                 break;
             };
             if outcome.closes() {
-                self.tui.close_overlay(active.id);
+                overlays::close(&mut self.view);
                 self.overlay = None;
             }
             self.apply_overlay_outcome(outcome);

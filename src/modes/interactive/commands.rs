@@ -36,6 +36,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "Duplicate the current session at the current position",
     ),
     ("tree", "Navigate session tree (switch branches)"),
+    ("trust", "Save project trust decision for future sessions"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
     ("new", "Start a new session"),
@@ -58,7 +59,15 @@ impl<T: Terminal> App<T> {
         // The model switch waits for the next prompt, logins need no session.
         let needs_idle = !matches!(
             name,
-            "quit" | "hotkeys" | "changelog" | "copy" | "session" | "model" | "login" | "logout"
+            "quit"
+                | "hotkeys"
+                | "changelog"
+                | "copy"
+                | "session"
+                | "model"
+                | "login"
+                | "logout"
+                | "trust"
         );
         if needs_idle && self.session.is_none() {
             self.view.warning(&format!(
@@ -125,6 +134,10 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             "share" => self.share(),
+            "trust" => {
+                self.open_trust_selector();
+                Ok(())
+            }
             _ => Ok(()),
         };
         if let Err(e) = result {

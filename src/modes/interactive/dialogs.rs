@@ -25,7 +25,8 @@ use crate::tui::Component;
 impl<T: Terminal> App<T> {
     /// Shows `component` as the active dialog.
     pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
-        self.overlay = Some(overlays::show(&mut self.tui, component, kind));
+        self.overlay = Some(overlays::show(&mut self.view, component, kind));
+        self.tui.request_render();
         // An outcome decided at construction (an empty tree) is acted on at once.
         self.drain_overlay();
     }
@@ -44,6 +45,7 @@ impl<T: Terminal> App<T> {
             OverlayOutcome::AuthMethod(o) => self.apply_auth_method(o),
             OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
             OverlayOutcome::Login(o) => self.apply_login_outcome(o),
+            OverlayOutcome::Trust(o) => self.apply_trust_outcome(o),
             OverlayOutcome::Model(ModelOutcome::Cancelled)
             | OverlayOutcome::Session(SessionOutcome::Cancelled)
             | OverlayOutcome::Fork(UserMessageOutcome::Cancelled) => Ok(()),

@@ -19,7 +19,7 @@ use crate::tui::components::loader::Loader;
 use crate::tui::components::text::{Text, TruncatedText};
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Token};
-use crate::tui::Component;
+use crate::tui::{AnyComponent, Component};
 
 pub struct View {
     pub header: Header,
@@ -30,6 +30,8 @@ pub struct View {
     /// "Working...", "Retrying...", "Compacting..." while something runs.
     pub status: Option<Loader>,
     pub editor: Editor,
+    /// A selector shown in the editor's place (pi's `showSelector`); it gets every key.
+    dialog: Option<Box<dyn AnyComponent>>,
     pub footer: Footer,
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
@@ -93,6 +95,25 @@ impl View {
 }
 
 impl View {
+    /// Shows `dialog` where the editor was (the editor keeps its text for when it returns).
+    pub fn show_dialog(&mut self, dialog: Box<dyn AnyComponent>) {
+        self.dialog = Some(dialog);
+    }
+
+    /// Puts the editor back in place of the dialog.
+    pub fn close_dialog(&mut self) {
+        self.dialog = None;
+    }
+
+    pub fn has_dialog(&self) -> bool {
+        self.dialog.is_some()
+    }
+
+    /// The dialog in the editor's place, if it is a `C`.
+    pub fn dialog_mut<C: Component + 'static>(&mut self) -> Option<&mut C> {
+        self.dialog.as_mut()?.as_any_mut().downcast_mut::<C>()
+    }
+
     pub fn new(header: Header, editor: Editor, footer: Footer) -> View {
         View {
             header,
@@ -101,6 +122,7 @@ impl View {
             follow_up: Vec::new(),
             status: None,
             editor,
+            dialog: None,
             footer,
             last_is_status: false,
             frame: FrameCache::default(),
@@ -117,7 +139,12 @@ impl View {
         }
         let spacer = self.status.is_some();
         lines.extend(self.extension.render_above(width, spacer));
-        match self.extension.render_editor(width) {
+        // A selector takes the editor's place, whichever editor (an extension's or ours).
+        let editor = match &mut self.dialog {
+            Some(dialog) => Some(dialog.render(width)),
+            None => self.extension.render_editor(width),
+        };
+        match editor {
             Some(editor) => lines.extend(editor),
             None => lines.extend(self.editor.render(width)),
         }
@@ -189,12 +216,18 @@ impl Component for View {
     }
 
     fn handle_input(&mut self, event: &crate::tui::InputEvent) -> bool {
-        self.editor.handle_input(event)
+        match &mut self.dialog {
+            Some(dialog) => dialog.handle_input(event),
+            None => self.editor.handle_input(event),
+        }
     }
 
     fn invalidate(&mut self) {
         self.chat.invalidate();
         self.editor.invalidate();
+        if let Some(dialog) = &mut self.dialog {
+            dialog.invalidate();
+        }
         self.frame = FrameCache::default();
     }
 }
