@@ -52,7 +52,8 @@ pub struct App<T: Terminal> {
     /// `!cmd` results finished while a run held the session.
     pub(super) pending_bash: Vec<BashExecutionMessage>,
     pub(super) overlay: Option<ActiveOverlay>,
-    pub(super) last_clear: Option<Instant>,
+    /// When Ctrl+C and Escape were last pressed (a second press soon after acts).
+    pub(super) presses: super::keys::DoublePresses,
     pub(super) exit: bool,
     pub(super) tools_expanded: bool,
     pub(super) hide_thinking: bool,
@@ -115,7 +116,7 @@ impl<T: Terminal> App<T> {
             bash: None,
             pending_bash: Vec::new(),
             overlay: None,
-            last_clear: None,
+            presses: Default::default(),
             exit: false,
             tools_expanded: env.verbose,
             hide_thinking: env.hide_thinking,
@@ -174,6 +175,11 @@ impl<T: Terminal> App<T> {
 
     pub fn exited(&self) -> bool {
         self.exit
+    }
+
+    /// Whether input is held back until the parser can tell a lone Escape from a sequence.
+    pub fn parser_pending(&self) -> bool {
+        self.pending_since.is_some()
     }
 
     pub fn is_busy(&self) -> bool {

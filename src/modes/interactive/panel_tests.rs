@@ -120,3 +120,61 @@ fn an_untrusted_folder_says_its_resources_were_left_out() {
     });
     h.wait_text("This project is not trusted. Project .pi resources and packages are ignored.");
 }
+
+/// Presses Escape alone (the parser waits to tell it from the start of a sequence).
+fn escape(h: &mut Harness) {
+    h.type_bytes("\x1b");
+    h.wait_for("the lone Escape to be read", |h| !h.app.parser_pending());
+}
+
+#[test]
+fn escape_twice_on_an_empty_editor_opens_the_session_tree() {
+    let mut h = harness_with("panel-esc", &[], true);
+    h.resize(100, 30);
+    push_reply("panel-esc", Reply::text("the reply"));
+    h.type_bytes("a question\r");
+    h.wait_idle();
+    h.wait_text("the reply");
+    escape(&mut h);
+    assert!(h.app.overlay.is_none(), "one Escape does nothing");
+    escape(&mut h);
+    assert_eq!(
+        h.app.overlay.map(|o| o.kind),
+        Some(overlays::OverlayKind::Tree)
+    );
+    assert_panel_in_place(&mut h, "the tree after Escape Escape", "panel-esc");
+    escape(&mut h);
+    assert!(h.app.overlay.is_none(), "Escape closes the tree");
+
+    // Text in the editor: Escape is the editor's; `!` bash mode: Escape clears the line.
+    h.type_bytes("draft");
+    escape(&mut h);
+    escape(&mut h);
+    assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.view.editor.get_text(), "draft");
+    h.app.view.editor.set_text("!ls");
+    escape(&mut h);
+    assert_eq!(h.app.view.editor.get_text(), "");
+}
+
+#[test]
+fn double_escape_follows_the_setting() {
+    let mut h = harness_with("panel-esc-fork", &[], true);
+    std::fs::write(
+        h.dir.path().join("agent/settings.json"),
+        r#"{"doubleEscapeAction": "fork"}"#,
+    )
+    .unwrap();
+    h.app.session.as_mut().unwrap().settings =
+        Settings::load_with(&h.dir.path().join("agent"), h.dir.path(), false);
+    push_reply("panel-esc-fork", Reply::text("the reply"));
+    h.type_bytes("a question\r");
+    h.wait_idle();
+    h.wait_text("the reply");
+    escape(&mut h);
+    escape(&mut h);
+    assert_eq!(
+        h.app.overlay.map(|o| o.kind),
+        Some(overlays::OverlayKind::Fork)
+    );
+}
