@@ -26,7 +26,6 @@ use crate::agent::AgentEvent;
 use crate::harness::task::SessionTask;
 use crate::harness::AgentSession;
 use crate::session::entry::BashExecutionMessage;
-use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::loader::Loader;
 use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
@@ -101,11 +100,7 @@ impl<T: Terminal> App<T> {
                 ..FooterInfo::default()
             },
         };
-        let mut editor = Editor::new();
-        editor.set_autocomplete_provider(Box::new(CombinedProvider::new(
-            slash_commands(&env),
-            cwd.clone(),
-        )));
+        let editor = Editor::new();
         let mut app = App {
             tui: Tui::new(terminal),
             view: View::new(header, editor, footer),
@@ -507,24 +502,4 @@ pub(super) fn message_text(m: &crate::ai::Message) -> String {
         crate::ai::Message::User(u) => crate::session::ops::user_content_text(&u.content),
         _ => String::new(),
     }
-}
-
-/// Built-in commands, then prompt templates and skills, for the editor's `/` popup.
-pub(super) fn slash_commands(env: &InteractiveEnv) -> Vec<SlashCommand> {
-    let mut commands: Vec<SlashCommand> = super::commands::BUILTIN
-        .iter()
-        .map(|(name, description)| SlashCommand::new(*name, *description))
-        .collect();
-    for t in &env.resources.templates {
-        let mut c = SlashCommand::new(t.name.clone(), t.description.clone());
-        c.argument_hint = t.argument_hint.clone();
-        commands.push(c);
-    }
-    for s in &env.resources.skills {
-        commands.push(SlashCommand::new(
-            format!("skill:{}", s.name),
-            s.description.clone(),
-        ));
-    }
-    commands
 }

@@ -368,3 +368,23 @@ fn tree_navigation_with_a_summary_writes_a_branch_summary_entry() {
     // The agent continues from the summary.
     assert_eq!(h.app.session().unwrap().messages().len(), 1);
 }
+
+#[test]
+fn model_command_arguments_pop_up_matching_models_and_complete_on_enter() {
+    let mut h = harness_with("dlg-args-a", &["dlg-args-other"], false);
+    h.resize(100, 30);
+    h.type_bytes("/model oth");
+    h.wait_text("dlg-args-other");
+    let screen = h.app.tui.terminal().screen_text().join("\n");
+    let row = format!(
+        "→ dlg-args-other{}test",
+        " ".repeat(32 - "dlg-args-other".len())
+    );
+    assert!(screen.contains(&row), "{screen}");
+    assert!(!screen.contains("dlg-args-a "), "filtered: {screen}");
+    h.type_bytes("\r");
+    assert_eq!(h.app.view.editor.get_text(), "/model test/dlg-args-other");
+    h.type_bytes("\r");
+    h.wait_text("Model: dlg-args-other");
+    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-args-other");
+}

@@ -59,7 +59,7 @@ impl<T: Terminal> App<T> {
 
     /// What `/model` and Ctrl+P choose among: the scope when one is set, else every model
     /// that has credentials.
-    fn model_candidates(&self) -> Vec<Model> {
+    pub(super) fn model_candidates(&self) -> Vec<Model> {
         let scoped = self.scoped_models();
         if scoped.is_empty() {
             (self.env.available_models)()
@@ -168,6 +168,8 @@ impl<T: Terminal> App<T> {
                     .collect();
                 let s = self.session.as_mut().ok_or(BUSY)?;
                 s.scoped_models = scoped;
+                // `/model`'s completions follow the scope.
+                self.install_autocomplete();
                 Ok(())
             }
             ScopedModelsOutcome::Saved(ids) => {
