@@ -39,6 +39,9 @@ impl<T: Terminal> App<T> {
             OverlayOutcome::Session(SessionOutcome::Selected(path)) => {
                 self.gated(GatedOp::Resume(path))
             }
+            OverlayOutcome::Session(SessionOutcome::Renamed { path, name }) => {
+                self.rename_session(&path, &name)
+            }
             OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.gated(GatedOp::Fork(id)),
             OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
             OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
@@ -200,9 +203,24 @@ impl<T: Terminal> App<T> {
             Box::new(move || list_all_sessions(&agent_dir)),
             active,
             theme::current(),
-        );
+        )
+        .with_rename();
         self.show_dialog(picker, OverlayKind::Sessions);
         Ok(())
+    }
+
+    /// Ctrl+R in `/resume`: the open session is named as `/name` does; another session's
+    /// file gets the name appended.
+    fn rename_session(&mut self, path: &Path, name: &str) -> Result<(), String> {
+        let s = self.session.as_mut().ok_or(BUSY)?;
+        if s.session.path().is_some_and(|p| p == path) {
+            ops::set_name(&mut s.session, name)?;
+            self.refresh_footer();
+            return Ok(());
+        }
+        let (mut writer, _) = SessionWriter::open(path)
+            .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
+        ops::set_name(&mut writer, name).map(|_| ())
     }
 
     pub(super) fn resume(&mut self, path: &Path) -> Result<(), String> {

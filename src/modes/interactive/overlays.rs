@@ -65,6 +65,7 @@ impl OverlayOutcome {
             OverlayOutcome::ScopedModels(
                 ScopedModelsOutcome::Changed(_) | ScopedModelsOutcome::Saved(_)
             ) | OverlayOutcome::Tree(TreeOutcome::LabelChanged { .. })
+                | OverlayOutcome::Session(SessionOutcome::Renamed { .. })
                 | OverlayOutcome::Settings(
                     SettingsOutcome::Changed(_) | SettingsOutcome::PreviewTheme(_)
                 )

@@ -49,6 +49,8 @@ pub fn pick_session(session_dir: &Path, agent_dir: &Path) -> io::Result<Option<P
     let chosen = run_until(terminal, &input, picker, |p| match p.take_outcome()? {
         SessionOutcome::Selected(path) => Some(Some(path)),
         SessionOutcome::Cancelled => Some(None),
+        // No rename in `pi -r`.
+        SessionOutcome::Renamed { .. } => None,
     })?;
     Ok(chosen.flatten())
 }
