@@ -62,6 +62,9 @@ pub struct App<T: Terminal> {
     pub(super) tool_items: std::collections::HashMap<String, usize>,
     /// The model while a run holds the session, and changes waiting for it to return.
     pub(super) run_state: Option<RunState>,
+    /// The transcript length right after a compaction summary was shown during this run: when
+    /// the run ends the transcript is rebuilt around the compaction entry, as pi does.
+    pub(super) compacted_in_run: Option<usize>,
     /// When the pending auto-retry fires, for the "Retrying in Ns" countdown.
     pub(super) retry_countdown: Option<RetryCountdown>,
     /// A branch summary being made before a tree navigation (its task is `task`).
@@ -91,6 +94,7 @@ impl<T: Terminal> App<T> {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
             quiet: env.quiet_startup && !env.verbose,
+            listing: true,
         };
         let footer = Footer {
             info: FooterInfo {
@@ -118,6 +122,7 @@ impl<T: Terminal> App<T> {
             streaming: None,
             tool_items: Default::default(),
             run_state: None,
+            compacted_in_run: None,
             retry_countdown: None,
             tree_summary: None,
             pending_login: None,
@@ -442,6 +447,9 @@ impl<T: Terminal> App<T> {
         self.streaming = None;
         self.view.steering.clear();
         self.view.follow_up.clear();
+        if let Some(shown_at) = self.compacted_in_run.take() {
+            self.rebuild_after_compaction(shown_at);
+        }
         if !leftover.is_empty() {
             // Queued messages the run never reached go back to the editor, as pi does.
             self.restore_to_editor(leftover);

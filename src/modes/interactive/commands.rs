@@ -237,7 +237,14 @@ impl<T: Terminal> App<T> {
             SessionWriter::new(&cwd, None, None)
         };
         self.adopt(writer)?;
-        self.view.status_note("New session started");
+        let theme = theme::current();
+        self.view.push(super::chat::ChatItem::Note(
+            crate::tui::components::text::Text::new(
+                theme.fg(theme::Token::Accent, "✓ New session started"),
+                1,
+                1,
+            ),
+        ));
         Ok(())
     }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::app::{message_text, App};
 use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
+use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
 use crate::ai::{AssistantMessage, Content, Message};
@@ -23,7 +24,8 @@ impl<T: Terminal> App<T> {
                 message: Message::User(u),
             } => {
                 let text = crate::session::ops::user_content_text(&u.content);
-                self.view.push(ChatItem::User(UserView::new(&text)));
+                let first = self.view.chat.is_empty() && !self.view.header.lists_resources();
+                self.view.push(ChatItem::User(UserView::new(&text, first)));
                 self.sync_queues();
             }
             AgentEvent::MessageStart {
@@ -135,7 +137,15 @@ impl<T: Terminal> App<T> {
                     self.view.error(&e);
                 } else if let Some(r) = result {
                     let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
-                    self.view.push(compaction_note(tokens));
+                    let summary = r["summary"].as_str().unwrap_or_default();
+                    self.view.push(ChatItem::Summary(SummaryView::compaction(
+                        summary,
+                        tokens,
+                        self.tools_expanded,
+                    )));
+                    // The transcript is rebuilt around the compaction entry once the run
+                    // gives the session back (see `task_finished`).
+                    self.compacted_in_run = Some(self.view.chat.len());
                 }
                 self.show_loader(Token::Accent, Self::working_message());
             }
@@ -220,34 +230,4 @@ impl RetryCountdown {
             self.attempt, self.max_attempts
         )
     }
-}
-
-/// pi's compaction marker: `[compaction]` then the size it came from.
-pub(super) fn compaction_note(tokens_before: u64) -> ChatItem {
-    let theme = crate::tui::theme::current();
-    let key = keybindings::current().key_text("app.tools.expand");
-    let text = format!(
-        "{}\n{}{}{}",
-        theme.fg(Token::CustomMessageLabel, &theme.bold("[compaction]")),
-        theme.fg(
-            Token::CustomMessageText,
-            &format!("Compacted from {} tokens (", format_count(tokens_before))
-        ),
-        theme.fg(Token::Dim, &key),
-        theme.fg(Token::CustomMessageText, " to expand)")
-    );
-    ChatItem::Note(crate::tui::components::text::Text::new(text, 1, 0))
-}
-
-/// `12,345`-style grouping, as `toLocaleString` prints it.
-fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -8,7 +8,7 @@
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
 //! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
-//! `chat`, `tool_view`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
+//! `chat`, `tool_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
 //! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
 //! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
 //! `ext_widgets` (widgets and footer statuses).
@@ -38,6 +38,7 @@ pub mod overlays;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;
+mod summaries;
 mod tool_view;
 mod transcript;
 mod tree_nav;
