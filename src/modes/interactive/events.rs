@@ -11,7 +11,7 @@ use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
 use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
-use crate::ai::{AssistantMessage, Content, Message};
+use crate::ai::{AssistantMessage, Content, Message, StopReason};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
@@ -52,6 +52,7 @@ impl<T: Terminal> App<T> {
                 self.update_streaming(&a);
                 self.streaming = None;
                 self.view.footer.info.add_usage(&a);
+                self.fail_unstarted_tools(&a);
             }
             AgentEvent::ToolExecutionStart { id, name, args } => {
                 let index = self.tool_view(&id, &name, &args);
@@ -186,6 +187,26 @@ impl<T: Terminal> App<T> {
                     if t.is_running() {
                         t.set_args(call.arguments.clone());
                     }
+                }
+            }
+        }
+    }
+
+    /// A reply that ended aborted or failed while a tool call was still streaming: pi shows
+    /// why in that call's box (which would otherwise stay pending, and the abort unsaid).
+    fn fail_unstarted_tools(&mut self, a: &AssistantMessage) {
+        let why = match a.stop_reason {
+            StopReason::Aborted => "Operation aborted".to_string(),
+            StopReason::Error => a.error_message.clone().unwrap_or_else(|| "Error".into()),
+            _ => return,
+        };
+        for c in &a.content {
+            let Content::ToolCall(call) = c else { continue };
+            let item = self.tool_items.get(&call.id).copied();
+            if let Some(ChatItem::Tool(t)) = item.and_then(|i| self.view.chat.get_mut(i)) {
+                if t.is_running() {
+                    let result = serde_json::json!({"content": [{"type": "text", "text": why}]});
+                    t.finish(result, true);
                 }
             }
         }

@@ -96,3 +96,62 @@ fn new_session_says_so_with_pi_s_tick_and_drops_the_start_up_listing() {
         .unwrap();
     assert_eq!(lines[at - 2..at], ["", ""], "{lines:#?}");
 }
+
+#[test]
+fn alt_up_then_escape_prints_operation_aborted() {
+    for queued in [false, true] {
+        let model = format!("tr-alt-up-{queued}");
+        let mut h = harness(&model);
+        push_reply(
+            &model,
+            Reply {
+                blocks: vec![Block::Text("a long answer that takes its time".repeat(5))],
+                delay: Duration::from_millis(50),
+                ..Default::default()
+            },
+        );
+        h.type_bytes("go\r");
+        h.wait_text("Working...");
+        if queued {
+            h.type_bytes("later\r");
+            h.wait_text("Steering: later");
+        }
+        h.type_bytes("\x1b[1;3A");
+        let restored = if queued {
+            "Restored 1 queued message to editor"
+        } else {
+            "No queued messages to restore"
+        };
+        h.wait_text(restored);
+        h.type_bytes("\x1b");
+        h.wait_idle();
+        h.wait_text("Operation aborted");
+        let screen = h.screen();
+        assert!(!screen.contains("Working..."), "{screen}");
+    }
+}
+
+#[test]
+fn aborting_while_a_tool_call_streams_says_operation_aborted_in_its_box() {
+    let mut h = harness("tr-abort-tool");
+    push_reply(
+        "tr-abort-tool",
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "call_1".into(),
+                name: "write".into(),
+                arguments: json!({"path": "x.txt", "content": "slow words ".repeat(40)}),
+            }],
+            delay: Duration::from_millis(30),
+            ..Default::default()
+        },
+    );
+    h.type_bytes("go\r");
+    h.wait_text("write x.txt");
+    h.type_bytes("\x1b[1;3A");
+    h.wait_text("No queued messages to restore");
+    h.type_bytes("\x1b");
+    h.wait_idle();
+    h.wait_text("Operation aborted");
+    assert!(!h.dir.path().join("x.txt").exists());
+}
