@@ -6,7 +6,6 @@ use std::path::Path;
 use super::app::App;
 use super::extensions::GatedOp;
 use super::selectors::login::PickerMode;
-use super::view::text_block;
 use crate::harness::task::SessionTask;
 use crate::session::{export_html, ops, SessionWriter};
 use crate::tui::components::markdown::Markdown;
@@ -92,10 +91,7 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             "changelog" => {
-                self.view.push(text_block(format!(
-                    "pi v{} (Rust). No changelog is bundled with this build.",
-                    crate::VERSION
-                )));
+                self.view.push(super::changelog::view());
                 Ok(())
             }
             "copy" => self.copy_last_message(),

@@ -4,7 +4,7 @@
 //!
 //! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`
 //! (app keys, submissions), `events` (agent events → transcript), `commands` (slash
-//! commands), `completions` (what the `/` popup offers), `completions` (what the `/` popup offers), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
+//! commands), `changelog` (`/changelog`), `completions` (what the `/` popup offers), `completions` (what the `/` popup offers), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
 //! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
@@ -16,6 +16,7 @@
 mod app;
 mod background;
 mod bash_job;
+mod changelog;
 mod chat;
 pub mod clipboard_image;
 mod commands;

@@ -155,3 +155,15 @@ fn aborting_while_a_tool_call_streams_says_operation_aborted_in_its_box() {
     h.wait_text("Operation aborted");
     assert!(!h.dir.path().join("x.txt").exists());
 }
+
+#[test]
+fn changelog_shows_the_bundled_changelog_as_pi_does() {
+    let mut h = harness("tr-changelog");
+    h.resize(100, 30);
+    h.type_bytes("/changelog\r");
+    h.wait_text("What's New");
+    let all = h.screen();
+    assert!(all.contains(&format!("[{}] - ", crate::VERSION)), "{all}");
+    assert!(all.contains("### New Features"), "{all}");
+    assert!(!all.contains("No changelog"), "{all}");
+}

@@ -16,7 +16,7 @@ use super::header::Header;
 use super::transcript::{first_difference, Transcript};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::loader::Loader;
-use crate::tui::components::text::{Text, TruncatedText};
+use crate::tui::components::text::TruncatedText;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Token};
 use crate::tui::{AnyComponent, Component};
@@ -230,9 +230,4 @@ impl Component for View {
         }
         self.frame = FrameCache::default();
     }
-}
-
-/// A plain text block for the transcript (e.g. `/session`, `/hotkeys`).
-pub fn text_block(text: String) -> ChatItem {
-    ChatItem::Block(Box::new(Text::new(text, 1, 0)))
 }
