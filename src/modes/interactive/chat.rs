@@ -14,7 +14,7 @@ use crate::ai::{AssistantMessage, Content, StopReason, UserContent};
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::loader::Loader;
 use crate::tui::components::markdown::{DefaultTextStyle, Markdown};
-use crate::tui::components::text::{Fill, Spacer, Text};
+use crate::tui::components::text::{tail_rows, Fill, Spacer, Text};
 use crate::tui::theme::{self, Theme, Token};
 use crate::tui::Component;
 
@@ -412,8 +412,13 @@ impl Component for BashView {
         let hidden = all.len() - shown.len();
         if !shown.is_empty() {
             let body: Vec<String> = shown.iter().map(|l| theme.fg(Token::Muted, l)).collect();
-            lines.push(String::new());
-            lines.extend(Text::new(body.join("\n"), 1, 0).render(width));
+            let body = format!("\n{}", body.join("\n"));
+            if self.expanded {
+                lines.extend(Text::new(body, 1, 0).render(width));
+            } else {
+                // As pi: the preview's lines also fit in as many screen rows.
+                lines.extend(tail_rows(&body, BASH_PREVIEW_LINES, width, 1).0);
+            }
         }
         match &self.outcome {
             None => lines.extend(self.loader.render(width)),

@@ -8,7 +8,7 @@
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
 //! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
-//! `chat`, `tool_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
+//! `chat`, `tool_view`, `diff_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
 //! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
 //! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
 //! `ext_widgets` (widgets and footer statuses).
@@ -23,6 +23,7 @@ mod commands;
 mod completions;
 mod deferred;
 mod dialogs;
+mod diff_view;
 mod events;
 mod ext_component;
 mod ext_remote;

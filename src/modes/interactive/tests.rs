@@ -26,6 +26,8 @@ mod layout_tests;
 mod panel_tests;
 #[path = "paste_tests.rs"]
 mod paste_tests;
+#[path = "tool_output_tests.rs"]
+mod tool_output_tests;
 #[path = "transcript_tests.rs"]
 mod transcript_tests;
 
