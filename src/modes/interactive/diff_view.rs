@@ -226,7 +226,7 @@ mod tests {
         let t = theme();
         let out = render_diff(&t, "-1 a\n-2 b\n+1 c\n+3 added\n     ...");
         assert!(!out.contains("\x1b[7m"), "{out:?}");
-        let lines: Vec<String> = out.split('\n').map(|l| strip_ansi(l)).collect();
+        let lines: Vec<String> = out.split('\n').map(strip_ansi).collect();
         assert_eq!(lines, ["-1 a", "-2 b", "+1 c", "+3 added", "     ..."]);
     }
 
