@@ -414,9 +414,9 @@ impl<T: Terminal> App<T> {
         self.tui.request_render();
     }
 
+    /// pi's indicator text while a run goes on (the key is in the start-up hints).
     pub(super) fn working_message() -> String {
-        let key = crate::tui::keybindings::current().key_text("app.interrupt");
-        format!("Working... ({key} to interrupt)")
+        "Working...".into()
     }
 
     /// The task thread ended: take the session back and settle the screen.

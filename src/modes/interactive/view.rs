@@ -88,7 +88,8 @@ impl View {
         for m in &self.follow_up {
             add(format!("Follow-up: {}", super::chat::safe(m)));
         }
-        let key = keybindings::current().key_text("app.message.dequeue");
+        let key =
+            keybindings::display_keys(&keybindings::current().key_text("app.message.dequeue"));
         add(format!("↳ {key} to edit all queued messages"));
         lines
     }
@@ -133,12 +134,12 @@ impl View {
     /// The rows under the transcript: queued messages, the indicator, editor and footer.
     fn bottom_lines(&mut self, width: usize) -> Vec<String> {
         let mut lines = self.pending_lines(width);
-        match &mut self.status {
-            Some(loader) => lines.extend(loader.render(width)),
-            None => lines.push(String::new()),
+        if let Some(loader) = &mut self.status {
+            lines.extend(loader.render(width));
         }
-        let spacer = self.status.is_some();
-        lines.extend(self.extension.render_above(width, spacer));
+        // pi's widget row above the editor: a blank row, then the extensions' widgets.
+        lines.push(String::new());
+        lines.extend(self.extension.render_above(width, false));
         // A selector takes the editor's place, whichever editor (an extension's or ours).
         let editor = match &mut self.dialog {
             Some(dialog) => Some(dialog.render(width)),

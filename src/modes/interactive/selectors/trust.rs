@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::common::{border, fit, key_hint};
+use super::common::{border, choice_dialog, fit, key_hint};
 use crate::resources::trust::TrustStore;
 use crate::tui::components::text::Text;
 use crate::tui::theme::{Theme, Token};
@@ -189,13 +189,7 @@ impl TrustSelector {
         let t = &self.theme;
         let mut lines = Vec::new();
         match &self.form {
-            Form::Prompt => {
-                let title = format!(
-                    "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
-                    self.cwd.display()
-                );
-                lines.extend(self.text(t.fg(Token::Accent, &t.bold(&title)), width));
-            }
+            Form::Prompt => {}
             Form::Manage { saved, trusted_now } => {
                 let saved = match saved {
                     None => "none".to_string(),
@@ -229,6 +223,14 @@ impl TrustSelector {
 impl Component for TrustSelector {
     fn render(&mut self, width: usize) -> Vec<String> {
         let t = Arc::clone(&self.theme);
+        if let Form::Prompt = self.form {
+            let title = format!(
+                "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
+                self.cwd.display()
+            );
+            let options: Vec<String> = self.options.iter().map(|o| o.label.clone()).collect();
+            return choice_dialog(&t, &title, &options, self.selected, "select", width);
+        }
         let mut lines = vec![border(&t, Token::Border, width), String::new()];
         lines.extend(self.header(width));
         lines.push(String::new());
@@ -253,7 +255,7 @@ impl Component for TrustSelector {
             lines.extend(self.text(format!("{prefix}{marker}{label}"), width));
         }
         lines.push(String::new());
-        let confirm = if manage { "save" } else { "select" };
+        let confirm = "save";
         let hint = format!(
             "{}{}  {}  {}",
             t.fg(Token::Dim, "↑↓"),
