@@ -185,88 +185,88 @@ impl TrustSelector {
         Text::new(text, 1, 0).render(width)
     }
 
-    fn header(&self, width: usize) -> Vec<String> {
+    /// The start-up question, in pi's small question dialog.
+    fn render_prompt(&self, width: usize) -> Vec<String> {
+        let title = format!(
+            "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
+            self.cwd.display()
+        );
+        let options: Vec<String> = self.options.iter().map(|o| o.label.clone()).collect();
+        choice_dialog(
+            &self.theme,
+            &title,
+            &options,
+            self.selected,
+            "select",
+            width,
+        )
+    }
+
+    /// `/trust`: the decisions, then the options with the saved one ticked.
+    fn render_manage(
+        &self,
+        saved: &Option<(PathBuf, bool)>,
+        trusted_now: bool,
+        width: usize,
+    ) -> Vec<String> {
         let t = &self.theme;
-        let mut lines = Vec::new();
-        match &self.form {
-            Form::Prompt => {}
-            Form::Manage { saved, trusted_now } => {
-                let saved = match saved {
-                    None => "none".to_string(),
-                    Some((path, decision)) => {
-                        let label = if *decision { "trusted" } else { "untrusted" };
-                        if *path == self.cwd {
-                            format!("{label} ({})", path.display())
-                        } else {
-                            format!("{label} (inherited from {})", path.display())
-                        }
-                    }
-                };
-                let now = if *trusted_now { "trusted" } else { "untrusted" };
-                lines.extend(self.text(t.fg(Token::Accent, &t.bold("Project trust")), width));
-                lines.extend(self.text(t.fg(Token::Muted, &self.cwd.display().to_string()), width));
-                lines.push(String::new());
-                lines.extend(self.text(
-                    t.fg(Token::Muted, &format!("Saved decision: {saved}")),
-                    width,
-                ));
-                lines.extend(self.text(
-                    t.fg(Token::Muted, &format!("Current session: {now}")),
-                    width,
-                ));
+        let saved = match saved {
+            None => "none".to_string(),
+            Some((path, decision)) => {
+                let label = if *decision { "trusted" } else { "untrusted" };
+                if *path == self.cwd {
+                    format!("{label} ({})", path.display())
+                } else {
+                    format!("{label} (inherited from {})", path.display())
+                }
             }
+        };
+        let now = if trusted_now { "trusted" } else { "untrusted" };
+        let muted = |text: &str| self.text(t.fg(Token::Muted, text), width);
+        let mut lines = vec![border(t, Token::Border, width), String::new()];
+        lines.extend(self.text(t.fg(Token::Accent, &t.bold("Project trust")), width));
+        lines.extend(muted(&self.cwd.display().to_string()));
+        lines.push(String::new());
+        lines.extend(muted(&format!("Saved decision: {saved}")));
+        lines.extend(muted(&format!("Current session: {now}")));
+        lines.push(String::new());
+        for (i, option) in self.options.iter().enumerate() {
+            let (prefix, label) = if i == self.selected {
+                (
+                    t.fg(Token::Accent, "→ "),
+                    t.fg(Token::Accent, &option.label),
+                )
+            } else {
+                ("  ".into(), t.fg(Token::Text, &option.label))
+            };
+            let marker = if self.is_saved(i) {
+                t.fg(Token::Accent, "✓ ")
+            } else {
+                "  ".into()
+            };
+            lines.extend(self.text(format!("{prefix}{marker}{label}"), width));
         }
-        lines
+        lines.push(String::new());
+        let hint = format!(
+            "{}{}  {}  {}",
+            t.fg(Token::Dim, "↑↓"),
+            t.fg(Token::Muted, " navigate"),
+            key_hint(t, "tui.select.confirm", "save"),
+            key_hint(t, "tui.select.cancel", "cancel"),
+        );
+        lines.extend(self.text(hint, width));
+        lines.push(String::new());
+        lines.push(border(t, Token::Border, width));
+        fit(lines, width)
     }
 }
 
 impl Component for TrustSelector {
     fn render(&mut self, width: usize) -> Vec<String> {
-        let t = Arc::clone(&self.theme);
-        if let Form::Prompt = self.form {
-            let title = format!(
-                "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
-                self.cwd.display()
-            );
-            let options: Vec<String> = self.options.iter().map(|o| o.label.clone()).collect();
-            return choice_dialog(&t, &title, &options, self.selected, "select", width);
+        match &self.form {
+            Form::Prompt => self.render_prompt(width),
+            Form::Manage { saved, trusted_now } => self.render_manage(saved, *trusted_now, width),
         }
-        let mut lines = vec![border(&t, Token::Border, width), String::new()];
-        lines.extend(self.header(width));
-        lines.push(String::new());
-        let manage = matches!(self.form, Form::Manage { .. });
-        for (i, option) in self.options.iter().enumerate() {
-            let selected = i == self.selected;
-            let prefix = if selected {
-                t.fg(Token::Accent, "→ ")
-            } else {
-                "  ".into()
-            };
-            let marker = match (manage, self.is_saved(i)) {
-                (false, _) => String::new(),
-                (true, true) => t.fg(Token::Accent, "✓ "),
-                (true, false) => "  ".into(),
-            };
-            let label = if selected {
-                t.fg(Token::Accent, &option.label)
-            } else {
-                t.fg(Token::Text, &option.label)
-            };
-            lines.extend(self.text(format!("{prefix}{marker}{label}"), width));
-        }
-        lines.push(String::new());
-        let confirm = "save";
-        let hint = format!(
-            "{}{}  {}  {}",
-            t.fg(Token::Dim, "↑↓"),
-            t.fg(Token::Muted, " navigate"),
-            key_hint(&t, "tui.select.confirm", confirm),
-            key_hint(&t, "tui.select.cancel", "cancel"),
-        );
-        lines.extend(self.text(hint, width));
-        lines.push(String::new());
-        lines.push(border(&t, Token::Border, width));
-        fit(lines, width)
     }
 
     fn handle_input(&mut self, event: &InputEvent) -> bool {
