@@ -134,7 +134,7 @@ impl<T: Terminal> App<T> {
             env,
         };
         // After the history: rendering it starts the chat afresh.
-        app.render_history();
+        app.fill_transcript();
         for notice in std::mem::take(&mut app.env.notices) {
             app.view.warning(&notice);
         }

@@ -12,8 +12,17 @@ use crate::session::{ops, to_llm_messages, AgentMessage, SessionWriter};
 use crate::tui::terminal::Terminal;
 
 impl<T: Terminal> App<T> {
-    /// Replaces the transcript with the current session's messages.
+    /// Replaces the transcript with the current session's messages and repaints the screen
+    /// from the top (the renderer cannot edit lines that scrolled away).
     pub(super) fn render_history(&mut self) {
+        self.fill_transcript();
+        self.tui.request_full_render();
+    }
+
+    /// Fills the transcript with the current session's messages. At start-up this is all: the
+    /// first frame is painted below what the terminal already shows, as pi does, so nothing
+    /// printed before it (the shell's lines, a warning) is erased.
+    pub(super) fn fill_transcript(&mut self) {
         self.view.chat.clear();
         self.tool_items.clear();
         self.streaming = None;
@@ -83,8 +92,6 @@ impl<T: Terminal> App<T> {
         }
         self.view.chat.replace(items);
         self.view.last_is_status = false;
-        // The renderer cannot edit lines that scrolled away: repaint from the top.
-        self.tui.request_full_render();
     }
 
     /// After a compaction: the session's context (the compaction summary, then the messages

@@ -167,3 +167,18 @@ fn changelog_shows_the_bundled_changelog_as_pi_does() {
     assert!(all.contains("### New Features"), "{all}");
     assert!(!all.contains("No changelog"), "{all}");
 }
+
+#[test]
+fn the_first_frame_keeps_what_the_terminal_showed_before_pi() {
+    let mut h = harness("tr-keep");
+    // The shell's lines and a warning printed before the first frame.
+    h.app
+        .tui
+        .terminal_mut()
+        .write("$ pi\r\nWarning: printed before the UI\r\n");
+    h.wait_text("pi v0.73.1");
+    let lines = h.app.tui.terminal().screen_lines();
+    assert_eq!(lines[0], "$ pi", "{lines:#?}");
+    assert_eq!(lines[1], "Warning: printed before the UI", "{lines:#?}");
+    assert_eq!(lines[3], " pi v0.73.1", "{lines:#?}");
+}
