@@ -202,6 +202,10 @@ fn interactive(mut args: Args) -> i32 {
         }
     }
     install_signal_handler();
+    if let Err(msg) = ask_project_trust(&mut args) {
+        eprintln!("{msg}");
+        return 1;
+    }
     // Extensions talk to the terminal UI through this from their handshake on.
     let (channel_ui, extension_ui) = crate::modes::interactive::ext_ui::ChannelUi::new();
     let hookup = super::extensions::UiHookup {
@@ -222,12 +226,15 @@ fn interactive(mut args: Args) -> i32 {
         std::sync::Arc::clone(&hookup.ui),
         None,
     )));
-    // Shown in the TUI, never on stderr where the first frame would erase it. With
-    // `defaultProjectTrust: ask` and no decision yet the trust prompt belongs here too.
-    if !prepared.skipped.is_empty() && !prepared.trust.scope.trusted {
-        let cwd = &prepared.trust.scope.cwd;
-        notices.push(trust::untrusted_note(cwd, &prepared.skipped));
-    }
+    // The chat says so when the folder's protected resources were left out (pi's test is
+    // whether any exist; `.pi/mcp.json` and `.pi/themes` are not in `skipped`).
+    let project_trusted = prepared.trust.scope.trusted;
+    let untrusted_warning = !project_trusted
+        && (!prepared.skipped.is_empty()
+            || trust::has_protected_resources(
+                &prepared.trust.scope.cwd,
+                trust::home_dir().as_deref(),
+            ));
     let cwd = prepared.session.agent().cwd.clone();
     let agent_dir = crate::resources::agent_dir();
     let session_dir = super::sessions::sessions_dir(
@@ -299,12 +306,33 @@ fn interactive(mut args: Args) -> i32 {
             theme,
             provider_count,
             clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
+            project_trusted,
+            untrusted_warning,
         },
     );
     if let Some(mcp) = mcp {
         mcp.shutdown();
     }
     code
+}
+
+/// `defaultProjectTrust: ask` and no decision yet for a folder with protected resources: pi
+/// asks on the terminal before anything of the folder loads. The answer holds for this
+/// process (and is saved unless it was for this session only).
+fn ask_project_trust(args: &mut Args) -> Result<(), String> {
+    let cwd = super::config::current_dir()?;
+    let agent_dir = crate::resources::agent_dir();
+    if super::config::decide_trust(args, &agent_dir, &cwd).needs_prompt() {
+        let trusted =
+            crate::modes::interactive::trust::ask_at_start_up(&cwd, &agent_dir).map_err(|e| {
+                format!(
+                    "Error: could not ask whether to trust {}: {e}",
+                    cwd.display()
+                )
+            })?;
+        args.trust_override = Some(trusted);
+    }
+    Ok(())
 }
 
 /// `/reload` for extensions: discovery and handshake again (same flags, same UI), the tool

@@ -16,4 +16,5 @@ pub mod thinking;
 pub mod tree;
 pub mod tree_layout;
 pub mod tree_text;
+pub mod trust;
 pub mod user_message;
