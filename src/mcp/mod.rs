@@ -17,6 +17,7 @@ pub mod edit;
 pub mod http;
 pub mod log;
 pub mod manager;
+pub mod oauth;
 pub mod oauth_config;
 pub mod prompt;
 pub mod resources;

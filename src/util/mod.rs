@@ -4,9 +4,10 @@
 //! rewrites); `files` opens a file for reading only if it is a regular file, so a FIFO or a
 //! device passed where a file is expected never blocks or floods us, and tells whether two
 //! paths are the same file; `output_file` creates the private files that hold output the
-//! model was not shown in full.
+//! model was not shown in full; `browser` opens a sign-in URL when there is a desktop.
 
 pub mod atomic;
+pub mod browser;
 pub mod files;
 pub mod output_file;
 pub mod process;
