@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::config::{self, Exposure, LoadedConfig, ServerEntry};
-use super::connection::{ConnState, Hooks, ServerConnection, Status};
+use super::connection::{AuthContext, ConnState, Hooks, ServerConnection, Status};
 use super::log::ServerLog;
 use super::resources::{resource_tools, RESOURCE_TOOLS};
 use super::search::{Candidate, SearchHost, ToolSearch};
@@ -136,6 +136,7 @@ impl McpManager {
 
     pub fn from_config(loaded: LoadedConfig, options: McpOptions) -> Arc<McpManager> {
         let log = Arc::new(ServerLog::new(options.agent_dir.join("mcp.log")));
+        let auth = AuthContext::for_agent_dir(&options.agent_dir);
         let hooks = Arc::new(ManagerHooks(Mutex::new(Weak::new())));
         let servers: Vec<Server> = loaded
             .servers
@@ -147,7 +148,7 @@ impl McpManager {
                         entry.config.clone(),
                         &options.cwd,
                         Some(Arc::clone(&log)),
-                        None,
+                        Some(&auth),
                         hooks.clone() as Arc<dyn Hooks>,
                     )
                 });

@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod command;
+mod command_auth;
 pub mod config;
 pub mod connection;
 pub mod edit;
