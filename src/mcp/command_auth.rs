@@ -32,14 +32,24 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut current = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
             let cost = usize::from(ca != *cb);
-            current.push((previous[j + 1] + 1).min(current[j] + 1).min(previous[j] + cost));
+            current.push(
+                (previous[j + 1] + 1)
+                    .min(current[j] + 1)
+                    .min(previous[j] + cost),
+            );
         }
         previous = current;
     }
     previous[b.len()]
 }
 
-pub(super) fn run(command: &str, args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
+pub(super) fn run(
+    command: &str,
+    args: &[String],
+    agent_dir: &Path,
+    cwd: &Path,
+    io: &mut Io,
+) -> i32 {
     let login = command == "login";
     let known: &[(&str, Kind)] = if login {
         &[("local", Kind::Flag), ("timeout", Kind::Value)]
@@ -115,7 +125,11 @@ pub(super) fn run(command: &str, args: &[String], agent_dir: &Path, cwd: &Path, 
                 0
             }
             Err(e) => {
-                let _ = writeln!(io.err, "Could not update {}: {e}", auth.credentials.path().display());
+                let _ = writeln!(
+                    io.err,
+                    "Could not update {}: {e}",
+                    auth.credentials.path().display()
+                );
                 1
             }
         };
@@ -153,7 +167,10 @@ fn sign_in_to(conn: &ServerConnection, name: &str, timeout: Duration, io: &mut I
         }
         Err(_) if conn.state() == ConnState::NeedsAuth => {}
         Err(_) => {
-            let error = conn.status().error.unwrap_or_else(|| "unknown error".into());
+            let error = conn
+                .status()
+                .error
+                .unwrap_or_else(|| "unknown error".into());
             let _ = writeln!(io.err, "MCP server \"{name}\" failed to connect: {error}");
             return 1;
         }
@@ -277,7 +294,11 @@ impl LoginUi for TerminalUi<'_> {
             .name("pi-mcp-login-paste".into())
             .spawn(move || {
                 let mut line = String::new();
-                if std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {
+                if std::io::stdin()
+                    .lock()
+                    .read_line(&mut line)
+                    .is_ok_and(|n| n > 0)
+                {
                     let _ = tx.send(line);
                 }
             })

@@ -100,7 +100,9 @@ fn login_signs_in_through_the_browser_and_the_session_uses_the_tokens() {
     let before = pi.again().args(["mcp", "list"]).run();
     before.assert_code(1);
     assert!(
-        before.stdout.contains("docs: needs sign-in (direct, global)")
+        before
+            .stdout
+            .contains("docs: needs sign-in (direct, global)")
             && before.stdout.contains("  sign in with: pi mcp login docs"),
         "{}",
         before.stdout
@@ -112,29 +114,50 @@ fn login_signs_in_through_the_browser_and_the_session_uses_the_tokens() {
         out.starts_with("Sign in to MCP server \"docs\" in your browser:\nhttp://127.0.0.1:"),
         "{out}"
     );
-    assert!(out.ends_with("Signed in to MCP server \"docs\" (2 tools).\n"), "{out}");
+    assert!(
+        out.ends_with("Signed in to MCP server \"docs\" (2 tools).\n"),
+        "{out}"
+    );
     // Discovery found the endpoints; PKCE, resource and the advertised scope were requested.
-    assert!(url.starts_with(&format!("{}/authorize?", server.origin)), "{url}");
-    assert_eq!(query(&url, "code_challenge_method").as_deref(), Some("S256"));
+    assert!(
+        url.starts_with(&format!("{}/authorize?", server.origin)),
+        "{url}"
+    );
+    assert_eq!(
+        query(&url, "code_challenge_method").as_deref(),
+        Some("S256")
+    );
     assert_eq!(query(&url, "resource"), Some(server.url.clone()));
     assert_eq!(query(&url, "scope").as_deref(), Some("mcp"));
     let redirect = query(&url, "redirect_uri").unwrap();
-    assert!(redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"), "{redirect}");
+    assert!(
+        redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"),
+        "{redirect}"
+    );
     let stats = server.stats();
     assert_eq!(stats["registrations"], 1);
     assert_eq!(stats["last_registration"]["client_name"], "pi");
     assert_eq!(stats["last_registration"]["application_type"], "native");
-    assert_eq!(stats["last_registration"]["redirect_uris"], json!([redirect]));
+    assert_eq!(
+        stats["last_registration"]["redirect_uris"],
+        json!([redirect])
+    );
     assert_eq!(stats["code_exchanges"], 1);
 
     let (auth, mode) = auth_file(&pi);
     assert_eq!(mode, 0o600);
     let entry = &auth[format!("mcp__docs|{}", server.url)];
     assert_eq!(entry["serverUrl"], server.url.as_str());
-    assert!(entry["tokens"]["access_token"].as_str().unwrap().starts_with("at-"));
+    assert!(entry["tokens"]["access_token"]
+        .as_str()
+        .unwrap()
+        .starts_with("at-"));
     assert_eq!(entry["tokens"]["scope"], "mcp");
     assert!(entry["tokensExpireAt"].as_i64().is_some());
-    assert!(entry["clientInformation"]["client_id"].as_str().unwrap().starts_with("client-"));
+    assert!(entry["clientInformation"]["client_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("client-"));
     assert_eq!(
         entry["discovery"]["authorizationServerUrl"],
         server.origin.as_str()
@@ -143,21 +166,32 @@ fn login_signs_in_through_the_browser_and_the_session_uses_the_tokens() {
     let listed = pi.again().args(["mcp", "list"]).run();
     listed.assert_code(0);
     assert!(
-        listed.stdout.starts_with("docs: connected, 2 tools (direct, global)"),
+        listed
+            .stdout
+            .starts_with("docs: connected, 2 tools (direct, global)"),
         "{}",
         listed.stdout
     );
     let again = pi.again().args(["mcp", "login", "docs"]).run();
     again.assert_code(0);
-    assert_eq!(again.stdout, "Already signed in to MCP server \"docs\" (2 tools).\n");
+    assert_eq!(
+        again.stdout,
+        "Already signed in to MCP server \"docs\" (2 tools).\n"
+    );
 
     // A session calls the server's tool with the stored token.
     let mock = MockServer::with_replies([
-        Reply::sse(sse_tool_calls(API, &[("c1", "mcp__docs__whoami", json!({}))])),
+        Reply::sse(sse_tool_calls(
+            API,
+            &[("c1", "mcp__docs__whoami", json!({}))],
+        )),
         Reply::sse(crate::support::mock::sse_text(API, "done")),
     ]);
     let run = PiCommand::for_mock(API, &mock)
-        .write_agent_file("mcp.json", &std::fs::read_to_string(pi.agent_dir().join("mcp.json")).unwrap())
+        .write_agent_file(
+            "mcp.json",
+            &std::fs::read_to_string(pi.agent_dir().join("mcp.json")).unwrap(),
+        )
         .write_agent_file(
             "mcp-auth.json",
             &std::fs::read_to_string(pi.agent_dir().join("mcp-auth.json")).unwrap(),
@@ -175,7 +209,10 @@ fn login_signs_in_through_the_browser_and_the_session_uses_the_tokens() {
     assert!(auth.get(format!("mcp__docs|{}", server.url)).is_none());
     let out = pi.again().args(["mcp", "logout", "docs"]).run();
     out.assert_code(0);
-    assert_eq!(out.stdout, "No stored credentials for MCP server \"docs\".\n");
+    assert_eq!(
+        out.stdout,
+        "No stored credentials for MCP server \"docs\".\n"
+    );
 }
 
 #[test]
@@ -192,8 +229,16 @@ fn an_expired_token_is_refreshed_once_across_processes() {
     let (a, b) = (a.wait(), b.wait());
     a.assert_code(0);
     b.assert_code(0);
-    assert!(a.stdout.contains("docs: connected, 2 tools"), "{}", a.stdout);
-    assert!(b.stdout.contains("docs: connected, 2 tools"), "{}", b.stdout);
+    assert!(
+        a.stdout.contains("docs: connected, 2 tools"),
+        "{}",
+        a.stdout
+    );
+    assert!(
+        b.stdout.contains("docs: connected, 2 tools"),
+        "{}",
+        b.stdout
+    );
     let stats = server.stats();
     assert_eq!(stats["refreshes"], 1, "{stats}");
     assert_eq!(stats["refresh_failures"], 0, "{stats}");
@@ -206,7 +251,10 @@ fn an_expired_token_is_refreshed_once_across_processes() {
     pi.again().args(["mcp", "list"]).run().assert_code(0);
     let stats = server.stats();
     assert_eq!(stats["refreshes"], 2, "{stats}");
-    assert_eq!(stats["unauthorized"], 3, "only the first two lists were refused: {stats}");
+    assert_eq!(
+        stats["unauthorized"], 3,
+        "only the first two lists were refused: {stats}"
+    );
 }
 
 #[test]
@@ -288,14 +336,22 @@ fn a_configured_callback_port_and_client_are_used() {
         ])
         .run();
     add.assert_code(0);
-    assert!(add.stdout.ends_with("Check it with: pi mcp list. If it requires sign-in: pi mcp login docs\n"), "{}", add.stdout);
+    assert!(
+        add.stdout
+            .ends_with("Check it with: pi mcp list. If it requires sign-in: pi mcp login docs\n"),
+        "{}",
+        add.stdout
+    );
     let (code, out, err, url) = login(&pi);
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert_eq!(
         query(&url, "redirect_uri"),
         Some(format!("http://127.0.0.1:{port}/callback"))
     );
-    assert_eq!(server.stats()["last_registration"]["client_name"], "Claude Code");
+    assert_eq!(
+        server.stats()["last_registration"]["client_name"],
+        "Claude Code"
+    );
 }
 
 #[test]
@@ -331,15 +387,27 @@ fn login_and_logout_explain_what_they_cannot_do() {
     );
     let res = pi.again().args(["mcp", "login", "radius", "-l"]).run();
     res.assert_code(1);
-    assert!(res.stderr.ends_with("not in the project; omit --local.\n"), "{}", res.stderr);
+    assert!(
+        res.stderr.ends_with("not in the project; omit --local.\n"),
+        "{}",
+        res.stderr
+    );
     let res = pi_for(&server, json!({}))
         .args(["mcp", "login", "docs", "--timeout", "0"])
         .run();
     res.assert_code(1);
-    assert_eq!(res.stderr, "--timeout must be a positive number of seconds.\n");
+    assert_eq!(
+        res.stderr,
+        "--timeout must be a positive number of seconds.\n"
+    );
     let res = pi.again().args(["mcp", "login"]).run();
     res.assert_code(1);
-    assert!(res.stderr.starts_with("Usage: pi mcp login <server> [-l]\n"), "{}", res.stderr);
+    assert!(
+        res.stderr
+            .starts_with("Usage: pi mcp login <server> [-l]\n"),
+        "{}",
+        res.stderr
+    );
 
     // `auth.provider` sends the provider's /login token; without one the server needs sign-in.
     let listed = pi.again().args(["mcp", "list", "--json"]).run();
@@ -347,7 +415,11 @@ fn login_and_logout_explain_what_they_cannot_do() {
     assert_eq!(doc["servers"][0]["state"], "needs-auth");
     assert_eq!(doc["servers"][0]["authProvider"], "radius");
     let text = pi.again().args(["mcp", "list"]).run();
-    assert!(text.stdout.contains("  sign in with: /login radius in pi"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("  sign in with: /login radius in pi"),
+        "{}",
+        text.stdout
+    );
     assert_eq!(doc["servers"][1]["state"], "connected");
     let pi = pi.write_agent_file(
         "auth.json",
@@ -367,7 +439,12 @@ fn a_login_that_is_never_approved_times_out() {
         .args(["mcp", "login", "docs", "--timeout", "1"])
         .run();
     res.assert_code(1);
-    assert!(res.stdout.starts_with("Sign in to MCP server \"docs\" in your browser:\n"), "{}", res.stdout);
+    assert!(
+        res.stdout
+            .starts_with("Sign in to MCP server \"docs\" in your browser:\n"),
+        "{}",
+        res.stdout
+    );
     assert_eq!(
         res.stderr,
         "Sign-in to MCP server \"docs\" was cancelled or not completed within 1 seconds.\n"

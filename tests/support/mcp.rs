@@ -200,7 +200,10 @@ impl OAuthServer {
                 let _ = child.stderr.take().unwrap().read_to_string(&mut err);
                 panic!("the OAuth test server exited ({status}): {err}");
             }
-            assert!(Instant::now() < deadline, "the OAuth test server did not start");
+            assert!(
+                Instant::now() < deadline,
+                "the OAuth test server did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         let origin = format!("http://127.0.0.1:{port}");
@@ -244,7 +247,12 @@ pub fn approve_in_browser(authorization_url: &str) -> (u16, String) {
         Ok(r) | Err(ureq::Error::Status(_, r)) => r,
         Err(e) => panic!("authorize request failed: {e}"),
     };
-    assert_eq!(resp.status(), 302, "authorize did not redirect: {}", resp.into_string().unwrap_or_default());
+    assert_eq!(
+        resp.status(),
+        302,
+        "authorize did not redirect: {}",
+        resp.into_string().unwrap_or_default()
+    );
     let location = resp.header("location").expect("a redirect").to_string();
     let page = match agent.get(&location).call() {
         Ok(r) | Err(ureq::Error::Status(_, r)) => r,

@@ -119,7 +119,11 @@ impl ResourceMetadata {
         let obj = v
             .as_object()
             .ok_or_else(|| invalid("OAuth protected resource metadata"))?;
-        let resource = url_field(obj, "resource", "OAuth protected resource metadata resource")?;
+        let resource = url_field(
+            obj,
+            "resource",
+            "OAuth protected resource metadata resource",
+        )?;
         let authorization_servers = strings(obj, "authorization_servers")?.unwrap_or_default();
         if authorization_servers.iter().any(|u| !is_http_url(u)) {
             return Err(invalid("authorization server URL"));
@@ -153,14 +157,22 @@ impl ServerMetadata {
         let obj = v
             .as_object()
             .ok_or_else(|| invalid("authorization server metadata"))?;
-        let response_types_supported =
-            strings(obj, "response_types_supported")?.ok_or_else(|| invalid("response_types_supported"))?;
+        let response_types_supported = strings(obj, "response_types_supported")?
+            .ok_or_else(|| invalid("response_types_supported"))?;
         let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
         Ok(ServerMetadata {
             issuer: url_field(obj, "issuer", "authorization server issuer")?,
-            authorization_endpoint: url_field(obj, "authorization_endpoint", "authorization endpoint")?,
+            authorization_endpoint: url_field(
+                obj,
+                "authorization_endpoint",
+                "authorization endpoint",
+            )?,
             token_endpoint: url_field(obj, "token_endpoint", "token endpoint")?,
-            registration_endpoint: optional_url(obj, "registration_endpoint", "registration endpoint")?,
+            registration_endpoint: optional_url(
+                obj,
+                "registration_endpoint",
+                "registration endpoint",
+            )?,
             response_types_supported,
             token_endpoint_auth_methods_supported: strings(
                 obj,
@@ -194,7 +206,8 @@ fn protected_resource(
     metadata_url: Option<&str>,
     abort: &Abort,
 ) -> Result<Result<ResourceMetadata, String>, OAuthError> {
-    let server = Url::parse(server_url).ok_or_else(|| OAuthError::Other(invalid("MCP server URL")))?;
+    let server =
+        Url::parse(server_url).ok_or_else(|| OAuthError::Other(invalid("MCP server URL")))?;
     let first = match metadata_url {
         Some(u) => u.to_string(),
         None => format!(
@@ -379,7 +392,10 @@ mod tests {
         );
         let bare = parse_www_authenticate(Some("bearer realm=x,error=invalid_token"));
         assert_eq!(bare.error.as_deref(), Some("invalid_token"));
-        assert_eq!(parse_www_authenticate(Some("Basic realm=x")), Challenge::default());
+        assert_eq!(
+            parse_www_authenticate(Some("Basic realm=x")),
+            Challenge::default()
+        );
         assert_eq!(parse_www_authenticate(None), Challenge::default());
         // `xscope=` is not `scope=`.
         assert_eq!(parse_www_authenticate(Some("Bearer xscope=a")).scope, None);
@@ -420,7 +436,9 @@ mod tests {
     fn the_resource_must_cover_the_server() {
         let m = ResourceMetadata::parse(&json!({"resource": "https://h/mcp"})).unwrap();
         assert_eq!(
-            select_resource("https://h/mcp/sub", Some(&m)).unwrap().as_deref(),
+            select_resource("https://h/mcp/sub", Some(&m))
+                .unwrap()
+                .as_deref(),
             Some("https://h/mcp")
         );
         assert!(select_resource("https://h/other", Some(&m)).is_err());

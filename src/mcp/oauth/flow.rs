@@ -49,8 +49,13 @@ pub fn loopback(settings: &Settings) -> Loopback {
         .callback_url
         .clone()
         .unwrap_or_else(|| DEFAULT_REDIRECT_URL.to_string());
-    let parsed = Url::parse(&url).unwrap_or_else(|| Url::parse(DEFAULT_REDIRECT_URL).expect("valid"));
-    let address = parsed.host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let parsed =
+        Url::parse(&url).unwrap_or_else(|| Url::parse(DEFAULT_REDIRECT_URL).expect("valid"));
+    let address = parsed
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let port = parsed.port.or(settings.callback_port);
     let fixed_redirect_url = match (parsed.port, port) {
         (Some(_), _) => settings.callback_url.clone(),
@@ -97,7 +102,10 @@ pub fn offers_document(settings: &Settings, redirect_url: &str) -> bool {
 
 /// A short id of the server URL, for server-specific documents and callback paths.
 pub fn callback_id(server_url: &str) -> String {
-    let url = Url::parse(server_url).map_or_else(|| server_url.to_string(), |u| u.without_fragment().serialize());
+    let url = Url::parse(server_url).map_or_else(
+        || server_url.to_string(),
+        |u| u.without_fragment().serialize(),
+    );
     let digest = ring::digest::digest(&ring::digest::SHA256, url.as_bytes());
     pkce::base64url(&digest.as_ref()[..9])
 }
@@ -141,7 +149,10 @@ pub fn client_document(
     let mut redirect = Url::parse(redirect_url)?;
     redirect.path = server_specific_path(&redirect.path, server_url);
     Some(ClientDocument {
-        url: format!("{CLIENT_METADATA_BASE}/{}/client.json", callback_id(server_url)),
+        url: format!(
+            "{CLIENT_METADATA_BASE}/{}/client.json",
+            callback_id(server_url)
+        ),
         redirect_url: redirect.serialize(),
     })
 }
@@ -166,7 +177,9 @@ fn document_for(
     }
     if let Some(d) = &document {
         if !d.url.starts_with("https://") || Url::parse(&d.url).is_some_and(|u| u.path == "/") {
-            return Err(OAuthError::Other("Invalid OAuth client metadata URL".into()));
+            return Err(OAuthError::Other(
+                "Invalid OAuth client metadata URL".into(),
+            ));
         }
     }
     Ok(document)
@@ -235,7 +248,10 @@ pub fn discovered(
 
 /// `origin + path` of the authorization server, for servers without metadata.
 fn fallback_endpoint(as_url: &str, path: &str) -> String {
-    Url::parse(as_url).map_or_else(|| format!("{as_url}{path}"), |u| format!("{}{path}", u.origin()))
+    Url::parse(as_url).map_or_else(
+        || format!("{as_url}{path}"),
+        |u| format!("{}{path}", u.origin()),
+    )
 }
 
 /// Reads an OAuth error body (any status), else the status.
@@ -306,7 +322,10 @@ fn parse_tokens(v: &Value) -> Result<Map<String, Value>, OAuthError> {
 
 /// How the client authenticates at the token endpoint (pi's choice).
 fn auth_method(client: &Map<String, Value>, supported: &[String]) -> &'static str {
-    let has_secret = client.get("client_secret").and_then(Value::as_str).is_some();
+    let has_secret = client
+        .get("client_secret")
+        .and_then(Value::as_str)
+        .is_some();
     let hinted = client
         .get("token_endpoint_auth_method")
         .and_then(Value::as_str);
@@ -317,7 +336,11 @@ fn auth_method(client: &Map<String, Value>, supported: &[String]) -> &'static st
     }
     let supports = |m: &str| supported.iter().any(|s| s == m);
     if supported.is_empty() {
-        return if has_secret { "client_secret_basic" } else { "none" };
+        return if has_secret {
+            "client_secret_basic"
+        } else {
+            "none"
+        };
     }
     if has_secret && supports("client_secret_basic") {
         return "client_secret_basic";
@@ -357,7 +380,10 @@ fn token_request(
         .as_ref()
         .map(|m| m.token_endpoint_auth_methods_supported.clone())
         .unwrap_or_default();
-    let id = client.get("client_id").and_then(Value::as_str).unwrap_or("");
+    let id = client
+        .get("client_id")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let secret = client.get("client_secret").and_then(Value::as_str);
     let mut headers = vec![
         ("accept", "application/json".to_string()),
@@ -372,7 +398,10 @@ fn token_request(
                 OAuthError::Other("client_secret_basic requires a client secret".into())
             })?;
             let raw = format!("{id}:{secret}");
-            headers.push(("authorization", format!("Basic {}", base64_std(raw.as_bytes()))));
+            headers.push((
+                "authorization",
+                format!("Basic {}", base64_std(raw.as_bytes())),
+            ));
         }
         method => {
             params.push(("client_id", id.to_string()));
@@ -401,7 +430,9 @@ fn register(
 ) -> Result<Map<String, Value>, OAuthError> {
     let endpoint = match &d.metadata {
         Some(m) => m.registration_endpoint.clone().ok_or_else(|| {
-            OAuthError::Other("Authorization server does not support dynamic client registration".into())
+            OAuthError::Other(
+                "Authorization server does not support dynamic client registration".into(),
+            )
         })?,
         None => fallback_endpoint(&d.authorization_server_url, "/register"),
     };
@@ -422,7 +453,13 @@ fn register(
         ("accept", "application/json".to_string()),
         ("content-type", "application/json".to_string()),
     ];
-    let resp = net::send("POST", &endpoint, &headers, Some(body.to_string()), ctx.abort)?;
+    let resp = net::send(
+        "POST",
+        &endpoint,
+        &headers,
+        Some(body.to_string()),
+        ctx.abort,
+    )?;
     if !resp.ok() {
         return Err(OAuthError::Registration {
             status: resp.status,
@@ -485,7 +522,10 @@ fn refresh_once(
     let client = match configured_client(ctx.settings).or_else(|| state.client().cloned()) {
         Some(c) => c,
         None => match document_for(ctx, redirect_url, d.metadata.as_ref())? {
-            Some(doc) => json!({"client_id": doc.url}).as_object().cloned().unwrap_or_default(),
+            Some(doc) => json!({"client_id": doc.url})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
             None => return Ok(Refreshed::NeedsSignIn),
         },
     };
@@ -592,7 +632,10 @@ pub fn begin(
         .map_or_else(|| redirect_url.to_string(), |doc| doc.redirect_url.clone());
     let client = match (stored, &document) {
         (Some(c), _) => c,
-        (None, Some(doc)) => json!({"client_id": doc.url}).as_object().cloned().unwrap_or_default(),
+        (None, Some(doc)) => json!({"client_id": doc.url})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         (None, None) => {
             let registered = register(ctx, &d, &redirect, scope.as_deref())?;
             if ctx.settings.client_id.is_none() {
@@ -603,14 +646,17 @@ pub fn begin(
     };
     if let Some(m) = &d.metadata {
         if !m.response_types_supported.iter().any(|r| r == "code") {
-            return Err(OAuthError::Other("Authorization server does not support authorization codes".into()));
+            return Err(OAuthError::Other(
+                "Authorization server does not support authorization codes".into(),
+            ));
         }
-        if m
-            .code_challenge_methods_supported
+        if m.code_challenge_methods_supported
             .as_ref()
             .is_some_and(|c| !c.iter().any(|m| m == "S256"))
         {
-            return Err(OAuthError::Other("Authorization server does not support PKCE S256".into()));
+            return Err(OAuthError::Other(
+                "Authorization server does not support PKCE S256".into(),
+            ));
         }
     }
     let endpoint = d
@@ -619,7 +665,9 @@ pub fn begin(
         .map(|m| m.authorization_endpoint.clone())
         .unwrap_or_else(|| fallback_endpoint(&d.authorization_server_url, "/authorize"));
     if !Url::parse(&endpoint).is_some_and(|u| u.scheme == "http" || u.scheme == "https") {
-        return Err(OAuthError::Other(format!("Invalid authorization endpoint {endpoint}")));
+        return Err(OAuthError::Other(format!(
+            "Invalid authorization endpoint {endpoint}"
+        )));
     }
     let verifier = pkce::generate()?;
     let client_id = client
@@ -671,9 +719,15 @@ pub struct AuthorizationResponse {
 }
 
 /// Exchanges the code for tokens and stores them.
-pub fn complete(ctx: &Ctx, pending: &Pending, response: &AuthorizationResponse) -> Result<(), OAuthError> {
+pub fn complete(
+    ctx: &Ctx,
+    pending: &Pending,
+    response: &AuthorizationResponse,
+) -> Result<(), OAuthError> {
     if response.state != pending.state {
-        return Err(OAuthError::Other("The authorization response belongs to a different sign-in".into()));
+        return Err(OAuthError::Other(
+            "The authorization response belongs to a different sign-in".into(),
+        ));
     }
     if ctx.store.load()?.oauth_state() != Some(pending.state.as_str()) {
         return Err(OAuthError::Other(
@@ -695,11 +749,21 @@ pub fn complete(ctx: &Ctx, pending: &Pending, response: &AuthorizationResponse) 
         ("code_verifier", pending.verifier.clone()),
         ("redirect_uri", pending.redirect_url.clone()),
     ];
-    let tokens = match token_request(ctx, &pending.discovered, &pending.client, pending.resource.as_deref(), params) {
+    let tokens = match token_request(
+        ctx,
+        &pending.discovered,
+        &pending.client,
+        pending.resource.as_deref(),
+        params,
+    ) {
         Ok(t) => t,
         Err(e) => {
             let what = match &e {
-                OAuthError::Server { code, .. } if code == "invalid_client" || code == "unauthorized_client" => "all",
+                OAuthError::Server { code, .. }
+                    if code == "invalid_client" || code == "unauthorized_client" =>
+                {
+                    "all"
+                }
                 OAuthError::Server { code, .. } if code == "invalid_grant" => "tokens",
                 _ => return Err(e),
             };

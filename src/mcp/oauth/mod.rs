@@ -25,13 +25,19 @@ use crate::resources::config_value::resolve_template_or_err;
 #[derive(Debug, Clone, PartialEq)]
 pub enum OAuthError {
     /// The authorization server answered with an OAuth `error`.
-    Server { code: String, description: String },
+    Server {
+        code: String,
+        description: String,
+    },
     IssuerMismatch {
         expected: Option<String>,
         received: Option<String>,
     },
     Insecure(String),
-    Registration { status: u16, body: String },
+    Registration {
+        status: u16,
+        body: String,
+    },
     /// The user has to sign in (again).
     AuthorizationRequired,
     /// Another process held the refresh lock for the whole wait.
@@ -47,9 +53,7 @@ impl std::fmt::Display for OAuthError {
                 .map_or_else(|| "none".to_string(), |s| format!("{s:?}"))
         };
         match self {
-            OAuthError::Server { code, description } if description.is_empty() => {
-                f.write_str(code)
-            }
+            OAuthError::Server { code, description } if description.is_empty() => f.write_str(code),
             OAuthError::Server { description, .. } => f.write_str(description),
             OAuthError::IssuerMismatch { expected, received } => write!(
                 f,
@@ -173,7 +177,10 @@ mod tests {
         assert_eq!(s.client_secret.as_deref(), Some("s3cret"));
         assert_eq!(s.callback_port, Some(8765));
         assert_eq!(s.registration, Registration::Dcr);
-        assert_eq!(Settings::from_config("x", None).unwrap(), Settings::default());
+        assert_eq!(
+            Settings::from_config("x", None).unwrap(),
+            Settings::default()
+        );
     }
 
     #[test]

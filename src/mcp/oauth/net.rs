@@ -75,7 +75,8 @@ pub fn send(
     loop {
         match rx.recv_timeout(POLL) {
             Ok(answer) => {
-                return answer.map_err(|e| OAuthError::Other(format!("request to {url} failed: {e}")))
+                return answer
+                    .map_err(|e| OAuthError::Other(format!("request to {url} failed: {e}")))
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) if abort.is_aborted() => {
                 return Err(OAuthError::Cancelled)

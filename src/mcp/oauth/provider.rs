@@ -67,7 +67,11 @@ impl OAuthAuth {
     }
 
     /// Refreshes unless the token in use (`stale`) was replaced meanwhile.
-    fn refresh(&self, stale: Option<&str>, challenge: Option<&Challenge>) -> Result<(), OAuthError> {
+    fn refresh(
+        &self,
+        stale: Option<&str>,
+        challenge: Option<&Challenge>,
+    ) -> Result<(), OAuthError> {
         let settings = self.settings.clone().map_err(OAuthError::Other)?;
         let _one = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
         self.store.with_refresh_lock(&self.abort, || {

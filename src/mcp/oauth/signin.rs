@@ -48,12 +48,16 @@ pub fn response_from_redirect_url(
         .ok_or_else(|| fail("Expected the full redirect URL from the browser address bar"))?;
     let expected = Url::parse(redirect_url).ok_or_else(|| fail("Invalid redirect URI"))?;
     if url.origin() != expected.origin() || url.path != expected.path {
-        return Err(fail("The redirect URL does not match this sign-in's redirect URI"));
+        return Err(fail(
+            "The redirect URL does not match this sign-in's redirect URI",
+        ));
     }
     let query = url.query.as_deref().unwrap_or("");
     let param = |k: &str| pkce::query_value(query, k).filter(|v| !v.is_empty());
     if let Some(error) = param("error") {
-        return Err(OAuthError::Other(param("error_description").unwrap_or(error)));
+        return Err(OAuthError::Other(
+            param("error_description").unwrap_or(error),
+        ));
     }
     if param("state").as_deref() != Some(state) {
         return Err(fail("The redirect URL belongs to a different sign-in"));
@@ -154,7 +158,13 @@ pub fn sign_in(s: &SignIn) -> Result<SignedIn, OAuthError> {
         challenged.map(str::to_string)
     };
     let scope = merge_scopes(&[s.settings.scope.as_deref(), extra.as_deref()]);
-    let pending = flow::begin(&ctx, &redirect_url, scope.as_deref(), s.challenge, &oauth_state)?;
+    let pending = flow::begin(
+        &ctx,
+        &redirect_url,
+        scope.as_deref(),
+        s.challenge,
+        &oauth_state,
+    )?;
     s.ui.on_auth(&pending.authorization_url, None);
     let response = wait_for_response(&server, s.ui, s.abort, &pending)?;
     s.ui.progress("Connecting…");
@@ -247,7 +257,10 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert_eq!(err("c1"), "Expected the full redirect URL from the browser address bar");
+        assert_eq!(
+            err("c1"),
+            "Expected the full redirect URL from the browser address bar"
+        );
         assert_eq!(
             err("http://127.0.0.1:5001/callback?code=c&state=s"),
             "The redirect URL does not match this sign-in's redirect URI"
@@ -266,3 +279,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "../tests/oauth_signin.rs"]
+mod against_a_server;

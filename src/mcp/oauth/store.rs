@@ -197,7 +197,10 @@ impl CredentialStore {
     }
 
     /// Runs `edit` on the file's content under its lock; writes when it returns true.
-    fn edit<T>(&self, edit: impl FnOnce(&mut Map<String, Value>) -> (T, bool)) -> Result<T, String> {
+    fn edit<T>(
+        &self,
+        edit: impl FnOnce(&mut Map<String, Value>) -> (T, bool),
+    ) -> Result<T, String> {
         with_lock(&self.path, FILE_LOCK_WAIT, || {
             let mut states = read_states(&self.path)?;
             let (result, write) = edit(&mut states);
@@ -361,9 +364,10 @@ mod tests {
         let a = store.server("dev-a", "HTTPS://H/mcp");
         // The legacy entry is read, and moved on the first write.
         assert_eq!(a.load().unwrap().access_token(), Some("old"));
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap().contains("mcp__dev_a"),
-            false,
+        assert!(
+            !std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("mcp__dev_a"),
             "a read never writes"
         );
         a.update(|s| {
@@ -382,7 +386,14 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         // Another name with the same URL has its own sign-in.
-        assert_eq!(store.server("b", "https://h/mcp").load().unwrap().access_token(), None);
+        assert_eq!(
+            store
+                .server("b", "https://h/mcp")
+                .load()
+                .unwrap()
+                .access_token(),
+            None
+        );
         assert!(store.remove("dev-a", "https://h/mcp").unwrap());
         assert!(!store.remove("dev-a", "https://h/mcp").unwrap());
     }

@@ -36,13 +36,19 @@ fn loopback_redirects() {
     });
     assert_eq!(url.bind_host, "127.0.0.1");
     assert_eq!(url.redirect_host, "localhost");
-    assert_eq!(url.fixed_redirect_url.as_deref(), Some("http://localhost:9/cb"));
+    assert_eq!(
+        url.fixed_redirect_url.as_deref(),
+        Some("http://localhost:9/cb")
+    );
     let v6 = loopback(&Settings {
         callback_url: Some("http://[::1]:7/callback".into()),
         ..Settings::default()
     });
     assert_eq!(v6.bind_host, "::1");
-    assert_eq!(v6.fixed_redirect_url.as_deref(), Some("http://[::1]:7/callback"));
+    assert_eq!(
+        v6.fixed_redirect_url.as_deref(),
+        Some("http://[::1]:7/callback")
+    );
 }
 
 #[test]
@@ -70,7 +76,9 @@ fn documents_are_server_specific_without_iss() {
     let general = client_document(
         server,
         redirect,
-        Some(&metadata(json!({"authorization_response_iss_parameter_supported": true}))),
+        Some(&metadata(
+            json!({"authorization_response_iss_parameter_supported": true}),
+        )),
     )
     .unwrap();
     assert_eq!(general.url, "https://pi.dev/oauth/client.json");
@@ -78,13 +86,17 @@ fn documents_are_server_specific_without_iss() {
     let specific = client_document(server, redirect, Some(&metadata(json!({})))).unwrap();
     let id = callback_id(server);
     assert_eq!(id.len(), 12);
-    assert_eq!(specific.url, format!("https://pi.dev/oauth/{id}/client.json"));
+    assert_eq!(
+        specific.url,
+        format!("https://pi.dev/oauth/{id}/client.json")
+    );
     assert_eq!(
         specific.redirect_url,
         format!("http://127.0.0.1:5/callback/{id}")
     );
     // Confidential-only servers and servers without document support: none.
-    let confidential = metadata(json!({"token_endpoint_auth_methods_supported": ["client_secret_basic"]}));
+    let confidential =
+        metadata(json!({"token_endpoint_auth_methods_supported": ["client_secret_basic"]}));
     assert_eq!(client_document(server, redirect, Some(&confidential)), None);
     assert_eq!(client_document(server, redirect, None), None);
     // The id ignores the fragment.
@@ -123,7 +135,10 @@ fn token_responses() {
     assert_eq!(t.get("expires_in"), Some(&json!(3600.0)));
     assert!(!t.contains_key("scope") && !t.contains_key("refresh_token"));
     assert!(parse_tokens(&json!({"token_type": "Bearer"})).is_err());
-    assert!(parse_tokens(&json!({"access_token": "a", "token_type": "Bearer", "expires_in": "x"})).is_err());
+    assert!(
+        parse_tokens(&json!({"access_token": "a", "token_type": "Bearer", "expires_in": "x"}))
+            .is_err()
+    );
     let kept = with_scope(t, Some("read"));
     assert_eq!(kept["scope"], "read");
 }
@@ -145,10 +160,7 @@ fn oauth_errors_win_over_the_status() {
         status: 500,
         body: "boom".into(),
     };
-    assert_eq!(
-        oauth_answer(&r).unwrap_err().to_string(),
-        "HTTP 500: boom"
-    );
+    assert_eq!(oauth_answer(&r).unwrap_err().to_string(), "HTTP 500: boom");
 }
 
 #[test]

@@ -271,7 +271,10 @@ mod tests {
         assert!(get(port, "/callback?code=a&state=bad").contains("State mismatch."));
         assert!(get(port, "/callback?state=st").contains("Missing authorization code."));
         assert!(get(port, "/callback?error=access_denied").contains("Error: access_denied"));
-        assert!(server.failures().is_empty(), "an error without our state is ignored");
+        assert!(
+            server.failures().is_empty(),
+            "an error without our state is ignored"
+        );
         assert!(server.receiver().is_empty());
         let ok = get(port, "/callback?code=c%2F1&state=st");
         assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
@@ -299,11 +302,17 @@ mod tests {
             CallbackServer::start_with_paths("127.0.0.1", 0, &["/cb", "/cb/x"], "st", "Test")
                 .unwrap();
         let port = server.port();
-        get(port, "/cb?error=access_denied&error_description=No%20way&state=st");
+        get(
+            port,
+            "/cb?error=access_denied&error_description=No%20way&state=st",
+        );
         let refusal = server.failures().recv_timeout(Duration::from_secs(2));
         assert_eq!(refusal.unwrap(), "No way");
         get(port, "/cb/x?code=c&state=st&iss=https%3A%2F%2Fas.example");
-        let cb = server.receiver().recv_timeout(Duration::from_secs(2)).unwrap();
+        let cb = server
+            .receiver()
+            .recv_timeout(Duration::from_secs(2))
+            .unwrap();
         assert_eq!(cb.iss.as_deref(), Some("https://as.example"));
         assert_eq!(cb.path, "/cb/x");
         drop(server);
