@@ -6,8 +6,10 @@
 //! Floors, lowest first: `url`, `rpc` (JSON-RPC messages, errors, the transport interface) →
 //! `stdio`, `http` (transports) → `client` (the protocol) → `connection` (one server's life) →
 //! `tools`, `resources`, `search`, `prompt` (what the model sees) → `manager` (the session's
-//! servers). Beside them: `config`, `oauth_config`, `edit` (the files), `log` (`mcp.log`), and
-//! `command` (`pi mcp`).
+//! servers, `manager_ops` its changes: `/mcp`, `/reload`, extension registrations). Beside
+//! them: `config`, `oauth_config`, `edit` (the files), `registry` (servers extensions
+//! register), `oauth` (sign-in and tokens), `log` (`mcp.log`), and `command`/`command_auth`
+//! (`pi mcp`).
 
 pub mod client;
 pub mod command;
@@ -18,9 +20,11 @@ pub mod edit;
 pub mod http;
 pub mod log;
 pub mod manager;
+pub mod manager_ops;
 pub mod oauth;
 pub mod oauth_config;
 pub mod prompt;
+pub mod registry;
 pub mod resources;
 pub mod rpc;
 pub mod search;
@@ -29,3 +33,5 @@ pub mod tools;
 pub mod url;
 
 pub use manager::{McpManager, McpOptions, Reporter};
+pub use manager_ops::ServerView;
+pub use registry::ExtensionServers;
