@@ -290,6 +290,7 @@ fn interactive(mut args: Args) -> i32 {
             theme,
             provider_count,
             clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
+            mcp: mcp.clone(),
         },
     );
     if let Some(mcp) = mcp {

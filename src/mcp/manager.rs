@@ -172,20 +172,18 @@ impl McpManager {
     /// Reads the configuration and starts every enabled server in the background. Without an
     /// `mcp.json` nothing is read (a stat per file) and no thread starts.
     pub fn start(options: McpOptions) -> Arc<McpManager> {
-        let loaded = if config::any_config_exists(
-            &options.agent_dir,
-            &options.cwd,
-            options.project_trusted,
-        ) {
-            config::load(&options.agent_dir, &options.cwd, options.project_trusted)
-        } else {
-            LoadedConfig {
-                project_config: options
-                    .project_trusted
-                    .then(|| config::project_path(&options.cwd)),
-                ..LoadedConfig::default()
-            }
-        };
+        let loaded =
+            if config::any_config_exists(&options.agent_dir, &options.cwd, options.project_trusted)
+            {
+                config::load(&options.agent_dir, &options.cwd, options.project_trusted)
+            } else {
+                LoadedConfig {
+                    project_config: options
+                        .project_trusted
+                        .then(|| config::project_path(&options.cwd)),
+                    ..LoadedConfig::default()
+                }
+            };
         Self::from_config(loaded, options)
     }
 
@@ -310,6 +308,16 @@ impl McpManager {
 
     pub(super) fn bump(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The agent dir (where `mcp.json` and `mcp-auth.json` live).
+    pub fn agent_dir(&self) -> &std::path::Path {
+        &self.agent_dir
+    }
+
+    /// Shows a message the way start-up reports are shown.
+    pub fn notify(&self, message: &str, kind: &str) {
+        (self.reporter)(message, kind);
     }
 
     /// Changes whenever something a server list shows changed.
@@ -445,6 +453,11 @@ impl McpManager {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+
+    /// Waits (up to `limit`) until no server is connecting; true when none is.
+    pub fn wait_until_settled(&self, limit: Duration) -> bool {
+        self.wait_for(&Abort::new(), Some(limit), |_| true)
     }
 
     /// Before the first prompt: waits up to [`STARTUP_WAIT`] for servers with `direct` tools,
@@ -743,7 +756,9 @@ impl SearchHost for SearchView {
                 }
             }
         }
-        if m.resource_exposure(&state).is_some_and(Exposure::is_indirect) {
+        if m.resource_exposure(&state)
+            .is_some_and(Exposure::is_indirect)
+        {
             for t in &m.resource_tools {
                 if !registry.loaded.contains(t.name()) && !m.excluded(t.name()) {
                     out.push(Candidate {

@@ -68,7 +68,11 @@ fn close_detached(conns: Vec<Arc<ServerConnection>>) {
 
 /// The config after an `enabled`/`exposure` change, written the way `edit::update_server`
 /// writes it (defaults dropped from full entries, kept in overrides).
-fn patched(entry: &ServerEntry, patch: &Patch, as_override: bool) -> Result<config::ServerConfig, String> {
+fn patched(
+    entry: &ServerEntry,
+    patch: &Patch,
+    as_override: bool,
+) -> Result<config::ServerConfig, String> {
     let mut raw: Map<String, Value> = entry.config.raw.clone();
     if let Some(enabled) = patch.enabled {
         if enabled && !as_override {
@@ -162,8 +166,9 @@ impl McpManager {
         let (removed, added) = {
             let mut state = lock(&self.state);
             state.overridden = overridden;
-            let (gone, kept): (Vec<Server>, Vec<Server>) =
-                std::mem::take(&mut state.servers).into_iter().partition(|s| {
+            let (gone, kept): (Vec<Server>, Vec<Server>) = std::mem::take(&mut state.servers)
+                .into_iter()
+                .partition(|s| {
                     s.entry.scope == Scope::Extension
                         && registered
                             .iter()
@@ -359,7 +364,11 @@ impl McpManager {
             update_server(&path, name, patch, as_override)
                 .map_err(|e| format!("Could not update {}: {e}", path.display()))?;
         }
-        server.entry.config = patched(&server.entry, patch, as_override && server.entry.scope != Scope::Extension)?;
+        server.entry.config = patched(
+            &server.entry,
+            patch,
+            as_override && server.entry.scope != Scope::Extension,
+        )?;
         if server.entry.scope != Scope::Extension {
             server.entry.override_path = override_path;
         }
@@ -447,7 +456,9 @@ impl McpManager {
             .filter(|c| c.oauth_url().is_some())
             .ok_or_else(|| format!("MCP server \"{name}\" does not use OAuth."))?;
         let url = conn.oauth_url().unwrap_or_default().to_string();
-        let settings = conn.oauth_settings().map_err(|e| format!("Sign-in failed: {e}"))?;
+        let settings = conn
+            .oauth_settings()
+            .map_err(|e| format!("Sign-in failed: {e}"))?;
         let challenge = conn.challenge();
         let store = conn.credentials().expect("an OAuth connection has a store");
         let result = sign_in(&SignIn {
@@ -479,7 +490,10 @@ impl McpManager {
         }
         if let (Some(url), false) = (conn.oauth_url(), waiting.contains_key(&conn.name)) {
             let tokens = self.auth.credentials.tokens(&conn.name, url);
-            waiting.insert(conn.name.clone(), tokens.map(|t| t.to_string()).unwrap_or_default());
+            waiting.insert(
+                conn.name.clone(),
+                tokens.map(|t| t.to_string()).unwrap_or_default(),
+            );
         }
     }
 

@@ -129,8 +129,12 @@ mod tests {
         r.set_listener(Some(Arc::new(move || {
             c.fetch_add(1, Ordering::SeqCst);
         })));
-        r.register("/ext/a.ts", "jira", &json!({"url": "https://x/mcp", "exposure": "codemode-deferred"}))
-            .unwrap();
+        r.register(
+            "/ext/a.ts",
+            "jira",
+            &json!({"url": "https://x/mcp", "exposure": "codemode-deferred"}),
+        )
+        .unwrap();
         assert_eq!(r.list()[0].config["exposure"], "codemode");
         assert_eq!(
             r.register("/ext/b.ts", "jira", &json!({"url": "https://y/mcp"}))
@@ -138,7 +142,8 @@ mod tests {
             "MCP server \"jira\" is already registered by extension \"/ext/a.ts\""
         );
         assert_eq!(
-            r.register("/ext/b.ts", "my-db", &json!({"command": "db"})).map(|_| ()),
+            r.register("/ext/b.ts", "my-db", &json!({"command": "db"}))
+                .map(|_| ()),
             Ok(())
         );
         assert_eq!(

@@ -16,6 +16,8 @@ mod net;
 pub mod provider;
 pub mod signin;
 pub mod store;
+#[cfg(test)]
+pub mod test_server;
 
 use serde_json::Value;
 

@@ -103,10 +103,17 @@ fn reload_keeps_unchanged_servers_and_restarts_changed_ones() {
     assert!(declared.contains(&"mcp__change__echo".to_string()));
     assert!(!declared.iter().any(|n| n.starts_with("mcp__drop")));
     // An invalid entry is reported in the notices; the others stay.
-    write(&s.dir.path().join("mcp.json"), json!({"keep": fake(json!({"exposure": "direct"})), "x": {"url": 1}}));
+    write(
+        &s.dir.path().join("mcp.json"),
+        json!({"keep": fake(json!({"exposure": "direct"})), "x": {"url": 1}}),
+    );
     s.manager.reload_config(false);
     assert_eq!(s.manager.snapshot().len(), 1);
-    assert!(s.manager.notices()[0].starts_with("config: "), "{:?}", s.manager.notices());
+    assert!(
+        s.manager.notices()[0].starts_with("config: "),
+        "{:?}",
+        s.manager.notices()
+    );
     s.manager.shutdown();
 }
 
@@ -115,7 +122,10 @@ fn enabling_disabling_and_exposure_are_saved_where_the_server_is_defined() {
     let s = start(json!({"a": fake(json!({}))}), true, None);
     settle(&s.manager);
     let global = s.dir.path().join("mcp.json");
-    assert_eq!(view(&s.manager.snapshot(), "a").state(), Some(ConnState::Connected));
+    assert_eq!(
+        view(&s.manager.snapshot(), "a").state(),
+        Some(ConnState::Connected)
+    );
 
     s.manager.set_exposure("a", Exposure::Direct).unwrap();
     assert_eq!(read(&global)["mcpServers"]["a"]["exposure"], "direct");
@@ -135,15 +145,25 @@ fn enabling_disabling_and_exposure_are_saved_where_the_server_is_defined() {
     // In the project: an override, later changes go to it; the global file stays.
     s.manager.set_enabled("a", false, true).unwrap();
     let project = s.dir.path().join(".pi/mcp.json");
-    assert_eq!(read(&project), json!({"mcpServers": {"a": {"enabled": false}}}));
+    assert_eq!(
+        read(&project),
+        json!({"mcpServers": {"a": {"enabled": false}}})
+    );
     assert!(read(&global)["mcpServers"]["a"].get("enabled").is_none());
     let v = s.manager.snapshot();
-    assert_eq!(view(&v, "a").entry.override_path.as_deref(), Some(project.as_path()));
+    assert_eq!(
+        view(&v, "a").entry.override_path.as_deref(),
+        Some(project.as_path())
+    );
     s.manager.set_exposure("a", Exposure::Hidden).unwrap();
     assert_eq!(read(&project)["mcpServers"]["a"]["exposure"], "hidden");
     // What was saved is what a reload reads: nothing restarts.
     assert_eq!(s.manager.reload_config(true), Reloaded::default());
-    assert!(s.manager.reconnect("a", &Abort::new()).unwrap_err().contains("is disabled"));
+    assert!(s
+        .manager
+        .reconnect("a", &Abort::new())
+        .unwrap_err()
+        .contains("is disabled"));
     s.manager.shutdown();
 }
 
@@ -156,7 +176,11 @@ fn registered_servers_connect_follow_their_extension_and_yield_to_mcp_json() {
     registry
         .register("/ext/a.ts", "taken", &fake(json!({})))
         .unwrap();
-    let s = start(json!({"taken": fake(json!({}))}), false, Some(Arc::clone(&registry)));
+    let s = start(
+        json!({"taken": fake(json!({}))}),
+        false,
+        Some(Arc::clone(&registry)),
+    );
     settle(&s.manager);
     let v = s.manager.snapshot();
     assert_eq!(view(&v, "reg").entry.scope, Scope::Extension);
@@ -191,11 +215,25 @@ fn registered_servers_connect_follow_their_extension_and_yield_to_mcp_json() {
     assert!(s.manager.snapshot().iter().all(|v| v.entry.name != "late"));
     // A failing registration is reported on its own.
     registry
-        .register("/ext/b.ts", "broken", &json!({"command": "/nonexistent/server"}))
+        .register(
+            "/ext/b.ts",
+            "broken",
+            &json!({"command": "/nonexistent/server"}),
+        )
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !s.reports.lock().unwrap().iter().any(|r| r.contains("broken: failed")) {
-        assert!(std::time::Instant::now() < deadline, "{:?}", s.reports.lock().unwrap());
+    while !s
+        .reports
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.contains("broken: failed"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            s.reports.lock().unwrap()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     s.manager.shutdown();
@@ -212,9 +250,15 @@ fn extensions_see_mcp_tools_with_their_annotations() {
     let (all, active) = s.manager.tool_infos();
     let all_names: Vec<&str> = all.iter().filter_map(|t| t["name"].as_str()).collect();
     assert!(all_names.contains(&"mcp__a__echo") && all_names.contains(&"mcp__a__big"));
-    assert!(!all_names.contains(&"mcp__a__fail"), "hidden tools are not reported");
+    assert!(
+        !all_names.contains(&"mcp__a__fail"),
+        "hidden tools are not reported"
+    );
     let echo = all.iter().find(|t| t["name"] == "mcp__a__echo").unwrap();
-    assert_eq!(echo["annotations"], json!({"readOnlyHint": true, "openWorldHint": false}));
+    assert_eq!(
+        echo["annotations"],
+        json!({"readOnlyHint": true, "openWorldHint": false})
+    );
     assert!(active.contains(&"mcp__a__echo".to_string()));
     assert!(active.contains(&"tool_search".to_string()) || s.manager.static_tools().len() == 1);
     assert!(!active.contains(&"mcp__a__big".to_string()));

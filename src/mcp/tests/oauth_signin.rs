@@ -2,11 +2,8 @@
 //! on a loopback port): the browser's callback, a pasted redirect URL, and the step-up a
 //! server asks for with `insufficient_scope`, which keeps the scope already granted.
 
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Value};
@@ -14,70 +11,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::mcp::config;
 use crate::mcp::connection::{AuthContext, ConnState, Hooks, ServerConnection};
-
-struct Server {
-    child: Child,
-    origin: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let script = format!(
-            "{}/tests/support/mcp_oauth_server.py",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let child = Command::new("python3")
-            .args([script, port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the OAuth test server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Server {
-            child,
-            origin: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    fn stats(&self) -> Value {
-        let text = ureq::get(&format!("{}/stats", self.origin))
-            .call()
-            .unwrap()
-            .into_string()
-            .unwrap();
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The redirect the server's `/authorize` answers with.
-fn authorize(url: &str) -> String {
-    let agent = ureq::AgentBuilder::new().redirects(0).build();
-    let resp = match agent.get(url).call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{e}"),
-    };
-    resp.header("location").expect("a redirect").to_string()
-}
+use crate::mcp::oauth::test_server::{authorize, Server};
 
 /// A user who approves in the browser, or pastes the redirect URL (`paste`, changed by
 /// `edit` first).

@@ -38,6 +38,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("tree", "Navigate session tree (switch branches)"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
+    (
+        "mcp",
+        "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+    ),
     ("new", "Start a new session"),
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
@@ -58,7 +62,15 @@ impl<T: Terminal> App<T> {
         // The model switch waits for the next prompt, logins need no session.
         let needs_idle = !matches!(
             name,
-            "quit" | "hotkeys" | "changelog" | "copy" | "session" | "model" | "login" | "logout"
+            "quit"
+                | "hotkeys"
+                | "changelog"
+                | "copy"
+                | "session"
+                | "model"
+                | "login"
+                | "logout"
+                | "mcp"
         );
         if needs_idle && self.session.is_none() {
             self.view.warning(&format!(
@@ -120,6 +132,7 @@ impl<T: Terminal> App<T> {
             "settings" => self.open_settings(),
             "login" => self.open_provider_picker(PickerMode::Login),
             "logout" => self.open_provider_picker(PickerMode::Logout),
+            "mcp" => self.mcp_command(args),
             "reload" => {
                 self.reload();
                 Ok(())
@@ -325,6 +338,7 @@ impl<T: Terminal> App<T> {
         }
         self.reload_extensions();
         self.list_extensions_in_header();
+        self.list_mcp_in_header();
         self.install_autocomplete();
         if let Err(e) = super::load_theme(&self.env) {
             self.view.error(&e);

@@ -10,8 +10,8 @@
 //! (`pi -r`, `pi config`), `clipboard_image` (the paste-image key), `view`, `transcript`,
 //! `chat`, `tool_view`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
 //! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
-//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
-//! `ext_widgets` (widgets and footer statuses).
+//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay),
+//! `ext_widgets` (widgets and footer statuses) and `mcp_command` (`/mcp`).
 
 mod app;
 mod background;
@@ -33,6 +33,7 @@ mod header;
 mod history;
 mod keys;
 mod login_flow;
+mod mcp_command;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
@@ -101,6 +102,8 @@ pub struct InteractiveEnv {
     pub provider_count: usize,
     /// Where the paste-image key reads images from and saves them.
     pub clipboard: clipboard_image::ClipboardEnv,
+    /// The session's MCP servers (`/mcp`), unless MCP is off.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 }
 
 /// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or

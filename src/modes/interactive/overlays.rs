@@ -16,6 +16,7 @@ use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
 };
 use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
+use super::selectors::mcp::{McpOutcome, McpScreen};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
@@ -38,6 +39,7 @@ pub enum OverlayKind {
     AuthMethod,
     Providers(PickerMode),
     Login,
+    Mcp,
 }
 
 /// A result an overlay handed back.
@@ -52,6 +54,7 @@ pub enum OverlayOutcome {
     AuthMethod(AuthMethodOutcome),
     Provider(PickerMode, ProviderOutcome),
     Login(LoginOutcome),
+    Mcp(McpOutcome),
 }
 
 impl OverlayOutcome {
@@ -133,6 +136,10 @@ pub fn poll<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> Option<Over
             .overlay_mut::<LoginDialog>(id)?
             .take_outcome()
             .map(OverlayOutcome::Login),
+        OverlayKind::Mcp => tui
+            .overlay_mut::<McpScreen>(id)?
+            .take_outcome()
+            .map(OverlayOutcome::Mcp),
     }
 }
 
@@ -143,6 +150,9 @@ pub fn pump<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> bool {
         OverlayKind::Login => tui
             .overlay_mut::<LoginDialog>(active.id)
             .is_some_and(|d| d.poll()),
+        OverlayKind::Mcp => tui
+            .overlay_mut::<McpScreen>(active.id)
+            .is_some_and(|s| s.poll()),
         _ => false,
     }
 }

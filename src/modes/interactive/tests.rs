@@ -129,6 +129,7 @@ fn harness_setup(
             tool_dir: Some(dir.path().join("clipboard-tools")),
             save_dir: dir.path().to_path_buf(),
         },
+        mcp: None,
     };
     setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
