@@ -264,3 +264,49 @@ fn extensions_see_mcp_tools_with_their_annotations() {
     assert!(!active.contains(&"mcp__a__big".to_string()));
     s.manager.shutdown();
 }
+
+#[test]
+fn a_sign_in_made_elsewhere_reconnects_the_server_on_the_next_prompt() {
+    use crate::mcp::oauth::signin::{sign_in, SignIn};
+    use crate::mcp::oauth::test_server::{authorize, Server};
+    use crate::mcp::oauth::Settings;
+    use crate::resources::oauth::LoginUi;
+    struct Browser;
+    impl LoginUi for Browser {
+        fn on_auth(&self, url: &str, _: Option<&str>) {
+            let location = authorize(url);
+            std::thread::spawn(move || {
+                let _ = ureq::get(&location).call();
+            });
+        }
+        fn prompt(&self, _: &str, _: Option<&str>) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn progress(&self, _: &str) {}
+    }
+    let server = Server::start();
+    let url = format!("{}/mcp", server.origin);
+    let s = start(json!({"docs": {"url": url, "exposure": "direct"}}), false, None);
+    settle(&s.manager);
+    assert_eq!(view(&s.manager.snapshot(), "docs").state(), Some(ConnState::NeedsAuth));
+    // `pi mcp login` in another process: only the file changes.
+    let store = crate::mcp::oauth::store::CredentialStore::new(s.dir.path()).server("docs", &url);
+    sign_in(&SignIn {
+        server_name: "docs",
+        server_url: &url,
+        store: &store,
+        settings: &Settings::default(),
+        challenge: None,
+        ui: &Browser,
+        abort: &Abort::new(),
+    })
+    .unwrap();
+    s.manager.reconnect_signed_in();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while view(&s.manager.snapshot(), "docs").state() != Some(ConnState::Connected) {
+        assert!(std::time::Instant::now() < deadline, "{:?}", s.manager.snapshot());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(names(&s.manager).contains(&"mcp__docs__whoami".to_string()));
+    s.manager.shutdown();
+}
