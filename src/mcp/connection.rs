@@ -16,11 +16,12 @@ use serde_json::{json, Value};
 
 use super::client::{Client, ClientOptions, RequestOptions};
 use super::config::{ServerConfig, TransportConfig};
+pub use super::credentials::{auth_provider, oauth_url, sign_in_required, AuthContext};
 use super::http::{AuthProvider, HttpSpec};
 use super::log::ServerLog;
 use super::oauth::discovery::Challenge;
-use super::oauth::provider::{OAuthAuth, ProviderToken, ProviderTokenAuth};
-use super::oauth::store::{CredentialStore, ServerStore};
+use super::oauth::provider::{OAuthAuth, ProviderTokenAuth};
+use super::oauth::store::ServerStore;
 use super::oauth::Settings as OAuthSettings;
 use super::rpc::{McpError, Transport};
 use super::stdio::StdioSpec;
@@ -57,58 +58,6 @@ impl ConnState {
 
 /// How long closing waits for a token refresh in progress (its rotated tokens must be saved).
 const REFRESH_SETTLE: Duration = Duration::from_secs(15);
-
-/// Where credentials come from: the MCP OAuth store and the `/login` tokens of providers.
-#[derive(Clone)]
-pub struct AuthContext {
-    pub credentials: Arc<CredentialStore>,
-    pub provider_token: ProviderToken,
-}
-
-impl AuthContext {
-    /// The agent dir's `mcp-auth.json` and `auth.json`.
-    pub fn for_agent_dir(agent_dir: &Path) -> AuthContext {
-        AuthContext {
-            credentials: CredentialStore::new(agent_dir),
-            provider_token: super::oauth::provider::auth_json_tokens(agent_dir.to_path_buf()),
-        }
-    }
-}
-
-/// The URL of an HTTP server that authenticates with MCP OAuth: no `Authorization` header and
-/// no `auth.provider` in its config.
-pub fn oauth_url(config: &ServerConfig) -> Option<&str> {
-    match &config.transport {
-        TransportConfig::Http {
-            url,
-            headers,
-            auth_provider: None,
-        } if !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("authorization")) =>
-        {
-            Some(url)
-        }
-        _ => None,
-    }
-}
-
-/// `auth.provider` of an HTTP server.
-pub fn auth_provider(config: &ServerConfig) -> Option<&str> {
-    match &config.transport {
-        TransportConfig::Http {
-            auth_provider: Some(p),
-            ..
-        } => Some(p),
-        _ => None,
-    }
-}
-
-/// pi's message for a server that needs the user to sign in.
-pub fn sign_in_required(name: &str, config: &ServerConfig) -> String {
-    let how = auth_provider(config).map_or_else(|| "/mcp".to_string(), |p| format!("/login {p}"));
-    format!("MCP server \"{name}\" requires sign-in. Run {how} to sign in.")
-}
 
 /// A snapshot for lists, reports and tool registration.
 #[derive(Debug, Clone)]

@@ -120,7 +120,11 @@ fn an_extension_registers_a_server_the_model_then_calls() {
     let mock = MockServer::start();
     mock.push(Reply::sse(sse_tool_calls(
         API,
-        &[("e", "mcp__reg__echo", json!({"text": "from an extension's server"}))],
+        &[(
+            "e",
+            "mcp__reg__echo",
+            json!({"text": "from an extension's server"}),
+        )],
     )));
     mock.push(Reply::text(API, "done"));
     let m = marker("mcp-ext");
@@ -138,7 +142,10 @@ fn an_extension_registers_a_server_the_model_then_calls() {
     std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut talk = pi.converse();
     let refused = talk.expect("refusal", |v| {
-        v["method"] == "notify" && v["message"].as_str().is_some_and(|t| t.starts_with("refused"))
+        v["method"] == "notify"
+            && v["message"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("refused"))
     });
     assert!(
         refused["message"]
@@ -162,5 +169,8 @@ fn an_extension_registers_a_server_the_model_then_calls() {
     assert!(mock.requests()[1]
         .body_text()
         .contains("from an extension's server"));
-    assert!(survivors(&m).is_empty(), "the registered server outlived pi");
+    assert!(
+        survivors(&m).is_empty(),
+        "the registered server outlived pi"
+    );
 }

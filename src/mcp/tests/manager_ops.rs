@@ -286,9 +286,16 @@ fn a_sign_in_made_elsewhere_reconnects_the_server_on_the_next_prompt() {
     }
     let server = Server::start();
     let url = format!("{}/mcp", server.origin);
-    let s = start(json!({"docs": {"url": url, "exposure": "direct"}}), false, None);
+    let s = start(
+        json!({"docs": {"url": url, "exposure": "direct"}}),
+        false,
+        None,
+    );
     settle(&s.manager);
-    assert_eq!(view(&s.manager.snapshot(), "docs").state(), Some(ConnState::NeedsAuth));
+    assert_eq!(
+        view(&s.manager.snapshot(), "docs").state(),
+        Some(ConnState::NeedsAuth)
+    );
     // `pi mcp login` in another process: only the file changes.
     let store = crate::mcp::oauth::store::CredentialStore::new(s.dir.path()).server("docs", &url);
     sign_in(&SignIn {
@@ -304,7 +311,11 @@ fn a_sign_in_made_elsewhere_reconnects_the_server_on_the_next_prompt() {
     s.manager.reconnect_signed_in();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while view(&s.manager.snapshot(), "docs").state() != Some(ConnState::Connected) {
-        assert!(std::time::Instant::now() < deadline, "{:?}", s.manager.snapshot());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            s.manager.snapshot()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(names(&s.manager).contains(&"mcp__docs__whoami".to_string()));
