@@ -58,6 +58,10 @@ fn reconnect_delay(attempt: u32, server_ms: Option<u64>) -> Duration {
 pub trait AuthProvider: Send + Sync {
     /// The token to send now, if any.
     fn token(&self) -> Option<String>;
+    /// The token as it is, never renewed first (for ending the session on close).
+    fn current_token(&self) -> Option<String> {
+        self.token()
+    }
     /// The server rejected `token` (401, or 403 `insufficient_scope`). `Ok(true)` retries the
     /// request once with a new [`AuthProvider::token`]; `Err` ends it with that error.
     fn on_unauthorized(
@@ -582,6 +586,15 @@ impl Transport for HttpTransport {
             }
             if let Some(id) = &session {
                 req = req.set("mcp-session-id", id);
+            }
+            if let Some(t) = self
+                .inner
+                .spec
+                .auth
+                .as_ref()
+                .and_then(|a| a.current_token())
+            {
+                req = req.set("authorization", &format!("Bearer {t}"));
             }
             let _ = req.call();
         }

@@ -128,6 +128,11 @@ impl AuthProvider for OAuthAuth {
             .and_then(|s| s.access_token().map(str::to_string))
     }
 
+    fn current_token(&self) -> Option<String> {
+        let state = self.store.load().ok()?;
+        state.access_token().map(str::to_string)
+    }
+
     fn on_unauthorized(
         &self,
         www_authenticate: Option<&str>,

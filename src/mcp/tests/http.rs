@@ -260,7 +260,7 @@ impl AuthProvider for Tokens {
 
 #[test]
 fn an_auth_provider_renews_a_rejected_token_once() {
-    let (url, seen) = serve(|s| {
+    let (url, log) = serve(|s| {
         if s.header("authorization") != Some("Bearer new") {
             return (
                 401,
@@ -280,11 +280,21 @@ fn an_auth_provider_renews_a_rejected_token_once() {
     let tokens = Arc::new(Tokens(Mutex::new(vec!["old".into(), "new".into()])));
     let client = connect(&url, Some(tokens)).unwrap();
     call(&client, "t").unwrap();
-    let seen = seen.lock().unwrap();
+    let seen = log.lock().unwrap();
     assert_eq!(seen[0].header("authorization"), Some("Bearer old"));
     assert_eq!(seen[1].header("authorization"), Some("Bearer new"));
     drop(seen);
     client.close();
+    let seen = log.lock().unwrap();
+    let delete = seen
+        .iter()
+        .find(|s| s.method == "DELETE")
+        .expect("the session is ended");
+    assert_eq!(
+        delete.header("authorization"),
+        Some("Bearer new"),
+        "with the token"
+    );
 }
 
 struct NoHooks;
