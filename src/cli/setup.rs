@@ -281,8 +281,9 @@ fn interactive(mut args: Args) -> i32 {
         )
     };
     let tool_env = prepared.session.tool_env.clone();
-    let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env);
     let mcp = prepared.session.mcp.clone();
+    let reload_extensions =
+        reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env, mcp.clone());
     let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
@@ -308,6 +309,7 @@ fn interactive(mut args: Args) -> i32 {
             clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
             project_trusted,
             untrusted_warning,
+            mcp: mcp.clone(),
         },
     );
     if let Some(mcp) = mcp {
@@ -343,6 +345,7 @@ fn reload_extensions_fn(
     cwd: &Path,
     hookup: super::extensions::UiHookup,
     tool_env: crate::tools::bash::SessionEnv,
+    mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 ) -> crate::modes::interactive::ReloadExtensionsFn {
     let (args, agent_dir, cwd) = (args.clone(), agent_dir.to_path_buf(), cwd.to_path_buf());
     Box::new(move |resources: &Resources, session_file: Option<String>| {
@@ -358,8 +361,17 @@ fn reload_extensions_fn(
             resources.package_extensions.clone(),
             Some(&hookup),
         )?;
-        let (tools, registry) =
+        let (mut tools, mut registry) =
             super::extensions::merge_tools(&args, &loaded.host, &settings, &tool_env);
+        // MCP follows the new mcp.json and the new extensions' registrations.
+        if let Some(mcp) = &mcp {
+            mcp.attach_extension_servers(loaded.host.mcp_servers());
+            mcp.reload_config(scope.trusted);
+            for t in mcp.static_tools() {
+                tools.push(std::sync::Arc::clone(&t));
+                registry.push(t);
+            }
+        }
         let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
         if !loaded.host.is_empty() {
             super::extensions::share_models(&loaded.host, &mut super::models::load(&agent_dir));
@@ -528,7 +540,7 @@ pub fn prepare_with(
     let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);
     // MCP: servers start connecting in the background now (only a stat when none is set up).
-    let mcp = start_mcp(args, &agent_dir, &cwd, scope.trusted, hookup);
+    let mcp = start_mcp(args, &agent_dir, &cwd, scope.trusted, hookup, &loaded.host);
     for t in mcp.iter().flat_map(|m| m.static_tools()) {
         tools.push(std::sync::Arc::clone(&t));
         tool_registry.push(t);
@@ -599,6 +611,7 @@ fn start_mcp(
     cwd: &Path,
     project_trusted: bool,
     hookup: Option<&super::extensions::UiHookup>,
+    extensions: &crate::extensions::host::ExtensionHost,
 ) -> Option<std::sync::Arc<crate::mcp::McpManager>> {
     if args.no_mcp || (args.no_tools && args.tools.is_none()) {
         return None;
@@ -615,7 +628,7 @@ fn start_mcp(
         }
         None => std::sync::Arc::new(|message: &str, _kind: &str| eprintln!("{message}")),
     };
-    crate::mcp::McpManager::start(crate::mcp::McpOptions {
+    Some(crate::mcp::McpManager::start(crate::mcp::McpOptions {
         agent_dir: agent_dir.to_path_buf(),
         cwd: cwd.to_path_buf(),
         project_trusted,
@@ -626,7 +639,8 @@ fn start_mcp(
             .filter(|t| t.iter().any(|e| e.starts_with("mcp__"))),
         tool_exclude: args.exclude_tools.clone(),
         reporter,
-    })
+        extension_servers: Some(extensions.mcp_servers()),
+    }))
 }
 
 /// The sandbox (issue 16) from `--sandbox` and the `sandbox` setting, checked against the

@@ -5,9 +5,10 @@
 //! device passed where a file is expected never blocks or floods us, and tells whether two
 //! paths are the same file; `output_file` creates the private files that hold output the
 //! model was not shown in full; `sandbox` confines the commands pi runs (Landlock and
-//! seccomp).
+//! seccomp); `browser` opens a sign-in URL when there is a desktop.
 
 pub mod atomic;
+pub mod browser;
 pub mod files;
 pub mod output_file;
 pub mod process;

@@ -21,6 +21,8 @@ mod json;
 mod login;
 mod mcp;
 mod mcp_faults;
+mod mcp_interactive;
+mod mcp_oauth;
 mod mock_selftest;
 mod packages;
 mod print;

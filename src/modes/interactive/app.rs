@@ -146,6 +146,7 @@ impl<T: Terminal> App<T> {
         app.install_autocomplete();
         app.list_extensions_in_header();
         app.share_terminal_with_extensions();
+        app.list_mcp_in_header();
         if let Some(s) = &app.session {
             s.start_extensions("startup");
         }
@@ -296,9 +297,12 @@ impl<T: Terminal> App<T> {
         self.view.status.is_some()
             || self.bash.is_some()
             || self.task.is_some()
-            || self
-                .overlay
-                .is_some_and(|o| o.kind == overlays::OverlayKind::Login)
+            || self.overlay.is_some_and(|o| {
+                matches!(
+                    o.kind,
+                    overlays::OverlayKind::Login | overlays::OverlayKind::Mcp
+                )
+            })
     }
 
     fn tick_animations(&mut self) {

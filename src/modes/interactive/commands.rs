@@ -38,6 +38,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("trust", "Save project trust decision for future sessions"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
+    (
+        "mcp",
+        "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+    ),
     ("new", "Start a new session"),
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
@@ -67,6 +71,7 @@ impl<T: Terminal> App<T> {
                 | "login"
                 | "logout"
                 | "trust"
+                | "mcp"
         );
         if needs_idle && self.session.is_none() {
             self.view.warning(&format!(
@@ -125,6 +130,7 @@ impl<T: Terminal> App<T> {
             "settings" => self.open_settings(),
             "login" => self.open_provider_picker(PickerMode::Login),
             "logout" => self.open_provider_picker(PickerMode::Logout),
+            "mcp" => self.mcp_command(args),
             "reload" => {
                 self.reload();
                 Ok(())
@@ -355,6 +361,7 @@ impl<T: Terminal> App<T> {
         }
         self.reload_extensions();
         self.list_extensions_in_header();
+        self.list_mcp_in_header();
         self.install_autocomplete();
         if let Err(e) = super::load_theme(&self.env) {
             self.view.error(&e);

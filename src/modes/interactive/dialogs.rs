@@ -49,6 +49,10 @@ impl<T: Terminal> App<T> {
             OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
             OverlayOutcome::Login(o) => self.apply_login_outcome(o),
             OverlayOutcome::Trust(o) => self.apply_trust_outcome(o),
+            OverlayOutcome::Mcp(o) => {
+                self.mcp_screen_closed(o);
+                Ok(())
+            }
             OverlayOutcome::Model(ModelOutcome::Cancelled)
             | OverlayOutcome::Session(SessionOutcome::Cancelled)
             | OverlayOutcome::Fork(UserMessageOutcome::Cancelled) => Ok(()),

@@ -1,7 +1,7 @@
 //! The start-up header: pi's name and version, the key hints (compact, or the full list once
 //! Ctrl+O expands), and the loaded context files, skills and prompt templates — the same
 //! texts pi prints, with the keys taken from the current keybindings — plus the running
-//! extensions.
+//! extensions and the MCP servers.
 
 use std::path::Path;
 
@@ -21,6 +21,8 @@ pub struct HeaderInfo {
     pub prompts: Vec<String>,
     /// Running extensions: `(compact label, display path)`.
     pub extensions: Vec<(String, String)>,
+    /// MCP servers: `(name, one line about it)`.
+    pub mcp: Vec<(String, String)>,
 }
 
 impl HeaderInfo {
@@ -50,6 +52,7 @@ impl HeaderInfo {
                 .map(|t| format!("/{}", t.name))
                 .collect(),
             extensions: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 }
@@ -218,6 +221,11 @@ impl Component for Header {
             names.sort();
             let paths: Vec<String> = info.extensions.iter().map(|(_, p)| p.clone()).collect();
             sections.push(self.section(&theme, "Extensions", &names, &paths));
+        }
+        if !info.mcp.is_empty() {
+            let names: Vec<String> = info.mcp.iter().map(|(n, _)| n.clone()).collect();
+            let lines: Vec<String> = info.mcp.iter().map(|(_, l)| l.clone()).collect();
+            sections.push(self.section(&theme, "MCP", &names, &lines));
         }
         for section in sections {
             for text in section {

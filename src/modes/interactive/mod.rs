@@ -10,8 +10,8 @@
 //! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
 //! `chat`, `tool_view`, `diff_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
 //! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
-//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
-//! `ext_widgets` (widgets and footer statuses).
+//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay),
+//! `ext_widgets` (widgets and footer statuses) and `mcp_command` (`/mcp`).
 
 mod app;
 mod background;
@@ -36,6 +36,7 @@ mod header;
 mod history;
 mod keys;
 mod login_flow;
+mod mcp_command;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
@@ -110,6 +111,8 @@ pub struct InteractiveEnv {
     pub project_trusted: bool,
     /// The folder has protected resources that were not loaded: the chat says so.
     pub untrusted_warning: bool,
+    /// The session's MCP servers (`/mcp`), unless MCP is off.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 }
 
 /// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or

@@ -17,6 +17,7 @@ use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
 };
 use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
+use super::selectors::mcp::{McpOutcome, McpScreen};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
@@ -40,6 +41,7 @@ pub enum OverlayKind {
     Providers(PickerMode),
     Login,
     Trust,
+    Mcp,
 }
 
 /// A result an overlay handed back.
@@ -55,6 +57,7 @@ pub enum OverlayOutcome {
     Provider(PickerMode, ProviderOutcome),
     Login(LoginOutcome),
     Trust(TrustOutcome),
+    Mcp(McpOutcome),
 }
 
 impl OverlayOutcome {
@@ -136,6 +139,10 @@ pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
             .dialog_mut::<TrustSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Trust),
+        OverlayKind::Mcp => view
+            .dialog_mut::<McpScreen>()?
+            .take_outcome()
+            .map(OverlayOutcome::Mcp),
     }
 }
 
@@ -144,6 +151,7 @@ pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
 pub fn pump(view: &mut View, active: ActiveOverlay) -> bool {
     match active.kind {
         OverlayKind::Login => view.dialog_mut::<LoginDialog>().is_some_and(|d| d.poll()),
+        OverlayKind::Mcp => view.dialog_mut::<McpScreen>().is_some_and(|s| s.poll()),
         _ => false,
     }
 }

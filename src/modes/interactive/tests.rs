@@ -137,6 +137,7 @@ fn harness_setup(
         },
         project_trusted: true,
         untrusted_warning: false,
+        mcp: None,
     };
     setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);

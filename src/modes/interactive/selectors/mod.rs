@@ -7,6 +7,8 @@ pub mod common;
 pub mod config;
 pub mod login;
 pub mod login_method;
+pub mod mcp;
+pub mod mcp_signin;
 pub mod model;
 pub mod scoped_models;
 pub mod session_picker;
