@@ -36,10 +36,11 @@ const failures = [];
 const check = (ok, what) => { console.log((ok ? 'ok   ' : 'FAIL ') + what); if (!ok) failures.push(what); };
 
 // ---------- Export with both ----------
-function exportWith(bin, session, html) {
+function exportWith(bin, session, html, extraEnv = {}) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pi-export-home-'));
   const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, 'agent'), PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1' };
   delete env.COLORFGBG;
+  Object.assign(env, extraEnv);
   execFileSync(bin, ['--export', session, html], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: home });
   fs.rmSync(home, { recursive: true, force: true });
 }
@@ -157,14 +158,95 @@ same('search rows for "clippy"', s => s.searchRows.map(r => r.replace(/\s+/g, ' 
 check(requests.length === 0, 'no network requests' + (requests.length ? ': ' + requests.join(', ') : ''));
 
 // Side-by-side composites: ours left, pi right.
-const sbs = await browser.newPage({ viewport: { width: 2820, height: 920 } });
-for (const name of ['1-initial', '2-branch-a', '3-branch-b', '4-tools-open-thinking-closed', '5-search', '6-narrow']) {
+async function sideBySide(name) {
+  const sbs = await browser.newPage({ viewport: { width: 2820, height: 920 } });
   const img = w => 'data:image/png;base64,' + fs.readFileSync(path.join(out, `${w}-${name}.png`)).toString('base64');
   await sbs.setContent(`<body style="margin:0;background:#888;display:flex;gap:20px;align-items:flex-start;font:14px sans-serif">
     <div><div>ours</div><img src="${img('ours')}"></div><div><div>pi 0.73.1</div><img src="${img('pi')}"></div></body>`);
   await sbs.screenshot({ path: path.join(out, `side-by-side-${name}.png`), fullPage: true });
+  await sbs.close();
 }
-await sbs.close();
+for (const name of ['1-initial', '2-branch-a', '3-branch-b', '4-tools-open-thinking-closed', '5-search', '6-narrow']) await sideBySide(name);
+
+// ---------- Markdown: the same structure as pi's (marked) ----------
+const MD = [
+  '# Title\n\nSome *em*, **strong**, ***both***, ~~gone~~, `code`, and a_snake_case_word.\nA second line.',
+  '## Lists\n\n- one\n- two\n  - nested\n  - nested 2\n- three\n\n1. first\n2. second\n\n- [ ] todo\n- [x] done',
+  '| a | b |\n|:--|--:|\n| 1 | **2** |\n| `x` | y |\n\n> quoted *text*\n> more\n\n---\n\n```python\ndef f(x):\n    return x + 1  # inc\n```',
+  'Links: [site](https://example.com "t"), <https://auto.example>, https://bare.example/path. Escapes: \\*not em\\*.\n\n    indented code\n\nEnd.',
+];
+const mdSession = path.join(out, 'markdown.jsonl');
+writeSession(mdSession, MD.map((t, i) => i % 2 ? { role: 'assistant', text: t } : { role: 'user', text: t }));
+const mdPages = { ours: path.join(out, 'md-ours.html'), pi: path.join(out, 'md-pi.html') };
+exportWith(ours, mdSession, mdPages.ours);
+exportWith(theirs, mdSession, mdPages.pi);
+const TAGS = ['h1', 'h2', 'p', 'em', 'strong', 'del', 'code', 'pre', 'ul', 'ol', 'li', 'input', 'table', 'th', 'td', 'blockquote', 'hr', 'a', 'br'];
+const structure = {};
+for (const which of ['ours', 'pi']) {
+  const page = await open(which, mdPages[which]);
+  structure[which] = await page.evaluate(tags => {
+    const blocks = [...document.querySelectorAll('#messages .md, #messages .markdown-content')];
+    return blocks.map(b => Object.fromEntries(tags.map(t => [t, b.querySelectorAll(t).length]).filter(([, n]) => n)));
+  }, TAGS);
+  await shot(page, which + '-7-markdown');
+  await page.close();
+}
+for (let i = 0; i < MD.length; i++) {
+  const a = structure.ours[i] || {}, b = structure.pi[i] || {};
+  const diff = TAGS.filter(t => (a[t] || 0) !== (b[t] || 0)).map(t => `${t} ${a[t] || 0}/${b[t] || 0}`);
+  check(!diff.length, `markdown block ${i + 1} has pi's structure` + (diff.length ? ' (ours/pi: ' + diff.join(', ') + ')' : ''));
+}
+
+// ---------- Hostile content stays text (ours) ----------
+const xss = path.join(out, 'hostile.jsonl');
+writeSession(xss, [
+  { role: 'user', text: '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=1</script> </script><b>x</b>' },
+  { role: 'assistant', text: '[click](javascript:window.__pwned=1) [data](data:text/html,x) ![pixel](https://tracker.example/p.png) <iframe src="https://e.example"></iframe>\n\n```html\n</script><script>window.__pwned=1</script>\n```' },
+]);
+const xssPage = path.join(out, 'hostile-ours.html');
+exportWith(ours, xss, xssPage);
+{
+  const page = await open('ours', xssPage);
+  const r = await page.evaluate(() => ({
+    pwned: !!window.__pwned,
+    imgs: [...document.querySelectorAll('#messages img')].map(i => i.getAttribute('src')),
+    hrefs: [...document.querySelectorAll('#messages a')].map(a => a.getAttribute('href')),
+    frames: document.querySelectorAll('iframe, #messages script').length,
+    text: document.getElementById('messages').textContent,
+  }));
+  check(!r.pwned && r.frames === 0 && r.imgs.length === 0, 'hostile content runs nothing and loads nothing');
+  check(r.hrefs.every(h => /^https:/.test(h)), 'only web links are links: ' + JSON.stringify(r.hrefs));
+  check(r.text.includes('<img src=x onerror') && r.text.includes('</script><script>'), 'hostile markup is shown as text');
+  await page.close();
+}
+
+// ---------- pi 1.x entries (ours only: 0.73.1 predates them) ----------
+{
+  const page = await open('ours', (() => { const f = path.join(out, 'v087-ours.html'); exportWith(ours, path.join(root, 'fixtures/sessions/pi-0.87.1-rpc.jsonl'), f); return f; })());
+  const t = await text(page);
+  check(t.includes('System Prompt') && t.includes('Available Tools'), '1.x system message shows as the system prompt and tools');
+  await page.click(UI.ours.filter('all'));
+  const all = (await rows(page, UI.ours)).join('\n');
+  check(all.includes('[system prompt]') && all.includes('[context replace: 0b261d79]') && all.includes('[context omit: 8926ece6]'), '1.x system and context_edit entries are in the tree');
+  await shot(page, 'ours-8-pi1x');
+  check(page.errors.length === 0, 'no script errors on a 1.x session');
+  await page.close();
+}
+
+// ---------- Light theme (COLORFGBG says the terminal is light) ----------
+{
+  const light = { ours: path.join(out, 'light-ours.html'), pi: path.join(out, 'light-pi.html') };
+  exportWith(ours, fixture, light.ours, { COLORFGBG: '0;15' });
+  exportWith(theirs, fixture, light.pi, { COLORFGBG: '0;15' });
+  for (const which of ['ours', 'pi']) {
+    const page = await open(which, light[which]);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    check(bg === 'rgb(248, 248, 248)', `${which}: light theme page background ${bg}`);
+    await shot(page, which + '-9-light');
+    await page.close();
+  }
+}
+for (const name of ['7-markdown', '9-light']) await sideBySide(name);
 
 // ---------- A long session ----------
 if (bigN > 0) {
@@ -218,6 +300,19 @@ if (bigN > 0) {
 await browser.close();
 console.log(`\nscreenshots in ${out}`);
 if (failures.length) { console.log(`${failures.length} check(s) failed`); process.exit(1); }
+
+// A linear session of user and assistant messages.
+function writeSession(file, messages) {
+  const base = Date.parse('2026-02-01T00:00:00.000Z');
+  const lines = [JSON.stringify({ type: 'session', version: 3, id: 'check-session', timestamp: '2026-02-01T00:00:00.000Z', cwd: '/home/dev/x' })];
+  messages.forEach((m, i) => {
+    const msg = m.role === 'user'
+      ? { role: 'user', content: [{ type: 'text', text: m.text }], timestamp: base + i }
+      : { role: 'assistant', content: [{ type: 'text', text: m.text }], provider: 'p', model: 'm', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: base + i };
+    lines.push(JSON.stringify({ type: 'message', id: 'm' + i, parentId: i ? 'm' + (i - 1) : null, timestamp: new Date(base + i * 1000).toISOString(), message: msg }));
+  });
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+}
 
 // A linear chat of `n` entries with tool calls, Markdown and a few branches.
 function writeBigSession(file, n) {

@@ -40,13 +40,16 @@ pub fn branch_jsonl(w: &SessionWriter, timestamp: &str) -> String {
 }
 
 /// Writes [`branch_jsonl`] to `out` (relative to the cwd; parent folders created), or to
-/// `session-<time>.jsonl` as pi names it. Never over the session file itself.
+/// `session-<time>.jsonl` as pi names it; returns the absolute path. Never over the session
+/// file itself.
 pub fn export_session_jsonl(w: &SessionWriter, out: Option<&Path>) -> Result<PathBuf, String> {
     let now = iso_timestamp(crate::ai::now_ms());
     let out = match out {
         Some(p) => p.to_path_buf(),
         None => PathBuf::from(format!("session-{}.jsonl", now.replace([':', '.'], "-"))),
     };
+    // pi reports the resolved path.
+    let out = std::path::absolute(&out).unwrap_or(out);
     if let Some(session) = w.path() {
         super::refuse_overwriting(session, &out)?;
     }
