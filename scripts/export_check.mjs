@@ -129,15 +129,33 @@ for (const which of ['ours', 'pi']) {
     s['rows-' + f] = (await rows(page, ui)).length;
     s['status-' + f] = await page.$eval(ui.status, e => e.textContent);
   }
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(200);
+  s.afterEscape = await text(page);
   await page.click(ui.filter('default'));
   await page.fill(ui.search, 'clippy');
   await page.waitForTimeout(200);
   s.searchRows = await rows(page, ui);
   await shot(page, which + '-5-search');
   s.errors = page.errors;
+  // A deep link: ?leafId=…&targetId=… opens that branch at that entry.
+  const deep = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await deep.goto('file://' + pages[which] + '?leafId=a0000020&targetId=a0000016');
+  await deep.waitForTimeout(300);
+  s.deep = await text(deep);
+  if (which === 'ours') {
+    s.hiddenBefore = s.deep.includes('Hidden reminder');
+    await deep.keyboard.press('h');
+    s.hiddenAfter = (await text(deep)).includes('Hidden reminder');
+  }
+  await deep.close();
   // The narrow layout: the tree hides behind a button.
   const narrow = await open(which, pages[which], { width: 700, height: 900 });
   await shot(narrow, which + '-6-narrow');
+  await narrow.click(which === 'ours' ? '#menu' : '#hamburger');
+  await narrow.waitForTimeout(400);
+  await shot(narrow, which + '-6b-narrow-tree');
+  s.narrowTree = await clickRow(narrow, ui, 'Now add a test for the empty case.') && (await text(narrow)).includes('Both cases are covered now.');
   await narrow.close();
   await page.close();
 }
@@ -148,6 +166,10 @@ for (const which of ['ours', 'pi']) {
   check(s.clickedA && s.branchA.includes('Both cases are covered now.') && s.branchA.includes('[compaction]') && !s.branchA.includes('Shall I go ahead?'), `${which}: clicking a tree entry shows its branch`);
   check(s.clickedB && s.branchB.includes('Shall I go ahead?') && s.branchB.includes('Branch Summary'), `${which}: clicking back shows the other branch`);
   check(!s.branchB.includes('test result: FAILED') && s.toolsOpen.includes('test result: FAILED'), `${which}: O expands collapsed tool output`);
+  check(s.afterEscape.includes('Shall I go ahead?'), `${which}: Escape goes back to the session's leaf`);
+  check(s.deep.includes('Both cases are covered now.') && !s.deep.includes('Shall I go ahead?'), `${which}: a ?leafId=&targetId= link opens that branch`);
+  if (which === 'ours') check(!s.hiddenBefore && s.hiddenAfter, 'ours: H shows custom messages hidden in the terminal');
+  check(s.narrowTree, `${which}: on a narrow screen the tree opens from its button and navigates`);
   check(s.toolsOpen.includes('Returning None') && !s.thinkingClosed.includes('Returning None') && s.thinkingClosed.includes('Thinking ...'), `${which}: T collapses thinking`);
 }
 const same = (what, f) => { const a = f(state.ours), b = f(state.pi); check(JSON.stringify(a) === JSON.stringify(b), `same ${what}: ours ${JSON.stringify(a)} / pi ${JSON.stringify(b)}`); };
@@ -166,7 +188,7 @@ async function sideBySide(name) {
   await sbs.screenshot({ path: path.join(out, `side-by-side-${name}.png`), fullPage: true });
   await sbs.close();
 }
-for (const name of ['1-initial', '2-branch-a', '3-branch-b', '4-tools-open-thinking-closed', '5-search', '6-narrow']) await sideBySide(name);
+for (const name of ['1-initial', '2-branch-a', '3-branch-b', '4-tools-open-thinking-closed', '5-search', '6-narrow', '6b-narrow-tree']) await sideBySide(name);
 
 // ---------- Markdown: the same structure as pi's (marked) ----------
 const MD = [

@@ -1020,7 +1020,7 @@ function navigate(leaf, target, scroll) {
   shownPath = path;
   placed = keep;
   if (targetId && byId.get(targetId) && byId.get(targetId).type === 'custom_message' && byId.get(targetId).display === false) setHidden(true);
-  const job = { at: keep, gen: {} };
+  const job = { at: keep };
   pending = job;
   const stop = target && scroll === 'target' ? Math.max(keep, path.findIndex(e => e.id === targetId) + 1) : 0;
   const slice = limit => {
@@ -1043,9 +1043,10 @@ function navigate(leaf, target, scroll) {
   if (scroll === 'bottom') requestAnimationFrame(() => { window.scrollTo(0, document.body.scrollHeight); });
   else if (scroll === 'target') {
     const t = byId.get(targetId);
-    const el = t && t.type === 'message' && t.message && t.message.role === 'toolResult'
+    let to = t && t.type === 'message' && t.message && t.message.role === 'toolResult'
       ? document.getElementById('tool-call-' + t.message.toolCallId) : null;
-    const to = el || document.getElementById('entry-' + targetId);
+    // An entry that shows nothing (a label, a setting) scrolls to the nearest one above it.
+    for (let i = path.indexOf(t); !to && i >= 0; i--) to = nodes.get(path[i].id) || null;
     if (to) {
       to.scrollIntoView({ block: 'center' });
       if (target) { to.classList.remove('flash'); void to.offsetWidth; to.classList.add('flash'); setTimeout(() => to.classList.remove('flash'), 2000); }
@@ -1061,12 +1062,16 @@ const press = (act, on, label) => {
   b.setAttribute('aria-pressed', String(on));
   if (label) b.textContent = label;
 };
-function clearFlips(sel) { for (const el of document.querySelectorAll(sel)) el.classList.remove('flip'); }
-function setThinking(on) { thinking = on; document.body.classList.toggle('hide-thinking', !on); clearFlips('.think.flip'); press('thinking', on); }
+// Blocks opened or closed by a click, against the global T/O state; a global toggle resets
+// them, on screen or not.
+const flipped = new Set();
+function flip(el) { el.classList.toggle('flip'); if (el.classList.contains('flip')) flipped.add(el); else flipped.delete(el); }
+function clearFlips(cls) { for (const el of flipped) if (el.classList.contains(cls)) { el.classList.remove('flip'); flipped.delete(el); } }
+function setThinking(on) { thinking = on; document.body.classList.toggle('hide-thinking', !on); clearFlips('think'); press('thinking', on); }
 function setTools(on) {
   tools = on;
   document.body.classList.toggle('tools-open', on);
-  clearFlips('.xp.flip');
+  clearFlips('xp');
   if (on) openAll(messagesEl);
   press('tools', on);
 }
@@ -1093,9 +1098,9 @@ document.addEventListener('click', ev => {
   const tl = t.closest('.tl.has');
   if (tl) { tl.classList.toggle('open'); return; }
   const xp = t.closest('.xp');
-  if (xp) { fillLazy(xp); xp.classList.toggle('flip'); return; }
+  if (xp) { fillLazy(xp); flip(xp); return; }
   const th = t.closest('.think');
-  if (th) th.classList.toggle('flip');
+  if (th) flip(th);
 });
 function downloadJsonl() {
   const lines = [JSON.stringify(header)].concat(entries.map(e => JSON.stringify(e)));
