@@ -1,9 +1,10 @@
 //! Session export. `pi --export`, `/export`, `/share` and RPC `export_html` write one
 //! self-contained HTML file: a session viewer (tree with branch navigation, Markdown,
 //! collapsible thinking and tool output, images, the theme's colours) whose template is
-//! compiled in (`viewer.html`, `viewer.css`, `viewer.js`) and whose data is the session
-//! embedded as pi embeds it (`page`). `theme` turns a pi theme into the page's colours;
-//! `jsonl` writes the current branch as a session file (`/export <file>.jsonl`, as pi 1.x).
+//! compiled in (`viewer.html`, `viewer.css`; the script in `markup.js`, `session.js` and
+//! `viewer.js`) and whose data is the session embedded as pi embeds it (`page`). `theme`
+//! turns a pi theme into the page's colours; `jsonl` writes the current branch as a session
+//! file (`/export <file>.jsonl`, as pi does).
 
 pub mod jsonl;
 mod page;

@@ -15,7 +15,13 @@ use crate::session::SessionWriter;
 
 const TEMPLATE: &str = include_str!("viewer.html");
 const CSS: &str = include_str!("viewer.css");
-const JS: &str = include_str!("viewer.js");
+/// One script in three files: markup (escaping, highlighting, Markdown), the session's data and
+/// entries, the viewer around them.
+const JS: [&str; 3] = [
+    include_str!("markup.js"),
+    include_str!("session.js"),
+    include_str!("viewer.js"),
+];
 
 /// Where the embedded session sits: this opening tag, the base64 text, `</script>`.
 pub const DATA_OPEN: &str = r#"<script id="session-data" type="application/json">"#;
@@ -48,7 +54,9 @@ pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
             ("SESSION_DATA", &|h: &mut String| {
                 base64::engine::general_purpose::STANDARD.encode_string(data.as_bytes(), h)
             }),
-            ("JS", &|h: &mut String| h.push_str(JS)),
+            ("JS", &|h: &mut String| {
+                JS.iter().for_each(|js| h.push_str(js))
+            }),
         ],
     );
     html

@@ -94,7 +94,11 @@ fn every_entry_type_reaches_the_viewer() {
         assert!(seen.contains(w), "{w} missing from {seen:?}");
     }
     // The viewer renders or lists each of them.
-    let js = include_str!("../export/viewer.js");
+    let js = [
+        include_str!("../export/session.js"),
+        include_str!("../export/viewer.js"),
+    ]
+    .concat();
     for t in [
         "'compaction'",
         "'branch_summary'",
