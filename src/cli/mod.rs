@@ -73,7 +73,8 @@ pub fn main() -> i32 {
         let out = args.messages.first().map(std::path::Path::new);
         return match crate::session::export::export_html(std::path::Path::new(file), out) {
             Ok(path) => {
-                let _ = writeln!(info, "Exported to: {}", path.display());
+                // pi 1.x answers before taking over stdout: always on stdout.
+                println!("Exported to: {}", path.display());
                 0
             }
             Err(e) => {

@@ -1,6 +1,6 @@
 //! `pi --export <file> [out]`: one self-contained HTML viewer with the session embedded as pi
-//! embeds it, `Exported to: <path>` (on stderr when stdin is not a terminal, as pi's console
-//! takeover does), errors as `Error: …` with exit 1.
+//! embeds it, `Exported to: <path>` on stdout (as pi 1.x; 0.73.1 used stderr when stdin is not
+//! a terminal), errors as `Error: …` with exit 1.
 
 use crate::support::PiCommand;
 use pi::session::export::read_session_data;
@@ -28,8 +28,7 @@ fn export_to_an_explicit_path() {
     std::fs::create_dir_all(out.cwd().join("out")).unwrap();
     let res = out.run();
     res.assert_code(0).assert_no_panic();
-    let all = format!("{}{}", res.stdout, res.stderr);
-    assert!(all.contains("Exported to: out/page.html"), "{all}");
+    assert_eq!(res.stdout, "Exported to: out/page.html\n");
     assert_page(&std::fs::read_to_string(out.cwd().join("out/page.html")).unwrap());
 }
 
@@ -42,11 +41,7 @@ fn export_to_the_default_path_in_cwd() {
     let res = pi.run();
     res.assert_code(0);
     let want = format!("pi-session-{NAME}.html");
-    assert!(
-        res.stderr.contains(&format!("Exported to: {want}")),
-        "{}",
-        res.stderr
-    );
+    assert_eq!(res.stdout, format!("Exported to: {want}\n"));
     assert_page(&std::fs::read_to_string(pi.cwd().join(want)).unwrap());
 }
 
