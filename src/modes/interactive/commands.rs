@@ -7,7 +7,7 @@ use super::app::App;
 use super::extensions::GatedOp;
 use super::selectors::login::PickerMode;
 use crate::harness::task::SessionTask;
-use crate::session::{export_html, ops, SessionWriter};
+use crate::session::{ops, SessionWriter};
 use crate::tui::components::markdown::Markdown;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme;
@@ -268,17 +268,8 @@ impl<T: Terminal> App<T> {
         let s = self.session.as_ref().ok_or("busy")?;
         let out = (!args.is_empty()).then(|| crate::resources::expand_tilde(args));
         let path = match &out {
-            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => {
-                let source = s
-                    .session
-                    .path()
-                    .filter(|p| p.exists())
-                    .ok_or("Nothing to export yet: the session has no file.")?;
-                std::fs::copy(source, p)
-                    .map_err(|e| format!("Could not export to {}: {e}", p.display()))?;
-                p.clone()
-            }
-            _ => export_html::export_session_html(&s.session, out.as_deref())?,
+            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => s.export_jsonl(Some(p))?,
+            _ => s.export_html(out.as_deref(), Some(crate::tui::theme::current().name()))?,
         };
         self.view
             .status_note(&format!("Session exported to: {}", path.display()));
@@ -326,7 +317,8 @@ impl<T: Terminal> App<T> {
         }
         let dir = std::env::temp_dir().join(format!("pi-share-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let file = export_html::export_session_html(&s.session, Some(&dir.join("session.html")))?;
+        let theme = crate::tui::theme::current();
+        let file = s.export_html(Some(&dir.join("session.html")), Some(theme.name()))?;
         let out = std::process::Command::new("gh")
             .args(["gist", "create", "--public=false"])
             .arg(&file)
