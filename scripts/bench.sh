@@ -12,7 +12,9 @@
 # re-rendered under a 10,000-line transcript (time and rows written), and the CPU share of a core
 # while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Then extensions: 1, 5 and
 # 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
-# it starts, and how many Node.js processes ran; ours runs them all in one). Prints one table; the
+# it starts, and how many Node.js processes ran; ours runs them all in one). Then the sandbox
+# (examples/sandbox_bench.rs): `bash -c true` spawned as the bash tool does, without and with
+# `--sandbox workspace-write`. Prints one table; the
 # TypeScript pi gets a second column when it is installed ($PI_TS, ../scratch/pits or
 # ../../scratch/pi073 node_modules/.bin/pi, or `pi-ts` on PATH).
 #
@@ -37,6 +39,8 @@ cargo build --release --quiet --example tui_bench
 TUI_BENCH="$TARGET_DIR/release/examples/tui_bench"
 cargo build --release --quiet --example mcp_bench
 MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
+cargo build --release --quiet --example sandbox_bench
+SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -201,6 +205,7 @@ export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" B
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
 export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_MCP_BENCH="$MCP_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
+export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -767,6 +772,26 @@ def bench_tui():
         return None
     return found["tui_frame_us"], found["tui_stream"]
 
+# sandbox: examples/sandbox_bench.rs, `bash -c true` spawned as the bash tool does, without
+# and with the workspace-write sandbox (Landlock + seccomp).
+def bench_sandbox():
+    exe = os.environ.get("BENCH_SANDBOX_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, str(max(100, runs * 10))], env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: sandbox_bench timed out", file=sys.stderr)
+        return None
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if p.returncode == 0 and parts and parts[0] == "sandbox_us":
+            return dict(x.split("=", 1) for x in parts[1:])
+    print(f"warning: sandbox_bench exited {p.returncode}: "
+          f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+    return None
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
@@ -776,7 +801,8 @@ rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k
                         "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
-                        "tui_frame", "tui_stream", "mcp_start", "mcp_call")}
+                        "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
+                        "sandbox_confined")}
 for count in EXT_COUNTS:
     rows[f"ext_{count}"] = []
 print("writing the 50,000-file tree...", file=sys.stderr)
@@ -913,10 +939,22 @@ for name, base in impls:
         else:
             rows["mcp_start"].append("failed")
             rows["mcp_call"].append("failed")
+        print("sandbox_bench: bash true with and without the sandbox...", file=sys.stderr)
+        sb = bench_sandbox()
+        if sb:
+            rows["sandbox_plain"].append(f"{float(sb['plain']) / 1000:.2f} ms")
+            rows["sandbox_confined"].append(
+                f"{float(sb['confined']) / 1000:.2f} ms (+{float(sb['overhead']) / 1000:.2f} ms, "
+                f"{float(sb['prepare']) / 1000:.2f} ms of it preparing)")
+        else:
+            rows["sandbox_plain"].append("failed")
+            rows["sandbox_confined"].append("failed")
     else:
         for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream",
                   "mcp_start", "mcp_call"):
             rows[k].append("n/a (Rust library)")
+        rows["sandbox_plain"].append("n/a (Rust library)")
+        rows["sandbox_confined"].append("n/a (pi has no sandbox)")
 
 labels = {
     "stream_100k": "-p reply of 100,000 chars in 4-char deltas, CPU (median)",
@@ -951,6 +989,8 @@ labels = {
     "tui_stream": "tui: stream 200 tokens/s at 60 fps, CPU of one core",
     "mcp_start": "mcp: added to start-up, no server configured (median)",
     "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
+    "sandbox_plain": "bash `true`, spawn to exit, no sandbox (median)",
+    "sandbox_confined": "bash `true`, workspace-write sandbox (median, +paired overhead)",
 }
 NODE_VERSION = subprocess.run(["node", "--version"], env=env, capture_output=True, text=True).stdout.strip() or "no node"
 for count in EXT_COUNTS:

@@ -236,6 +236,22 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         "getFlag" => answer(Ok(str_param("name")
             .and_then(|n| host.flag_value(&n))
             .unwrap_or(Value::Null))),
+        // MCP servers for the session; the MCP manager follows the registry's changes.
+        "registerMcpServer" | "unregisterMcpServer" => {
+            let servers = host.mcp_servers();
+            let name = str_param("name").unwrap_or_default();
+            let result = if method == "registerMcpServer" {
+                servers.register(&ext.display_path(), &name, &params["config"])
+            } else {
+                servers.unregister(&ext.display_path(), &name);
+                Ok(())
+            };
+            if result.is_ok() {
+                host.emit("mcp_servers_change", json!({ "servers": servers.to_json() }));
+            }
+            answer(result.map(|_| Value::Null))
+        }
+        "getMcpServers" => answer(Ok(host.mcp_servers().to_json())),
         "getActiveTools" => answer(Ok(json!(host.view_snapshot().active_tools))),
         "getAllTools" => answer(Ok(json!(host.view_snapshot().all_tools))),
         "getThinkingLevel" => answer(Ok(json!(host.view_snapshot().thinking_level))),

@@ -169,6 +169,8 @@ pub struct ExtensionHost {
     generation: AtomicU64,
     /// Problems already reported that would otherwise repeat (a tool name taken twice).
     noted: Mutex<std::collections::HashSet<String>>,
+    /// The MCP servers extensions register (`pi.registerMcpServer`).
+    mcp_servers: Arc<crate::mcp::ExtensionServers>,
 }
 
 /// What loading produced: the host, plus problems to show (`errors` are fatal for the run,
@@ -221,7 +223,13 @@ impl ExtensionHost {
             }),
             generation: AtomicU64::new(0),
             noted: Mutex::new(Default::default()),
+            mcp_servers: crate::mcp::ExtensionServers::new(),
         })
+    }
+
+    /// The MCP servers extensions registered; the session's MCP manager connects them.
+    pub fn mcp_servers(&self) -> Arc<crate::mcp::ExtensionServers> {
+        Arc::clone(&self.mcp_servers)
     }
 
     /// Extensions still running.

@@ -61,6 +61,7 @@ pub const EVENTS: &[&str] = &[
     "project_trust",
     "session_tree",
     "session_info_changed",
+    "mcp_servers_change",
 ];
 
 /// Whether pi waits for an extension speaking `protocol` to answer `event`.

@@ -251,6 +251,7 @@ impl AgentSession {
         b.host.update_view(|v| {
             v.active_tools = agent.tools.iter().map(|t| t.name().to_string()).collect();
             v.all_tools = b.tool_registry.iter().map(tool_info).collect();
+            super::mcp::add_mcp_tools(self.mcp.as_ref(), &mut v.active_tools, &mut v.all_tools);
             v.thinking_level = agent.thinking.as_str().to_string();
             v.session_name = self.session.name();
             v.model = json!({"provider": agent.model.provider, "id": agent.model.id});

@@ -4,6 +4,7 @@
 //! terminals or output formats; modes subscribe to its events.
 
 pub mod compaction;
+mod export;
 pub mod extensions;
 mod mcp;
 pub mod model_control;

@@ -201,6 +201,12 @@ fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<Str
 pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     let out = Out::new(Box::new(std::io::stdout()));
     let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
+    // Sandbox (issue 16): "run once without the sandbox?" is a confirm request to the client;
+    // one that does not answer within two minutes has said no.
+    crate::tools::sandbox::set_asker(Some(super::sandbox_asker(
+        Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>,
+        Some(std::time::Duration::from_secs(120)),
+    )));
     let lines = spawn_stdin_reader(Arc::clone(&ui));
     let extensions = session.extension_host().cloned();
     if let Some(host) = &extensions {

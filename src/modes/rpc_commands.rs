@@ -13,7 +13,7 @@ use crate::ai::{
 use crate::harness::extensions::{Disposition, InputSource, UserInput};
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
-use crate::session::{export_html, ops, AgentMessage};
+use crate::session::{ops, AgentMessage};
 
 use super::super::rpc_session;
 
@@ -287,7 +287,7 @@ impl Server {
             }
             "export_html" => {
                 let out = cmd["outputPath"].as_str().map(std::path::Path::new);
-                let path = export_html::export_session_html(&s.session, out)?;
+                let path = s.export_html(out, None)?;
                 Ok(Some(json!({"path": path.to_string_lossy()})))
             }
             "compact" => {
@@ -496,6 +496,11 @@ impl Server {
             m.insert("sessionName".into(), name.into());
         }
         m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
+        // Sandbox (issue 16): ours only, and only when on, so the state stays pi's otherwise.
+        let sandbox = crate::util::sandbox::active_mode();
+        if sandbox != crate::util::sandbox::Mode::Off {
+            m.insert("sandbox".into(), sandbox.as_str().into());
+        }
         m.insert("messageCount".into(), s.messages().len().into());
         m.insert(
             "pendingMessageCount".into(),

@@ -2,6 +2,7 @@
 //! arguments may come in older or looser shapes (top-level `oldText`/`newText`, `edits` as a
 //! JSON string or a single object); a BOM and every line's own ending survive; the write is
 //! atomic and serialized per file; the result carries pi's display diff and a unified patch.
+//! Under `--sandbox` it refuses paths outside the writable roots.
 
 use std::fs;
 
@@ -163,6 +164,8 @@ impl Tool for EditTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
+            // Sandbox (issue 16): only inside the writable roots, symlinks and `..` resolved.
+            super::sandbox::check_write(&abs)?;
             access(&abs, libc::R_OK | libc::W_OK).map_err(|e| {
                 format!(
                     "Could not edit file: {path}. Error code: {}.",

@@ -163,3 +163,110 @@ pub fn marker(label: &str) -> String {
         .unwrap_or(0);
     format!("{label}-{}-{nanos}", std::process::id())
 }
+
+/// Our OAuth-protected MCP server with its own authorization server
+/// (`tests/support/mcp_oauth_server.py`, stdlib only) on a free port; killed on drop.
+pub struct OAuthServer {
+    child: Child,
+    pub origin: String,
+    /// The MCP endpoint.
+    pub url: String,
+}
+
+impl OAuthServer {
+    pub fn start(options: Value) -> OAuthServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = format!(
+            "{}/tests/support/mcp_oauth_server.py",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(options.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the OAuth test server");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+                panic!("the OAuth test server exited ({status}): {err}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the OAuth test server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let origin = format!("http://127.0.0.1:{port}");
+        OAuthServer {
+            child,
+            url: format!("{origin}/mcp"),
+            origin,
+        }
+    }
+
+    /// Counters and the last requests the server saw.
+    pub fn stats(&self) -> Value {
+        let text = ureq::get(&format!("{}/stats", self.origin))
+            .call()
+            .expect("stats")
+            .into_string()
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Changes options (`{"expires_in": 1}`) or expires every access token (`{"expire_all": true}`).
+    pub fn control(&self, change: Value) {
+        ureq::post(&format!("{}/control", self.origin))
+            .send_string(&change.to_string())
+            .expect("control");
+    }
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Plays the user's browser: opens the authorization URL (the test server approves at once and
+/// redirects) and follows the redirect to pi's loopback callback. Returns the callback page.
+pub fn approve_in_browser(authorization_url: &str) -> (u16, String) {
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let resp = match agent.get(authorization_url).call() {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("authorize request failed: {e}"),
+    };
+    assert_eq!(
+        resp.status(),
+        302,
+        "authorize did not redirect: {}",
+        resp.into_string().unwrap_or_default()
+    );
+    let location = resp.header("location").expect("a redirect").to_string();
+    let page = match agent.get(&location).call() {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("the callback {location} failed: {e}"),
+    };
+    (page.status(), page.into_string().unwrap_or_default())
+}
+
+/// The redirect target of an authorization URL, without following it (for pasting).
+pub fn authorize_redirect(authorization_url: &str) -> String {
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let resp = match agent.get(authorization_url).call() {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("authorize request failed: {e}"),
+    };
+    resp.header("location").expect("a redirect").to_string()
+}

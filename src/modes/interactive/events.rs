@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use super::app::{message_text, App};
 use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
+use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::stream::MessageBuilder;
-use crate::ai::{AssistantEvent, AssistantMessage, Content, Message};
+use crate::ai::{AssistantEvent, AssistantMessage, Content, Message, StopReason};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
@@ -25,7 +26,8 @@ impl<T: Terminal> App<T> {
                 message: Message::User(u),
             } => {
                 let text = crate::session::ops::user_content_text(&u.content);
-                self.view.push(ChatItem::User(UserView::new(&text)));
+                let first = self.view.chat.is_empty() && !self.view.header.lists_resources();
+                self.view.push(ChatItem::User(UserView::new(&text, first)));
                 self.sync_queues();
             }
             AgentEvent::MessageStart {
@@ -54,6 +56,7 @@ impl<T: Terminal> App<T> {
                 self.update_streaming(&a);
                 self.streaming = None;
                 self.view.footer.info.add_usage(&a);
+                self.fail_unstarted_tools(&a);
             }
             AgentEvent::ToolExecutionStart { id, name, args } => {
                 let index = self.tool_view(&id, &name, &args);
@@ -140,7 +143,15 @@ impl<T: Terminal> App<T> {
                     self.view.error(&e);
                 } else if let Some(r) = result {
                     let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
-                    self.view.push(compaction_note(tokens));
+                    let summary = r["summary"].as_str().unwrap_or_default();
+                    self.view.push(ChatItem::Summary(SummaryView::compaction(
+                        summary,
+                        tokens,
+                        self.tools_expanded,
+                    )));
+                    // The transcript is rebuilt around the compaction entry once the run
+                    // gives the session back (see `task_finished`).
+                    self.compacted_in_run = Some(self.view.chat.len());
                 }
                 self.show_loader(Token::Accent, Self::working_message());
             }
@@ -239,6 +250,26 @@ impl<T: Terminal> App<T> {
         }
     }
 
+    /// A reply that ended aborted or failed while a tool call was still streaming: pi shows
+    /// why in that call's box (which would otherwise stay pending, and the abort unsaid).
+    fn fail_unstarted_tools(&mut self, a: &AssistantMessage) {
+        let why = match a.stop_reason {
+            StopReason::Aborted => "Operation aborted".to_string(),
+            StopReason::Error => a.error_message.clone().unwrap_or_else(|| "Error".into()),
+            _ => return,
+        };
+        for c in &a.content {
+            let Content::ToolCall(call) = c else { continue };
+            let item = self.tool_items.get(&call.id).copied();
+            if let Some(ChatItem::Tool(t)) = item.and_then(|i| self.view.chat.get_mut(i)) {
+                if t.is_running() {
+                    let result = serde_json::json!({"content": [{"type": "text", "text": why}]});
+                    t.finish(result, true);
+                }
+            }
+        }
+    }
+
     /// The transcript index of the tool call `id`, creating its box if new.
     fn tool_view(&mut self, id: &str, name: &str, args: &serde_json::Value) -> usize {
         if let Some(&i) = self.tool_items.get(id) {
@@ -285,34 +316,4 @@ impl RetryCountdown {
             self.attempt, self.max_attempts
         )
     }
-}
-
-/// pi's compaction marker: `[compaction]` then the size it came from.
-pub(super) fn compaction_note(tokens_before: u64) -> ChatItem {
-    let theme = crate::tui::theme::current();
-    let key = keybindings::current().key_text("app.tools.expand");
-    let text = format!(
-        "{}\n{}{}{}",
-        theme.fg(Token::CustomMessageLabel, &theme.bold("[compaction]")),
-        theme.fg(
-            Token::CustomMessageText,
-            &format!("Compacted from {} tokens (", format_count(tokens_before))
-        ),
-        theme.fg(Token::Dim, &key),
-        theme.fg(Token::CustomMessageText, " to expand)")
-    );
-    ChatItem::Note(crate::tui::components::text::Text::new(text, 1, 0))
-}
-
-/// `12,345`-style grouping, as `toLocaleString` prints it.
-fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -475,7 +475,7 @@ impl<T: Terminal> App<T> {
 
     /// Built-in commands, templates, skills, then extension commands, for the `/` popup.
     pub(super) fn install_autocomplete(&mut self) {
-        let mut commands = super::app::slash_commands(&self.env);
+        let mut commands = self.slash_commands();
         if let Some(host) = &self.ext.host {
             for c in host.commands() {
                 if !commands.iter().any(|b| b.name == c.name) {
