@@ -96,6 +96,8 @@ impl Tool for FindTool {
             return Ok(ToolOutput::text("No files found matching pattern"));
         }
         found.sort_unstable();
+        // pi 1.x: the notice only when more than `limit` paths exist.
+        let more = found.len() > limit;
         found.truncate(limit);
         let rows: Vec<String> = found
             .iter()
@@ -104,7 +106,7 @@ impl Tool for FindTool {
                 Some(if *is_dir { rel + "/" } else { rel })
             })
             .collect();
-        let limit_notice = (rows.len() >= limit).then(|| {
+        let limit_notice = more.then(|| {
             (
                 format!(
                     "{limit} results limit reached. Use limit={} for more, or refine pattern",

@@ -23,8 +23,8 @@ pub fn bool_arg(args: &Value, key: &str) -> bool {
     args.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// A numeric argument; fractions round up (a limit of 2.5 lets a third result through, as
-/// pi's `count >= limit` checks do) and negatives clamp to zero.
+/// A numeric argument as pi 1.x reads counts: fractions cut off (`Math.floor`), negatives
+/// clamp to zero.
 pub fn count_arg(args: &Value, key: &str) -> Option<usize> {
     let v = args.get(key)?;
     let n = v
@@ -36,7 +36,7 @@ pub fn count_arg(args: &Value, key: &str) -> Option<usize> {
     Some(if n <= 0.0 {
         0
     } else {
-        n.ceil().min(1e15) as usize
+        n.floor().min(1e15) as usize
     })
 }
 
