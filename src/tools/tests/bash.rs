@@ -85,6 +85,36 @@ fn non_zero_exit_is_error_with_code() {
 }
 
 #[test]
+fn a_shell_killed_by_a_signal_reports_128_plus_the_signal() {
+    // pi 0.73.1 reported this as success; pi 1.x uses the shell convention.
+    assert_eq!(
+        run("echo dying; kill -TERM $$").unwrap_err(),
+        "dying\n\n\nCommand exited with code 143"
+    );
+}
+
+#[test]
+fn output_a_background_process_keeps_writing_after_the_shell_exits_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = run_in(
+        dir.path(),
+        json!({"command": "(while :; do echo tick; sleep 0.01; done) & exit 3", "timeout": 0.5}),
+        Abort::new(),
+    )
+    .unwrap_err();
+    assert!(err.starts_with("tick\n"), "{err}");
+    let status = err.rsplit("\n\n").next().unwrap();
+    assert!(
+        status.starts_with(
+            "Command timed out after 0.5 seconds. The shell exited with code 3 after "
+        ) && status.ends_with(
+            " seconds, but background processes it started kept writing output until the timeout."
+        ),
+        "{status}"
+    );
+}
+
+#[test]
 fn empty_output_says_no_output() {
     assert_eq!(text_of(&run("true").unwrap()), "(no output)");
 }
