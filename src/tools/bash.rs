@@ -611,7 +611,7 @@ impl Accumulator {
             tail_at_line_start: true,
             total_raw: 0,
             total_decoded: 0,
-            total_lines: 1,
+            total_lines: 0,
             current_line_bytes: 0,
             raw: Vec::new(),
             file: None,
@@ -666,14 +666,16 @@ impl Accumulator {
             self.trim_tail();
         }
         let bytes = text.as_bytes();
-        let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+        // Lines as pi 1.x counts them: completed lines, plus the open one if it has text.
+        let open = usize::from(self.current_line_bytes > 0);
+        let newlines = memchr::memchr_iter(b'\n', bytes).count();
         if newlines == 0 {
             self.current_line_bytes += bytes.len();
         } else {
-            self.total_lines += newlines;
-            let last = bytes.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+            let last = memchr::memrchr(b'\n', bytes).unwrap_or(0);
             self.current_line_bytes = bytes.len() - last - 1;
         }
+        self.total_lines += newlines + usize::from(self.current_line_bytes > 0) - open;
     }
 
     fn trim_tail(&mut self) {

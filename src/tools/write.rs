@@ -75,11 +75,8 @@ impl Tool for WriteTool {
                 fs::create_dir_all(dir).map_err(|e| node_error(&e, "mkdir", dir))?;
             }
             write_atomic(&abs, content.as_bytes()).map_err(|e| node_error(&e, "open", &abs))?;
-            // pi reports JavaScript's string length: UTF-16 code units, not bytes.
-            let n = content.encode_utf16().count();
-            Ok(ToolOutput::text(format!(
-                "Successfully wrote {n} bytes to {path}"
-            )))
+            // pi 1.x dropped the byte count (it was a UTF-16 length, not bytes).
+            Ok(ToolOutput::text(format!("Successfully wrote to {path}")))
         })
     }
 }
