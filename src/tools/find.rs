@@ -61,7 +61,7 @@ impl Tool for FindTool {
         let matcher = build_matcher(pattern)?;
 
         let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
-        walker(&root, ".fdignore").build_parallel().run(|| {
+        walker(&root, ".fdignore", false).build_parallel().run(|| {
             Box::new(|entry| {
                 if ctx.abort.is_aborted() {
                     return WalkState::Quit;

@@ -179,11 +179,12 @@ impl Tool for GrepTool {
         } else {
             pattern.to_string()
         };
-        let regex = RegexBuilder::new(&source)
+        // Wrapped as ripgrep wraps it, so a bad pattern gets ripgrep's message word for word.
+        let regex = RegexBuilder::new(&format!("(?:{source})"))
             .case_insensitive(bool_arg(&args, "ignoreCase"))
             .multi_line(true)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("rg: {e}"))?;
         let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
         let context = count_arg(&args, "context").unwrap_or(0);
         let opts = Options {
@@ -268,7 +269,7 @@ fn walk_dir(
     collector: &Mutex<Collector>,
     ctx: &ToolContext,
 ) -> Result<(), String> {
-    let mut builder = walker(root, ".rgignore");
+    let mut builder = walker(root, ".rgignore", true);
     if let Some(glob) = glob {
         let mut ov = OverrideBuilder::new(root);
         ov.add(glob).map_err(|e| e.to_string())?;

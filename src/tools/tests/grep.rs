@@ -64,6 +64,21 @@ fn ignore_case_and_glob_filter() {
 }
 
 #[test]
+fn gitignore_applies_only_inside_a_git_repository() {
+    // pi runs ripgrep, which reads .gitignore only in a repository; .ignore always.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".gitignore", "a.txt\n");
+    write(dir.path(), ".ignore", "b.txt\n");
+    write(dir.path(), "a.txt", "hit\n");
+    write(dir.path(), "b.txt", "hit\n");
+    let out = text(&GrepTool, dir.path(), json!({"pattern": "hit"}));
+    assert_eq!(out, "a.txt:1: hit");
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    let out = text(&GrepTool, dir.path(), json!({"pattern": "hit"}));
+    assert_eq!(out, "No matches found");
+}
+
+#[test]
 fn literal_escapes_regex_metacharacters() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "f.txt", "a.b(c)*\naxb(c)\n");
@@ -273,7 +288,10 @@ fn no_matches_missing_path_and_bad_regex() {
         format!("Path not found: {}", dir.path().join("nope").display())
     );
     let err = run(&GrepTool, dir.path(), json!({"pattern": "(unclosed"})).unwrap_err();
-    assert!(err.contains("regex parse error"), "{err}");
+    assert_eq!(
+        err,
+        "rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group"
+    );
 }
 
 #[test]
