@@ -235,9 +235,13 @@ impl Running {
         let events = tx.clone();
         let thread_call = call.clone();
         let thread_live = Arc::clone(&live);
+        let reserved = tool.reserve(&args, &agent.cwd);
         let spawned = std::thread::Builder::new()
             .name("pi-tool".into())
             .spawn(move || {
+                if let Some(claim) = reserved {
+                    claim();
+                }
                 let f = run_prepared(
                     tool.as_ref(),
                     &thread_call,

@@ -9,7 +9,7 @@ use std::fs;
 use serde_json::{json, Value};
 
 use super::diff::edit_diff;
-use super::mutation_queue::with_file_lock;
+use super::mutation_queue::{reservation, with_file_lock};
 use super::path::{access, error_code, node_error, resolve_to_cwd, str_arg, validation_error};
 use super::write::write_atomic;
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
@@ -149,6 +149,10 @@ impl Tool for EditTool {
     }
     fn prepare_arguments(&self, args: Value) -> Value {
         prepare_arguments(args)
+    }
+    fn reserve(&self, args: &Value, cwd: &std::path::Path) -> Option<Box<dyn FnOnce() + Send>> {
+        let path = args.get("path")?.as_str()?;
+        Some(reservation(&resolve_to_cwd(path, cwd)))
     }
     fn execute(
         &self,

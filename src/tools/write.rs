@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::mutation_queue::with_file_lock;
+use super::mutation_queue::{reservation, with_file_lock};
 use super::path::{node_error, resolve_to_cwd, str_arg};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
@@ -54,6 +54,10 @@ impl Tool for WriteTool {
     }
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
+    }
+    fn reserve(&self, args: &Value, cwd: &std::path::Path) -> Option<Box<dyn FnOnce() + Send>> {
+        let path = args.get("path")?.as_str()?;
+        Some(reservation(&resolve_to_cwd(path, cwd)))
     }
     fn execute(
         &self,
