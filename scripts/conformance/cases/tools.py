@@ -40,7 +40,8 @@ CASES = [
     tool_case(T + "read.image-ext-not-image", call("read", {"path": "not-an-image.png"}),
               files={"cwd/not-an-image.png": "definitely not a png"}),
     tool_case(T + "read.directory", call("read", {"path": "sub"}), files={"cwd/sub/a.txt": "a"}),
-    tool_case(T + "read.empty-file", call("read", {"path": "empty.txt"}), files={"cwd/empty.txt": ""}),
+    tool_case(T + "read.empty-file", call("read", {"path": "empty.txt"}), files={"cwd/empty.txt": ""}, follows="0.87.1",
+              note="1.x: an empty tool result is sent as (no tool output)"),
     tool_case(T + "read.tilde-path", call("read", {"path": "~/notes.txt"}), files={"home/notes.txt": "home file\n"}),
     tool_case(T + "read.at-prefix", call("read", {"path": "@test.txt"}), files={"cwd/test.txt": "at prefixed\n"}),
     tool_case(T + "read.unicode-spaces-path", call("read", {"path": "Screenshot 2024-01-01 at 10.00.00 AM.png.txt"}),
@@ -98,7 +99,8 @@ CASES = [
               files={"cwd/f.txt": "abc\n"}),
     tool_case(T + "edit.fuzzy-trailing-ws", call("edit", {"path": "f.txt", "edits": [
         {"oldText": "line one\nline two\n", "newText": "replaced\n"}]}),
-        files={"cwd/f.txt": "line one   \nline two  \nline three\n"}),
+        files={"cwd/f.txt": "line one   \nline two  \nline three\n"}, follows="0.87.1",
+              note="1.x: a fuzzy match rewrites only the lines it touches; details carry a unified patch"),
     tool_case(T + "edit.fuzzy-fullwidth", call("edit", {"path": "f.txt", "edits": [
         {"oldText": "\u4f60\u597d,\u4e16\u754c", "newText": "\u518d\u89c1"}]}),
         files={"cwd/f.txt": "\u4f60\u597d\uff0c\u4e16\u754c\n"}, follows="0.87.1",
@@ -116,7 +118,8 @@ CASES = [
               note="1.x: edit details carry a unified patch"),
     tool_case(T + "edit.fuzzy-dashes", call("edit", {"path": "f.txt", "edits": [
         {"oldText": "range 1-5", "newText": "range 1-9"}]}),
-        files={"cwd/f.txt": "range 1\u20135\nem\u2014dash\n"}),
+        files={"cwd/f.txt": "range 1\u20135\nem\u2014dash\n"}, follows="0.87.1",
+              note="1.x: a fuzzy match rewrites only the lines it touches; details carry a unified patch"),
     tool_case(T + "edit.fuzzy-nbsp", call("edit", {"path": "f.txt", "edits": [
         {"oldText": "hello world", "newText": "hello there"}]}),
         files={"cwd/f.txt": "hello\u00a0world\n"}, follows="0.87.1",
