@@ -13,6 +13,7 @@ use super::openai_compat as oc;
 use super::openai_responses;
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
+use crate::util::encoding::percent_encode;
 
 pub const DEFAULT_API_VERSION: &str = "v1";
 
@@ -56,21 +57,10 @@ impl AzureConfig {
         format!(
             "{}?api-version={}",
             oc::join_url(base, "responses"),
-            encode_query_value(&self.api_version)
+            // `encodeURIComponent`, as the SDK encodes query values.
+            percent_encode(&self.api_version, b"!*'()")
         )
     }
-}
-
-fn encode_query_value(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// pi's `resolveAzureConfig`: `AZURE_OPENAI_BASE_URL`, else the resource name's default

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use super::cloud::{amz_date, now_secs, process_env, uri_encode, SharedEnv};
+use super::cloud::{amz_date, now_secs, process_env, SharedEnv};
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::types::*;
 
@@ -47,7 +47,7 @@ pub fn stream_with_env(
         let (region, endpoint) = credentials::region_and_endpoint(&model_c.base_url, env);
         let url = format!(
             "{endpoint}/model/{}/converse-stream",
-            uri_encode(&model_c.id, false)
+            crate::util::encoding::percent_encode(&model_c.id, b"")
         );
         let mut headers = vec![
             ("content-type".to_string(), "application/json".to_string()),
