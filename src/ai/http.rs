@@ -1,6 +1,8 @@
 //! Blocking HTTP for providers: one POST with a JSON body and explicit connect/read timeouts.
 //! Non-2xx answers become `HttpError` with a readable message built from the error body (the
-//! `error.message` of a JSON body when there is one), plus the server's `Retry-After`.
+//! `error.message` of a JSON body when there is one), plus what the server said about retrying
+//! (`Retry-After`, `x-should-retry`). A 2xx body that turns out not to be a stream — nothing at
+//! all, or a JSON/HTML document — fails its first read with a message saying what came back.
 //! Every agent built here honours `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case) and trusts
 //! the bundled webpki roots plus any PEM certificates named by `SSL_CERT_FILE`/`SSL_CERT_DIR`.
 
@@ -19,13 +21,21 @@ pub fn idle_timeout() -> Duration {
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct HttpError {
     pub status: Option<u16>,
     pub message: String,
+    /// The wait the server asked for (`retry-after-ms`, or `retry-after` in seconds or as an
+    /// HTTP date).
     pub retry_after_ms: Option<u64>,
     /// The raw error body (at most 64 KiB; empty for transport errors).
     pub body: String,
+    /// The server's `x-should-retry` verdict, when it gave one.
+    pub should_retry: Option<bool>,
+    /// AWS's `x-amzn-errortype` (`ThrottlingException:…`), when present.
+    pub error_type: Option<String>,
+    /// The request cannot succeed as sent (an invalid URL): retrying fails the same way.
+    pub permanent: bool,
 }
 
 impl std::fmt::Display for HttpError {
@@ -39,9 +49,20 @@ pub type Body = Box<dyn Read + Send + Sync + 'static>;
 
 /// POSTs `body` as JSON and returns the response body reader on a 2xx status.
 pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<Body, HttpError> {
+    post_json_with(url, headers, body, None)
+}
+
+/// [`post_json`] with a deadline for the server's answer (`retry.provider.timeoutMs`); without
+/// one the stream idle timeout applies.
+pub fn post_json_with(
+    url: &str,
+    headers: &[(String, String)],
+    body: &str,
+    response_timeout: Option<Duration>,
+) -> Result<Body, HttpError> {
     let agent = agent_builder(url)
         .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(idle_timeout())
+        .timeout_read(response_timeout.unwrap_or_else(idle_timeout))
         .timeout_write(Duration::from_secs(60))
         .build();
     let mut req = agent.post(url).set("content-type", "application/json");
@@ -49,16 +70,24 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
         req = req.set(k, v);
     }
     match req.send_string(body) {
-        Ok(resp) => Ok(Box::new(resp.into_reader())),
+        Ok(resp) => Ok(Box::new(StreamBody {
+            status: resp.status(),
+            content_type: resp.header("content-type").unwrap_or("").to_string(),
+            inner: Box::new(resp.into_reader()),
+            seen_data: false,
+        })),
         Err(ureq::Error::Status(code, resp)) => {
-            let retry_after_ms = resp
-                .header("retry-after-ms")
-                .and_then(|v| v.trim().parse().ok())
-                .or_else(|| {
-                    resp.header("retry-after")
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(|s| (s * 1000.0) as u64)
-                });
+            let retry_after_ms = server_delay_ms(
+                resp.header("retry-after-ms"),
+                resp.header("retry-after"),
+                crate::ai::types::now_ms(),
+            );
+            let should_retry = match resp.header("x-should-retry") {
+                Some("true") => Some(true),
+                Some("false") => Some(false),
+                _ => None,
+            };
+            let error_type = resp.header("x-amzn-errortype").map(str::to_string);
             let mut text = String::new();
             let _ = resp.into_reader().take(64 * 1024).read_to_string(&mut text);
             Err(HttpError {
@@ -66,14 +95,110 @@ pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<
                 message: status_message(code, &text),
                 retry_after_ms,
                 body: text,
+                should_retry,
+                error_type,
+                permanent: false,
             })
         }
-        Err(ureq::Error::Transport(t)) => Err(HttpError {
-            status: None,
-            message: describe_transport(&t),
-            retry_after_ms: None,
-            body: String::new(),
-        }),
+        Err(ureq::Error::Transport(t)) => Err(transport_error(&t, url)),
+    }
+}
+
+/// The wait a server asked for: `retry-after-ms` (milliseconds), else `retry-after` as seconds
+/// or as an HTTP date (a date in the past means now). `None` when neither parses.
+pub fn server_delay_ms(
+    retry_after_ms: Option<&str>,
+    retry_after: Option<&str>,
+    now_ms: i64,
+) -> Option<u64> {
+    let finite = |v: f64| v.is_finite().then_some(v.max(0.0) as u64);
+    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
+        return finite(ms);
+    }
+    let v = retry_after?.trim();
+    match v.parse::<f64>() {
+        Ok(secs) => finite(secs * 1000.0),
+        Err(_) => {
+            let at = crate::util::date::parse_http_date_ms(v)?;
+            Some((at - now_ms).max(0) as u64)
+        }
+    }
+}
+
+/// The payload of the I/O error a [`StreamBody`] fails with; [`describe_io_error`] passes its
+/// message on unchanged.
+#[derive(Debug)]
+struct NotAStream(String);
+
+impl std::fmt::Display for NotAStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotAStream {}
+
+/// How every "this 2xx answer is not a stream" message starts; such failures are final.
+pub const NOT_A_STREAM_PREFIXES: [&str; 2] = ["Empty reply:", "Not an event stream:"];
+
+/// A 2xx body that checks, on its first bytes, that it is the stream we asked for.
+struct StreamBody {
+    inner: Body,
+    status: u16,
+    content_type: String,
+    /// A byte other than whitespace has arrived (and passed the check).
+    seen_data: bool,
+}
+
+impl StreamBody {
+    fn describe(&self) -> String {
+        let ct = self.content_type.split(';').next().unwrap_or("").trim();
+        match ct {
+            "" => format!("{} with no content type", self.status),
+            ct => format!("{} ({ct})", self.status),
+        }
+    }
+
+    fn fail(&self, message: String) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, NotAStream(message))
+    }
+}
+
+impl Read for StreamBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.seen_data {
+            return Ok(n);
+        }
+        if n == 0 {
+            return Err(self.fail(format!(
+                "Empty reply: the server answered {} and sent no data. The prompt is likely \
+                 longer than the server's context size (llama.cpp answers this way).",
+                self.describe()
+            )));
+        }
+        let Some(&first) = buf[..n].iter().find(|b| !b.is_ascii_whitespace()) else {
+            return Ok(n);
+        };
+        self.seen_data = true;
+        let declared_stream =
+            self.content_type.contains("event-stream") || self.content_type.contains("eventstream");
+        if declared_stream || !matches!(first, b'{' | b'[' | b'<') {
+            return Ok(n);
+        }
+        // A JSON or HTML document: show its start, which usually says what went wrong.
+        let mut start = buf[..n].to_vec();
+        let _ = (&mut self.inner).take(512).read_to_end(&mut start);
+        let text = String::from_utf8_lossy(&start);
+        let mut excerpt: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if excerpt.chars().count() > 300 {
+            excerpt = excerpt.chars().take(300).collect::<String>() + "…";
+        }
+        Err(self.fail(format!(
+            "Not an event stream: the server answered {} with a document instead of a \
+             stream: {excerpt}",
+            self.describe()
+        )))
     }
 }
 
@@ -183,7 +308,7 @@ pub fn request(
     let resp = match result {
         Ok(r) => r,
         Err(ureq::Error::Status(_, r)) => r,
-        Err(ureq::Error::Transport(t)) => return Err(describe_transport(&t)),
+        Err(ureq::Error::Transport(t)) => return Err(transport_error(&t, url).message),
     };
     let status = resp.status();
     let mut text = String::new();
@@ -230,22 +355,41 @@ pub fn status_message(code: u16, body: &str) -> String {
     format!("{code} {body}")
 }
 
-fn describe_transport(t: &ureq::Transport) -> String {
+fn transport_error(t: &ureq::Transport, url: &str) -> HttpError {
     use ureq::ErrorKind as K;
     let detail = t
         .message()
         .map(|m| m.to_string())
         .unwrap_or_else(|| t.to_string());
-    match t.kind() {
-        K::ConnectionFailed => format!("Connection error: could not connect ({detail})"),
-        K::Dns => format!("Connection error: could not resolve host ({detail})"),
-        K::Io => format!("Network error: {detail}"),
-        _ => format!("Connection error: {t}"),
+    let (message, permanent) = match t.kind() {
+        K::InvalidUrl | K::UnknownScheme => (
+            format!("Invalid URL \"{url}\": {detail}. Check the provider's baseUrl."),
+            true,
+        ),
+        K::InvalidProxyUrl => (format!("Invalid proxy URL: {detail}"), true),
+        K::ConnectionFailed => (
+            format!("Connection error: could not connect ({detail})"),
+            false,
+        ),
+        K::Dns => (
+            format!("Connection error: could not resolve host ({detail})"),
+            false,
+        ),
+        K::Io => (format!("Network error: {detail}"), false),
+        _ => (format!("Connection error: {t}"), false),
+    };
+    HttpError {
+        message,
+        permanent,
+        ..Default::default()
     }
 }
 
 /// A readable message for an I/O error while reading a response body.
 pub fn describe_io_error(e: &std::io::Error) -> String {
+    if let Some(not_a_stream) = e.get_ref().and_then(|r| r.downcast_ref::<NotAStream>()) {
+        return not_a_stream.0.clone();
+    }
     match e.kind() {
         std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
             "Stream timed out: no data from the server for {} s (set PI_STREAM_IDLE_TIMEOUT_MS to change)",
@@ -307,6 +451,77 @@ mod tests {
             proxy_for("https://api.x.com", &e).as_deref(),
             Some("socks5://s:1080")
         );
+    }
+
+    fn body(content_type: &str, bytes: &'static [u8]) -> StreamBody {
+        StreamBody {
+            inner: Box::new(bytes),
+            status: 200,
+            content_type: content_type.into(),
+            seen_data: false,
+        }
+    }
+
+    fn read_all(mut b: StreamBody) -> Result<String, String> {
+        let mut out = String::new();
+        b.read_to_string(&mut out)
+            .map(|_| out)
+            .map_err(|e| describe_io_error(&e))
+    }
+
+    #[test]
+    fn a_2xx_body_that_is_no_stream_says_what_it_is() {
+        let stream = "data: {}\n\n";
+        assert_eq!(
+            read_all(body("text/event-stream", stream.as_bytes())).as_deref(),
+            Ok(stream)
+        );
+        // Streams with a wrong or missing content type still pass.
+        assert!(read_all(body("application/json", b"\n\ndata: {}\n\n")).is_ok());
+        assert!(read_all(body("", b": keep-alive\n\n")).is_ok());
+        let err = read_all(body(
+            "application/json; charset=utf-8",
+            b" {\"error\":\n \"no\"}",
+        ));
+        assert_eq!(
+            err.unwrap_err(),
+            "Not an event stream: the server answered 200 (application/json) with a document \
+             instead of a stream: {\"error\": \"no\"}"
+        );
+        let err = read_all(body("", b"<html>x</html>")).unwrap_err();
+        assert!(err.contains("200 with no content type"), "{err}");
+        for empty in [&b""[..], b"\n\n"] {
+            let err = read_all(body("text/event-stream", empty)).unwrap_err();
+            assert!(err.starts_with("Empty reply: the server answered 200 (text/event-stream)"));
+        }
+        // Bedrock's binary frames are never mistaken for a document.
+        assert!(read_all(body("application/vnd.amazon.eventstream", b"{\0\0")).is_ok());
+    }
+
+    #[test]
+    fn server_delays_in_every_spelling() {
+        assert_eq!(server_delay_ms(Some("1500"), Some("9"), 0), Some(1500));
+        assert_eq!(server_delay_ms(None, Some("2.5"), 0), Some(2500));
+        let now = 784_111_777_000 - 30_000;
+        assert_eq!(
+            server_delay_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), now),
+            Some(30_000)
+        );
+        assert_eq!(
+            server_delay_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), now + 60_000),
+            Some(0)
+        );
+        assert_eq!(server_delay_ms(None, Some("later, maybe"), 0), None);
+        assert_eq!(server_delay_ms(None, None, 0), None);
+    }
+
+    #[test]
+    fn invalid_urls_are_final() {
+        for url in ["htp://x/v1/chat", "http//x", "localhost:8080/v1"] {
+            let e = post_json(url, &[], "{}").err().expect("must fail");
+            assert!(e.permanent, "{url}: {e:?}");
+            assert!(e.message.starts_with("Invalid URL"), "{url}: {}", e.message);
+        }
     }
 
     #[test]

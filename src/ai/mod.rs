@@ -8,6 +8,7 @@ pub mod image;
 pub mod jwt;
 pub mod overflow;
 pub mod partial_json;
+pub mod provider_retry;
 pub mod providers;
 pub mod sse;
 pub mod stream;

@@ -232,8 +232,8 @@ impl AgentSession {
             };
             attempt += 1;
             let error = failed.error_message.clone().unwrap_or_default();
-            let delay = retry::retry_delay_ms(&self.retry, attempt, agent.last_retry_after_ms);
-            let (Some(delay_ms), true) = (delay, attempt <= self.retry.max_retries) else {
+            let delay_ms = retry::retry_delay_ms(&self.retry, attempt);
+            if attempt > self.retry.max_retries {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt: attempt - 1,
@@ -252,7 +252,7 @@ impl AgentSession {
                     }
                     None => return,
                 }
-            };
+            }
             on_event(&AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts: self.retry.max_retries,

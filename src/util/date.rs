@@ -1,5 +1,6 @@
 //! Calendar dates in UTC without a time-zone database: proleptic Gregorian day numbers (Howard
-//! Hinnant's algorithms), JavaScript's `toISOString` format, and parsing ISO-8601 timestamps.
+//! Hinnant's algorithms), JavaScript's `toISOString` format, and parsing ISO-8601 timestamps
+//! and HTTP dates.
 
 /// Days since 1970-01-01 to `(year, month, day)`.
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -89,6 +90,33 @@ pub fn parse_iso_ms(s: &str) -> Option<i64> {
     Some(secs * 1000 + ms)
 }
 
+/// Milliseconds since the epoch for an HTTP date in the preferred IMF-fixdate form
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), as servers write `Retry-After`.
+pub fn parse_http_date_ms(s: &str) -> Option<i64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut parts = s.trim().split_ascii_whitespace();
+    let _weekday = parts.next()?.strip_suffix(',')?;
+    let day: u32 = parts.next()?.parse().ok()?;
+    let month_name = parts.next()?;
+    let month = MONTHS.iter().position(|m| *m == month_name)? as u32 + 1;
+    let year: i64 = parts.next()?.parse().ok()?;
+    let time = parts.next()?;
+    if parts.next()? != "GMT" || parts.next().is_some() || !(1..=31).contains(&day) {
+        return None;
+    }
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|t| t.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, mi, sec] = hms[..] else { return None };
+    if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..=60).contains(&sec) {
+        return None;
+    }
+    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + mi * 60 + sec) * 1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +151,22 @@ mod tests {
             "2026-11-21T22-26-40Z",
         ] {
             assert_eq!(parse_iso_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            parse_http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777_000)
+        );
+        for bad in [
+            "",
+            "Sun, 06 Nov 1994 08:49:37",
+            "06 Nov 1994 08:49:37 GMT",
+            "soon",
+        ] {
+            assert_eq!(parse_http_date_ms(bad), None, "{bad}");
         }
     }
 

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use super::openai_responses;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
 use crate::util::encoding::percent_encode;
@@ -260,9 +261,11 @@ fn stream_with(
     env: Env,
 ) -> Receiver<AssistantEvent> {
     let request = build_request_with(model, context, options, env);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         openai_responses::parse_stream(resp, w)
     })
 }
