@@ -131,3 +131,23 @@ fn an_invalid_base_url_is_reported_once() {
     assert!(out.stdout.contains("baseUrl"), "{}", out.stdout);
     assert!(!event_types(&out).iter().any(|t| t == "auto_retry_start"));
 }
+
+#[test]
+fn a_broken_auth_json_is_named_once_and_left_alone() {
+    let mock = MockServer::with_replies([Reply::text(API, "still answers")]);
+    let broken = r#"{"anthropic": {"type": "api_key", "key": "sk-"#;
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file("auth.json", broken)
+        .args(["-p", "hello"]);
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let auth = std::fs::read_to_string(cmd.agent_dir().join("auth.json")).unwrap();
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("auth.json"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    assert!(warnings[0].contains("is cut short"), "{}", warnings[0]);
+    assert_eq!(auth, broken, "a read never writes");
+}
