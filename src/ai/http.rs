@@ -3,8 +3,8 @@
 //! `error.message` of a JSON body when there is one), plus what the server said about retrying
 //! (`Retry-After`, `x-should-retry`). A 2xx body that turns out not to be a stream — nothing at
 //! all, or a JSON/HTML document — fails its first read with a message saying what came back.
-//! Every agent built here honours `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case) and trusts
-//! the bundled webpki roots plus any PEM certificates named by `SSL_CERT_FILE`/`SSL_CERT_DIR`.
+//! Every agent built here honours `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case) and, for
+//! `https://`, trusts what `tls` trusts.
 
 use std::io::Read;
 use std::time::Duration;
@@ -245,7 +245,7 @@ fn use_proxy_with(url: &str, no_proxy: &str) -> bool {
 }
 
 /// An agent builder for requests to `url`: the proxy the environment asks for (if any) and
-/// the extra trusted roots (if any). Callers add their timeouts.
+/// our TLS configuration for `https://`. Callers add their timeouts.
 pub fn agent_builder(url: &str) -> ureq::AgentBuilder {
     let mut b = ureq::AgentBuilder::new();
     if let Some(p) = proxy_for(url, &|k| std::env::var(k).ok()) {
@@ -253,8 +253,12 @@ pub fn agent_builder(url: &str) -> ureq::AgentBuilder {
             b = b.proxy(p);
         }
     }
-    if let Some(tls) = super::tls::custom_config() {
-        b = b.tls_config(tls);
+    // Plain http:// (local model servers) never builds, or pays for, a TLS configuration.
+    if url
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        b = b.tls_config(super::tls::client_config());
     }
     b
 }

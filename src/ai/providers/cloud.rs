@@ -4,10 +4,8 @@
 //! process-wide cache for short-lived credentials.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// Reads one environment variable; empty values count as unset (as pi treats them).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -43,30 +41,12 @@ pub fn request(
     headers: &[(String, String)],
     body: Option<&str>,
 ) -> Result<(u16, String), String> {
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout(Duration::from_secs(30))
-        .build();
-    let mut req = agent.request(method, url);
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
-    let result = match body {
-        Some(b) => req.send_string(b),
-        None => req.call(),
-    };
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(ureq::Error::Transport(t)) => return Err(format!("could not reach {url}: {t}")),
-    };
-    let status = resp.status();
-    let mut text = String::new();
-    resp.into_reader()
-        .take(1 << 20)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("reading {url}: {e}"))?;
-    Ok((status, text))
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    crate::ai::http::request(method, url, &headers, body)
+        .map_err(|e| format!("could not reach {url}: {e}"))
 }
 
 /// Short-lived credentials kept per key until shortly before they expire.
