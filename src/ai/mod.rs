@@ -10,6 +10,7 @@ pub mod overflow;
 pub mod partial_json;
 pub mod provider_retry;
 pub mod providers;
+pub mod proxy;
 pub mod sse;
 pub mod stream;
 pub mod tls;

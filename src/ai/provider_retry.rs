@@ -190,7 +190,7 @@ fn next(rules: Rules, err: &HttpError, retry_index: u32, policy: &ProviderRetry)
                 || AWS_THROTTLING
                     .iter()
                     .any(|code| err.body.contains(&format!("\"{code}\"")));
-            let transient = err.status.map_or(true, |s| s >= 500);
+            let transient = err.status.is_none_or(|s| s >= 500);
             if !throttled && !transient {
                 return Next::GiveUp;
             }

@@ -1,10 +1,12 @@
-//! Trusted TLS roots: one rustls client configuration per process, built on the first HTTPS
-//! request (plain `http://` never pays for it). It trusts the bundled webpki roots.
-//! Certificates named by `SSL_CERT_FILE` / `SSL_CERT_DIR` (a corporate CA, a TLS-inspecting
-//! proxy) are trusted on top, but read only when a server's chain does not verify against the
-//! bundled roots — once per process, each certificate file once however many links lead to it.
+//! TLS for the HTTP layer: a ureq connector that wraps connections to `https://` URLs in rustls,
+//! with one client configuration per process, built on the first HTTPS connection (plain
+//! `http://` never pays for it). It trusts the bundled webpki roots. Certificates named by
+//! `SSL_CERT_FILE` / `SSL_CERT_DIR` (a corporate CA, a TLS-inspecting proxy) are trusted on top,
+//! but read only when a server's chain does not verify against the bundled roots — once per
+//! process, each certificate file once however many links point at it.
 
 use std::collections::HashSet;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -13,7 +15,11 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, StreamOwned};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+    TransportAdapter,
+};
 
 /// The process's client configuration: the bundled roots, then those of the environment.
 pub fn client_config() -> Arc<ClientConfig> {
@@ -197,6 +203,102 @@ impl ServerCertVerifier for FallbackVerifier {
     }
 }
 
+/// The ureq connector that adds TLS to connections for `https://` URLs (with the process's
+/// configuration unless given another).
+#[derive(Debug, Default)]
+pub struct TlsConnector {
+    config: Option<Arc<ClientConfig>>,
+}
+
+impl TlsConnector {
+    pub fn with_config(config: Arc<ClientConfig>) -> Self {
+        TlsConnector {
+            config: Some(config),
+        }
+    }
+}
+
+impl<In: Transport> Connector<In> for TlsConnector {
+    type Out = Either<In, TlsTransport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        let Some(transport) = chained else {
+            return Ok(None);
+        };
+        if !details.needs_tls() || transport.is_tls() {
+            return Ok(Some(Either::A(transport)));
+        }
+        let host = details.uri.host().unwrap_or("");
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|_| ureq::Error::Tls("the host is not a valid TLS server name"))?;
+        let config = self.config.clone().unwrap_or_else(client_config);
+        let mut conn =
+            ClientConnection::new(config, name).map_err(|e| ureq::Error::Other(Box::new(e)))?;
+        let mut sock = TransportAdapter::new(transport.boxed(), details.current_time.clone());
+        sock.set_timeout(details.timeout);
+        conn.complete_io(&mut sock)?;
+        let buffers = LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        );
+        Ok(Some(Either::B(TlsTransport {
+            buffers,
+            stream: StreamOwned { conn, sock },
+        })))
+    }
+}
+
+/// A connection after the TLS handshake.
+pub struct TlsTransport {
+    buffers: LazyBuffers,
+    stream: StreamOwned<ClientConnection, TransportAdapter>,
+}
+
+impl std::fmt::Debug for TlsTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsTransport")
+            .field("chained", &self.stream.sock.inner())
+            .finish()
+    }
+}
+
+impl Transport for TlsTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.stream.get_mut().set_timeout(timeout);
+        let output = &self.buffers.output()[..amount];
+        self.stream.write_all(output)?;
+        Ok(())
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.stream.get_mut().set_timeout(timeout);
+        let input = self.buffers.input_append_buf();
+        let amount = self.stream.read(input)?;
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.stream.get_mut().get_mut().is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,8 +360,6 @@ mod tests {
     /// Serves one HTTPS request as `localhost` with a certificate from the test corporate CA.
     fn serve_once() -> (u16, std::thread::JoinHandle<()>) {
         use rustls::pki_types::PrivateKeyDer;
-        use rustls::StreamOwned;
-        use std::io::{Read, Write};
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
         let certs = load_pem_file(&dir.join("localhost.pem"));
         let key = PrivateKeyDer::from_pem_file(dir.join("localhost.key")).unwrap();
@@ -297,16 +397,19 @@ mod tests {
         (port, server)
     }
 
-    fn get(port: u16, extra: ExtraRoots) -> Result<String, String> {
-        let agent = ureq::AgentBuilder::new()
-            .tls_config(config_with(extra))
-            .timeout(std::time::Duration::from_secs(10))
+    fn get(port: u16, extra: ExtraRoots) -> Result<String, ureq::Error> {
+        use ureq::unversioned::resolver::DefaultResolver;
+        use ureq::unversioned::transport::TcpConnector;
+        let config = ureq::Agent::config_builder()
+            .proxy(None)
+            .timeout_global(Some(std::time::Duration::from_secs(10)))
             .build();
-        let resp = agent
-            .get(&format!("https://localhost:{port}/"))
-            .call()
-            .map_err(|e| e.to_string())?;
-        resp.into_string().map_err(|e| e.to_string())
+        let connector =
+            ().chain(TcpConnector::default())
+                .chain(TlsConnector::with_config(config_with(extra)));
+        let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
+        let mut resp = agent.get(format!("https://localhost:{port}/")).call()?;
+        resp.body_mut().read_to_string()
     }
 
     #[test]

@@ -15,9 +15,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::rpc::{classify, Incoming, Kind, McpError, Sink, Transport, MAX_MESSAGE_BYTES};
+use crate::ai::http::{self, header};
 use crate::ai::sse::SseParser;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+type Response = ureq::http::Response<ureq::Body>;
+
 /// How long the server-to-client stream may stay silent before it is reopened.
 const GET_STREAM_IDLE: Duration = Duration::from_secs(300);
 const MAX_ERROR_BODY_BYTES: u64 = 8 * 1024;
@@ -70,15 +72,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub fn start(spec: HttpSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError> {
-    let agent = crate::ai::http::agent_builder(&spec.url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(spec.timeout + Duration::from_secs(5))
-        .timeout_write(Duration::from_secs(60))
-        .build();
-    let get_agent = crate::ai::http::agent_builder(&spec.url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(GET_STREAM_IDLE)
-        .build();
+    let agent = http::client_agent(&spec.url, spec.timeout + Duration::from_secs(5), None);
+    let get_agent = http::client_agent(&spec.url, GET_STREAM_IDLE, None);
     Ok(Arc::new(HttpTransport {
         inner: Arc::new(Inner {
             spec,
@@ -94,19 +89,8 @@ pub fn start(spec: HttpSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError>
     }))
 }
 
-fn network_error(t: &ureq::Transport) -> McpError {
-    let detail = t.message().map_or_else(|| t.to_string(), str::to_string);
-    McpError::Network(match t.kind() {
-        ureq::ErrorKind::ConnectionFailed => {
-            format!("Connection error: could not connect ({detail})")
-        }
-        ureq::ErrorKind::Dns => format!("Connection error: could not resolve host ({detail})"),
-        _ => format!("Network error: {t}"),
-    })
-}
-
-fn content_type(resp: &ureq::Response) -> String {
-    resp.header("content-type")
+fn content_type(resp: &Response) -> String {
+    header(resp, "content-type")
         .unwrap_or("")
         .split(';')
         .next()
@@ -115,11 +99,10 @@ fn content_type(resp: &ureq::Response) -> String {
         .to_ascii_lowercase()
 }
 
-fn needs_authorization(status: u16, resp: &ureq::Response) -> bool {
+fn needs_authorization(status: u16, resp: &Response) -> bool {
     status == 401
         || (status == 403
-            && resp
-                .header("www-authenticate")
+            && header(resp, "www-authenticate")
                 .is_some_and(|h| h.to_ascii_lowercase().contains("insufficient_scope")))
 }
 
@@ -130,7 +113,7 @@ impl Inner {
         accept: &str,
         body: Option<&str>,
         extra: &[(&str, String)],
-    ) -> Result<ureq::Response, McpError> {
+    ) -> Result<Response, McpError> {
         let mut retried = false;
         loop {
             let token = self.spec.auth.as_ref().and_then(|a| a.token());
@@ -139,45 +122,50 @@ impl Inner {
             } else {
                 &self.agent
             };
-            let mut req = agent.request(method, &self.spec.url).set("accept", accept);
-            for (k, v) in &self.spec.headers {
-                req = req.set(k, v);
-            }
-            for (k, v) in extra {
-                req = req.set(k, v);
-            }
-            {
+            let (session_id, protocol_version) = {
                 let state = lock(&self.state);
-                if let Some(id) = &state.session_id {
-                    req = req.set("mcp-session-id", id);
-                }
-                if let Some(v) = &state.protocol_version {
-                    req = req.set("mcp-protocol-version", v);
-                }
-            }
-            if let Some(t) = &token {
-                req = req.set("authorization", &format!("Bearer {t}"));
-            }
-            let result = match body {
-                Some(b) => req.set("content-type", "application/json").send_string(b),
-                None => req.call(),
+                (state.session_id.clone(), state.protocol_version.clone())
             };
-            let resp = match result {
-                Ok(r) => r,
-                Err(ureq::Error::Status(_, r)) => r,
-                Err(ureq::Error::Transport(t)) => return Err(network_error(&t)),
+            let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
+            let mut headers: Vec<(&str, &str)> = vec![("accept", accept)];
+            headers.extend(
+                self.spec
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            headers.extend(extra.iter().map(|(k, v)| (*k, v.as_str())));
+            headers.extend(session_id.as_deref().map(|id| ("mcp-session-id", id)));
+            headers.extend(
+                protocol_version
+                    .as_deref()
+                    .map(|v| ("mcp-protocol-version", v)),
+            );
+            headers.extend(bearer.as_deref().map(|b| ("authorization", b)));
+            let url = &self.spec.url;
+            let sent = match body {
+                Some(b) => {
+                    headers.push(("content-type", "application/json"));
+                    http::new_request(method, url, &headers, b).map(|r| agent.run(r))
+                }
+                None => http::new_request(method, url, &headers, ()).map(|r| agent.run(r)),
             };
-            let status = resp.status();
+            let resp = match sent {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => return Err(McpError::Network(http::network_error_message(e, url))),
+                Err(e) => return Err(McpError::Network(e.message)),
+            };
+            let status = resp.status().as_u16();
             if let Some(auth) = &self.spec.auth {
                 if !retried && needs_authorization(status, &resp) {
                     retried = true;
-                    let challenge = resp.header("www-authenticate").map(str::to_string);
+                    let challenge = header(&resp, "www-authenticate").map(str::to_string);
                     if auth.on_unauthorized(challenge.as_deref(), token.as_deref())? {
                         continue;
                     }
                 }
             }
-            if let Some(id) = resp.header("mcp-session-id").filter(|s| !s.is_empty()) {
+            if let Some(id) = header(&resp, "mcp-session-id").filter(|s| !s.is_empty()) {
                 lock(&self.state).session_id = Some(id.to_string());
             }
             if (200..300).contains(&status) {
@@ -187,10 +175,11 @@ impl Inner {
         }
     }
 
-    fn status_error(&self, status: u16, resp: ureq::Response) -> McpError {
-        let challenge = resp.header("www-authenticate").map(str::to_string);
+    fn status_error(&self, status: u16, resp: Response) -> McpError {
+        let challenge = header(&resp, "www-authenticate").map(str::to_string);
         let mut body = String::new();
         let _ = resp
+            .into_body()
             .into_reader()
             .take(MAX_ERROR_BODY_BYTES)
             .read_to_string(&mut body);
@@ -239,7 +228,7 @@ impl Inner {
         let Some(id) = id else {
             // A notification or a reply to the server: nothing comes back.
             let _ = std::io::copy(
-                &mut resp.into_reader().take(MAX_ERROR_BODY_BYTES),
+                &mut resp.into_body().into_reader().take(MAX_ERROR_BODY_BYTES),
                 &mut std::io::sink(),
             );
             if method == "notifications/initialized" {
@@ -247,7 +236,7 @@ impl Inner {
             }
             return;
         };
-        let status = resp.status();
+        let status = resp.status().as_u16();
         let fail = |error: McpError| {
             (self.sink)(Incoming::Failed {
                 id: id.clone(),
@@ -276,7 +265,7 @@ impl Inner {
                 Err(e) => fail(e),
             },
             "text/event-stream" => {
-                let answered = self.read_sse(resp.into_reader(), Some(&id));
+                let answered = self.read_sse(resp.into_body().into_reader(), Some(&id));
                 match answered {
                     Ok(true) => {}
                     Ok(false) if self.closed.load(Ordering::SeqCst) => {}
@@ -360,7 +349,7 @@ impl Inner {
                     match inner.request("GET", "text/event-stream", None, &[]) {
                         Ok(resp) if resp.status() == 405 => return,
                         Ok(resp) if content_type(&resp) == "text/event-stream" => {
-                            let reader = resp.into_reader();
+                            let reader = resp.into_body().into_reader();
                             match inner.read_sse(reader, None) {
                                 Ok(_) => failures = 0,
                                 Err(_) => failures += 1,
@@ -386,9 +375,10 @@ impl Inner {
 }
 
 /// A JSON body up to the size limit.
-fn read_limited(resp: ureq::Response) -> Result<String, McpError> {
+fn read_limited(resp: Response) -> Result<String, McpError> {
     let mut body = Vec::new();
-    resp.into_reader()
+    resp.into_body()
+        .into_reader()
         .take(MAX_MESSAGE_BYTES as u64 + 1)
         .read_to_end(&mut body)
         .map_err(|e| McpError::Network(crate::ai::http::describe_io_error(&e)))?;
@@ -427,17 +417,20 @@ impl Transport for HttpTransport {
         if session.is_some() {
             // Ends the session on the server; a server that does not answer within a second
             // is left to expire it.
-            let agent = crate::ai::http::agent_builder(&self.inner.spec.url)
-                .timeout(Duration::from_secs(1))
-                .build();
-            let mut req = agent.delete(&self.inner.spec.url);
-            for (k, v) in &self.inner.spec.headers {
-                req = req.set(k, v);
+            let url = &self.inner.spec.url;
+            let agent =
+                http::client_agent(url, Duration::from_secs(1), Some(Duration::from_secs(1)));
+            let mut headers: Vec<(&str, &str)> = self
+                .inner
+                .spec
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+            if let Ok(req) = http::new_request("DELETE", url, &headers, ()) {
+                let _ = agent.run(req);
             }
-            if let Some(id) = &session {
-                req = req.set("mcp-session-id", id);
-            }
-            let _ = req.call();
         }
     }
 }

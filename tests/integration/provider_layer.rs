@@ -151,3 +151,144 @@ fn a_broken_auth_json_is_named_once_and_left_alone() {
     assert!(warnings[0].contains("is cut short"), "{}", warnings[0]);
     assert_eq!(auth, broken, "a read never writes");
 }
+
+/// A CONNECT proxy on loopback that tunnels every request to 127.0.0.1 at the requested port
+/// and remembers the CONNECT lines it saw.
+fn start_connect_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(client.try_clone().unwrap());
+                let mut first = String::new();
+                reader.read_line(&mut first).unwrap();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                log.lock().unwrap().push(first.trim().to_string());
+                let target = first.split_whitespace().nth(1).unwrap_or("");
+                let port = target.rsplit(':').next().unwrap_or("0");
+                let Ok(upstream) = TcpStream::connect(format!("127.0.0.1:{port}")) else {
+                    return;
+                };
+                let mut client_w = client.try_clone().unwrap();
+                client_w
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .unwrap();
+                let mut up_r = upstream.try_clone().unwrap();
+                let mut up_w = upstream;
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut up_r, &mut client_w);
+                    let _ = client_w.shutdown(std::net::Shutdown::Write);
+                });
+                let _ = std::io::copy(&mut reader, &mut up_w);
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn requests_go_through_the_proxy_the_environment_names() {
+    let mock = MockServer::with_replies([Reply::text(API, "through the tunnel")]);
+    let (proxy_port, seen) = start_connect_proxy();
+    let models = models_json_for(API, mock.port()).replace("127.0.0.1", "llm.internal.example");
+    let out = PiCommand::new()
+        .write_agent_file("models.json", &models)
+        .write_agent_file("settings.json", r#"{"retry":{"enabled":false}}"#)
+        .env("HTTP_PROXY", format!("http://127.0.0.1:{proxy_port}"))
+        .args(["--model", "mock/mock-model", "-p", "hello"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "through the tunnel\n");
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen.as_slice(),
+        [format!(
+            "CONNECT llm.internal.example:{} HTTP/1.1",
+            mock.port()
+        )]
+    );
+}
+
+/// A SOCKS5 proxy (no authentication) on loopback that connects every request to 127.0.0.1 at
+/// the requested port and remembers the host names it was asked for.
+fn start_socks5_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for mut client in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut greeting = [0u8; 2];
+                client.read_exact(&mut greeting).unwrap();
+                let mut methods = vec![0u8; greeting[1] as usize];
+                client.read_exact(&mut methods).unwrap();
+                client.write_all(&[5, 0]).unwrap();
+                let mut head = [0u8; 4];
+                client.read_exact(&mut head).unwrap();
+                let host = match head[3] {
+                    3 => {
+                        let mut len = [0u8; 1];
+                        client.read_exact(&mut len).unwrap();
+                        let mut name = vec![0u8; len[0] as usize];
+                        client.read_exact(&mut name).unwrap();
+                        String::from_utf8_lossy(&name).into_owned()
+                    }
+                    _ => {
+                        let mut ip = [0u8; 4];
+                        client.read_exact(&mut ip).unwrap();
+                        std::net::Ipv4Addr::from(ip).to_string()
+                    }
+                };
+                let mut port = [0u8; 2];
+                client.read_exact(&mut port).unwrap();
+                let port = u16::from_be_bytes(port);
+                log.lock().unwrap().push(format!("{host}:{port}"));
+                let upstream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                client.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, 0, 0]).unwrap();
+                let mut up_r = upstream.try_clone().unwrap();
+                let mut client_w = client.try_clone().unwrap();
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut up_r, &mut client_w);
+                    let _ = client_w.shutdown(std::net::Shutdown::Write);
+                });
+                let mut up_w = upstream;
+                let _ = std::io::copy(&mut client, &mut up_w);
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn all_proxy_may_name_a_socks5h_proxy() {
+    let mock = MockServer::with_replies([Reply::text(API, "through socks")]);
+    let (proxy_port, seen) = start_socks5_proxy();
+    let models = models_json_for(API, mock.port()).replace("127.0.0.1", "llm.internal.example");
+    let out = PiCommand::new()
+        .write_agent_file("models.json", &models)
+        .write_agent_file("settings.json", r#"{"retry":{"enabled":false}}"#)
+        .env("ALL_PROXY", format!("socks5h://127.0.0.1:{proxy_port}"))
+        .args(["--model", "mock/mock-model", "-p", "hello"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "through socks\n");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [format!("llm.internal.example:{}", mock.port())]
+    );
+}
