@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
+# Benchmark: the CPU cost of streaming a long reply (100,000 vs 400,000 characters) and a long
+# streamed `write` (50,000 vs 200,000), RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
 # LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
@@ -9,8 +10,13 @@
 # (examples/session_bench.rs). Then MCP (examples/mcp_bench.rs): what it adds to start-up with no
 # server configured, and a `tools/call` round trip over stdio on top of the server's own time. Then the terminal UI (examples/tui_bench.rs): one streamed token
 # re-rendered under a 10,000-line transcript (time and rows written), and the CPU share of a core
-# while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Prints one table; the TypeScript pi gets a second column when it is
-# installed ($PI_TS, ../scratch/pits/node_modules/.bin/pi, or `pi-ts` on PATH).
+# while a Markdown reply streams at 200 tokens/s with frames at 60 fps. Then extensions: 1, 5 and
+# 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
+# it starts, and how many Node.js processes ran; ours runs them all in one). Then the sandbox
+# (examples/sandbox_bench.rs): `bash -c true` spawned as the bash tool does, without and with
+# `--sandbox workspace-write`. Prints one table; the
+# TypeScript pi gets a second column when it is installed ($PI_TS, ../scratch/pits or
+# ../../scratch/pi073 node_modules/.bin/pi, or `pi-ts` on PATH).
 #
 # Never reaches the network: the model is a mock on 127.0.0.1, PI_OFFLINE=1, the environment is
 # cleared of provider keys and proxies, and HOME is a scratch directory.
@@ -33,12 +39,16 @@ cargo build --release --quiet --example tui_bench
 TUI_BENCH="$TARGET_DIR/release/examples/tui_bench"
 cargo build --release --quiet --example mcp_bench
 MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
+cargo build --release --quiet --example sandbox_bench
+SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
-if [[ -z "$PI_TS" && -x "$ROOT/../scratch/pits/node_modules/.bin/pi" ]]; then
-    PI_TS="$ROOT/../scratch/pits/node_modules/.bin/pi"
-fi
+for candidate in "$ROOT/../scratch/pits/node_modules/.bin/pi" "$ROOT/../../scratch/pi073/node_modules/.bin/pi"; do
+    if [[ -z "$PI_TS" && -x "$candidate" ]]; then
+        PI_TS="$candidate"
+    fi
+done
 if [[ -z "$PI_TS" ]] && command -v pi-ts >/dev/null 2>&1; then
     PI_TS="$(command -v pi-ts)"
 fi
@@ -86,11 +96,15 @@ def text_stream(parts):
 GREETING = text_stream(["Hello from ", "the bench mock."])
 DONE = text_stream(["done"])
 
-def tool_stream(name, arguments):
-    call = {"index": 0, "id": "call_bench", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}
-    return b"".join([chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
-                     chunk({}, "tool_calls"), USAGE, b"data: [DONE]\n\n"])
+def tool_stream(name, arguments, piece=None):
+    """One tool call; with `piece`, its argument JSON arrives in fragments of that many chars."""
+    text = json.dumps(arguments)
+    parts = [text] if piece is None else [text[i:i + piece] for i in range(0, len(text), piece)]
+    first = {"index": 0, "id": "call_bench", "type": "function",
+             "function": {"name": name, "arguments": ""}}
+    rest = [chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in parts]
+    return b"".join([chunk({"role": "assistant", "content": None, "tool_calls": [first]})]
+                    + rest + [chunk({}, "tool_calls"), USAGE, b"data: [DONE]\n\n"])
 
 def text_of(content):
     if isinstance(content, str):
@@ -116,6 +130,15 @@ def answer(raw):
         return DONE
     if last.get("role") == "user":
         text = text_of(last.get("content"))
+        # BENCH_CHARS n: n characters in 4-character deltas; BENCH_WRITE n: a `write` whose
+        # n-character content streams in 4-character argument fragments.
+        for key in ("BENCH_CHARS ", "BENCH_WRITE "):
+            at = text.find(key)
+            if at >= 0:
+                n = int(text[at + len(key):].split()[0])
+                if key == "BENCH_CHARS ":
+                    return text_stream(["abcd"] * (n // 4))
+                return tool_stream("write", {"path": "streamed.txt", "content": "abcd" * (n // 4)}, 4)
         st = text.find("BENCH_STREAM ")
         if st >= 0:
             n = int(text[st + len("BENCH_STREAM "):].split()[0])
@@ -182,6 +205,7 @@ export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" B
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
 export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_MCP_BENCH="$MCP_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
+export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -202,6 +226,12 @@ env = {
     # Full bash output spills to temp files; keep them in the scratch dir the trap removes.
     "TMPDIR": tmp_dir,
 }
+# A Node without type stripping needs jiti for TypeScript extensions; one found here saves our
+# bridge from installing it (which would reach the npm registry).
+for jiti in (os.environ.get("BENCH_JITI"), os.path.join(os.environ["BENCH_SCRIPTS"], "../../../scratch/pi073/node_modules/jiti")):
+    if jiti and os.path.isfile(os.path.join(jiti, "lib", "jiti.mjs")):
+        env["PI_JITI"] = os.path.realpath(jiti)
+        break
 cwd = os.environ["BENCH_CWD"]
 
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -244,18 +274,48 @@ def measure(cmd, want_output=False, extra_env=None):
         rss.append(peak if peak is not None else usage.ru_maxrss)
     return statistics.median(walls), statistics.median(rss)
 
-def wall_with_stdin(cmd, stdin_bytes, n):
-    """Median wall ms of `cmd` fed `stdin_bytes`, over `n` runs; None on failure."""
-    walls = []
+def wall_with_stdin(cmd, stdin_bytes, n, with_cpu=False):
+    """Median wall ms of `cmd` fed `stdin_bytes`, over `n` runs; None on failure. With
+    `with_cpu`, (median wall ms, median CPU ms of pi itself): the wall time also counts the
+    mock server making the stream, which a busy machine slows."""
+    walls, cpus = [], []
     for _ in range(n):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, env=env, cwd=cwd, input=stdin_bytes, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, timeout=600)
+        # The stdin is one short line, so writing it all before reading cannot block.
+        p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        p.stdin.write(stdin_bytes)
+        p.stdin.close()
+        out = p.stdout.read()
+        p.stdout.close()
+        _, status, usage = os.wait4(p.pid, 0)
         walls.append((time.perf_counter() - t0) * 1000)
-        if p.returncode != 0 or not p.stdout.strip():
-            print(f"warning: {' '.join(cmd)} (rpc) exited {p.returncode}", file=sys.stderr)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0 or not out.strip():
+            print(f"warning: {' '.join(cmd)} (rpc) exited {code}", file=sys.stderr)
             return None
-    return statistics.median(walls)
+        cpus.append((usage.ru_utime + usage.ru_stime) * 1000)
+    if not with_cpu:
+        return statistics.median(walls)
+    return statistics.median(walls), statistics.median(cpus)
+
+def cpu_of(cmd, n, ok_output=None):
+    """Median CPU seconds (user + system) of `cmd` over `n` runs; None on failure. With
+    `ok_output`, stdout must be exactly that (after stripping)."""
+    cpus = []
+    for _ in range(n):
+        p = subprocess.Popen(cmd, env=env, cwd=tool_cwd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = p.stdout.read()
+        p.stdout.close()
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or (ok_output is not None
+                                                      and out.decode().strip() != ok_output):
+            print(f"warning: {' '.join(cmd)[:120]} failed (exit {status}, {len(out)} bytes out)",
+                  file=sys.stderr)
+            return None
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(cpus)
 
 def size_of(path):
     try:
@@ -615,6 +675,83 @@ def bench_interactive(base, n):
     return found
 
 # tui: examples/tui_bench.rs, one token under a 10,000-line transcript and 5 s of streaming.
+# Extensions: N small TypeScript extensions (each a tool, a command, a flag and two event hooks,
+# with TypeBox parameters), one -p round trip: wall time and peak RSS of the whole process tree
+# (pi plus any Node.js it starts), and how many Node.js processes ran.
+EXT_DIR = os.path.join(os.environ["BENCH_TMP"], "..", "exts")
+EXT_COUNTS = (1, 5, 20)
+EXT_SOURCE = """import { Type } from "typebox";
+export default function (pi) {
+  pi.registerTool({ name: "bench_tool_N", label: "Bench N", description: "A benchmark tool N",
+    parameters: Type.Object({ text: Type.String() }),
+    async execute(_id, params) { return { content: [{ type: "text", text: params.text }] }; } });
+  pi.registerCommand("bench-N", { description: "Bench command N", handler: async () => {} });
+  pi.on("turn_start", () => {});
+  pi.on("tool_call", () => undefined);
+}
+"""
+
+def make_extensions():
+    os.makedirs(EXT_DIR, exist_ok=True)
+    for i in range(max(EXT_COUNTS)):
+        with open(os.path.join(EXT_DIR, f"bench{i}.ts"), "w") as f:
+            f.write(EXT_SOURCE.replace("N", str(i)))
+
+def tree_rss_kib(pid):
+    """Summed RSS (KiB) of `pid` and its descendants, and how many of them are node."""
+    total, nodes, todo = 0, 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                status = f.read()
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+                elif line.startswith("Name:") and line.split()[1].startswith("node"):
+                    nodes += 1
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return total, nodes
+
+def bench_extensions(base, n):
+    """Per extension count: (median wall ms, median peak tree RSS KiB, max node processes)."""
+    out = {}
+    # Unmeasured: a first run may set up what later ones reuse (our bridge's cache, jiti).
+    subprocess.run(list(base) + ["-e", os.path.join(EXT_DIR, "bench0.ts"), "-p", "--no-session",
+                                 "--model", "mock/mock-model", "hi"], env=env, cwd=cwd,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for count in EXT_COUNTS:
+        cmd = list(base)
+        for i in range(count):
+            cmd += ["-e", os.path.join(EXT_DIR, f"bench{i}.ts")]
+        cmd += ["-p", "--no-session", "--model", "mock/mock-model", "say hello"]
+        walls, peaks, nodes = [], [], 0
+        for _ in range(n):
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            peak = 0
+            while p.poll() is None:
+                rss, nd = tree_rss_kib(p.pid)
+                peak, nodes = max(peak, rss), max(nodes, nd)
+                time.sleep(0.005)
+            wall = (time.perf_counter() - t0) * 1000
+            out_text, err_text = p.communicate()
+            if p.returncode != 0 or not out_text.strip() or b"rror" in err_text:
+                print(f"warning: {count} extensions: exit {p.returncode}: "
+                      f"{err_text.decode(errors='replace')[:300]}", file=sys.stderr)
+                out[count] = None
+                break
+            walls.append(wall)
+            peaks.append(peak)
+        else:
+            out[count] = (statistics.median(walls), statistics.median(peaks), nodes)
+    return out
+
 def bench_tui():
     exe = os.environ.get("BENCH_TUI_BENCH")
     if not exe:
@@ -636,6 +773,26 @@ def bench_tui():
         return None
     return found["tui_frame_us"], found["tui_stream"]
 
+# sandbox: examples/sandbox_bench.rs, `bash -c true` spawned as the bash tool does, without
+# and with the workspace-write sandbox (Landlock + seccomp).
+def bench_sandbox():
+    exe = os.environ.get("BENCH_SANDBOX_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, str(max(100, runs * 10))], env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: sandbox_bench timed out", file=sys.stderr)
+        return None
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if p.returncode == 0 and parts and parts[0] == "sandbox_us":
+            return dict(x.split("=", 1) for x in parts[1:])
+    print(f"warning: sandbox_bench exited {p.returncode}: "
+          f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+    return None
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
@@ -646,12 +803,17 @@ if ts:
 SSL_ENV = {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs"}
 HAVE_SSL_STORE = os.path.isfile(SSL_ENV["SSL_CERT_FILE"]) and os.path.isdir(SSL_ENV["SSL_CERT_DIR"])
 
-rows = {k: [] for k in ("tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "print_ssl", "size", "static", "edit", "grep",
+rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k", "write_200k",
+                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "print_ssl", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
-                        "tui_frame", "tui_stream", "mcp_start", "mcp_call")}
+                        "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
+                        "sandbox_confined")}
+for count in EXT_COUNTS:
+    rows[f"ext_{count}"] = []
 print("writing the 50,000-file tree...", file=sys.stderr)
 make_tree()
+make_extensions()
 print(f"writing a {SESSION_MB:g} MB session...", file=sys.stderr)
 gen_session(BIG_SESSION, int(SESSION_MB * 1e6), cwd)
 SESSION_SIZE = os.path.getsize(BIG_SESSION)
@@ -664,11 +826,30 @@ for name, base in impls:
     per = {}
     for n in (1000, 10000):
         prompt = json.dumps({"type": "prompt", "message": f"BENCH_STREAM {n}"}).encode() + b"\n"
-        w = wall_with_stdin(rpc, prompt, max(3, runs // 6))
-        per[n] = w
+        per[n] = wall_with_stdin(rpc, prompt, max(3, runs // 6), with_cpu=True)
     for n, key in ((1000, "rpc_1k"), (10000, "rpc_10k")):
-        w = per[n]
-        rows[key].append(f"{w:.0f} ms ({w * 1000 / n:.1f} µs/event)" if w else "failed")
+        r = per[n]
+        if r is None:
+            rows[key].append("failed")
+            continue
+        w, c = r
+        cpu = f", CPU {c * 1000 / n:.1f} µs/event" if c is not None else ""
+        rows[key].append(f"{w:.0f} ms ({w * 1000 / n:.1f} µs/event{cpu})")
+    # Streaming cost: one plain reply (and one streamed `write`) at 1x and 4x the size. Linear
+    # cost means the 4x run takes about 4x the CPU; a per-delta copy of the message makes it 16x.
+    n = max(3, runs // 10)
+    print(f"{name}: streaming cost...", file=sys.stderr)
+    sp = base + ["-p", "--no-session", "--model", "mock/mock-model"]
+    c1 = cpu_of(sp + ["BENCH_CHARS 100000"], n, "abcd" * 25000)
+    c4 = cpu_of(sp + ["BENCH_CHARS 400000"], n, "abcd" * 100000)
+    rows["stream_100k"].append(f"{c1 * 1000:.0f} ms" if c1 else "failed")
+    rows["stream_400k"].append(f"{c4 * 1000:.0f} ms" if c4 else "failed")
+    rows["stream_ratio"].append(f"{c4 / c1:.2f}x (goal <= 4.5x)" if c1 and c4 else "n/a")
+    w1 = cpu_of(sp + ["--tools", "write", "BENCH_WRITE 50000"], n, "done")
+    w4 = cpu_of(sp + ["--tools", "write", "BENCH_WRITE 200000"], n, "done")
+    rows["write_50k"].append(f"{w1 * 1000:.0f} ms" if w1 else "failed")
+    rows["write_200k"].append(f"{w4 * 1000:.0f} ms" if w4 else "failed")
+    rows["write_ratio"].append(f"{w4 / w1:.2f}x (goal <= 4.5x)" if w1 and w4 else "n/a")
     v = measure(base + ["--version"])
     p = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True)
     rows["version"].append(f"{v[0]:.1f} ms" if v else "failed")
@@ -730,6 +911,14 @@ for name, base in impls:
         for k in ("tui_start", "tui_idle", "tui_key"):
             rows[k].append("failed")
 
+    n = min(runs, 5)
+    print(f"{name}: TypeScript extensions ({n} runs each)...", file=sys.stderr)
+    ex = bench_extensions(base, n)
+    for count in EXT_COUNTS:
+        r = ex.get(count)
+        procs = lambda k: f"{k} node process" + ("" if k == 1 else "es")
+        rows[f"ext_{count}"].append(f"{r[0]:.0f} ms, {r[1] / 1024:.0f} MiB ({procs(r[2])})" if r else "failed")
+
     n = session_runs if name == "pi (rust)" else min(session_runs, 3)
     print(f"{name}: resuming the session ({n} runs)...", file=sys.stderr)
     r = bench_resume(base, n)
@@ -763,12 +952,30 @@ for name, base in impls:
         else:
             rows["mcp_start"].append("failed")
             rows["mcp_call"].append("failed")
+        print("sandbox_bench: bash true with and without the sandbox...", file=sys.stderr)
+        sb = bench_sandbox()
+        if sb:
+            rows["sandbox_plain"].append(f"{float(sb['plain']) / 1000:.2f} ms")
+            rows["sandbox_confined"].append(
+                f"{float(sb['confined']) / 1000:.2f} ms (+{float(sb['overhead']) / 1000:.2f} ms, "
+                f"{float(sb['prepare']) / 1000:.2f} ms of it preparing)")
+        else:
+            rows["sandbox_plain"].append("failed")
+            rows["sandbox_confined"].append("failed")
     else:
         for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream",
                   "mcp_start", "mcp_call"):
             rows[k].append("n/a (Rust library)")
+        rows["sandbox_plain"].append("n/a (Rust library)")
+        rows["sandbox_confined"].append("n/a (pi has no sandbox)")
 
 labels = {
+    "stream_100k": "-p reply of 100,000 chars in 4-char deltas, CPU (median)",
+    "stream_400k": "-p reply of 400,000 chars in 4-char deltas, CPU (median)",
+    "stream_ratio": "CPU at 400,000 / at 100,000 chars",
+    "write_50k": "-p streamed write of 50,000 chars (4-char fragments), CPU",
+    "write_200k": "-p streamed write of 200,000 chars (4-char fragments), CPU",
+    "write_ratio": "CPU at 200,000 / at 50,000 chars",
     "rpc_state": "rpc: start, get_state, exit (median)",
     "rpc_1k": "rpc: prompt streaming 1,000 deltas",
     "rpc_10k": "rpc: prompt streaming 10,000 deltas",
@@ -796,7 +1003,13 @@ labels = {
     "tui_stream": "tui: stream 200 tokens/s at 60 fps, CPU of one core",
     "mcp_start": "mcp: added to start-up, no server configured (median)",
     "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
+    "sandbox_plain": "bash `true`, spawn to exit, no sandbox (median)",
+    "sandbox_confined": "bash `true`, workspace-write sandbox (median, +paired overhead)",
 }
+NODE_VERSION = subprocess.run(["node", "--version"], env=env, capture_output=True, text=True).stdout.strip() or "no node"
+for count in EXT_COUNTS:
+    labels[f"ext_{count}"] = (f"{count} TS extension{'s' if count > 1 else ''} (node {NODE_VERSION}): "
+                              "-p run, wall / peak RSS of pi + node")
 header = ["metric"] + [n for n, _ in impls]
 table = [header] + [[labels[k]] + rows[k] for k in labels]
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]

@@ -3,7 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::ai::{AssistantEvent, Message, ToolResultMessage};
+use crate::ai::stream::MessageBuilder;
+use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
 use crate::session::entry::{AgentMessage, CustomMessage};
 use crate::session::json::to_js_string;
 
@@ -13,8 +14,16 @@ use crate::session::json::to_js_string;
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
     AgentStart,
+    /// One run of the agent loop ended. `will_retry`: an automatic retry follows (set by the
+    /// session, which decides).
     AgentEnd {
         messages: Vec<Message>,
+        will_retry: bool,
+    },
+    /// Nothing more will happen on its own: no retry, compaction recovery or queued message
+    /// is left (today's pi). `aborted` when the run was aborted.
+    AgentSettled {
+        aborted: bool,
     },
     TurnStart,
     TurnEnd {
@@ -24,9 +33,12 @@ pub enum AgentEvent {
     MessageStart {
         message: Message,
     },
+    /// A streamed change to the assistant message being written: the delta, and the usage
+    /// reported so far. Listeners that need the whole message so far rebuild it (see
+    /// `ai::stream::MessageBuilder`).
     MessageUpdate {
-        message: Message,
         event: AssistantEvent,
+        usage: crate::ai::Usage,
     },
     MessageEnd {
         message: Message,
@@ -55,6 +67,8 @@ pub enum AgentEvent {
         name: String,
         result: Value,
         is_error: bool,
+        /// How long the tool ran (monotonic clock); `None` when it never ran.
+        duration_ms: Option<f64>,
     },
     AutoRetryStart {
         attempt: u32,
@@ -114,6 +128,7 @@ impl AgentEvent {
         match self {
             AgentEvent::AgentStart => "agent_start",
             AgentEvent::AgentEnd { .. } => "agent_end",
+            AgentEvent::AgentSettled { .. } => "agent_settled",
             AgentEvent::TurnStart => "turn_start",
             AgentEvent::TurnEnd { .. } => "turn_end",
             AgentEvent::MessageStart { .. } => "message_start",
@@ -132,42 +147,25 @@ impl AgentEvent {
         }
     }
 
-    /// The event as one line of pi's JSON (no newline), as `to_js_string(&self.to_json())`
-    /// would write it. A `message_update` carries the partial message twice (as the message
-    /// and inside the stream event); it is serialized once here and the text reused, which
-    /// halves the cost of long streams in RPC and JSON modes.
+    /// The event as one line of today's pi JSON/RPC output (no newline). A `message_update` is
+    /// its delta alone; [`SnapshotWriter`] writes the shapes that carry the message so far.
     pub fn to_json_line(&self) -> String {
-        let AgentEvent::MessageUpdate { message, event } = self else {
-            return to_js_string(&self.to_json());
-        };
-        let message_text = to_js_string(message);
-        let (head, key, inner) = event.parts();
-        let inner_text = match message {
-            Message::Assistant(a) if a == inner => None,
-            _ => Some(to_js_string(&Message::Assistant(inner.clone()))),
-        };
-        let head = to_js_string(&head);
-        let head = head.strip_suffix('}').unwrap_or(&head);
-        let inner_text = inner_text.as_deref().unwrap_or(&message_text);
-        let mut line =
-            String::with_capacity(head.len() + inner_text.len() + message_text.len() + 80);
-        line.push_str("{\"type\":\"message_update\",\"assistantMessageEvent\":");
-        line.push_str(head);
-        line.push_str(",\"");
-        line.push_str(key);
-        line.push_str("\":");
-        line.push_str(inner_text);
-        line.push_str("},\"message\":");
-        line.push_str(&message_text);
-        line.push('}');
-        line
+        to_js_string(&self.to_json())
     }
 
     pub fn to_json(&self) -> Value {
         match self {
             AgentEvent::AgentStart => json!({"type": "agent_start"}),
-            AgentEvent::AgentEnd { messages } => {
-                json!({"type": "agent_end", "messages": messages.iter().map(msg).collect::<Vec<_>>()})
+            AgentEvent::AgentEnd {
+                messages,
+                will_retry,
+            } => json!({
+                "type": "agent_end",
+                "messages": messages.iter().map(msg).collect::<Vec<_>>(),
+                "willRetry": will_retry,
+            }),
+            AgentEvent::AgentSettled { aborted } => {
+                json!({"type": "agent_settled", "aborted": aborted})
             }
             AgentEvent::TurnStart => json!({"type": "turn_start"}),
             AgentEvent::TurnEnd {
@@ -176,16 +174,24 @@ impl AgentEvent {
             } => json!({
                 "type": "turn_end",
                 "message": msg(message),
-                "toolResults": tool_results,
+                "toolResults": tool_results
+                    .iter()
+                    .map(|r| msg(&Message::ToolResult(r.clone())))
+                    .collect::<Vec<_>>(),
             }),
             AgentEvent::MessageStart { message } => {
                 json!({"type": "message_start", "message": msg(message)})
             }
-            AgentEvent::MessageUpdate { message, event } => json!({
-                "type": "message_update",
-                "assistantMessageEvent": event.to_json(),
-                "message": msg(message),
-            }),
+            // Today's pi writes the delta alone, with the usage so far; `toolcall_start` names
+            // the call.
+            AgentEvent::MessageUpdate { event, usage } => {
+                let mut inner = event.to_json();
+                if let AssistantEvent::ToolCallStart { id, name, .. } = event {
+                    inner["id"] = id.as_str().into();
+                    inner["toolName"] = name.as_str().into();
+                }
+                json!({"type": "message_update", "usage": usage, "assistantMessageEvent": inner})
+            }
             AgentEvent::MessageEnd { message } => {
                 json!({"type": "message_end", "message": msg(message)})
             }
@@ -212,10 +218,17 @@ impl AgentEvent {
                 name,
                 result,
                 is_error,
-            } => json!({
-                "type": "tool_execution_end", "toolCallId": id, "toolName": name,
-                "result": result, "isError": is_error
-            }),
+                duration_ms,
+            } => {
+                let mut v = json!({
+                    "type": "tool_execution_end", "toolCallId": id, "toolName": name,
+                    "result": result, "isError": is_error
+                });
+                if let Some(ms) = duration_ms {
+                    v["durationMs"] = (ms.round() as u64).into();
+                }
+                v
+            }
             AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -270,11 +283,87 @@ impl AgentEvent {
     }
 }
 
+/// Writes events in pi's SDK shape, which extensions get (and JSON/RPC clients got from pi
+/// 0.73.1): every `message_update` carries the assistant message so far, twice (as `message`
+/// and as `assistantMessageEvent.partial`). The writer rebuilds that message from the deltas
+/// it is shown and serializes it once per line. Every event must pass through it, in order,
+/// for the snapshots to be right. JSON and RPC output use the delta-only `AgentEvent::to_json`.
+#[derive(Default)]
+pub struct SnapshotWriter {
+    partial: Option<MessageBuilder>,
+}
+
+impl SnapshotWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Follows an event without writing it (keeps the message so far current).
+    pub fn observe(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::MessageStart {
+                message: Message::Assistant(a),
+            } => self.partial = Some(MessageBuilder::new(a.clone())),
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(_),
+            } => self.partial = None,
+            AgentEvent::MessageUpdate { event, usage } => {
+                let builder = self
+                    .partial
+                    .get_or_insert_with(|| MessageBuilder::new(AssistantMessage::unknown()));
+                builder.apply(event);
+                builder.set_usage(*usage);
+            }
+            _ => {}
+        }
+    }
+
+    /// The event as one JSON line (no newline).
+    pub fn line(&mut self, ev: &AgentEvent) -> String {
+        self.observe(ev);
+        match (ev, &self.partial) {
+            (AgentEvent::MessageUpdate { event, .. }, Some(b)) => update_line(event, b),
+            _ => ev.to_json_line(),
+        }
+    }
+
+    /// The event as a JSON value (for extensions, which get pi's SDK shapes).
+    pub fn value(&mut self, ev: &AgentEvent) -> Value {
+        self.observe(ev);
+        match (ev, &self.partial) {
+            (AgentEvent::MessageUpdate { event, .. }, Some(b)) => {
+                let snapshot = msg(&Message::Assistant(b.snapshot()));
+                let mut inner = event.to_json();
+                inner["partial"] = snapshot.clone();
+                json!({"type": "message_update", "assistantMessageEvent": inner, "message": snapshot})
+            }
+            _ => ev.to_json(),
+        }
+    }
+}
+
+/// `message_update` with the message so far, serialized once and written twice.
+fn update_line(event: &AssistantEvent, builder: &MessageBuilder) -> String {
+    let message_text = to_js_string(&Message::Assistant(builder.snapshot()));
+    let head = to_js_string(&event.to_json());
+    let head = head.strip_suffix('}').unwrap_or(&head);
+    let mut line = String::with_capacity(head.len() + 2 * message_text.len() + 80);
+    line.push_str("{\"type\":\"message_update\",\"assistantMessageEvent\":");
+    line.push_str(head);
+    line.push_str(",\"partial\":");
+    line.push_str(&message_text);
+    line.push_str("},\"message\":");
+    line.push_str(&message_text);
+    line.push('}');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ai::{AssistantMessage, Content, Model, TextContent};
     use crate::session::json::to_js_string;
+    use serde_json::json;
 
     fn partial(text: &str) -> AssistantMessage {
         let model = Model {
@@ -303,28 +392,56 @@ mod tests {
     }
 
     #[test]
-    fn the_fast_line_is_byte_identical_to_the_generic_one() {
-        let p = partial("héllo \"quoted\" \u{2028} 日本");
+    fn the_writer_rebuilds_the_message_so_far_for_each_update() {
+        let start = partial("");
+        let mut empty = start.clone();
+        empty.content.clear();
+        let mut w = SnapshotWriter::new();
+        let usage = start.usage;
+        let update = |event| AgentEvent::MessageUpdate { event, usage };
         let events = [
-            AgentEvent::MessageUpdate {
-                message: Message::Assistant(p.clone()),
-                event: AssistantEvent::TextDelta {
-                    index: 0,
-                    delta: "lo".into(),
-                    partial: p.clone(),
-                },
-            },
-            // A stream event whose partial differs from the message is written as is.
-            AgentEvent::MessageUpdate {
-                message: Message::Assistant(p.clone()),
-                event: AssistantEvent::Done {
-                    reason: crate::ai::StopReason::Stop,
-                    message: partial("other"),
-                },
-            },
             AgentEvent::MessageStart {
-                message: Message::Assistant(p),
+                message: Message::Assistant(empty),
             },
+            update(AssistantEvent::TextStart { index: 0 }),
+            update(AssistantEvent::TextDelta {
+                index: 0,
+                delta: "héllo \"quoted\" ".into(),
+            }),
+            update(AssistantEvent::TextDelta {
+                index: 0,
+                delta: "\u{2028} 日本".into(),
+            }),
+        ];
+        let lines: Vec<String> = events.iter().map(|e| w.line(e)).collect();
+        let mut whole = partial("héllo \"quoted\" \u{2028} 日本");
+        whole.timestamp = start.timestamp;
+        let mut expected = json!({
+            "type": "message_update",
+            "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "\u{2028} 日本"},
+        });
+        expected["assistantMessageEvent"]["partial"] = msg(&Message::Assistant(whole.clone()));
+        expected["message"] = msg(&Message::Assistant(whole));
+        assert_eq!(lines[3], to_js_string(&expected));
+        // The delta-only form carries no message.
+        assert!(!events[3].to_json_line().contains("partial"));
+        // A new message starts from scratch.
+        let mut next = partial("");
+        next.content.clear();
+        w.line(&AgentEvent::MessageStart {
+            message: Message::Assistant(next),
+        });
+        let line = w.line(&update(AssistantEvent::TextStart { index: 0 }));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            v["message"]["content"],
+            json!([{"type": "text", "text": ""}])
+        );
+    }
+
+    #[test]
+    fn other_events_are_written_as_their_json() {
+        let events = [
             AgentEvent::AutoRetryEnd {
                 success: false,
                 attempt: 2,
@@ -339,8 +456,9 @@ mod tests {
             },
             AgentEvent::TurnStart,
         ];
+        let mut w = SnapshotWriter::new();
         for ev in events {
-            assert_eq!(ev.to_json_line(), to_js_string(&ev.to_json()));
+            assert_eq!(w.line(&ev), to_js_string(&ev.to_json()));
             assert_eq!(ev.to_json()["type"], ev.type_name());
         }
     }

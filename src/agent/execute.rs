@@ -1,13 +1,19 @@
 //! Executing one assistant message's tool calls: prepared one after another in source order
-//! (lookup, argument validation, the before-hook), then run — sequentially on the run thread,
-//! or in parallel with one thread per call. `tool_execution_end` is emitted in completion
-//! order; the tool results come back in source order. A tool that panics produces an error
-//! result, never a crashed run.
+//! (lookup, argument validation, the before-hook), then run — one after another, or in
+//! parallel. Every call runs on its own detached thread while the run thread waits for results
+//! and for the abort flag, so a tool stuck in the kernel (`open(2)` on a FIFO, a stalled mount)
+//! never holds the run: on abort the calls still running become "Operation aborted" results
+//! and their threads are left to finish on their own. `tool_execution_start` is emitted, and
+//! acknowledged by the run's listener, before the call runs, so a client reading a file at the
+//! start event sees it untouched. `tool_execution_end` is emitted in completion order; the
+//! tool results come back in source order. A tool that panics produces an error result, never
+//! a crashed run.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
 use super::tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
@@ -21,11 +27,22 @@ pub type BeforeToolCall = Arc<dyn Fn(&ToolCall, &mut Value) -> Option<String> + 
 /// May rewrite a finished call's output and error flag.
 pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Send + Sync>;
 
+/// After an abort, how long calls still running get to come back with their own result (a
+/// killed `bash` reports its partial output) before they are reported as aborted.
+const ABORT_GRACE: Duration = Duration::from_millis(50);
+
+/// The result of a call that was still running (or not yet started) when the run was aborted,
+/// as pi's tools reject on abort.
+pub const ABORTED: &str = "Operation aborted";
+
 /// One call's final outcome.
 pub struct Finished {
     pub call: ToolCall,
     pub output: ToolOutput,
     pub is_error: bool,
+    /// How long `execute` ran; `None` when the tool never ran (not found, invalid arguments,
+    /// blocked, aborted before it started).
+    pub duration: Option<Duration>,
 }
 
 impl Finished {
@@ -34,6 +51,7 @@ impl Finished {
             call: call.clone(),
             output: ToolOutput::text(message).with_details(json!({})),
             is_error: true,
+            duration: None,
         }
     }
 
@@ -103,40 +121,58 @@ fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared 
     }
 }
 
+/// Whether a call's thread may still send progress: cleared (under the lock) when the batch
+/// gives up on the call, so no update follows its `tool_execution_end`.
+type Live = Arc<Mutex<bool>>;
+
+/// Runs one prepared call on the current (tool) thread.
 fn run_prepared(
     tool: &dyn Tool,
     call: &ToolCall,
     args: Value,
-    cwd: std::path::PathBuf,
-    abort: &Abort,
-    tx: &Sender<AgentEvent>,
+    ctx_parts: (std::path::PathBuf, Abort),
+    events: &Sender<AgentEvent>,
+    live: &Live,
     after: Option<&AfterToolCall>,
 ) -> Finished {
     let on_update = |partial: ToolOutput| {
-        let _ = tx.send(AgentEvent::ToolExecutionUpdate {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args: call.arguments.clone(),
-            partial_result: output_json(&partial),
-        });
+        let live = live.lock().unwrap_or_else(|p| p.into_inner());
+        if *live {
+            let _ = events.send(AgentEvent::ToolExecutionUpdate {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                args: call.arguments.clone(),
+                partial_result: output_json(&partial),
+            });
+        }
     };
+    let (cwd, abort) = ctx_parts;
     let ctx = ToolContext {
         cwd,
-        abort: abort.clone(),
+        abort,
         on_update: &on_update,
     };
+    let started = Instant::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| tool.execute(&call.id, args, &ctx)));
+    let duration = Some(started.elapsed());
     let mut finished = match outcome {
         Ok(Ok(output)) => Finished {
             call: call.clone(),
             output,
             is_error: false,
+            duration,
         },
-        Ok(Err(message)) => Finished::error(call, message),
-        Err(_) => Finished::error(
-            call,
-            format!("Tool {} failed unexpectedly (internal error)", call.name),
-        ),
+        Ok(Err(message)) => Finished {
+            duration,
+            ..Finished::error(call, message)
+        },
+        Err(_) => Finished {
+            duration,
+            ..Finished::error(
+                call,
+                format!("Tool {} failed unexpectedly (internal error)", call.name),
+            )
+        },
     };
     if let Some(hook) = after {
         hook(call, &mut finished.output, &mut finished.is_error);
@@ -150,6 +186,7 @@ fn emit_end(tx: &Sender<AgentEvent>, f: &Finished) {
         name: f.call.name.clone(),
         result: output_json(&f.output),
         is_error: f.is_error,
+        duration_ms: f.duration.map(|d| d.as_secs_f64() * 1000.0),
     });
 }
 
@@ -161,12 +198,122 @@ fn emit_result_message(tx: &Sender<AgentEvent>, m: &ToolResultMessage) {
     let _ = tx.send(AgentEvent::MessageEnd { message });
 }
 
+/// The calls of one batch that are running on their threads.
+struct Running {
+    done_tx: Sender<(usize, Finished)>,
+    done_rx: Receiver<(usize, Finished)>,
+    /// `(slot, call, live flag)` of every call still out.
+    out: Vec<(usize, ToolCall, Live)>,
+}
+
+impl Running {
+    fn new() -> Self {
+        let (done_tx, done_rx) = crossbeam_channel::unbounded();
+        Running {
+            done_tx,
+            done_rx,
+            out: Vec::new(),
+        }
+    }
+
+    /// Starts `call` on a detached thread. Detached on purpose: a tool blocked in the kernel
+    /// may never return, and nobody may wait for it. If it returns after the batch gave up on
+    /// it, its result goes into a channel nobody reads any more and is dropped with it.
+    fn spawn(
+        &mut self,
+        slot: usize,
+        (tool, call, args): (Arc<dyn Tool>, ToolCall, Value),
+        agent: &Agent,
+        abort: &Abort,
+        tx: &Sender<AgentEvent>,
+    ) -> Result<(), String> {
+        let live: Live = Arc::new(Mutex::new(true));
+        let done_tx = self.done_tx.clone();
+        let ctx = (agent.cwd.clone(), abort.clone());
+        let after = agent.after_tool_call.clone();
+        let events = tx.clone();
+        let thread_call = call.clone();
+        let thread_live = Arc::clone(&live);
+        let spawned = std::thread::Builder::new()
+            .name("pi-tool".into())
+            .spawn(move || {
+                let f = run_prepared(
+                    tool.as_ref(),
+                    &thread_call,
+                    args,
+                    ctx,
+                    &events,
+                    &thread_live,
+                    after.as_ref(),
+                );
+                let _ = done_tx.send((slot, f));
+            });
+        match spawned {
+            Ok(_) => {
+                self.out.push((slot, call, live));
+                Ok(())
+            }
+            Err(e) => Err(format!("Could not start tool {}: {e}", call.name)),
+        }
+    }
+
+    /// Waits until every call is back, emitting each `tool_execution_end` as it arrives. On
+    /// abort, calls get [`ABORT_GRACE`] to report; the rest are finished as aborted.
+    fn wait_all(&mut self, slots: &mut [Option<Finished>], tx: &Sender<AgentEvent>, abort: &Abort) {
+        let signal = abort.signal();
+        let mut deadline: Option<Instant> =
+            abort.is_aborted().then(|| Instant::now() + ABORT_GRACE);
+        while !self.out.is_empty() {
+            let timeout = deadline.map_or(crossbeam_channel::never(), crossbeam_channel::at);
+            let abort_signal = if deadline.is_some() {
+                crossbeam_channel::never()
+            } else {
+                signal.clone()
+            };
+            select! {
+                recv(self.done_rx) -> got => {
+                    let Ok((slot, f)) = got else { break };
+                    self.out.retain(|(s, _, _)| *s != slot);
+                    emit_end(tx, &f);
+                    slots[slot] = Some(f);
+                }
+                recv(abort_signal) -> _ => {
+                    deadline = Some(Instant::now() + ABORT_GRACE);
+                }
+                recv(timeout) -> _ => break,
+            }
+        }
+        for (slot, call, live) in self.out.drain(..) {
+            *live.lock().unwrap_or_else(|p| p.into_inner()) = false;
+            let f = Finished::error(&call, ABORTED.into());
+            emit_end(tx, &f);
+            slots[slot] = Some(f);
+        }
+    }
+}
+
+/// Emits `tool_execution_start` and waits until the run's listener has taken it in (or the
+/// run is aborted, or nobody listens).
+fn start(c: &ToolCall, tx: &Sender<AgentEvent>, acks: &Receiver<()>, abort: &Abort) {
+    let _ = tx.send(AgentEvent::ToolExecutionStart {
+        id: c.id.clone(),
+        name: c.name.clone(),
+        args: c.arguments.clone(),
+    });
+    let signal = abort.signal();
+    select! {
+        recv(acks) -> _ => {}
+        recv(signal) -> _ => {}
+    }
+}
+
 /// Runs every tool call of `calls`; returns the result messages in source order and whether
 /// the batch asked to terminate the run.
 pub fn execute_calls(
     agent: &Agent,
     calls: &[ToolCall],
     tx: &Sender<AgentEvent>,
+    acks: &Receiver<()>,
     abort: &Abort,
 ) -> (Vec<ToolResultMessage>, bool) {
     // The tools declared for the reply being executed (MCP tools included).
@@ -176,85 +323,43 @@ pub fn execute_calls(
             .iter()
             .any(|t| t.name() == c.name && t.execution_mode() == ExecutionMode::Sequential)
     });
-    let start = |c: &ToolCall| {
-        let _ = tx.send(AgentEvent::ToolExecutionStart {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            args: c.arguments.clone(),
-        });
-    };
-    let mut finished: Vec<Finished> = Vec::with_capacity(calls.len());
+    let mut slots: Vec<Option<Finished>> = (0..calls.len()).map(|_| None).collect();
+    let mut running = Running::new();
     let mut messages = Vec::with_capacity(calls.len());
-    if sequential {
-        for c in calls {
-            start(c);
-            let f = match prepare(agent, &tools, c) {
-                Prepared::Immediate(f) => f,
-                Prepared::Ready { tool, call, args } => run_prepared(
-                    tool.as_ref(),
-                    &call,
-                    args,
-                    agent.cwd.clone(),
-                    abort,
-                    tx,
-                    agent.after_tool_call.as_ref(),
-                ),
-            };
+    for (i, c) in calls.iter().enumerate() {
+        start(c, tx, acks, abort);
+        let outcome = if abort.is_aborted() {
+            Err(Finished::error(c, ABORTED.into()))
+        } else {
+            match prepare(agent, &tools, c) {
+                Prepared::Immediate(f) => Err(f),
+                Prepared::Ready { tool, call, args } => running
+                    .spawn(i, (tool, call, args), agent, abort, tx)
+                    .map_err(|e| Finished::error(c, e)),
+            }
+        };
+        if let Err(f) = outcome {
             emit_end(tx, &f);
-            let m = f.to_message();
-            emit_result_message(tx, &m);
-            messages.push(m);
-            finished.push(f);
+            slots[i] = Some(f);
         }
-    } else {
-        let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, Finished)>();
-        let mut slots: Vec<Option<Finished>> = Vec::with_capacity(calls.len());
-        let mut running = 0;
-        // Scoped threads: every call thread is joined before the batch returns.
-        std::thread::scope(|scope| {
-            for (i, c) in calls.iter().enumerate() {
-                start(c);
-                match prepare(agent, &tools, c) {
-                    Prepared::Immediate(f) => {
-                        emit_end(tx, &f);
-                        slots.push(Some(f));
-                    }
-                    Prepared::Ready { tool, call, args } => {
-                        slots.push(None);
-                        running += 1;
-                        let done_tx = done_tx.clone();
-                        let cwd = agent.cwd.clone();
-                        let after = agent.after_tool_call.clone();
-                        scope.spawn(move || {
-                            let f = run_prepared(
-                                tool.as_ref(),
-                                &call,
-                                args,
-                                cwd,
-                                abort,
-                                tx,
-                                after.as_ref(),
-                            );
-                            emit_end(tx, &f);
-                            let _ = done_tx.send((i, f));
-                        });
-                    }
-                }
+        if sequential {
+            running.wait_all(&mut slots, tx, abort);
+            if let Some(f) = &slots[i] {
+                let m = f.to_message();
+                emit_result_message(tx, &m);
+                messages.push(m);
             }
-            for _ in 0..running {
-                if let Ok((i, f)) = done_rx.recv() {
-                    slots[i] = Some(f);
-                }
-            }
-        });
-        for (slot, c) in slots.into_iter().zip(calls) {
-            let f = slot.unwrap_or_else(|| Finished::error(c, "Tool call did not finish".into()));
-            let m = f.to_message();
-            emit_result_message(tx, &m);
-            messages.push(m);
-            finished.push(f);
         }
     }
+    if !sequential {
+        running.wait_all(&mut slots, tx, abort);
+        for f in slots.iter().flatten() {
+            let m = f.to_message();
+            emit_result_message(tx, &m);
+            messages.push(m);
+        }
+    }
+    let finished: Vec<&Finished> = slots.iter().flatten().collect();
     let terminate = !finished.is_empty() && finished.iter().all(|f| f.output.terminate);
     (messages, terminate)
 }

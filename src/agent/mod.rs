@@ -13,7 +13,6 @@ pub mod validate;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
@@ -21,10 +20,12 @@ pub use execute::{AfterToolCall, BeforeToolCall};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
+use crate::ai::stream::MessageBuilder;
 use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
-    ThinkingLevel,
+    ThinkingLevel, ToolResultMessage,
 };
+use crate::session::entry::CustomMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
 pub type StreamFn =
@@ -34,8 +35,14 @@ pub type StreamFn =
 /// transcript itself is unchanged.
 pub type TransformContext = Arc<dyn Fn(Vec<Message>, &Abort) -> Vec<Message> + Send + Sync>;
 
-/// How often a waiting run re-checks the abort flag.
-const ABORT_POLL: Duration = Duration::from_millis(50);
+/// Extensions' actionable `turn_end` (pi 1.x): called on the run thread after a turn's
+/// messages are in, before `TurnEnd` is emitted. Returns the extension messages to add to the
+/// context (each emitted as a custom message) and whether to make one more request.
+pub type TurnEndHook = Arc<
+    dyn Fn(&AssistantMessage, &[ToolResultMessage], &Abort) -> (Vec<CustomMessage>, bool)
+        + Send
+        + Sync,
+>;
 
 pub struct Agent {
     pub messages: Vec<Message>,
@@ -54,6 +61,7 @@ pub struct Agent {
     pub before_tool_call: Option<BeforeToolCall>,
     pub after_tool_call: Option<AfterToolCall>,
     pub transform_context: Option<TransformContext>,
+    pub turn_end: Option<TurnEndHook>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -76,6 +84,7 @@ impl Agent {
             before_tool_call: None,
             after_tool_call: None,
             transform_context: None,
+            turn_end: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -134,32 +143,61 @@ impl Agent {
         // stdout) must hold the run back rather than queue copies of the partial message.
         // Listeners read until `AgentEnd`, so the run never waits on one that stopped.
         let (tx, rx) = crossbeam_channel::bounded(crate::ai::stream::EVENT_BUFFER);
+        let (acks, acks_rx) = crossbeam_channel::unbounded();
         let handle = std::thread::Builder::new()
             .name("pi-agent-run".into())
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run_loop(&mut self, prompts, &tx, &abort)
+                    run_loop(&mut self, prompts, &tx, &acks_rx, &abort)
                 }));
                 if outcome.is_err() {
                     // The loop panicked mid-run: still close the run so listeners never hang.
                     let _ = tx.send(AgentEvent::AgentEnd {
                         messages: Vec::new(),
+                        will_retry: false,
                     });
                 }
                 self
             })
             .expect("failed to spawn the agent run thread");
-        Run { events: rx, handle }
+        Run {
+            events: rx,
+            acks,
+            unacknowledged: false,
+            handle,
+        }
     }
 }
 
-/// A run in progress: read `events` until `AgentEnd`, then `finish` to get the agent back.
+/// A run in progress: take events with `next_event` (or `events`) until `AgentEnd`, then
+/// `finish` to get the agent back.
 pub struct Run {
-    pub events: Receiver<AgentEvent>,
+    events: Receiver<AgentEvent>,
+    /// Tells the run that the listener has handled a `tool_execution_start`: the tool waits
+    /// for that, so whatever the listener does with the event (a client reading the file it
+    /// is about to change) happens before the tool runs.
+    acks: Sender<()>,
+    unacknowledged: bool,
     handle: JoinHandle<Agent>,
 }
 
 impl Run {
+    /// The next event, once the listener is done with the previous one; `None` after the
+    /// run's last event.
+    pub fn next_event(&mut self) -> Option<AgentEvent> {
+        if std::mem::take(&mut self.unacknowledged) {
+            let _ = self.acks.send(());
+        }
+        let ev = self.events.recv().ok()?;
+        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        Some(ev)
+    }
+
+    /// Every remaining event, each acknowledged when the next is asked for.
+    pub fn events(&mut self) -> impl Iterator<Item = AgentEvent> + '_ {
+        std::iter::from_fn(move || self.next_event())
+    }
+
     pub fn finish(self) -> Agent {
         // The run thread catches its own panics, so join only fails if it was killed.
         self.handle
@@ -168,7 +206,13 @@ impl Run {
     }
 }
 
-fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, abort: &Abort) {
+fn run_loop(
+    agent: &mut Agent,
+    prompts: Vec<Message>,
+    tx: &Sender<AgentEvent>,
+    acks: &Receiver<()>,
+    abort: &Abort,
+) {
     let emit = |e: AgentEvent| {
         let _ = tx.send(e);
     };
@@ -215,13 +259,30 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
             let mut results = Vec::new();
             more_tool_calls = false;
             if !calls.is_empty() {
-                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, abort);
+                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, acks, abort);
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));
                     new_messages.push(Message::ToolResult(r.clone()));
                 }
                 results = messages;
+            }
+            if let Some(hook) = agent.turn_end.clone() {
+                let (added, continue_run) = hook(&assistant, &results, abort);
+                for message in added {
+                    emit(AgentEvent::CustomMessageStart {
+                        message: message.clone(),
+                    });
+                    emit(AgentEvent::CustomMessageEnd {
+                        message: message.clone(),
+                    });
+                    let custom = crate::session::entry::AgentMessage::Custom(message);
+                    agent
+                        .messages
+                        .extend(crate::session::to_llm_messages(&[custom]));
+                }
+                // One more request, unless tool results or queued messages make one anyway.
+                more_tool_calls |= continue_run && !abort.is_aborted();
             }
             emit(AgentEvent::TurnEnd {
                 message: assistant_msg,
@@ -236,10 +297,14 @@ fn run_loop(agent: &mut Agent, prompts: Vec<Message>, tx: &Sender<AgentEvent>, a
     }
     emit(AgentEvent::AgentEnd {
         messages: new_messages,
+        will_retry: false,
     });
 }
 
-/// Streams one assistant message, forwarding its events, and returns it complete.
+/// Streams one assistant message, forwarding its events, and returns it complete. The
+/// message so far is rebuilt from the deltas (never copied per event); if the stream is cut
+/// short by abort, the blocks still open get their `*_end` events before the aborted
+/// `message_end`, as pi's providers end them.
 fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -> AssistantMessage {
     let messages = match &agent.transform_context {
         Some(transform) if !abort.is_aborted() => transform(agent.messages.clone(), abort),
@@ -252,93 +317,124 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);
+    let emit = |e: AgentEvent| {
+        let _ = tx.send(e);
+    };
     if abort.is_aborted() {
         // Aborted during the tool batch: close the run with an aborted reply, no request.
         let mut msg = AssistantMessage::empty(&agent.model);
         msg.stop_reason = StopReason::Aborted;
         msg.error_message = Some("Request was aborted".into());
-        let _ = tx.send(AgentEvent::MessageStart {
-            message: Message::Assistant(msg.clone()),
-        });
-        let _ = tx.send(AgentEvent::MessageEnd {
-            message: Message::Assistant(msg.clone()),
-        });
-        return msg;
+        return finish(msg, None, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
     agent.last_retry_after_ms = None;
 
-    let mut partial: Option<AssistantMessage> = None;
-    let emit = |e: AgentEvent| {
-        let _ = tx.send(e);
-    };
-    let finish = |msg: AssistantMessage, started: bool| {
-        if !started {
-            emit(AgentEvent::MessageStart {
-                message: Message::Assistant(msg.clone()),
-            });
-        }
-        emit(AgentEvent::MessageEnd {
-            message: Message::Assistant(msg.clone()),
-        });
-        msg
-    };
+    let mut builder: Option<MessageBuilder> = None;
+    let signal = abort.signal();
     loop {
-        select! {
-            recv(rx) -> ev => match ev {
-                Ok(AssistantEvent::Start { partial: p }) => {
-                    emit(AgentEvent::MessageStart { message: Message::Assistant(p.clone()) });
-                    partial = Some(p);
+        let ev = select! {
+            recv(rx) -> ev => ev,
+            recv(signal) -> _ => {
+                let msg = cut_short(builder.as_ref(), &agent.model, StopReason::Aborted, "Request was aborted");
+                return finish(msg, builder.as_ref(), &emit);
+            }
+        };
+        match ev {
+            Ok(AssistantEvent::Start { partial }) => {
+                emit(AgentEvent::MessageStart {
+                    message: Message::Assistant(pending(&partial)),
+                });
+                builder = Some(MessageBuilder::new(pending(&partial)));
+            }
+            Ok(AssistantEvent::Done { message, .. }) => {
+                return finish(message, builder.as_ref(), &emit)
+            }
+            Ok(AssistantEvent::Error {
+                error,
+                retry_after_ms,
+                ..
+            }) => {
+                agent.last_retry_after_ms = retry_after_ms;
+                return finish(error, builder.as_ref(), &emit);
+            }
+            Ok(ev) => {
+                let b = builder.get_or_insert_with(|| {
+                    let start = pending(&AssistantMessage::empty(&agent.model));
+                    emit(AgentEvent::MessageStart {
+                        message: Message::Assistant(start.clone()),
+                    });
+                    MessageBuilder::new(start)
+                });
+                b.apply(&ev);
+                if !matches!(ev, AssistantEvent::Meta { .. }) {
+                    emit(AgentEvent::MessageUpdate {
+                        event: ev,
+                        usage: b.message().usage,
+                    });
                 }
-                Ok(AssistantEvent::Done { message, .. }) => return finish(message, partial.is_some()),
-                Ok(AssistantEvent::Error { error, retry_after_ms, .. }) => {
-                    agent.last_retry_after_ms = retry_after_ms;
-                    return finish(error, partial.is_some());
-                }
-                Ok(ev) => {
-                    let p = partial_of(&ev).clone();
-                    if partial.is_none() {
-                        emit(AgentEvent::MessageStart { message: Message::Assistant(p.clone()) });
-                    }
-                    emit(AgentEvent::MessageUpdate { message: Message::Assistant(p.clone()), event: ev });
-                    partial = Some(p);
-                }
-                Err(_) => {
-                    let started = partial.is_some();
-                    let mut msg = partial.take().unwrap_or_else(|| AssistantMessage::empty(&agent.model));
-                    msg.stop_reason = StopReason::Error;
-                    msg.error_message = Some("Provider stream ended without a final event".into());
-                    return finish(msg, started);
-                }
-            },
-            default(ABORT_POLL) => {
-                if abort.is_aborted() {
-                    let started = partial.is_some();
-                    let mut msg = partial.take().unwrap_or_else(|| AssistantMessage::empty(&agent.model));
-                    msg.stop_reason = StopReason::Aborted;
-                    msg.error_message = Some("Request was aborted".into());
-                    return finish(msg, started);
-                }
+            }
+            Err(_) => {
+                let msg = cut_short(
+                    builder.as_ref(),
+                    &agent.model,
+                    StopReason::Error,
+                    "Provider stream ended without a final event",
+                );
+                return finish(msg, builder.as_ref(), &emit);
             }
         }
     }
 }
 
-fn partial_of(ev: &AssistantEvent) -> &AssistantMessage {
-    match ev {
-        AssistantEvent::Start { partial }
-        | AssistantEvent::TextStart { partial, .. }
-        | AssistantEvent::TextDelta { partial, .. }
-        | AssistantEvent::TextEnd { partial, .. }
-        | AssistantEvent::ThinkingStart { partial, .. }
-        | AssistantEvent::ThinkingDelta { partial, .. }
-        | AssistantEvent::ThinkingEnd { partial, .. }
-        | AssistantEvent::ToolCallStart { partial, .. }
-        | AssistantEvent::ToolCallDelta { partial, .. }
-        | AssistantEvent::ToolCallEnd { partial, .. } => partial,
-        AssistantEvent::Done { message, .. } => message,
-        AssistantEvent::Error { error, .. } => error,
+/// The message as it stood when a stream started, as `message_start` shows it (today's pi
+/// marks it `pending`).
+fn pending(start: &AssistantMessage) -> AssistantMessage {
+    let mut m = start.clone();
+    m.stop_reason = StopReason::Pending;
+    m
+}
+
+/// What arrived of a stream that ended without its final event.
+fn cut_short(
+    builder: Option<&MessageBuilder>,
+    model: &Model,
+    reason: StopReason,
+    error: &str,
+) -> AssistantMessage {
+    let mut msg = builder
+        .map(MessageBuilder::snapshot)
+        .unwrap_or_else(|| AssistantMessage::empty(model));
+    msg.stop_reason = reason;
+    msg.error_message = Some(error.into());
+    msg
+}
+
+/// Emits the end of a streamed message: `message_start` if the stream never started, the
+/// `*_end` events of blocks an abort left open, then `message_end`.
+fn finish(
+    msg: AssistantMessage,
+    builder: Option<&MessageBuilder>,
+    emit: &dyn Fn(AgentEvent),
+) -> AssistantMessage {
+    match builder {
+        None => emit(AgentEvent::MessageStart {
+            message: Message::Assistant(pending(&msg)),
+        }),
+        Some(b) if msg.stop_reason == StopReason::Aborted => {
+            for event in b.end_events(&msg) {
+                emit(AgentEvent::MessageUpdate {
+                    event,
+                    usage: msg.usage,
+                });
+            }
+        }
+        Some(_) => {}
     }
+    emit(AgentEvent::MessageEnd {
+        message: Message::Assistant(msg.clone()),
+    });
+    msg
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ fn model(id: &str) -> Model {
 }
 
 fn run_to_end(agent: Agent, prompt: &str, abort: Abort) -> (Agent, Vec<AgentEvent>) {
-    let run = agent.prompt(vec![Message::user_text(prompt)], abort);
-    let events: Vec<AgentEvent> = run.events.iter().collect();
+    let mut run = agent.prompt(vec![Message::user_text(prompt)], abort);
+    let events: Vec<AgentEvent> = run.events().collect();
     (run.finish(), events)
 }
 
@@ -105,12 +105,12 @@ fn abort_stops_a_stalled_stream_within_100ms() {
         },
     );
     let abort = Abort::new();
-    let run = Agent::new(model("slow"), String::new(), Default::default())
+    let mut run = Agent::new(model("slow"), String::new(), Default::default())
         .prompt(vec![Message::user_text("hi")], abort.clone());
     std::thread::sleep(Duration::from_millis(250));
     let t = Instant::now();
     abort.abort();
-    let events: Vec<AgentEvent> = run.events.iter().collect();
+    let events: Vec<AgentEvent> = run.events().collect();
     assert!(
         t.elapsed() < Duration::from_millis(100),
         "took {:?}",
@@ -370,8 +370,8 @@ fn steering_arrives_after_the_tool_batch_and_follow_up_when_idle() {
     let agent = tool_agent("steer", ExecutionMode::Parallel);
     let steering = agent.steering.clone();
     let follow_up = agent.follow_up.clone();
-    let run = agent.prompt(vec![Message::user_text("go")], Abort::new());
-    for ev in run.events.iter() {
+    let mut run = agent.prompt(vec![Message::user_text("go")], Abort::new());
+    for ev in run.events() {
         // Queue while the tool runs, as a user typing during the turn would.
         if matches!(ev, AgentEvent::ToolExecutionStart { .. }) {
             steering.push(Message::user_text("steer now"));
@@ -412,11 +412,11 @@ fn abort_during_tools_ends_with_an_aborted_reply() {
         },
     );
     let abort = Abort::new();
-    let run = tool_agent("abort-tools", ExecutionMode::Parallel)
+    let mut run = tool_agent("abort-tools", ExecutionMode::Parallel)
         .prompt(vec![Message::user_text("go")], abort.clone());
     std::thread::sleep(Duration::from_millis(50));
     abort.abort();
-    let _: Vec<AgentEvent> = run.events.iter().collect();
+    let _: Vec<AgentEvent> = run.events().collect();
     let agent = run.finish();
     match agent.messages.last().unwrap() {
         Message::Assistant(a) => assert_eq!(a.stop_reason, StopReason::Aborted),
@@ -435,7 +435,204 @@ fn continue_needs_a_transcript_that_does_not_end_in_a_reply() {
     assert_eq!(err, "Cannot continue from message role: assistant");
     agent.follow_up.push(Message::user_text("more"));
     push_reply("cont", Reply::text("two"));
-    let run = agent.continue_run(Abort::new()).ok().unwrap();
-    let _: Vec<AgentEvent> = run.events.iter().collect();
+    let mut run = agent.continue_run(Abort::new()).ok().unwrap();
+    let _: Vec<AgentEvent> = run.events().collect();
     assert_eq!(run.finish().messages.len(), 4);
+}
+
+/// A tool that never returns on its own, as one blocked in `open(2)` on a FIFO would.
+struct Stuck {
+    mode: ExecutionMode,
+}
+
+impl Tool for Stuck {
+    fn name(&self) -> &str {
+        "stuck"
+    }
+    fn description(&self) -> &str {
+        "Never returns"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn prompt_snippet(&self) -> &str {
+        "never returns"
+    }
+    fn execution_mode(&self) -> ExecutionMode {
+        self.mode
+    }
+    fn execute(&self, _id: &str, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, String> {
+        // Ignores the abort flag on purpose, like a thread stuck in the kernel.
+        let (_keep, never) = crossbeam_channel::bounded::<()>(0);
+        let _ = never.recv();
+        unreachable!()
+    }
+}
+
+#[test]
+fn abort_never_waits_for_a_tool_stuck_in_the_kernel() {
+    for (id, mode) in [
+        ("stuck-par", ExecutionMode::Parallel),
+        ("stuck-seq", ExecutionMode::Sequential),
+    ] {
+        push_reply(
+            id,
+            Reply {
+                blocks: vec![
+                    call("fine", json!({"text": "quick"})),
+                    Block::ToolCall {
+                        id: "blocked".into(),
+                        name: "stuck".into(),
+                        arguments: json!({}),
+                    },
+                    call("after", json!({"text": "later"})),
+                ],
+                ..Default::default()
+            },
+        );
+        let mut agent = tool_agent(id, mode);
+        agent.tools.push(Arc::new(Stuck { mode }));
+        let abort = Abort::new();
+        let mut run = agent.prompt(vec![Message::user_text("go")], abort.clone());
+        let mut events = Vec::new();
+        for ev in run.events() {
+            if matches!(&ev, AgentEvent::ToolExecutionStart { id, .. } if id == "blocked") {
+                abort.abort();
+            }
+            events.push(ev);
+        }
+        let agent = run.finish();
+        assert_eq!(kinds(&events).last().unwrap(), "agent_end", "{id}");
+        let r = results(&agent);
+        let blocked = r.iter().find(|(c, _, _)| c == "blocked").unwrap();
+        assert_eq!(
+            (blocked.1.as_str(), blocked.2),
+            (execute::ABORTED, true),
+            "{id}"
+        );
+        let ends = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::ToolExecutionEnd { .. }))
+            .count();
+        assert_eq!(ends, r.len(), "{id}: one end per result");
+        match agent.messages.last().unwrap() {
+            Message::Assistant(a) => assert_eq!(a.stop_reason, StopReason::Aborted),
+            m => panic!("{m:?}"),
+        }
+    }
+}
+
+/// A listener that is still handling `tool_execution_start` holds the tool back: the tool
+/// runs only once the listener asks for the next event.
+#[test]
+fn a_tool_runs_only_after_its_start_event_was_handled() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static RAN: AtomicBool = AtomicBool::new(false);
+    struct Flag;
+    impl Tool for Flag {
+        fn name(&self) -> &str {
+            "flag"
+        }
+        fn description(&self) -> &str {
+            "Sets a flag"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object", "properties": {}})
+        }
+        fn prompt_snippet(&self) -> &str {
+            "sets a flag"
+        }
+        fn execute(&self, _: &str, _: Value, _: &ToolContext) -> Result<ToolOutput, String> {
+            RAN.store(true, Ordering::SeqCst);
+            Ok(ToolOutput::text("set"))
+        }
+    }
+    push_reply(
+        "ack",
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "f".into(),
+                name: "flag".into(),
+                arguments: json!({}),
+            }],
+            ..Default::default()
+        },
+    );
+    push_reply("ack", Reply::text("done"));
+    let mut agent = Agent::new(model("ack"), String::new(), Default::default());
+    agent.tools.push(Arc::new(Flag));
+    let mut run = agent.prompt(vec![Message::user_text("go")], Abort::new());
+    while let Some(ev) = run.next_event() {
+        if matches!(ev, AgentEvent::ToolExecutionStart { .. }) {
+            // Give a tool that did not wait every chance to run first.
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(
+                !RAN.load(Ordering::SeqCst),
+                "the tool ran before its start was handled"
+            );
+        }
+    }
+    run.finish();
+    assert!(RAN.load(Ordering::SeqCst));
+}
+
+/// pi's providers end the blocks a cut stream left open: `text_end` comes before the aborted
+/// `message_end`, with the text that arrived.
+#[test]
+fn an_abort_mid_text_ends_the_text_block_before_the_message() {
+    push_reply(
+        "abort-text",
+        Reply {
+            blocks: vec![Block::Text("a".repeat(400))],
+            delay: Duration::from_millis(20),
+            ..Default::default()
+        },
+    );
+    let abort = Abort::new();
+    let mut run = Agent::new(model("abort-text"), String::new(), Default::default())
+        .prompt(vec![Message::user_text("hi")], abort.clone());
+    let mut events = Vec::new();
+    let mut deltas = 0;
+    for ev in run.events() {
+        if matches!(
+            ev,
+            AgentEvent::MessageUpdate {
+                event: AssistantEvent::TextDelta { .. },
+                ..
+            }
+        ) {
+            deltas += 1;
+            if deltas == 3 {
+                abort.abort();
+            }
+        }
+        events.push(ev);
+    }
+    run.finish();
+    let end = events
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                AgentEvent::MessageEnd {
+                    message: Message::Assistant(_)
+                }
+            )
+        })
+        .unwrap();
+    let AgentEvent::MessageEnd {
+        message: Message::Assistant(a),
+    } = &events[end]
+    else {
+        unreachable!()
+    };
+    assert_eq!(a.stop_reason, StopReason::Aborted);
+    match &events[end - 1] {
+        AgentEvent::MessageUpdate {
+            event: AssistantEvent::TextEnd { index: 0, content },
+            ..
+        } => assert_eq!(*content, a.text()),
+        other => panic!("expected text_end before message_end, got {other:?}"),
+    }
+    assert!(a.text().len() >= 12, "{}", a.text());
 }

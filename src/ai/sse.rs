@@ -25,6 +25,10 @@ pub struct SseParser {
     has_data: bool,
     /// The previous chunk ended in `\r`; a leading `\n` in the next chunk belongs to it.
     skip_lf: bool,
+    /// The last `id:` field seen (the spec's last event ID buffer), for `Last-Event-ID`.
+    last_event_id: Option<String>,
+    /// The last valid `retry:` field, in milliseconds.
+    retry_ms: Option<u64>,
 }
 
 impl SseParser {
@@ -68,6 +72,16 @@ impl SseParser {
         out
     }
 
+    /// The stream's last event ID so far (set by `id:` fields, even of events without data).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// The reconnection time the server asked for with `retry:`.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
+    }
+
     /// Called at end of input. Per the SSE spec an event not terminated by a blank line is
     /// incomplete and is discarded, so a connection cut mid-event reads as a cut stream, not
     /// as a malformed chunk.
@@ -99,6 +113,10 @@ impl SseParser {
         };
         match field {
             "event" => self.event = value.to_string(),
+            "id" if !value.contains('\0') => self.last_event_id = Some(value.to_string()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -251,5 +269,22 @@ mod tests {
             p.push(chunk);
         }
         p.finish();
+    }
+
+    #[test]
+    fn ids_and_retry_are_kept_for_resuming() {
+        let mut p = SseParser::new();
+        assert_eq!(p.last_event_id(), None);
+        p.push(b"id: 7\nretry: 1500\n\n");
+        assert_eq!(p.last_event_id(), Some("7"));
+        assert_eq!(p.retry_ms(), Some(1500));
+        let events = p.push(b"id: 8\ndata: x\n\nretry: soon\nid: a\0b\n\n");
+        assert_eq!(events.len(), 1);
+        assert_eq!(p.last_event_id(), Some("8"), "an id holding NUL is ignored");
+        assert_eq!(
+            p.retry_ms(),
+            Some(1500),
+            "a retry that is not a number is ignored"
+        );
     }
 }

@@ -137,6 +137,9 @@ pub enum StopReason {
     Error,
     #[serde(rename = "aborted")]
     Aborted,
+    /// A message still streaming, as today's pi shows it in `message_start`; never stored.
+    #[serde(rename = "pending")]
+    Pending,
 }
 
 impl StopReason {
@@ -147,6 +150,7 @@ impl StopReason {
             StopReason::ToolUse => "toolUse",
             StopReason::Error => "error",
             StopReason::Aborted => "aborted",
+            StopReason::Pending => "pending",
         }
     }
 }
@@ -207,6 +211,23 @@ impl AssistantMessage {
             api: model.api.clone(),
             provider: model.provider.clone(),
             model: model.id.clone(),
+            response_model: None,
+            response_id: None,
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp: now_ms(),
+            extra: Extra::new(),
+        }
+    }
+
+    /// An empty message of no known model, for a stream that did not say where it came from.
+    pub fn unknown() -> Self {
+        AssistantMessage {
+            content: Vec::new(),
+            api: String::new(),
+            provider: String::new(),
+            model: String::new(),
             response_model: None,
             response_id: None,
             usage: Usage::default(),
@@ -422,8 +443,10 @@ pub struct StreamOptions {
     pub provider_retry: super::provider_retry::ProviderRetry,
 }
 
-/// One event of an assistant stream. Every variant but `Done`/`Error` carries the partial
-/// message so far, which consumers may render directly.
+/// One event of an assistant stream. Events carry what changed, never a copy of the whole
+/// message, so a stream costs time linear in its length; a listener that wants the message so
+/// far rebuilds it with [`crate::ai::stream::MessageBuilder`]. `Start` carries the (empty)
+/// message the stream begins with; `Done` and `Error` carry the finished one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantEvent {
     Start {
@@ -431,45 +454,47 @@ pub enum AssistantEvent {
     },
     TextStart {
         index: usize,
-        partial: AssistantMessage,
     },
     TextDelta {
         index: usize,
         delta: String,
-        partial: AssistantMessage,
     },
+    /// `content` is the block's final text (a provider may correct what the deltas said).
     TextEnd {
         index: usize,
         content: String,
-        partial: AssistantMessage,
     },
     ThinkingStart {
         index: usize,
-        partial: AssistantMessage,
     },
     ThinkingDelta {
         index: usize,
         delta: String,
-        partial: AssistantMessage,
     },
     ThinkingEnd {
         index: usize,
         content: String,
-        partial: AssistantMessage,
     },
     ToolCallStart {
         index: usize,
-        partial: AssistantMessage,
+        id: String,
+        name: String,
     },
+    /// A fragment of the arguments' JSON text.
     ToolCallDelta {
         index: usize,
         delta: String,
-        partial: AssistantMessage,
     },
     ToolCallEnd {
         index: usize,
         tool_call: ToolCall,
-        partial: AssistantMessage,
+    },
+    /// The usage or response ids changed; sent before the next event so a rebuilt message
+    /// keeps them. Not one of pi's events: listeners apply it and never print it.
+    Meta {
+        usage: Usage,
+        response_id: Option<String>,
+        response_model: Option<String>,
     },
     Done {
         reason: StopReason,
@@ -494,98 +519,48 @@ pub fn assistant_json(m: &AssistantMessage) -> Value {
 }
 
 impl AssistantEvent {
-    /// The event in pi's JSON shape (`assistantMessageEvent` of `message_update`).
+    /// The event as pi's `assistantMessageEvent` without any message snapshot: `type`, the
+    /// content index and the delta or final content (`done` and `error` keep their message,
+    /// the last key). Listeners that print snapshots add `partial` themselves.
     pub fn to_json(&self) -> Value {
-        let (mut head, key, message) = self.parts();
-        if let Value::Object(obj) = &mut head {
-            obj.insert(key.into(), assistant_json(message));
-        }
-        head
-    }
-
-    /// The event's JSON without its trailing message, that message's key (`partial`,
-    /// `message` or `error`; always the last key in pi's shape) and the message itself — so a
-    /// writer can serialize a large partial message once and reuse the text.
-    pub fn parts(&self) -> (Value, &'static str, &AssistantMessage) {
         use serde_json::json;
         match self {
-            AssistantEvent::Start { partial } => (json!({"type": "start"}), "partial", partial),
-            AssistantEvent::TextStart { index, partial } => (
-                json!({"type": "text_start", "contentIndex": index}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::TextDelta {
-                index,
-                delta,
-                partial,
-            } => (
-                json!({"type": "text_delta", "contentIndex": index, "delta": delta}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::TextEnd {
-                index,
-                content,
-                partial,
-            } => (
-                json!({"type": "text_end", "contentIndex": index, "content": content}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ThinkingStart { index, partial } => (
-                json!({"type": "thinking_start", "contentIndex": index}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ThinkingDelta {
-                index,
-                delta,
-                partial,
-            } => (
-                json!({"type": "thinking_delta", "contentIndex": index, "delta": delta}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ThinkingEnd {
-                index,
-                content,
-                partial,
-            } => (
-                json!({"type": "thinking_end", "contentIndex": index, "content": content}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ToolCallStart { index, partial } => (
-                json!({"type": "toolcall_start", "contentIndex": index}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ToolCallDelta {
-                index,
-                delta,
-                partial,
-            } => (
-                json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::ToolCallEnd {
-                index,
-                tool_call,
-                partial,
-            } => (
-                json!({"type": "toolcall_end", "contentIndex": index, "toolCall": tool_call}),
-                "partial",
-                partial,
-            ),
-            AssistantEvent::Done { reason, message } => (
-                json!({"type": "done", "reason": reason}),
-                "message",
-                message,
-            ),
+            AssistantEvent::Start { .. } => json!({"type": "start"}),
+            AssistantEvent::TextStart { index } => {
+                json!({"type": "text_start", "contentIndex": index})
+            }
+            AssistantEvent::TextDelta { index, delta } => {
+                json!({"type": "text_delta", "contentIndex": index, "delta": delta})
+            }
+            AssistantEvent::TextEnd { index, content } => {
+                json!({"type": "text_end", "contentIndex": index, "content": content})
+            }
+            AssistantEvent::ThinkingStart { index } => {
+                json!({"type": "thinking_start", "contentIndex": index})
+            }
+            AssistantEvent::ThinkingDelta { index, delta } => {
+                json!({"type": "thinking_delta", "contentIndex": index, "delta": delta})
+            }
+            AssistantEvent::ThinkingEnd { index, content } => {
+                json!({"type": "thinking_end", "contentIndex": index, "content": content})
+            }
+            AssistantEvent::ToolCallStart { index, .. } => {
+                json!({"type": "toolcall_start", "contentIndex": index})
+            }
+            AssistantEvent::ToolCallDelta { index, delta } => {
+                json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta})
+            }
+            AssistantEvent::ToolCallEnd { index, tool_call } => json!({
+                "type": "toolcall_end",
+                "contentIndex": index,
+                "toolCall": Content::ToolCall(tool_call.clone()),
+            }),
+            AssistantEvent::Meta { .. } => json!({"type": "meta"}),
+            AssistantEvent::Done { reason, message } => {
+                json!({"type": "done", "reason": reason, "message": assistant_json(message)})
+            }
             AssistantEvent::Error { reason, error, .. } => {
-                (json!({"type": "error", "reason": reason}), "error", error)
+                json!({"type": "error", "reason": reason, "error": assistant_json(error)})
             }
         }
     }
@@ -603,7 +578,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stream_events_carry_the_assistant_role_like_pi() {
+    fn stream_events_are_deltas_and_messages_carry_the_assistant_role_like_pi() {
         let model = Model {
             id: "m".into(),
             name: "m".into(),
@@ -619,14 +594,33 @@ mod tests {
             headers: None,
             compat: None,
         };
-        let partial = AssistantMessage::empty(&model);
-        let ev = AssistantEvent::TextStart {
+        let ev = AssistantEvent::TextDelta {
             index: 0,
-            partial: partial.clone(),
+            delta: "hi".into(),
         }
         .to_json();
-        assert_eq!(ev["partial"]["role"], "assistant");
-        let first_key = ev["partial"]
+        assert_eq!(
+            ev,
+            serde_json::json!({"type": "text_delta", "contentIndex": 0, "delta": "hi"})
+        );
+        let call = AssistantEvent::ToolCallEnd {
+            index: 1,
+            tool_call: ToolCall {
+                id: "c".into(),
+                name: "read".into(),
+                arguments: serde_json::json!({}),
+                thought_signature: None,
+            },
+        }
+        .to_json();
+        assert_eq!(call["toolCall"]["type"], "toolCall");
+        let done = AssistantEvent::Done {
+            reason: StopReason::Stop,
+            message: AssistantMessage::empty(&model),
+        }
+        .to_json();
+        assert_eq!(done["message"]["role"], "assistant");
+        let first_key = done["message"]
             .as_object()
             .unwrap()
             .keys()
@@ -634,11 +628,5 @@ mod tests {
             .unwrap()
             .clone();
         assert_eq!(first_key, "role");
-        let done = AssistantEvent::Done {
-            reason: StopReason::Stop,
-            message: partial,
-        }
-        .to_json();
-        assert_eq!(done["message"]["role"], "assistant");
     }
 }

@@ -59,6 +59,8 @@ pub struct Args {
     /// `-a/--approve` (`Some(true)`) or `-na/--no-approve` (`Some(false)`), the last one given:
     /// the project-trust decision for this process only, never saved.
     pub trust_override: Option<bool>,
+    /// `--sandbox <mode>`: wins over the `sandbox` setting's mode.
+    pub sandbox: Option<crate::util::sandbox::Mode>,
     pub export: Option<String>,
     /// `--login <provider>`: run a login flow and exit (our alias of `pi auth login`).
     pub login: Option<String>,
@@ -305,6 +307,13 @@ impl Reader {
             "skill" => a.skills.push(v),
             "prompt-template" => a.prompt_templates.push(v),
             "theme" => a.themes.push(v),
+            "sandbox" => match crate::util::sandbox::Mode::parse(&v) {
+                Some(m) => a.sandbox = Some(m),
+                None => a.errors.push(format!(
+                    "Invalid sandbox mode \"{v}\". Valid values: {}",
+                    crate::util::sandbox::Mode::NAMES
+                )),
+            },
             "export" => a.export = Some(v),
             "login" => a.login = Some(v),
             other => unreachable!("value flag --{other} has no handler"),

@@ -122,6 +122,14 @@ pub fn load(
         _ => "print",
     };
     let mut opts = HostOptions::new(cwd.to_path_buf(), mode);
+    opts.agent_dir = agent_dir.to_path_buf();
+    opts.project_trusted = scope.trusted;
+    // The tool factories extensions import run pi's own built-in tools.
+    let env = crate::tools::bash::SessionEnv::default();
+    opts.builtin_tools = crate::harness::tools::BUILTIN_TOOLS
+        .iter()
+        .filter_map(|n| crate::harness::tools::builtin(n, settings, &env))
+        .collect();
     opts.cli_flags = args.unknown_flags.clone();
     opts.session_file = session_file;
     opts.has_ui = args.mode == Some(Mode::Rpc) || hookup.is_some();
@@ -160,6 +168,17 @@ pub fn load(
     })
 }
 
+/// Adds the providers extensions registered to `models`, and tells the extensions which
+/// models exist (their `ctx.modelRegistry`, pi-ai's `getModel`).
+pub fn share_models(host: &ExtensionHost, models: &mut super::models::Models) {
+    models.add_extension_providers(&host.provider_configs());
+    if host.is_empty() {
+        return;
+    }
+    let json = |list: Vec<crate::ai::Model>| serde_json::to_value(list).unwrap_or_default();
+    host.share_models(json(models.all()), json(models.available()));
+}
+
 /// A list of tools.
 type Tools = Vec<Arc<dyn Tool>>;
 
@@ -180,15 +199,21 @@ pub fn merge_tools(
         .assemble(all_builtins(settings, env), host.tools())
 }
 
-/// `setModel` for extensions: an available model and its credentials.
-pub fn model_lookup(agent_dir: &Path) -> ModelLookup {
+/// `setModel` and model calls for extensions: an available model and its credentials, the
+/// models extensions registered included.
+pub fn model_lookup(agent_dir: &Path, host: &ExtensionHost) -> ModelLookup {
     // Loaded on first use: most runs never see an extension switch models, and reading the
     // registry twice at start-up costs every run.
     let agent_dir = agent_dir.to_path_buf();
+    let providers = host.provider_configs();
     let models = std::sync::Mutex::new(None::<super::models::Models>);
     Arc::new(move |provider, id| {
         let mut guard = models.lock().unwrap_or_else(|p| p.into_inner());
-        let models = guard.get_or_insert_with(|| super::models::load(&agent_dir));
+        let models = guard.get_or_insert_with(|| {
+            let mut m = super::models::load(&agent_dir);
+            m.add_extension_providers(&providers);
+            m
+        });
         let model = models
             .available()
             .into_iter()

@@ -222,6 +222,15 @@ pub const FLAGS: &[Flag] = &[
         &["Skip this folder's trust-gated project settings and resources for this run"],
     ),
     flag(
+        "sandbox",
+        None,
+        Some("mode"),
+        &[
+            "Confine commands: off (default), read-only or workspace-write",
+            "(Linux Landlock and seccomp; see docs/sandbox.md)",
+        ],
+    ),
+    flag(
         "export",
         None,
         Some("file"),

@@ -369,7 +369,7 @@ impl LoginUi for TerminalUi {
             self.say(i);
         }
         if self.browser {
-            open_browser(url);
+            crate::util::browser::open(url);
         }
     }
 
@@ -401,25 +401,4 @@ impl LoginUi for TerminalUi {
             });
         spawned.ok().map(|_| rx)
     }
-}
-
-/// Best effort: hand the URL to the desktop's opener when there is a desktop to open it on.
-fn open_browser(url: &str) {
-    if !std::io::stderr().is_terminal() {
-        return;
-    }
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-    {
-        "xdg-open"
-    } else {
-        return;
-    };
-    let _ = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
 }

@@ -71,9 +71,10 @@ pub fn main() -> i32 {
     if let Some(file) = &args.export {
         // pi: the optional output path is the first bare message.
         let out = args.messages.first().map(std::path::Path::new);
-        return match crate::session::export_html::export_html(std::path::Path::new(file), out) {
+        return match crate::session::export::export_html(std::path::Path::new(file), out) {
             Ok(path) => {
-                let _ = writeln!(info, "Exported to: {}", path.display());
+                // pi 1.x answers before taking over stdout: always on stdout.
+                println!("Exported to: {}", path.display());
                 0
             }
             Err(e) => {

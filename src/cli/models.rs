@@ -80,6 +80,23 @@ impl Models {
         self.registry.available()
     }
 
+    /// Every known model (built-in, models.json, extension providers).
+    pub fn all(&self) -> Vec<Model> {
+        self.registry.all()
+    }
+
+    /// Adds the model providers extensions registered (`pi.registerProvider`); a malformed one
+    /// is reported and left out.
+    pub fn add_extension_providers(&mut self, providers: &[(String, serde_json::Value)]) {
+        if providers.is_empty() {
+            return;
+        }
+        match crate::resources::models_json::parse_extension_providers(providers) {
+            Ok(config) => self.registry.add_providers(&config),
+            Err(e) => eprintln!("Warning: an extension registered an invalid provider: {e}"),
+        }
+    }
+
     /// Re-reads auth.json (after an interactive `/login` or `/logout`).
     pub fn reload_auth(&mut self) {
         self.registry.auth_mut().reload();

@@ -31,19 +31,20 @@ impl Command {
             Command::Install => "pi install <source> [-l]",
             Command::Remove => "pi remove <source> [-l]",
             Command::Update => {
-                "pi update [source|self|pi] [--self] [--extensions] [--extension <source>] [--force]"
+                "pi update [source|self|pi] [--self|--extensions|--models|--all] [--extension <source>] [--force]"
             }
             Command::List => "pi list",
         }
     }
 }
 
-/// What `update` should touch.
+/// What `update` should touch (pi 1.x: pi itself unless told otherwise).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum UpdateTarget {
     All,
     SelfOnly,
     Packages(Option<String>),
+    Models,
 }
 
 #[derive(Debug, Default)]
@@ -57,6 +58,8 @@ struct Parsed {
     conflict: Option<String>,
     self_flag: bool,
     extensions_flag: bool,
+    all_flag: bool,
+    models_flag: bool,
     extension_source: Option<String>,
 }
 
@@ -126,6 +129,8 @@ fn parse(command: Command, rest: &[String]) -> Parsed {
             "-l" | "--local" if local_ok => p.local = true,
             "--self" if update => p.self_flag = true,
             "--extensions" if update => p.extensions_flag = true,
+            "--all" if update => p.all_flag = true,
+            "--models" if update => p.models_flag = true,
             // `--force` only matters for reinstalling pi itself, which this build cannot do.
             "--force" if update => {}
             "--extension" if update => {
@@ -151,38 +156,58 @@ fn parse(command: Command, rest: &[String]) -> Parsed {
     p
 }
 
+/// pi 1.x's reading of `update`'s arguments; conflicts are recorded in `p.conflict`.
 fn update_target(p: &mut Parsed) -> UpdateTarget {
-    if let Some(src) = p.extension_source.clone() {
-        if p.self_flag || p.extensions_flag {
-            p.conflict
-                .get_or_insert("--extension cannot be combined with --self or --extensions".into());
+    let mut conflict = |m: &str| {
+        p.conflict.get_or_insert(m.to_string());
+    };
+    let (selff, ext, all, models) = (p.self_flag, p.extensions_flag, p.all_flag, p.models_flag);
+    if all && (selff || ext || models || p.extension_source.is_some()) {
+        conflict("--all cannot be combined with --self, --extensions, --models, or --extension");
+    }
+    if all && p.source.is_some() {
+        conflict("--all cannot be combined with a positional source");
+    }
+    if models {
+        if selff || ext || all || p.extension_source.is_some() {
+            conflict(
+                "--models cannot be combined with --self, --extensions, --all, or --extension",
+            );
         }
         if p.source.is_some() {
-            p.conflict
-                .get_or_insert("--extension cannot be combined with a positional source".into());
+            conflict("--models cannot be combined with a positional source");
+        }
+        return UpdateTarget::Models;
+    }
+    if let Some(src) = p.extension_source.clone() {
+        if selff || ext || all {
+            conflict("--extension cannot be combined with --self, --extensions, or --all");
+        }
+        if p.source.is_some() {
+            conflict("--extension cannot be combined with a positional source");
         }
         return UpdateTarget::Packages(Some(src));
     }
-    match (&p.source, p.self_flag, p.extensions_flag) {
-        (Some(s), _, ext) if s == "self" || s == "pi" => {
-            if ext {
+    if let Some(s) = p.source.clone() {
+        if s == "self" || s == "pi" {
+            return if ext {
                 UpdateTarget::All
             } else {
                 UpdateTarget::SelfOnly
-            }
+            };
         }
-        (Some(s), sf, ext) => {
-            if sf || ext {
-                p.conflict.get_or_insert(
-                    "positional update targets cannot be combined with --self or --extensions"
-                        .into(),
-                );
-            }
-            UpdateTarget::Packages(Some(s.clone()))
+        if ext || selff || all {
+            conflict(
+                "positional update targets cannot be combined with --self, --extensions, or --all",
+            );
         }
-        (None, true, true) | (None, false, false) => UpdateTarget::All,
-        (None, true, false) => UpdateTarget::SelfOnly,
-        (None, false, true) => UpdateTarget::Packages(None),
+        return UpdateTarget::Packages(Some(s));
+    }
+    match (all || (selff && ext), selff, ext) {
+        (true, _, _) => UpdateTarget::All,
+        (_, true, _) => UpdateTarget::SelfOnly,
+        (_, _, true) => UpdateTarget::Packages(None),
+        _ => UpdateTarget::SelfOnly,
     }
 }
 
@@ -231,7 +256,7 @@ fn help_text(command: Command, s: &Style) -> String {
     let body = match command {
         Command::Install => "\nInstall a package and add it to settings.\n\nOptions:\n  -l, --local    Install project-locally (.pi/settings.json)\n\nExamples:\n  pi install npm:@foo/bar\n  pi install git:github.com/user/repo\n  pi install git:git@github.com:user/repo\n  pi install https://github.com/user/repo\n  pi install ssh://git@github.com/user/repo\n  pi install ./local/path\n",
         Command::Remove => "\nRemove a package and its source from settings.\nAlias: pi uninstall <source> [-l]\n\nOptions:\n  -l, --local    Remove from project settings (.pi/settings.json)\n\nExamples:\n  pi remove npm:@foo/bar\n  pi uninstall npm:@foo/bar\n",
-        Command::Update => "\nUpdate pi and installed packages.\n\nOptions:\n  --self                  Update pi only\n  --extensions            Update installed packages only\n  --extension <source>    Update one package only\n  --force                 Reinstall pi even if the current version is latest\n\nShort forms:\n  pi update                Update pi and all extensions\n  pi update <source>       Update one package\n  pi update pi             Update pi only (self works as alias to pi)\n",
+        Command::Update => "\nUpdate pi, installed packages, or model catalogs.\n\nOptions:\n  --self                  Update pi only (default when no target is given)\n  --extensions            Update installed packages only\n  --models                Refresh model catalogs only\n  --all                   Update pi and installed packages\n  --extension <source>    Update one package only\n  --force                 Reinstall pi even if the current version is latest\n\nShort forms:\n  pi update                Update pi only\n  pi update --all          Update pi and all extensions\n  pi update --models       Refresh model catalogs only\n  pi update <source>       Update one package\n  pi update pi             Update pi only (self works as alias to pi)\n",
         Command::List => "\nList installed packages from user and project settings.\n",
     };
     format!("{usage}{body}")
@@ -323,7 +348,12 @@ fn run_command(command: Command, rest: &[String]) -> i32 {
             print_list(&manager, &settings, &s);
             Ok(())
         }
-        Command::Update => return run_update(&mut manager, &settings, target, &s),
+        Command::Update => {
+            let bare = p.source.is_none()
+                && !(p.self_flag || p.extensions_flag || p.all_flag || p.models_flag)
+                && p.extension_source.is_none();
+            return run_update(&mut manager, &settings, target, bare, &s);
+        }
     };
     match result {
         Ok(()) => 0,
@@ -344,24 +374,57 @@ fn run_update(
     manager: &mut PackageManager,
     settings: &Settings,
     target: Option<UpdateTarget>,
+    bare: bool,
     s: &Style,
 ) -> i32 {
-    let target = target.unwrap_or(UpdateTarget::All);
+    let target = target.unwrap_or(UpdateTarget::SelfOnly);
+    if bare {
+        println!(
+            "{}",
+            s.dim("Extensions are skipped. Run pi update --extensions to update extensions.")
+        );
+    }
     let only = match &target {
         UpdateTarget::All => Some(None),
         UpdateTarget::Packages(one) => Some(one.clone()),
         UpdateTarget::SelfOnly => None,
+        UpdateTarget::Models => {
+            // Our model catalog is built in; there is nothing to download.
+            println!(
+                "{}",
+                s.green("Model catalogs are built in; nothing to refresh")
+            );
+            return 0;
+        }
     };
     if let Some(only) = only {
         let global = packages::entries_of(settings.global_map());
         let project = packages::entries_of(settings.project_map());
-        if let Err(e) = manager.update(only.as_deref(), &global, &project) {
-            eprintln!("{}", s.red(&format!("Error: {e}")));
-            return 1;
-        }
-        match only {
-            Some(one) => println!("{}", s.green(&format!("Updated {one}"))),
-            None => println!("{}", s.green("Updated packages")),
+        let report = match manager.update(only.as_deref(), &global, &project) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{}", s.red(&format!("Error: {e}")));
+                return 1;
+            }
+        };
+        if packages::manager::offline() {
+            println!(
+                "{}",
+                s.paint("33", "Skipped package updates (offline mode)")
+            );
+        } else if report.updated.is_empty() {
+            let line = match &only {
+                Some(one) => format!("{one} is already up to date"),
+                None => "Packages are already up to date".to_string(),
+            };
+            println!("{}", s.green(&line));
+        } else {
+            let n = report.updated.len();
+            let plural = if n == 1 { "" } else { "s" };
+            println!("{}", s.green(&format!("Updated {n} package{plural}:")));
+            for line in &report.updated {
+                println!("  {line}");
+            }
         }
     }
     if target == UpdateTarget::All || target == UpdateTarget::SelfOnly {

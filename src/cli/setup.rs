@@ -35,6 +35,8 @@ pub fn run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> i32 {
             1
         }
     };
+    // Drops the sandbox, and with it the commands' temp directory.
+    crate::util::sandbox::install(None);
     shutdown::exit_code(code)
 }
 
@@ -134,7 +136,9 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
 /// ends it: exit 128 + the signal).
 pub fn run_rpc(args: Args) -> i32 {
     install_signal_handler();
-    shutdown::exit_code(serve_rpc(args))
+    let code = serve_rpc(args);
+    crate::util::sandbox::install(None);
+    shutdown::exit_code(code)
 }
 
 fn serve_rpc(args: Args) -> i32 {
@@ -175,6 +179,7 @@ fn serve_rpc(args: Args) -> i32 {
 /// it ends pi, as in pi.
 pub fn run_interactive(args: Args) -> i32 {
     let code = interactive(args);
+    crate::util::sandbox::install(None);
     shutdown::exit_code(code)
 }
 
@@ -197,6 +202,10 @@ fn interactive(mut args: Args) -> i32 {
         }
     }
     install_signal_handler();
+    if let Err(msg) = ask_project_trust(&mut args) {
+        eprintln!("{msg}");
+        return 1;
+    }
     // Extensions talk to the terminal UI through this from their handshake on.
     let (channel_ui, extension_ui) = crate::modes::interactive::ext_ui::ChannelUi::new();
     let hookup = super::extensions::UiHookup {
@@ -212,12 +221,20 @@ fn interactive(mut args: Args) -> i32 {
         }
     };
     notices.extend(prepared.notices.iter().cloned());
-    // Shown in the TUI, never on stderr where the first frame would erase it. With
-    // `defaultProjectTrust: ask` and no decision yet the trust prompt belongs here too.
-    if !prepared.skipped.is_empty() && !prepared.trust.scope.trusted {
-        let cwd = &prepared.trust.scope.cwd;
-        notices.push(trust::untrusted_note(cwd, &prepared.skipped));
-    }
+    // Sandbox (issue 16): "run this once without the sandbox?" is a dialog in the terminal.
+    crate::tools::sandbox::set_asker(Some(crate::modes::sandbox_asker(
+        std::sync::Arc::clone(&hookup.ui),
+        None,
+    )));
+    // The chat says so when the folder's protected resources were left out (pi's test is
+    // whether any exist; `.pi/mcp.json` and `.pi/themes` are not in `skipped`).
+    let project_trusted = prepared.trust.scope.trusted;
+    let untrusted_warning = !project_trusted
+        && (!prepared.skipped.is_empty()
+            || trust::has_protected_resources(
+                &prepared.trust.scope.cwd,
+                trust::home_dir().as_deref(),
+            ));
     let cwd = prepared.session.agent().cwd.clone();
     let agent_dir = crate::resources::agent_dir();
     let session_dir = super::sessions::sessions_dir(
@@ -264,8 +281,9 @@ fn interactive(mut args: Args) -> i32 {
         )
     };
     let tool_env = prepared.session.tool_env.clone();
-    let reload_extensions = reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env);
     let mcp = prepared.session.mcp.clone();
+    let reload_extensions =
+        reload_extensions_fn(&args, &agent_dir, &cwd, hookup, tool_env, mcp.clone());
     let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
@@ -289,12 +307,34 @@ fn interactive(mut args: Args) -> i32 {
             theme,
             provider_count,
             clipboard: crate::modes::interactive::clipboard_image::ClipboardEnv::detect(),
+            project_trusted,
+            untrusted_warning,
+            mcp: mcp.clone(),
         },
     );
     if let Some(mcp) = mcp {
         mcp.shutdown();
     }
     code
+}
+
+/// `defaultProjectTrust: ask` and no decision yet for a folder with protected resources: pi
+/// asks on the terminal before anything of the folder loads. The answer holds for this
+/// process (and is saved unless it was for this session only).
+fn ask_project_trust(args: &mut Args) -> Result<(), String> {
+    let cwd = super::config::current_dir()?;
+    let agent_dir = crate::resources::agent_dir();
+    if super::config::decide_trust(args, &agent_dir, &cwd).needs_prompt() {
+        let trusted =
+            crate::modes::interactive::trust::ask_at_start_up(&cwd, &agent_dir).map_err(|e| {
+                format!(
+                    "Error: could not ask whether to trust {}: {e}",
+                    cwd.display()
+                )
+            })?;
+        args.trust_override = Some(trusted);
+    }
+    Ok(())
 }
 
 /// `/reload` for extensions: discovery and handshake again (same flags, same UI), the tool
@@ -305,6 +345,7 @@ fn reload_extensions_fn(
     cwd: &Path,
     hookup: super::extensions::UiHookup,
     tool_env: crate::tools::bash::SessionEnv,
+    mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 ) -> crate::modes::interactive::ReloadExtensionsFn {
     let (args, agent_dir, cwd) = (args.clone(), agent_dir.to_path_buf(), cwd.to_path_buf());
     Box::new(move |resources: &Resources, session_file: Option<String>| {
@@ -320,15 +361,28 @@ fn reload_extensions_fn(
             resources.package_extensions.clone(),
             Some(&hookup),
         )?;
-        let (tools, registry) =
+        let (mut tools, mut registry) =
             super::extensions::merge_tools(&args, &loaded.host, &settings, &tool_env);
+        // MCP follows the new mcp.json and the new extensions' registrations.
+        if let Some(mcp) = &mcp {
+            mcp.attach_extension_servers(loaded.host.mcp_servers());
+            mcp.reload_config(scope.trusted);
+            for t in mcp.static_tools() {
+                tools.push(std::sync::Arc::clone(&t));
+                registry.push(t);
+            }
+        }
         let system_prompt = build_system_prompt(&args, &cwd, &tools, resources)?;
+        if !loaded.host.is_empty() {
+            super::extensions::share_models(&loaded.host, &mut super::models::load(&agent_dir));
+        }
+        let models = Some(super::extensions::model_lookup(&agent_dir, &loaded.host));
         Ok(crate::modes::interactive::ReloadedExtensions {
             host: loaded.host,
             tools,
             registry,
             system_prompt,
-            models: Some(super::extensions::model_lookup(&agent_dir)),
+            models,
             warnings: loaded.warnings,
         })
     })
@@ -407,7 +461,8 @@ pub fn prepare_with(
     let scope = &trust.scope;
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
-    for w in config_warnings {
+    let sandbox_warning = install_sandbox(args, &settings, &cwd, &agent_dir)?;
+    for w in config_warnings.into_iter().chain(sandbox_warning) {
         match hookup {
             Some(_) => notices.push(w),
             None => eprintln!("Warning: {w}"),
@@ -453,6 +508,7 @@ pub fn prepare_with(
         hookup,
     )?;
     notices.extend(loaded.warnings.iter().cloned());
+    super::extensions::share_models(&loaded.host, &mut models);
     let context = session.build_context();
     let resumed = (context.model.as_ref(), context.thinking_level.as_deref());
     let patterns = if args.models.is_empty() {
@@ -484,7 +540,7 @@ pub fn prepare_with(
     let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);
     // MCP: servers start connecting in the background now (only a stat when none is set up).
-    let mcp = start_mcp(args, &agent_dir, &cwd, scope.trusted, hookup);
+    let mcp = start_mcp(args, &agent_dir, &cwd, scope.trusted, hookup, &loaded.host);
     for t in mcp.iter().flat_map(|m| m.static_tools()) {
         tools.push(std::sync::Arc::clone(&t));
         tool_registry.push(t);
@@ -534,11 +590,8 @@ pub fn prepare_with(
         .collect();
     session.settings = settings;
     session.mcp = mcp;
-    session.attach_extensions(
-        loaded.host,
-        tool_registry,
-        Some(super::extensions::model_lookup(&agent_dir)),
-    );
+    let lookup = super::extensions::model_lookup(&agent_dir, &loaded.host);
+    session.attach_extensions(loaded.host, tool_registry, Some(lookup));
     Ok(Prepared {
         session,
         models,
@@ -559,6 +612,7 @@ fn start_mcp(
     cwd: &Path,
     project_trusted: bool,
     hookup: Option<&super::extensions::UiHookup>,
+    extensions: &crate::extensions::host::ExtensionHost,
 ) -> Option<std::sync::Arc<crate::mcp::McpManager>> {
     if args.no_mcp || (args.no_tools && args.tools.is_none()) {
         return None;
@@ -575,7 +629,7 @@ fn start_mcp(
         }
         None => std::sync::Arc::new(|message: &str, _kind: &str| eprintln!("{message}")),
     };
-    crate::mcp::McpManager::start(crate::mcp::McpOptions {
+    Some(crate::mcp::McpManager::start(crate::mcp::McpOptions {
         agent_dir: agent_dir.to_path_buf(),
         cwd: cwd.to_path_buf(),
         project_trusted,
@@ -586,7 +640,25 @@ fn start_mcp(
             .filter(|t| t.iter().any(|e| e.starts_with("mcp__"))),
         tool_exclude: args.exclude_tools.clone(),
         reporter,
-    })
+        extension_servers: Some(extensions.mcp_servers()),
+    }))
+}
+
+/// The sandbox (issue 16) from `--sandbox` and the `sandbox` setting, checked against the
+/// kernel and installed for every command pi starts from now on; an error when it cannot be
+/// enforced (pi then does not start), a warning when it is enforced only in part.
+fn install_sandbox(
+    args: &Args,
+    settings: &Settings,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Result<Option<String>, String> {
+    use crate::util::sandbox::{self, Config, Sandbox};
+    let config = Config::resolve(settings.merged.get("sandbox"), args.sandbox)
+        .map_err(|e| format!("Error: {e}"))?;
+    let prepared = Sandbox::prepare(&config, cwd, agent_dir)?;
+    sandbox::install(prepared.sandbox.map(std::sync::Arc::new));
+    Ok(prepared.warning)
 }
 
 /// A new session starts with the model and thinking level; a resumed one records a change

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use super::host::{Extension, ExtensionHost};
 use super::protocol;
-use super::ui::{Answer, Dialog, Notice, WidgetPlacement};
+use super::ui::{Answer, ComponentHandle, Dialog, Notice, WidgetPlacement};
 use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
 
-/// What getters answer while the session is busy elsewhere.
+/// What getters answer while the session is busy elsewhere (also pushed to the Node.js
+/// bridge, whose extensions' getters are synchronous).
 #[derive(Debug, Clone, Default)]
 pub struct SessionView {
     pub active_tools: Vec<String>,
@@ -24,6 +25,27 @@ pub struct SessionView {
     pub session_name: Option<String>,
     pub model: Value,
     pub system_prompt: String,
+    pub session_file: Option<String>,
+    pub session_id: String,
+    pub leaf_id: Option<String>,
+}
+
+impl SessionView {
+    /// The view as the bridge's extensions read it.
+    pub fn to_json(&self, idle: bool) -> Value {
+        json!({
+            "activeTools": self.active_tools,
+            "allTools": self.all_tools,
+            "thinkingLevel": self.thinking_level,
+            "sessionName": self.session_name,
+            "model": self.model,
+            "systemPrompt": self.system_prompt,
+            "sessionFile": self.session_file,
+            "sessionId": self.session_id,
+            "leafId": self.leaf_id,
+            "idle": idle,
+        })
+    }
 }
 
 /// Where an action's answer goes once applied.
@@ -34,7 +56,18 @@ pub struct ReplyTo {
 }
 
 impl ReplyTo {
+    /// Where the answer to the call `msg` goes (nowhere for a call without id).
+    pub fn of(extension: &Arc<Extension>, msg: &Value) -> ReplyTo {
+        ReplyTo {
+            extension: Arc::clone(extension),
+            id: msg.get("id").cloned().unwrap_or(Value::Null),
+        }
+    }
+
     pub fn send(&self, result: Result<Value, String>) {
+        if self.id.is_null() {
+            return;
+        }
         self.extension
             .process
             .send(protocol::reply(&self.id, result));
@@ -65,6 +98,25 @@ pub enum Action {
     SetActiveTools(Vec<String>),
     SetSessionName(String),
     Compact(Option<String>),
+    SetLabel {
+        entry_id: String,
+        label: Option<String>,
+    },
+    /// Nothing to change: answered once pi is idle (`ctx.waitForIdle()`).
+    WaitForIdle,
+}
+
+/// What only the mode can do for an extension's command (`ctx.newSession()`, `ctx.fork()`,
+/// `ctx.switchSession()`, `ctx.navigateTree()`, `ctx.reload()`, `ctx.shutdown()`): the
+/// extension is answered at once and the mode acts once the command is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModeRequest {
+    NewSession,
+    Fork { entry_id: String, at: bool },
+    SwitchSession(String),
+    NavigateTree { target_id: String, summarize: bool },
+    Reload,
+    Shutdown,
 }
 
 /// An action plus where its answer goes (`None` for a call without id).
@@ -130,8 +182,50 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
                 host.report(&ext.display_path(), &method, "could not start a dialog thread");
             }
         }
-        "ui.notify" | "ui.setStatus" | "ui.setWidget" | "ui.setTitle" | "ui.setEditorText" => {
-            match notice_of(&method, &params) {
+        "ui.custom" => custom_view(host, ext, &params, reply),
+        "tools.run" => super::services::run_builtin_tool(host, ext, &msg),
+        "ai.stream" => super::services::ai_stream(host, ext, &msg),
+        "models.auth" => answer(super::services::model_auth(host, &params)),
+        "setLabel" => match str_param("entryId") {
+            Some(entry_id) => queue(
+                host,
+                Action::SetLabel {
+                    entry_id,
+                    label: str_param("label"),
+                },
+                reply,
+            ),
+            None => answer(Err("setLabel: missing \"entryId\"".into())),
+        },
+        "waitForIdle" => queue(host, Action::WaitForIdle, reply),
+        "session.new" | "session.fork" | "session.switch" | "session.navigateTree"
+        | "session.reload" | "shutdown" => {
+            let request = match method.as_str() {
+                "session.new" => Some(ModeRequest::NewSession),
+                "session.fork" => str_param("entryId").map(|entry_id| ModeRequest::Fork {
+                    entry_id,
+                    at: params["position"] == "at",
+                }),
+                "session.switch" => str_param("sessionPath").map(ModeRequest::SwitchSession),
+                "session.navigateTree" => {
+                    str_param("targetId").map(|target_id| ModeRequest::NavigateTree {
+                        target_id,
+                        summarize: params["summarize"] == true,
+                    })
+                }
+                "session.reload" => Some(ModeRequest::Reload),
+                _ => Some(ModeRequest::Shutdown),
+            };
+            match request {
+                Some(r) => {
+                    host.push_mode_request(r);
+                    answer(Ok(json!({"cancelled": false})));
+                }
+                None => answer(Err(format!("{method}: missing parameters"))),
+            }
+        }
+        m if m.starts_with("ui.") => {
+            match notice_of(ext, &method, &params) {
                 Some(n) => {
                     host.ui().notice(n);
                     answer(Ok(Value::Null));
@@ -142,6 +236,22 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         "getFlag" => answer(Ok(str_param("name")
             .and_then(|n| host.flag_value(&n))
             .unwrap_or(Value::Null))),
+        // MCP servers for the session; the MCP manager follows the registry's changes.
+        "registerMcpServer" | "unregisterMcpServer" => {
+            let servers = host.mcp_servers();
+            let name = str_param("name").unwrap_or_default();
+            let result = if method == "registerMcpServer" {
+                servers.register(&ext.display_path(), &name, &params["config"])
+            } else {
+                servers.unregister(&ext.display_path(), &name);
+                Ok(())
+            };
+            if result.is_ok() {
+                host.emit("mcp_servers_change", json!({ "servers": servers.to_json() }));
+            }
+            answer(result.map(|_| Value::Null))
+        }
+        "getMcpServers" => answer(Ok(host.mcp_servers().to_json())),
         "getActiveTools" => answer(Ok(json!(host.view_snapshot().active_tools))),
         "getAllTools" => answer(Ok(json!(host.view_snapshot().all_tools))),
         "getThinkingLevel" => answer(Ok(json!(host.view_snapshot().thinking_level))),
@@ -343,9 +453,74 @@ fn dialog_of(method: &str, p: &Value) -> Option<Dialog> {
     })
 }
 
-fn notice_of(method: &str, p: &Value) -> Option<Notice> {
+/// `ui.custom`: the extension's component in place of the editor or as an overlay, until it is
+/// done; answered then (or at once without a UI).
+fn custom_view(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, p: &Value, reply: Option<ReplyTo>) {
+    let Some(id) = p["component"].as_u64() else {
+        if let Some(to) = reply {
+            to.send(Err("ui.custom: missing \"component\"".into()));
+        }
+        return;
+    };
+    let dialog = Dialog::Custom {
+        handle: ComponentHandle {
+            ext: Arc::clone(ext),
+            id,
+        },
+        lines: lines_of(&p["lines"]).unwrap_or_default(),
+        overlay: p["overlay"] == true,
+        width: p["overlayOptions"]["width"].as_u64().map(|w| w as usize),
+    };
+    let asking = Arc::clone(host);
+    let _ = std::thread::Builder::new()
+        .name("pi-ext-custom".into())
+        .spawn(move || {
+            let abort = asking.session_abort();
+            let _ = asking.ui().dialog(dialog, &abort);
+            if let Some(to) = reply {
+                to.send(Ok(Value::Null));
+            }
+        });
+}
+
+fn lines_of(v: &Value) -> Option<Vec<String>> {
+    v.as_array().map(|a| {
+        a.iter()
+            .map(|l| {
+                l.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| l.to_string())
+            })
+            .collect()
+    })
+}
+
+fn notice_of(ext: &Arc<Extension>, method: &str, p: &Value) -> Option<Notice> {
     let s = |k: &str| p[k].as_str().map(str::to_string);
+    let handle = |id: u64| ComponentHandle {
+        ext: Arc::clone(ext),
+        id,
+    };
     Some(match method {
+        "ui.render" => Notice::ComponentLines {
+            handle: handle(p["component"].as_u64()?),
+            lines: lines_of(&p["lines"]).unwrap_or_default(),
+        },
+        "ui.customDone" => Notice::CustomDone(handle(p["component"].as_u64()?)),
+        "ui.setFooter" => Notice::Footer(lines_of(&p["lines"])),
+        "ui.setHeader" => Notice::Header(lines_of(&p["lines"])),
+        "ui.setEditorComponent" => Notice::EditorComponent(
+            p["component"]
+                .as_u64()
+                .map(|id| (handle(id), lines_of(&p["lines"]).unwrap_or_default())),
+        ),
+        "ui.editorSubmit" => Notice::EditorSubmit(s("text")?),
+        "ui.editorKey" => Notice::EditorKey(s("data")?),
+        "ui.pasteToEditor" => Notice::PasteToEditor(s("text")?),
+        "ui.setWorkingMessage" => Notice::WorkingMessage(s("message")),
+        "ui.setWorkingVisible" => Notice::WorkingVisible(p["visible"] != false),
+        "ui.setHiddenThinkingLabel" => Notice::HiddenThinkingLabel(s("label")),
+        "ui.setToolsExpanded" => Notice::ToolsExpanded(p["expanded"] == true),
         "ui.notify" => Notice::Notify {
             message: s("message")?,
             kind: s("type"),
@@ -356,15 +531,7 @@ fn notice_of(method: &str, p: &Value) -> Option<Notice> {
         },
         "ui.setWidget" => Notice::Widget {
             key: s("key")?,
-            lines: p["lines"].as_array().map(|a| {
-                a.iter()
-                    .map(|l| {
-                        l.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| l.to_string())
-                    })
-                    .collect()
-            }),
+            lines: lines_of(&p["lines"]),
             placement: match p["placement"].as_str() {
                 Some("belowEditor") => Some(WidgetPlacement::BelowEditor),
                 Some("aboveEditor") => Some(WidgetPlacement::AboveEditor),
@@ -372,7 +539,9 @@ fn notice_of(method: &str, p: &Value) -> Option<Notice> {
             },
         },
         "ui.setTitle" => Notice::Title(s("title")?),
-        _ => Notice::EditorText(s("text")?),
+        "ui.setEditorText" => Notice::EditorText(s("text")?),
+        // Newer UI calls this pi does not draw (themes, working indicators) change nothing.
+        _ => return None,
     })
 }
 

@@ -68,11 +68,11 @@ impl ExtensionSource {
         }
     }
 
-    /// The command line that starts it.
+    /// The command line that starts it (a Node module runs in the session's shared bridge).
     pub fn command(&self) -> Result<Vec<String>, String> {
         match &self.launch {
             Launch::Executable(p) => Ok(vec![p.to_string_lossy().into_owned()]),
-            Launch::Node(p) => super::node_bridge::command(p),
+            Launch::Node(_) => super::node_bridge::command(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `exec` for extensions (pi's `pi.exec(command, args, {cwd, timeout, signal})`): runs a
 //! program without a shell, as a child pi owns (its own process group, killed whole on
-//! timeout, cancellation or shutdown), and collects a bounded amount of its output.
+//! timeout, cancellation or shutdown), and collects a bounded amount of its output. Under
+//! `--sandbox` the program is confined like the model's own commands.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,6 +49,8 @@ pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<V
             max_output: MAX_OUTPUT,
             kill_grace: KILL_GRACE,
             capture_stderr: true,
+            // Sandbox (issue 16): what extensions run for their tools is confined too.
+            sandbox: crate::util::sandbox::active(),
         },
     )
     .map_err(|e| format!("exec: could not start {command}: {e}"))?;

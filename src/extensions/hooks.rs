@@ -32,6 +32,18 @@ pub struct BeforeAgentStart {
     pub system_prompt: Option<String>,
 }
 
+/// What the handlers of an actionable boundary proposed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Boundary {
+    /// Draft session entries (`custom_message`, `custom`, …) to append, in order.
+    pub entries: Vec<Value>,
+    /// Whether to make one more model request.
+    pub continue_run: bool,
+}
+
+/// How long the editor waits for an extension's argument completions.
+const COMPLETION_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// How often a command wait looks after deferred work.
 const COMMAND_POLL: Duration = Duration::from_millis(25);
 /// The longest a finished command waits for the host to handle the calls sent before its
@@ -43,8 +55,14 @@ impl ExtensionHost {
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
         for ext in &self.extensions {
-            for spec in &ext.registration.tools {
+            let specs = ext.registration().tools.clone();
+            for spec in &specs {
                 if out.iter().any(|t| t.name() == spec.name) {
+                    // Said once, however often the tool set is rebuilt.
+                    let key = format!("{}\0{}", ext.display_path(), spec.name);
+                    if !self.note_once(key) {
+                        continue;
+                    }
                     self.report(
                         &ext.display_path(),
                         "load",
@@ -76,7 +94,7 @@ impl ExtensionHost {
         let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
         let Some(ext) = self
             .active()
-            .find(|e| e.registration.commands.iter().any(|c| c.name == name))
+            .find(|e| e.registration().commands.iter().any(|c| c.name == name))
             .cloned()
         else {
             return false;
@@ -92,7 +110,7 @@ impl ExtensionHost {
     pub fn run_shortcut(&self, key: &str, abort: &Abort, meanwhile: &mut dyn FnMut()) -> bool {
         let Some(ext) = self
             .active()
-            .find(|e| e.registration.shortcuts.iter().any(|s| s.key == key))
+            .find(|e| e.registration().shortcuts.iter().any(|s| s.key == key))
             .cloned()
         else {
             return false;
@@ -153,6 +171,44 @@ impl ExtensionHost {
         meanwhile();
     }
 
+    /// The extension's completions for `/command <prefix>` (`getArgumentCompletions`):
+    /// `(value, label, description)`; nothing when it does not answer within a moment (the
+    /// editor must not wait).
+    pub fn complete_arguments(
+        &self,
+        command: &str,
+        prefix: &str,
+    ) -> Vec<(String, String, Option<String>)> {
+        let Some(ext) = self
+            .active()
+            .find(|e| e.registration().commands.iter().any(|c| c.name == command))
+            .cloned()
+        else {
+            return Vec::new();
+        };
+        let id = ext.process.next_id();
+        let msg = json!({"type": "complete", "id": id, "command": command, "prefix": prefix});
+        let Ok(v) = ext
+            .process
+            .request(id, msg, Some(COMPLETION_TIMEOUT), None, &mut |_| {})
+        else {
+            return Vec::new();
+        };
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| {
+                let value = item["value"].as_str()?.to_string();
+                let label = item["label"].as_str().unwrap_or(&value).to_string();
+                Some((
+                    value,
+                    label,
+                    item["description"].as_str().map(str::to_string),
+                ))
+            })
+            .collect()
+    }
+
     /// `input`: may transform the text or handle it entirely.
     pub fn input(
         &self,
@@ -187,21 +243,29 @@ impl ExtensionHost {
     }
 
     /// `before_agent_start`: may replace the system prompt and add messages to the prompt.
+    /// `trigger` is pi 1.x's union: `{messageType: "user", prompt, images}` for a prompt, or
+    /// `{messageType: "custom", message}` for a run an extension message started.
     pub fn before_agent_start(
         &self,
-        prompt: &str,
+        trigger: Value,
         system_prompt: &str,
         abort: &Abort,
     ) -> BeforeAgentStart {
         let mut out = BeforeAgentStart::default();
         let mut current = system_prompt.to_string();
         for ext in self.subscribers("before_agent_start") {
-            let data = json!({"prompt": prompt, "systemPrompt": current});
+            let mut data = trigger.clone();
+            data["systemPrompt"] = Value::String(current.clone());
             let Ok(v) = self.ask(&ext, "before_agent_start", data, Some(abort)) else {
                 continue;
             };
             if let Some(m) = v.get("message").filter(|m| m.is_object()) {
                 out.messages.push(m.clone());
+            }
+            for m in v["messages"].as_array().into_iter().flatten() {
+                if m.is_object() {
+                    out.messages.push(m.clone());
+                }
             }
             if let Some(s) = v["systemPrompt"].as_str() {
                 current = s.to_string();
@@ -302,6 +366,50 @@ impl ExtensionHost {
                 *is_error = b;
             }
         }
+    }
+
+    /// An actionable boundary (`turn_end`, `agent_before_settle`, protocol 2): each subscriber
+    /// sees the entries and continuation proposed so far and may replace either; the final
+    /// proposal comes back.
+    pub fn boundary(&self, event: &str, mut data: Value, abort: &Abort) -> Boundary {
+        let mut out = Boundary::default();
+        for ext in self.subscribers(event) {
+            data["entries"] = Value::Array(out.entries.clone());
+            data["continue"] = Value::Bool(out.continue_run);
+            if ext.protocol() < 2 {
+                // A protocol-1 extension only hears of it (`turn_end` with the agent's events).
+                if event != "turn_end" {
+                    let id = ext.process.next_id();
+                    ext.process.send(ext.event(id, event, data.clone()));
+                }
+                continue;
+            }
+            let Ok(v) = self.ask(&ext, event, data.clone(), Some(abort)) else {
+                continue;
+            };
+            if let Some(entries) = v["entries"].as_array() {
+                out.entries = entries.clone();
+            }
+            if let Some(c) = v["continue"].as_bool() {
+                out.continue_run = c;
+            }
+        }
+        out
+    }
+
+    /// `project_trust {cwd}`: the first extension answering `yes` or `no` decides; `None` when
+    /// none does. The flag says whether to remember the decision.
+    pub fn project_trust(&self, cwd: &str, abort: &Abort) -> Option<(bool, bool)> {
+        for ext in self.subscribers("project_trust") {
+            if let Ok(v) = self.ask(&ext, "project_trust", json!({ "cwd": cwd }), Some(abort)) {
+                match v["trusted"].as_str() {
+                    Some("yes") => return Some((true, v["remember"] == true)),
+                    Some("no") => return Some((false, v["remember"] == true)),
+                    _ => {}
+                }
+            }
+        }
+        None
     }
 
     /// `session_before_compact` / `_fork` / `_switch` / `_tree`: the first answer with

@@ -1,22 +1,23 @@
-//! The extension host: starts every discovered extension, runs the handshake, resolves
-//! extension CLI flags, and then is the session's single door to its extensions — events out,
-//! hook answers chained across extensions in load order, calls in (handled by `calls.rs`).
-//! An extension that misses its handshake or an event deadline, crashes, or writes garbage is
+//! The extension host: the session's single door to its extensions (started by `load.rs`) —
+//! events out, hook answers chained across extensions in load order (`hooks.rs`), calls in
+//! (`calls.rs`), what pi shares with them (the session view, models, terminal width). An
+//! extension that misses its handshake or an event deadline, crashes, or writes garbage is
 //! reported once and disabled; the session carries on without it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
-use super::calls::{PendingAction, SessionView};
+use super::calls::{ModeRequest, PendingAction, SessionView};
 use super::discovery::ExtensionSource;
-use super::process::{ExtensionProcess, ProcessEvent, RequestError};
+use super::process::{ExtensionProcess, ProcessEvent, RequestError, SharedProcess};
 use super::protocol::{self, FlagType, Registration};
+use super::services::HostServices;
 use super::ui::{DeferredUi, ExtensionUi, NoUi};
-use crate::agent::MessageQueue;
+use crate::agent::{MessageQueue, Tool};
 use crate::ai::Abort;
 
 /// How long an extension has to answer `hello` with its registration.
@@ -49,6 +50,12 @@ pub fn stderr_sink() -> ErrorSink {
 /// How the host starts its extensions.
 pub struct HostOptions {
     pub cwd: std::path::PathBuf,
+    /// pi's agent directory (extensions' `getAgentDir()`).
+    pub agent_dir: std::path::PathBuf,
+    /// Whether the project's own resources are trusted (`ctx.isProjectTrusted()`).
+    pub project_trusted: bool,
+    /// pi's built-in tools, for the tool factories extensions import (`createReadTool`, …).
+    pub builtin_tools: Vec<Arc<dyn Tool>>,
     /// `print`, `json`, `rpc` or `interactive` (sent in `hello`).
     pub mode: String,
     /// Unknown `--flags` from the command line, for extensions to claim.
@@ -68,7 +75,10 @@ pub struct HostOptions {
 impl HostOptions {
     pub fn new(cwd: std::path::PathBuf, mode: &str) -> HostOptions {
         HostOptions {
+            agent_dir: crate::resources::agent_dir(),
             cwd,
+            project_trusted: false,
+            builtin_tools: Vec::new(),
             mode: mode.into(),
             cli_flags: Vec::new(),
             session_file: None,
@@ -86,7 +96,9 @@ impl HostOptions {
 pub struct Extension {
     pub source: ExtensionSource,
     pub process: ExtensionProcess,
-    pub registration: Registration,
+    /// What it registered; a protocol-2 extension may register more later (a tool added at
+    /// runtime, a new event).
+    pub(super) registration: RwLock<Registration>,
     /// Its flags' values: from the command line, else their defaults.
     pub flag_values: Map<String, Value>,
 }
@@ -96,6 +108,23 @@ impl Extension {
     pub fn display_path(&self) -> String {
         self.source.path.to_string_lossy().into_owned()
     }
+
+    pub fn registration(&self) -> RwLockReadGuard<'_, Registration> {
+        self.registration.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn protocol(&self) -> u64 {
+        self.registration().protocol
+    }
+
+    pub fn subscribes(&self, event: &str) -> bool {
+        self.registration().subscribes(event)
+    }
+
+    /// An event message for this extension (blocking or not as its protocol says).
+    pub fn event(&self, id: u64, name: &str, data: Value) -> Value {
+        protocol::event(id, name, data, self.protocol())
+    }
 }
 
 /// A command an extension registered, as listed by `get_commands` and autocomplete.
@@ -104,6 +133,8 @@ pub struct CommandInfo {
     pub name: String,
     pub description: Option<String>,
     pub extension_path: String,
+    /// Whether the extension completes the command's arguments.
+    pub completions: bool,
 }
 
 pub struct ExtensionHost {
@@ -119,6 +150,8 @@ pub struct ExtensionHost {
     pub(super) abort: RwLock<Abort>,
     pub(super) view: Mutex<SessionView>,
     actions: Mutex<Vec<PendingAction>>,
+    /// Session switches and the like that extension commands asked the mode for.
+    mode_requests: Mutex<Vec<ModeRequest>>,
     /// The session's working directory (where `exec` runs by default).
     pub(super) cwd: std::path::PathBuf,
     wake_tx: Sender<()>,
@@ -126,6 +159,18 @@ pub struct ExtensionHost {
     /// The agent's steering and follow-up queues, for messages sent while a run is active.
     pub(super) queues: Mutex<Option<(MessageQueue, MessageQueue)>>,
     pub(super) running: AtomicBool,
+    /// The Node.js bridge process every TypeScript/JavaScript extension runs in.
+    pub(super) node: Option<SharedProcess>,
+    /// The session view as last sent to the bridge (only changes are sent).
+    view_sent: Mutex<Value>,
+    /// What the session lends extensions: model calls, built-in tools, model lookup.
+    pub(super) services: RwLock<HostServices>,
+    /// Bumped whenever an extension registers something new after loading.
+    generation: AtomicU64,
+    /// Problems already reported that would otherwise repeat (a tool name taken twice).
+    noted: Mutex<std::collections::HashSet<String>>,
+    /// The MCP servers extensions register (`pi.registerMcpServer`).
+    mcp_servers: Arc<crate::mcp::ExtensionServers>,
 }
 
 /// What loading produced: the host, plus problems to show (`errors` are fatal for the run,
@@ -138,10 +183,14 @@ pub struct Loaded {
 impl ExtensionHost {
     /// A host with no extensions (what `--no-extensions` without `-e` amounts to).
     pub fn empty() -> Arc<ExtensionHost> {
-        Self::build(Vec::new(), &HostOptions::new(".".into(), "print"))
+        Self::build(Vec::new(), &HostOptions::new(".".into(), "print"), None)
     }
 
-    fn build(extensions: Vec<Arc<Extension>>, opts: &HostOptions) -> Arc<ExtensionHost> {
+    pub(super) fn build(
+        extensions: Vec<Arc<Extension>>,
+        opts: &HostOptions,
+        node: Option<SharedProcess>,
+    ) -> Arc<ExtensionHost> {
         let (wake_tx, wake_rx) = unbounded();
         // A mode with a UI installs it after the extensions have started (and may already
         // have set a status on `session_start`): keep their notices until then.
@@ -160,82 +209,27 @@ impl ExtensionHost {
             abort: RwLock::new(Abort::new()),
             view: Mutex::new(SessionView::default()),
             actions: Mutex::new(Vec::new()),
+            mode_requests: Mutex::new(Vec::new()),
             cwd: opts.cwd.clone(),
             wake_tx,
             wake_rx,
             queues: Mutex::new(None),
             running: AtomicBool::new(false),
+            node,
+            view_sent: Mutex::new(Value::Null),
+            services: RwLock::new(HostServices {
+                builtin_tools: opts.builtin_tools.clone(),
+                ..Default::default()
+            }),
+            generation: AtomicU64::new(0),
+            noted: Mutex::new(Default::default()),
+            mcp_servers: crate::mcp::ExtensionServers::new(),
         })
     }
 
-    /// Starts every source, waits (in parallel, up to the handshake timeout) for each
-    /// registration, resolves CLI flags and sends each extension its flag values. Extensions
-    /// that fail to start or register are reported and left out.
-    pub fn load(sources: Vec<ExtensionSource>, opts: HostOptions) -> Loaded {
-        let (tx, rx) = unbounded::<(usize, ProcessEvent)>();
-        let cwd = opts.cwd.to_string_lossy().into_owned();
-        let report = |path: &str, error: String| {
-            (opts.errors)(&ExtensionError {
-                extension_path: path.into(),
-                event: "load".into(),
-                error,
-            })
-        };
-        let mut starting: Vec<Option<(ExtensionSource, ExtensionProcess)>> = Vec::new();
-        for (i, source) in sources.into_iter().enumerate() {
-            let tx = tx.clone();
-            let sink = Arc::new(move |ev| {
-                let _ = tx.send((i, ev));
-            });
-            let shown = source.path.to_string_lossy().into_owned();
-            let argv = match source.command() {
-                Ok(a) => a,
-                Err(e) => {
-                    report(&shown, e);
-                    starting.push(None);
-                    continue;
-                }
-            };
-            match ExtensionProcess::spawn(source.path.clone(), &argv, &opts.cwd, sink) {
-                Ok(p) => {
-                    p.send(protocol::hello(&protocol::Hello {
-                        cwd: &cwd,
-                        mode: &opts.mode,
-                        has_ui: opts.has_ui || opts.ui.has_ui(),
-                        extension_path: &shown,
-                        session_file: opts.session_file.as_deref(),
-                        cli_flags: &opts.cli_flags,
-                    }));
-                    starting.push(Some((source, p)));
-                }
-                Err(e) => {
-                    report(&shown, e);
-                    starting.push(None);
-                }
-            }
-        }
-        drop(tx);
-        let registrations = await_registrations(&starting, &rx, &opts, &report);
-        let mut extensions = Vec::new();
-        for (slot, reg) in starting.into_iter().zip(registrations) {
-            if let (Some((source, process)), Some(registration)) = (slot, reg) {
-                extensions.push(Extension {
-                    source,
-                    process,
-                    registration,
-                    flag_values: Map::new(),
-                });
-            }
-        }
-        let errors = resolve_flags(&mut extensions, &opts.cli_flags);
-        let extensions: Vec<Arc<Extension>> = extensions.into_iter().map(Arc::new).collect();
-        for ext in &extensions {
-            ext.process
-                .send(json!({"type": "flags", "values": ext.flag_values}));
-        }
-        let host = Self::build(extensions, &opts);
-        spawn_dispatcher(rx, Arc::downgrade(&host));
-        Loaded { host, errors }
+    /// The MCP servers extensions registered; the session's MCP manager connects them.
+    pub fn mcp_servers(&self) -> Arc<crate::mcp::ExtensionServers> {
+        Arc::clone(&self.mcp_servers)
     }
 
     /// Extensions still running.
@@ -292,6 +286,7 @@ impl ExtensionHost {
     /// or routed to the run's queues).
     pub fn set_running(&self, running: bool) {
         self.running.store(running, Ordering::SeqCst);
+        self.push_view();
     }
 
     pub fn is_running(&self) -> bool {
@@ -301,6 +296,29 @@ impl ExtensionHost {
     /// Updates what getters (`getActiveTools`, `getThinkingLevel`, …) answer.
     pub fn update_view(&self, f: impl FnOnce(&mut SessionView)) {
         f(&mut self.view.lock().unwrap_or_else(|p| p.into_inner()));
+        self.push_view();
+    }
+
+    fn push_view(&self) {
+        if self.node.is_some() {
+            let view = self
+                .view
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .to_json(!self.is_running());
+            self.share_view(view);
+        }
+    }
+
+    /// Records a `custom` session entry at the next safe point (no one waits for it).
+    pub fn queue_entry(&self, custom_type: &str, data: Option<Value>) {
+        self.push_action(PendingAction {
+            action: super::calls::Action::AppendEntry {
+                custom_type: custom_type.to_string(),
+                data,
+            },
+            reply: None,
+        });
     }
 
     pub(super) fn push_action(&self, action: PendingAction) {
@@ -309,6 +327,19 @@ impl ExtensionHost {
             .unwrap_or_else(|p| p.into_inner())
             .push(action);
         let _ = self.wake_tx.send(());
+    }
+
+    pub(super) fn push_mode_request(&self, request: ModeRequest) {
+        self.mode_requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+        let _ = self.wake_tx.send(());
+    }
+
+    /// What extension commands asked the mode to do, oldest first.
+    pub fn take_mode_requests(&self) -> Vec<ModeRequest> {
+        std::mem::take(&mut *self.mode_requests.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Session changes extensions asked for, oldest first.
@@ -335,12 +366,13 @@ impl ExtensionHost {
     pub fn commands(&self) -> Vec<CommandInfo> {
         let mut out: Vec<CommandInfo> = Vec::new();
         for ext in &self.extensions {
-            for c in &ext.registration.commands {
+            for c in &ext.registration().commands {
                 if !out.iter().any(|o| o.name == c.name) {
                     out.push(CommandInfo {
                         name: c.name.clone(),
                         description: c.description.clone(),
                         extension_path: ext.display_path(),
+                        completions: c.completions,
                     });
                 }
             }
@@ -353,10 +385,11 @@ impl ExtensionHost {
         self.extensions
             .iter()
             .flat_map(|e| {
-                e.registration
+                e.registration()
                     .shortcuts
                     .iter()
                     .map(|s| (s.key.clone(), s.description.clone(), e.display_path()))
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -366,14 +399,18 @@ impl ExtensionHost {
         self.extensions
             .iter()
             .flat_map(|e| {
-                e.registration.flags.iter().map(|f| {
-                    (
-                        f.name.clone(),
-                        f.kind,
-                        f.description.clone(),
-                        e.display_path(),
-                    )
-                })
+                e.registration()
+                    .flags
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.name.clone(),
+                            f.kind,
+                            f.description.clone(),
+                            e.display_path(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
@@ -385,18 +422,22 @@ impl ExtensionHost {
             .find_map(|e| e.flag_values.get(name).cloned())
     }
 
-    /// Sends a notification event to every live subscriber; never waits.
+    /// Sends a notification event to every live subscriber; never waits. `turn_end` reaches
+    /// only protocol-1 extensions this way: protocol-2 ones answer it as a boundary.
     pub fn emit(&self, event: &str, data: Value) {
         for ext in self.active() {
-            if ext.registration.subscribes(event) {
+            if event == "turn_end" && ext.protocol() >= 2 {
+                continue;
+            }
+            if ext.subscribes(event) {
                 let id = ext.process.next_id();
-                ext.process.send(protocol::event(id, event, data.clone()));
+                ext.process.send(ext.event(id, event, data.clone()));
             }
         }
     }
 
     pub fn has_subscribers(&self, event: &str) -> bool {
-        self.active().any(|e| e.registration.subscribes(event))
+        self.active().any(|e| e.subscribes(event))
     }
 
     /// Sends a blocking event to one extension and waits for its answer. A timeout or a
@@ -409,7 +450,7 @@ impl ExtensionHost {
         abort: Option<&Abort>,
     ) -> Result<Value, RequestError> {
         let id = ext.process.next_id();
-        let msg = protocol::event(id, event, data);
+        let msg = ext.event(id, event, data);
         let result = ext
             .process
             .request(id, msg, Some(self.event_timeout), abort, &mut |_| {});
@@ -433,7 +474,7 @@ impl ExtensionHost {
     /// Live extensions subscribed to `event`, in load order.
     pub(super) fn subscribers(&self, event: &str) -> Vec<Arc<Extension>> {
         self.active()
-            .filter(|e| e.registration.subscribes(event))
+            .filter(|e| e.subscribes(event))
             .cloned()
             .collect()
     }
@@ -444,20 +485,46 @@ impl ExtensionHost {
         self.shutdown_for("quit");
     }
 
-    /// [`ExtensionHost::shutdown`] with the `session_shutdown` reason pi gives (`quit`, or
-    /// `reload` when `/reload` restarts the extensions).
-    pub fn shutdown_for(&self, reason: &str) {
+    /// Tells subscribers the session is being replaced (`session_shutdown` with `reason`,
+    /// briefly waiting for their answers), then gives every extension of the Node.js bridge a
+    /// fresh instance, waiting up to `limit` for them to register again.
+    pub fn restart(&self, reason: &str, limit: Duration) {
+        self.notify_shutdown(reason);
+        let mut waits = Vec::new();
+        for ext in self.active().filter(|e| e.process.ext().is_some()) {
+            let id = ext.process.next_id();
+            if let Ok(rx) = ext.process.expect(id) {
+                ext.process
+                    .send(json!({"type": "restart", "id": id, "reason": reason}));
+                waits.push((Arc::clone(ext), rx));
+            }
+        }
+        let deadline = Instant::now() + limit;
+        for (ext, rx) in waits {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(super::process::Incoming::Reply(_)) => {
+                    // Its new registration arrived before the reply; let it be applied.
+                    ext.process.settle(limit);
+                }
+                Ok(_) | Err(_) => self.report(
+                    &ext.display_path(),
+                    "session_start",
+                    format!("did not restart within {} ms", limit.as_millis()),
+                ),
+            }
+        }
+    }
+
+    /// `session_shutdown {reason}` to subscribers, waiting briefly for their answers.
+    fn notify_shutdown(&self, reason: &str) {
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         let mut waits = Vec::new();
         for ext in self.active() {
-            if ext.registration.subscribes("session_shutdown") {
+            if ext.subscribes("session_shutdown") {
                 let id = ext.process.next_id();
                 if let Ok(rx) = ext.process.expect(id) {
-                    ext.process.send(protocol::event(
-                        id,
-                        "session_shutdown",
-                        json!({"reason": reason}),
-                    ));
+                    ext.process
+                        .send(ext.event(id, "session_shutdown", json!({"reason": reason})));
                     waits.push(rx);
                 }
             }
@@ -465,6 +532,12 @@ impl ExtensionHost {
         for rx in waits {
             let _ = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
         }
+    }
+
+    /// [`ExtensionHost::shutdown`] with the `session_shutdown` reason pi gives (`quit`, or
+    /// `reload` when `/reload` restarts the extensions).
+    pub fn shutdown_for(&self, reason: &str) {
+        self.notify_shutdown(reason);
         // Each extension is stopped on its own thread so slow ones stop together.
         std::thread::scope(|scope| {
             for ext in &self.extensions {
@@ -474,114 +547,9 @@ impl ExtensionHost {
     }
 }
 
-/// Waits for each started process's `register` line; returns the registrations by index.
-fn await_registrations(
-    starting: &[Option<(ExtensionSource, ExtensionProcess)>],
-    rx: &Receiver<(usize, ProcessEvent)>,
-    opts: &HostOptions,
-    report: &dyn Fn(&str, String),
-) -> Vec<Option<Registration>> {
-    let mut regs: Vec<Option<Registration>> = vec![None; starting.len()];
-    let mut waiting: Vec<bool> = starting.iter().map(Option::is_some).collect();
-    let deadline = Instant::now() + opts.handshake_timeout;
-    while waiting.iter().any(|w| *w) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok((i, ev)) = rx.recv_timeout(left) else {
-            break;
-        };
-        let Some((source, process)) = &starting[i] else {
-            continue;
-        };
-        let shown = source.path.to_string_lossy().into_owned();
-        match ev {
-            ProcessEvent::Stderr(line) => (opts.stderr)(&source.name(), &line),
-            ProcessEvent::Died(reason) if waiting[i] => {
-                report(&shown, format!("failed to start: {reason}"));
-                waiting[i] = false;
-            }
-            ProcessEvent::Died(_) => {}
-            ProcessEvent::Message(msg) if waiting[i] => {
-                process.mark_handled();
-                waiting[i] = false;
-                match Registration::parse(&msg) {
-                    Ok(r) => regs[i] = Some(r),
-                    Err(e) => {
-                        let reason = format!("invalid registration: {e}");
-                        report(&shown, reason.clone());
-                        process.disable(reason);
-                    }
-                }
-            }
-            ProcessEvent::Message(_) => process.mark_handled(),
-        }
-    }
-    for (i, w) in waiting.iter().enumerate() {
-        if let (true, Some((source, process))) = (*w, &starting[i]) {
-            let reason = format!(
-                "did not register within {} ms; extension disabled",
-                opts.handshake_timeout.as_millis()
-            );
-            report(&source.path.to_string_lossy(), reason.clone());
-            process.disable(reason);
-        }
-    }
-    regs
-}
-
-/// Matches the command line's unknown flags against registered ones (pi's rules: a boolean
-/// flag is `true` whatever followed it, a string flag needs a value, anything unclaimed is an
-/// unknown option). Fills each extension's `flag_values`; returns the errors.
-fn resolve_flags(extensions: &mut [Extension], cli: &[(String, Option<String>)]) -> Vec<String> {
-    let mut errors = Vec::new();
-    let mut unknown = Vec::new();
-    for ext in extensions.iter_mut() {
-        for f in &ext.registration.flags {
-            if let Some(d) = &f.default {
-                ext.flag_values.insert(f.name.clone(), d.clone());
-            }
-        }
-    }
-    for (name, value) in cli {
-        let owners: Vec<usize> = extensions
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.registration.flags.iter().any(|f| &f.name == name))
-            .map(|(i, _)| i)
-            .collect();
-        if owners.is_empty() {
-            unknown.push(format!("--{name}"));
-            continue;
-        }
-        for i in owners {
-            let ext = &mut extensions[i];
-            let Some(flag) = ext.registration.flags.iter().find(|f| &f.name == name) else {
-                continue;
-            };
-            let v = match (flag.kind, value) {
-                (FlagType::Boolean, _) => Value::Bool(true),
-                (FlagType::String, Some(v)) => Value::String(v.clone()),
-                (FlagType::String, None) => {
-                    errors.push(format!("Extension flag \"--{name}\" requires a value"));
-                    continue;
-                }
-            };
-            ext.flag_values.insert(name.clone(), v);
-        }
-    }
-    if !unknown.is_empty() {
-        let noun = if unknown.len() == 1 {
-            "option"
-        } else {
-            "options"
-        };
-        errors.push(format!("Unknown {noun}: {}", unknown.join(", ")));
-    }
-    errors
-}
-
 /// After loading, one thread handles what extensions send on their own: calls, reported
 /// errors, stderr lines and deaths.
-fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHost>) {
+pub(super) fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHost>) {
     // Detached: it ends when every extension's pipes have closed (all senders dropped).
     let _ = std::thread::Builder::new()
         .name("pi-ext-host".into())
@@ -604,6 +572,10 @@ fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHos
                         "process",
                         format!("extension {reason}; disabled"),
                     ),
+                    ProcessEvent::Message(msg) if msg["type"] == "register" => {
+                        host.registration_update(&ext, &msg);
+                        ext.process.mark_handled();
+                    }
                     ProcessEvent::Message(msg) => {
                         super::calls::handle(&host, &ext, msg);
                         ext.process.mark_handled();
@@ -623,5 +595,74 @@ impl ExtensionHost {
     /// Replaces where extensions' stderr lines go (a TUI must not let them hit the screen).
     pub fn set_stderr_sink(&self, sink: StderrSink) {
         *self.stderr.write().unwrap_or_else(|p| p.into_inner()) = sink;
+    }
+
+    /// A registration sent again after loading (protocol 2): what the extension registers from
+    /// then on. Tools already handed to the agent keep their names.
+    fn registration_update(&self, ext: &Extension, msg: &Value) {
+        match Registration::parse(msg) {
+            Ok(mut reg) => {
+                let mut current = ext.registration.write().unwrap_or_else(|p| p.into_inner());
+                reg.protocol = current.protocol;
+                if *current != reg {
+                    *current = reg;
+                    self.generation.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Err(e) => self.report(
+                &ext.display_path(),
+                "register",
+                format!("invalid registration: {e}"),
+            ),
+        }
+    }
+
+    /// True the first time `key` is noted.
+    pub(super) fn note_once(&self, key: String) -> bool {
+        self.noted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key)
+    }
+
+    /// Changes whenever an extension's registration changes after loading.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// A line for the Node.js bridge process as a whole (not for one extension).
+    pub(super) fn send_bridge(&self, msg: Value) {
+        if let Some(node) = &self.node {
+            node.send(msg);
+        }
+    }
+
+    /// Tells the bridge what its extensions' getters answer (`ctx.model`, `isIdle()`, …),
+    /// when it changed since the last time.
+    pub(super) fn share_view(&self, view: Value) {
+        if self.node.is_none() {
+            return;
+        }
+        let mut sent = self.view_sent.lock().unwrap_or_else(|p| p.into_inner());
+        if *sent != view {
+            self.send_bridge(json!({"type": "view", "view": view}));
+            *sent = view;
+        }
+    }
+
+    /// Tells the bridge which models exist and which can be used (`ctx.modelRegistry`,
+    /// `getModel`).
+    pub fn share_models(&self, all: Value, available: Value) {
+        self.send_bridge(json!({"type": "models", "all": all, "available": available}));
+    }
+
+    /// Tells the bridge the terminal's width, so components render to fit.
+    pub fn share_columns(&self, columns: u16) {
+        self.send_bridge(json!({"type": "resize", "columns": columns}));
+    }
+
+    /// Tells the bridge the theme's colours (`ctx.ui.theme.fg("accent", …)`).
+    pub fn share_theme(&self, theme: Value) {
+        self.send_bridge(theme);
     }
 }

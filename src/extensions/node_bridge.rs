@@ -1,14 +1,25 @@
-//! Running pi's TypeScript/JavaScript extensions: a bundled Node.js bridge (`node_bridge.mjs`
-//! plus `node_shim.mjs`, embedded in the binary) is written to a cache directory and started as
-//! `node [--experimental-strip-types] bridge.mjs <module>`. The bridge loads the module's
-//! default export, hands it a `pi` object with the common ExtensionAPI, and speaks our
-//! protocol. TypeScript needs Node ≥ 22.6 (type stripping) or the `jiti` package.
+//! Running pi's TypeScript/JavaScript extensions: a bundled Node.js bridge (the `node/*.mjs`
+//! files, embedded in the binary) is written to a cache directory and started once per
+//! session as `node [--experimental-strip-types] bridge.mjs`. It loads every extension module
+//! of the session, hands each a `pi` object with pi's ExtensionAPI, serves imports of pi's
+//! packages and TypeBox from stand-ins, and speaks protocol 2 for all of them over one pipe.
+//! TypeScript runs through Node's type stripping (Node ≥ 22.6) or jiti (found, or installed by
+//! the bridge into the cache directory on first use).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-const BRIDGE: &str = include_str!("node_bridge.mjs");
-const SHIM: &str = include_str!("node_shim.mjs");
+/// The bridge's files: `bridge.mjs` is the entry point.
+const FILES: &[(&str, &str)] = &[
+    ("typebox.mjs", include_str!("node/typebox.mjs")),
+    ("tui.mjs", include_str!("node/tui.mjs")),
+    ("ui.mjs", include_str!("node/ui.mjs")),
+    ("ai.mjs", include_str!("node/ai.mjs")),
+    ("agent_core.mjs", include_str!("node/agent_core.mjs")),
+    ("coding_agent.mjs", include_str!("node/coding_agent.mjs")),
+    ("api.mjs", include_str!("node/api.mjs")),
+    ("bridge.mjs", include_str!("node/bridge.mjs")),
+];
 
 /// The `node` to use: `$PI_NODE`, else `node` on PATH.
 fn node_program() -> Option<PathBuf> {
@@ -48,6 +59,11 @@ fn cache_dir() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
+        // Node starts in the session's directory, so a relative cache must be made absolute.
+        .map(|p| match std::env::current_dir() {
+            Ok(cwd) if p.is_relative() => cwd.join(p),
+            _ => p,
+        })
         .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("pi")
@@ -57,9 +73,11 @@ fn cache_dir() -> PathBuf {
 /// A hash of the embedded files, so a new pi never runs an old bridge.
 fn content_hash() -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in BRIDGE.bytes().chain(SHIM.bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    for (name, text) in FILES {
+        for b in name.bytes().chain(text.bytes()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
     }
     format!("{h:016x}")
 }
@@ -68,12 +86,13 @@ fn content_hash() -> String {
 pub fn install() -> Result<PathBuf, String> {
     let dir = cache_dir();
     let bridge = dir.join("bridge.mjs");
-    if bridge.is_file() && dir.join("pi-shim.mjs").is_file() {
+    // bridge.mjs is written last, so its presence means the set is complete.
+    if bridge.is_file() {
         return Ok(bridge);
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-    for (name, text) in [("pi-shim.mjs", SHIM), ("bridge.mjs", BRIDGE)] {
+    for (name, text) in FILES {
         // Replaced atomically, so a concurrent pi never sees half a file.
         crate::util::atomic::replace(&dir.join(name), text.as_bytes(), Default::default())
             .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;
@@ -81,23 +100,18 @@ pub fn install() -> Result<PathBuf, String> {
     Ok(bridge)
 }
 
-/// The command line that runs `module` through the bridge.
-pub fn command(module: &Path) -> Result<Vec<String>, String> {
+/// The command line that starts the bridge.
+pub fn command() -> Result<Vec<String>, String> {
     let node = node_program().ok_or(
         "TypeScript/JavaScript extensions need Node.js: `node` was not found on PATH (or set PI_NODE)",
     )?;
     let bridge = install()?;
     let mut argv = vec![node.to_string_lossy().into_owned()];
-    let is_ts = module
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e, "ts" | "mts" | "cts"));
-    if is_ts && node_version(&node).is_some_and(strips_types) {
+    if node_version(&node).is_some_and(strips_types) {
         argv.push("--experimental-strip-types".into());
         argv.push("--disable-warning=ExperimentalWarning".into());
     }
     argv.push(bridge.to_string_lossy().into_owned());
-    argv.push(module.to_string_lossy().into_owned());
     Ok(argv)
 }
 

@@ -1,14 +1,15 @@
-//! The extension wire protocol, version 1 (documented in `docs/extensions.md`): the shapes of
-//! the JSON lines pi and an extension exchange, and the parsing of an extension's
-//! registration. Nothing here does I/O; `process.rs` moves the lines, `host.rs` decides what
+//! The extension wire protocol, versions 1 and 2 (documented in `docs/extensions.md`): the
+//! shapes of the JSON lines pi and an extension exchange, and the parsing of an extension's
+//! registration. Nothing here does I/O; `connection.rs` moves the lines, `host.rs` decides what
 //! they mean for a session.
 
 use serde_json::{json, Map, Value};
 
 use crate::agent::ExecutionMode;
 
-/// The protocol version pi speaks; an extension answering with another version is refused.
-pub const PROTOCOL_VERSION: u64 = 1;
+/// The newest protocol version pi speaks (sent in `hello`); an extension may answer with any
+/// version from 1 up to it.
+pub const PROTOCOL_VERSION: u64 = 2;
 
 /// Events whose answer pi waits for (within the event timeout): the extension may change
 /// what happens next. Every other event is a notification and needs no answer.
@@ -24,6 +25,10 @@ pub const BLOCKING_EVENTS: &[&str] = &[
     "session_before_tree",
     "session_shutdown",
 ];
+
+/// Events that became actionable in protocol 2 (pi 1.x): blocking only for extensions that
+/// speak it, so a protocol-1 extension subscribed to `turn_end` is never asked to answer.
+pub const BLOCKING_EVENTS_V2: &[&str] = &["turn_end", "agent_before_settle", "project_trust"];
 
 /// Every event an extension may subscribe to.
 pub const EVENTS: &[&str] = &[
@@ -51,10 +56,17 @@ pub const EVENTS: &[&str] = &[
     "context",
     "model_select",
     "thinking_level_select",
+    "agent_before_settle",
+    "agent_settled",
+    "project_trust",
+    "session_tree",
+    "session_info_changed",
+    "mcp_servers_change",
 ];
 
-pub fn is_blocking(event: &str) -> bool {
-    BLOCKING_EVENTS.contains(&event)
+/// Whether pi waits for an extension speaking `protocol` to answer `event`.
+pub fn is_blocking(event: &str, protocol: u64) -> bool {
+    BLOCKING_EVENTS.contains(&event) || (protocol >= 2 && BLOCKING_EVENTS_V2.contains(&event))
 }
 
 /// A tool an extension provides.
@@ -74,6 +86,19 @@ pub struct ToolRegistration {
 pub struct CommandRegistration {
     pub name: String,
     pub description: Option<String>,
+    /// Whether the extension completes the command's arguments (`complete` requests).
+    pub completions: bool,
+}
+
+/// A model provider an extension registered (pi's `registerProvider`): the same shape as a
+/// `models.json` provider, plus whether the extension streams its replies itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderRegistration {
+    pub name: String,
+    /// `{baseUrl?, apiKey?, api?, headers?, authHeader?, models: [...]}`.
+    pub config: Value,
+    /// The extension implements the provider's API (`streamSimple`): replies come from it.
+    pub stream: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +124,8 @@ pub struct ShortcutRegistration {
 /// What an extension answered to `hello`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Registration {
+    /// The protocol version the extension speaks.
+    pub protocol: u64,
     /// A display name (defaults to the file name).
     pub name: Option<String>,
     pub tools: Vec<ToolRegistration>,
@@ -106,6 +133,9 @@ pub struct Registration {
     pub flags: Vec<FlagRegistration>,
     pub shortcuts: Vec<ShortcutRegistration>,
     pub events: Vec<String>,
+    pub providers: Vec<ProviderRegistration>,
+    /// Custom message types the extension draws (`registerMessageRenderer`).
+    pub message_renderers: Vec<String>,
 }
 
 fn str_field(v: &Value, key: &str) -> Option<String> {
@@ -134,16 +164,20 @@ impl Registration {
         if msg["type"] != "register" {
             return Err(format!("expected a \"register\" message, got: {msg}"));
         }
-        match msg.get("protocol").and_then(Value::as_u64) {
-            Some(PROTOCOL_VERSION) => {}
+        let protocol = match msg.get("protocol").and_then(Value::as_u64) {
+            Some(v @ 1..=PROTOCOL_VERSION) => v,
             Some(v) => {
                 return Err(format!(
-                    "speaks protocol {v}, but pi speaks protocol {PROTOCOL_VERSION}"
+                    "speaks protocol {v}, but pi speaks protocols 1 to {PROTOCOL_VERSION}"
                 ))
             }
             None => return Err("register message without \"protocol\"".into()),
+        };
+        if let Some(e) = msg.get("error").and_then(Value::as_str) {
+            return Err(e.to_string());
         }
         let mut reg = Registration {
+            protocol,
             name: str_field(msg, "name"),
             ..Default::default()
         };
@@ -184,6 +218,7 @@ impl Registration {
                     .trim_start_matches('/')
                     .into(),
                 description: str_field(c, "description"),
+                completions: c["completions"] == true,
             });
         }
         for f in list(msg, "flags")? {
@@ -212,6 +247,19 @@ impl Registration {
                 description: str_field(s, "description"),
             });
         }
+        for p in list(msg, "providers")? {
+            let name = required_name(p, "provider", "name")?;
+            reg.providers.push(ProviderRegistration {
+                stream: p["stream"] == true,
+                config: p.clone(),
+                name,
+            });
+        }
+        for r in list(msg, "messageRenderers")? {
+            if let Some(t) = r.as_str() {
+                reg.message_renderers.push(t.to_string());
+            }
+        }
         for e in list(msg, "events")? {
             match e.as_str() {
                 Some(name) if EVENTS.contains(&name) => reg.events.push(name.to_string()),
@@ -230,6 +278,10 @@ impl Registration {
 
 /// What pi tells an extension about the run it joins.
 pub struct Hello<'a> {
+    /// Its number on a shared process (the Node.js bridge).
+    pub ext: Option<u64>,
+    pub agent_dir: &'a str,
+    pub project_trusted: bool,
     pub cwd: &'a str,
     pub mode: &'a str,
     pub has_ui: bool,
@@ -248,7 +300,7 @@ pub fn hello(h: &Hello) -> Value {
             (n.clone(), value)
         })
         .collect();
-    json!({
+    let mut v = json!({
         "type": "hello",
         "protocol": PROTOCOL_VERSION,
         "pi": crate::VERSION,
@@ -258,15 +310,22 @@ pub fn hello(h: &Hello) -> Value {
         "extensionPath": h.extension_path,
         "sessionFile": h.session_file,
         "flags": flags,
-    })
+        "agentDir": h.agent_dir,
+        "projectTrusted": h.project_trusted,
+    });
+    if let Some(ext) = h.ext {
+        v["ext"] = ext.into();
+    }
+    v
 }
 
-pub fn event(id: u64, name: &str, data: Value) -> Value {
+/// An event for an extension speaking `protocol`.
+pub fn event(id: u64, name: &str, data: Value, protocol: u64) -> Value {
     let mut m = Map::new();
     m.insert("type".into(), "event".into());
     m.insert("id".into(), id.into());
     m.insert("event".into(), name.into());
-    if is_blocking(name) {
+    if is_blocking(name, protocol) {
         m.insert("wait".into(), true.into());
     }
     m.insert("data".into(), data);
@@ -311,7 +370,13 @@ mod tests {
     fn bad_registrations_say_what_is_wrong() {
         let err = |v: Value| Registration::parse(&v).unwrap_err();
         assert!(err(json!({"type": "register"})).contains("protocol"));
-        assert!(err(json!({"type": "register", "protocol": 2})).contains("protocol 2"));
+        assert!(err(json!({"type": "register", "protocol": 3})).contains("protocol 3"));
+        assert_eq!(
+            err(
+                json!({"type": "register", "protocol": 2, "error": "Failed to load extension: boom"})
+            ),
+            "Failed to load extension: boom"
+        );
         assert!(err(json!({"type": "hello"})).contains("register"));
         assert!(
             err(json!({"type": "register", "protocol": 1, "tools": [{"label": "x"}]}))
@@ -327,9 +392,15 @@ mod tests {
 
     #[test]
     fn blocking_events_ask_for_an_answer() {
-        assert_eq!(event(3, "tool_call", json!({}))["wait"], true);
-        assert!(event(4, "turn_start", json!({})).get("wait").is_none());
+        assert_eq!(event(3, "tool_call", json!({}), 1)["wait"], true);
+        assert!(event(4, "turn_start", json!({}), 2).get("wait").is_none());
+        // turn_end became actionable in protocol 2 only.
+        assert!(event(5, "turn_end", json!({}), 1).get("wait").is_none());
+        assert_eq!(event(6, "turn_end", json!({}), 2)["wait"], true);
         let h = hello(&Hello {
+            ext: Some(4),
+            agent_dir: "/a",
+            project_trusted: true,
             cwd: "/p",
             mode: "print",
             has_ui: false,
@@ -338,6 +409,8 @@ mod tests {
             cli_flags: &[("plan".into(), None), ("name".into(), Some("x".into()))],
         });
         assert_eq!(h["flags"], json!({"plan": true, "name": "x"}));
-        assert_eq!(h["protocol"], 1);
+        assert_eq!(h["protocol"], 2);
+        assert_eq!(h["ext"], 4);
+        assert_eq!(h["projectTrusted"], true);
     }
 }

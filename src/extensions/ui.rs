@@ -1,11 +1,56 @@
-//! The UI an extension may ask for: blocking dialogs (select, confirm, input, editor) and
-//! fire-and-forget notices (notify, status line, widgets, title, editor text). Dialogs end
-//! with an answer, or with their default when they time out, the run is aborted, or the mode
-//! has no UI.
+//! The UI an extension may ask for: blocking dialogs (select, confirm, input, editor, a
+//! component of its own) and fire-and-forget notices (notify, status line, widgets, title,
+//! editor text, footer and header, a custom editor, working message). Dialogs end with an
+//! answer, or with their default when they time out, the run is aborted, or the mode has no
+//! UI. An extension's own components are drawn by the extension (it sends their lines); the
+//! UI sends keys back through their [`ComponentHandle`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::json;
+
+use super::host::Extension;
 use crate::ai::Abort;
+
+/// A component an extension draws: the UI shows its lines and sends it keys.
+#[derive(Clone)]
+pub struct ComponentHandle {
+    pub ext: Arc<Extension>,
+    pub id: u64,
+}
+
+impl ComponentHandle {
+    /// Sends a key (a raw terminal input sequence, as pi-tui components expect).
+    pub fn input(&self, data: &str) {
+        self.ext
+            .process
+            .send(json!({"type": "component_input", "component": self.id, "data": data}));
+    }
+
+    /// Tells the extension the UI closed the component (a custom view resolves with nothing).
+    pub fn close(&self) {
+        self.ext
+            .process
+            .send(json!({"type": "component_close", "component": self.id}));
+    }
+
+    pub fn same(&self, other: &ComponentHandle) -> bool {
+        Arc::ptr_eq(&self.ext, &other.ext) && self.id == other.id
+    }
+}
+
+impl std::fmt::Debug for ComponentHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ComponentHandle({}#{})", self.ext.source.name(), self.id)
+    }
+}
+
+impl PartialEq for ComponentHandle {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
 
 /// A question that blocks the extension until the user answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +75,15 @@ pub enum Dialog {
         title: String,
         prefill: Option<String>,
     },
+    /// The extension's own component (`ctx.ui.custom`), shown until the extension says it is
+    /// done (`Notice::CustomDone`) or the user's abort; in place of the editor, or as an
+    /// overlay `width` columns wide.
+    Custom {
+        handle: ComponentHandle,
+        lines: Vec<String>,
+        overlay: bool,
+        width: Option<usize>,
+    },
 }
 
 impl Dialog {
@@ -38,7 +92,7 @@ impl Dialog {
             Dialog::Select { timeout, .. }
             | Dialog::Confirm { timeout, .. }
             | Dialog::Input { timeout, .. } => *timeout,
-            Dialog::Editor { .. } => None,
+            Dialog::Editor { .. } | Dialog::Custom { .. } => None,
         }
     }
 }
@@ -89,6 +143,30 @@ pub enum Notice {
     },
     Title(String),
     EditorText(String),
+    /// Text inserted into the editor at the cursor.
+    PasteToEditor(String),
+    /// New lines of a component the extension draws (custom view or custom editor).
+    ComponentLines {
+        handle: ComponentHandle,
+        lines: Vec<String>,
+    },
+    /// The extension finished its custom view.
+    CustomDone(ComponentHandle),
+    /// The footer's lines (`None`: pi's own footer again).
+    Footer(Option<Vec<String>>),
+    /// Lines in place of the startup header (`None`: pi's own header again).
+    Header(Option<Vec<String>>),
+    /// The extension's editor replaces pi's (`None`: pi's editor again).
+    EditorComponent(Option<(ComponentHandle, Vec<String>)>),
+    /// The extension's editor submitted text, as if typed into pi's.
+    EditorSubmit(String),
+    /// A key the extension's editor leaves to pi (interrupt, exit, model switches, …).
+    EditorKey(String),
+    /// The message shown while the agent works (`None`: pi's default).
+    WorkingMessage(Option<String>),
+    WorkingVisible(bool),
+    HiddenThinkingLabel(Option<String>),
+    ToolsExpanded(bool),
 }
 
 /// A mode's way of showing extension UI. Implementations are shared across threads: the

@@ -1,19 +1,24 @@
 //! The session's side of extensions: wiring the host's hooks into the agent (`tool_call`,
-//! `tool_result`, `context`), pi's prompt pipeline (`/command` → `input` → expansion →
-//! `before_agent_start` → run), forwarding agent events, and applying the session changes
-//! extensions ask for at safe points (between runs, or while a command waits).
+//! `tool_result`, `context`, actionable `turn_end`, models an extension streams), pi's prompt
+//! pipeline (`/command` → `input` → expansion → `before_agent_start` → run →
+//! `agent_before_settle` → `agent_settled`), forwarding agent events, restarting extensions
+//! when the session is replaced, and applying the session changes extensions ask for at safe
+//! points (between runs, or while a command waits).
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::AgentSession;
-use crate::agent::{AgentEvent, Tool};
+use crate::agent::{AgentEvent, StreamFn, Tool};
 use crate::ai::{now_ms, Content, Extra, Message, Model, ThinkingLevel, UserContent, UserMessage};
 use crate::extensions::hooks::InputOutcome;
 use crate::extensions::{Action, ExtensionHost, PendingAction};
 use crate::harness::model_control::Credentials;
 use crate::session::entry::CustomMessage;
+
+/// How long a restarting extension has to register again after a session switch.
+const RESTART_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Finds a model and its credentials for an extension's `setModel`.
 pub type ModelLookup =
@@ -27,6 +32,36 @@ pub struct ExtensionBinding {
     /// The system prompt before any `before_agent_start` change.
     pub base_system_prompt: String,
     pub models: Option<ModelLookup>,
+    /// How the session streams replies before extension providers are added.
+    base_stream: StreamFn,
+    /// A run happened since extensions last heard `agent_before_settle`/`agent_settled`.
+    settle_pending: bool,
+    /// The host's registration generation the tool set was last built from.
+    tools_generation: u64,
+    /// Rebuilds the streaming message for `message_update` subscribers (pi's SDK events
+    /// carry it).
+    pub events: crate::agent::events::SnapshotWriter,
+}
+
+/// What became of a submitted prompt (today's pi reports it as the RPC `disposition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// A run started with it.
+    Started,
+    /// Queued for a run in progress.
+    Queued,
+    /// An extension command or `input` hook took it; no run starts for it.
+    Handled,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::Started => "started",
+            Disposition::Queued => "queued",
+            Disposition::Handled => "handled",
+        }
+    }
 }
 
 /// Where a prompt came from (pi's `input` event `source`).
@@ -79,12 +114,36 @@ impl AgentSession {
         models: Option<ModelLookup>,
     ) {
         let abort = self.abort.clone();
+        let base_stream = match &self.extensions {
+            Some(b) => Arc::clone(&b.base_stream),
+            None => Arc::clone(&self.agent().stream_fn),
+        };
         let agent = self.agent_mut();
         host.bind_session(abort, agent.steering.clone(), agent.follow_up.clone());
+        host.set_services(|s| {
+            s.stream = Some(Arc::clone(&base_stream));
+            s.lookup = models.clone();
+        });
         agent.before_tool_call = None;
         agent.after_tool_call = None;
         agent.transform_context = None;
+        agent.turn_end = None;
+        agent.stream_fn = Arc::clone(&base_stream);
         if !host.is_empty() {
+            agent.stream_fn = host.stream_fn(Arc::clone(&base_stream));
+            let h = Arc::clone(&host);
+            agent.turn_end = Some(Arc::new(move |assistant, results, abort| {
+                if !h.has_subscribers("turn_end") {
+                    return (Vec::new(), false);
+                }
+                let data = json!({
+                    "message": crate::ai::assistant_json(assistant),
+                    "toolResults": results,
+                    "outcome": "completed",
+                });
+                let proposal = h.boundary("turn_end", data, abort);
+                (draft_entries(&h, proposal.entries), proposal.continue_run)
+            }));
             let h = Arc::clone(&host);
             agent.before_tool_call = Some(Arc::new(move |call, args| {
                 if !h.has_subscribers("tool_call") {
@@ -111,12 +170,55 @@ impl AgentSession {
         }
         let base_system_prompt = agent.system_prompt.clone();
         self.extensions = Some(ExtensionBinding {
+            tools_generation: host.generation(),
             host: Arc::clone(&host),
             tool_registry,
             base_system_prompt,
             models,
+            base_stream,
+            settle_pending: false,
+            events: Default::default(),
         });
         self.refresh_extension_view();
+    }
+
+    /// Tools extensions registered after loading join the registry and the active set.
+    fn refresh_extension_tools(&mut self) {
+        let Some(b) = &self.extensions else { return };
+        let generation = b.host.generation();
+        if generation == b.tools_generation {
+            return;
+        }
+        let host = Arc::clone(&b.host);
+        let mut added = Vec::new();
+        for tool in host.tools() {
+            let known = b.tool_registry.iter().any(|t| t.name() == tool.name());
+            if !known {
+                added.push(tool);
+            }
+        }
+        if let Some(b) = self.extensions.as_mut() {
+            b.tools_generation = generation;
+            b.tool_registry.extend(added.iter().cloned());
+        }
+        let agent = self.agent_mut();
+        for tool in added {
+            if !agent.tools.iter().any(|t| t.name() == tool.name()) {
+                agent.tools.push(tool);
+            }
+        }
+        self.refresh_extension_view();
+    }
+
+    /// After the session was replaced (`/new`, `/resume`, `/fork`, …), pi restarts its
+    /// extensions: `session_shutdown` with the reason, then a fresh instance of each (the
+    /// Node.js bridge re-imports its modules); protocol-1 programs keep running.
+    pub fn restart_extensions(&mut self, reason: &str) {
+        let Some(host) = self.extension_host().cloned() else {
+            return;
+        };
+        host.restart(reason, RESTART_TIMEOUT);
+        self.refresh_extension_tools();
     }
 
     /// `session_start` with pi's `reason` (`startup`, or `reload` after `/reload`). A mode
@@ -149,10 +251,17 @@ impl AgentSession {
         b.host.update_view(|v| {
             v.active_tools = agent.tools.iter().map(|t| t.name().to_string()).collect();
             v.all_tools = b.tool_registry.iter().map(tool_info).collect();
+            super::mcp::add_mcp_tools(self.mcp.as_ref(), &mut v.active_tools, &mut v.all_tools);
             v.thinking_level = agent.thinking.as_str().to_string();
             v.session_name = self.session.name();
             v.model = json!({"provider": agent.model.provider, "id": agent.model.id});
             v.system_prompt = agent.system_prompt.clone();
+            v.session_file = self
+                .session
+                .path()
+                .map(|p| p.to_string_lossy().into_owned());
+            v.session_id = self.session.session_id().to_string();
+            v.leaf_id = self.session.leaf_id().map(str::to_string);
         });
     }
 
@@ -165,6 +274,19 @@ impl AgentSession {
         expand: &dyn Fn(&str) -> String,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) {
+        self.submit_reporting(input, expand, on_event, &mut |_| {});
+    }
+
+    /// [`submit`](Self::submit), telling `on_preflight` what became of the prompt as soon as
+    /// that is known, as pi does: `handled` once an extension command has run or an `input`
+    /// hook took it, `started` when the run is about to make its first request.
+    pub fn submit_reporting(
+        &mut self,
+        input: UserInput,
+        expand: &dyn Fn(&str) -> String,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        on_preflight: &mut dyn FnMut(Disposition),
+    ) {
         let UserInput {
             mut text,
             mut images,
@@ -175,6 +297,7 @@ impl AgentSession {
                 let abort = self.abort.clone();
                 let mut deferred = Vec::new();
                 host.run_command(&text, &abort, &mut || deferred.extend(host.take_actions()));
+                on_preflight(Disposition::Handled);
                 // Session changes the command asked for are applied once it has finished.
                 self.apply_actions(deferred, on_event);
                 self.run_extension_work(on_event);
@@ -182,7 +305,10 @@ impl AgentSession {
             }
             if host.has_subscribers("input") {
                 match host.input(&text, images, source.as_str(), &self.abort) {
-                    InputOutcome::Handled => return self.run_extension_work(on_event),
+                    InputOutcome::Handled => {
+                        on_preflight(Disposition::Handled);
+                        return self.run_extension_work(on_event);
+                    }
                     InputOutcome::Continue { text: t, images: i } => {
                         text = t;
                         images = i;
@@ -191,26 +317,40 @@ impl AgentSession {
             }
         }
         let message = user_message(expand(&text), images);
-        self.prompt(vec![message], on_event);
+        self.prompt_reporting(vec![message], on_event, &mut || {
+            on_preflight(Disposition::Started)
+        });
     }
 
     /// `before_agent_start`: the system prompt for this run (the base one unless an extension
     /// changes it) and extension messages that join the prompt.
     pub(super) fn before_agent_start(&mut self, prompts: &mut Vec<Message>) {
-        let Some(b) = &self.extensions else { return };
+        self.refresh_extension_tools();
+        let Some(b) = self.extensions.as_mut() else {
+            return;
+        };
+        b.settle_pending = true;
         let host = Arc::clone(&b.host);
         let base = b.base_system_prompt.clone();
         if !host.has_subscribers("before_agent_start") {
             return;
         }
-        let prompt_text = prompts
-            .iter()
-            .find_map(|m| match m {
-                Message::User(u) => Some(crate::session::ops::user_content_text(&u.content)),
-                _ => None,
-            })
+        let user = prompts.iter().find_map(|m| match m {
+            Message::User(u) => Some(u),
+            _ => None,
+        });
+        let prompt_text = user
+            .map(|u| crate::session::ops::user_content_text(&u.content))
             .unwrap_or_default();
-        let result = host.before_agent_start(&prompt_text, &base, &self.abort);
+        let images: Vec<&Content> = match user.map(|u| &u.content) {
+            Some(UserContent::Blocks(blocks)) => blocks
+                .iter()
+                .filter(|c| matches!(c, Content::Image { .. }))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let trigger = json!({"messageType": "user", "prompt": prompt_text, "images": images});
+        let result = host.before_agent_start(trigger, &base, &self.abort);
         self.agent_mut().system_prompt = result.system_prompt.unwrap_or(base);
         for m in result.messages {
             let content = match &m["content"] {
@@ -228,23 +368,87 @@ impl AgentSession {
     }
 
     /// Forwards an agent event to subscribed extensions (never waits).
-    pub(super) fn forward_event(&self, ev: &AgentEvent) {
-        let Some(b) = &self.extensions else { return };
+    pub(super) fn forward_event(&mut self, ev: &AgentEvent) {
+        let Some(b) = &mut self.extensions else {
+            return;
+        };
         // Checked before serializing: most events have no subscriber, and a streaming
         // update's JSON carries the whole partial message.
         let name = ev.type_name();
         if !b.host.has_subscribers(name) {
+            b.events.observe(ev);
             return;
         }
-        let mut data = ev.to_json();
+        let mut data = b.events.value(ev);
         if let Some(m) = data.as_object_mut() {
             m.remove("type");
         }
         b.host.emit(name, data);
     }
 
+    /// After a run: `agent_before_settle` (extensions may add entries and ask for one more
+    /// request, as often as they keep asking), then `agent_settled`.
+    pub(super) fn settle(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        loop {
+            let Some(b) = self.extensions.as_mut() else {
+                return;
+            };
+            if !b.settle_pending {
+                return;
+            }
+            let host = Arc::clone(&b.host);
+            let aborted = self.abort.is_aborted();
+            if aborted || !host.has_subscribers("agent_before_settle") {
+                break;
+            }
+            let proposal = host.boundary("agent_before_settle", json!({}), &self.abort);
+            let messages = draft_entries(&host, proposal.entries);
+            for message in messages {
+                self.add_custom_message(message, on_event);
+            }
+            if !proposal.continue_run || self.abort.is_aborted() {
+                break;
+            }
+            self.continue_for_extension(on_event);
+        }
+        if let Some(b) = self.extensions.as_mut() {
+            b.settle_pending = false;
+            let host = Arc::clone(&b.host);
+            host.emit(
+                "agent_settled",
+                json!({ "aborted": self.abort.is_aborted() }),
+            );
+        }
+    }
+
+    /// Records an extension message and puts it in the model's context.
+    fn add_custom_message(
+        &mut self,
+        message: CustomMessage,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) {
+        if let Err(e) = self.session.append_custom_message(
+            &message.custom_type,
+            message.content.clone(),
+            message.display,
+            message.details.clone(),
+        ) {
+            self.write_errors
+                .push(format!("Could not write session: {e}"));
+        }
+        let custom = crate::session::entry::AgentMessage::Custom(message.clone());
+        self.agent_mut()
+            .messages
+            .extend(crate::session::to_llm_messages(&[custom]));
+        on_event(&AgentEvent::CustomMessageStart {
+            message: message.clone(),
+        });
+        on_event(&AgentEvent::CustomMessageEnd { message });
+    }
+
     /// Applies queued extension actions and runs the prompts they start, until none are left.
     pub fn run_extension_work(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.settle(on_event);
         loop {
             let Some(host) = self.extension_host().cloned() else {
                 return;
@@ -273,8 +477,8 @@ impl AgentSession {
         self.refresh_extension_view();
         if !prompts.is_empty() {
             self.prompt(prompts, on_event);
-        } else if trigger {
-            self.continue_for_extension(on_event);
+        } else if trigger && self.continue_for_extension(on_event) {
+            self.settle_run(on_event);
         }
     }
 
@@ -363,24 +567,98 @@ impl AgentSession {
             }
             Action::Compact(instructions) => self
                 .compact_with_events(instructions.as_deref(), on_event)
-                .map(|r| r.to_json()),
+                .map(|r| self.compaction_json(&r)),
+            Action::SetLabel { entry_id, label } => {
+                crate::session::ops::set_label(&mut self.session, &entry_id, label.as_deref())
+                    .map(|_| Value::Null)
+            }
+            Action::WaitForIdle => Ok(Value::Null),
         }
     }
 
     /// Runs the agent on what is already in its transcript (an extension message with
     /// `triggerTurn`).
-    fn continue_for_extension(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+    /// Returns whether a run happened.
+    fn continue_for_extension(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> bool {
+        self.before_custom_run();
         let Some(agent) = self.agent.take() else {
-            return;
+            return false;
         };
         self.refresh_tool_env(&agent);
         match agent.continue_run(self.abort.clone()) {
-            Ok(run) => self.drive(run, on_event),
-            Err(refused) => self.agent = Some(refused.0),
+            Ok(run) => {
+                self.drive(run, on_event);
+                true
+            }
+            Err(refused) => {
+                self.agent = Some(refused.0);
+                false
+            }
         }
     }
 }
 
 fn h_abort(host: &ExtensionHost) -> crate::ai::Abort {
     host.session_abort()
+}
+
+impl AgentSession {
+    /// `before_agent_start` for a run an extension message starts (pi 1.x: `messageType`
+    /// `custom`, with the message that triggered it).
+    fn before_custom_run(&mut self) {
+        self.refresh_extension_tools();
+        let Some(b) = self.extensions.as_mut() else {
+            return;
+        };
+        b.settle_pending = true;
+        let host = Arc::clone(&b.host);
+        let base = b.base_system_prompt.clone();
+        if !host.has_subscribers("before_agent_start") {
+            return;
+        }
+        let message = self.agent().messages.last().cloned();
+        let trigger = json!({"messageType": "custom", "message": message});
+        let result = host.before_agent_start(trigger, &base, &self.abort);
+        self.agent_mut().system_prompt = result.system_prompt.unwrap_or(base);
+    }
+}
+
+/// The extension messages of a boundary proposal (`custom_message` drafts); `custom` drafts
+/// are recorded after the run; other kinds are reported as not supported.
+fn draft_entries(host: &ExtensionHost, entries: Vec<Value>) -> Vec<CustomMessage> {
+    let mut messages = Vec::new();
+    for e in entries {
+        match e["type"].as_str() {
+            Some("custom_message") => {
+                let content = match &e["content"] {
+                    Value::String(s) => UserContent::Text(s.clone()),
+                    c => match serde_json::from_value::<Vec<Content>>(c.clone()) {
+                        Ok(blocks) => UserContent::Blocks(blocks),
+                        Err(_) => continue,
+                    },
+                };
+                messages.push(CustomMessage {
+                    custom_type: e["customType"].as_str().unwrap_or("extension").into(),
+                    content,
+                    display: e["display"].as_bool().unwrap_or(true),
+                    details: e.get("details").filter(|d| !d.is_null()).cloned(),
+                    timestamp: now_ms(),
+                    extra: Extra::new(),
+                });
+            }
+            Some("custom") => host.queue_entry(
+                e["customType"].as_str().unwrap_or("extension"),
+                e.get("data").filter(|d| !d.is_null()).cloned(),
+            ),
+            other => host.report(
+                "extensions",
+                "turn_end",
+                format!(
+                    "entries of type {:?} are not supported yet; skipped",
+                    other.unwrap_or("?")
+                ),
+            ),
+        }
+    }
+    messages
 }

@@ -1,6 +1,7 @@
-//! The session's side of MCP: before each prompt, the first one waits (briefly) for servers
-//! with direct tools, and the system prompt gets the current `mcp_servers` section, appended
-//! after everything else as pi places it (replacing the one appended before).
+//! The session's side of MCP: before each prompt, servers signed in from elsewhere reconnect,
+//! the first prompt waits (briefly) for servers with direct tools, and the system prompt gets
+//! the current `mcp_servers` section, appended after everything else as pi places it
+//! (replacing the one appended before). Extensions' tool getters see MCP tools too.
 
 use super::AgentSession;
 
@@ -8,6 +9,7 @@ impl AgentSession {
     /// Called as a prompt starts, after extensions had their say on the system prompt.
     pub(super) fn prepare_mcp(&mut self) {
         let Some(mcp) = self.mcp.clone() else { return };
+        mcp.reconnect_signed_in();
         mcp.wait_for_direct_servers(&self.abort);
         let section = mcp.servers_section();
         let previous = self.mcp_section.take();
@@ -23,5 +25,25 @@ impl AgentSession {
             prompt.push_str(s);
         }
         self.mcp_section = section;
+    }
+}
+
+/// Adds the MCP tools to what extensions' `getAllTools` / `getActiveTools` answer.
+pub(super) fn add_mcp_tools(
+    mcp: Option<&std::sync::Arc<crate::mcp::McpManager>>,
+    active: &mut Vec<String>,
+    all: &mut Vec<serde_json::Value>,
+) {
+    let Some(mcp) = mcp else { return };
+    let (infos, declared) = mcp.tool_infos();
+    for name in declared {
+        if !active.contains(&name) {
+            active.push(name);
+        }
+    }
+    for info in infos {
+        if !all.iter().any(|t| t["name"] == info["name"]) {
+            all.push(info);
+        }
     }
 }

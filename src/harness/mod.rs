@@ -4,6 +4,7 @@
 //! terminals or output formats; modes subscribe to its events.
 
 pub mod compaction;
+mod export;
 pub mod extensions;
 mod mcp;
 pub mod model_control;
@@ -15,7 +16,7 @@ pub mod task;
 pub mod tools;
 pub mod user_bash;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::agent::{Agent, AgentEvent, CompactionReason, Run};
 use crate::ai::overflow::is_context_overflow;
@@ -60,6 +61,9 @@ pub struct AgentSession {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
     /// The `mcp_servers` section last appended to the system prompt.
     mcp_section: Option<String>,
+    /// Timestamps of failed replies taken out of the live context for a retry; they stay in
+    /// the session file, and out of `agent_messages`.
+    dropped_replies: Vec<i64>,
 }
 
 impl AgentSession {
@@ -90,6 +94,7 @@ impl AgentSession {
             tool_env: Default::default(),
             mcp: None,
             mcp_section: None,
+            dropped_replies: Vec::new(),
         }
     }
 
@@ -105,14 +110,23 @@ impl AgentSession {
     /// Appends a finished message to the session; a failure is kept for the mode to report
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
-        if let AgentEvent::MessageEnd { message } = ev {
-            // The error names the file and what went wrong.
-            if let Err(e) = self
-                .session
-                .append_message(AgentMessage::from(message.clone()))
-            {
-                self.write_errors.push(e.to_string());
-            }
+        let written = match ev {
+            AgentEvent::MessageEnd { message } => Some(
+                self.session
+                    .append_message(AgentMessage::from(message.clone())),
+            ),
+            // An extension message a run added (actionable `turn_end`).
+            AgentEvent::CustomMessageEnd { message } => Some(self.session.append_custom_message(
+                &message.custom_type,
+                message.content.clone(),
+                message.display,
+                message.details.clone(),
+            )),
+            _ => None,
+        };
+        // The error names the file and what went wrong.
+        if let Some(Err(e)) = written {
+            self.write_errors.push(e.to_string());
         }
     }
 
@@ -129,18 +143,66 @@ impl AgentSession {
         &self.agent().messages
     }
 
+    /// The conversation as pi's `get_messages` shows it: the session's context, pi's own
+    /// message roles kept as they are (`bashExecution`, `compactionSummary`, `branchSummary`,
+    /// `custom`), without the failed replies a retry took out of the live context.
+    pub fn agent_messages(&self) -> Vec<AgentMessage> {
+        let mut messages = self.session.build_context().messages;
+        if !self.dropped_replies.is_empty() {
+            messages.retain(|m| match m {
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    a.stop_reason != StopReason::Error
+                        || !self.dropped_replies.contains(&a.timestamp)
+                }
+                _ => true,
+            });
+        }
+        messages
+    }
+
+    /// Takes a failed reply at the end of the context out of it (it stays in the file).
+    fn drop_failed_reply(&mut self, agent: &mut Agent) {
+        if let Some(Message::Assistant(a)) = agent.messages.last() {
+            self.dropped_replies.push(a.timestamp);
+            agent.messages.pop();
+        }
+    }
+
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
     /// extensions see `before_agent_start` first and may queue more work, which runs after.
-    pub fn prompt(&mut self, mut prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+    pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.prompt_reporting(prompts, on_event, &mut || {});
+    }
+
+    /// [`prompt`](Self::prompt), calling `on_started` once the run's messages are ready and
+    /// before its first request.
+    pub fn prompt_reporting(
+        &mut self,
+        mut prompts: Vec<Message>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        on_started: &mut dyn FnMut(),
+    ) {
         self.compact_before_prompt(on_event);
         self.before_agent_start(&mut prompts);
         self.prepare_mcp();
+        on_started();
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);
         let run = agent.prompt(prompts, self.abort.clone());
         self.drive(run, on_event);
+        self.settle_run(on_event);
         self.run_extension_work(on_event);
         self.report_write_errors(on_event);
+    }
+
+    /// The end of a run and of everything it set off (retries, compaction recovery, queued
+    /// messages, extensions' `agent_before_settle` continuations): extensions hear
+    /// `agent_settled`, then the mode (today's pi's event).
+    pub(crate) fn settle_run(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        self.settle(on_event);
+        on_event(&AgentEvent::AgentSettled {
+            aborted: self.abort.is_aborted(),
+        });
     }
 
     /// The variables the model's bash commands see, for a run of `agent` (pi reads them from
@@ -175,7 +237,8 @@ impl AgentSession {
         let mut overflow_attempted = false;
         loop {
             let mut last_assistant = None;
-            for ev in run.events.iter() {
+            let mut end = None;
+            while let Some(ev) = run.next_event() {
                 // A model or thinking change made meanwhile goes in before this message.
                 self.record_switches();
                 // The session line is written before listeners hear of the message, so
@@ -183,6 +246,11 @@ impl AgentSession {
                 self.persist(&ev);
                 self.report_write_errors(on_event);
                 self.forward_event(&ev);
+                if let AgentEvent::AgentEnd { messages, .. } = ev {
+                    // Told once it is known whether a retry follows.
+                    end = Some(messages);
+                    break;
+                }
                 // pi reports a successful retry after the reply's `message_end`.
                 on_event(&ev);
                 if let AgentEvent::MessageEnd {
@@ -202,10 +270,6 @@ impl AgentSession {
                     }
                     last_assistant = Some(a.clone());
                 }
-                let end = matches!(ev, AgentEvent::AgentEnd { .. });
-                if end {
-                    break;
-                }
             }
             let mut agent = run.finish();
             // What starts next (a retry, a continuation) uses the model chosen meanwhile.
@@ -214,6 +278,15 @@ impl AgentSession {
                 self.retry.enabled
                     && !self.abort.is_aborted()
                     && retry::is_retryable(a, agent.model.context_window)
+            });
+            // Known before `agent_end`, which says whether a retry follows.
+            let retry_delay = failed.and_then(|_| {
+                let next = attempt + 1;
+                (next <= self.retry.max_retries).then(|| retry::retry_delay_ms(&self.retry, next))
+            });
+            on_event(&AgentEvent::AgentEnd {
+                messages: end.unwrap_or_default(),
+                will_retry: retry_delay.is_some(),
             });
             let Some(failed) = failed else {
                 match self.check_compaction(
@@ -232,8 +305,7 @@ impl AgentSession {
             };
             attempt += 1;
             let error = failed.error_message.clone().unwrap_or_default();
-            let delay_ms = retry::retry_delay_ms(&self.retry, attempt);
-            if attempt > self.retry.max_retries {
+            let Some(delay_ms) = retry_delay else {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt: attempt - 1,
@@ -252,7 +324,7 @@ impl AgentSession {
                     }
                     None => return,
                 }
-            }
+            };
             on_event(&AgentEvent::AutoRetryStart {
                 attempt,
                 max_attempts: self.retry.max_retries,
@@ -260,10 +332,8 @@ impl AgentSession {
                 error_message: error,
             });
             // The failed reply stays out of the live context; the retry continues without it.
-            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
-                agent.messages.pop();
-            }
-            if !sleep_abortable(Duration::from_millis(delay_ms), &self.abort) {
+            self.drop_failed_reply(&mut agent);
+            if !self.abort.sleep(Duration::from_millis(delay_ms)) {
                 on_event(&AgentEvent::AutoRetryEnd {
                     success: false,
                     attempt,
@@ -334,7 +404,7 @@ impl AgentSession {
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
-                    result: Some(result.to_json()),
+                    result: Some(self.compaction_json(&result)),
                     aborted: false,
                     will_retry: false,
                     error_message: None,
@@ -355,6 +425,27 @@ impl AgentSession {
         };
         self.agent = Some(agent);
         out
+    }
+
+    /// A compaction's result as today's pi reports it: with `estimatedTokensAfter`, the
+    /// estimated size of the context it left (pi's heuristic over the rebuilt messages).
+    pub fn compaction_json(&self, result: &CompactionResult) -> serde_json::Value {
+        let after: u64 = self
+            .agent_messages()
+            .iter()
+            .map(crate::session::compaction::estimate_tokens)
+            .sum();
+        let mut out = serde_json::Map::new();
+        if let serde_json::Value::Object(fields) = result.to_json() {
+            for (k, v) in fields {
+                let before = k == "tokensBefore";
+                out.insert(k, v);
+                if before {
+                    out.insert("estimatedTokensAfter".into(), after.into());
+                }
+            }
+        }
+        serde_json::Value::Object(out)
     }
 
     /// The timestamp (ms) of the latest compaction on the current branch.
@@ -427,9 +518,7 @@ impl AgentSession {
             }
             *overflow_attempted = true;
             // The failed reply stays in the file but leaves the live context.
-            if matches!(agent.messages.last(), Some(Message::Assistant(_))) {
-                agent.messages.pop();
-            }
+            self.drop_failed_reply(&mut agent);
             return self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
         }
         let tokens = if a.stop_reason == StopReason::Error {
@@ -489,7 +578,7 @@ impl AgentSession {
                 agent.messages = to_llm_messages(&self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
-                    result: Some(result.to_json()),
+                    result: Some(self.compaction_json(&result)),
                     aborted: false,
                     will_retry,
                     error_message: None,
@@ -497,7 +586,7 @@ impl AgentSession {
                 if will_retry {
                     if let Some(Message::Assistant(last)) = agent.messages.last() {
                         if last.stop_reason == StopReason::Error {
-                            agent.messages.pop();
+                            self.drop_failed_reply(&mut agent);
                         }
                     }
                 }
@@ -523,21 +612,6 @@ impl AgentSession {
         }
         self.agent = Some(agent);
         None
-    }
-}
-
-/// Sleeps for `d` unless `abort` is set first; returns false if aborted.
-fn sleep_abortable(d: Duration, abort: &Abort) -> bool {
-    let end = Instant::now() + d;
-    loop {
-        if abort.is_aborted() {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= end {
-            return true;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(20)));
     }
 }
 
@@ -619,6 +693,38 @@ mod tests {
             Message::Assistant(a) => assert_eq!(a.text(), "fine"),
             m => panic!("{m:?}"),
         }
+    }
+
+    #[test]
+    fn agent_messages_keep_pis_roles_and_leave_out_a_retried_failure() {
+        push_reply("agent-msgs", Reply::error("503 service unavailable"));
+        push_reply("agent-msgs", Reply::text("fine"));
+        let mut s = session("agent-msgs", 3);
+        s.session
+            .append_message(AgentMessage::BashExecution(
+                crate::session::entry::BashExecutionMessage {
+                    command: "ls".into(),
+                    output: "a\n".into(),
+                    exit_code: Some(Some(0)),
+                    cancelled: false,
+                    truncated: false,
+                    full_output_path: None,
+                    timestamp: 1,
+                    exclude_from_context: None,
+                    extra: Default::default(),
+                },
+            ))
+            .unwrap();
+        run(&mut s);
+        let roles: Vec<String> = s
+            .agent_messages()
+            .iter()
+            .map(|m| m.role().to_string())
+            .collect();
+        assert_eq!(roles, ["bashExecution", "user", "assistant"]);
+        // The failed reply is still in the file.
+        let stored = s.session.build_context().messages.len();
+        assert_eq!(stored, 4);
     }
 
     #[test]

@@ -130,7 +130,9 @@ impl AgentSession {
 
     /// Tells extensions the session was replaced (`session_start` with pi's `reason`: `new`,
     /// `resume`, `fork` or `reload`, and the file that was current before).
-    pub fn session_replaced(&self, reason: &str, previous_session_file: Option<String>) {
+    pub fn session_replaced(&mut self, reason: &str, previous_session_file: Option<String>) {
+        // pi gives its extensions a fresh start for the new session.
+        self.restart_extensions(reason);
         self.refresh_extension_view();
         if let Some(host) = self.extension_host() {
             host.emit(

@@ -1,7 +1,8 @@
-//! `pi mcp add|remove|list`: configure and check MCP servers without a session, with pi's
-//! options, messages and exit codes (so agents can run them through bash). `list` connects to
-//! every enabled server and exits 1 when an entry is invalid or an enabled server is not
-//! connected. `login` and `logout` (OAuth) are not in this build yet.
+//! `pi mcp add|remove|list|login|logout`: configure and check MCP servers and sign in to them
+//! without a session, with pi's options, messages and exit codes (so agents can run them
+//! through bash). `list` connects to every enabled server and exits 1 when an entry is
+//! invalid or an enabled server is not connected. `login` and `logout` live in
+//! `command_auth`.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::config::{self, Scope, ServerEntry};
-use super::connection::{ConnState, Hooks, ServerConnection};
+use super::connection::{AuthContext, ConnState, Hooks, ServerConnection};
 use super::log::ServerLog;
 use crate::ai::Abort;
 use crate::resources::trust;
@@ -60,7 +61,7 @@ Other options:
   --json                  Print the list as JSON
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)";
 
-const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
+pub(super) const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
 
 /// Where the command writes.
 pub struct Io<'a> {
@@ -69,31 +70,31 @@ pub struct Io<'a> {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Kind {
+pub(super) enum Kind {
     Flag,
     Value,
     List,
 }
 
 #[derive(Default)]
-struct Parsed {
-    positional: Vec<String>,
+pub(super) struct Parsed {
+    pub positional: Vec<String>,
     values: HashMap<String, Option<String>>,
     lists: HashMap<String, Vec<String>>,
 }
 
 impl Parsed {
-    fn has(&self, name: &str) -> bool {
+    pub fn has(&self, name: &str) -> bool {
         self.values.contains_key(name) || self.lists.contains_key(name)
     }
-    fn value(&self, name: &str) -> Option<&str> {
+    pub fn value(&self, name: &str) -> Option<&str> {
         self.values.get(name).and_then(|v| v.as_deref())
     }
 }
 
 /// pi's option parsing: `--` ends the options, as does reaching `max_positionals` positional
 /// arguments (so a server command's own flags pass through). Only `-l` has a short form.
-fn parse(
+pub(super) fn parse(
     args: &[String],
     known: &[(&str, Kind)],
     max_positionals: usize,
@@ -168,13 +169,7 @@ pub fn run(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
             }
             list(agent_dir, cwd, p.has("json"), io)
         }
-        "login" | "logout" => {
-            let _ = writeln!(
-                io.err,
-                "\"pi mcp {command}\" (OAuth sign-in) is not available in this build yet."
-            );
-            1
-        }
+        "login" | "logout" => super::command_auth::run(command, rest, agent_dir, cwd, io),
         _ => {
             let _ = writeln!(io.err, "Unknown mcp command \"{command}\".\n{HELP_HINT}");
             1
@@ -423,7 +418,7 @@ fn remove(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
     }
 }
 
-struct NoHooks;
+pub(super) struct NoHooks;
 
 impl Hooks for NoHooks {
     fn tools_changed(&self, _conn: &ServerConnection) {}
@@ -484,8 +479,9 @@ fn report(entry: &ServerEntry, conn: Option<&Arc<ServerConnection>>) -> Map<Stri
     r
 }
 
-fn list(agent_dir: &Path, cwd: &Path, as_json: bool, io: &mut Io) -> i32 {
-    // As pi's shell commands: only a saved decision trusts the project here.
+/// The configuration as shell commands see it (only a saved decision trusts the project, as
+/// in pi), and the note to print when an untrusted project's file was skipped.
+pub(super) fn shell_config(agent_dir: &Path, cwd: &Path) -> (config::LoadedConfig, Option<String>) {
     let trusted = trust::TrustStore::load(agent_dir).decision(cwd) == Some(true);
     let loaded = config::load(agent_dir, cwd, trusted);
     let project = config::project_path(cwd);
@@ -495,7 +491,13 @@ fn list(agent_dir: &Path, cwd: &Path, as_json: bool, io: &mut Io) -> i32 {
             project.display()
         )
     });
+    (loaded, untrusted_note)
+}
+
+fn list(agent_dir: &Path, cwd: &Path, as_json: bool, io: &mut Io) -> i32 {
+    let (loaded, untrusted_note) = shell_config(agent_dir, cwd);
     let log = Arc::new(ServerLog::new(agent_dir.join("mcp.log")));
+    let auth = AuthContext::for_agent_dir(agent_dir);
     let conns: Vec<Option<Arc<ServerConnection>>> = loaded
         .servers
         .iter()
@@ -506,7 +508,7 @@ fn list(agent_dir: &Path, cwd: &Path, as_json: bool, io: &mut Io) -> i32 {
                     e.config.clone(),
                     cwd,
                     Some(Arc::clone(&log)),
-                    None,
+                    Some(&auth),
                     Arc::new(NoHooks),
                 );
                 conn.start();

@@ -161,6 +161,8 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
 pub enum Scope {
     Global,
     Project,
+    /// Registered by an extension (`source` is its path).
+    Extension,
 }
 
 impl Scope {
@@ -168,6 +170,7 @@ impl Scope {
         match self {
             Scope::Global => "global",
             Scope::Project => "project",
+            Scope::Extension => "extension",
         }
     }
 }

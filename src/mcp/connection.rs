@@ -3,6 +3,10 @@
 //! tools and whether it offers resources, reconnecting on the next call after the server
 //! dropped or failed, refreshing tools on `notifications/tools/list_changed`, and closing.
 //! Callers wait for a connection with the abort flag in hand; nobody waits without a bound.
+//!
+//! HTTP servers authenticate with OAuth unless their config has an `Authorization` header or
+//! `auth.provider` (then the provider's `/login` token is sent). A server that rejects the
+//! credentials it was given is shown as needing a sign-in (`needs-auth`) rather than failed.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -12,8 +16,13 @@ use serde_json::{json, Value};
 
 use super::client::{Client, ClientOptions, RequestOptions};
 use super::config::{ServerConfig, TransportConfig};
+pub use super::credentials::{auth_provider, oauth_url, sign_in_required, AuthContext};
 use super::http::{AuthProvider, HttpSpec};
 use super::log::ServerLog;
+use super::oauth::discovery::Challenge;
+use super::oauth::provider::{OAuthAuth, ProviderTokenAuth};
+use super::oauth::store::ServerStore;
+use super::oauth::Settings as OAuthSettings;
 use super::rpc::{McpError, Transport};
 use super::stdio::StdioSpec;
 use crate::ai::Abort;
@@ -47,6 +56,9 @@ impl ConnState {
     }
 }
 
+/// How long closing waits for a token refresh in progress (its rotated tokens must be saved).
+const REFRESH_SETTLE: Duration = Duration::from_secs(15);
+
 /// A snapshot for lists, reports and tool registration.
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -79,6 +91,10 @@ pub struct ServerConnection {
     cwd: PathBuf,
     log: Option<Arc<ServerLog>>,
     auth: Option<Arc<dyn AuthProvider>>,
+    /// The OAuth side of `auth`, for sign-in and sign-out.
+    oauth: Option<(Arc<OAuthAuth>, ServerStore)>,
+    /// The last OAuth challenge (resource metadata URL, scope) for the next sign-in.
+    challenge: Arc<Mutex<Option<Challenge>>>,
     inner: Mutex<Inner>,
     changed: Condvar,
     /// Raised by `close`: stops a connect in progress and every later one.
@@ -99,6 +115,14 @@ struct Connected {
 struct Failure {
     error: McpError,
     stderr: Option<String>,
+}
+
+/// How a connect ended, for [`ServerConnection::finish_attempt`].
+enum Attempt {
+    Connected(Connected),
+    Failed(String),
+    /// The server wants credentials the user has to give.
+    NeedsAuth,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -123,15 +147,42 @@ impl ServerConnection {
         config: ServerConfig,
         cwd: &Path,
         log: Option<Arc<ServerLog>>,
-        auth: Option<Arc<dyn AuthProvider>>,
+        auth: Option<&AuthContext>,
         hooks: Arc<dyn Hooks>,
     ) -> Arc<ServerConnection> {
+        let shutdown = Abort::new();
+        let challenge: Arc<Mutex<Option<Challenge>>> = Arc::new(Mutex::new(None));
+        let oauth = match (auth, oauth_url(&config)) {
+            (Some(a), Some(url)) => {
+                let store = a.credentials.server(name, url);
+                let sink = Arc::clone(&challenge);
+                let provider = OAuthAuth::new(
+                    url,
+                    store.clone(),
+                    OAuthSettings::from_config(name, config.raw.get("oauth")),
+                    Arc::new(move |c| *lock(&sink) = Some(c)),
+                    shutdown.clone(),
+                );
+                Some((Arc::new(provider), store))
+            }
+            _ => None,
+        };
+        let auth: Option<Arc<dyn AuthProvider>> = match (&oauth, auth, auth_provider(&config)) {
+            (Some((o, _)), _, _) => Some(Arc::clone(o) as Arc<dyn AuthProvider>),
+            (None, Some(a), Some(p)) => Some(Arc::new(ProviderTokenAuth {
+                provider: p.to_string(),
+                read: Arc::clone(&a.provider_token),
+            })),
+            _ => None,
+        };
         Arc::new_cyclic(|me| ServerConnection {
             name: name.to_string(),
             config,
             cwd: cwd.to_path_buf(),
             log,
             auth,
+            oauth,
+            challenge,
             inner: Mutex::new(Inner {
                 status: Status {
                     state: ConnState::Connecting,
@@ -145,7 +196,7 @@ impl ServerConnection {
                 attempts: 0,
             }),
             changed: Condvar::new(),
-            shutdown: Abort::new(),
+            shutdown,
             connecting: Mutex::new(None),
             hooks,
             me: me.clone(),
@@ -177,6 +228,36 @@ impl ServerConnection {
         self.config.timeout()
     }
 
+    /// The server URL when the server uses MCP OAuth.
+    pub fn oauth_url(&self) -> Option<&str> {
+        self.oauth.as_ref().and_then(|_| oauth_url(&self.config))
+    }
+
+    /// This server's entry in `mcp-auth.json` (OAuth servers only).
+    pub fn credentials(&self) -> Option<&ServerStore> {
+        self.oauth.as_ref().map(|(_, s)| s)
+    }
+
+    /// The `oauth` block, its secret resolved.
+    pub fn oauth_settings(&self) -> Result<OAuthSettings, String> {
+        OAuthSettings::from_config(&self.name, self.config.raw.get("oauth"))
+    }
+
+    /// The challenge that asked for a sign-in, if any.
+    pub fn challenge(&self) -> Option<Challenge> {
+        lock(&self.challenge).clone()
+    }
+
+    /// The sign-in answered the challenge.
+    pub fn clear_challenge(&self) {
+        *lock(&self.challenge) = None;
+    }
+
+    /// Whether an error means the user has to sign in.
+    fn needs_sign_in(&self, error: &McpError) -> bool {
+        self.auth.is_some() && matches!(error, McpError::AuthRequired { .. })
+    }
+
     /// Starts connecting on a background thread unless a connect is under way or done.
     /// Returns the number of attempts finished before, for [`ServerConnection::wait_attempt`].
     pub fn start(&self) -> u64 {
@@ -197,7 +278,7 @@ impl ServerConnection {
             .name("pi-mcp-connect".into())
             .spawn(move || me.open());
         if spawned.is_err() {
-            self.finish_attempt(Err("could not start a thread".into()));
+            self.finish_attempt(Attempt::Failed("could not start a thread".into()));
         }
         before
     }
@@ -234,6 +315,9 @@ impl ServerConnection {
             return Ok(c);
         }
         let status = self.status();
+        if status.state == ConnState::NeedsAuth {
+            return Err(sign_in_required(&self.name, &self.config));
+        }
         Err(format!(
             "MCP server \"{}\" failed to connect: {}",
             self.name,
@@ -255,15 +339,16 @@ impl ServerConnection {
         let mut attempt = 0;
         let result = loop {
             match self.connect_once() {
-                Ok(client) => break Ok(client),
-                Err(f) if self.shutdown.is_aborted() => break Err(f.error.to_string()),
+                Ok(client) => break Attempt::Connected(client),
+                Err(f) if self.shutdown.is_aborted() => break Attempt::Failed(f.error.to_string()),
+                Err(f) if self.needs_sign_in(&f.error) => break Attempt::NeedsAuth,
                 Err(f) => match retries.get(attempt) {
                     Some(delay) if f.error.is_transient() => {
                         attempt += 1;
                         sleep_unless(*delay, &self.shutdown);
                     }
                     _ => {
-                        break Err(match f.stderr {
+                        break Attempt::Failed(match f.stderr {
                             Some(t) => format!("{}\n{t}", f.error),
                             None => f.error.to_string(),
                         })
@@ -274,12 +359,12 @@ impl ServerConnection {
         self.finish_attempt(result);
     }
 
-    fn finish_attempt(&self, result: Result<Connected, String>) {
+    fn finish_attempt(&self, result: Attempt) {
         let mut inner = lock(&self.inner);
         inner.opening = false;
         inner.attempts += 1;
         let tools_changed = match result {
-            Ok(Connected { client, tools }) if !self.shutdown.is_aborted() => {
+            Attempt::Connected(Connected { client, tools }) if !self.shutdown.is_aborted() => {
                 inner.status.state = ConnState::Connected;
                 inner.status.error = None;
                 inner.status.tools = tools;
@@ -294,7 +379,7 @@ impl ServerConnection {
                 inner.client = Some(client);
                 true
             }
-            Ok(Connected { client, .. }) => {
+            Attempt::Connected(Connected { client, .. }) => {
                 inner.status.state = ConnState::Closed;
                 drop(inner);
                 client.close();
@@ -302,7 +387,16 @@ impl ServerConnection {
                 self.hooks.state_changed(self);
                 return;
             }
-            Err(e) => {
+            Attempt::NeedsAuth if !self.shutdown.is_aborted() => {
+                inner.status.state = ConnState::NeedsAuth;
+                inner.status.error = None;
+                false
+            }
+            Attempt::NeedsAuth => {
+                inner.status.state = ConnState::Closed;
+                false
+            }
+            Attempt::Failed(e) => {
                 inner.status.state = if self.shutdown.is_aborted() {
                     ConnState::Closed
                 } else {
@@ -540,6 +634,11 @@ impl ServerConnection {
                         inner.client = None;
                     }
                 }
+                Err(e) if self.needs_sign_in(&e) => {
+                    self.drop_client(&client);
+                    self.mark_needs_auth();
+                    return Err(sign_in_required(&self.name, &self.config));
+                }
                 Err(e) => return Err(e.to_string()),
             }
             attempt += 1;
@@ -567,6 +666,60 @@ impl ServerConnection {
         })
     }
 
+    /// Detaches `client` if it is the current one and closes it (off this thread: a stdio
+    /// server may take its kill grace time).
+    fn drop_client(&self, client: &Arc<Client>) {
+        let mut inner = lock(&self.inner);
+        if inner
+            .client
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, client))
+        {
+            inner.client = None;
+        }
+        drop(inner);
+        let client = Arc::clone(client);
+        let _ = std::thread::Builder::new()
+            .name("pi-mcp-close".into())
+            .spawn(move || client.close());
+    }
+
+    fn mark_needs_auth(&self) {
+        if self.shutdown.is_aborted() {
+            return;
+        }
+        let mut inner = lock(&self.inner);
+        inner.status.state = ConnState::NeedsAuth;
+        inner.status.error = None;
+        drop(inner);
+        self.changed.notify_all();
+        self.hooks.state_changed(self);
+    }
+
+    /// Connects again (after a sign-in, or on request): the current connection is closed
+    /// first. Errors read as [`ServerConnection::client`]'s.
+    pub fn reconnect(&self, abort: &Abort) -> Result<(), String> {
+        if !self.wait_settled(Some(abort)) {
+            return Err(McpError::Aborted.to_string());
+        }
+        let old = lock(&self.inner).client.take();
+        if let Some(c) = old {
+            c.close();
+        }
+        self.client(abort).map(|_| ())
+    }
+
+    /// After the stored credentials were removed: disconnects and shows the server as needing
+    /// a sign-in.
+    pub fn sign_out(&self, abort: &Abort) {
+        self.wait_settled(Some(abort));
+        let old = lock(&self.inner).client.take();
+        if let Some(c) = old {
+            c.close();
+        }
+        self.mark_needs_auth();
+    }
+
     /// Stops the server: a connect in progress is abandoned, the transport closed (for stdio
     /// this may take the kill grace time).
     pub fn close(&self) {
@@ -582,6 +735,9 @@ impl ServerConnection {
         }
         if let Some(c) = client {
             c.close();
+        }
+        if let Some((o, _)) = &self.oauth {
+            o.settled(REFRESH_SETTLE);
         }
     }
 }

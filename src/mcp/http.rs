@@ -3,7 +3,10 @@
 //! batch) or an SSE stream, read until the answer arrives. The server's `Mcp-Session-Id` is
 //! sent back on every request, `MCP-Protocol-Version` once negotiated, and `DELETE` ends the
 //! session on close. After `initialized`, a GET stream carries server-initiated messages (a
-//! 405 means the server has none). Bodies and events are limited to 16 MiB. Credentials come
+//! 405 means the server has none). A stream that ends or breaks before the answer it carries,
+//! from a server that numbers its events, is resumed with a GET and `Last-Event-ID` (with
+//! backoff, or the server's `retry:`), as pi does; so is the GET stream when it drops. Bodies
+//! and events are limited to 16 MiB. Credentials come
 //! from the configured headers and, when set, an [`AuthProvider`] (OAuth plugs in there).
 //! Proxies and extra CA roots come from the providers' HTTP helpers.
 
@@ -24,12 +27,43 @@ type Response = ureq::http::Response<ureq::Body>;
 const GET_STREAM_IDLE: Duration = Duration::from_secs(300);
 const MAX_ERROR_BODY_BYTES: u64 = 8 * 1024;
 const ERROR_BODY_CHARS: usize = 500;
-const GET_STREAM_RETRIES: u32 = 5;
+/// Attempts to resume a stream in a row (reset whenever one brings events).
+const RECONNECT_RETRIES: u32 = 5;
+const RECONNECT_INITIAL: Duration = Duration::from_secs(1);
+const RECONNECT_MAX: Duration = Duration::from_secs(30);
+
+/// Where a stream got to, for resuming it.
+#[derive(Debug, Default)]
+struct Cursor {
+    last_event_id: Option<String>,
+    retry_ms: Option<u64>,
+    /// Events (or ids) arrived since the stream was (re)opened.
+    received: bool,
+}
+
+/// Why reading a stream stopped before its end.
+struct StreamFailure {
+    message: String,
+    /// A broken connection (worth resuming), not a protocol limit.
+    retryable: bool,
+}
+
+/// The wait before resuming: the server's `retry:`, else doubling from 1 s up to 30 s.
+fn reconnect_delay(attempt: u32, server_ms: Option<u64>) -> Duration {
+    match server_ms {
+        Some(ms) => Duration::from_millis(ms),
+        None => (RECONNECT_INITIAL * 2u32.saturating_pow(attempt.min(10))).min(RECONNECT_MAX),
+    }
+}
 
 /// Supplies and renews a bearer token (OAuth, or a provider login).
 pub trait AuthProvider: Send + Sync {
     /// The token to send now, if any.
     fn token(&self) -> Option<String>;
+    /// The token as it is, never renewed first (for ending the session on close).
+    fn current_token(&self) -> Option<String> {
+        self.token()
+    }
     /// The server rejected `token` (401, or 403 `insufficient_scope`). `Ok(true)` retries the
     /// request once with a new [`AuthProvider::token`]; `Err` ends it with that error.
     fn on_unauthorized(
@@ -265,16 +299,10 @@ impl Inner {
                 Err(e) => fail(e),
             },
             "text/event-stream" => {
-                let answered = self.read_sse(resp.into_body().into_reader(), Some(&id));
-                match answered {
-                    Ok(true) => {}
-                    Ok(false) if self.closed.load(Ordering::SeqCst) => {}
-                    Ok(false) => fail(McpError::Network(
-                        "MCP response stream failed: stream ended without a response".into(),
-                    )),
-                    Err(e) => fail(McpError::Network(format!(
-                        "MCP response stream failed: {e}"
-                    ))),
+                if let Err(reason) = self.consume_response_stream(resp, &id) {
+                    fail(McpError::Network(format!(
+                        "MCP response stream failed: {reason}"
+                    )));
                 }
             }
             other => fail(McpError::Http {
@@ -287,9 +315,111 @@ impl Inner {
         }
     }
 
+    /// Reads the SSE stream answering request `id`, resuming it with `Last-Event-ID` when it
+    /// ends or breaks first and the server numbered its events. `Err` with the reason when the
+    /// answer never came (the transport closing is not an error).
+    fn consume_response_stream(&self, first: Response, id: &Value) -> Result<(), String> {
+        let mut cursor = Cursor::default();
+        let mut stream: Option<Box<dyn Read + Send>> =
+            Some(Box::new(first.into_body().into_reader()));
+        let mut failure: Option<StreamFailure> = None;
+        let mut attempt = 0;
+        loop {
+            if let Some(reader) = stream.take() {
+                match self.read_sse(reader, Some(id), &mut cursor) {
+                    Ok(true) => return Ok(()),
+                    Ok(false) => failure = None,
+                    Err(f) => failure = Some(f),
+                }
+            }
+            if self.closed.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            if failure.as_ref().is_some_and(|f| !f.retryable)
+                || cursor.last_event_id.is_none()
+                || attempt >= RECONNECT_RETRIES
+            {
+                break;
+            }
+            if cursor.received {
+                attempt = 0;
+            }
+            cursor.received = false;
+            if !self.sleep(reconnect_delay(attempt, cursor.retry_ms)) {
+                return Ok(());
+            }
+            attempt += 1;
+            match self.open_sse_stream(cursor.last_event_id.as_deref()) {
+                Ok(Some(resp)) => stream = Some(Box::new(resp.into_body().into_reader())),
+                // The server cannot resume: nothing more comes.
+                Ok(None) => break,
+                Err(e) => {
+                    let retryable = e.is_transient();
+                    failure = Some(StreamFailure {
+                        message: e.to_string(),
+                        retryable,
+                    });
+                    if !retryable {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(failure.map_or_else(
+            || "stream ended without a response".to_string(),
+            |f| f.message,
+        ))
+    }
+
+    /// A GET event stream (resuming after `last_event_id` when given). `Ok(None)` when the
+    /// server answers 405: it offers none.
+    fn open_sse_stream(&self, last_event_id: Option<&str>) -> Result<Option<Response>, McpError> {
+        let extra: Vec<(&str, String)> = last_event_id
+            .map(|id| ("last-event-id", id.to_string()))
+            .into_iter()
+            .collect();
+        match self.request("GET", "text/event-stream", None, &extra) {
+            Ok(resp) if resp.status() == 405 => Ok(None),
+            Ok(resp) if content_type(&resp) == "text/event-stream" => Ok(Some(resp)),
+            Ok(resp) => Err(McpError::Http {
+                status: resp.status().as_u16(),
+                message: format!(
+                    "Unsupported MCP GET response content type: {}",
+                    match content_type(&resp).as_str() {
+                        "" => "missing".to_string(),
+                        other => other.to_string(),
+                    }
+                ),
+            }),
+            Err(McpError::Http { status: 405, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits `d` unless the transport closes first (then `false`).
+    fn sleep(&self, d: Duration) -> bool {
+        let until = std::time::Instant::now() + d;
+        while std::time::Instant::now() < until {
+            if self.closed.load(Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(
+                Duration::from_millis(50)
+                    .min(until.saturating_duration_since(std::time::Instant::now())),
+            );
+        }
+        !self.closed.load(Ordering::SeqCst)
+    }
+
     /// Delivers the messages of an SSE stream; with `until`, stops once the reply to that id
-    /// arrived (`Ok(true)`). `Ok(false)` when the stream ended first.
-    fn read_sse(&self, mut reader: impl Read, until: Option<&Value>) -> Result<bool, String> {
+    /// arrived (`Ok(true)`). `Ok(false)` when the stream ended first. `cursor` follows the
+    /// event ids and the server's `retry:`.
+    fn read_sse(
+        &self,
+        mut reader: impl Read,
+        until: Option<&Value>,
+        cursor: &mut Cursor,
+    ) -> Result<bool, StreamFailure> {
         let mut parser = SseParser::new();
         let mut buf = vec![0u8; 16 * 1024];
         // Bytes read since the last complete event: an endless event is cut off.
@@ -302,15 +432,31 @@ impl Inner {
                 Ok(0) => return Ok(false),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(crate::ai::http::describe_io_error(&e)),
+                Err(e) => {
+                    return Err(StreamFailure {
+                        message: crate::ai::http::describe_io_error(&e),
+                        retryable: true,
+                    })
+                }
             };
             pending += n;
             let events = parser.push(&buf[..n]);
             if !events.is_empty() {
                 pending = 0;
+                cursor.received = true;
             }
+            if let Some(last) = parser.last_event_id() {
+                if cursor.last_event_id.as_deref() != Some(last) {
+                    cursor.last_event_id = Some(last.to_string());
+                    cursor.received = true;
+                }
+            }
+            cursor.retry_ms = parser.retry_ms().or(cursor.retry_ms);
             if pending > MAX_MESSAGE_BYTES {
-                return Err(format!("MCP SSE event exceeds {MAX_MESSAGE_BYTES} bytes"));
+                return Err(StreamFailure {
+                    message: format!("MCP SSE event exceeds {MAX_MESSAGE_BYTES} bytes"),
+                    retryable: false,
+                });
             }
             let mut answered = false;
             for ev in events {
@@ -336,39 +482,42 @@ impl Inner {
         }
     }
 
-    /// The server-to-client stream: reopened after transient failures, a few times.
+    /// The server-to-client stream: reopened (resuming after its last event id) when it
+    /// drops, with backoff, a few times in a row.
     fn open_get_stream(self: &Arc<Self>) {
         let inner = Arc::clone(self);
-        // Detached: it ends when the server closes the stream, or on its next read after the
-        // transport closed.
+        // Detached: it ends when the server closes the stream for good, or on its next read
+        // after the transport closed.
         let _ = std::thread::Builder::new()
             .name("pi-mcp-http-get".into())
             .spawn(move || {
-                let mut failures = 0u32;
-                while !inner.closed.load(Ordering::SeqCst) && failures <= GET_STREAM_RETRIES {
-                    match inner.request("GET", "text/event-stream", None, &[]) {
-                        Ok(resp) if resp.status() == 405 => return,
-                        Ok(resp) if content_type(&resp) == "text/event-stream" => {
+                let mut cursor = Cursor::default();
+                let mut attempt = 0u32;
+                while !inner.closed.load(Ordering::SeqCst) {
+                    match inner.open_sse_stream(cursor.last_event_id.as_deref()) {
+                        Ok(None) => return,
+                        Ok(Some(resp)) => {
+                            let opened = std::time::Instant::now();
                             let reader = resp.into_body().into_reader();
-                            match inner.read_sse(reader, None) {
-                                Ok(_) => failures = 0,
-                                Err(_) => failures += 1,
+                            let result = inner.read_sse(reader, None, &mut cursor);
+                            if result.as_ref().is_err_and(|f| !f.retryable) {
+                                return;
+                            }
+                            // A stream that stayed up a while counts as healthy, idle or not.
+                            if cursor.received || opened.elapsed() > RECONNECT_MAX {
+                                attempt = 0;
                             }
                         }
-                        Ok(_) => return,
-                        Err(McpError::Http { status: 405, .. }) => return,
-                        Err(e) if e.is_transient() => failures += 1,
+                        Err(e) if e.is_transient() => {}
                         Err(_) => return,
                     }
-                    let delay =
-                        Duration::from_secs(1 << failures.min(5)).min(Duration::from_secs(30));
-                    let until = std::time::Instant::now() + delay;
-                    while std::time::Instant::now() < until {
-                        if inner.closed.load(Ordering::SeqCst) {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(50));
+                    cursor.received = false;
+                    if attempt >= RECONNECT_RETRIES
+                        || !inner.sleep(reconnect_delay(attempt, cursor.retry_ms))
+                    {
+                        return;
                     }
+                    attempt += 1;
                 }
             });
     }
@@ -428,6 +577,14 @@ impl Transport for HttpTransport {
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+            let bearer = self
+                .inner
+                .spec
+                .auth
+                .as_ref()
+                .and_then(|a| a.current_token())
+                .map(|t| format!("Bearer {t}"));
+            headers.extend(bearer.as_deref().map(|b| ("authorization", b)));
             if let Ok(req) = http::new_request("DELETE", url, &headers, ()) {
                 let _ = agent.run(req);
             }

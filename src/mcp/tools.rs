@@ -70,6 +70,9 @@ pub struct McpTool {
     parameters: Value,
     pub exposure: Exposure,
     pub namespace: Namespace,
+    /// The server's behaviour hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+    /// `openWorldHint`), for permission extensions.
+    pub annotations: Value,
     conn: Arc<ServerConnection>,
 }
 
@@ -91,6 +94,17 @@ impl McpTool {
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("MCP tool {tool_name} from server {}", conn.name)),
         };
+        let mut annotations = serde_json::Map::new();
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            if let Some(b) = tool["annotations"][hint].as_bool() {
+                annotations.insert(hint.into(), Value::Bool(b));
+            }
+        }
         McpTool {
             name,
             server: conn.name.clone(),
@@ -99,8 +113,22 @@ impl McpTool {
             parameters: normalize_schema(&tool["inputSchema"]),
             exposure,
             namespace,
+            annotations: Value::Object(annotations),
             conn: Arc::clone(conn),
         }
+    }
+
+    /// What extensions' `getAllTools` reports of it.
+    pub fn info(&self) -> Value {
+        let mut info = json!({
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        });
+        if self.annotations.as_object().is_some_and(|a| !a.is_empty()) {
+            info["annotations"] = self.annotations.clone();
+        }
+        info
     }
 }
 

@@ -74,6 +74,47 @@ impl Url {
     pub fn is_loopback(&self) -> bool {
         matches!(self.host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
     }
+
+    /// `scheme://host[:port]`, without the scheme's default port.
+    pub fn origin(&self) -> String {
+        let default = match self.scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        };
+        match self.port.filter(|p| Some(*p) != default) {
+            Some(p) => format!("{}://{}:{p}", self.scheme, self.host),
+            None => format!("{}://{}", self.scheme, self.host),
+        }
+    }
+
+    /// The URL as WHATWG URL parsing serialises these cases: lower-case scheme and host, no
+    /// default port, `/` for an empty path.
+    pub fn serialize(&self) -> String {
+        let mut out = format!("{}{}", self.origin(), self.path);
+        if let Some(q) = &self.query {
+            out.push('?');
+            out.push_str(q);
+        }
+        if let Some(f) = &self.fragment {
+            out.push('#');
+            out.push_str(f);
+        }
+        out
+    }
+
+    /// The same URL without its fragment.
+    pub fn without_fragment(&self) -> Url {
+        Url {
+            fragment: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// `text` normalised by [`Url::serialize`], or as written when it does not parse.
+pub fn normalize(text: &str) -> String {
+    Url::parse(text).map_or_else(|| text.to_string(), |u| u.serialize())
 }
 
 /// `file://` URL of an absolute path, percent-encoding what a URL path may not hold (as Node's
@@ -104,6 +145,19 @@ mod tests {
         assert!(Url::parse("http://").is_none());
         assert!(Url::parse("example.com/mcp").is_none());
         assert!(Url::parse("http://h:99999/").is_none());
+    }
+
+    #[test]
+    fn serialised_like_whatwg() {
+        assert_eq!(normalize("HTTPS://Example.com:443"), "https://example.com/");
+        assert_eq!(
+            normalize("http://127.0.0.1:8080/mcp?x=1"),
+            "http://127.0.0.1:8080/mcp?x=1"
+        );
+        assert_eq!(normalize("http://h:80/a#f"), "http://h/a#f");
+        let u = Url::parse("https://h/a#f").unwrap();
+        assert_eq!(u.without_fragment().serialize(), "https://h/a");
+        assert_eq!(u.origin(), "https://h");
     }
 
     #[test]

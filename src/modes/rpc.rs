@@ -1,30 +1,44 @@
 //! `--mode rpc`: JSON lines on stdin are commands, JSON lines on stdout are responses and
 //! events, as pi's RPC protocol defines them. Records split on `\n` only (a trailing `\r` is
-//! dropped), so U+2028/U+2029 inside strings never split a command. A prompt runs on a worker
-//! thread that owns the session while it runs; meanwhile queries are answered from a snapshot
-//! the worker keeps current, and `steer`/`follow_up`/`abort` reach the run through the agent's
-//! shared queues and abort flag. EOF on stdin ends the server with exit 0 once the run ends.
+//! dropped), so U+2028/U+2029 inside strings never split a command.
+//!
+//! A prompt runs on a worker thread that owns the session while it runs and hands it back over
+//! a channel when done. Meanwhile queries are answered from a snapshot the worker keeps
+//! current, and `steer`/`follow_up`/`abort` reach the run through the agent's shared queues and
+//! abort flag. A command that needs the session while the worker holds it outside its agent
+//! loop (running an extension command, or wrapping up after `agent_end`) waits in line: it is
+//! handled the moment the session comes back or the loop starts, so a client that sends its
+//! next prompt right after `agent_end` finds the server idle. `abort` is answered once the run
+//! has ended, which never takes long: no wait in the run is unbounded. EOF on stdin ends the
+//! server with exit 0 once the work in hand is done.
+//!
+//! Files: `rpc_commands.rs` handles each command, `rpc_entries.rs` the entry and tree queries,
+//! `rpc_bash.rs` the `bash` command, `rpc_session.rs` the commands that replace the session,
+//! `rpc_ui.rs` extension dialogs.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use crossbeam_channel::{select, Receiver};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::agent::{AgentEvent, MessageQueue, QueueMode};
-use crate::ai::{
-    now_ms, Content, Extra, ImageContent, Message, Model, ThinkingLevel, UserContent, UserMessage,
-};
-use crate::harness::extensions::{InputSource, UserInput};
+use crate::agent::{AgentEvent, MessageQueue};
+use crate::ai::{Message, Model, ThinkingLevel};
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::session::json::to_js_string;
-use crate::session::{export_html, ops};
+use crate::session::AgentMessage;
 
 use super::rpc_session;
+
 #[path = "rpc_bash.rs"]
 mod bash;
+#[path = "rpc_commands.rs"]
+mod commands;
+#[path = "rpc_entries.rs"]
+mod entries;
 
 pub use crate::harness::model_control::Credentials;
 /// Looks up the credentials of a model, or says why there are none.
@@ -55,7 +69,7 @@ impl Out {
         self.text_line(to_js_string(v));
     }
 
-    /// Writes one already serialized JSON line.
+    /// Writes one already serialized JSON line and flushes it.
     pub(crate) fn text_line(&self, mut text: String) {
         text.push('\n');
         let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -67,15 +81,45 @@ impl Out {
 /// What queries see while a run holds the session.
 #[derive(Default)]
 struct Snapshot {
-    messages: Vec<Message>,
+    messages: Vec<AgentMessage>,
 }
 
+/// The steering and follow-up texts last reported in a `queue_update`, so a delivered
+/// message (which leaves its queue) is reported once.
+#[derive(Clone, Default)]
+struct QueueReport(Arc<Mutex<(Vec<String>, Vec<String>)>>);
+
+impl QueueReport {
+    /// Writes `queue_update` if the queues differ from what was last reported (or `force`).
+    fn update(&self, out: &Out, steering: &MessageQueue, follow_up: &MessageQueue, force: bool) {
+        let now = (queue_texts(steering), queue_texts(follow_up));
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if force || *last != now {
+            out.line(&json!({"type": "queue_update", "steering": now.0, "followUp": now.1}));
+            *last = now;
+        }
+    }
+}
+
+fn queue_texts(q: &MessageQueue) -> Vec<String> {
+    q.peek()
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => crate::session::ops::user_content_text(&u.content),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// A run holding the session on its worker thread.
 struct Running {
-    handle: JoinHandle<AgentSession>,
-    done: Receiver<()>,
+    /// The session, handed back when the work is done; disconnected if the worker died.
+    done: Receiver<AgentSession>,
+    /// A message each time the run's agent loop starts.
+    loop_started: Receiver<()>,
     /// Whether the agent loop is between `agent_start` and `agent_end`. Outside of that the
-    /// run is a command, a preflight or wrapping up, and hands the session back in moments.
-    in_loop: Arc<std::sync::atomic::AtomicBool>,
+    /// run is a command, a preflight, a retry wait or wrapping up.
+    in_loop: Arc<AtomicBool>,
     steering: MessageQueue,
     follow_up: MessageQueue,
     abort: crate::ai::Abort,
@@ -90,69 +134,16 @@ struct Server {
     idle: Option<AgentSession>,
     running: Option<Running>,
     snapshot: Arc<Mutex<Snapshot>>,
+    queue_report: QueueReport,
     bash: bash::BashState,
+    /// Lines that wait for the session (see the module doc), in arrival order.
+    waiting: VecDeque<String>,
+    /// Ids of `abort` commands to answer once the run has ended.
+    aborts: Vec<Option<Value>>,
     /// Extension dialogs waiting for the client's `extension_ui_response`.
     ui: Arc<super::rpc_ui::RpcUi>,
     /// The session's extensions (also reachable while a run holds the session).
     extensions: Option<Arc<crate::extensions::ExtensionHost>>,
-}
-
-fn response(id: &Option<Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
-    let mut m = Map::new();
-    if let Some(id) = id {
-        m.insert("id".into(), id.clone());
-    }
-    m.insert("type".into(), "response".into());
-    m.insert("command".into(), command.into());
-    match result {
-        Ok(data) => {
-            m.insert("success".into(), true.into());
-            if let Some(d) = data {
-                m.insert("data".into(), d);
-            }
-        }
-        Err(e) => {
-            m.insert("success".into(), false.into());
-            m.insert("error".into(), e.into());
-        }
-    }
-    Value::Object(m)
-}
-
-fn user_message(cmd: &Value, text: String) -> Message {
-    let mut content = vec![Content::text(text)];
-    if let Some(images) = cmd.get("images").and_then(Value::as_array) {
-        for img in images {
-            if let (Some(data), Some(mime)) = (img["data"].as_str(), img["mimeType"].as_str()) {
-                content.push(Content::Image(ImageContent {
-                    data: data.into(),
-                    mime_type: mime.into(),
-                }));
-            }
-        }
-    }
-    Message::User(UserMessage {
-        content: UserContent::Blocks(content),
-        timestamp: now_ms(),
-        extra: Extra::new(),
-    })
-}
-
-fn queue_texts(q: &MessageQueue) -> Vec<String> {
-    q.peek()
-        .iter()
-        .map(|m| match m {
-            Message::User(u) => ops::user_content_text(&u.content),
-            _ => String::new(),
-        })
-        .collect()
-}
-
-fn mode_name(m: QueueMode) -> &'static str {
-    match m {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
 }
 
 /// An `extension_ui_response` line, parsed.
@@ -166,13 +157,11 @@ fn ui_response(line: &[u8]) -> Option<Value> {
         .filter(|v| v["type"] == "extension_ui_response")
 }
 
-/// Runs the server until stdin closes; returns the exit code.
-pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
+/// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the main
+/// loop may itself be waiting on an extension that waits on this answer), every other line to
+/// the main loop; `None` at EOF. Detached on purpose: it ends at stdin EOF, or with the process.
+fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<String>> {
     let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
-    let out = Out::new(Box::new(std::io::stdout()));
-    let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
-    let answers = Arc::clone(&ui);
-    // Detached on purpose: it ends at stdin EOF, or with the process.
     let _ = std::thread::Builder::new()
         .name("pi-rpc-stdin".into())
         .spawn(move || {
@@ -190,8 +179,6 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
                         if buf.last() == Some(&b'\r') {
                             buf.pop();
                         }
-                        // Dialog answers go straight to the waiting dialog: the main loop may
-                        // itself be waiting on an extension that waits on this answer.
                         if let Some(v) = ui_response(&buf) {
                             answers.resolve(&v);
                             continue;
@@ -207,6 +194,20 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
             }
             let _ = tx.send(None);
         });
+    lines
+}
+
+/// Runs the server until stdin closes; returns the exit code.
+pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
+    let out = Out::new(Box::new(std::io::stdout()));
+    let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
+    // Sandbox (issue 16): "run once without the sandbox?" is a confirm request to the client;
+    // one that does not answer within two minutes has said no.
+    crate::tools::sandbox::set_asker(Some(super::sandbox_asker(
+        Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>,
+        Some(std::time::Duration::from_secs(120)),
+    )));
+    let lines = spawn_stdin_reader(Arc::clone(&ui));
     let extensions = session.extension_host().cloned();
     if let Some(host) = &extensions {
         host.set_ui(Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>);
@@ -227,9 +228,13 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         idle: Some(session),
         running: None,
         snapshot: Arc::new(Mutex::new(Snapshot::default())),
+        queue_report: QueueReport::default(),
+        waiting: VecDeque::new(),
+        aborts: Vec::new(),
         extensions: extensions.clone(),
     };
     let never = crossbeam_channel::never::<()>();
+    let never_done = crossbeam_channel::never::<AgentSession>();
     let never_bash = crossbeam_channel::never::<bash::BashDone>();
     let abort = server.idle.as_ref().map(|s| s.abort.clone());
     crate::util::shutdown::take_over(move || {
@@ -243,11 +248,10 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         .map(|h| h.action_signal())
         .unwrap_or_else(|| never.clone());
     loop {
-        let done = server
-            .running
-            .as_ref()
-            .map(|r| r.done.clone())
-            .unwrap_or_else(|| never.clone());
+        let (done, loop_started) = match &server.running {
+            Some(r) => (r.done.clone(), r.loop_started.clone()),
+            None => (never_done.clone(), never.clone()),
+        };
         // Session changes extensions ask for while idle are applied (and their prompts run)
         // on a worker; during a run the worker applies them when the run ends.
         let idle_actions = if server.running.is_none() {
@@ -258,11 +262,12 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         let bash_done = server.bash.done().unwrap_or_else(|| never_bash.clone());
         select! {
             recv(lines) -> line => match line {
-                Ok(Some(l)) if l.trim().is_empty() => {}
+                // Empty lines too: pi answers them with a parse error.
                 Ok(Some(l)) => server.on_line(l),
                 _ => break,
             },
-            recv(done) -> _ => server.reap(),
+            recv(done) -> session => server.session_back(session.ok()),
+            recv(loop_started) -> _ => server.handle_waiting(),
             recv(bash_done) -> r => server.bash_done(r),
             recv(idle_actions) -> _ => server.start_run(|s, on_event| s.run_extension_work(on_event)),
             // A signal: commands are already killed and the run aborted; what is left is
@@ -271,12 +276,13 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         }
     }
     if crate::util::shutdown::signal().is_none() {
-        // EOF: let a running command and prompt finish, as pi does on graceful shutdown.
-        server.finish_bash();
-    } else if let Some(r) = &server.running {
-        r.abort.abort();
+        // EOF: let a running command and prompt finish (and the lines waiting for them), as
+        // pi does on graceful shutdown.
+        server.finish();
+    } else {
+        // A signal: the run is aborted; its last lines still reach the session.
+        server.stop_run();
     }
-    server.wait_idle();
     if let Some(host) = extensions {
         host.shutdown();
     }
@@ -284,322 +290,153 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
 }
 
 impl Server {
-    fn reap(&mut self) {
-        if let Some(r) = self.running.take() {
-            let Ok(session) = r.handle.join() else {
-                // The run's thread died; the session file keeps every entry written so far,
-                // but there is no session left to serve.
-                eprintln!(
-                    "Error: the agent run failed unexpectedly; restart pi to continue the session."
-                );
-                std::process::exit(1);
+    /// Session switches an extension command asked for (`ctx.newSession()`, …), once the
+    /// session is back.
+    fn perform_mode_requests(&mut self) {
+        use crate::extensions::ModeRequest;
+        let Some(host) = self.extensions.clone() else {
+            return;
+        };
+        for request in host.take_mode_requests() {
+            let Some(s) = self.idle.as_mut() else { return };
+            let env = &mut self.env;
+            let result = match request {
+                ModeRequest::NewSession => rpc_session::new_session(s, env, &json!({})),
+                ModeRequest::SwitchSession(path) => {
+                    rpc_session::switch_session(s, env, &json!({ "sessionPath": path }))
+                }
+                ModeRequest::Fork {
+                    entry_id,
+                    at: false,
+                } => rpc_session::fork(s, env, &json!({ "entryId": entry_id })),
+                ModeRequest::Fork { at: true, .. } => rpc_session::clone(s, env, &json!({})),
+                // Tree navigation, reloads and quitting belong to the terminal UI.
+                _ => Ok(None),
             };
-            r.abort.reset();
-            self.idle = Some(session);
-            self.flush_bash();
+            if let Err(e) = result {
+                host.report("extensions", "session", e);
+            }
         }
     }
 
-    fn wait_idle(&mut self) {
-        if let Some(r) = &self.running {
+    /// Commands meant for a running agent: they never wait for the session.
+    fn reaches_the_run(kind: &str) -> bool {
+        matches!(
+            kind,
+            "abort" | "abort_retry" | "steer" | "follow_up" | "clear_queue"
+        )
+    }
+
+    /// Queries answered from the session itself, which wait while a run holds it.
+    fn reads_the_session(kind: &str) -> bool {
+        matches!(
+            kind,
+            "get_entries" | "get_tree" | "get_session_stats" | "get_fork_messages" | "export_html"
+        )
+    }
+
+    /// Whether a command of `kind` must wait now (ignoring the lines already waiting).
+    fn must_wait(&self, kind: &str) -> bool {
+        if kind == "abort_bash" {
+            return false;
+        }
+        if self.bash.is_running() {
+            return true;
+        }
+        if Self::reaches_the_run(kind) {
+            return false;
+        }
+        // After an `abort`, later commands see the session it leaves behind.
+        if !self.aborts.is_empty() {
+            return true;
+        }
+        self.running
+            .as_ref()
+            .is_some_and(|r| !r.in_loop.load(Ordering::SeqCst) || Self::reads_the_session(kind))
+    }
+
+    /// A line from stdin: handled now, or put in line behind the ones waiting.
+    fn on_line(&mut self, line: String) {
+        let kind = command_kind(&line);
+        if kind == "extension_ui_response" {
+            // Answers reach a waiting dialog whatever else is going on; no response line.
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                self.ui.resolve(&v);
+            }
+            return;
+        }
+        // Behind lines already waiting, everything waits too (order is kept), except what
+        // stops or steers the work in hand.
+        let overtakes =
+            kind == "abort_bash" || (Self::reaches_the_run(&kind) && !self.bash.is_running());
+        if (!self.waiting.is_empty() && !overtakes) || self.must_wait(&kind) {
+            self.waiting.push_back(line);
+            return;
+        }
+        self.handle_line(&line);
+    }
+
+    /// Handles the waiting lines that no longer need to wait, in order.
+    fn handle_waiting(&mut self) {
+        while let Some(line) = self.waiting.front() {
+            if self.must_wait(&command_kind(line)) {
+                return;
+            }
+            let line = self.waiting.pop_front().expect("front exists");
+            self.handle_line(&line);
+        }
+    }
+
+    /// The worker handed the session back (or died).
+    fn session_back(&mut self, session: Option<AgentSession>) {
+        let Some(r) = self.running.take() else { return };
+        let Some(session) = session else {
+            // The run's thread died; the session file keeps every entry written so far,
+            // but there is no session left to serve.
+            eprintln!(
+                "Error: the agent run failed unexpectedly; restart pi to continue the session."
+            );
+            std::process::exit(1);
+        };
+        r.abort.reset();
+        self.idle = Some(session);
+        self.flush_bash();
+        self.perform_mode_requests();
+        for id in std::mem::take(&mut self.aborts) {
+            self.out.line(&commands::response(&id, "abort", Ok(None)));
+        }
+        self.handle_waiting();
+    }
+
+    /// After a signal: aborts the run and waits for it to hand the session back (no wait in a
+    /// run is unbounded), handling nothing more.
+    fn stop_run(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.abort.abort();
             let _ = r.done.recv();
         }
-        self.reap();
     }
 
-    /// A run outside its agent loop (an extension command, or just after `agent_end`) is
-    /// moments from handing the session back; waiting for that (briefly) lets a command sent
-    /// right after `agent_end` or a command's output find the server idle instead of "already
-    /// processing". A run that enters its loop meanwhile is left alone.
-    fn settle_finishing_run(&mut self) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
+    /// At EOF: lets the work in hand and the lines waiting for it finish.
+    fn finish(&mut self) {
         loop {
-            let Some(r) = &self.running else { return };
-            if r.in_loop.load(std::sync::atomic::Ordering::SeqCst) {
+            self.finish_bash();
+            if let Some(r) = &self.running {
+                let (done, started) = (r.done.clone(), r.loop_started.clone());
+                select! {
+                    recv(done) -> s => self.session_back(s.ok()),
+                    recv(started) -> _ => self.handle_waiting(),
+                }
+            } else if !self.waiting.is_empty() {
+                self.handle_waiting();
+            } else {
                 return;
             }
-            if r.done.try_recv().is_ok() {
-                self.reap();
-                return;
-            }
-            if std::time::Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
 
-    fn handle_line(&mut self, line: &str) {
-        let cmd: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                self.out.line(
-                    &json!({"type": "response", "command": "parse", "success": false,
-                    "error": format!("Failed to parse command: {e}")}),
-                );
-                return;
-            }
-        };
-        let id = cmd.get("id").cloned();
-        let kind = cmd
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        // Commands meant for a running agent go straight to it.
-        if !matches!(
-            kind.as_str(),
-            "abort" | "abort_retry" | "steer" | "follow_up" | "abort_bash"
-        ) {
-            self.settle_finishing_run();
-        }
-        let result = match kind.as_str() {
-            "prompt" => return self.prompt(&cmd, id),
-            "bash" => return self.start_bash(&cmd, id),
-            "abort_bash" => {
-                self.abort_bash();
-                Ok(None)
-            }
-            "steer" | "follow_up" => self.queue(&cmd, &kind),
-            "abort" => {
-                if let Some(r) = &self.running {
-                    r.abort.abort();
-                }
-                self.wait_idle();
-                Ok(None)
-            }
-            "abort_retry" => {
-                if let Some(r) = &self.running {
-                    r.abort.abort();
-                }
-                Ok(None)
-            }
-            "get_state" => Ok(Some(self.state())),
-            "get_messages" => Ok(Some(json!({"messages": self.messages()}))),
-            "get_last_assistant_text" => {
-                let text = self.messages().iter().rev().find_map(|m| match m {
-                    Message::Assistant(a) => Some(a.text()),
-                    _ => None,
-                });
-                Ok(Some(match text {
-                    Some(t) => json!({"text": t}),
-                    None => json!({}),
-                }))
-            }
-            "get_available_models" => Ok(Some(json!({"models": (self.env.available_models)()}))),
-            "get_commands" => Ok(Some(self.commands())),
-            _ => self.with_idle(&cmd, &kind),
-        };
-        if result
-            .as_ref()
-            .is_err_and(|e| e.starts_with("Unknown command"))
-        {
-            // pi does not echo the id for an unknown command.
-            self.out.line(&response(&None, &kind, result));
-        } else {
-            self.out.line(&response(&id, &kind, result));
-        }
-        // Writes the command made that failed (runs report theirs as events themselves).
-        if let Some(s) = self.idle.as_mut() {
-            for error in std::mem::take(&mut s.write_errors) {
-                self.out
-                    .text_line(AgentEvent::SessionWriteError { error }.to_json_line());
-            }
-        }
-    }
-
-    /// Commands that change the session: only between runs.
-    fn with_idle(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
-        const KNOWN: &[&str] = &[
-            "set_thinking_level",
-            "cycle_thinking_level",
-            "set_steering_mode",
-            "set_follow_up_mode",
-            "set_auto_retry",
-            "set_auto_compaction",
-            "get_session_stats",
-            "set_session_name",
-            "get_fork_messages",
-            "set_model",
-            "export_html",
-            "compact",
-            "new_session",
-            "cycle_model",
-            "switch_session",
-            "fork",
-            "clone",
-        ];
-        if !KNOWN.contains(&kind) {
-            return Err(format!("Unknown command: {kind}"));
-        }
-        if self.running.is_some() {
-            return Err(format!(
-                "Cannot {kind} while the agent is processing; wait for agent_end or abort first"
-            ));
-        }
-        let s = self.idle.as_mut().expect("idle when not running");
-        match kind {
-            "set_thinking_level" => {
-                let level = cmd["level"]
-                    .as_str()
-                    .and_then(ThinkingLevel::parse)
-                    .ok_or("Invalid thinking level")?;
-                set_thinking(s, level, &self.out);
-                Ok(None)
-            }
-            "cycle_thinking_level" => match s.cycle_thinking_level() {
-                Some(level) => {
-                    self.out
-                        .line(&json!({"type": "thinking_level_changed", "level": level}));
-                    Ok(Some(json!({"level": level})))
-                }
-                None => Ok(Some(Value::Null)),
-            },
-            "set_steering_mode" | "set_follow_up_mode" => {
-                let mode = cmd["mode"]
-                    .as_str()
-                    .and_then(QueueMode::parse)
-                    .ok_or("Invalid mode")?;
-                s.set_queue_mode(kind == "set_steering_mode", mode);
-                Ok(None)
-            }
-            "set_auto_retry" => {
-                s.set_auto_retry(cmd["enabled"].as_bool().unwrap_or(true));
-                Ok(None)
-            }
-            "set_auto_compaction" => {
-                s.set_auto_compaction(cmd["enabled"].as_bool().unwrap_or(true));
-                Ok(None)
-            }
-            "get_session_stats" => {
-                let window = s.agent().model.context_window;
-                Ok(Some(
-                    serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
-                ))
-            }
-            "set_session_name" => {
-                let name = ops::set_name(&mut s.session, cmd["name"].as_str().unwrap_or(""))?;
-                self.out
-                    .line(&json!({"type": "session_info_changed", "name": name}));
-                Ok(None)
-            }
-            "get_fork_messages" => {
-                let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
-                    .into_iter()
-                    .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
-                    .collect();
-                Ok(Some(json!({"messages": msgs})))
-            }
-            "set_model" => {
-                let (provider, id) = (
-                    cmd["provider"].as_str().unwrap_or(""),
-                    cmd["modelId"].as_str().unwrap_or(""),
-                );
-                let model = (self.env.available_models)()
-                    .into_iter()
-                    .find(|m| m.provider == provider && m.id == id)
-                    .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
-                let credentials = (self.env.credentials)(&model)?;
-                let changed = s.set_model(model.clone(), credentials)?;
-                self.env.has_model = true;
-                announce_thinking(changed, &self.out);
-                Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
-            }
-            "export_html" => {
-                let out = cmd["outputPath"].as_str().map(std::path::Path::new);
-                let path = export_html::export_session_html(&s.session, out)?;
-                Ok(Some(json!({"path": path.to_string_lossy()})))
-            }
-            "compact" => {
-                let out = self.out.clone();
-                let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
-                    out.line(&e.to_json())
-                })?;
-                Ok(Some(r.to_json()))
-            }
-            "new_session" => rpc_session::new_session(s, &mut self.env, cmd),
-            "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
-            "fork" => rpc_session::fork(s, &mut self.env, cmd),
-            "clone" => rpc_session::clone(s, &mut self.env, cmd),
-            "cycle_model" => {
-                let available = (self.env.available_models)();
-                let before = s.agent().thinking;
-                let credentials = &self.env.credentials;
-                match s.cycle_model(true, &available, &|m| credentials(m))? {
-                    None => Ok(Some(Value::Null)),
-                    Some(c) => {
-                        self.env.has_model = true;
-                        announce_thinking((c.thinking != before).then_some(c.thinking), &self.out);
-                        Ok(Some(json!({"model": c.model, "thinkingLevel": c.thinking,
-                            "isScoped": c.scoped})))
-                    }
-                }
-            }
-            other => Err(format!("{other} is not available in this build yet")),
-        }
-    }
-
-    fn queue(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
-        let text = cmd["message"].as_str().unwrap_or("").to_string();
-        let message = user_message(cmd, self.env.resources.expand_input(&text));
-        let (steering, follow_up) = match (&self.running, &self.idle) {
-            (Some(r), _) => (r.steering.clone(), r.follow_up.clone()),
-            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
-            (None, None) => return Err("no session".into()),
-        };
-        if kind == "steer" {
-            &steering
-        } else {
-            &follow_up
-        }
-        .push(message);
-        self.out.line(&json!({"type": "queue_update", "steering": queue_texts(&steering), "followUp": queue_texts(&follow_up)}));
-        Ok(None)
-    }
-
-    fn prompt(&mut self, cmd: &Value, id: Option<Value>) {
-        if self.running.is_some() {
-            let result = match cmd.get("streamingBehavior").and_then(Value::as_str) {
-                Some("steer") => self.queue(cmd, "steer"),
-                Some("followUp") => self.queue(cmd, "follow_up"),
-                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
-            };
-            self.out.line(&response(&id, "prompt", result));
-            return;
-        }
-        let session = self.idle.take().expect("idle when not running");
-        let text = cmd["message"].as_str().unwrap_or("").to_string();
-        let is_command = session.is_extension_command(&text);
-        if !is_command && (!self.env.has_model || session.agent().options.api_key.is_empty()) {
-            self.idle = Some(session);
-            self.out.line(&response(&id, "prompt", Err(
-                "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), add one to ~/.pi/agent/auth.json, or use set_model.".into(),
-            )));
-            return;
-        }
-        self.idle = Some(session);
-        let images = match user_message(cmd, String::new()) {
-            Message::User(UserMessage {
-                content: UserContent::Blocks(mut blocks),
-                ..
-            }) => blocks.split_off(1),
-            _ => Vec::new(),
-        };
-        self.out.line(&response(&id, "prompt", Ok(None)));
-        let expander = Resources {
-            skills: self.env.resources.skills.clone(),
-            templates: self.env.resources.templates.clone(),
-            ..Default::default()
-        };
-        let input = UserInput {
-            text,
-            images,
-            source: InputSource::Rpc,
-        };
-        self.start_run(move |s, on_event| s.submit(input, &|t| expander.expand_input(t), on_event));
-    }
-
-    /// Hands the idle session to a worker thread that runs `work` on it, streaming its events.
+    /// Hands the idle session to a worker thread that runs `work` on it, streaming its events,
+    /// and sends the session back when done.
     fn start_run<F>(&mut self, work: F)
     where
         F: FnOnce(&mut AgentSession, &mut dyn FnMut(&AgentEvent)) + Send + 'static,
@@ -616,44 +453,37 @@ impl Server {
             agent.thinking,
         );
         let abort = session.abort.clone();
-        {
-            let mut snap = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
-            snap.messages = session.messages().to_vec();
-        }
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .messages = session.agent_messages();
         let (done_tx, done) = crossbeam_channel::bounded(1);
-        let out = self.out.clone();
-        let snapshot = Arc::clone(&self.snapshot);
-        let in_loop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let run_in_loop = Arc::clone(&in_loop);
-        let handle = std::thread::Builder::new()
+        let (started_tx, loop_started) = crossbeam_channel::unbounded();
+        let in_loop = Arc::new(AtomicBool::new(false));
+        let mut listener = RunListener {
+            out: self.out.clone(),
+            snapshot: Arc::clone(&self.snapshot),
+            queues: (steering.clone(), follow_up.clone()),
+            queue_report: self.queue_report.clone(),
+            in_loop: Arc::clone(&in_loop),
+            loop_started: started_tx,
+        };
+        // Detached on purpose: it hands the session back over `done`; if it dies, `done`
+        // disconnects and the main loop reports it.
+        let spawned = std::thread::Builder::new()
             .name("pi-rpc-run".into())
             .spawn(move || {
-                work(&mut session, &mut |ev| {
-                    match ev {
-                        AgentEvent::AgentStart => {
-                            run_in_loop.store(true, std::sync::atomic::Ordering::SeqCst)
-                        }
-                        AgentEvent::AgentEnd { .. } => {
-                            run_in_loop.store(false, std::sync::atomic::Ordering::SeqCst)
-                        }
-                        _ => {}
-                    }
-                    if let AgentEvent::MessageEnd { message } = ev {
-                        snapshot
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .messages
-                            .push(message.clone());
-                    }
-                    out.text_line(ev.to_json_line());
-                });
-                let _ = done_tx.send(());
-                session
-            })
-            .expect("failed to start the prompt thread");
+                work(&mut session, &mut |ev| listener.on_event(ev));
+                listener.in_loop.store(false, Ordering::SeqCst);
+                let _ = done_tx.send(session);
+            });
+        if let Err(e) = spawned {
+            eprintln!("Error: could not start the agent run: {e}");
+            std::process::exit(1);
+        }
         self.running = Some(Running {
-            handle,
             done,
+            loop_started,
             in_loop,
             steering,
             follow_up,
@@ -663,101 +493,77 @@ impl Server {
             state,
         });
     }
+}
 
-    fn messages(&self) -> Vec<Message> {
-        match (&self.running, &self.idle) {
-            (Some(_), _) => self
-                .snapshot
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .messages
-                .clone(),
-            (None, Some(s)) => s.messages().to_vec(),
-            (None, None) => Vec::new(),
-        }
-    }
+/// What the worker does with each event: keep the query snapshot current, report delivered
+/// queue messages, and write the event line (flushed before the run goes on).
+struct RunListener {
+    out: Out,
+    snapshot: Arc<Mutex<Snapshot>>,
+    queues: (MessageQueue, MessageQueue),
+    queue_report: QueueReport,
+    in_loop: Arc<AtomicBool>,
+    loop_started: crossbeam_channel::Sender<()>,
+}
 
-    fn state(&self) -> Value {
-        match (&self.running, &self.idle) {
-            (Some(r), _) => {
-                let mut v = r.state.clone();
-                v["model"] = serde_json::to_value(&r.model).unwrap_or_default();
-                v["thinkingLevel"] = r.thinking.as_str().into();
-                v["messageCount"] = self.messages().len().into();
-                v["pendingMessageCount"] = (r.steering.len() + r.follow_up.len()).into();
-                v
+impl RunListener {
+    fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::AgentStart => {
+                self.in_loop.store(true, Ordering::SeqCst);
+                let _ = self.loop_started.send(());
             }
-            (None, Some(s)) => self.state_of(s, false),
-            (None, None) => Value::Null,
+            AgentEvent::AgentEnd { .. } => self.in_loop.store(false, Ordering::SeqCst),
+            // A queued message being delivered has left its queue: pi reports the queues
+            // before the message starts.
+            AgentEvent::MessageStart {
+                message: Message::User(_),
+            } => self
+                .queue_report
+                .update(&self.out, &self.queues.0, &self.queues.1, false),
+            _ => {}
         }
-    }
-
-    fn state_of(&self, s: &AgentSession, streaming: bool) -> Value {
-        let agent = s.agent();
-        let mut m = Map::new();
-        if self.env.has_model {
-            m.insert(
-                "model".into(),
-                serde_json::to_value(&agent.model).unwrap_or_default(),
-            );
+        let snap = || self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+        match ev {
+            AgentEvent::MessageEnd { message } => {
+                snap().messages.push(AgentMessage::Llm(message.clone()))
+            }
+            AgentEvent::CustomMessageEnd { message } => {
+                snap().messages.push(AgentMessage::Custom(message.clone()))
+            }
+            // The failed reply leaves the live context for the retry.
+            AgentEvent::AutoRetryStart { .. } => {
+                let mut snap = snap();
+                if matches!(
+                    snap.messages.last(),
+                    Some(AgentMessage::Llm(Message::Assistant(_)))
+                ) {
+                    snap.messages.pop();
+                }
+            }
+            _ => {}
         }
-        m.insert("thinkingLevel".into(), agent.thinking.as_str().into());
-        m.insert("isStreaming".into(), streaming.into());
-        m.insert("isCompacting".into(), false.into());
-        m.insert(
-            "steeringMode".into(),
-            mode_name(agent.steering.mode()).into(),
-        );
-        m.insert(
-            "followUpMode".into(),
-            mode_name(agent.follow_up.mode()).into(),
-        );
-        if let Some(p) = s.session.path() {
-            m.insert("sessionFile".into(), p.to_string_lossy().into());
+        self.out.text_line(ev.to_json_line());
+        // The tool waits for this to return (see `agent::execute`): a client that snapshots a
+        // file when an `edit`/`write` starts, to show a diff when it ends (pi-acp does), gets
+        // a moment to read it first. Without it the native tool often wins the race (1 run in
+        // 10 in a release build); pi's own tools are slow enough that clients always win.
+        if let AgentEvent::ToolExecutionStart { name, .. } = ev {
+            if matches!(name.as_str(), "edit" | "write") {
+                std::thread::sleep(CLIENT_READ_WINDOW);
+            }
         }
-        m.insert("sessionId".into(), s.session.session_id().into());
-        if let Some(name) = s.session.name() {
-            m.insert("sessionName".into(), name.into());
-        }
-        m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
-        m.insert("messageCount".into(), s.messages().len().into());
-        m.insert(
-            "pendingMessageCount".into(),
-            (agent.steering.len() + agent.follow_up.len()).into(),
-        );
-        Value::Object(m)
-    }
-
-    fn commands(&self) -> Value {
-        let mut list = Vec::new();
-        let host = match (&self.running, &self.idle) {
-            (None, Some(s)) => s.extension_host().cloned(),
-            _ => self.extensions.clone(),
-        };
-        for c in host.iter().flat_map(|h| h.commands()) {
-            list.push(json!({"name": c.name, "description": c.description, "source": "extension",
-                "sourceInfo": {"path": c.extension_path, "source": "local", "scope": "user", "origin": "top-level"}}));
-        }
-        for t in &self.env.resources.templates {
-            list.push(
-                json!({"name": t.name, "description": t.description, "source": "prompt",
-                "sourceInfo": self.env.resources.source_info(&t.file_path, None)}),
-            );
-        }
-        for sk in &self.env.resources.skills {
-            list.push(json!({"name": format!("skill:{}", sk.name), "description": sk.description, "source": "skill",
-                "sourceInfo": self.env.resources.source_info(&sk.file_path, Some(&sk.base_dir))}));
-        }
-        json!({"commands": list})
     }
 }
 
-fn set_thinking(s: &mut AgentSession, level: ThinkingLevel, out: &Out) {
-    announce_thinking(s.set_thinking_level(level), out);
-}
+/// How long a file-changing tool waits after its start line, for clients that read the file
+/// then. Far below the abort budget (100 ms).
+const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 
-fn announce_thinking(changed: Option<ThinkingLevel>, out: &Out) {
-    if let Some(level) = changed {
-        out.line(&json!({"type": "thinking_level_changed", "level": level}));
-    }
+/// The `type` of a command line (empty if it has none or does not parse).
+fn command_kind(line: &str) -> String {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
 }

@@ -1,20 +1,20 @@
-//! RPC line intake, `bash` and `abort_bash`. A `bash` command runs on its own thread so the
-//! server keeps reading stdin and `abort_bash` can stop it; its output streams as
+//! RPC `bash` and `abort_bash`. A `bash` command runs on its own thread so the server keeps
+//! reading stdin and `abort_bash` can stop it; its output streams as
 //! `bash_execution_update {id, delta}` events (cleaned like the stored output, escape
 //! sequences split across chunks included) and its response is written when it ends. Lines
-//! other than `abort_bash` that arrive meanwhile wait and are handled in order afterwards, so a
-//! client that pipes `bash` then `prompt` gets the command's output into the prompt's context.
-//! The result becomes a `bashExecution` message (no message event): appended to the session
-//! and (unless `excludeFromContext`) the agent's messages at once when idle, or when the
-//! running prompt ends.
+//! other than `abort_bash` that arrive meanwhile wait (see `Server::must_wait`) and are
+//! handled in order afterwards, so a client that pipes `bash` then `prompt` gets the command's
+//! output into the prompt's context. The result becomes a `bashExecution` message (no message
+//! event): appended to the session and (unless `excludeFromContext`) the agent's messages at
+//! once when idle, or when the running prompt ends.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
-use super::{response, Server};
+use super::commands::response;
+use super::Server;
 use crate::ai::Abort;
 use crate::harness::user_bash::record;
 use crate::session::entry::BashExecutionMessage;
@@ -37,8 +37,6 @@ struct BashRun {
 /// The server's bash state.
 pub(super) struct BashState {
     run: Option<BashRun>,
-    /// Lines received while a command runs, handled once it ends.
-    deferred: VecDeque<String>,
     /// Results that arrived while a prompt held the session.
     pending: Vec<BashExecutionMessage>,
     cwd: PathBuf,
@@ -48,7 +46,6 @@ impl BashState {
     pub(super) fn new(cwd: PathBuf) -> Self {
         BashState {
             run: None,
-            deferred: VecDeque::new(),
             pending: Vec::new(),
             cwd,
         }
@@ -58,25 +55,13 @@ impl BashState {
     pub(super) fn done(&self) -> Option<Receiver<BashDone>> {
         self.run.as_ref().map(|r| r.done.clone())
     }
+
+    pub(super) fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
 }
 
 impl Server {
-    /// A line from stdin: handled now, or deferred while a command runs (`abort_bash` never is).
-    pub(super) fn on_line(&mut self, line: String) {
-        let parsed = serde_json::from_str::<Value>(&line).ok();
-        let kind = parsed.as_ref().and_then(|v| v["type"].as_str());
-        if kind == Some("extension_ui_response") {
-            // Answers reach a waiting dialog whatever else is going on; no response line.
-            self.ui.resolve(parsed.as_ref().expect("parsed above"));
-            return;
-        }
-        if self.bash.run.is_some() && kind != Some("abort_bash") {
-            self.bash.deferred.push_back(line);
-            return;
-        }
-        self.handle_line(&line);
-    }
-
     pub(super) fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
         let command = cmd["command"].as_str().unwrap_or("").to_string();
         let exclude_from_context = cmd["excludeFromContext"].as_bool() == Some(true);
@@ -138,12 +123,7 @@ impl Server {
             });
             self.out.line(&response(&id, "bash", result.map(Some)));
         }
-        while self.bash.run.is_none() {
-            let Some(line) = self.bash.deferred.pop_front() else {
-                break;
-            };
-            self.handle_line(&line);
-        }
+        self.handle_waiting();
     }
 
     /// At stdin EOF: let running commands (and the lines behind them) finish.

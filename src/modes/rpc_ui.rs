@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{bounded, Sender};
 use serde_json::{json, Map, Value};
@@ -14,9 +14,6 @@ use super::rpc::Out;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
 use crate::session::ids::uuid_v4;
-
-/// How often a waiting dialog looks at the abort flag.
-const ABORT_POLL: Duration = Duration::from_millis(50);
 
 pub struct RpcUi {
     out: Out,
@@ -78,7 +75,8 @@ fn parse_answer(dialog: &Dialog, response: &Value) -> Answer {
 
 impl ExtensionUi for RpcUi {
     fn dialog(&self, dialog: Dialog, abort: &Abort) -> Answer {
-        if abort.is_aborted() {
+        // pi's RPC mode shows no extension components: `ctx.ui.custom()` resolves at once.
+        if abort.is_aborted() || matches!(dialog, Dialog::Custom { .. }) {
             return Answer::Cancelled;
         }
         let id = uuid_v4();
@@ -116,20 +114,20 @@ impl ExtensionUi for RpcUi {
             Dialog::Editor { title, prefill } => {
                 ("editor", json!({"title": title, "prefill": prefill}))
             }
+            Dialog::Custom { .. } => return Answer::Cancelled,
         };
         self.request(&id, method, fields);
-        let deadline = dialog.timeout().map(|t| Instant::now() + t);
-        let answer = loop {
-            let wait = match deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()).min(ABORT_POLL),
-                None => ABORT_POLL,
-            };
-            if let Ok(response) = rx.recv_timeout(wait) {
-                break parse_answer(&dialog, &response);
-            }
-            if abort.is_aborted() || deadline.is_some_and(|d| Instant::now() >= d) {
-                break Answer::Cancelled;
-            }
+        let timeout = dialog
+            .timeout()
+            .map_or(crossbeam_channel::never(), crossbeam_channel::after);
+        let aborted = abort.signal();
+        let answer = crossbeam_channel::select! {
+            recv(rx) -> response => match response {
+                Ok(response) => parse_answer(&dialog, &response),
+                Err(_) => Answer::Cancelled,
+            },
+            recv(aborted) -> _ => Answer::Cancelled,
+            recv(timeout) -> _ => Answer::Cancelled,
         };
         self.pending
             .lock()
@@ -163,6 +161,8 @@ impl ExtensionUi for RpcUi {
             ),
             Notice::Title(title) => self.request(&id, "setTitle", json!({"title": title})),
             Notice::EditorText(text) => self.request(&id, "set_editor_text", json!({"text": text})),
+            // Components, footers and custom editors are the terminal UI's alone.
+            _ => {}
         }
     }
 }
@@ -258,7 +258,7 @@ mod tests {
         ui.resolve(&json!({"id": req["id"], "confirmed": true}));
         assert_eq!(confirm.join().unwrap(), Answer::Confirmed(true));
 
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let timed_out = ui.dialog(
             Dialog::Input {
                 title: "Name".into(),

@@ -174,6 +174,32 @@ impl ModelRegistry {
             }
             self.entries.push(ModelEntry::Custom(Box::new(m)));
         }
+        self.add_custom_models(config);
+    }
+
+    /// Providers an extension registered: their keys and headers, and their models (a model
+    /// with a built-in's provider and id replaces it).
+    pub fn add_providers(&mut self, config: &ModelsConfig) {
+        for (name, p) in &config.providers {
+            if p.api_key.is_some() || p.headers.is_some() || p.auth_header {
+                self.request.insert(
+                    name.clone(),
+                    RequestConfig {
+                        api_key: p.api_key.clone(),
+                        headers: p.headers.clone(),
+                        auth_header: p.auth_header,
+                    },
+                );
+            }
+        }
+        self.add_custom_models(config);
+        self.auth_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn add_custom_models(&mut self, config: &ModelsConfig) {
         for (name, p) in &config.providers {
             for def in &p.models {
                 let Some(model) = custom_model(

@@ -105,6 +105,22 @@ pub fn parse_models_json(text: &str, path: &Path) -> Result<ModelsConfig, String
     Ok(config)
 }
 
+/// Providers an extension registered (`pi.registerProvider(name, config)`: the shape of a
+/// models.json provider) as a config, schema-checked but without models.json's extra rules (an
+/// extension's provider may take its key from `/login` instead of `apiKey`).
+pub fn parse_extension_providers(providers: &[(String, Value)]) -> Result<ModelsConfig, String> {
+    let mut map = Map::new();
+    for (name, config) in providers {
+        map.insert(name.clone(), config.clone());
+    }
+    let mut errors = Vec::new();
+    let config = read_config(&serde_json::json!({ "providers": map }), &mut errors);
+    match errors.first() {
+        Some((p, m)) => Err(format!("{p}: {m}")),
+        None => Ok(config),
+    }
+}
+
 type Errors = Vec<(String, String)>;
 
 fn join(path: &str, key: &str) -> String {

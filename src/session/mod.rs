@@ -4,13 +4,13 @@
 //! `store` writes them (byte for byte for what it read); `tree` turns a leaf into agent/LLM
 //! context (compaction, branch summaries, 1.x context edits); `dir` locates, lists and forks
 //! session files; `ids` makes ids and timestamps; `ops` holds the tree commands (fork, clone,
-//! name, label, stats); `export_html` renders a session page.
+//! name, label, stats); `export` writes the HTML session viewer and branch JSONL.
 
 pub mod branch_summary;
 pub mod compaction;
 pub mod dir;
 pub mod entry;
-pub mod export_html;
+pub mod export;
 pub mod file;
 pub mod ids;
 pub mod json;

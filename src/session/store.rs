@@ -376,14 +376,24 @@ impl SessionWriter {
         }
     }
 
+    /// The header's line as it is (or will be) in the file.
+    pub fn header_line(&self) -> String {
+        match &self.header_line {
+            Some(line) => line.clone(),
+            None => super::json::to_js_string(&self.header),
+        }
+    }
+
+    /// Every entry's line in file order, as it is (or will be) in the file.
+    pub fn entry_lines(&self) -> impl Iterator<Item = String> + '_ {
+        (0..self.metas.len()).map(|i| self.entry_line(i))
+    }
+
     /// The header line and the lines of entries `from..`, each newline-terminated.
     fn lines_from(&self, from: usize, with_header: bool) -> String {
         let mut buf = String::new();
         if with_header {
-            match &self.header_line {
-                Some(line) => buf.push_str(line),
-                None => buf.push_str(&super::json::to_js_string(&self.header)),
-            }
+            buf.push_str(&self.header_line());
             buf.push('\n');
         }
         for i in from..self.metas.len() {

@@ -3,13 +3,17 @@
 //! command wrote it in; keeps only a bounded tail in memory (spilling the full raw output to a
 //! user-only `$TMPDIR/pi-bash-<16 chars>.log` once it outgrows the limits), streams throttled
 //! snapshots, and kills the whole group on abort or timeout. Commands the model runs also get
-//! the session's `PI_*` variables ([`SessionEnv`]).
+//! the session's `PI_*` variables ([`SessionEnv`]). Under `--sandbox` every command runs
+//! confined; a failure the sandbox caused is explained in one line and, where the mode can ask,
+//! the user may let it run once without the sandbox (`super::sandbox`).
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, RwLock};
+
+use crate::util::sandbox::{self as sandbox_kernel, Sandbox};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, select, Sender};
@@ -128,7 +132,7 @@ impl Tool for BashTool {
             _ => command.to_string(),
         };
         let timeout = args.get("timeout").and_then(Value::as_f64);
-        self.run(&command, timeout, ctx)
+        self.run(&command, timeout, ctx, sandbox_kernel::active())
     }
 }
 
@@ -219,6 +223,25 @@ impl BashTool {
             Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
             _ => command.to_string(),
         };
+        self.user_run_in(
+            &command,
+            cwd,
+            abort,
+            on_output,
+            on_text,
+            sandbox_kernel::active(),
+        )
+    }
+
+    fn user_run_in(
+        &self,
+        command: &str,
+        cwd: &Path,
+        abort: crate::ai::Abort,
+        on_output: &(dyn Fn(String) + Sync),
+        on_text: &(dyn Fn(&str) + Sync),
+        sandbox: Option<Arc<Sandbox>>,
+    ) -> Result<UserRun, String> {
         let forward = |update: ToolOutput| {
             let text: String = update
                 .content
@@ -235,13 +258,30 @@ impl BashTool {
             abort,
             on_update: &forward,
         };
-        let f = self.spawn_and_wait(&command, None, &ctx, on_text)?;
-        let tail = f.acc.snapshot_text().to_string();
+        let f = self.spawn_and_wait(command, None, &ctx, on_text, sandbox.clone())?;
+        let mut tail = f.acc.snapshot_text().to_string();
+        let dropped = f.acc.total_decoded > tail.len();
+        let exit_code = f.status.and_then(|s| s.code());
+        let cancelled = f.stop == Some(Stop::Aborted);
+        // Sandbox (issue 16): the user's own command is explained and may run once unconfined.
+        let failed = !cancelled && exit_code.is_some_and(|c| c != 0);
+        if let Some(why) = failed
+            .then(|| super::sandbox::explain(sandbox.as_ref(), command, &tail))
+            .flatten()
+        {
+            if super::sandbox::allowed_once(command, &why, &ctx.abort) {
+                on_text(&format!("\n{}\n", super::sandbox::RAN_UNCONFINED));
+                return self.user_run_in(command, cwd, ctx.abort.clone(), on_output, on_text, None);
+            }
+            let line = format!("\n{}\n", why.line);
+            on_text(&line);
+            tail.push_str(&line);
+        }
         Ok(UserRun {
-            dropped: f.acc.total_decoded > tail.len(),
+            dropped,
             tail,
-            exit_code: f.status.and_then(|s| s.code()),
-            cancelled: f.stop == Some(Stop::Aborted),
+            exit_code,
+            cancelled,
             full_output_path: f.snapshot.full_output_path,
         })
     }
@@ -251,6 +291,7 @@ impl BashTool {
         command: &str,
         timeout: Option<f64>,
         ctx: &ToolContext,
+        sandbox: Option<Arc<Sandbox>>,
     ) -> Result<ToolOutput, String> {
         (ctx.on_update)(ToolOutput::default());
         let limit = check_timeout(timeout)?;
@@ -259,7 +300,7 @@ impl BashTool {
             snapshot,
             status,
             stop,
-        } = self.spawn_and_wait(command, limit, ctx, &|_| {})?;
+        } = self.spawn_and_wait(command, limit, ctx, &|_| {}, sandbox.clone())?;
         match stop {
             Some(Stop::Aborted) => {
                 let (text, _) = acc.format(&snapshot, "");
@@ -279,10 +320,16 @@ impl BashTool {
         // A shell killed by a signal has no exit code; pi treats that as success.
         if let Some(code) = status.and_then(|s| s.code()) {
             if code != 0 {
-                return Err(append_status(
-                    &text,
-                    &format!("Command exited with code {code}"),
-                ));
+                let text = append_status(&text, &format!("Command exited with code {code}"));
+                // Sandbox (issue 16): say what it refused; the user may allow one unconfined run.
+                if let Some(why) = super::sandbox::explain(sandbox.as_ref(), command, &text) {
+                    if super::sandbox::allowed_once(command, &why, &ctx.abort) {
+                        let again = self.run(command, timeout, ctx, None);
+                        return super::sandbox::marked_unconfined(again);
+                    }
+                    return Err(format!("{text}\n{}", why.line));
+                }
+                return Err(text);
             }
         }
         let mut out = ToolOutput::text(text);
@@ -296,6 +343,7 @@ impl BashTool {
         timeout: Option<Duration>,
         ctx: &ToolContext,
         on_text: &(dyn Fn(&str) + Sync),
+        sandbox: Option<Arc<Sandbox>>,
     ) -> Result<Finished, String> {
         let shell = resolve_shell(self.shell.as_deref())?;
         if !ctx.cwd.exists() {
@@ -316,12 +364,17 @@ impl BashTool {
             env.apply(&mut cmd);
         }
         // Its own session, as pi spawns with `detached: true`, so the whole tree can be killed.
+        let confined = sandbox.is_some();
         let options = SpawnOptions {
             new_session: true,
             merge_output: true,
             on_shutdown: OnShutdown::KillAtOnce,
+            sandbox,
         };
-        let mut child = process::spawn(&mut cmd, options).map_err(|e| spawn_error(&shell, &e))?;
+        let mut child = process::spawn(&mut cmd, options).map_err(|e| match confined {
+            true => format!("Could not start {shell} in the sandbox: {e}"),
+            false => spawn_error(&shell, &e),
+        })?;
 
         // Bounded so a fast producer waits for us instead of filling memory.
         let (tx, rx) = bounded::<Msg>(8);

@@ -1,7 +1,8 @@
 //! `edit`: targeted replacements in one file. Every `oldText` is located in the original
 //! content (exactly, or failing that after pi's fuzzy normalization), must be unique and must
 //! not overlap another; then all are applied at once. BOM and CRLF line endings survive, the
-//! write is atomic and serialized per file, and the result carries pi's diff.
+//! write is atomic and serialized per file, and the result carries pi's diff. Under
+//! `--sandbox` it refuses paths outside the writable roots.
 
 use std::fs;
 
@@ -288,12 +289,15 @@ impl Tool for EditTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
+            // Sandbox (issue 16): only inside the writable roots, symlinks and `..` resolved.
+            super::sandbox::check_write(&abs)?;
             access(&abs, libc::R_OK | libc::W_OK).map_err(|e| {
                 format!(
                     "Could not edit file: {path}. Error code: {}.",
                     error_code(&e)
                 )
             })?;
+            super::path::refuse_special_file(&abs, path, "edit")?;
             let bytes = fs::read(&abs).map_err(|e| match e.raw_os_error() {
                 Some(libc::EISDIR) => "EISDIR: illegal operation on a directory, read".to_string(),
                 _ => node_error(&e, "open", &abs),

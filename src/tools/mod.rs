@@ -10,6 +10,7 @@ pub mod ls;
 pub mod mutation_queue;
 pub mod path;
 pub mod read;
+pub mod sandbox;
 mod search_util;
 pub mod truncate;
 pub mod write;

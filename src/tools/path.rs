@@ -169,6 +169,34 @@ pub fn access(path: &Path, mode: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// Refuses a path that exists but is neither a regular file nor a directory (a FIFO, a device,
+/// a socket): opening one can block forever (a FIFO without a writer) or never end (`/dev/zero`).
+/// `stat` itself does not block on them. Missing paths and directories pass, so the caller's
+/// usual errors for those stay as they are.
+pub fn refuse_special_file(abs: &Path, shown: &str, action: &str) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(abs) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    let kind = if t.is_file() || t.is_dir() {
+        return Ok(());
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    Err(format!(
+        "Cannot {action} {shown}: it is {kind}, not a regular file"
+    ))
+}
+
 /// An argument error worded like pi's schema validation.
 pub fn validation_error(
     tool: &str,

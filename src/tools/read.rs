@@ -68,6 +68,7 @@ impl Tool for ReadTool {
         }
         let abs = resolve_read_path(path, &ctx.cwd);
         super::path::access(&abs, libc::R_OK).map_err(|e| node_error(&e, "access", &abs))?;
+        super::path::refuse_special_file(&abs, path, "read")?;
         let mut file = File::open(&abs).map_err(|e| node_error(&e, "open", &abs))?;
         let mut head = Vec::with_capacity(SNIFF_BYTES);
         (&mut file)
@@ -346,4 +347,4 @@ fn read_text(
 
 #[cfg(test)]
 #[path = "tests/read.rs"]
-mod tests;
+pub(crate) mod tests;

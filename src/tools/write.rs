@@ -1,6 +1,7 @@
 //! `write`: create or replace a whole file. Parent directories are created, and the file is
 //! replaced atomically through `util::atomic` (readers never see a half-written file; the
-//! original file's permissions and symlinks are kept).
+//! original file's permissions and symlinks are kept). Under `--sandbox` it refuses paths
+//! outside the writable roots.
 
 use std::fs;
 use std::io;
@@ -67,6 +68,9 @@ impl Tool for WriteTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
+            super::path::refuse_special_file(&abs, path, "write")?;
+            // Sandbox (issue 16): only inside the writable roots, symlinks and `..` resolved.
+            super::sandbox::check_write(&abs)?;
             if let Some(dir) = abs.parent() {
                 fs::create_dir_all(dir).map_err(|e| node_error(&e, "mkdir", dir))?;
             }

@@ -495,7 +495,12 @@ fn wrap_line(line: &str, prefix: &str, width: usize, state: &mut AnsiState, out:
         let token_width = visible_width(token);
         let blank = strip_ansi(token).trim().is_empty();
         if token_width > width && !blank {
-            // A word longer than a line: fill the current line, then break by column.
+            // A word longer than a line starts a line of its own (as pi's), then breaks by
+            // column.
+            if current_width > 0 {
+                finish_line(&mut current, state, out);
+                current_width = 0;
+            }
             for p in pieces(token) {
                 match p {
                     Piece::Escape(e) => {
@@ -767,6 +772,11 @@ mod tests {
         assert_eq!(
             wrap_text_with_ansi("abcdefghij", 4),
             vec!["abcd", "efgh", "ij"]
+        );
+        // A word longer than the line starts on its own line, as pi wraps it.
+        assert_eq!(
+            wrap_text_with_ansi("File: /a/very/long/path/name", 10),
+            vec!["File:", "/a/very/lo", "ng/path/na", "me"]
         );
         let wrapped = wrap_text_with_ansi("\x1b[31mred words here\x1b[0m", 9);
         assert_eq!(wrapped.len(), 2);

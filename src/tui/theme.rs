@@ -149,15 +149,19 @@ pub struct Theme {
 const SGR_FG_RESET: &str = "\x1b[39m";
 const SGR_BG_RESET: &str = "\x1b[49m";
 
+/// The JSON source of a built-in theme (the HTML export reads its `export` colours).
+pub fn builtin_json(name: &str) -> Option<&'static str> {
+    match name {
+        "dark" => Some(DARK_JSON),
+        "light" => Some(LIGHT_JSON),
+        _ => None,
+    }
+}
+
 impl Theme {
     /// A built-in theme (`"dark"` or `"light"`).
     pub fn builtin(name: &str, mode: ColorMode) -> Option<Theme> {
-        let json = match name {
-            "dark" => DARK_JSON,
-            "light" => LIGHT_JSON,
-            _ => return None,
-        };
-        Theme::from_json_str(name, json, mode).ok()
+        Theme::from_json_str(name, builtin_json(name)?, mode).ok()
     }
 
     /// The dark theme for the detected colour mode (pi's fallback theme).

@@ -12,6 +12,12 @@ pub fn base64_encode(bytes: &[u8]) -> String {
     STANDARD.encode(bytes)
 }
 
+/// Appends the standard base64 of `bytes` to `out` (a large payload embedded in a page, with
+/// no intermediate copy).
+pub fn base64_encode_into(bytes: &[u8], out: &mut String) {
+    STANDARD.encode_string(bytes, out);
+}
+
 /// Unpadded base64url (RFC 4648 §5), as JWTs and PKCE use it.
 pub fn base64url_encode(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)

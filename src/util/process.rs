@@ -8,7 +8,9 @@
 //! reaped, nothing is ever sent to the group again (a background process it left behind is
 //! then on its own, as in pi).
 //!
-//! Every child gets `PI_CODING_AGENT=true` and `AI_AGENT=pi` in its environment.
+//! Every child gets `PI_CODING_AGENT=true` and `AI_AGENT=pi` in its environment. A caller
+//! starting a command the model (or the user, through pi) wrote passes the sandbox to confine
+//! it with ([`SpawnOptions::sandbox`], see `util::sandbox`).
 
 use std::collections::HashMap;
 use std::io::{self, Read};
@@ -20,6 +22,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use super::sandbox::Sandbox;
 
 /// How often [`run`] looks at its cancel check.
 const CANCEL_POLL: Duration = Duration::from_millis(25);
@@ -50,7 +54,7 @@ pub enum Scope {
 }
 
 /// How to start a child.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SpawnOptions {
     /// A new session (`setsid`, like pi's `detached: true`) rather than only a new group: the
     /// child also leaves the controlling terminal.
@@ -59,6 +63,9 @@ pub struct SpawnOptions {
     /// (read it from [`OwnedChild::output`]).
     pub merge_output: bool,
     pub on_shutdown: OnShutdown,
+    /// Confine the child (Landlock and seccomp, applied between fork and exec); `None` runs
+    /// it with all of the user's rights.
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 /// A running (or finished) child and its process group.
@@ -167,6 +174,10 @@ pub fn spawn(cmd: &mut Command, opts: SpawnOptions) -> io::Result<OwnedChild> {
         }
     } else {
         cmd.process_group(0);
+    }
+    // Sandbox (issue 16): prepared here, enforced by the child after the steps above.
+    if let Some(sandbox) = &opts.sandbox {
+        sandbox.confine(cmd)?;
     }
     let merged = if opts.merge_output {
         let (read, write) = pipe()?;
@@ -387,6 +398,8 @@ pub struct RunOptions<'a> {
     pub kill_grace: Duration,
     /// Capture stderr; otherwise it goes to `/dev/null`.
     pub capture_stderr: bool,
+    /// Confine the command (see [`SpawnOptions::sandbox`]).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 impl Default for RunOptions<'_> {
@@ -397,6 +410,7 @@ impl Default for RunOptions<'_> {
             max_output: usize::MAX,
             kill_grace: Duration::ZERO,
             capture_stderr: true,
+            sandbox: None,
         }
     }
 }
@@ -434,7 +448,11 @@ pub fn run(cmd: &mut Command, opts: &RunOptions) -> io::Result<RunOutput> {
     } else {
         Stdio::null()
     });
-    let mut child = spawn(cmd, SpawnOptions::default())?;
+    let options = SpawnOptions {
+        sandbox: opts.sandbox.clone(),
+        ..SpawnOptions::default()
+    };
+    let mut child = spawn(cmd, options)?;
     let stdout = Capture::start(child.stdout.take(), opts.max_output);
     let stderr = Capture::start(child.stderr.take(), opts.max_output);
     let deadline = opts.timeout.and_then(|t| Instant::now().checked_add(t));

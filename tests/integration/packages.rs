@@ -280,7 +280,22 @@ fn git_package_clones_updates_and_removes() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.ends_with("Updated packages\n"), "{}", out.stdout);
+    // pi 1.x says what changed: the source and the commits before and after.
+    let changed = out.stdout.lines().rev().take(2).collect::<Vec<_>>();
+    assert!(
+        changed[0].starts_with(&format!("  {source} ")),
+        "{}",
+        out.stdout
+    );
+    assert!(changed[0].contains(" -> "), "{}", out.stdout);
+    assert_eq!(changed[1], "Updated 1 package:", "{}", out.stdout);
+    let out = cmd.again().args(["update", "--extensions"]).run();
+    out.assert_code(0);
+    assert!(
+        out.stdout.ends_with("Packages are already up to date\n"),
+        "{}",
+        out.stdout
+    );
     let (_, user) = ask(&cmd, &mock, &[], "/pkgtpl x");
     assert_eq!(user, "Version two x");
 
@@ -375,7 +390,17 @@ fn npm_package_uses_npm_command_globally_and_locally() {
         .args(["install", "npm:demo-npm"])
         .run()
         .assert_code(0);
-    assert!(global.join("demo-npm/skills/npm-skill/SKILL.md").is_file());
+    // pi 1.x keeps user packages in a managed npm project in the agent dir, not in npm's
+    // global root.
+    let managed = cmd.agent_dir().join("npm");
+    assert!(managed
+        .join("node_modules/demo-npm/skills/npm-skill/SKILL.md")
+        .is_file());
+    assert!(!global.join("demo-npm").exists());
+    assert_eq!(
+        std::fs::read_to_string(managed.join(".gitignore")).unwrap(),
+        "*\n!.gitignore\n"
+    );
     let (body, _) = ask(&cmd, &mock, &[], "hi");
     assert!(body.contains("<name>npm-skill</name>"), "{body}");
     let out = cmd.again().arg("list").run();
@@ -383,15 +408,22 @@ fn npm_package_uses_npm_command_globally_and_locally() {
         out.stdout,
         format!(
             "User packages:\n  npm:demo-npm\n    {}\n",
-            global.join("demo-npm").display()
+            managed.join("node_modules/demo-npm").display()
         )
     );
 
-    // Installed 1.0.0, registry says 2.0.0: update reinstalls at @latest.
-    cmd.again()
+    // Installed 1.0.0, registry says 2.0.0: update reinstalls at @latest (the fake npm
+    // installs 1.0.0 again, so nothing changed).
+    let out = cmd
+        .again()
         .args(["update", "--extension", "npm:demo-npm"])
-        .run()
-        .assert_code(0);
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout.ends_with("npm:demo-npm is already up to date\n"),
+        "{}",
+        out.stdout
+    );
 
     cmd.again()
         .args(["install", "-l", "npm:local-npm@1.2.3"])
@@ -411,16 +443,15 @@ fn npm_package_uses_npm_command_globally_and_locally() {
 
     let calls = std::fs::read_to_string(&log).unwrap();
     let prefix = prefix.display();
+    let user = managed.display();
+    let quiet = "--legacy-peer-deps --no-audit --no-fund";
     let expected = [
-        "install -g demo-npm".to_string(),
-        "root -g".into(),
-        "root -g".into(),
-        "root -g".into(),
+        format!("install demo-npm --prefix {user} {quiet}"),
         "view demo-npm version --json".into(),
-        "install -g demo-npm@latest".into(),
-        format!("install local-npm@1.2.3 --prefix {prefix}"),
-        format!("uninstall local-npm --prefix {prefix}"),
-        "uninstall -g demo-npm".into(),
+        format!("install demo-npm@latest --prefix {user} {quiet}"),
+        format!("install local-npm@1.2.3 --prefix {prefix} {quiet}"),
+        format!("uninstall local-npm --prefix {prefix} {quiet}"),
+        format!("uninstall demo-npm --prefix {user} {quiet}"),
     ];
     assert_eq!(calls.lines().collect::<Vec<_>>(), expected);
 }
@@ -447,7 +478,22 @@ fn package_commands_reject_bad_usage() {
     out.assert_code(1);
     assert!(out
         .stderr
-        .starts_with("--extension cannot be combined with --self or --extensions\n"));
+        .starts_with("--extension cannot be combined with --self, --extensions, or --all\n"));
+    // pi 1.x: a bare `pi update` updates pi only, and says the extensions were skipped.
+    let out = cmd.again().args(["update"]).run();
+    assert!(
+        out.stdout.starts_with(
+            "Extensions are skipped. Run pi update --extensions to update extensions.\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.contains("cannot self-update"), "{}", out.stderr);
+    let out = cmd.again().args(["update", "--all", "--self"]).run();
+    out.assert_code(1);
+    assert!(out.stderr.starts_with(
+        "--all cannot be combined with --self, --extensions, --models, or --extension\n"
+    ));
     let out = cmd.again().args(["install", "./missing"]).run();
     out.assert_code(1);
     assert_eq!(

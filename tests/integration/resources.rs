@@ -196,8 +196,11 @@ fn interactive_untrusted_folder_lists_agents_md_and_says_what_it_skipped() {
         120,
         30,
     );
+    // No decision yet (`defaultProjectTrust: ask`): pi asks first; Escape trusts nothing.
+    child.wait_for("Trust project folder?", Duration::from_secs(10));
+    child.send("\x1b");
     child.wait_for("AGENTS.md", Duration::from_secs(10));
-    child.wait_for("trusted", Duration::from_secs(5));
+    child.wait_for("This project is not trusted", Duration::from_secs(5));
     child.send("hi\r");
     child.wait_for("reply-from-mock", Duration::from_secs(10));
     child.send("\x04");

@@ -44,9 +44,9 @@ fn queries_answer_with_pis_shapes_and_bad_lines_are_errors() {
     assert_eq!(state["messageCount"], 0);
     let unknown = r.iter().find(|v| v["command"] == "bogus").unwrap();
     assert_eq!(unknown["error"], "Unknown command: bogus");
-    assert!(
-        unknown.get("id").is_none(),
-        "pi does not echo the id of an unknown command"
+    assert_eq!(
+        unknown["id"], "x",
+        "the id is echoed, so a client waiting on it gets its answer"
     );
     let parse = r.iter().find(|v| v["command"] == "parse").unwrap();
     assert!(parse["error"]
@@ -74,14 +74,16 @@ fn a_prompt_is_acknowledged_then_streams_events_and_the_state_follows() {
     assert_eq!(all[0]["type"], "response");
     assert_eq!(all[0]["command"], "prompt");
     assert_eq!(all[0]["success"], true);
+    assert_eq!(
+        all[0]["data"],
+        serde_json::json!({"disposition": "started"})
+    );
     let types: Vec<&str> = all.iter().map(|v| v["type"].as_str().unwrap()).collect();
     assert_eq!(types[1], "agent_start");
-    assert_eq!(*types.last().unwrap(), "agent_end");
+    assert_eq!(&types[types.len() - 2..], ["agent_end", "agent_settled"]);
     let update = all.iter().find(|v| v["type"] == "message_update").unwrap();
-    assert_eq!(
-        update["assistantMessageEvent"]["partial"]["role"],
-        "assistant"
-    );
+    assert!(update["usage"].is_object(), "{update}");
+    assert!(update.get("message").is_none(), "{update}");
 }
 
 #[test]
@@ -632,4 +634,475 @@ fn a_prompt_right_after_agent_end_is_accepted() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(mock.requests().len(), 6);
+}
+
+/// A tool stuck in the kernel (grep opening a FIFO nobody writes to) does not hold the server:
+/// `abort` ends the run with the call as an aborted result and is answered, and so is the next
+/// command.
+#[test]
+fn abort_answers_while_a_tool_is_stuck_in_the_kernel() {
+    let mock = MockServer::with_replies([Reply::sse(crate::support::mock::sse_tool_calls(
+        API,
+        &[(
+            "call_1",
+            "grep",
+            serde_json::json!({"pattern": "x", "path": "pipe"}),
+        )],
+    ))]);
+    let cmd =
+        PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session", "--tools", "grep"]);
+    let fifo = cmd.cwd().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut talk = cmd.converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"search the pipe"}"#);
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let end = talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
+    assert_eq!(end["isError"], true);
+    assert_eq!(end["result"]["content"][0]["text"], "Operation aborted");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    talk.expect("abort response", |v| v["id"] == "a");
+    talk.send(r#"{"id":"s","type":"get_state"}"#);
+    let state = talk.expect("get_state response", |v| v["id"] == "s");
+    assert_eq!(state["data"]["isStreaming"], false);
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+fn roles_of(v: &serde_json::Value) -> Vec<String> {
+    roles(v)
+}
+
+/// `get_messages` returns pi's AgentMessages: an RPC `bash` run is a `bashExecution`, a
+/// compaction a `compactionSummary` — after the commands and in a loaded session — not the
+/// user messages they become for the model.
+#[test]
+fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "a1"),
+        Reply::text(API, "a2"),
+        Reply::text(API, "## Goal\nSUMMARY"),
+    ]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let cmd = cmd
+        .again()
+        .write_agent_file("settings.json", r#"{"compaction":{"keepRecentTokens":1}}"#);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"b","type":"bash","command":"echo hi"}"#,
+            r#"{"id":"m1","type":"get_messages"}"#,
+            r#"{"id":"c","type":"compact"}"#,
+            r#"{"id":"m2","type":"get_messages"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ],
+    );
+    assert_eq!(
+        roles_of(by_id(&all, "m1")),
+        ["user", "assistant", "user", "assistant", "bashExecution"]
+    );
+    let bash = &by_id(&all, "m1")["data"]["messages"][4];
+    assert_eq!(bash["command"], "echo hi");
+    assert_eq!(bash["output"], "hi\n");
+    assert_eq!(by_id(&all, "c")["success"], true, "{all:?}");
+    let result = &by_id(&all, "c")["data"];
+    let keys: Vec<&String> = result.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "estimatedTokensAfter",
+            "details"
+        ]
+    );
+    assert!(result["estimatedTokensAfter"]
+        .as_u64()
+        .is_some_and(|t| t > 0));
+    let after = roles_of(by_id(&all, "m2"));
+    assert_eq!(after[0], "compactionSummary", "{after:?}");
+    assert_eq!(
+        by_id(&all, "m2")["data"]["messages"][0]["summary"],
+        "## Goal\nSUMMARY"
+    );
+    assert!(after.contains(&"bashExecution".to_string()), "{after:?}");
+    // The same after loading the session afresh.
+    let all = rpc_on(&cmd, &file, &[r#"{"id":"m3","type":"get_messages"}"#]);
+    assert_eq!(roles_of(by_id(&all, "m3")), after);
+}
+
+#[test]
+fn session_info_changed_carries_the_new_name() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"n","type":"set_session_name","name":"  My feature "}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let changed = all
+        .iter()
+        .find(|v| v["type"] == "session_info_changed")
+        .unwrap();
+    assert_eq!(changed["name"], "My feature");
+    assert_eq!(by_id(&all, "s")["data"]["sessionName"], "My feature");
+}
+
+/// A text block cut by abort ends with `text_end` before the aborted `message_end`.
+#[test]
+fn abort_ends_the_open_text_block_before_the_message() {
+    let mock =
+        MockServer::with_replies([Reply::text(API, "never finishes").stall_after(2, 20_000)]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("text_delta", |v| {
+        v["assistantMessageEvent"]["type"] == "text_delta"
+    });
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let text_end = talk.expect("text_end or message_end", |v| {
+        v["assistantMessageEvent"]["type"] == "text_end" || v["type"] == "message_end"
+    });
+    assert_eq!(
+        text_end["assistantMessageEvent"]["type"], "text_end",
+        "{text_end}"
+    );
+    let end = talk.expect("message_end", |v| v["type"] == "message_end");
+    assert_eq!(end["message"]["stopReason"], "aborted");
+    assert_eq!(
+        text_end["assistantMessageEvent"]["content"],
+        end["message"]["content"][0]["text"]
+    );
+    talk.expect("abort response", |v| v["id"] == "a");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A steering message delivered to the model leaves the queue, and the client hears of it
+/// (before the message starts), so it stops showing it as pending.
+#[test]
+fn queue_update_reports_the_queue_emptied_by_delivery() {
+    let mock = MockServer::with_replies([
+        Reply::sse(crate::support::mock::sse_tool_calls(
+            API,
+            &[(
+                "call_1",
+                "bash",
+                serde_json::json!({"command": "sleep 0.3"}),
+            )],
+        )),
+        Reply::text(API, "changed course"),
+    ]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"s","type":"steer","message":"change course"}"#);
+    let queued = talk.expect("queue_update", |v| v["type"] == "queue_update");
+    assert_eq!(queued["steering"], serde_json::json!(["change course"]));
+    let emptied = talk.expect("queue_update", |v| v["type"] == "queue_update");
+    assert_eq!(emptied["steering"], serde_json::json!([]));
+    assert_eq!(emptied["followUp"], serde_json::json!([]));
+    let next = talk.expect("message_start", |v| v["type"] == "message_start");
+    assert_eq!(next["message"]["content"][0]["text"], "change course");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Commands with a missing or mistyped field are refused with an error naming it, and
+/// nothing is sent to the model.
+#[test]
+fn commands_with_bad_fields_are_refused_naming_the_field() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            r#"{"id":"1","type":"prompt"}"#,
+            r#"{"id":"2","type":"prompt","message":5}"#,
+            r#"{"id":"3","type":"steer"}"#,
+            r#"{"id":"4","type":"follow_up","message":null}"#,
+            r#"{"id":"5","type":"set_session_name","name":7}"#,
+            r#"{"id":"6","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    let error = |id: &str| by_id(&all, id)["error"].as_str().unwrap_or("").to_string();
+    assert_eq!(
+        error("1"),
+        "Invalid prompt command: \"message\" must be a string (it is missing)"
+    );
+    assert_eq!(
+        error("2"),
+        "Invalid prompt command: \"message\" must be a string (it is a number)"
+    );
+    assert_eq!(
+        error("3"),
+        "Invalid steer command: \"message\" must be a string (it is missing)"
+    );
+    assert_eq!(
+        error("4"),
+        "Invalid follow_up command: \"message\" must be a string (it is null)"
+    );
+    assert_eq!(
+        error("5"),
+        "Invalid set_session_name command: \"name\" must be a string (it is a number)"
+    );
+    let state = &by_id(&all, "6")["data"];
+    assert_eq!(state["pendingMessageCount"], 0);
+    assert!(state.get("sessionName").is_none());
+    assert_eq!(mock.request_count(), 0);
+}
+
+/// A command that needs the session while a run still holds it outside the agent loop (an
+/// extension command that takes a while) is served once the run hands the session back,
+/// however long that takes, instead of being refused as "already processing".
+#[test]
+fn a_prompt_after_a_slow_extension_command_waits_for_the_session() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockServer::with_replies([Reply::text(API, "after the command")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "rpc", "--no-session"]);
+    let ext = pi.agent_dir().join("extensions");
+    std::fs::create_dir_all(&ext).unwrap();
+    let script = ext.join("slow.py");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env python3\nimport json, sys, time\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'slow', 'description': 'Takes a while'}]}), flush=True)\n\
+         \x20   elif msg['type'] == 'command':\n\
+         \x20       time.sleep(0.6)\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': None}), flush=True)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"c","type":"prompt","message":"/slow"}"#);
+    let handled = talk.expect("command handled", |v| v["id"] == "c");
+    assert_eq!(
+        handled["data"],
+        serde_json::json!({"disposition": "handled"})
+    );
+    talk.send(r#"{"id":"p","type":"prompt","message":"hi"}"#);
+    let accepted = talk.expect("prompt response", |v| v["id"] == "p");
+    assert_eq!(accepted["success"], true, "{accepted}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(mock.request_count(), 1);
+}
+
+/// Today's pi protocol on a turn with tools: prompt and steer dispositions, the delta-only
+/// `message_update` with `usage`, `toolcall_start` naming the call, the `pending` message
+/// start, `tool_execution_end.durationMs` only for a tool that ran, `agent_end.willRetry` and
+/// `agent_settled` last.
+#[test]
+fn a_turn_with_tools_speaks_todays_protocol() {
+    let mock = MockServer::with_replies([
+        Reply::sse(crate::support::mock::sse_tool_calls(
+            API,
+            &[
+                (
+                    "call_1",
+                    "bash",
+                    serde_json::json!({"command": "sleep 0.3; echo ran"}),
+                ),
+                ("call_2", "nonexistent", serde_json::json!({})),
+            ],
+        )),
+        Reply::text(API, "done"),
+        Reply::text(API, "saw the follow-up"),
+        Reply::text(API, "saw the queued prompt"),
+    ]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    let ack = talk.expect("prompt response", |v| v["id"] == "p");
+    assert_eq!(ack["data"], serde_json::json!({"disposition": "started"}));
+    let start = talk.expect("assistant message_start", |v| {
+        v["type"] == "message_start" && v["message"]["role"] == "assistant"
+    });
+    assert_eq!(start["message"]["stopReason"], "pending");
+    let call = talk.expect("toolcall_start", |v| {
+        v["assistantMessageEvent"]["type"] == "toolcall_start"
+    });
+    assert_eq!(
+        call["assistantMessageEvent"],
+        serde_json::json!({"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "bash"})
+    );
+    assert!(call["usage"]["cost"].is_object());
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
+    talk.send(r#"{"id":"f","type":"follow_up","message":"and then this"}"#);
+    let queued = talk.expect("follow_up response", |v| v["id"] == "f");
+    assert_eq!(queued["data"], serde_json::json!({"disposition": "queued"}));
+    talk.send(r#"{"id":"q","type":"prompt","message":"more","streamingBehavior":"followUp"}"#);
+    let queued = talk.expect("queued prompt response", |v| v["id"] == "q");
+    assert_eq!(queued["data"], serde_json::json!({"disposition": "queued"}));
+    let settled = talk.expect("agent_settled", |v| v["type"] == "agent_settled");
+    assert_eq!(settled["aborted"], false);
+    let (code, lines, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(lines.last().unwrap().contains("agent_settled"), "{lines:?}");
+    let all: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let end_of = |id: &str| {
+        all.iter()
+            .find(|v| v["type"] == "tool_execution_end" && v["toolCallId"] == id)
+            .unwrap()
+    };
+    assert!(end_of("call_2").get("durationMs").is_none(), "never ran");
+    let ran = end_of("call_1");
+    assert!(
+        ran["durationMs"].as_u64().is_some_and(|ms| ms >= 250),
+        "{ran}"
+    );
+    let ends: Vec<&serde_json::Value> = all.iter().filter(|v| v["type"] == "agent_end").collect();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0]["willRetry"], false);
+    assert_eq!(
+        mock.request_count(),
+        4,
+        "both queued messages were delivered"
+    );
+}
+
+/// `get_entries [since]`, `get_tree`, `clear_queue` and `get_available_thinking_levels`, as
+/// today's pi answers them.
+#[test]
+fn entries_tree_queue_and_thinking_levels_commands() {
+    let mock = MockServer::with_replies([Reply::text(API, "a1"), Reply::text(API, "a2")]);
+    let (cmd, file) = two_exchange_session(&mock);
+    let all = rpc_on(
+        &cmd,
+        &file,
+        &[
+            r#"{"id":"e","type":"get_entries"}"#,
+            r#"{"id":"t","type":"get_tree"}"#,
+            r#"{"id":"s1","type":"steer","message":"later one"}"#,
+            r#"{"id":"s2","type":"follow_up","message":"later two"}"#,
+            r#"{"id":"c","type":"clear_queue"}"#,
+            r#"{"id":"st","type":"get_state"}"#,
+            r#"{"id":"l","type":"get_available_thinking_levels"}"#,
+            r#"{"id":"bad","type":"get_entries","since":"nope"}"#,
+        ],
+    );
+    let entries = by_id(&all, "e")["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let leaf = by_id(&all, "e")["data"]["leafId"].clone();
+    let stored: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries, stored, "every entry but the header, as stored");
+    assert_eq!(leaf, stored.last().unwrap()["id"]);
+    // The tree of a linear session is one chain.
+    let mut node = &by_id(&all, "t")["data"]["tree"][0];
+    let mut chain = Vec::new();
+    loop {
+        chain.push(node["entry"]["id"].clone());
+        match node["children"].as_array().unwrap().as_slice() {
+            [] => break,
+            [only] => node = only,
+            more => panic!("branches: {more:?}"),
+        }
+    }
+    let ids: Vec<serde_json::Value> = stored.iter().map(|e| e["id"].clone()).collect();
+    assert_eq!(chain, ids);
+    assert_eq!(by_id(&all, "t")["data"]["leafId"], leaf);
+    assert_eq!(
+        by_id(&all, "c")["data"],
+        serde_json::json!({"steering": ["later one"], "followUp": ["later two"]})
+    );
+    let updates: Vec<&serde_json::Value> =
+        all.iter().filter(|v| v["type"] == "queue_update").collect();
+    assert_eq!(
+        *updates.last().unwrap(),
+        &serde_json::json!({"type": "queue_update", "steering": [], "followUp": []})
+    );
+    assert_eq!(by_id(&all, "st")["data"]["pendingMessageCount"], 0);
+    assert_eq!(
+        by_id(&all, "l")["data"],
+        serde_json::json!({"levels": ["off"]}),
+        "the mock model does not reason"
+    );
+    assert_eq!(by_id(&all, "bad")["error"], "Entry not found: nope");
+
+    // `since` returns what came after that entry.
+    let since = format!(
+        r#"{{"id":"e2","type":"get_entries","since":{}}}"#,
+        ids[ids.len() - 2]
+    );
+    let all = rpc_on(&cmd, &file, &[&since]);
+    assert_eq!(
+        by_id(&all, "e2")["data"]["entries"],
+        serde_json::json!([stored.last().unwrap()])
+    );
+}
+
+/// An abort is reported in `agent_settled`.
+#[test]
+fn agent_settled_says_the_run_was_aborted() {
+    let mock =
+        MockServer::with_replies([Reply::text(API, "never finishes").stall_after(2, 20_000)]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("message_update", |v| v["type"] == "message_update");
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let settled = talk.expect("agent_settled", |v| v["type"] == "agent_settled");
+    assert_eq!(settled["aborted"], true);
+    talk.expect("abort response", |v| v["id"] == "a");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// As pi answers them: an empty line is a parse error, a command without a `type` is an
+/// unknown command `undefined` (with its id, and no `command`).
+#[test]
+fn empty_lines_and_commands_without_a_type_are_answered() {
+    let mock = MockServer::start();
+    let out = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[
+            "",
+            r#"{"id":"m"}"#,
+            r#"{"id":"s","type":"get_state"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert_eq!(all.len(), 3, "{}", out.stdout);
+    assert_eq!(all[0]["command"], "parse");
+    assert_eq!(all[0]["success"], false);
+    assert_eq!(
+        all[1],
+        serde_json::json!({"id": "m", "type": "response", "success": false,
+            "error": "Unknown command: undefined"})
+    );
+    assert_eq!(all[2]["id"], "s");
 }

@@ -163,3 +163,128 @@ pub fn marker(label: &str) -> String {
         .unwrap_or(0);
     format!("{label}-{}-{nanos}", std::process::id())
 }
+
+/// Our OAuth-protected MCP server with its own authorization server
+/// (`tests/support/mcp_oauth_server.py`, stdlib only) on a free port; killed on drop.
+pub struct OAuthServer {
+    child: Child,
+    pub origin: String,
+    /// The MCP endpoint.
+    pub url: String,
+}
+
+impl OAuthServer {
+    pub fn start(options: Value) -> OAuthServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = format!(
+            "{}/tests/support/mcp_oauth_server.py",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(options.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the OAuth test server");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+                panic!("the OAuth test server exited ({status}): {err}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the OAuth test server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let origin = format!("http://127.0.0.1:{port}");
+        OAuthServer {
+            child,
+            url: format!("{origin}/mcp"),
+            origin,
+        }
+    }
+
+    /// Counters and the last requests the server saw.
+    pub fn stats(&self) -> Value {
+        let text = ureq::get(&format!("{}/stats", self.origin))
+            .call()
+            .expect("stats")
+            .into_body()
+            .read_to_string()
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Changes options (`{"expires_in": 1}`) or expires every access token (`{"expire_all": true}`).
+    pub fn control(&self, change: Value) {
+        ureq::post(&format!("{}/control", self.origin))
+            .send(change.to_string())
+            .expect("control");
+    }
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Plays the user's browser: opens the authorization URL (the test server approves at once and
+/// redirects) and follows the redirect to pi's loopback callback. Returns the callback page.
+pub fn approve_in_browser(authorization_url: &str) -> (u16, String) {
+    let agent = browser();
+    let mut resp = agent
+        .get(authorization_url)
+        .call()
+        .unwrap_or_else(|e| panic!("authorize request failed: {e}"));
+    assert_eq!(
+        resp.status(),
+        302,
+        "authorize did not redirect: {}",
+        resp.body_mut().read_to_string().unwrap_or_default()
+    );
+    let location = location(&resp);
+    let mut page = agent
+        .get(&location)
+        .call()
+        .unwrap_or_else(|e| panic!("the callback {location} failed: {e}"));
+    let status = page.status().as_u16();
+    (status, page.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// A client that reports every status and follows no redirect, as a test inspects them.
+fn browser() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+fn location(resp: &ureq::http::Response<ureq::Body>) -> String {
+    resp.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .expect("a redirect")
+        .to_string()
+}
+
+/// The redirect target of an authorization URL, without following it (for pasting).
+pub fn authorize_redirect(authorization_url: &str) -> String {
+    let resp = browser()
+        .get(authorization_url)
+        .call()
+        .unwrap_or_else(|e| panic!("authorize request failed: {e}"));
+    location(&resp)
+}

@@ -57,7 +57,8 @@ def schema(props=None):
 
 
 TOOLS = [
-    {"name": "echo", "description": "Echo the given text back.", "inputSchema": schema({"text": {"type": "string"}})},
+    {"name": "echo", "description": "Echo the given text back.", "inputSchema": schema({"text": {"type": "string"}}),
+     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
     {"name": "image", "description": "Return a tiny image.", "inputSchema": schema()},
     {"name": "structured", "description": "Return structured content only.", "inputSchema": schema()},
     {"name": "fail", "description": "Always fails.", "inputSchema": schema()},

@@ -476,8 +476,8 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                 if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
                     let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
                     c.args.push_str(d);
+                    // Parsed once, at `.done` (parsing every fragment is quadratic).
                     w.toolcall_delta(c.block, d);
-                    w.toolcall_set_arguments(c.block, parse_partial_json(&c.args));
                 }
             }
             "response.function_call_arguments.done" => {

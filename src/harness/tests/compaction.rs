@@ -69,11 +69,22 @@ fn reply(text: &str, input: u64) -> Reply {
     }
 }
 
+/// The events of one prompt, up to (not including) the `agent_settled` that must end them.
 fn prompt(s: &mut AgentSession, text: &str) -> Vec<Value> {
     let mut events = Vec::new();
     s.prompt(vec![Message::user_text(text)], &mut |e| {
         events.push(e.to_json())
     });
+    let settled = events.pop().expect("events");
+    assert_eq!(settled["type"], "agent_settled", "{events:?}");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "agent_settled")
+            .count(),
+        0,
+        "agent_settled comes once, last"
+    );
     events
 }
 

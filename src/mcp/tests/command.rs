@@ -51,8 +51,10 @@ fn help_usage_and_unknown_commands() {
         )
     );
     let (code, _, err) = run_cmd(&["login", "x"], d.path(), d.path());
-    assert_eq!(code, 1);
-    assert!(err.contains("not available in this build yet"), "{err}");
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "No MCP server named \"x\". Configured: none.\n")
+    );
 }
 
 #[test]

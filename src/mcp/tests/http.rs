@@ -260,7 +260,7 @@ impl AuthProvider for Tokens {
 
 #[test]
 fn an_auth_provider_renews_a_rejected_token_once() {
-    let (url, seen) = serve(|s| {
+    let (url, log) = serve(|s| {
         if s.header("authorization") != Some("Bearer new") {
             return (
                 401,
@@ -280,11 +280,21 @@ fn an_auth_provider_renews_a_rejected_token_once() {
     let tokens = Arc::new(Tokens(Mutex::new(vec!["old".into(), "new".into()])));
     let client = connect(&url, Some(tokens)).unwrap();
     call(&client, "t").unwrap();
-    let seen = seen.lock().unwrap();
+    let seen = log.lock().unwrap();
     assert_eq!(seen[0].header("authorization"), Some("Bearer old"));
     assert_eq!(seen[1].header("authorization"), Some("Bearer new"));
     drop(seen);
     client.close();
+    let seen = log.lock().unwrap();
+    let delete = seen
+        .iter()
+        .find(|s| s.method == "DELETE")
+        .expect("the session is ended");
+    assert_eq!(
+        delete.header("authorization"),
+        Some("Bearer new"),
+        "with the token"
+    );
 }
 
 struct NoHooks;
@@ -353,4 +363,70 @@ fn connections_retry_transient_failures_and_forgotten_sessions() {
         .collect();
     assert_eq!(sessions, [Some("sess-1".into()), Some("sess-2".into())]);
     conn.close();
+}
+
+#[test]
+fn a_cut_answer_stream_resumes_with_last_event_id() {
+    // The answer stream ends after a numbered progress event; the answer comes on the GET
+    // that resumes after it. The server-to-client GET stream (no Last-Event-ID) is refused.
+    let call_id = Arc::new(Mutex::new(Value::Null));
+    let remembered = Arc::clone(&call_id);
+    let (url, seen) = serve(
+        move |s| match (s.method.as_str(), s.body["method"].as_str()) {
+            ("POST", Some("initialize")) => init(s),
+            ("POST", Some("tools/call")) => {
+                let id = &s.body["id"];
+                *remembered.lock().unwrap() = id.clone();
+                let body = format!(
+                    "retry: 10\nid: ev-1\ndata: {}\n\n",
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": id, "progress": 1}}),
+                );
+                (200, vec![], "text/event-stream", body.into_bytes())
+            }
+            ("POST", _) => (202, vec![], "text/plain", Vec::new()),
+            ("GET", _) if s.header("last-event-id") == Some("ev-1") => {
+                let body = format!(
+                    "id: ev-2\ndata: {}\n\n",
+                    json!({"jsonrpc": "2.0", "id": *remembered.lock().unwrap(), "result": {"content": [{"type": "text", "text": "resumed"}]}})
+                );
+                (200, vec![], "text/event-stream", body.into_bytes())
+            }
+            ("GET", _) => (405, vec![], "text/plain", Vec::new()),
+            _ => (200, vec![], "text/plain", Vec::new()),
+        },
+    );
+    let client = connect(&url, None).unwrap();
+    let r = call(&client, "slow").unwrap();
+    assert_eq!(r["content"][0]["text"], "resumed");
+    client.close();
+    let seen = seen.lock().unwrap();
+    let resume = seen
+        .iter()
+        .find(|s| s.method == "GET" && s.header("last-event-id").is_some())
+        .expect("a resuming GET");
+    assert_eq!(resume.header("accept"), Some("text/event-stream"));
+    assert_eq!(resume.header("mcp-session-id"), Some("sess-1"));
+}
+
+#[test]
+fn a_cut_stream_without_event_ids_fails_the_request() {
+    let (url, seen) = serve(|s| match (s.method.as_str(), s.body["method"].as_str()) {
+        ("POST", Some("initialize")) => init(s),
+        ("POST", Some("tools/call")) => {
+            (200, vec![], "text/event-stream", b": nothing\n\n".to_vec())
+        }
+        ("POST", _) => (202, vec![], "text/plain", Vec::new()),
+        _ => (405, vec![], "text/plain", Vec::new()),
+    });
+    let client = connect(&url, None).unwrap();
+    assert_eq!(
+        call(&client, "x").unwrap_err().to_string(),
+        "MCP response stream failed: stream ended without a response"
+    );
+    client.close();
+    assert!(!seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|s| s.header("last-event-id").is_some()));
 }

@@ -36,8 +36,8 @@ fn manager_excluding(
         reporter: Arc::new(move |msg: &str, kind: &str| {
             r.lock().unwrap().push(format!("{kind}: {msg}"))
         }),
-    })
-    .unwrap();
+        extension_servers: None,
+    });
     (m, reports, dir)
 }
 
@@ -63,8 +63,18 @@ fn nothing_configured_costs_nothing() {
         tool_filter: None,
         tool_exclude: None,
         reporter: Arc::new(|_: &str, _: &str| {}),
+        extension_servers: None,
     });
-    assert!(m.is_none());
+    assert!(m.snapshot().is_empty());
+    assert!(m.tools().is_empty() && m.static_tools().is_empty());
+    assert_eq!(m.servers_section(), None);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing was written"
+    );
+    m.wait_for_direct_servers(&Abort::new());
+    m.shutdown();
 }
 
 #[test]

@@ -26,7 +26,6 @@ use crate::agent::AgentEvent;
 use crate::harness::task::SessionTask;
 use crate::harness::AgentSession;
 use crate::session::entry::BashExecutionMessage;
-use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::loader::Loader;
 use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
@@ -52,16 +51,22 @@ pub struct App<T: Terminal> {
     /// `!cmd` results finished while a run held the session.
     pub(super) pending_bash: Vec<BashExecutionMessage>,
     pub(super) overlay: Option<ActiveOverlay>,
-    pub(super) last_clear: Option<Instant>,
+    /// When Ctrl+C and Escape were last pressed (a second press soon after acts).
+    pub(super) presses: super::keys::DoublePresses,
     pub(super) exit: bool,
     pub(super) tools_expanded: bool,
     pub(super) hide_thinking: bool,
     /// Index in the transcript of the assistant reply being streamed.
     pub(super) streaming: Option<usize>,
+    /// The reply being streamed, rebuilt from its deltas.
+    pub(super) stream: Option<super::events::StreamState>,
     /// Tool-call id → index in the transcript.
     pub(super) tool_items: std::collections::HashMap<String, usize>,
     /// The model while a run holds the session, and changes waiting for it to return.
     pub(super) run_state: Option<RunState>,
+    /// The transcript length right after a compaction summary was shown during this run: when
+    /// the run ends the transcript is rebuilt around the compaction entry, as pi does.
+    pub(super) compacted_in_run: Option<usize>,
     /// When the pending auto-retry fires, for the "Retrying in Ns" countdown.
     pub(super) retry_countdown: Option<RetryCountdown>,
     /// A branch summary being made before a tree navigation (its task is `task`).
@@ -91,6 +96,7 @@ impl<T: Terminal> App<T> {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
             quiet: env.quiet_startup && !env.verbose,
+            listing: true,
         };
         let footer = Footer {
             info: FooterInfo {
@@ -100,11 +106,7 @@ impl<T: Terminal> App<T> {
                 ..FooterInfo::default()
             },
         };
-        let mut editor = Editor::new();
-        editor.set_autocomplete_provider(Box::new(CombinedProvider::new(
-            slash_commands(&env),
-            cwd.clone(),
-        )));
+        let editor = Editor::new();
         let mut app = App {
             tui: Tui::new(terminal),
             view: View::new(header, editor, footer),
@@ -115,13 +117,15 @@ impl<T: Terminal> App<T> {
             bash: None,
             pending_bash: Vec::new(),
             overlay: None,
-            last_clear: None,
+            presses: Default::default(),
             exit: false,
             tools_expanded: env.verbose,
             hide_thinking: env.hide_thinking,
             streaming: None,
+            stream: None,
             tool_items: Default::default(),
             run_state: None,
+            compacted_in_run: None,
             retry_countdown: None,
             tree_summary: None,
             pending_login: None,
@@ -133,13 +137,16 @@ impl<T: Terminal> App<T> {
             env,
         };
         // After the history: rendering it starts the chat afresh.
-        app.render_history();
+        app.fill_transcript();
         for notice in std::mem::take(&mut app.env.notices) {
             app.view.warning(&notice);
         }
+        app.show_untrusted_warning();
         app.refresh_footer();
         app.install_autocomplete();
         app.list_extensions_in_header();
+        app.share_terminal_with_extensions();
+        app.list_mcp_in_header();
         if let Some(s) = &app.session {
             s.start_extensions("startup");
         }
@@ -172,6 +179,11 @@ impl<T: Terminal> App<T> {
 
     pub fn exited(&self) -> bool {
         self.exit
+    }
+
+    /// Whether input is held back until the parser can tell a lone Escape from a sequence.
+    pub fn parser_pending(&self) -> bool {
+        self.pending_since.is_some()
     }
 
     pub fn is_busy(&self) -> bool {
@@ -225,6 +237,7 @@ impl<T: Terminal> App<T> {
                 Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
                 Ok(TerminalEvent::Resize) => {
                     self.view.editor.set_terminal_rows(self.tui.terminal().size().1);
+                    self.share_terminal_with_extensions();
                     self.tui.request_render();
                 }
                 // Stdin closed: nobody can type any more.
@@ -265,13 +278,16 @@ impl<T: Terminal> App<T> {
             self.on_parsed(flushed);
         }
         if let Some(active) = self.overlay {
-            if overlays::pump(&mut self.tui, active) {
+            if overlays::pump(&mut self.view, active) {
                 self.drain_overlay();
             }
         }
         if self.animating() && now >= self.last_tick + TICK {
             self.last_tick = now;
             self.tick_animations();
+        }
+        if self.tui.next_deadline().is_some_and(|d| d <= now) {
+            self.sync_stream();
         }
         self.tui.tick(now, &mut self.view)?;
         Ok(())
@@ -281,9 +297,12 @@ impl<T: Terminal> App<T> {
         self.view.status.is_some()
             || self.bash.is_some()
             || self.task.is_some()
-            || self
-                .overlay
-                .is_some_and(|o| o.kind == overlays::OverlayKind::Login)
+            || self.overlay.is_some_and(|o| {
+                matches!(
+                    o.kind,
+                    overlays::OverlayKind::Login | overlays::OverlayKind::Mcp
+                )
+            })
     }
 
     fn tick_animations(&mut self) {
@@ -339,6 +358,10 @@ impl<T: Terminal> App<T> {
             self.drain_overlay();
             return;
         }
+        // An extension's editor gets every key; it hands pi's own keys back.
+        if self.extension_editor_input(event) {
+            return;
+        }
         if let InputEvent::Key(key) = event {
             if self.handle_app_key(key) || self.run_extension_shortcut(key) {
                 self.tui.request_render();
@@ -355,11 +378,11 @@ impl<T: Terminal> App<T> {
     /// Acts on every result the active overlay has; closes it on a final one.
     pub(super) fn drain_overlay(&mut self) {
         while let Some(active) = self.overlay {
-            let Some(outcome) = overlays::poll(&mut self.tui, active) else {
+            let Some(outcome) = overlays::poll(&mut self.view, active) else {
                 break;
             };
             if outcome.closes() {
-                self.tui.close_overlay(active.id);
+                overlays::close(&mut self.view);
                 self.overlay = None;
             }
             self.apply_overlay_outcome(outcome);
@@ -401,9 +424,9 @@ impl<T: Terminal> App<T> {
         self.tui.request_render();
     }
 
+    /// pi's indicator text while a run goes on (the key is in the start-up hints).
     pub(super) fn working_message() -> String {
-        let key = crate::tui::keybindings::current().key_text("app.interrupt");
-        format!("Working... ({key} to interrupt)")
+        "Working...".into()
     }
 
     /// The task thread ended: take the session back and settle the screen.
@@ -432,8 +455,12 @@ impl<T: Terminal> App<T> {
         self.view.status = None;
         self.retry_countdown = None;
         self.streaming = None;
+        self.stream = None;
         self.view.steering.clear();
         self.view.follow_up.clear();
+        if let Some(shown_at) = self.compacted_in_run.take() {
+            self.rebuild_after_compaction(shown_at);
+        }
         if !leftover.is_empty() {
             // Queued messages the run never reached go back to the editor, as pi does.
             self.restore_to_editor(leftover);
@@ -444,6 +471,8 @@ impl<T: Terminal> App<T> {
         if let Some(job) = self.tree_summary.take() {
             self.finish_tree_navigation(job);
         }
+        // What an extension command asked of the mode (a new session, quitting).
+        self.perform_mode_requests();
         self.tui.request_render();
     }
 
@@ -492,24 +521,4 @@ pub(super) fn message_text(m: &crate::ai::Message) -> String {
         crate::ai::Message::User(u) => crate::session::ops::user_content_text(&u.content),
         _ => String::new(),
     }
-}
-
-/// Built-in commands, then prompt templates and skills, for the editor's `/` popup.
-pub(super) fn slash_commands(env: &InteractiveEnv) -> Vec<SlashCommand> {
-    let mut commands: Vec<SlashCommand> = super::commands::BUILTIN
-        .iter()
-        .map(|(name, description)| SlashCommand::new(*name, *description))
-        .collect();
-    for t in &env.resources.templates {
-        let mut c = SlashCommand::new(t.name.clone(), t.description.clone());
-        c.argument_hint = t.argument_hint.clone();
-        commands.push(c);
-    }
-    for s in &env.resources.skills {
-        commands.push(SlashCommand::new(
-            format!("skill:{}", s.name),
-            s.description.clone(),
-        ));
-    }
-    commands
 }

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::ai::{AssistantMessage, Content, StopReason, UserContent};
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::loader::Loader;
 use crate::tui::components::markdown::{DefaultTextStyle, Markdown};
-use crate::tui::components::text::{Fill, Spacer, Text};
+use crate::tui::components::text::{tail_rows, Fill, Spacer, Text};
 use crate::tui::theme::{self, Theme, Token};
 use crate::tui::Component;
 
@@ -34,6 +35,8 @@ pub enum ChatItem {
     Bash(BashView),
     /// A status, warning or error line (a blank row above it).
     Note(Text),
+    /// A compaction or branch summary (Ctrl+O expands it).
+    Summary(SummaryView),
     /// Anything else that is just lines (the start-up resource listing).
     Block(Box<dyn Component>),
 }
@@ -48,6 +51,7 @@ impl ChatItem {
         match self {
             ChatItem::Tool(t) => t.set_expanded(expanded),
             ChatItem::Bash(b) => b.set_expanded(expanded),
+            ChatItem::Summary(s) => s.set_expanded(expanded),
             ChatItem::User(_) | ChatItem::Assistant(_) | ChatItem::Note(_) | ChatItem::Block(_) => {
             }
         }
@@ -72,6 +76,7 @@ impl Component for ChatItem {
                 lines.extend(t.render(width));
                 lines
             }
+            ChatItem::Summary(s) => s.render(width),
             ChatItem::Block(b) => b.render(width),
         }
     }
@@ -83,18 +88,22 @@ impl Component for ChatItem {
             ChatItem::Tool(t) => t.invalidate(),
             ChatItem::Bash(b) => b.invalidate(),
             ChatItem::Note(t) => t.invalidate(),
+            ChatItem::Summary(s) => s.invalidate(),
             ChatItem::Block(b) => b.invalidate(),
         }
     }
 }
 
-/// A user message: Markdown on the `userMessageBg` background, a blank row above.
+/// A user message: Markdown on the `userMessageBg` background, a blank row above unless it
+/// opens the chat right under the header.
 pub struct UserView {
     body: Boxed,
+    spaced: bool,
 }
 
 impl UserView {
-    pub fn new(text: &str) -> UserView {
+    /// `first`: the message opens the chat (pi adds its blank row only after other items).
+    pub fn new(text: &str, first: bool) -> UserView {
         let theme = theme::current();
         let mut body = Boxed::new(1, 1, Some(Fill::token(&theme, Token::UserMessageBg)));
         let md = Markdown::new(safe(text), 0, 0, Arc::clone(&theme)).with_default_style(
@@ -104,13 +113,19 @@ impl UserView {
             },
         );
         body.add_child(Box::new(md));
-        UserView { body }
+        UserView {
+            body,
+            spaced: !first,
+        }
     }
 }
 
 impl Component for UserView {
     fn render(&mut self, width: usize) -> Vec<String> {
-        let mut lines = vec![String::new()];
+        let mut lines = Vec::new();
+        if self.spaced {
+            lines.push(String::new());
+        }
         lines.extend(self.body.render(width));
         lines
     }
@@ -397,8 +412,13 @@ impl Component for BashView {
         let hidden = all.len() - shown.len();
         if !shown.is_empty() {
             let body: Vec<String> = shown.iter().map(|l| theme.fg(Token::Muted, l)).collect();
-            lines.push(String::new());
-            lines.extend(Text::new(body.join("\n"), 1, 0).render(width));
+            let body = format!("\n{}", body.join("\n"));
+            if self.expanded {
+                lines.extend(Text::new(body, 1, 0).render(width));
+            } else {
+                // As pi: the preview's lines also fit in as many screen rows.
+                lines.extend(tail_rows(&body, BASH_PREVIEW_LINES, width, 1).0);
+            }
         }
         match &self.outcome {
             None => lines.extend(self.loader.render(width)),

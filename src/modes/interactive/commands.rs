@@ -6,9 +6,8 @@ use std::path::Path;
 use super::app::App;
 use super::extensions::GatedOp;
 use super::selectors::login::PickerMode;
-use super::view::text_block;
 use crate::harness::task::SessionTask;
-use crate::session::{export_html, ops, SessionWriter};
+use crate::session::{ops, SessionWriter};
 use crate::tui::components::markdown::Markdown;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme;
@@ -36,8 +35,13 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "Duplicate the current session at the current position",
     ),
     ("tree", "Navigate session tree (switch branches)"),
+    ("trust", "Save project trust decision for future sessions"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
+    (
+        "mcp",
+        "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+    ),
     ("new", "Start a new session"),
     ("compact", "Manually compact the session context"),
     ("resume", "Resume a different session"),
@@ -58,7 +62,16 @@ impl<T: Terminal> App<T> {
         // The model switch waits for the next prompt, logins need no session.
         let needs_idle = !matches!(
             name,
-            "quit" | "hotkeys" | "changelog" | "copy" | "session" | "model" | "login" | "logout"
+            "quit"
+                | "hotkeys"
+                | "changelog"
+                | "copy"
+                | "session"
+                | "model"
+                | "login"
+                | "logout"
+                | "trust"
+                | "mcp"
         );
         if needs_idle && self.session.is_none() {
             self.view.warning(&format!(
@@ -83,10 +96,7 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             "changelog" => {
-                self.view.push(text_block(format!(
-                    "pi v{} (Rust). No changelog is bundled with this build.",
-                    crate::VERSION
-                )));
+                self.view.push(super::changelog::view());
                 Ok(())
             }
             "copy" => self.copy_last_message(),
@@ -120,11 +130,16 @@ impl<T: Terminal> App<T> {
             "settings" => self.open_settings(),
             "login" => self.open_provider_picker(PickerMode::Login),
             "logout" => self.open_provider_picker(PickerMode::Logout),
+            "mcp" => self.mcp_command(args),
             "reload" => {
                 self.reload();
                 Ok(())
             }
             "share" => self.share(),
+            "trust" => {
+                self.open_trust_selector();
+                Ok(())
+            }
             _ => Ok(()),
         };
         if let Err(e) = result {
@@ -165,52 +180,66 @@ impl<T: Terminal> App<T> {
         let st = ops::stats(&s.session, s.agent().model.context_window);
         let theme = theme::current();
         let b = |t: &str| theme.bold(t);
+        let row =
+            |label: &str, value: &str| format!("{} {value}", theme.fg(theme::Token::Dim, label));
+        let count = |n: u64| super::summaries::format_count(n);
         let mut lines = vec![b("Session Info"), String::new()];
         if let Some(name) = s.session.tree().name() {
-            lines.push(format!("{} {}", b("Name:"), super::chat::safe(name)));
+            lines.push(row("Name:", &super::chat::safe(name)));
         }
-        lines.push(format!(
-            "{} {}",
-            b("File:"),
-            super::chat::safe(st.session_file.as_deref().unwrap_or("In-memory"))
-        ));
-        lines.push(format!("{} {}", b("ID:"), st.session_id));
+        let file = st.session_file.as_deref().unwrap_or("In-memory");
+        lines.push(row("File:", &super::chat::safe(file)));
+        lines.push(row("ID:", &st.session_id));
         lines.push(String::new());
         lines.push(b("Messages"));
-        lines.push(format!("{} {}", b("User:"), st.user_messages));
-        lines.push(format!("{} {}", b("Assistant:"), st.assistant_messages));
-        lines.push(format!("{} {}", b("Tool Calls:"), st.tool_calls));
-        lines.push(format!("{} {}", b("Tool Results:"), st.tool_results));
-        lines.push(format!("{} {}", b("Total:"), st.total_messages));
+        lines.push(row("User:", &st.user_messages.to_string()));
+        lines.push(row("Assistant:", &st.assistant_messages.to_string()));
+        lines.push(row("Tool Calls:", &st.tool_calls.to_string()));
+        lines.push(row("Tool Results:", &st.tool_results.to_string()));
+        lines.push(row("Total:", &st.total_messages.to_string()));
         lines.push(String::new());
         lines.push(b("Tokens"));
-        lines.push(format!("{} {}", b("Input:"), st.tokens.input));
-        lines.push(format!("{} {}", b("Output:"), st.tokens.output));
+        lines.push(row("Input:", &count(st.tokens.input)));
+        lines.push(row("Output:", &count(st.tokens.output)));
         if st.tokens.cache_read > 0 {
-            lines.push(format!("{} {}", b("Cache Read:"), st.tokens.cache_read));
+            lines.push(row("Cache Read:", &count(st.tokens.cache_read)));
         }
         if st.tokens.cache_write > 0 {
-            lines.push(format!("{} {}", b("Cache Write:"), st.tokens.cache_write));
+            lines.push(row("Cache Write:", &count(st.tokens.cache_write)));
         }
-        lines.push(format!("{} {}", b("Total:"), st.tokens.total));
+        lines.push(row("Total:", &count(st.tokens.total)));
         if st.cost > 0.0 {
             lines.push(String::new());
             lines.push(b("Cost"));
-            lines.push(format!("{} {:.4}", b("Total:"), st.cost));
+            lines.push(row("Total:", &format!("{:.4}", st.cost)));
+        } else {
+            // pi's text ends with a newline here, which draws as a blank row.
+            lines.push(String::new());
         }
         self.view.push(super::chat::ChatItem::Note(
             crate::tui::components::text::Text::new(lines.join("\n"), 1, 0),
         ));
     }
 
+    /// `/name <name>` names the session; `/name` alone says the name. Both are plain notes,
+    /// not status lines (a following status does not replace them), as in pi.
     fn set_name(&mut self, args: &str) -> Result<(), String> {
-        if args.is_empty() {
-            return Err("Usage: /name <name>".into());
-        }
         let s = self.session.as_mut().ok_or("busy")?;
+        if args.is_empty() {
+            match s.session.tree().name().map(str::to_string) {
+                Some(name) => self.view.push(super::chat::ChatItem::note(
+                    theme::Token::Dim,
+                    &format!("Session name: {name}"),
+                )),
+                None => self.view.warning("Usage: /name <name>"),
+            }
+            return Ok(());
+        }
         ops::set_name(&mut s.session, args)?;
-        self.view
-            .status_note(&format!("Session name set: {}", args.trim()));
+        self.view.push(super::chat::ChatItem::note(
+            theme::Token::Dim,
+            &format!("Session name set: {}", args.trim()),
+        ));
         self.refresh_footer();
         Ok(())
     }
@@ -224,7 +253,14 @@ impl<T: Terminal> App<T> {
             SessionWriter::new(&cwd, None, None)
         };
         self.adopt(writer)?;
-        self.view.status_note("New session started");
+        let theme = theme::current();
+        self.view.push(super::chat::ChatItem::Note(
+            crate::tui::components::text::Text::new(
+                theme.fg(theme::Token::Accent, "✓ New session started"),
+                1,
+                1,
+            ),
+        ));
         Ok(())
     }
 
@@ -232,17 +268,8 @@ impl<T: Terminal> App<T> {
         let s = self.session.as_ref().ok_or("busy")?;
         let out = (!args.is_empty()).then(|| crate::resources::expand_tilde(args));
         let path = match &out {
-            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => {
-                let source = s
-                    .session
-                    .path()
-                    .filter(|p| p.exists())
-                    .ok_or("Nothing to export yet: the session has no file.")?;
-                std::fs::copy(source, p)
-                    .map_err(|e| format!("Could not export to {}: {e}", p.display()))?;
-                p.clone()
-            }
-            _ => export_html::export_session_html(&s.session, out.as_deref())?,
+            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => s.export_jsonl(Some(p))?,
+            _ => s.export_html(out.as_deref(), Some(crate::tui::theme::current().name()))?,
         };
         self.view
             .status_note(&format!("Session exported to: {}", path.display()));
@@ -290,7 +317,8 @@ impl<T: Terminal> App<T> {
         }
         let dir = std::env::temp_dir().join(format!("pi-share-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let file = export_html::export_session_html(&s.session, Some(&dir.join("session.html")))?;
+        let theme = crate::tui::theme::current();
+        let file = s.export_html(Some(&dir.join("session.html")), Some(theme.name()))?;
         let out = std::process::Command::new("gh")
             .args(["gist", "create", "--public=false"])
             .arg(&file)
@@ -311,7 +339,7 @@ impl<T: Terminal> App<T> {
         Ok(())
     }
 
-    fn reload(&mut self) {
+    pub(super) fn reload(&mut self) {
         let loaded = keybindings::load(&self.env.agent_dir);
         for w in &loaded.warnings {
             self.view.warning(w);
@@ -325,6 +353,7 @@ impl<T: Terminal> App<T> {
         }
         self.reload_extensions();
         self.list_extensions_in_header();
+        self.list_mcp_in_header();
         self.install_autocomplete();
         if let Err(e) = super::load_theme(&self.env) {
             self.view.error(&e);

@@ -368,3 +368,53 @@ fn tree_navigation_with_a_summary_writes_a_branch_summary_entry() {
     // The agent continues from the summary.
     assert_eq!(h.app.session().unwrap().messages().len(), 1);
 }
+
+#[test]
+fn model_command_arguments_pop_up_matching_models_and_complete_on_enter() {
+    let mut h = harness_with("dlg-args-a", &["dlg-args-other"], false);
+    h.resize(100, 30);
+    h.type_bytes("/model oth");
+    h.wait_text("dlg-args-other");
+    let screen = h.app.tui.terminal().screen_text().join("\n");
+    let row = format!(
+        "→ dlg-args-other{}test",
+        " ".repeat(32 - "dlg-args-other".len())
+    );
+    assert!(screen.contains(&row), "{screen}");
+    assert!(!screen.contains("dlg-args-a "), "filtered: {screen}");
+    h.type_bytes("\r");
+    assert_eq!(h.app.view.editor.get_text(), "/model test/dlg-args-other");
+    h.type_bytes("\r");
+    h.wait_text("Model: dlg-args-other");
+    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-args-other");
+}
+
+#[test]
+fn resume_ctrl_r_renames_a_session_and_the_open_one() {
+    let mut h = harness_with("dlg-rename", &[], true);
+    prompt(&mut h, "dlg-rename", "current work", "current reply");
+    h.type_bytes("/resume\r");
+    h.wait_text("ctrl+r rename");
+    h.type_bytes("\x12");
+    h.wait_text("Rename Session");
+    h.type_bytes("Shiny name\r");
+    h.wait_for("the list to come back", |h| {
+        h.screen().contains("Resume Session")
+    });
+    assert!(h.app.overlay.is_some(), "the picker stays open");
+    let screen = h.app.tui.terminal().screen_text().join("\n");
+    assert!(screen.contains("› Shiny name"), "{screen}");
+    h.type_bytes("\x1b");
+    h.wait_for("the picker to close", |h| h.app.overlay.is_none());
+    // The open session was renamed through its own writer.
+    assert_eq!(
+        h.app.session().unwrap().session.tree().name(),
+        Some("Shiny name")
+    );
+    let names: Vec<Value> = session_entries(&h)
+        .into_iter()
+        .filter(|e| e["type"] == "session_info")
+        .map(|e| e["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("Shiny name")]);
+}

@@ -25,7 +25,8 @@ use crate::tui::Component;
 impl<T: Terminal> App<T> {
     /// Shows `component` as the active dialog.
     pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
-        self.overlay = Some(overlays::show(&mut self.tui, component, kind));
+        self.overlay = Some(overlays::show(&mut self.view, component, kind));
+        self.tui.request_render();
         // An outcome decided at construction (an empty tree) is acted on at once.
         self.drain_overlay();
     }
@@ -38,12 +39,20 @@ impl<T: Terminal> App<T> {
             OverlayOutcome::Session(SessionOutcome::Selected(path)) => {
                 self.gated(GatedOp::Resume(path))
             }
+            OverlayOutcome::Session(SessionOutcome::Renamed { path, name }) => {
+                self.rename_session(&path, &name)
+            }
             OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.gated(GatedOp::Fork(id)),
             OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
             OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
             OverlayOutcome::AuthMethod(o) => self.apply_auth_method(o),
             OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
             OverlayOutcome::Login(o) => self.apply_login_outcome(o),
+            OverlayOutcome::Trust(o) => self.apply_trust_outcome(o),
+            OverlayOutcome::Mcp(o) => {
+                self.mcp_screen_closed(o);
+                Ok(())
+            }
             OverlayOutcome::Model(ModelOutcome::Cancelled)
             | OverlayOutcome::Session(SessionOutcome::Cancelled)
             | OverlayOutcome::Fork(UserMessageOutcome::Cancelled) => Ok(()),
@@ -57,7 +66,7 @@ impl<T: Terminal> App<T> {
 
     /// What `/model` and Ctrl+P choose among: the scope when one is set, else every model
     /// that has credentials.
-    fn model_candidates(&self) -> Vec<Model> {
+    pub(super) fn model_candidates(&self) -> Vec<Model> {
         let scoped = self.scoped_models();
         if scoped.is_empty() {
             (self.env.available_models)()
@@ -166,6 +175,8 @@ impl<T: Terminal> App<T> {
                     .collect();
                 let s = self.session.as_mut().ok_or(BUSY)?;
                 s.scoped_models = scoped;
+                // `/model`'s completions follow the scope.
+                self.install_autocomplete();
                 Ok(())
             }
             ScopedModelsOutcome::Saved(ids) => {
@@ -196,9 +207,24 @@ impl<T: Terminal> App<T> {
             Box::new(move || list_all_sessions(&agent_dir)),
             active,
             theme::current(),
-        );
+        )
+        .with_rename();
         self.show_dialog(picker, OverlayKind::Sessions);
         Ok(())
+    }
+
+    /// Ctrl+R in `/resume`: the open session is named as `/name` does; another session's
+    /// file gets the name appended.
+    fn rename_session(&mut self, path: &Path, name: &str) -> Result<(), String> {
+        let s = self.session.as_mut().ok_or(BUSY)?;
+        if s.session.path().is_some_and(|p| p == path) {
+            ops::set_name(&mut s.session, name)?;
+            self.refresh_footer();
+            return Ok(());
+        }
+        let (mut writer, _) = SessionWriter::open(path)
+            .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
+        ops::set_name(&mut writer, name).map(|_| ())
     }
 
     pub(super) fn resume(&mut self, path: &Path) -> Result<(), String> {

@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 
 use super::app::{message_text, App};
 use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
+use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
-use crate::ai::{AssistantMessage, Content, Message};
+use crate::ai::partial_json::parse_partial_json;
+use crate::ai::stream::MessageBuilder;
+use crate::ai::{AssistantEvent, AssistantMessage, Content, Message, StopReason};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
@@ -23,7 +26,8 @@ impl<T: Terminal> App<T> {
                 message: Message::User(u),
             } => {
                 let text = crate::session::ops::user_content_text(&u.content);
-                self.view.push(ChatItem::User(UserView::new(&text)));
+                let first = self.view.chat.is_empty() && !self.view.header.lists_resources();
+                self.view.push(ChatItem::User(UserView::new(&text, first)));
                 self.sync_queues();
             }
             AgentEvent::MessageStart {
@@ -33,6 +37,10 @@ impl<T: Terminal> App<T> {
                 view.update(&a);
                 self.view.push(ChatItem::Assistant(view));
                 self.streaming = Some(self.view.chat.len() - 1);
+                self.stream = Some(StreamState {
+                    message: MessageBuilder::new(a),
+                    dirty: false,
+                });
             }
             AgentEvent::CustomMessageStart { message } => {
                 if message.display {
@@ -40,16 +48,15 @@ impl<T: Terminal> App<T> {
                     self.view.push(ChatItem::Block(Box::new(view)));
                 }
             }
-            AgentEvent::MessageUpdate {
-                message: Message::Assistant(a),
-                ..
-            } => self.update_streaming(&a),
+            AgentEvent::MessageUpdate { event, .. } => self.on_stream_event(&event),
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
             } => {
+                self.stream = None;
                 self.update_streaming(&a);
                 self.streaming = None;
                 self.view.footer.info.add_usage(&a);
+                self.fail_unstarted_tools(&a);
             }
             AgentEvent::ToolExecutionStart { id, name, args } => {
                 let index = self.tool_view(&id, &name, &args);
@@ -74,6 +81,7 @@ impl<T: Terminal> App<T> {
                 name,
                 result,
                 is_error,
+                ..
             } => {
                 let index = self.tool_view(&id, &name, &serde_json::Value::Null);
                 if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
@@ -135,17 +143,25 @@ impl<T: Terminal> App<T> {
                     self.view.error(&e);
                 } else if let Some(r) = result {
                     let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
-                    self.view.push(compaction_note(tokens));
+                    let summary = r["summary"].as_str().unwrap_or_default();
+                    self.view.push(ChatItem::Summary(SummaryView::compaction(
+                        summary,
+                        tokens,
+                        self.tools_expanded,
+                    )));
+                    // The transcript is rebuilt around the compaction entry once the run
+                    // gives the session back (see `task_finished`).
+                    self.compacted_in_run = Some(self.view.chat.len());
                 }
                 self.show_loader(Token::Accent, Self::working_message());
             }
             AgentEvent::SessionWriteError { error } => self.view.warning(&error),
             AgentEvent::AgentStart
             | AgentEvent::AgentEnd { .. }
+            | AgentEvent::AgentSettled { .. }
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::MessageStart { .. }
-            | AgentEvent::MessageUpdate { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::CustomMessageEnd { .. } => {}
         }
@@ -159,6 +175,59 @@ impl<T: Terminal> App<T> {
         let message = countdown.message(Instant::now());
         if let Some(loader) = &mut self.view.status {
             loader.set_message(message);
+        }
+    }
+
+    /// A streamed delta goes into the message being rebuilt; the screen catches up once per
+    /// frame (`sync_stream`), so a long reply costs one redraw per frame, not one per delta.
+    fn on_stream_event(&mut self, event: &AssistantEvent) {
+        let Some(stream) = &mut self.stream else {
+            return;
+        };
+        stream.message.apply(event);
+        stream.dirty = true;
+        match event {
+            // Tool calls get their box as soon as they appear in the stream.
+            AssistantEvent::ToolCallStart { id, name, .. } => {
+                self.tool_view(id, name, &serde_json::json!({}));
+            }
+            AssistantEvent::ToolCallEnd { tool_call, .. } => {
+                let index = self.tool_view(&tool_call.id, &tool_call.name, &tool_call.arguments);
+                if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                    if t.is_running() {
+                        t.set_args(tool_call.arguments.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Brings the streaming reply (and the arguments of tool calls still streaming, parsed
+    /// leniently) up to date on screen; called when a frame is about to be drawn.
+    pub(super) fn sync_stream(&mut self) {
+        let Some(stream) = self.stream.as_mut().filter(|s| s.dirty) else {
+            return;
+        };
+        stream.dirty = false;
+        let message = stream.message.message();
+        if let Some(ChatItem::Assistant(view)) =
+            self.streaming.and_then(|i| self.view.chat.get_mut(i))
+        {
+            view.update(message);
+        }
+        for (i, c) in message.content.iter().enumerate() {
+            let (Content::ToolCall(call), Some(json)) = (c, stream.message.tool_json(i)) else {
+                continue;
+            };
+            let Some(&index) = self.tool_items.get(&call.id) else {
+                continue;
+            };
+            if let Some(ChatItem::Tool(t)) = self.view.chat.get_mut(index) {
+                if t.is_running() {
+                    t.set_args(parse_partial_json(json));
+                }
+            }
         }
     }
 
@@ -176,6 +245,26 @@ impl<T: Terminal> App<T> {
                     if t.is_running() {
                         t.set_args(call.arguments.clone());
                     }
+                }
+            }
+        }
+    }
+
+    /// A reply that ended aborted or failed while a tool call was still streaming: pi shows
+    /// why in that call's box (which would otherwise stay pending, and the abort unsaid).
+    fn fail_unstarted_tools(&mut self, a: &AssistantMessage) {
+        let why = match a.stop_reason {
+            StopReason::Aborted => "Operation aborted".to_string(),
+            StopReason::Error => a.error_message.clone().unwrap_or_else(|| "Error".into()),
+            _ => return,
+        };
+        for c in &a.content {
+            let Content::ToolCall(call) = c else { continue };
+            let item = self.tool_items.get(&call.id).copied();
+            if let Some(ChatItem::Tool(t)) = item.and_then(|i| self.view.chat.get_mut(i)) {
+                if t.is_running() {
+                    let result = serde_json::json!({"content": [{"type": "text", "text": why}]});
+                    t.finish(result, true);
                 }
             }
         }
@@ -202,6 +291,13 @@ impl<T: Terminal> App<T> {
     }
 }
 
+/// The assistant reply being streamed, rebuilt from its deltas.
+pub(super) struct StreamState {
+    message: MessageBuilder,
+    /// Changed since the screen last showed it.
+    dirty: bool,
+}
+
 /// An auto-retry waiting to fire.
 pub(super) struct RetryCountdown {
     attempt: u32,
@@ -220,34 +316,4 @@ impl RetryCountdown {
             self.attempt, self.max_attempts
         )
     }
-}
-
-/// pi's compaction marker: `[compaction]` then the size it came from.
-pub(super) fn compaction_note(tokens_before: u64) -> ChatItem {
-    let theme = crate::tui::theme::current();
-    let key = keybindings::current().key_text("app.tools.expand");
-    let text = format!(
-        "{}\n{}{}{}",
-        theme.fg(Token::CustomMessageLabel, &theme.bold("[compaction]")),
-        theme.fg(
-            Token::CustomMessageText,
-            &format!("Compacted from {} tokens (", format_count(tokens_before))
-        ),
-        theme.fg(Token::Dim, &key),
-        theme.fg(Token::CustomMessageText, " to expand)")
-    );
-    ChatItem::Note(crate::tui::components::text::Text::new(text, 1, 0))
-}
-
-/// `12,345`-style grouping, as `toLocaleString` prints it.
-fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
+use super::ext_component::RemoteComponent;
 use crate::ai::Abort;
-use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
+use crate::extensions::ui::{Answer, ComponentHandle, Dialog, ExtensionUi, Notice};
 use crate::extensions::{ErrorSink, ExtensionError, StderrSink};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::input::Input;
@@ -109,6 +110,8 @@ enum Body {
     Confirm(SelectList, String),
     Input(Input),
     Editor(Box<Editor>),
+    /// The extension's own component: its lines, keys sent back to it.
+    Custom(RemoteComponent),
 }
 
 /// The overlay for one extension dialog: a title, then a list (select, and Yes/No for
@@ -155,6 +158,10 @@ impl ExtensionDialog {
                 }
                 (title.clone(), Body::Editor(Box::new(editor)))
             }
+            Dialog::Custom { handle, lines, .. } => (
+                String::new(),
+                Body::Custom(RemoteComponent::new(handle.clone(), lines.clone())),
+            ),
         };
         ExtensionDialog {
             title,
@@ -168,8 +175,28 @@ impl ExtensionDialog {
         self.outcome.take()
     }
 
+    /// The extension component this dialog shows, if it is one.
+    pub fn custom_handle(&self) -> Option<&ComponentHandle> {
+        match &self.body {
+            Body::Custom(c) => Some(&c.handle),
+            _ => None,
+        }
+    }
+
+    /// New lines for the component `handle`; false when this dialog shows another.
+    pub fn set_custom_lines(&mut self, handle: &ComponentHandle, lines: Vec<String>) -> bool {
+        match &mut self.body {
+            Body::Custom(c) if c.handle.same(handle) => {
+                c.set_lines(lines);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn hint(&self) -> &'static str {
         match self.body {
+            Body::Custom(_) => "",
             Body::Select(_) | Body::Confirm(..) => "enter to select, esc to cancel",
             Body::Input(_) => "enter to submit, esc to cancel",
             Body::Editor(_) => "enter to submit, shift+enter for a new line, esc to cancel",
@@ -179,6 +206,9 @@ impl ExtensionDialog {
 
 impl Component for ExtensionDialog {
     fn render(&mut self, width: usize) -> Vec<String> {
+        if let Body::Custom(c) = &mut self.body {
+            return c.render(width);
+        }
         let theme = theme::current();
         let border = theme.fg(Token::BorderAccent, &"─".repeat(width));
         let mut lines = vec![border.clone()];
@@ -191,6 +221,7 @@ impl Component for ExtensionDialog {
             Body::Select(list) | Body::Confirm(list, _) => lines.extend(list.render(width)),
             Body::Input(input) => lines.extend(input.render(width)),
             Body::Editor(editor) => lines.extend(editor.render(width)),
+            Body::Custom(_) => {}
         }
         lines.extend(Text::new(theme.fg(Token::Dim, self.hint()), 1, 0).render(width));
         lines.push(border);
@@ -200,6 +231,8 @@ impl Component for ExtensionDialog {
     fn handle_input(&mut self, event: &InputEvent) -> bool {
         let escape = event.is("escape");
         match &mut self.body {
+            // The extension decides when it is done (it says so with `ui.customDone`).
+            Body::Custom(c) => c.handle_input(event),
             Body::Select(list) | Body::Confirm(list, _) => {
                 let used = list.handle_input(event);
                 let confirm = matches!(self.body, Body::Confirm(..));
@@ -244,6 +277,7 @@ impl Component for ExtensionDialog {
             Body::Select(list) | Body::Confirm(list, _) => list.invalidate(),
             Body::Input(input) => input.invalidate(),
             Body::Editor(editor) => editor.invalidate(),
+            Body::Custom(c) => c.invalidate(),
         }
     }
 }

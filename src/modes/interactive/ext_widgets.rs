@@ -1,6 +1,7 @@
 //! What extensions put around the editor, drawn as pi draws it: widgets (lines set with
-//! `ui.setWidget`) above or below the editor, each at most ten lines, and the statuses of
-//! `ui.setStatus` as one line under the footer, sorted by key.
+//! `ui.setWidget`) above or below the editor, each at most ten lines, the statuses of
+//! `ui.setStatus` as one line under the footer, sorted by key, and what an extension draws in
+//! place of pi's own footer, header or editor.
 
 use std::collections::BTreeMap;
 
@@ -24,6 +25,12 @@ pub struct ExtensionChrome {
     pub statuses: BTreeMap<String, String>,
     above: Vec<Widget>,
     below: Vec<Widget>,
+    /// An extension's footer lines in place of pi's (`ui.setFooter`).
+    pub footer: Option<Vec<String>>,
+    /// An extension's header lines in place of pi's start-up header (`ui.setHeader`).
+    pub header: Option<Vec<String>>,
+    /// An extension's editor in place of pi's (`ui.setEditorComponent`).
+    pub editor: Option<super::ext_component::RemoteComponent>,
 }
 
 impl ExtensionChrome {
@@ -76,6 +83,29 @@ impl ExtensionChrome {
 
     pub fn render_below(&self, width: usize) -> Vec<String> {
         Self::render_widgets(&self.below, width)
+    }
+
+    /// Lines an extension drew, kept to the width (colours kept, nothing else).
+    fn drawn(lines: &[String], width: usize) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| truncate_to_width(&super::ext_component::keep_colours(l), width, "", false))
+            .collect()
+    }
+
+    /// The extension's footer, if one replaces pi's.
+    pub fn render_footer(&self, width: usize) -> Option<Vec<String>> {
+        self.footer.as_ref().map(|l| Self::drawn(l, width))
+    }
+
+    /// The extension's header, if one replaces pi's.
+    pub fn render_header(&self, width: usize) -> Option<Vec<String>> {
+        self.header.as_ref().map(|l| Self::drawn(l, width))
+    }
+
+    /// The extension's editor, if one replaces pi's.
+    pub fn render_editor(&mut self, width: usize) -> Option<Vec<String>> {
+        self.editor.as_mut().map(|e| e.render(width))
     }
 
     /// The status line under the footer, if any extension set a status.

@@ -261,7 +261,27 @@ impl<T: Terminal> App<T> {
                 self.view.editor.set_text(&text);
                 self.apply_editor_style();
             }
+            other => self.apply_component_notice(other),
         }
+    }
+
+    /// The dialog showing now, if it is the extension component `handle`.
+    pub(super) fn open_custom_dialog(
+        &mut self,
+        handle: &crate::extensions::ui::ComponentHandle,
+    ) -> Option<&mut ExtensionDialog> {
+        let id = self.ext.open.as_ref()?.id;
+        self.tui
+            .overlay_mut::<ExtensionDialog>(id)
+            .filter(|d| d.custom_handle().is_some_and(|h| h.same(handle)))
+    }
+
+    /// Ends the dialog showing now with `answer`.
+    pub(super) fn answer_open_dialog(&mut self, answer: Answer) {
+        if let Some(open) = &self.ext.open {
+            let _ = open.reply.send(answer);
+        }
+        self.close_extension_dialog();
     }
 
     /// Shows the oldest waiting dialog unless one is showing; skips those given up on.
@@ -273,10 +293,21 @@ impl<T: Terminal> App<T> {
             if q.withdrawn.load(Ordering::SeqCst) {
                 continue;
             }
-            let options = OverlayOptions {
-                anchor: Anchor::BottomCenter,
-                width: Some(Extent::Percent(100.0)),
-                ..OverlayOptions::default()
+            let options = match &q.dialog {
+                Dialog::Custom {
+                    overlay: true,
+                    width,
+                    ..
+                } => OverlayOptions {
+                    anchor: Anchor::Center,
+                    width: Some(width.map_or(Extent::Percent(80.0), Extent::Cells)),
+                    ..OverlayOptions::default()
+                },
+                _ => OverlayOptions {
+                    anchor: Anchor::BottomCenter,
+                    width: Some(Extent::Percent(100.0)),
+                    ..OverlayOptions::default()
+                },
             };
             let id = self
                 .tui
@@ -292,6 +323,12 @@ impl<T: Terminal> App<T> {
 
     fn close_extension_dialog(&mut self) {
         if let Some(open) = self.ext.open.take() {
+            // A component closed by pi (abort) tells its extension.
+            if let Some(d) = self.tui.overlay_mut::<ExtensionDialog>(open.id) {
+                if let Some(h) = d.custom_handle() {
+                    h.close();
+                }
+            }
             self.tui.close_overlay(open.id);
         }
         self.show_next_extension_dialog();
@@ -336,6 +373,7 @@ impl<T: Terminal> App<T> {
     /// Extensions queued session changes while pi was idle: apply them (and run the prompts
     /// they start) on the worker.
     pub(super) fn on_extension_actions(&mut self) {
+        self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
         if pending && self.session.is_some() && self.task.is_none() {
             self.run_task(|s| {
@@ -437,13 +475,32 @@ impl<T: Terminal> App<T> {
 
     /// Built-in commands, templates, skills, then extension commands, for the `/` popup.
     pub(super) fn install_autocomplete(&mut self) {
-        let mut commands = super::app::slash_commands(&self.env);
+        let mut commands = self.slash_commands();
         if let Some(host) = &self.ext.host {
             for c in host.commands() {
                 if !commands.iter().any(|b| b.name == c.name) {
+                    let arguments = c.completions.then(|| {
+                        let (host, name) = (Arc::clone(host), c.name.clone());
+                        let complete: crate::tui::autocomplete::ArgumentCompleter =
+                            Arc::new(move |prefix: &str| {
+                                host.complete_arguments(&name, prefix)
+                                    .into_iter()
+                                    .map(|(value, label, description)| {
+                                        let mut item =
+                                            crate::tui::autocomplete::AutocompleteItem::new(
+                                                value, label,
+                                            );
+                                        item.description = description;
+                                        item
+                                    })
+                                    .collect()
+                            });
+                        complete
+                    });
                     commands.push(SlashCommand {
                         name: c.name,
                         description: c.description,
+                        arguments,
                         ..SlashCommand::default()
                     });
                 }
@@ -508,8 +565,10 @@ impl<T: Terminal> App<T> {
             GatedOp::Import(args) => self.import(&args)?,
             GatedOp::Tree { entry_id, summary } => self.navigate_tree(&entry_id, summary)?,
         }
-        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &self.session) {
+        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &mut self.session) {
             if s.session.session_id() != id {
+                // The extensions restart: what their old instances drew goes away.
+                self.view.extension.clear();
                 s.session_replaced(reason, previous);
             }
         }
@@ -561,6 +620,10 @@ impl<T: Terminal> App<T> {
             reloaded.registry,
             reloaded.models,
         );
+        self.share_terminal_with_extensions();
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
         session.start_extensions("reload");
         let after = extension_names(&reloaded.host);
         self.ext.actions = reloaded.host.action_signal();
@@ -613,7 +676,7 @@ fn join(names: &[&String]) -> String {
 fn extension_names(host: &ExtensionHost) -> Vec<String> {
     host.active()
         .map(|e| {
-            e.registration
+            e.registration()
                 .name
                 .clone()
                 .unwrap_or_else(|| e.source.name())

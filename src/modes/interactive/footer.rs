@@ -151,6 +151,11 @@ impl Component for Footer {
         if let Some(name) = &info.session_name {
             pwd = format!("{pwd} • {}", super::chat::safe(name));
         }
+        // Sandbox (issue 16): shown while commands are confined.
+        let sandbox = crate::util::sandbox::active_mode();
+        if sandbox != crate::util::sandbox::Mode::Off {
+            pwd = format!("{pwd} • sandbox: {}", sandbox.as_str());
+        }
         let pwd_line = truncate_to_width(
             &theme.fg(Token::Dim, &pwd),
             width,

@@ -1,7 +1,7 @@
 //! The start-up header: pi's name and version, the key hints (compact, or the full list once
 //! Ctrl+O expands), and the loaded context files, skills and prompt templates — the same
 //! texts pi prints, with the keys taken from the current keybindings — plus the running
-//! extensions.
+//! extensions and the MCP servers.
 
 use std::path::Path;
 
@@ -21,6 +21,8 @@ pub struct HeaderInfo {
     pub prompts: Vec<String>,
     /// Running extensions: `(compact label, display path)`.
     pub extensions: Vec<(String, String)>,
+    /// MCP servers: `(name, one line about it)`.
+    pub mcp: Vec<(String, String)>,
 }
 
 impl HeaderInfo {
@@ -50,6 +52,7 @@ impl HeaderInfo {
                 .map(|t| format!("/{}", t.name))
                 .collect(),
             extensions: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 }
@@ -59,6 +62,9 @@ pub struct Header {
     pub expanded: bool,
     /// `quietStartup`: only the name line and no listing.
     pub quiet: bool,
+    /// The resource listing is shown (pi drops it with the chat it lives in when the
+    /// transcript is rebuilt: a new, resumed or compacted session).
+    pub listing: bool,
 }
 
 fn hint(theme: &Theme, keys: &str, description: &str) -> String {
@@ -160,6 +166,20 @@ impl Header {
     }
 }
 
+impl Header {
+    /// Whether the resource listing is drawn (the chat then does not start right below the
+    /// header, so its first message keeps its blank row).
+    pub fn lists_resources(&self) -> bool {
+        let i = &self.info;
+        !self.quiet
+            && self.listing
+            && !(i.context_files.is_empty()
+                && i.skills.is_empty()
+                && i.prompts.is_empty()
+                && i.extensions.is_empty())
+    }
+}
+
 impl Component for Header {
     fn render(&mut self, width: usize) -> Vec<String> {
         use crate::tui::components::text::Text;
@@ -170,9 +190,14 @@ impl Component for Header {
         let mut lines = vec![String::new()];
         lines.extend(Text::new(self.intro(&theme), 1, 0).render(width));
         lines.push(String::new());
+        if !self.listing {
+            return lines;
+        }
         let info = &self.info;
         let mut sections = Vec::new();
         if !info.context_files.is_empty() {
+            // pi puts a blank row above the listing only when it starts with context files.
+            lines.push(String::new());
             sections.push(self.section(
                 &theme,
                 "Context",
@@ -197,8 +222,10 @@ impl Component for Header {
             let paths: Vec<String> = info.extensions.iter().map(|(_, p)| p.clone()).collect();
             sections.push(self.section(&theme, "Extensions", &names, &paths));
         }
-        if !sections.is_empty() {
-            lines.push(String::new());
+        if !info.mcp.is_empty() {
+            let names: Vec<String> = info.mcp.iter().map(|(n, _)| n.clone()).collect();
+            let lines: Vec<String> = info.mcp.iter().map(|(_, l)| l.clone()).collect();
+            sections.push(self.section(&theme, "MCP", &names, &lines));
         }
         for section in sections {
             for text in section {

@@ -4,20 +4,29 @@
 
 use super::app::App;
 use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, CustomMessageView, UserView};
-use super::events::compaction_note;
+use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::ai::{Content, Message, ThinkingLevel};
 use crate::resources::model_resolve::clamp_thinking;
 use crate::session::{ops, to_llm_messages, AgentMessage, SessionWriter};
 use crate::tui::terminal::Terminal;
-use crate::tui::theme::Token;
 
 impl<T: Terminal> App<T> {
-    /// Replaces the transcript with the current session's messages.
+    /// Replaces the transcript with the current session's messages and repaints the screen
+    /// from the top (the renderer cannot edit lines that scrolled away).
     pub(super) fn render_history(&mut self) {
+        self.fill_transcript();
+        self.tui.request_full_render();
+    }
+
+    /// Fills the transcript with the current session's messages. At start-up this is all: the
+    /// first frame is painted below what the terminal already shows, as pi does, so nothing
+    /// printed before it (the shell's lines, a warning) is erased.
+    pub(super) fn fill_transcript(&mut self) {
         self.view.chat.clear();
         self.tool_items.clear();
         self.streaming = None;
+        self.stream = None;
         let Some(s) = &self.session else { return };
         let messages = s.session.transcript().messages;
         let mut items = Vec::new();
@@ -26,7 +35,8 @@ impl<T: Terminal> App<T> {
             match m {
                 AgentMessage::Llm(Message::User(u)) => {
                     let text = ops::user_content_text(&u.content);
-                    items.push(ChatItem::User(UserView::new(&text)));
+                    let first = items.is_empty() && !self.view.header.lists_resources();
+                    items.push(ChatItem::User(UserView::new(&text, first)));
                 }
                 AgentMessage::Llm(Message::Assistant(a)) => {
                     let mut view = AssistantView::new(self.hide_thinking);
@@ -66,13 +76,12 @@ impl<T: Terminal> App<T> {
                     });
                     items.push(ChatItem::Bash(view));
                 }
-                AgentMessage::CompactionSummary(c) => items.push(compaction_note(c.tokens_before)),
-                AgentMessage::BranchSummary(_) => {
-                    items.push(ChatItem::note(
-                        Token::CustomMessageLabel,
-                        "[branch summary]",
-                    ));
-                }
+                AgentMessage::CompactionSummary(c) => items.push(ChatItem::Summary(
+                    SummaryView::compaction(&c.summary, c.tokens_before, self.tools_expanded),
+                )),
+                AgentMessage::BranchSummary(b) => items.push(ChatItem::Summary(
+                    SummaryView::branch(&b.summary, self.tools_expanded),
+                )),
                 AgentMessage::Custom(c) => {
                     if c.display {
                         let view = CustomMessageView::new(&c.custom_type, &c.content);
@@ -84,8 +93,20 @@ impl<T: Terminal> App<T> {
         }
         self.view.chat.replace(items);
         self.view.last_is_status = false;
-        // The renderer cannot edit lines that scrolled away: repaint from the top.
-        self.tui.request_full_render();
+    }
+
+    /// After a compaction: the session's context (the compaction summary, then the messages
+    /// it kept and any that came after) and, if nothing came after the compaction, its summary
+    /// once more at the end — pi's rebuild around the compaction entry.
+    pub(super) fn rebuild_after_compaction(&mut self, shown_at: usize) {
+        let last = (self.view.chat.len() == shown_at)
+            .then(|| self.view.chat.pop())
+            .flatten();
+        self.view.header.listing = false;
+        self.render_history();
+        if let Some(summary) = last {
+            self.view.push(summary);
+        }
     }
 
     /// Makes `writer` the current session (new, resumed, forked, cloned or imported) and
@@ -149,6 +170,8 @@ impl<T: Terminal> App<T> {
         agent.steering.clear();
         agent.follow_up.clear();
         s.session = writer;
+        // As in pi, whose start-up listing lives in the chat it clears.
+        self.view.header.listing = false;
         self.render_history();
         self.refresh_footer();
         Ok(())

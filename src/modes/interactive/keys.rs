@@ -15,8 +15,28 @@ use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
 use crate::tui::KeyEvent;
 
-/// A second Ctrl+C within this time exits.
-const DOUBLE_CLEAR: Duration = Duration::from_millis(500);
+/// A second Ctrl+C within this time exits; a second Escape on an empty editor opens the
+/// tree (pi's `doubleEscapeAction`).
+const DOUBLE_PRESS: Duration = Duration::from_millis(500);
+
+/// When the keys that act on a second press were last pressed.
+#[derive(Default)]
+pub struct DoublePresses {
+    clear: Option<Instant>,
+    escape: Option<Instant>,
+}
+
+/// Records a press at `now`; true when it is the second within [`DOUBLE_PRESS`] (and then
+/// starts over, so a third press counts as a first).
+fn second_press(last: &mut Option<Instant>, now: Instant) -> bool {
+    if last.is_some_and(|t| now.duration_since(t) < DOUBLE_PRESS) {
+        *last = None;
+        true
+    } else {
+        *last = Some(now);
+        false
+    }
+}
 
 impl<T: Terminal> App<T> {
     /// Returns whether the key was an app action (and so not for the editor).
@@ -35,18 +55,13 @@ impl<T: Terminal> App<T> {
                 self.abort_run();
                 return true;
             }
-            return false;
+            return self.escape_when_idle();
         }
         if is("app.clear") {
-            let now = Instant::now();
-            if self
-                .last_clear
-                .is_some_and(|t| now.duration_since(t) < DOUBLE_CLEAR)
-            {
+            if second_press(&mut self.presses.clear, Instant::now()) {
                 self.exit = true;
             } else {
                 self.view.editor.set_text("");
-                self.last_clear = Some(now);
             }
             return true;
         }
@@ -131,6 +146,38 @@ impl<T: Terminal> App<T> {
             return true;
         }
         false
+    }
+
+    /// Escape with nothing running: leaves bash mode (clearing the `!` line); on an empty
+    /// editor a second press opens the tree or the fork selector (`doubleEscapeAction`).
+    fn escape_when_idle(&mut self) -> bool {
+        let text = self.view.editor.get_text();
+        if text.trim_start().starts_with('!') {
+            self.view.editor.set_text("");
+            self.apply_editor_style();
+            return true;
+        }
+        if !text.trim().is_empty() {
+            return false;
+        }
+        let action = self
+            .session
+            .as_ref()
+            .and_then(|s| s.settings.str(&["doubleEscapeAction"]).map(str::to_string))
+            .unwrap_or_else(|| "tree".into());
+        if action == "none" {
+            return false;
+        }
+        if second_press(&mut self.presses.escape, Instant::now()) {
+            let opened = match action.as_str() {
+                "fork" => self.open_fork_selector(),
+                _ => self.open_tree_selector(None),
+            };
+            if let Err(e) = opened {
+                self.view.error(&e);
+            }
+        }
+        true
     }
 
     /// Escape during a run: stop it and give queued messages back to the editor.

@@ -6,12 +6,6 @@ use super::*;
 use crate::tui::text::{strip_ansi, visible_width};
 use crate::tui::{Component, CURSOR_MARKER};
 
-fn resize(h: &mut Harness, cols: usize, rows: usize) {
-    h.app.tui.terminal_mut().resize(cols, rows);
-    h.keys.send(TerminalEvent::Resize).unwrap();
-    h.app.step(&h.input, Duration::from_millis(1)).unwrap();
-}
-
 /// The rows on screen of a from-scratch render of the current state, as plain text. They
 /// start where the renderer's viewport does: when the frame got shorter (the working line
 /// went away) the terminal cannot scroll back, so the rows below the frame stay blank.
@@ -57,7 +51,7 @@ fn edit_exchange(h: &mut Harness, model: &str) {
 
 fn check_layout(cols: usize, rows: usize, model: &str) {
     let mut h = harness(model);
-    resize(&mut h, cols, rows);
+    h.resize(cols, rows);
     edit_exchange(&mut h, model);
     let all = h.screen();
     for part in [
@@ -113,7 +107,7 @@ fn a_tool_exchange_lays_out_at_200x60() {
 #[test]
 fn resizing_while_a_reply_streams_leaves_no_stale_characters() {
     let mut h = harness("ui-layout-resize");
-    resize(&mut h, 200, 60);
+    h.resize(200, 60);
     let paragraph = "The quick brown fox jumps over the lazy dog and keeps running. ";
     push_reply(
         "ui-layout-resize",
@@ -126,7 +120,7 @@ fn resizing_while_a_reply_streams_leaves_no_stale_characters() {
     h.type_bytes("tell me a long story\r");
     h.wait_text("quick brown fox");
     for (cols, rows) in [(80, 24), (120, 40)] {
-        resize(&mut h, cols, rows);
+        h.resize(cols, rows);
         // Let more text stream in at this size, then compare with a fresh render.
         for _ in 0..5 {
             h.app.step(&h.input, Duration::from_millis(20)).unwrap();

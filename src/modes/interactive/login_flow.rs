@@ -310,5 +310,6 @@ impl<T: Terminal> App<T> {
         providers.dedup();
         self.view.footer.info.show_provider = providers.len() > 1;
         self.env.provider_count = providers.len();
+        self.install_autocomplete();
     }
 }

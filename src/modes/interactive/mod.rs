@@ -4,24 +4,29 @@
 //!
 //! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`
 //! (app keys, submissions), `events` (agent events → transcript), `commands` (slash
-//! commands), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
+//! commands), `changelog` (`/changelog`), `completions` (what the `/` popup offers), `completions` (what the `/` popup offers), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
 //! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
 //! (model changes during a run), `history` (showing and switching sessions), `standalone`
-//! (`pi -r`, `pi config`), `clipboard_image` (the paste-image key), `view`, `transcript`,
-//! `chat`, `tool_view`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
+//! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
+//! `chat`, `tool_view`, `diff_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
 //! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
-//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay) and
-//! `ext_widgets` (widgets and footer statuses).
+//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay),
+//! `ext_widgets` (widgets and footer statuses) and `mcp_command` (`/mcp`).
 
 mod app;
 mod background;
 mod bash_job;
+mod changelog;
 mod chat;
 pub mod clipboard_image;
 mod commands;
+mod completions;
 mod deferred;
 mod dialogs;
+mod diff_view;
 mod events;
+mod ext_component;
+mod ext_remote;
 pub mod ext_ui;
 mod ext_widgets;
 pub mod extensions;
@@ -31,13 +36,16 @@ mod header;
 mod history;
 mod keys;
 mod login_flow;
+mod mcp_command;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;
+mod summaries;
 mod tool_view;
 mod transcript;
 mod tree_nav;
+pub mod trust;
 mod view;
 
 #[cfg(test)]
@@ -99,6 +107,12 @@ pub struct InteractiveEnv {
     pub provider_count: usize,
     /// Where the paste-image key reads images from and saves them.
     pub clipboard: clipboard_image::ClipboardEnv,
+    /// The project-trust decision of this process (`/trust` shows it).
+    pub project_trusted: bool,
+    /// The folder has protected resources that were not loaded: the chat says so.
+    pub untrusted_warning: bool,
+    /// The session's MCP servers (`/mcp`), unless MCP is off.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
 }
 
 /// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or

@@ -1,10 +1,11 @@
-//! The integration point for dialogs shown over the chat: the selectors of `selectors/`
-//! (model, scoped models, sessions, tree, fork, settings, login/logout).
+//! The integration point for the dialogs of `selectors/` (model, scoped models, sessions,
+//! tree, fork, settings, login/logout, trust).
 //!
-//! A dialog is any [`Component`] shown with `Tui::show_overlay`; the app remembers it as an
-//! [`ActiveOverlay`] (its id plus an [`OverlayKind`] naming the concrete type) and, after every
-//! key (and on every tick for the login dialog, whose flow runs on a thread), drains its
-//! results with [`poll`]. Some results leave the dialog open (a scoped-model toggle, a tree
+//! A dialog is any [`Component`]; as in pi (`showSelector`) it takes the editor's place in the
+//! [`View`] — the transcript above it and the footer below stay where they are — and gets every
+//! key until it closes. The app remembers it as an [`ActiveOverlay`] (an [`OverlayKind`]
+//! naming the concrete type) and, after every key (and on every tick for the login dialog,
+//! whose flow runs on a thread), drains its results with [`poll`]. Some results leave the dialog open (a scoped-model toggle, a tree
 //! label, a settings change, a theme preview); the rest close it ([`OverlayOutcome::closes`]).
 //! The app acts on each in `App::apply_overlay_outcome` (`dialogs.rs`).
 //!
@@ -16,15 +17,16 @@ use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
 };
 use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
+use super::selectors::mcp::{McpOutcome, McpScreen};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
 use super::selectors::settings::{SettingsOutcome, SettingsSelector};
 use super::selectors::tree::{TreeOutcome, TreeSelector};
+use super::selectors::trust::{TrustOutcome, TrustSelector};
 use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
-use crate::tui::overlay::Extent;
-use crate::tui::terminal::Terminal;
-use crate::tui::{Anchor, Component, OverlayId, OverlayOptions, Tui};
+use super::view::View;
+use crate::tui::Component;
 
 /// Which concrete component an overlay is, so its outcome can be read back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub enum OverlayKind {
     AuthMethod,
     Providers(PickerMode),
     Login,
+    Trust,
+    Mcp,
 }
 
 /// A result an overlay handed back.
@@ -52,6 +56,8 @@ pub enum OverlayOutcome {
     AuthMethod(AuthMethodOutcome),
     Provider(PickerMode, ProviderOutcome),
     Login(LoginOutcome),
+    Trust(TrustOutcome),
+    Mcp(McpOutcome),
 }
 
 impl OverlayOutcome {
@@ -62,6 +68,7 @@ impl OverlayOutcome {
             OverlayOutcome::ScopedModels(
                 ScopedModelsOutcome::Changed(_) | ScopedModelsOutcome::Saved(_)
             ) | OverlayOutcome::Tree(TreeOutcome::LabelChanged { .. })
+                | OverlayOutcome::Session(SessionOutcome::Renamed { .. })
                 | OverlayOutcome::Settings(
                     SettingsOutcome::Changed(_) | SettingsOutcome::PreviewTheme(_)
                 )
@@ -71,78 +78,80 @@ impl OverlayOutcome {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActiveOverlay {
-    pub id: OverlayId,
     pub kind: OverlayKind,
 }
 
-/// Shows `component` as a full-width dialog at the bottom of the screen (where pi puts its
-/// selectors, in place of the editor).
-pub fn show<T: Terminal, C: Component + 'static>(
-    tui: &mut Tui<T>,
+/// Shows `component` in the editor's place (replacing any dialog shown there).
+pub fn show<C: Component + 'static>(
+    view: &mut View,
     component: C,
     kind: OverlayKind,
 ) -> ActiveOverlay {
-    let options = OverlayOptions {
-        anchor: Anchor::BottomCenter,
-        width: Some(Extent::Percent(100.0)),
-        ..OverlayOptions::default()
-    };
-    ActiveOverlay {
-        id: tui.show_overlay(component, options),
-        kind,
-    }
+    view.show_dialog(Box::new(component));
+    ActiveOverlay { kind }
 }
 
-/// Reads the next result of the active overlay, if it has one.
-pub fn poll<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> Option<OverlayOutcome> {
-    let id = active.id;
+/// Puts the editor back.
+pub fn close(view: &mut View) {
+    view.close_dialog();
+}
+
+/// Reads the next result of the active dialog, if it has one.
+pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
     match active.kind {
-        OverlayKind::Model => tui
-            .overlay_mut::<ModelSelector>(id)?
+        OverlayKind::Model => view
+            .dialog_mut::<ModelSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Model),
-        OverlayKind::ScopedModels => tui
-            .overlay_mut::<ScopedModelsSelector>(id)?
+        OverlayKind::ScopedModels => view
+            .dialog_mut::<ScopedModelsSelector>()?
             .take_outcome()
             .map(OverlayOutcome::ScopedModels),
-        OverlayKind::Sessions => tui
-            .overlay_mut::<SessionPicker>(id)?
+        OverlayKind::Sessions => view
+            .dialog_mut::<SessionPicker>()?
             .take_outcome()
             .map(OverlayOutcome::Session),
-        OverlayKind::Tree => tui
-            .overlay_mut::<TreeSelector>(id)?
+        OverlayKind::Tree => view
+            .dialog_mut::<TreeSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Tree),
-        OverlayKind::Fork => tui
-            .overlay_mut::<UserMessageSelector>(id)?
+        OverlayKind::Fork => view
+            .dialog_mut::<UserMessageSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Fork),
-        OverlayKind::Settings => tui
-            .overlay_mut::<SettingsSelector>(id)?
+        OverlayKind::Settings => view
+            .dialog_mut::<SettingsSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Settings),
-        OverlayKind::AuthMethod => tui
-            .overlay_mut::<AuthMethodPicker>(id)?
+        OverlayKind::AuthMethod => view
+            .dialog_mut::<AuthMethodPicker>()?
             .take_outcome()
             .map(OverlayOutcome::AuthMethod),
-        OverlayKind::Providers(mode) => tui
-            .overlay_mut::<ProviderPicker>(id)?
+        OverlayKind::Providers(mode) => view
+            .dialog_mut::<ProviderPicker>()?
             .take_outcome()
             .map(|o| OverlayOutcome::Provider(mode, o)),
-        OverlayKind::Login => tui
-            .overlay_mut::<LoginDialog>(id)?
+        OverlayKind::Login => view
+            .dialog_mut::<LoginDialog>()?
             .take_outcome()
             .map(OverlayOutcome::Login),
+        OverlayKind::Trust => view
+            .dialog_mut::<TrustSelector>()?
+            .take_outcome()
+            .map(OverlayOutcome::Trust),
+        OverlayKind::Mcp => view
+            .dialog_mut::<McpScreen>()?
+            .take_outcome()
+            .map(OverlayOutcome::Mcp),
     }
 }
 
 /// Lets a dialog fed by another thread (the OAuth login) take what arrived; true when it
 /// changed and needs drawing.
-pub fn pump<T: Terminal>(tui: &mut Tui<T>, active: ActiveOverlay) -> bool {
+pub fn pump(view: &mut View, active: ActiveOverlay) -> bool {
     match active.kind {
-        OverlayKind::Login => tui
-            .overlay_mut::<LoginDialog>(active.id)
-            .is_some_and(|d| d.poll()),
+        OverlayKind::Login => view.dialog_mut::<LoginDialog>().is_some_and(|d| d.poll()),
+        OverlayKind::Mcp => view.dialog_mut::<McpScreen>().is_some_and(|s| s.poll()),
         _ => false,
     }
 }

@@ -1,6 +1,6 @@
 //! Screens shown on their own, outside the chat: the session picker of `pi -r` (before the
-//! chat starts, as pi does; cancelling returns `None` and pi prints "No session selected") and
-//! the package resource switches of `pi config`. Both run one component on the terminal until
+//! chat starts, as pi does; cancelling returns `None` and pi prints "No session selected"),
+//! the start-up trust question (`trust.rs`) and the package resource switches of `pi config`. Both run one component on the terminal until
 //! it is done, through [`run_until`].
 
 use std::io;
@@ -19,6 +19,21 @@ use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
 use crate::tui::terminal::{ProcessTerminal, Terminal, TerminalEvent};
 use crate::tui::{theme, Component, Tui};
 
+/// Installs what a screen shown before the chat needs: the theme named in the global
+/// settings (the folder's own settings are not trusted yet) and the keybindings.
+pub fn prepare_screen(agent_dir: &Path, cwd: &Path) {
+    let settings = Settings::load_with(agent_dir, cwd, false);
+    let name = settings
+        .str(&["theme"])
+        .map(str::to_string)
+        .unwrap_or_else(|| super::background::initial_theme_name().into());
+    let mode = theme::ColorMode::detect();
+    let chosen = theme::load_named(&name, &[&agent_dir.join("themes")], mode)
+        .unwrap_or_else(|_| theme::Theme::dark().with_mode(mode));
+    theme::install(chosen);
+    crate::tui::keybindings::install(crate::tui::keybindings::load(agent_dir).bindings);
+}
+
 /// Shows the picker for the sessions in `session_dir` (Tab: every project's) on the
 /// process's terminal.
 pub fn pick_session(session_dir: &Path, agent_dir: &Path) -> io::Result<Option<PathBuf>> {
@@ -34,6 +49,8 @@ pub fn pick_session(session_dir: &Path, agent_dir: &Path) -> io::Result<Option<P
     let chosen = run_until(terminal, &input, picker, |p| match p.take_outcome()? {
         SessionOutcome::Selected(path) => Some(Some(path)),
         SessionOutcome::Cancelled => Some(None),
+        // No rename in `pi -r`.
+        SessionOutcome::Renamed { .. } => None,
     })?;
     Ok(chosen.flatten())
 }

@@ -22,8 +22,14 @@ mod dialog_tests;
 mod ext_tests;
 #[path = "layout_tests.rs"]
 mod layout_tests;
+#[path = "panel_tests.rs"]
+mod panel_tests;
 #[path = "paste_tests.rs"]
 mod paste_tests;
+#[path = "tool_output_tests.rs"]
+mod tool_output_tests;
+#[path = "transcript_tests.rs"]
+mod transcript_tests;
 
 struct Harness {
     app: App<VirtualTerminal>,
@@ -129,6 +135,9 @@ fn harness_setup(
             tool_dir: Some(dir.path().join("clipboard-tools")),
             save_dir: dir.path().to_path_buf(),
         },
+        project_trusted: true,
+        untrusted_warning: false,
+        mcp: None,
     };
     setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
@@ -149,6 +158,15 @@ impl Harness {
             .unwrap();
         self.app
             .step(&self.input, Duration::from_millis(5))
+            .unwrap();
+    }
+
+    /// Resizes the terminal as a user dragging the window would.
+    fn resize(&mut self, cols: usize, rows: usize) {
+        self.app.tui.terminal_mut().resize(cols, rows);
+        self.keys.send(TerminalEvent::Resize).unwrap();
+        self.app
+            .step(&self.input, Duration::from_millis(1))
             .unwrap();
     }
 

@@ -8,8 +8,11 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::chat::{arg_str, key_hint, safe};
+use super::diff_view::render_diff;
 use crate::tui::components::boxed::Boxed;
-use crate::tui::components::text::{Fill, Text};
+use crate::tui::components::highlight;
+use crate::tui::components::text::{tail_rows, Fill, Text};
+use crate::tui::text::{strip_ansi, truncate_to_width};
 use crate::tui::theme::{self, Theme, Token};
 use crate::tui::Component;
 
@@ -105,9 +108,27 @@ impl ToolView {
         } else {
             Token::ToolSuccessBg
         };
-        let mut text = self.title(&theme);
-        text.push_str(&self.body_text(&theme));
         self.body = Boxed::new(1, 1, Some(Fill::token(&theme, bg)));
+        let mut text = self.title(&theme);
+        if self.name == "bash" {
+            let output = self.bash_output(&theme);
+            match output {
+                Some(output) if !self.expanded => {
+                    self.body.add_child(Box::new(Text::new(text, 0, 0)));
+                    self.body.add_child(Box::new(BashTail::new(output)));
+                    // The footer's first newline ended the output's last row.
+                    let footer = self.bash_footer(&theme);
+                    text = footer.strip_prefix('\n').unwrap_or(&footer).to_string();
+                }
+                Some(output) => {
+                    text.push_str(&format!("\n\n{output}"));
+                    text.push_str(&self.bash_footer(&theme));
+                }
+                None => text.push_str(&self.bash_footer(&theme)),
+            }
+        } else {
+            text.push_str(&self.body_text(&theme));
+        }
         self.body.add_child(Box::new(Text::new(text, 0, 0)));
     }
 
@@ -198,9 +219,27 @@ impl ToolView {
         )
     }
 
-    fn head_preview(&self, theme: &Theme, text: &str, total_note: bool) -> String {
-        let mut lines: Vec<&str> = text.split('\n').collect();
-        while lines.last().is_some_and(|l| l.is_empty()) {
+    /// The first lines of `text` (all of them when expanded) and how many more there are.
+    /// Files whose path names a language the highlighter knows are coloured as code (pi's
+    /// `write` call and `read` result); anything else is in the output colour.
+    fn head_preview(
+        &self,
+        theme: &Theme,
+        text: &str,
+        path: Option<&str>,
+        total_note: bool,
+    ) -> String {
+        let text = text.replace('\t', "   ");
+        let lang = path.and_then(highlight::language_for_path);
+        let mut lines: Vec<String> = match lang.and_then(|l| highlight::highlight(&text, l, theme))
+        {
+            Some(coloured) => coloured,
+            None => text
+                .split('\n')
+                .map(|l| theme.fg(Token::ToolOutput, l))
+                .collect(),
+        };
+        while lines.last().is_some_and(|l| strip_ansi(l).is_empty()) {
             lines.pop();
         }
         let total = lines.len();
@@ -209,11 +248,7 @@ impl ToolView {
         } else {
             total.min(PREVIEW_LINES)
         };
-        let body: Vec<String> = lines[..shown]
-            .iter()
-            .map(|l| theme.fg(Token::ToolOutput, &l.replace('\t', "   ")))
-            .collect();
-        let mut out = format!("\n{}", body.join("\n"));
+        let mut out = format!("\n{}", lines[..shown].join("\n"));
         if shown < total {
             let remaining = total - shown;
             let what = if total_note {
@@ -232,7 +267,8 @@ impl ToolView {
                 let mut out = String::new();
                 if let Some(content) = arg_str(&self.args, &["content"]).filter(|c| !c.is_empty()) {
                     out.push('\n');
-                    out.push_str(&self.head_preview(theme, &safe(content), true));
+                    let path = arg_str(&self.args, &["path", "file_path"]);
+                    out.push_str(&self.head_preview(theme, &safe(content), path, true));
                 }
                 if self.is_error {
                     out.push_str(&format!(
@@ -260,43 +296,35 @@ impl ToolView {
                     _ => String::new(),
                 }
             }
-            "bash" => self.bash_body(theme),
             _ => {
                 let text = self.output_text();
                 if self.result.is_none() || (text.is_empty() && !self.is_error) {
                     return String::new();
                 }
-                let preview = self.head_preview(theme, &text, false);
+                let path = (self.name == "read" && !self.is_error)
+                    .then(|| arg_str(&self.args, &["path", "file_path"]))
+                    .flatten();
+                let preview = self.head_preview(theme, &text, path, false);
                 format!("\n{preview}")
             }
         }
     }
 
-    fn bash_body(&self, theme: &Theme) -> String {
+    /// The bash output in the output colour, if there is any.
+    fn bash_output(&self, theme: &Theme) -> Option<String> {
         let text = self.output_text();
         let text = text.trim();
+        (!text.is_empty()).then(|| {
+            text.split('\n')
+                .map(|line| theme.fg(Token::ToolOutput, line))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+
+    /// What follows the bash output: where the full output went, and how long it took.
+    fn bash_footer(&self, theme: &Theme) -> String {
         let mut out = String::new();
-        if !text.is_empty() {
-            let lines: Vec<&str> = text.split('\n').collect();
-            let shown = if self.expanded {
-                &lines[..]
-            } else {
-                &lines[lines.len().saturating_sub(BASH_PREVIEW_LINES)..]
-            };
-            let skipped = lines.len() - shown.len();
-            out.push('\n');
-            if skipped > 0 {
-                out.push_str(&format!(
-                    "\n{} {})",
-                    theme.fg(Token::Muted, &format!("... ({skipped} earlier lines,")),
-                    key_hint(theme, "app.tools.expand", "to expand")
-                ));
-            }
-            for line in shown {
-                out.push('\n');
-                out.push_str(&theme.fg(Token::ToolOutput, &line.replace('\t', "   ")));
-            }
-        }
         if let Some(path) = self
             .result
             .as_ref()
@@ -320,6 +348,37 @@ impl ToolView {
     }
 }
 
+/// The collapsed bash output: its last [`BASH_PREVIEW_LINES`] screen rows at the width it is
+/// drawn at (a long line on a narrow terminal fills several), under a note of how many rows
+/// are hidden — pi's budget.
+struct BashTail {
+    styled: String,
+}
+
+impl BashTail {
+    fn new(styled: String) -> BashTail {
+        BashTail { styled }
+    }
+}
+
+impl Component for BashTail {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        let (rows, skipped) = tail_rows(&self.styled, BASH_PREVIEW_LINES, width, 0);
+        let mut lines = vec![String::new()];
+        if skipped > 0 {
+            let theme = theme::current();
+            let hint = format!(
+                "{} {})",
+                theme.fg(Token::Muted, &format!("... ({skipped} earlier lines,")),
+                key_hint(&theme, "app.tools.expand", "to expand")
+            );
+            lines.push(truncate_to_width(&hint, width, "...", false));
+        }
+        lines.extend(rows);
+        lines
+    }
+}
+
 impl Component for ToolView {
     fn render(&mut self, width: usize) -> Vec<String> {
         let mut lines = vec![String::new()];
@@ -330,19 +389,4 @@ impl Component for ToolView {
     fn invalidate(&mut self) {
         self.rebuild();
     }
-}
-
-/// An edit diff (`+NN text`, `-NN text`, ` NN text`) in the diff colours.
-pub fn render_diff(theme: &Theme, diff: &str) -> String {
-    diff.split('\n')
-        .map(|line| {
-            let token = match line.chars().next() {
-                Some('+') => Token::ToolDiffAdded,
-                Some('-') => Token::ToolDiffRemoved,
-                _ => Token::ToolDiffContext,
-            };
-            theme.fg(token, &line.replace('\t', "   "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -16,10 +16,10 @@ use super::header::Header;
 use super::transcript::{first_difference, Transcript};
 use crate::tui::components::editor::Editor;
 use crate::tui::components::loader::Loader;
-use crate::tui::components::text::{Text, TruncatedText};
+use crate::tui::components::text::TruncatedText;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Token};
-use crate::tui::Component;
+use crate::tui::{AnyComponent, Component};
 
 pub struct View {
     pub header: Header,
@@ -30,6 +30,8 @@ pub struct View {
     /// "Working...", "Retrying...", "Compacting..." while something runs.
     pub status: Option<Loader>,
     pub editor: Editor,
+    /// A selector shown in the editor's place (pi's `showSelector`); it gets every key.
+    dialog: Option<Box<dyn AnyComponent>>,
     pub footer: Footer,
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
@@ -86,13 +88,33 @@ impl View {
         for m in &self.follow_up {
             add(format!("Follow-up: {}", super::chat::safe(m)));
         }
-        let key = keybindings::current().key_text("app.message.dequeue");
+        let key =
+            keybindings::display_keys(&keybindings::current().key_text("app.message.dequeue"));
         add(format!("↳ {key} to edit all queued messages"));
         lines
     }
 }
 
 impl View {
+    /// Shows `dialog` where the editor was (the editor keeps its text for when it returns).
+    pub fn show_dialog(&mut self, dialog: Box<dyn AnyComponent>) {
+        self.dialog = Some(dialog);
+    }
+
+    /// Puts the editor back in place of the dialog.
+    pub fn close_dialog(&mut self) {
+        self.dialog = None;
+    }
+
+    pub fn has_dialog(&self) -> bool {
+        self.dialog.is_some()
+    }
+
+    /// The dialog in the editor's place, if it is a `C`.
+    pub fn dialog_mut<C: Component + 'static>(&mut self) -> Option<&mut C> {
+        self.dialog.as_mut()?.as_any_mut().downcast_mut::<C>()
+    }
+
     pub fn new(header: Header, editor: Editor, footer: Footer) -> View {
         View {
             header,
@@ -101,6 +123,7 @@ impl View {
             follow_up: Vec::new(),
             status: None,
             editor,
+            dialog: None,
             footer,
             last_is_status: false,
             frame: FrameCache::default(),
@@ -111,22 +134,36 @@ impl View {
     /// The rows under the transcript: queued messages, the indicator, editor and footer.
     fn bottom_lines(&mut self, width: usize) -> Vec<String> {
         let mut lines = self.pending_lines(width);
-        match &mut self.status {
-            Some(loader) => lines.extend(loader.render(width)),
-            None => lines.push(String::new()),
+        if let Some(loader) = &mut self.status {
+            lines.extend(loader.render(width));
         }
-        let spacer = self.status.is_some();
-        lines.extend(self.extension.render_above(width, spacer));
-        lines.extend(self.editor.render(width));
+        // pi's widget row above the editor: a blank row, then the extensions' widgets.
+        lines.push(String::new());
+        lines.extend(self.extension.render_above(width, false));
+        // A selector takes the editor's place, whichever editor (an extension's or ours).
+        let editor = match &mut self.dialog {
+            Some(dialog) => Some(dialog.render(width)),
+            None => self.extension.render_editor(width),
+        };
+        match editor {
+            Some(editor) => lines.extend(editor),
+            None => lines.extend(self.editor.render(width)),
+        }
         lines.extend(self.extension.render_below(width));
-        lines.extend(self.footer.render(width));
+        match self.extension.render_footer(width) {
+            Some(footer) => lines.extend(footer),
+            None => lines.extend(self.footer.render(width)),
+        }
         lines.extend(self.extension.render_statuses(width));
         lines
     }
 
     /// Brings the stacked frame up to date; returns the first row that changed.
     fn update_frame(&mut self, width: usize) -> Option<usize> {
-        let header = self.header.render(width);
+        let header = match self.extension.render_header(width) {
+            Some(lines) => lines,
+            None => self.header.render(width),
+        };
         let transcript_len = self.chat.layout(width);
         let transcript_changed = self.chat.take_changed_from();
         let bottom = self.bottom_lines(width);
@@ -180,17 +217,18 @@ impl Component for View {
     }
 
     fn handle_input(&mut self, event: &crate::tui::InputEvent) -> bool {
-        self.editor.handle_input(event)
+        match &mut self.dialog {
+            Some(dialog) => dialog.handle_input(event),
+            None => self.editor.handle_input(event),
+        }
     }
 
     fn invalidate(&mut self) {
         self.chat.invalidate();
         self.editor.invalidate();
+        if let Some(dialog) = &mut self.dialog {
+            dialog.invalidate();
+        }
         self.frame = FrameCache::default();
     }
-}
-
-/// A plain text block for the transcript (e.g. `/session`, `/hotkeys`).
-pub fn text_block(text: String) -> ChatItem {
-    ChatItem::Block(Box::new(Text::new(text, 1, 0)))
 }

@@ -1,7 +1,8 @@
 //! The localhost redirect target of an authorization-code login: a tiny HTTP server on a std
 //! `TcpListener`, run by one named thread (`pi-oauth-callback`) until it is dropped. It answers
 //! every request with a small HTML page and forwards the first valid `code` (with the expected
-//! `state`) over a channel. The thread polls a non-blocking listener, so dropping the server
+//! `state`, and the RFC 9207 `iss` when sent) over a channel; an `error` answer for the expected
+//! `state` goes over a second channel, so a flow that listens for it fails at once. The thread polls a non-blocking listener, so dropping the server
 //! stops it within one poll interval; nothing ever blocks on a client for long.
 
 use std::io::{BufRead, BufReader, Write};
@@ -20,6 +21,10 @@ use super::pkce::query_value;
 pub struct Callback {
     pub code: String,
     pub state: String,
+    /// The authorization server's `iss` (RFC 9207), when it sent one.
+    pub iss: Option<String>,
+    /// The path it arrived on.
+    pub path: String,
 }
 
 /// The bind host for callback servers: `PI_OAUTH_CALLBACK_HOST`, default `127.0.0.1`.
@@ -34,6 +39,7 @@ pub struct CallbackServer {
     port: u16,
     stop: Arc<AtomicBool>,
     rx: Receiver<Callback>,
+    failures: Receiver<String>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -47,13 +53,26 @@ impl CallbackServer {
         expected_state: &str,
         label: &str,
     ) -> std::io::Result<Self> {
+        Self::start_with_paths(host, port, &[path], expected_state, label)
+    }
+
+    /// [`CallbackServer::start`] answering on several paths (a sign-in whose redirect path is
+    /// only known later).
+    pub fn start_with_paths(
+        host: &str,
+        port: u16,
+        paths: &[&str],
+        expected_state: &str,
+        label: &str,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind((host, port))?;
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = crossbeam_channel::bounded(1);
+        let (fail_tx, failures) = crossbeam_channel::bounded(1);
         let page = Page {
-            path: path.to_string(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
             state: expected_state.to_string(),
             label: label.to_string(),
         };
@@ -61,12 +80,13 @@ impl CallbackServer {
             .name("pi-oauth-callback".into())
             .spawn({
                 let stop = Arc::clone(&stop);
-                move || serve(listener, &stop, &page, &tx)
+                move || serve(listener, &stop, &page, &tx, &fail_tx)
             })?;
         Ok(CallbackServer {
             port,
             stop,
             rx,
+            failures,
             thread: Some(thread),
         })
     }
@@ -79,6 +99,12 @@ impl CallbackServer {
     /// Receives the first valid callback.
     pub fn receiver(&self) -> &Receiver<Callback> {
         &self.rx
+    }
+
+    /// Receives the `error_description` (or `error`) of an authorization server that refused,
+    /// sent with the expected `state`.
+    pub fn failures(&self) -> &Receiver<String> {
+        &self.failures
     }
 }
 
@@ -93,18 +119,30 @@ impl Drop for CallbackServer {
 }
 
 struct Page {
-    path: String,
+    paths: Vec<String>,
     state: String,
     label: String,
 }
 
-fn serve(listener: TcpListener, stop: &AtomicBool, page: &Page, tx: &Sender<Callback>) {
+fn serve(
+    listener: TcpListener,
+    stop: &AtomicBool,
+    page: &Page,
+    tx: &Sender<Callback>,
+    fail_tx: &Sender<String>,
+) {
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((stream, _)) => {
-                if let Some(cb) = handle(stream, page) {
-                    // A full channel means an earlier callback already won; later ones are moot.
-                    let _ = tx.try_send(cb);
+                // A full channel means an earlier answer already won; later ones are moot.
+                match handle(stream, page) {
+                    Some(Ok(cb)) => {
+                        let _ = tx.try_send(cb);
+                    }
+                    Some(Err(failure)) => {
+                        let _ = fail_tx.try_send(failure);
+                    }
+                    None => {}
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -115,8 +153,9 @@ fn serve(listener: TcpListener, stop: &AtomicBool, page: &Page, tx: &Sender<Call
     }
 }
 
-/// Answers one request; returns the callback when it carried a valid code.
-fn handle(stream: TcpStream, page: &Page) -> Option<Callback> {
+/// Answers one request; returns the callback when it carried a valid code, or the server's
+/// refusal when it carried an error for the expected state.
+fn handle(stream: TcpStream, page: &Page) -> Option<Result<Callback, String>> {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
@@ -130,11 +169,17 @@ fn handle(stream: TcpStream, page: &Page) -> Option<Callback> {
     }
     let target = request_line.split_whitespace().nth(1).unwrap_or("/");
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let (status, body, result) = if path != page.path {
+    let (status, body, result) = if !page.paths.iter().any(|p| p == path) {
         (404, error_page("Callback route not found.", None), None)
     } else if let Some(err) = query_value(query, "error") {
         let msg = format!("{} authentication did not complete.", page.label);
-        (400, error_page(&msg, Some(&format!("Error: {err}"))), None)
+        let ours = query_value(query, "state").as_deref() == Some(page.state.as_str());
+        let failure = ours.then(|| query_value(query, "error_description").unwrap_or(err.clone()));
+        (
+            400,
+            error_page(&msg, Some(&format!("Error: {err}"))),
+            failure.map(Err),
+        )
     } else {
         let code = query_value(query, "code").filter(|c| !c.is_empty());
         let state = query_value(query, "state");
@@ -148,7 +193,17 @@ fn handle(stream: TcpStream, page: &Page) -> Option<Callback> {
                     "{} authentication completed. You can close this window.",
                     page.label
                 );
-                (200, success_page(&msg), Some(Callback { code, state }))
+                let iss = query_value(query, "iss").filter(|i| !i.is_empty());
+                (
+                    200,
+                    success_page(&msg),
+                    Some(Ok(Callback {
+                        code,
+                        state,
+                        iss,
+                        path: path.to_string(),
+                    })),
+                )
             }
             (Some(_), None) => (400, error_page("State mismatch.", None), None),
         }
@@ -216,6 +271,10 @@ mod tests {
         assert!(get(port, "/callback?code=a&state=bad").contains("State mismatch."));
         assert!(get(port, "/callback?state=st").contains("Missing authorization code."));
         assert!(get(port, "/callback?error=access_denied").contains("Error: access_denied"));
+        assert!(
+            server.failures().is_empty(),
+            "an error without our state is ignored"
+        );
         assert!(server.receiver().is_empty());
         let ok = get(port, "/callback?code=c%2F1&state=st");
         assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
@@ -228,9 +287,34 @@ mod tests {
             cb,
             Callback {
                 code: "c/1".into(),
-                state: "st".into()
+                state: "st".into(),
+                iss: None,
+                path: "/callback".into(),
             }
         );
+        drop(server);
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+
+    #[test]
+    fn iss_and_refusals_are_forwarded() {
+        let server =
+            CallbackServer::start_with_paths("127.0.0.1", 0, &["/cb", "/cb/x"], "st", "Test")
+                .unwrap();
+        let port = server.port();
+        get(
+            port,
+            "/cb?error=access_denied&error_description=No%20way&state=st",
+        );
+        let refusal = server.failures().recv_timeout(Duration::from_secs(2));
+        assert_eq!(refusal.unwrap(), "No way");
+        get(port, "/cb/x?code=c&state=st&iss=https%3A%2F%2Fas.example");
+        let cb = server
+            .receiver()
+            .recv_timeout(Duration::from_secs(2))
+            .unwrap();
+        assert_eq!(cb.iss.as_deref(), Some("https://as.example"));
+        assert_eq!(cb.path, "/cb/x");
         drop(server);
         assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
     }

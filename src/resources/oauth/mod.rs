@@ -201,7 +201,7 @@ pub(crate) fn obtain_code(
             }
             crossbeam_channel::select! {
                 recv(server.receiver()) -> cb => {
-                    if let Ok(Callback { code, state }) = cb {
+                    if let Ok(Callback { code, state, .. }) = cb {
                         return Ok((code, state));
                     }
                     break;

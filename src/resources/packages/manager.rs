@@ -1,9 +1,11 @@
 //! Installing, removing and updating packages with the system tools, and recording them in
 //! settings. Git packages are cloned to `<agentDir>/git/<host>/<path>` (project:
 //! `.pi/git/<host>/<path>`) and get `npm install` when they have a `package.json`; npm
-//! packages go to the global npm root (`npm install -g`) or, for the project, `.pi/npm/`.
-//! The npm program is the `npmCommand` setting when set. A failing tool is reported as the
-//! command that failed and its exit code; a missing one as "`<tool>` is not installed".
+//! packages go, as in pi 1.x, to a managed npm project: `<agentDir>/npm/` (project:
+//! `.pi/npm/`), installed without pi's own packages as peers (pi serves those); a package an
+//! older pi installed globally (`npm install -g`) is still found there. The npm program is the
+//! `npmCommand` setting when set. A failing tool is reported as the command that failed and its
+//! exit code; a missing one as "`<tool>` is not installed".
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +25,23 @@ pub fn offline() -> bool {
 
 /// Receives each step's start message.
 type ProgressFn = Box<dyn FnMut(&str)>;
+
+/// What an update changed: one `source old -> new` line per package.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpdateReport {
+    pub updated: Vec<String>,
+}
+
+/// The commit a git checkout is at.
+fn git_head(dir: &Path) -> Option<String> {
+    if !dir.exists() {
+        return None;
+    }
+    capture_git(&["rev-parse", "HEAD"], dir)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
 
 /// Runs package operations for one working directory and agent dir.
 pub struct PackageManager {
@@ -74,10 +93,18 @@ impl PackageManager {
         scope: Scope,
     ) -> Result<PathBuf, String> {
         Ok(match parsed {
-            PackageSource::Npm { name, .. } => match scope {
-                Scope::Project => self.project_npm_root().join("node_modules").join(name),
-                Scope::User => self.global_npm_root()?.join(name),
-            },
+            PackageSource::Npm { name, .. } => {
+                let managed = self.npm_root(scope).join("node_modules").join(name);
+                if scope == Scope::Project || managed.exists() {
+                    managed
+                } else {
+                    // Installed globally by pi before 1.x.
+                    match self.global_npm_root() {
+                        Ok(root) if root.join(name).exists() => root.join(name),
+                        _ => managed,
+                    }
+                }
+            }
             PackageSource::Git { host, path, .. } => self.git_root(scope).join(host).join(path),
             PackageSource::Local { path } => source::resolve_from(path, &self.ctx.base_dir(scope)),
         })
@@ -87,8 +114,12 @@ impl PackageManager {
         self.ctx.base_dir(scope).join("git")
     }
 
-    fn project_npm_root(&self) -> PathBuf {
-        self.ctx.cwd.join(".pi").join("npm")
+    /// The managed npm project of a scope: `<agentDir>/npm` or `.pi/npm`.
+    fn npm_root(&self, scope: Scope) -> PathBuf {
+        match scope {
+            Scope::User => self.ctx.agent_dir.join("npm"),
+            Scope::Project => self.ctx.cwd.join(".pi").join("npm"),
+        }
     }
 
     /// `npm root -g` (bun: `<bun pm bin -g>/../install/global/node_modules`), asked once.
@@ -219,17 +250,26 @@ impl PackageManager {
         self.report(&format!("Removing {source}..."));
         let parsed = PackageSource::parse(source);
         match &parsed {
-            PackageSource::Npm { name, .. } => match scope {
-                Scope::User => self.run_npm(&["uninstall", "-g", name], None),
-                Scope::Project => {
-                    let root = self.project_npm_root();
-                    if !root.exists() {
-                        return Ok(());
+            PackageSource::Npm { name, .. } => {
+                let root = self.npm_root(scope);
+                let managed = root.join("node_modules").join(name);
+                if scope == Scope::User && !managed.exists() {
+                    // Installed globally by pi before 1.x.
+                    if let Ok(global) = self.global_npm_root() {
+                        if global.join(name).exists() {
+                            return self.run_npm(&["uninstall", "-g", name], None);
+                        }
                     }
-                    let root = root.to_string_lossy().into_owned();
-                    self.run_npm(&["uninstall", name, "--prefix", &root], None)
                 }
-            },
+                if !root.exists() {
+                    return Ok(());
+                }
+                let root = std::fs::canonicalize(&root).unwrap_or(root);
+                let root = root.to_string_lossy().into_owned();
+                let mut args = vec!["uninstall", name.as_str()];
+                args.extend(self.prefix_args(&root));
+                self.run_npm(&args, None)
+            }
             PackageSource::Git { .. } => {
                 let target = self.install_path(&parsed, scope)?;
                 if !target.exists() {
@@ -246,13 +286,14 @@ impl PackageManager {
 
     /// Updates the configured packages (or the one matching `only`): git checkouts are reset
     /// to their upstream, npm packages reinstalled at `@latest` when a newer version exists.
-    /// Pinned and local packages are skipped; nothing happens offline.
+    /// Pinned and local packages are skipped; nothing happens offline. Says what changed
+    /// (`npm:foo 1.2.0 -> 1.3.0`, `(project)` after project packages).
     pub fn update(
         &mut self,
         only: Option<&str>,
         global: &[PackageEntry],
         project: &[PackageEntry],
-    ) -> Result<(), String> {
+    ) -> Result<UpdateReport, String> {
         let wanted = only.map(|s| self.ctx.input_identity(s));
         let mut targets = Vec::new();
         for (entries, scope) in [(global, Scope::User), (project, Scope::Project)] {
@@ -272,25 +313,39 @@ impl PackageManager {
                 return Err(no_match_message(source, &all));
             }
         }
+        let mut report = UpdateReport::default();
         if offline() {
-            return Ok(());
+            return Ok(report);
         }
         let mut npm_batches: [(Scope, Vec<(String, String)>); 2] =
             [(Scope::User, Vec::new()), (Scope::Project, Vec::new())];
+        // Versions before the update, to say what changed.
+        let mut before: Vec<(String, Scope, PackageSource, Option<String>)> = Vec::new();
         let mut git_updates = Vec::new();
         for (source, scope) in targets {
             let parsed = PackageSource::parse(&source);
             if parsed.pinned() {
                 continue;
             }
+            let old = self
+                .install_path(&parsed, scope)
+                .ok()
+                .and_then(|dir| match &parsed {
+                    PackageSource::Git { .. } => git_head(&dir),
+                    _ => installed_version(&dir),
+                });
             match &parsed {
                 PackageSource::Npm { name, .. } => {
                     if self.npm_needs_update(&parsed, name, scope)? {
                         let batch = &mut npm_batches[usize::from(scope == Scope::Project)].1;
                         batch.push((source.clone(), format!("{name}@latest")));
+                        before.push((source.clone(), scope, parsed.clone(), old));
                     }
                 }
-                PackageSource::Git { .. } => git_updates.push((source, parsed, scope)),
+                PackageSource::Git { .. } => {
+                    before.push((source.clone(), scope, parsed.clone(), old));
+                    git_updates.push((source, parsed, scope));
+                }
                 PackageSource::Local { .. } => {}
             }
         }
@@ -310,26 +365,72 @@ impl PackageManager {
             self.report(&format!("Updating {source}..."));
             self.update_git(&parsed, scope)?;
         }
-        Ok(())
+        for (source, scope, parsed, old) in before {
+            let is_git = matches!(parsed, PackageSource::Git { .. });
+            let new = self.install_path(&parsed, scope).ok().and_then(|dir| {
+                if is_git {
+                    git_head(&dir)
+                } else {
+                    installed_version(&dir)
+                }
+            });
+            if new == old {
+                continue;
+            }
+            let show = |v: &Option<String>| match v {
+                None => "(none)".to_string(),
+                Some(v) if is_git => v.chars().take(7).collect(),
+                Some(v) => v.clone(),
+            };
+            let where_ = if scope == Scope::Project {
+                " (project)"
+            } else {
+                ""
+            };
+            report
+                .updated
+                .push(format!("{source}{where_} {} -> {}", show(&old), show(&new)));
+        }
+        Ok(report)
     }
 
-    /// `npm install -g <specs>` (user) or `npm install <specs> --prefix .pi/npm` (project).
+    /// `npm install <specs>` into the scope's managed npm project, leaving pi's own packages
+    /// (peers of every extension package) for pi to serve.
     fn install_npm_specs(&self, specs: &[&str], scope: Scope) -> Result<(), String> {
-        match scope {
-            Scope::User => {
-                let mut args = vec!["install", "-g"];
-                args.extend_from_slice(specs);
-                self.run_npm(&args, None)
-            }
-            Scope::Project => {
-                let root = self.project_npm_root();
-                ensure_npm_project(&root)?;
-                let root = root.to_string_lossy().into_owned();
-                let mut args = vec!["install"];
-                args.extend_from_slice(specs);
-                args.extend(["--prefix", root.as_str()]);
-                self.run_npm(&args, None)
-            }
+        let root = self.npm_root(scope);
+        ensure_npm_project(&root)?;
+        // npm writes broken nested lockfile paths when --prefix goes through a symlink.
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let root = root.to_string_lossy().into_owned();
+        let mut args = vec!["install"];
+        args.extend_from_slice(specs);
+        let program = self.npm_program()?.0;
+        if program.ends_with("bun") {
+            args.extend(["--cwd", root.as_str(), "--omit=peer"]);
+        } else {
+            args.extend(self.prefix_args(&root));
+        }
+        self.run_npm(&args, None)
+    }
+
+    /// `--prefix <root>` and the options that keep npm (or pnpm) from installing peers.
+    fn prefix_args<'a>(&self, root: &'a str) -> Vec<&'a str> {
+        let pnpm = self.npm_program().is_ok_and(|(p, _)| p.ends_with("pnpm"));
+        if pnpm {
+            vec![
+                "--prefix",
+                root,
+                "--config.auto-install-peers=false",
+                "--config.strict-peer-dependencies=false",
+            ]
+        } else {
+            vec![
+                "--prefix",
+                root,
+                "--legacy-peer-deps",
+                "--no-audit",
+                "--no-fund",
+            ]
         }
     }
 

@@ -163,7 +163,7 @@ fn loading_any_damaged_file_leaves_its_bytes_unchanged() {
                 let _ = w.entries().len();
                 let _ = w.name();
                 let _ = ops::stats(&w, 1000);
-                let _ = export_html::render_html(w.header(), w.entries(), w.leaf_id());
+                let _ = export::render_html(&w, &Default::default());
             }
             let _ = load(&p);
             assert_eq!(

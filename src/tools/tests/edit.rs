@@ -198,3 +198,18 @@ fn ten_megabyte_file() {
     assert!(after.contains("tail\nhead some filler"));
     assert_eq!(out.details.unwrap()["firstChangedLine"], 1);
 }
+
+#[test]
+fn a_fifo_is_refused_instead_of_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    crate::tools::read::tests::mkfifo(d.path(), "pipe");
+    let err = run(
+        d.path(),
+        json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "Cannot edit pipe: it is a named pipe (FIFO), not a regular file"
+    );
+}

@@ -175,3 +175,29 @@ fn utf8_split_across_sniff_boundary_is_text() {
     std::fs::write(d.path().join("u"), &body).unwrap();
     assert_eq!(text(&run(d.path(), json!({"path": "u"})).unwrap()), body);
 }
+
+/// Makes a FIFO named `name` in `dir` (nobody ever writes to it).
+pub(crate) fn mkfifo(dir: &Path, name: &str) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let p = dir.join(name);
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    p
+}
+
+#[test]
+fn a_fifo_or_a_device_is_refused_instead_of_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    mkfifo(d.path(), "pipe");
+    let err = run(d.path(), json!({"path": "pipe"})).unwrap_err();
+    assert_eq!(
+        err,
+        "Cannot read pipe: it is a named pipe (FIFO), not a regular file"
+    );
+    let err = run(d.path(), json!({"path": "/dev/zero"})).unwrap_err();
+    assert_eq!(
+        err,
+        "Cannot read /dev/zero: it is a character device, not a regular file"
+    );
+}

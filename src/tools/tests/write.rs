@@ -74,3 +74,16 @@ fn missing_args_and_directory_target() {
         .unwrap_err()
         .starts_with("EISDIR"));
 }
+
+#[test]
+fn a_fifo_is_refused_instead_of_blocking_and_stays_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let p = crate::tools::read::tests::mkfifo(d.path(), "pipe");
+    let err = run(d.path(), json!({"path": "pipe", "content": "x"})).unwrap_err();
+    assert_eq!(
+        err,
+        "Cannot write pipe: it is a named pipe (FIFO), not a regular file"
+    );
+    assert!(fs::metadata(&p).unwrap().file_type().is_fifo());
+}

@@ -100,9 +100,14 @@ impl Editor {
             .saturating_sub(max / 2)
             .min(n.saturating_sub(max));
         let end = (start + max).min(n);
-        let slash = popup.prefix.starts_with('/');
-        let widest = popup.items.iter().map(|i| visible_width(&i.label)).max();
-        let primary = (widest.unwrap_or(0) + 2).clamp(if slash { 12 } else { 1 }, 32);
+        // As pi: command names get a column between 12 and 32 wide, everything else (files,
+        // command arguments) a fixed 32.
+        let primary = if popup.prefix.starts_with('/') {
+            let widest = popup.items.iter().map(|i| visible_width(&i.label)).max();
+            (widest.unwrap_or(0) + 2).clamp(12, 32)
+        } else {
+            32
+        };
         let mut out = Vec::new();
         for (i, item) in popup.items.iter().enumerate().take(end).skip(start) {
             let selected = i == popup.selected;

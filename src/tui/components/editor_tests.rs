@@ -330,3 +330,29 @@ fn jump_to_character() {
     typed(&mut e, "f");
     assert_eq!(e.cursor(), (0, 0));
 }
+
+#[test]
+fn file_and_argument_popups_use_pi_s_fixed_32_column_first_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "").unwrap();
+    let mut e = Editor::new();
+    e.set_autocomplete_provider(Box::new(CombinedProvider::new(vec![], dir.path())));
+    typed(&mut e, "read @not");
+    let screen: Vec<String> = e.render(100).iter().map(|l| strip_ansi(l)).collect();
+    let row = format!("→ notes.md{}notes.md", " ".repeat(24));
+    assert!(screen.iter().any(|l| l.trim_end() == row), "{screen:?}");
+    // Command names keep the narrower column (12 to 32, by the widest name).
+    let mut e = Editor::new();
+    e.set_autocomplete_provider(Box::new(CombinedProvider::new(
+        vec![SlashCommand::new("model", "Select model")],
+        dir.path(),
+    )));
+    typed(&mut e, "/mo");
+    let screen: Vec<String> = e.render(100).iter().map(|l| strip_ansi(l)).collect();
+    assert!(
+        screen
+            .iter()
+            .any(|l| l.trim_end() == "→ model       Select model"),
+        "{screen:?}"
+    );
+}

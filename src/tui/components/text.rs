@@ -1,6 +1,6 @@
 //! The plain building blocks: [`Text`] (wrapped, padded, optionally on a background),
 //! [`TruncatedText`] (one line, cut with an ellipsis), [`Spacer`] (blank rows), and the
-//! line helpers other components share ([`Fill`], [`pad_to_width`]).
+//! line helpers other components share ([`Fill`], [`pad_to_width`], [`tail_rows`]).
 
 use crate::tui::text::{truncate_to_width, visible_width, wrap_text_with_ansi};
 use crate::tui::theme::{Theme, Token};
@@ -194,6 +194,21 @@ impl Component for Text {
     }
 }
 
+/// The last `max_rows` rows `text` takes as a [`Text`] with `padding_x` at `width`, and how
+/// many rows above them were left out (pi's `truncateToVisualLines`): a long line wrapped on a
+/// narrow terminal counts once for every row it fills.
+pub fn tail_rows(
+    text: &str,
+    max_rows: usize,
+    width: usize,
+    padding_x: usize,
+) -> (Vec<String>, usize) {
+    let mut lines = Text::new(text, padding_x, 0).render(width);
+    let skipped = lines.len().saturating_sub(max_rows);
+    lines.drain(..skipped);
+    (lines, skipped)
+}
+
 /// The first line of a text, cut to fit the width.
 pub struct TruncatedText {
     text: String,
@@ -284,6 +299,20 @@ mod tests {
         let mut t = Text::new("hi \x1b[0mthere", 0, 0).with_fill(Fill::raw("\x1b[41m", "\x1b[49m"));
         assert_eq!(t.render(10), ["\x1b[41mhi \x1b[0m\x1b[41mthere  \x1b[49m"]);
         assert!(Text::new("  ", 1, 1).render(10).is_empty());
+    }
+
+    #[test]
+    fn tail_rows_counts_wrapped_rows_not_lines() {
+        let text = "one\ntwo\na long line that wraps onto several rows";
+        let (rows, skipped) = tail_rows(text, 3, 12, 0);
+        let plain: Vec<String> = rows
+            .iter()
+            .map(|l| strip_ansi(l).trim_end().to_string())
+            .collect();
+        assert_eq!(plain, ["that wraps", "onto several", "rows"]);
+        assert_eq!(skipped, 3);
+        let (rows, skipped) = tail_rows(text, 10, 80, 0);
+        assert_eq!((rows.len(), skipped), (3, 0));
     }
 
     #[test]

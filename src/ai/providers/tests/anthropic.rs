@@ -104,14 +104,25 @@ fn parses_tool_call_argument_fragments() {
             "done toolUse",
         ]
     );
-    // Partial arguments are visible while streaming.
-    let AssistantEvent::ToolCallDelta { partial, .. } = &events[6] else {
-        panic!()
-    };
-    let Content::ToolCall(tc) = &partial.content[1] else {
-        panic!()
-    };
-    assert_eq!(tc.arguments, json!({"path": "sr"}));
+    // A listener rebuilding the message sees the partial arguments while they stream.
+    let mut builder = None;
+    for ev in &events {
+        match ev {
+            AssistantEvent::Start { partial } => {
+                builder = Some(crate::ai::stream::MessageBuilder::new(partial.clone()))
+            }
+            AssistantEvent::ToolCallDelta { delta, .. } if delta.ends_with("sr") => {
+                let b = builder.as_mut().unwrap();
+                b.apply(ev);
+                let json = b.tool_json(1).unwrap();
+                assert_eq!(
+                    crate::ai::partial_json::parse_partial_json(json),
+                    json!({"path": "sr"})
+                );
+            }
+            _ => builder.as_mut().unwrap().apply(ev),
+        }
+    }
     let m = final_message(&events);
     assert_eq!(m.stop_reason, StopReason::ToolUse);
     assert_eq!(m.tool_calls().count(), 1);

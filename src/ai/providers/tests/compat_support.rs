@@ -48,6 +48,7 @@ pub struct Run {
 fn trace(ev: &AssistantEvent) -> String {
     use AssistantEvent as E;
     match ev {
+        E::Meta { .. } => "meta".into(),
         E::Start { .. } => "start".into(),
         E::TextStart { index, .. } => format!("text_start {index}"),
         E::TextDelta { index, delta, .. } => format!("text_delta {index} {delta}"),
@@ -98,7 +99,11 @@ pub fn run_once(
     };
     assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
     Run {
-        trace: events.iter().map(trace).collect(),
+        trace: events
+            .iter()
+            .filter(|e| !matches!(e, AssistantEvent::Meta { .. }))
+            .map(trace)
+            .collect(),
         message,
     }
 }

@@ -92,7 +92,9 @@ pub fn summary(events: &[AssistantEvent]) -> Vec<String> {
     use AssistantEvent as E;
     events
         .iter()
+        .filter(|e| !matches!(e, E::Meta { .. }))
         .map(|e| match e {
+            E::Meta { .. } => unreachable!(),
             E::Start { .. } => "start".to_string(),
             E::TextStart { index, .. } => format!("text_start {index}"),
             E::TextDelta { index, delta, .. } => format!("text_delta {index} {delta}"),

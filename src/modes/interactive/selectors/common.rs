@@ -1,6 +1,6 @@
 //! Pieces every selector shares: the full-width border rule, key hints in pi's
-//! `key description` style, the scroll window and the `(n/m)` line, and the final pass that
-//! keeps every rendered line within the width.
+//! `key description` style, pi's small question dialog, the scroll window and the `(n/m)`
+//! line, and the final pass that keeps every rendered line within the width.
 
 use crate::tui::keybindings;
 use crate::tui::text::{truncate_to_width, visible_width};
@@ -23,6 +23,43 @@ pub fn key_hint(theme: &Theme, action: &str, description: &str) -> String {
         theme.fg(Token::Dim, &key_text(action)),
         theme.fg(Token::Muted, &format!(" {description}"))
     )
+}
+
+/// pi's small question dialog (its extension selector, also used for the start-up trust
+/// question and the branch-summary choice): a rule, the title in bold accent, the options with
+/// `→` on the selected one, the navigate/confirm/cancel hint and a rule, blank rows between.
+pub fn choice_dialog(
+    theme: &Theme,
+    title: &str,
+    options: &[String],
+    selected: usize,
+    confirm: &str,
+    width: usize,
+) -> Vec<String> {
+    use crate::tui::components::text::Text;
+    use crate::tui::Component;
+    let text = |s: String| Text::new(s, 1, 0).render(width);
+    let mut lines = vec![border(theme, Token::Border, width), String::new()];
+    lines.extend(text(theme.fg(Token::Accent, &theme.bold(title))));
+    lines.push(String::new());
+    for (i, option) in options.iter().enumerate() {
+        lines.extend(text(if i == selected {
+            theme.fg(Token::Accent, "→ ") + &theme.fg(Token::Accent, option)
+        } else {
+            format!("  {}", theme.fg(Token::Text, option))
+        }));
+    }
+    lines.push(String::new());
+    lines.extend(text(format!(
+        "{}{}  {}  {}",
+        theme.fg(Token::Dim, "↑↓"),
+        theme.fg(Token::Muted, " navigate"),
+        key_hint(theme, "tui.select.confirm", confirm),
+        key_hint(theme, "tui.select.cancel", "cancel"),
+    )));
+    lines.push(String::new());
+    lines.push(border(theme, Token::Border, width));
+    fit(lines, width)
 }
 
 /// The first and one-past-last index of a window of `max_visible` rows kept around `selected`.

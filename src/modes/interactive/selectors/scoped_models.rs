@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::common::{border, fit, key_text, position_line, scroll_window, step_wrapping};
 use crate::ai::types::Model;
 use crate::tui::components::input::Input;
+use crate::tui::components::text::Text;
 use crate::tui::fuzzy::fuzzy_filter;
 use crate::tui::keybindings;
 use crate::tui::theme::{Theme, Token};
@@ -269,7 +270,8 @@ impl Component for ScopedModelsSelector {
         lines.push(String::new());
         lines.extend(self.rows());
         lines.push(String::new());
-        lines.push(self.footer());
+        // The hint line wraps, as pi's does, so the count at its end stays readable.
+        lines.extend(Text::new(self.footer(), 0, 0).render(width));
         lines.push(border(t, Token::Border, width));
         fit(lines, width)
     }
@@ -364,6 +366,10 @@ mod tests {
             lines[13].ends_with("ctrl+s save · all enabled"),
             "{lines:?}"
         );
+        // At 100 columns the hint wraps, as pi's does, instead of losing the count.
+        let lines = screen(&mut s, 100);
+        assert!(lines[13].ends_with("ctrl+s save"), "{lines:?}");
+        assert_eq!(lines[14], "· all enabled");
         s.handle_input(&key("down"));
         s.handle_input(&key("enter"));
         let only = Some(vec!["anthropic/claude-haiku".to_string()]);

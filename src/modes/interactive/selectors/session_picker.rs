@@ -3,7 +3,8 @@
 //! only named ones (Ctrl+N); each row shows the name or first message, the message count and
 //! the age, plus the cwd when listing all folders and the file path on Ctrl+P. Typing
 //! searches (see `session_search`). Ctrl+D (or Ctrl+Backspace on an empty search) deletes
-//! the highlighted session's file after a confirmation.
+//! the highlighted session's file after a confirmation; in `/resume` (not `pi -r`) Ctrl+R
+//! renames it (the app writes the name).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +24,11 @@ const MAX_VISIBLE: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionOutcome {
     Selected(PathBuf),
+    /// A new name for a session (the picker stays open and shows it).
+    Renamed {
+        path: PathBuf,
+        name: String,
+    },
     Cancelled,
 }
 
@@ -55,6 +61,10 @@ pub struct SessionPicker {
     rows: Vec<Row>,
     selected: usize,
     confirming_delete: Option<PathBuf>,
+    /// Ctrl+R offers renaming (only in `/resume`).
+    can_rename: bool,
+    /// The session being renamed and the name typed so far.
+    renaming: Option<(PathBuf, Input)>,
     status: Option<(Token, String)>,
     outcome: Option<SessionOutcome>,
 }
@@ -110,11 +120,19 @@ impl SessionPicker {
             rows: Vec::new(),
             selected: 0,
             confirming_delete: None,
+            can_rename: false,
+            renaming: None,
             status: None,
             outcome: None,
         };
         s.refresh();
         s
+    }
+
+    /// Lets Ctrl+R rename the highlighted session (`/resume`).
+    pub fn with_rename(mut self) -> SessionPicker {
+        self.can_rename = true;
+        self
     }
 
     pub fn take_outcome(&mut self) -> Option<SessionOutcome> {
@@ -207,6 +225,65 @@ impl SessionPicker {
         }
     }
 
+    fn start_rename(&mut self) {
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        let session = &self.sessions()[row.session];
+        let mut input = Input::new();
+        input.set_value(session.name.as_deref().unwrap_or(""));
+        input.set_focused(true);
+        self.renaming = Some((session.path.clone(), input));
+    }
+
+    /// A key while renaming: Enter hands a non-empty name to the app, Escape goes back.
+    fn rename_input(&mut self, event: &InputEvent) {
+        let Some((path, input)) = &mut self.renaming else {
+            return;
+        };
+        if event
+            .key()
+            .is_some_and(|k| keybindings::matches(k, "tui.select.cancel"))
+        {
+            self.renaming = None;
+            return;
+        }
+        input.handle_input(event);
+        let Some(value) = input.take_submitted() else {
+            return;
+        };
+        let name = value.trim().to_string();
+        if name.is_empty() {
+            return;
+        }
+        let path = path.clone();
+        for s in self.current.iter_mut().chain(self.all.iter_mut().flatten()) {
+            if same_file(&s.path, &path) {
+                s.name = Some(name.clone());
+            }
+        }
+        self.renaming = None;
+        self.refresh();
+        self.outcome = Some(SessionOutcome::Renamed { path, name });
+    }
+
+    fn rename_panel(&mut self, width: usize) -> Vec<String> {
+        let t = self.theme.clone();
+        let Some((_, input)) = &mut self.renaming else {
+            return Vec::new();
+        };
+        let hint = format!(
+            "{} to save · {} to cancel",
+            key_text("tui.select.confirm"),
+            key_text("tui.select.cancel")
+        );
+        let mut lines = vec![format!(" {}", t.bold("Rename Session")), String::new()];
+        lines.extend(input.render(width));
+        lines.push(String::new());
+        lines.push(format!(" {}", t.fg(Token::Muted, &hint)));
+        lines
+    }
+
     fn header(&self, width: usize) -> Vec<String> {
         let t = &self.theme;
         let title = if self.all_scope {
@@ -263,6 +340,12 @@ impl SessionPicker {
                     key_hint(t, "app.session.delete", "delete"),
                     key_hint(t, "app.session.togglePath", &format!("path {path_state}")),
                 ]
+                .into_iter()
+                .chain(
+                    self.can_rename
+                        .then(|| key_hint(t, "app.session.rename", "rename")),
+                )
+                .collect::<Vec<_>>()
                 .join(&sep),
             )
         };
@@ -416,17 +499,25 @@ impl Component for SessionPicker {
             border(&t, Token::Accent, width),
             String::new(),
         ];
-        lines.extend(self.header(width));
-        lines.push(String::new());
-        lines.extend(self.search.render(width));
-        lines.push(String::new());
-        lines.extend(self.list(width));
+        if self.renaming.is_some() {
+            lines.extend(self.rename_panel(width));
+        } else {
+            lines.extend(self.header(width));
+            lines.push(String::new());
+            lines.extend(self.search.render(width));
+            lines.push(String::new());
+            lines.extend(self.list(width));
+        }
         lines.push(String::new());
         lines.push(border(&t, Token::Accent, width));
         fit(lines, width)
     }
 
     fn handle_input(&mut self, event: &InputEvent) -> bool {
+        if self.renaming.is_some() {
+            self.rename_input(event);
+            return true;
+        }
         let key = event.key();
         let is = |id: &str| key.is_some_and(|k| keybindings::matches(k, id));
         if let Some(path) = self.confirming_delete.clone() {
@@ -464,6 +555,8 @@ impl Component for SessionPicker {
             || (is("app.session.deleteNoninvasive") && self.search.value().is_empty())
         {
             self.start_delete();
+        } else if self.can_rename && is("app.session.rename") {
+            self.start_rename();
         } else if is("tui.select.up") {
             self.selected = self.selected.saturating_sub(1);
         } else if is("tui.select.down") {

@@ -142,3 +142,53 @@ fn ages() {
     assert_eq!(relative_age(0, 40 * 1440 * m), "1mo");
     assert_eq!(relative_age(0, 800 * 1440 * m), "2y");
 }
+
+#[test]
+fn ctrl_r_renames_the_highlighted_session_in_resume_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = picker(dir.path());
+    assert!(!screen(&mut s, 100).join("\n").contains("rename"));
+    s.handle_input(&key("ctrl+r"));
+    assert!(s.take_outcome().is_none());
+    assert!(!screen(&mut s, 100).join("\n").contains("Rename Session"));
+
+    let mut s = picker(dir.path()).with_rename();
+    assert_eq!(
+        screen(&mut s, 100)[5],
+        "ctrl+s sort · ctrl+n named · ctrl+d delete · ctrl+p path (off) · ctrl+r rename"
+    );
+    s.handle_input(&key("down"));
+    s.handle_input(&key("ctrl+r"));
+    let lines = screen(&mut s, 100);
+    assert_eq!(
+        lines[1..],
+        [
+            "─".repeat(100).as_str(),
+            "",
+            " Rename Session",
+            "",
+            ">",
+            "",
+            " enter to save · escape/ctrl+c to cancel",
+            "",
+            "─".repeat(100).as_str(),
+        ]
+    );
+    type_text(&mut s, "  Parser work ");
+    s.handle_input(&key("enter"));
+    let renamed = dir.path().join("old.jsonl");
+    assert_eq!(
+        s.take_outcome(),
+        Some(SessionOutcome::Renamed {
+            path: renamed,
+            name: "Parser work".into()
+        })
+    );
+    let rows = rows(&mut s, 100);
+    assert!(rows.iter().any(|r| r.contains("Parser work")), "{rows:?}");
+    // Escape while renaming goes back to the list, keeping the picker open.
+    s.handle_input(&key("ctrl+r"));
+    s.handle_input(&key("escape"));
+    assert!(s.take_outcome().is_none());
+    assert!(screen(&mut s, 100).join("\n").contains("Resume Session"));
+}

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::common::{border, fit, key_hint, key_text, scroll_window, step_wrapping};
+use super::common::{border, choice_dialog, fit, key_hint, key_text, scroll_window, step_wrapping};
 use super::tree_layout::{TreeFilter, TreeModel};
 use super::tree_text::{display_text, tool_calls, ToolCalls};
 use crate::ai::types::now_ms;
@@ -375,21 +375,10 @@ impl Component for TreeSelector {
         let mut lines = Vec::new();
         match &mut self.mode {
             Mode::AskSummary { list, .. } => {
-                lines.push(border(&t, Token::Border, width));
-                lines.push(format!(
-                    " {}",
-                    t.fg(Token::Accent, &t.bold("Summarize branch?"))
-                ));
-                lines.push(String::new());
-                lines.extend(list.render(width));
-                lines.push(String::new());
-                lines.push(format!(
-                    " {}  {}",
-                    key_hint(&t, "tui.select.confirm", "select"),
-                    key_hint(&t, "tui.select.cancel", "back to tree")
-                ));
-                lines.push(border(&t, Token::Border, width));
-                return fit(lines, width);
+                // pi asks with its extension selector; Escape goes back to the tree.
+                let options: Vec<String> = SUMMARY_CHOICES.iter().map(|c| c.to_string()).collect();
+                let selected = list.selected_index();
+                return choice_dialog(&t, "Summarize branch?", &options, selected, "select", width);
             }
             Mode::CustomInstructions { input, .. } => {
                 lines.push(border(&t, Token::Border, width));

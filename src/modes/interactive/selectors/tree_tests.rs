@@ -146,8 +146,20 @@ fn selecting_asks_about_a_summary() {
     s.handle_input(&key("down"));
     s.handle_input(&key("enter"));
     let lines = screen(&mut s, 60);
-    assert_eq!(lines[1], " Summarize branch?");
-    assert_eq!(lines[3], "→ No summary");
+    assert_eq!(
+        lines[1..10],
+        [
+            "",
+            " Summarize branch?",
+            "",
+            " → No summary",
+            "   Summarize",
+            "   Summarize with custom prompt",
+            "",
+            " ↑↓ navigate  enter select  escape/ctrl+c cancel",
+            "",
+        ]
+    );
     assert_fits(&mut s);
     // Escape returns to the tree with the same selection.
     s.handle_input(&key("escape"));

@@ -1,0 +1,386 @@
+//! What the session lends its extensions beyond events: pi's built-in tools for the tool
+//! factories extensions import (`tools.run`), model calls through pi's own providers and
+//! credentials (`ai.stream`, `models.auth`), and the other way round, models whose replies an
+//! extension streams itself (`registerProvider` with `streamSimple`): a stream function that
+//! sends `provider_stream` to the extension and turns its `stream_event` lines into pi's
+//! assistant events.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::calls::ReplyTo;
+use super::host::{Extension, ExtensionHost};
+use super::process::RequestError;
+use crate::agent::{StreamFn, Tool, ToolContext, ToolOutput};
+use crate::ai::{
+    assistant_json, spawn_stream, Abort, AssistantEvent, Context, Message, Model, StopReason,
+    StreamOptions, ThinkingLevel, ToolSpec, Usage,
+};
+
+/// Finds a model and its key and headers by provider and id.
+pub type ModelLookup = Arc<
+    dyn Fn(&str, &str) -> Result<(Model, (String, Vec<(String, String)>)), String> + Send + Sync,
+>;
+
+/// Lent by the session once it is set up (`ExtensionHost::set_services`).
+#[derive(Default, Clone)]
+pub struct HostServices {
+    pub builtin_tools: Vec<Arc<dyn Tool>>,
+    /// How the session streams a model's reply (pi's providers, OAuth refresh included).
+    pub stream: Option<StreamFn>,
+    pub lookup: Option<ModelLookup>,
+}
+
+impl ExtensionHost {
+    pub fn set_services(&self, f: impl FnOnce(&mut HostServices)) {
+        f(&mut self.services.write().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn services(&self) -> HostServices {
+        self.services
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+fn output_json(out: &ToolOutput) -> Value {
+    json!({"content": out.content, "details": out.details})
+}
+
+/// `tools.run {name, cwd, toolCallId, params}`: one of pi's built-in tools, as the extension's
+/// `createReadTool(cwd)` etc. call it; partial results stream back as `update` lines.
+pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &Value) {
+    let params = &msg["params"];
+    let name = params["name"].as_str().unwrap_or_default().to_string();
+    let reply = ReplyTo::of(ext, msg);
+    let Some(tool) = host
+        .services()
+        .builtin_tools
+        .into_iter()
+        .find(|t| t.name() == name)
+    else {
+        return reply.send(Err(format!("Unknown built-in tool: {name}")));
+    };
+    let cwd = params["cwd"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| host.cwd.clone());
+    let call_id = params["toolCallId"].as_str().unwrap_or("call").to_string();
+    let args = params["params"].clone();
+    let call = ext.process.begin_call(msg.get("id"));
+    let ext = Arc::clone(ext);
+    // A tool may run for minutes; it gets its own thread.
+    let _ = std::thread::Builder::new()
+        .name("pi-ext-tool".into())
+        .spawn(move || {
+            // The call stops when the extension cancels it (its tool was aborted) or dies.
+            let abort = call.abort.clone();
+            let id = reply.id.clone();
+            let on_update = |partial: ToolOutput| {
+                ext.process
+                    .send(json!({"type": "update", "id": id, "result": output_json(&partial)}));
+            };
+            let ctx = ToolContext {
+                cwd,
+                abort,
+                on_update: &on_update,
+            };
+            let result = tool.execute(&call_id, args, &ctx).map(|o| output_json(&o));
+            drop(call);
+            reply.send(result);
+        });
+}
+
+fn thinking_of(v: &Value) -> Option<ThinkingLevel> {
+    v.as_str()
+        .and_then(ThinkingLevel::parse)
+        .filter(|t| *t != ThinkingLevel::Off)
+}
+
+/// A pi-shaped context (`{systemPrompt, messages, tools}`) as ours.
+fn context_of(v: &Value) -> Result<Context, String> {
+    let messages: Vec<Message> = serde_json::from_value(v["messages"].clone())
+        .map_err(|e| format!("invalid messages: {e}"))?;
+    let tools: Vec<ToolSpec> = match &v["tools"] {
+        Value::Null => Vec::new(),
+        t => serde_json::from_value(t.clone()).map_err(|e| format!("invalid tools: {e}"))?,
+    };
+    Ok(Context {
+        system_prompt: v["systemPrompt"].as_str().map(str::to_string),
+        messages,
+        tools,
+    })
+}
+
+/// The model an extension names: pi's own by provider and id (with its credentials), else the
+/// one it describes in full (`baseUrl`, `api`).
+fn resolve_model(services: &HostServices, v: &Value) -> Result<(Model, StreamOptions), String> {
+    let provider = v["provider"].as_str().unwrap_or_default();
+    let id = v["id"].as_str().unwrap_or_default();
+    let lookup = services
+        .lookup
+        .as_ref()
+        .map(|l| l(provider, id))
+        .unwrap_or_else(|| Err(format!("Model not found: {provider}/{id}")));
+    match lookup {
+        Ok((mut model, (api_key, headers))) => {
+            if let Some(api) = v["api"].as_str().filter(|a| *a != model.api) {
+                model.api = api.to_string();
+            }
+            Ok((
+                model,
+                StreamOptions {
+                    api_key,
+                    headers,
+                    ..Default::default()
+                },
+            ))
+        }
+        Err(e) => match serde_json::from_value::<Model>(v.clone()) {
+            Ok(model) => Ok((model, StreamOptions::default())),
+            Err(_) => Err(e),
+        },
+    }
+}
+
+/// `ai.stream {model, context, options}`: a model call through pi's providers; each event goes
+/// back as an `update` line and the final message is the answer.
+pub(super) fn ai_stream(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &Value) {
+    let reply = ReplyTo::of(ext, msg);
+    let services = host.services();
+    let Some(stream) = services.stream.clone() else {
+        return reply.send(Err("model calls are not available in this mode".into()));
+    };
+    let params = msg["params"].clone();
+    let (model, mut options) = match resolve_model(&services, &params["model"]) {
+        Ok(m) => m,
+        Err(e) => return reply.send(Err(e)),
+    };
+    let context = match context_of(&params["context"]) {
+        Ok(c) => c,
+        Err(e) => return reply.send(Err(e)),
+    };
+    let o = &params["options"];
+    if let Some(k) = o["apiKey"].as_str() {
+        options.api_key = k.to_string();
+    }
+    options.max_tokens = o["maxTokens"].as_u64();
+    options.temperature = o["temperature"].as_f64();
+    options.reasoning = thinking_of(&o["reasoning"]);
+    let call = ext.process.begin_call(msg.get("id"));
+    let ext = Arc::clone(ext);
+    let _ = std::thread::Builder::new()
+        .name("pi-ext-ai".into())
+        .spawn(move || {
+            let rx = stream(&model, &context, &options, call.abort.clone());
+            let mut last = None;
+            // pi-ai's events carry the message so far (`partial`); ours carry deltas, so the
+            // message is rebuilt here for the extension.
+            let mut partial: Option<crate::ai::stream::MessageBuilder> = None;
+            for ev in rx {
+                let mut event = ev.to_json();
+                match &ev {
+                    AssistantEvent::Start { partial: p } => {
+                        partial = Some(crate::ai::stream::MessageBuilder::new(p.clone()));
+                        event["partial"] = assistant_json(p);
+                    }
+                    AssistantEvent::Done { .. } | AssistantEvent::Error { .. } => {}
+                    _ => {
+                        let b = partial.get_or_insert_with(|| {
+                            crate::ai::stream::MessageBuilder::new(
+                                crate::ai::AssistantMessage::empty(&model),
+                            )
+                        });
+                        b.apply(&ev);
+                        if matches!(ev, AssistantEvent::Meta { .. }) {
+                            continue;
+                        }
+                        event["partial"] = assistant_json(&b.snapshot());
+                    }
+                }
+                ext.process
+                    .send(json!({"type": "update", "id": reply.id, "result": event}));
+                match ev {
+                    AssistantEvent::Done { message, .. } => last = Some(message),
+                    AssistantEvent::Error { error, .. } => last = Some(error),
+                    _ => {}
+                }
+            }
+            drop(call);
+            reply.send(
+                last.map(|m| assistant_json(&m))
+                    .ok_or_else(|| "the stream ended without a reply".to_string()),
+            );
+        });
+}
+
+/// `models.auth {provider, modelId}`: the key and headers pi would send.
+pub(super) fn model_auth(host: &ExtensionHost, params: &Value) -> Result<Value, String> {
+    let services = host.services();
+    let provider = params["provider"].as_str().unwrap_or_default();
+    let id = params["modelId"].as_str().unwrap_or_default();
+    let lookup = services
+        .lookup
+        .ok_or("models are not available in this mode")?;
+    let (_, (api_key, headers)) = lookup(provider, id)?;
+    let headers: serde_json::Map<String, Value> = headers
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    Ok(json!({"apiKey": api_key, "headers": headers}))
+}
+
+// ---- models an extension streams ------------------------------------------------------------
+
+impl ExtensionHost {
+    /// The extension that streams replies for `model` (a provider it registered with
+    /// `streamSimple`), if any.
+    pub fn streaming_extension(&self, model: &Model) -> Option<Arc<Extension>> {
+        self.active()
+            .find(|e| {
+                e.registration().providers.iter().any(|p| {
+                    p.stream
+                        && (p.name == model.provider
+                            || p.config["api"].as_str() == Some(model.api.as_str()))
+                })
+            })
+            .cloned()
+    }
+
+    /// The model providers extensions registered, as `models.json` would list them.
+    pub fn provider_configs(&self) -> Vec<(String, Value)> {
+        self.extensions
+            .iter()
+            .flat_map(|e| {
+                e.registration()
+                    .providers
+                    .iter()
+                    .map(|p| (p.name.clone(), p.config.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// `fallback`, except for models an extension streams itself.
+    pub fn stream_fn(self: &Arc<Self>, fallback: StreamFn) -> StreamFn {
+        let host = Arc::downgrade(self);
+        Arc::new(move |model, context, options, abort| {
+            match host.upgrade().and_then(|h| h.streaming_extension(model)) {
+                Some(ext) => provider_stream(ext, model, context, options, abort),
+                None => fallback(model, context, options, abort),
+            }
+        })
+    }
+}
+
+fn provider_stream(
+    ext: Arc<Extension>,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    abort: Abort,
+) -> crossbeam_channel::Receiver<AssistantEvent> {
+    let request = json!({
+        "type": "provider_stream",
+        "model": model,
+        "context": {
+            "systemPrompt": context.system_prompt,
+            "messages": context.messages,
+            "tools": context.tools,
+        },
+        "options": {
+            "apiKey": options.api_key,
+            "maxTokens": options.max_tokens,
+            "temperature": options.temperature,
+            "reasoning": options.reasoning.map(|r| r.as_str()),
+            "sessionId": options.session_id,
+        },
+    });
+    spawn_stream(model, abort.clone(), move |w| {
+        let id = ext.process.next_id();
+        let mut msg = request;
+        msg["id"] = id.into();
+        // Extension content indexes → ours.
+        let mut blocks: HashMap<u64, usize> = HashMap::new();
+        let mut failure = None;
+        let mut on_event = |v: Value| {
+            let ev = &v["event"];
+            let index = ev["contentIndex"].as_u64().unwrap_or(0);
+            match ev["type"].as_str().unwrap_or_default() {
+                "start" => w.start(),
+                "text_start" => {
+                    blocks.insert(index, w.text_start());
+                }
+                "text_delta" => {
+                    let i = *blocks.entry(index).or_insert_with(|| w.text_start());
+                    w.text_delta(i, ev["delta"].as_str().unwrap_or_default());
+                }
+                "thinking_start" => {
+                    blocks.insert(index, w.thinking_start());
+                }
+                "thinking_delta" => {
+                    let i = *blocks.entry(index).or_insert_with(|| w.thinking_start());
+                    w.thinking_delta(i, ev["delta"].as_str().unwrap_or_default());
+                }
+                "toolcall_start" => {
+                    let block = &ev["partial"]["content"][index as usize];
+                    let i = w.toolcall_start(
+                        block["id"].as_str().unwrap_or_default(),
+                        block["name"].as_str().unwrap_or_default(),
+                    );
+                    blocks.insert(index, i);
+                }
+                "toolcall_delta" => {
+                    if let Some(i) = blocks.get(&index) {
+                        w.toolcall_delta(*i, ev["delta"].as_str().unwrap_or_default());
+                    }
+                }
+                "toolcall_end" => {
+                    if let Some(i) = blocks.get(&index) {
+                        w.toolcall_set_arguments(*i, ev["toolCall"]["arguments"].clone());
+                        w.end_block(*i);
+                    }
+                }
+                "text_end" | "thinking_end" => {
+                    if let Some(i) = blocks.get(&index) {
+                        w.end_block(*i);
+                    }
+                }
+                "done" => finish_from(w, &ev["message"]),
+                "error" => {
+                    failure = Some(
+                        ev["error"]["errorMessage"]
+                            .as_str()
+                            .unwrap_or("the provider failed")
+                            .to_string(),
+                    );
+                }
+                _ => {}
+            }
+        };
+        let result = ext
+            .process
+            .request(id, msg, None, Some(&abort), &mut on_event);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        match result {
+            Ok(_) => Ok(()),
+            Err(RequestError::Aborted) => Ok(()),
+            Err(e) => Err(format!("extension {}: {e}", ext.source.name())),
+        }
+    })
+}
+
+/// Usage and stop reason from the extension's final message.
+fn finish_from(w: &mut crate::ai::StreamWriter, message: &Value) {
+    if let Ok(usage) = serde_json::from_value::<Usage>(message["usage"].clone()) {
+        w.partial.usage = usage;
+    }
+    if let Ok(reason) = serde_json::from_value::<StopReason>(message["stopReason"].clone()) {
+        w.partial.stop_reason = reason;
+    }
+}

@@ -1,0 +1,344 @@
+//! The sandbox for model-written commands: the kernel (Landlock for files, seccomp for
+//! sockets) confines every command pi runs for the model or the user, so it can read what the
+//! user can but write only where the mode allows and open no internet socket.
+//!
+//! [`Sandbox::prepare`] checks the kernel once at start-up and refuses (or, with
+//! `sandbox.fallback: "warn"`, warns) when it cannot enforce the mode. [`Sandbox::confine`]
+//! prepares a command in the parent — a Landlock ruleset built for this spawn (so new entries of
+//! split directories are seen), the BPF program, `TMPDIR` — and leaves the child only system
+//! calls to make between fork and exec. The process-wide sandbox is [`install`]ed by the CLI and
+//! read with [`active`] by whoever starts commands (`util::process` applies what it is given).
+//! The in-process `write` and `edit` tools ask [`Sandbox::check_write`]; failed commands are
+//! explained by [`Sandbox::explain_failure`].
+
+mod config;
+mod denial;
+mod landlock;
+mod paths;
+mod seccomp;
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, RwLock};
+
+pub use config::{Config, Fallback, Mode};
+pub use denial::Explanation;
+pub use paths::resolve_for_write;
+
+/// Devices every command may write (and read): the usual sinks and sources. Not `/dev/pts`
+/// (a confined command must not write into the user's terminals), not `/dev/shm`.
+const DEVICES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+/// A resolved sandbox: the mode, the paths it opens and protects, and what the kernel enforces.
+#[derive(Debug)]
+pub struct Sandbox {
+    mode: Mode,
+    cwd: PathBuf,
+    /// The commands' own temp directory (`TMPDIR`), removed when the sandbox is dropped.
+    _temp_dir: tempfile::TempDir,
+    temp: PathBuf,
+    /// Writable roots besides the temp directory (real paths): the working directory and
+    /// `writableRoots` in workspace-write, none in read-only.
+    roots: Vec<PathBuf>,
+    /// Read-only even inside a root: each root's `.git` and pi's agent directory.
+    protected: Vec<PathBuf>,
+    agent_dir: PathBuf,
+    network: bool,
+    /// The Landlock ABI in force; `None` only after a "warn" fallback.
+    landlock: Option<u32>,
+    /// The seccomp program in force (empty when none is needed or, after a "warn" fallback,
+    /// none can be had).
+    filter: Vec<libc::sock_filter>,
+}
+
+/// A sandbox ready for use, and the warning to show once when it enforces less than asked.
+pub struct Prepared {
+    pub sandbox: Option<Sandbox>,
+    pub warning: Option<String>,
+}
+
+/// What the kernel offers: the Landlock ABI and whether seccomp filters work (or why not).
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub landlock: Result<u32, String>,
+    pub seccomp: Result<(), String>,
+}
+
+impl Kernel {
+    pub fn probe() -> Kernel {
+        Kernel {
+            landlock: landlock::abi_version(),
+            seccomp: seccomp::available(),
+        }
+    }
+}
+
+impl Sandbox {
+    /// Checks `config` against this kernel. `Ok(None)` sandbox for `off`; an error (the
+    /// reason pi will not start) when the kernel lacks what the mode needs and the fallback
+    /// is not "warn".
+    pub fn prepare(config: &Config, cwd: &Path, agent_dir: &Path) -> Result<Prepared, String> {
+        if config.mode == Mode::Off {
+            return Ok(Prepared {
+                sandbox: None,
+                warning: None,
+            });
+        }
+        Sandbox::prepare_on(config, cwd, agent_dir, Kernel::probe())
+    }
+
+    /// [`Sandbox::prepare`] against a given kernel.
+    pub fn prepare_on(
+        config: &Config,
+        cwd: &Path,
+        agent_dir: &Path,
+        kernel: Kernel,
+    ) -> Result<Prepared, String> {
+        if config.mode == Mode::Off {
+            return Ok(Prepared {
+                sandbox: None,
+                warning: None,
+            });
+        }
+        let name = config.mode.as_str();
+        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        let agent_dir = agent_dir
+            .canonicalize()
+            .unwrap_or_else(|_| agent_dir.to_path_buf());
+        let mut roots = Vec::new();
+        if config.mode == Mode::WorkspaceWrite {
+            roots.push(cwd.clone());
+            for raw in &config.writable_roots {
+                // A root that does not exist is left out: that only confines more.
+                if let Ok(real) = paths::absolute(raw, &cwd).canonicalize() {
+                    roots.push(real);
+                }
+            }
+        }
+        let mut protected = vec![agent_dir.clone()];
+        protected.extend(roots.iter().map(|r| r.join(".git")));
+        if let Some((root, p)) = roots
+            .iter()
+            .find_map(|r| protected.iter().find(|p| r.starts_with(p)).map(|p| (r, p)))
+        {
+            return Err(format!(
+                "sandbox.writableRoots: {} is inside {}, which the sandbox keeps read-only",
+                root.display(),
+                p.display()
+            ));
+        }
+
+        let mut missing = Vec::new();
+        let landlock = match kernel.landlock {
+            Ok(abi) => Some(abi),
+            Err(why) => {
+                missing.push(format!("file-system rules: {why}"));
+                None
+            }
+        };
+        // seccomp closes the network, and covers truncate(2) where Landlock is older than 3.
+        let policy = seccomp::Policy {
+            block_network: !config.network,
+            block_truncate: landlock.is_some_and(|abi| abi < 3),
+        };
+        let mut filter = seccomp::program(policy);
+        if policy.block_network || policy.block_truncate {
+            if let Err(why) = kernel.seccomp {
+                missing.push(format!("system-call filter: {why}"));
+                filter.clear();
+            }
+        }
+        let warning = if missing.is_empty() {
+            None
+        } else if config.fallback == Fallback::Warn {
+            Some(format!(
+                "the {name} sandbox is only partly enforced on this kernel (sandbox.fallback is \"warn\"); missing {}",
+                missing.join("; ")
+            ))
+        } else {
+            return Err(format!(
+                "Error: cannot start with the {name} sandbox: this kernel cannot enforce it.\n  missing {}\npi does not run commands less confined than asked. Run with --sandbox off, or set \"sandbox\": {{\"mode\": \"{name}\", \"fallback\": \"warn\"}} to accept what the kernel offers.",
+                missing.join("\n  missing ")
+            ));
+        };
+        let temp_dir = tempfile::Builder::new()
+            .prefix("pi-sandbox-")
+            .tempdir()
+            .map_err(|e| format!("Error: cannot create the sandbox's temp directory: {e}"))?;
+        let temp = temp_dir
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|_| temp_dir.path().to_path_buf());
+        Ok(Prepared {
+            sandbox: Some(Sandbox {
+                mode: config.mode,
+                cwd,
+                _temp_dir: temp_dir,
+                temp,
+                roots,
+                protected,
+                agent_dir,
+                network: config.network,
+                landlock,
+                filter,
+            }),
+            warning,
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The commands' temp directory (their `TMPDIR`).
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Sets `cmd` up to run confined: `TMPDIR`, and a `pre_exec` step that enforces the rules
+    /// prepared here. Everything that allocates or walks the file system happens now, in the
+    /// parent; the child only makes system calls.
+    pub fn confine(&self, cmd: &mut Command) -> io::Result<()> {
+        cmd.env("TMPDIR", &self.temp);
+        let ruleset: Option<OwnedFd> = match self.landlock {
+            Some(abi) => Some(self.ruleset(abi)?),
+            None => None,
+        };
+        let filter = self.filter.clone();
+        let apply = move || -> io::Result<()> {
+            // SAFETY: prctl with integer arguments only; async-signal-safe.
+            if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(fd) = &ruleset {
+                landlock::restrict_self(fd.as_raw_fd())?;
+            }
+            if !filter.is_empty() {
+                seccomp::install(&filter)?;
+            }
+            Ok(())
+        };
+        // SAFETY: the closure only makes system calls (prctl, landlock_restrict_self,
+        // seccomp) on data prepared before the fork; it neither allocates nor locks.
+        unsafe {
+            cmd.pre_exec(apply);
+        }
+        Ok(())
+    }
+
+    /// The Landlock ruleset for one spawn: read everywhere, write the devices, the temp
+    /// directory and the roots (split around the protected paths).
+    fn ruleset(&self, abi: u32) -> io::Result<OwnedFd> {
+        let mut rules = landlock::Ruleset::new(landlock::Rights::for_abi(abi))?;
+        rules.allow_read_everywhere()?;
+        for dev in DEVICES {
+            rules.allow_file(Path::new(dev))?;
+        }
+        rules.allow_tree(&self.temp, &[])?;
+        for root in &self.roots {
+            match rules.allow_tree(root, &self.protected) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                other => other?,
+            }
+        }
+        Ok(rules.into_fd())
+    }
+
+    /// Whether the `write` and `edit` tools may change `path` (absolute): an error for the
+    /// model when the real path (symlinks and `..` resolved) is outside the writable roots
+    /// or inside a protected path.
+    pub fn check_write(&self, path: &Path) -> Result<(), String> {
+        let real = resolve_for_write(path);
+        let name = self.mode.as_str();
+        if let Some(p) = self.protected_holding(&real) {
+            return Err(format!(
+                "Sandbox ({name}): {} is read-only ({}). {}",
+                real.display(),
+                self.why_protected(p),
+                self.where_writable()
+            ));
+        }
+        if self.writable_root_holding(&real).is_some() {
+            return Ok(());
+        }
+        Err(format!(
+            "Sandbox ({name}): writing {} is not allowed. {}",
+            real.display(),
+            self.where_writable()
+        ))
+    }
+
+    fn protected_holding(&self, real: &Path) -> Option<&Path> {
+        self.protected
+            .iter()
+            .find(|p| real.starts_with(p))
+            .map(PathBuf::as_path)
+    }
+
+    fn writable_root_holding(&self, real: &Path) -> Option<&Path> {
+        std::iter::once(&self.temp)
+            .chain(&self.roots)
+            .find(|r| real.starts_with(r))
+            .map(PathBuf::as_path)
+    }
+
+    fn why_protected(&self, p: &Path) -> &'static str {
+        if p == self.agent_dir {
+            "pi's agent directory, with its credentials"
+        } else {
+            "a repository's .git: its hooks and config would run with the user's full rights"
+        }
+    }
+
+    /// One sentence naming where writes may go.
+    fn where_writable(&self) -> String {
+        let temp = format!("$TMPDIR ({})", self.temp.display());
+        if self.roots.is_empty() {
+            return format!("Commands and the write/edit tools may write only in {temp}.");
+        }
+        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        format!(
+            "Commands and the write/edit tools may write only under {} and in {temp}.",
+            roots.join(", ")
+        )
+    }
+
+    /// Whether the kernel blocks internet sockets for confined commands.
+    fn network_blocked(&self) -> bool {
+        !self.network && !self.filter.is_empty()
+    }
+}
+
+static ACTIVE: RwLock<Option<Arc<Sandbox>>> = RwLock::new(None);
+
+/// Makes `sandbox` the one every command pi starts from now on is confined by (`None`: no
+/// sandbox); returns the previous one.
+pub fn install(sandbox: Option<Arc<Sandbox>>) -> Option<Arc<Sandbox>> {
+    std::mem::replace(
+        &mut *ACTIVE.write().unwrap_or_else(|p| p.into_inner()),
+        sandbox,
+    )
+}
+
+/// The process's sandbox, if commands are confined.
+pub fn active() -> Option<Arc<Sandbox>> {
+    ACTIVE.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The process's sandbox mode (`Off` when none is installed).
+pub fn active_mode() -> Mode {
+    active().map_or(Mode::Off, |s| s.mode)
+}
+
+#[cfg(test)]
+mod tests;
