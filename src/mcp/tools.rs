@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
 use serde_json::{json, Value};
 
 use super::config::Exposure;
@@ -40,10 +39,7 @@ pub fn tool_name(server: &str, tool: &str, taken: &dyn Fn(&str) -> bool) -> Stri
         &ring::digest::SHA256,
         format!("{server}\0{tool}").as_bytes(),
     );
-    let hash: String = digest.as_ref()[..4]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = crate::util::encoding::hex(&digest.as_ref()[..4]);
     let keep = name.len().min(MAX_TOOL_NAME_LENGTH - hash.len() - 1);
     format!("{}_{hash}", &name[..keep])
 }
@@ -305,9 +301,7 @@ pub fn resource_to_content(resource: &Value) -> Content {
     if mime.is_some_and(|m| m.starts_with("image/")) {
         return image(&resource["blob"], &resource["mimeType"]);
     }
-    let data = base64::engine::general_purpose::STANDARD
-        .decode(blob.trim())
-        .unwrap_or_default();
+    let data = crate::util::encoding::base64_decode(blob).unwrap_or_default();
     if mime.is_some_and(is_text_mime) {
         return Content::text(String::from_utf8_lossy(&data).into_owned());
     }
