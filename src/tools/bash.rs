@@ -487,7 +487,7 @@ impl BashTool {
             snapshot,
             status: exit.and_then(|(s, _, _)| s),
             exited_after: exit
-                .filter(|&(_, at, _)| stop.map_or(true, |(_, since)| at <= since))
+                .filter(|&(_, at, _)| stop.is_none_or(|(_, since)| at <= since))
                 .map(|(_, at, _)| at.duration_since(started)),
             stop: stop.map(|(s, _)| s),
         })
