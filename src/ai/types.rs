@@ -319,16 +319,19 @@ pub enum ThinkingLevel {
     Medium,
     High,
     Xhigh,
+    /// 1.x's level above `xhigh` (v0.80.6): offered only where a model maps it.
+    Max,
 }
 
 impl ThinkingLevel {
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -343,17 +346,24 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
-    /// pi-ai's default thinking-token budgets (xhigh is treated as high).
+    /// `xhigh` and `max` exist for a model only when its `thinkingLevelMap` names them;
+    /// the other levels exist unless the map sets them to `null` (pi's rule).
+    pub fn needs_explicit_mapping(self) -> bool {
+        matches!(self, ThinkingLevel::Xhigh | ThinkingLevel::Max)
+    }
+
+    /// pi-ai's default thinking-token budgets (xhigh and max are treated as high).
     pub fn default_budget(self) -> u64 {
         match self {
             ThinkingLevel::Off => 0,
             ThinkingLevel::Minimal => 1024,
             ThinkingLevel::Low => 2048,
             ThinkingLevel::Medium => 8192,
-            ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 16384,
         }
     }
 }

@@ -265,7 +265,7 @@ pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
                 .and_then(|m| m.get(l.as_str()));
             match mapped {
                 Some(v) if v.is_null() => false,
-                _ if *l == ThinkingLevel::Xhigh => mapped.is_some(),
+                _ if l.needs_explicit_mapping() => mapped.is_some(),
                 _ => true,
             }
         })
@@ -585,6 +585,17 @@ mod tests {
         assert_eq!(
             clamp_thinking(&m, ThinkingLevel::Xhigh),
             ThinkingLevel::Xhigh
+        );
+        // `max` needs its own mapping, like `xhigh`; without one it falls back downwards.
+        assert_eq!(clamp_thinking(&m, ThinkingLevel::Max), ThinkingLevel::Xhigh);
+        m.thinking_level_map
+            .as_mut()
+            .unwrap()
+            .insert("max".into(), json!("max"));
+        assert_eq!(clamp_thinking(&m, ThinkingLevel::Max), ThinkingLevel::Max);
+        assert_eq!(
+            supported_thinking_levels(&m).last(),
+            Some(&ThinkingLevel::Max)
         );
     }
 

@@ -246,7 +246,7 @@ fn opt_thinking_map(
     for (k, v) in m {
         let known = matches!(
             k.as_str(),
-            "off" | "minimal" | "low" | "medium" | "high" | "xhigh"
+            "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max"
         );
         if known && !(v.is_string() || v.is_null()) {
             errs.push((join(&p, k), "must match a schema in anyOf".into()));

@@ -1106,3 +1106,47 @@ fn empty_lines_and_commands_without_a_type_are_answered() {
     );
     assert_eq!(all[2]["id"], "s");
 }
+
+/// 1.x's `max` thinking level: offered only for a model whose `thinkingLevelMap` names it,
+/// accepted by `--thinking`, `set_thinking_level` and cycling, and sent as the mapped value.
+#[test]
+fn max_thinking_level_where_the_model_maps_it() {
+    let mock = MockServer::with_replies([Reply::text(API, "deep")]);
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::base_url_for(API, mock.port()),
+        "api": API,
+        "apiKey": "test-key",
+        "models": [{"id": "mock-model", "reasoning": true,
+                    "thinkingLevelMap": {"xhigh": "xhigh", "max": "max-effort"}}]
+    }}});
+    let out = PiCommand::for_mock(API, &mock)
+        .write_agent_file("models.json", &models.to_string())
+        .args([
+            "--mode",
+            "rpc",
+            "--no-session",
+            "--model",
+            "mock/mock-model",
+        ])
+        .args(["--thinking", "max"])
+        .stdin(lines(&[
+            r#"{"id":"s0","type":"get_state"}"#,
+            r#"{"id":"l","type":"get_available_thinking_levels"}"#,
+            r#"{"id":"h","type":"set_thinking_level","level":"high"}"#,
+            r#"{"id":"c","type":"cycle_thinking_level"}"#,
+            r#"{"id":"c2","type":"cycle_thinking_level"}"#,
+            r#"{"id":"p","type":"prompt","message":"think"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert_eq!(by_id(&all, "s0")["data"]["thinkingLevel"], "max");
+    assert_eq!(
+        by_id(&all, "l")["data"]["levels"],
+        serde_json::json!(["off", "minimal", "low", "medium", "high", "xhigh", "max"])
+    );
+    assert_eq!(by_id(&all, "c")["data"]["level"], "xhigh");
+    assert_eq!(by_id(&all, "c2")["data"]["level"], "max");
+    let body = mock.single_request().body;
+    assert_eq!(body["reasoning_effort"], "max-effort", "{body}");
+}

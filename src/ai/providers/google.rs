@@ -101,7 +101,7 @@ fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
                     .and_then(|m| m.get(l.as_str()));
                 match (l, mapped) {
                     (_, Some(Value::Null)) => false,
-                    (ThinkingLevel::Xhigh, m) => m.is_some(),
+                    (l, m) if l.needs_explicit_mapping() => m.is_some(),
                     _ => true,
                 }
             })

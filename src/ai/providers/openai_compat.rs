@@ -206,7 +206,7 @@ fn supported_levels(model: &Model) -> Vec<ThinkingLevel> {
             let mapped = level_map(model).and_then(|m| m.get(l.as_str()));
             match mapped {
                 Some(Value::Null) => false,
-                None => *l != ThinkingLevel::Xhigh,
+                None => !l.needs_explicit_mapping(),
                 Some(_) => true,
             }
         })
