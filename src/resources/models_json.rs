@@ -392,7 +392,9 @@ fn read_config(value: &Value, errs: &mut Errors) -> ModelsConfig {
                 ));
             }
         }
-        config.providers.push((name.clone(), pc));
+        // A provider pi renamed is read under its old key too (`azure-openai-responses`).
+        let name = crate::ai::catalog::current_provider_id(name).to_string();
+        config.providers.push((name, pc));
     }
     config
 }
