@@ -107,6 +107,9 @@ pub struct Usage {
     pub cache_read: u64,
     #[serde(rename = "cacheWrite")]
     pub cache_write: u64,
+    /// Reasoning tokens (part of `output`), where the provider reports them (pi 1.x).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reasoning: Option<u64>,
     #[serde(rename = "totalTokens")]
     pub total_tokens: u64,
     pub cost: Cost,
@@ -204,6 +207,13 @@ pub struct AssistantMessage {
 }
 
 impl AssistantMessage {
+    /// Records the provider's own stop reason (`finish_reason`, `stop_reason`, …) as pi 1.x
+    /// keeps it beside the mapped `stopReason`.
+    pub fn set_raw_stop_reason(&mut self, raw: &str) {
+        self.extra
+            .insert("rawStopReason".into(), Value::String(raw.to_string()));
+    }
+
     /// An empty in-progress message for `model`, as every provider starts one.
     pub fn empty(model: &Model) -> Self {
         AssistantMessage {

@@ -519,6 +519,7 @@ pub fn parse_stream_with<R: Read>(
             .and_then(Value::as_str)
         {
             w.partial.stop_reason = map_finish_reason(reason);
+            w.partial.set_raw_stop_reason(reason);
             if w.partial.tool_calls().next().is_some() {
                 w.partial.stop_reason = StopReason::ToolUse;
             }
@@ -532,6 +533,7 @@ pub fn parse_stream_with<R: Read>(
                 output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 cache_read: cached,
                 cache_write: 0,
+                reasoning: Some(n("thoughtsTokenCount")),
                 total_tokens: n("totalTokenCount"),
                 cost: Cost::default(),
             };

@@ -43,6 +43,14 @@ fn plain_text() {
         (m.usage.input, m.usage.output, m.usage.total_tokens),
         (120, 5, 125)
     );
+    // pi 1.x keeps the provider's own stop reason and the reasoning-token count.
+    assert_eq!(m.extra["rawStopReason"], "stop");
+    assert_eq!(m.usage.reasoning, Some(0));
+    let line = serde_json::to_string(&m.usage).unwrap();
+    assert!(
+        line.contains(r#""cacheWrite":0,"reasoning":0,"totalTokens":125"#),
+        "{line}"
+    );
 }
 
 #[test]
@@ -242,7 +250,10 @@ fn request_matches_observed_pi_body() {
             "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}
         }}]
     });
-    assert_eq!(body, expected, "no `strict` unless the endpoint supports it (pi 1.x)");
+    assert_eq!(
+        body, expected,
+        "no `strict` unless the endpoint supports it (pi 1.x)"
+    );
     let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
