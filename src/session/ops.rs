@@ -389,7 +389,7 @@ pub fn stats(w: &SessionWriter, context_window: u64) -> SessionStats {
                             .iter()
                             .filter(|c| matches!(c, Content::ToolCall(_)))
                             .count();
-                        let usage = serde_json::to_value(&a.usage).ok();
+                        let usage = serde_json::to_value(a.usage).ok();
                         add_usage(&mut tokens, &mut cost, usage.as_ref());
                     }
                     AgentMessage::Llm(Message::ToolResult(r)) => {
