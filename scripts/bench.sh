@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: the CPU cost of streaming a long reply (100,000 vs 400,000 characters) and a long
 # streamed `write` (50,000 vs 200,000), RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
-# LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
+# LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store, which
+# plain HTTP must not read), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
 # and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
@@ -858,7 +859,8 @@ for name, base in impls:
     if HAVE_SSL_STORE:
         q = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True,
                     extra_env=SSL_ENV)
-        rows["print_ssl"].append(f"{q[0]:.1f} ms ({q[0] / p[0]:.2f}x without)" if q and p
+        rows["print_ssl"].append(f"{q[0]:.1f} ms, {q[1] / 1024:.1f} MiB "
+                                 f"({q[0] / p[0]:.2f}x / {q[1] / p[1]:.2f}x without)" if q and p
                                  else "failed")
     else:
         rows["print_ssl"].append("n/a (no /etc/ssl/certs)")
@@ -982,7 +984,7 @@ labels = {
     "version": "pi --version, wall (median)",
     "print_wall": "pi -p round trip, wall (median)",
     "print_rss": "pi -p round trip, peak RSS (median)",
-    "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set (goal: 1.00x)",
+    "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set, wall and peak RSS (goal: 1.00x)",
     "size": "release binary size",
     "static": "static musl binary size",
     "edit": "edit 10 MB file, whole -p run (median)",
