@@ -107,6 +107,17 @@ impl Renderer {
         }
     }
 
+    /// Forgets everything painted (the screen was switched), keeping the settings.
+    pub fn reset(&mut self) {
+        *self = Renderer {
+            show_hardware_cursor: self.show_hardware_cursor,
+            clear_on_shrink: self.clear_on_shrink,
+            termux: self.termux,
+            full_redraws: self.full_redraws,
+            ..Renderer::new()
+        };
+    }
+
     /// Show the hardware cursor at the marker (for IME), or keep it hidden there.
     pub fn set_show_hardware_cursor(&mut self, show: bool) {
         self.show_hardware_cursor = show;
