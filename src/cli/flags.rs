@@ -249,6 +249,12 @@ pub const FLAGS: &[Flag] = &[
         &["List the models you have keys for (optionally filtered)"],
     ),
     flag(
+        "tui-mode",
+        None,
+        Some("mode"),
+        &["Interactive layout: fullscreen (default) or regular scrollback"],
+    ),
+    flag(
         "verbose",
         None,
         None,

@@ -250,6 +250,10 @@ fn interactive(mut args: Args) -> i32 {
     }
     let settings = &prepared.session.settings;
     let theme = settings.str(&["theme"]).map(str::to_string);
+    let tui = crate::modes::interactive::fullscreen::TuiOptions::from_settings(
+        settings,
+        args.tui_mode.as_deref(),
+    );
     // `--verbose` overrides `quietStartup`.
     let quiet_startup = !args.verbose && settings.bool(&["quietStartup"]).unwrap_or(false);
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
@@ -287,6 +291,7 @@ fn interactive(mut args: Args) -> i32 {
     let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
+            tui,
             available_models: Box::new(move || models.borrow().available()),
             credentials: Box::new(move |m| for_credentials.borrow().credentials(m)),
             reload_models: Some(Box::new(move || for_reload.borrow_mut().reload_auth())),
