@@ -215,6 +215,8 @@ fn interactive(mut args: Args) -> i32 {
     };
     let prepared = match prepare_with(&args, true, Some(&hookup)) {
         Ok(p) => p,
+        // pi exits quietly when the start-up question about a missing folder is cancelled.
+        Err(msg) if msg == super::sessions::CANCELLED => return 0,
         Err(msg) => {
             eprintln!("{msg}");
             return 1;
@@ -478,8 +480,18 @@ pub fn prepare_with(
         Some(selected) => selected,
         None => super::sessions::select(args, &settings, &agent_dir, &cwd_str),
     };
-    let (mut session, session_warnings) =
-        super::sessions::check_cwd(selected?, &cwd_str, hookup.is_some())?;
+    let ask = |stored: &str, here: &str| {
+        crate::modes::interactive::standalone::prepare_screen(&agent_dir, &cwd);
+        crate::modes::interactive::standalone::ask_missing_cwd(stored, here)
+            .unwrap_or(crate::modes::interactive::standalone::MissingCwdChoice::Cancel)
+    };
+    let fork_dir = super::sessions::sessions_dir(args, &settings, &agent_dir, &cwd_str);
+    let (mut session, session_warnings) = super::sessions::check_cwd(
+        selected?,
+        &cwd_str,
+        &fork_dir,
+        hookup.map(|_| &ask as super::sessions::AskMissingCwd),
+    )?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
