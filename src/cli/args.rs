@@ -39,6 +39,8 @@ pub struct Args {
     pub name: Option<String>,
     /// `--tui-mode regular|fullscreen` (validated), over the `tuiMode` setting.
     pub tui_mode: Option<String>,
+    /// `--use-theme <name[/name]>`: the interactive theme for this run (not saved).
+    pub use_theme: Option<String>,
     pub models: Vec<String>,
     pub no_tools: bool,
     pub no_builtin_tools: bool,
@@ -247,6 +249,15 @@ impl Reader {
                     return;
                 }
             },
+            "use-theme" => match inline.or_else(|| self.next_if(|n| !n.starts_with('-'))) {
+                Some(v) => v,
+                None => {
+                    self.args
+                        .errors
+                        .push("--use-theme requires a theme name".into());
+                    return;
+                }
+            },
             // pi 1.x: as `--mode`, a missing or unknown TUI mode is an error.
             "tui-mode" => match inline.or_else(|| self.next_if(|n| !n.starts_with('-'))) {
                 Some(v) => v,
@@ -291,6 +302,7 @@ impl Reader {
                     "Invalid mode \"{v}\". Valid values: text, json, rpc"
                 )),
             },
+            "use-theme" => a.use_theme = Some(v),
             "tui-mode" => match v.as_str() {
                 "regular" | "fullscreen" => a.tui_mode = Some(v),
                 _ => a.errors.push(format!(

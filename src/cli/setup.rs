@@ -251,7 +251,11 @@ fn interactive(mut args: Args) -> i32 {
         );
     }
     let settings = &prepared.session.settings;
-    let theme = settings.str(&["theme"]).map(str::to_string);
+    // `--use-theme` wins for this run; the saved setting is left alone.
+    let theme = args
+        .use_theme
+        .clone()
+        .or_else(|| settings.str(&["theme"]).map(str::to_string));
     let tui = crate::modes::interactive::fullscreen::TuiOptions::from_settings(
         settings,
         args.tui_mode.as_deref(),

@@ -1,6 +1,7 @@
 //! pi 1.x's interactive layouts on a real pseudo-terminal: fullscreen (the default) runs on the
 //! alternate screen and leaves the transcript and a resume hint in the scrollback on exit;
-//! `--tui-mode` and the `tuiMode` setting choose, and a bad `--tui-mode` is an error.
+//! `--tui-mode` and the `tuiMode` setting choose, and a bad `--tui-mode` is an error;
+//! `--use-theme` picks the theme for one run; a session whose folder is gone asks what to do.
 
 use std::time::Duration;
 
@@ -29,6 +30,26 @@ fn a_missing_or_unknown_tui_mode_is_an_error() {
         &pi.again().args(["--tui-mode", "-p", "hi"]).run(),
         "--tui-mode requires regular or fullscreen",
     );
+    fails_with(
+        &pi.again().args(["-p", "hi", "--use-theme"]).run(),
+        "--use-theme requires a theme name",
+    );
+}
+
+#[test]
+fn use_theme_picks_the_theme_for_this_run_without_saving_it() {
+    let mock = MockServer::with_replies([]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let cmd = pi.again().args(["--use-theme", "no-such-theme"]);
+    let mut child = PtyChild::spawn(cmd.command(), 100, 30);
+    child.wait_for(
+        "Failed to load theme \"no-such-theme\"",
+        Duration::from_secs(10),
+    );
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
+    let settings = std::fs::read_to_string(pi.agent_dir().join("settings.json")).unwrap();
+    assert!(!settings.contains("no-such-theme"), "{settings}");
 }
 
 #[test]
