@@ -37,6 +37,17 @@ const WHEEL_SPIN: Duration = Duration::from_millis(40);
 const MULTI_CLICK: Duration = Duration::from_millis(500);
 /// How long "Copied!" shows.
 const FLASH: Duration = Duration::from_millis(1000);
+/// How long the `"auto"` scrollbar stays after the transcript last scrolled.
+const SCROLLBAR_LINGER: Duration = Duration::from_millis(1000);
+
+/// `fullscreenScrollbar`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scrollbar {
+    /// Shown for a moment while the transcript scrolls.
+    Auto,
+    Always,
+    Hidden,
+}
 
 /// The interactive layout settings (`tuiMode` and the `fullscreen*` keys).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +58,7 @@ pub struct TuiOptions {
     pub copy_on_select: bool,
     /// `fullscreenWheelScrollLines`: `None` for `"auto"`.
     pub wheel_lines: Option<usize>,
+    pub scrollbar: Scrollbar,
 }
 
 impl TuiOptions {
@@ -57,6 +69,7 @@ impl TuiOptions {
             exit_transcript: true,
             copy_on_select: true,
             wheel_lines: None,
+            scrollbar: Scrollbar::Auto,
         }
     }
 
@@ -73,6 +86,11 @@ impl TuiOptions {
             exit_transcript: settings.str(&["fullscreenExitOutput"]) != Some("resume-hint"),
             copy_on_select: settings.bool(&["fullscreenCopyOnSelect"]).unwrap_or(true),
             wheel_lines: wheel,
+            scrollbar: match settings.str(&["fullscreenScrollbar"]) {
+                Some("always") => Scrollbar::Always,
+                Some("hidden") => Scrollbar::Hidden,
+                _ => Scrollbar::Auto,
+            },
         }
     }
 }
@@ -113,6 +131,8 @@ pub struct Fullscreen {
     flash: Option<(String, Instant)>,
     /// The last wheel notch: when, which way, and how many lines it moved.
     wheel: Option<(Instant, i8, usize)>,
+    /// When the user last scrolled the transcript, for the `"auto"` scrollbar.
+    scrolled: Option<Instant>,
     /// The composed screen, exactly `height` rows.
     screen: Vec<String>,
     /// Where the "Jump to latest message" label was drawn: row, first and last column.
@@ -129,6 +149,7 @@ impl Fullscreen {
             pointer: Pointer::default(),
             flash: None,
             wheel: None,
+            scrolled: None,
             screen: Vec::new(),
             jump_label: None,
         }
@@ -147,9 +168,17 @@ impl Fullscreen {
         self.search.is_some()
     }
 
-    /// When the next frame is due for a timed change (the flash going away).
+    /// When the next frame is due for a timed change (the flash or the scrollbar going away).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.flash.as_ref().map(|(_, at)| *at + FLASH)
+        let flash = self.flash.as_ref().map(|(_, at)| *at + FLASH);
+        let bar = self
+            .scrolled
+            .filter(|_| self.options.scrollbar == Scrollbar::Auto)
+            .map(|at| at + SCROLLBAR_LINGER);
+        match (flash, bar) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Shows `message` in the top-right corner for a moment.
@@ -195,6 +224,7 @@ impl Fullscreen {
         if !self.scroll.is_following() && window > 0 {
             self.draw_jump_label(&mut screen, width);
         }
+        self.draw_scrollbar(&mut screen, content.len(), width);
         if let Some(search) = &mut self.search {
             let box_width = (width * 2 / 5).max(32).min(width.saturating_sub(2));
             let col = width.saturating_sub(box_width + 1);
@@ -214,6 +244,43 @@ impl Fullscreen {
         screen.extend(dock.iter().cloned());
         self.screen = screen;
         &self.screen
+    }
+
+    /// pi's scrollbar in the window's last column: a `┃` thumb sized by the share of the
+    /// content shown, on a `│` track.
+    fn draw_scrollbar(&mut self, screen: &mut [String], content: usize, width: usize) {
+        let top = self.scroll.top();
+        let track = screen.len();
+        let visible = match self.options.scrollbar {
+            Scrollbar::Hidden => false,
+            Scrollbar::Always => true,
+            Scrollbar::Auto => {
+                content > track
+                    && self
+                        .scrolled
+                        .is_some_and(|at| at.elapsed() < SCROLLBAR_LINGER)
+            }
+        };
+        if !visible || track == 0 || width == 0 {
+            return;
+        }
+        let content = content.max(track);
+        let thumb = ((track * track + content / 2) / content).clamp(2.min(track), track);
+        let max_top = content - track;
+        let thumb_top = if max_top == 0 {
+            0
+        } else {
+            (top * (track - thumb) + max_top / 2) / max_top
+        };
+        let theme = theme::current();
+        for (y, line) in screen.iter_mut().enumerate() {
+            let cell = if (thumb_top..thumb_top + thumb).contains(&y) {
+                theme.fg(Token::Text, "┃")
+            } else {
+                theme.fg(Token::Muted, "│")
+            };
+            *line = splice(line, &cell, width - 1, 1, width);
+        }
     }
 
     fn highlight_matches(&self, screen: &mut [String], top: usize) {
@@ -266,6 +333,25 @@ impl Fullscreen {
     /// Handles a transcript key; `prompts` gives the rows user messages start on (asked only
     /// for the prompt jumps). Returns whether the key was taken.
     pub fn handle_key(
+        &mut self,
+        event: &InputEvent,
+        list_has_focus: bool,
+        prompts: impl FnOnce() -> Vec<usize>,
+    ) -> bool {
+        let before = self.scroll.top();
+        let taken = self.key(event, list_has_focus, prompts);
+        self.note_scroll(before);
+        taken
+    }
+
+    /// Records a scroll the user made (it shows the `"auto"` scrollbar for a moment).
+    fn note_scroll(&mut self, before: usize) {
+        if self.scroll.top() != before {
+            self.scrolled = Some(Instant::now());
+        }
+    }
+
+    fn key(
         &mut self,
         event: &InputEvent,
         list_has_focus: bool,
@@ -356,7 +442,9 @@ impl Fullscreen {
         match event.kind {
             MouseKind::Wheel(direction) => {
                 let lines = self.wheel_lines(direction, event.alt);
+                let before = self.scroll.top();
                 self.scroll.scroll_by(direction as isize * lines as isize);
+                self.note_scroll(before);
                 None
             }
             MouseKind::Press(MouseButton::Left) => {

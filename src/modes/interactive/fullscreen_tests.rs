@@ -244,3 +244,42 @@ fn regular_mode_stays_on_the_normal_screen() {
     assert!(!h.term().mouse_tracking());
     assert!(h.app.view.fullscreen.is_none());
 }
+
+/// The last column of the transcript window's rows (the dock's five rows excluded).
+fn scrollbar_column(h: &Harness) -> String {
+    let rows = h.visible();
+    rows[..rows.len() - 6]
+        .iter()
+        .map(|r| {
+            let chars: Vec<char> = r.chars().collect();
+            if chars.len() == 80 {
+                chars[79]
+            } else {
+                ' '
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_scrollbar_shows_as_the_setting_says() {
+    use fullscreen::Scrollbar;
+    let mut h = fullscreen("fs-bar-always", |o| o.scrollbar = Scrollbar::Always);
+    long_reply(&mut h, "fs-bar-always", "bar", 30);
+    let bar = scrollbar_column(&h);
+    assert!(bar.chars().all(|c| c == '│' || c == '┃'), "{bar:?}");
+    assert!(bar.ends_with('┃'), "the thumb sits at the bottom: {bar:?}");
+    h.key(CTRL_HOME);
+    assert!(scrollbar_column(&h).starts_with('┃'));
+
+    let mut h = fullscreen("fs-bar-auto", |o| o.scrollbar = Scrollbar::Auto);
+    long_reply(&mut h, "fs-bar-auto", "bar", 30);
+    assert!(!scrollbar_column(&h).contains('┃'), "hidden until scrolled");
+    h.key(PAGE_UP);
+    assert!(scrollbar_column(&h).contains('┃'), "shown while scrolling");
+
+    let mut h = fullscreen("fs-bar-hidden", |o| o.scrollbar = Scrollbar::Hidden);
+    long_reply(&mut h, "fs-bar-hidden", "bar", 30);
+    h.key(PAGE_UP);
+    assert!(!scrollbar_column(&h).contains('┃'));
+}
