@@ -267,11 +267,9 @@ impl Fullscreen {
         let content = content.max(track);
         let thumb = ((track * track + content / 2) / content).clamp(2.min(track), track);
         let max_top = content - track;
-        let thumb_top = if max_top == 0 {
-            0
-        } else {
-            (top * (track - thumb) + max_top / 2) / max_top
-        };
+        let thumb_top = (top * (track - thumb) + max_top / 2)
+            .checked_div(max_top)
+            .unwrap_or(0);
         let theme = theme::current();
         for (y, line) in screen.iter_mut().enumerate() {
             let cell = if (thumb_top..thumb_top + thumb).contains(&y) {
