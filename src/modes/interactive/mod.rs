@@ -40,6 +40,7 @@ mod history;
 mod keys;
 mod login_flow;
 mod mcp_command;
+mod missing_cwd;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
