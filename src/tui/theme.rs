@@ -502,7 +502,7 @@ pub const SYSTEM: &str = "system";
 /// Whether the `theme` setting follows the terminal's background: unset, `"system"`, or a
 /// `"light/dark"` pair.
 pub fn follows_background(setting: Option<&str>) -> bool {
-    setting.map_or(true, |s| s == SYSTEM || s.contains('/'))
+    setting.is_none_or(|s| s == SYSTEM || s.contains('/'))
 }
 
 /// The concrete theme a setting names on `background`: `"system"` (and no setting) is the

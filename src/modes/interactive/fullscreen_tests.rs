@@ -168,7 +168,7 @@ fn a_drag_selects_and_copies_over_osc52_and_a_double_click_takes_a_word() {
     h.key(&format!("\x1b[<32;{};{}M", x + 10, y + 1));
     h.key(&format!("\x1b[<0;{};{}m", x + 10, y + 1));
     let frames = h.app.tui.terminal_mut().take_frames().concat();
-    let encoded = crate::ai::image::base64(b"row number");
+    let encoded = crate::util::encoding::base64_encode(b"row number");
     assert!(
         frames.contains(&format!("\x1b]52;c;{encoded}\x07")),
         "{frames:?}"
@@ -185,7 +185,7 @@ fn a_drag_selects_and_copies_over_osc52_and_a_double_click_takes_a_word() {
         h.key(&format!("\x1b[<0;{cx};{cy}m"));
     }
     let frames = h.app.tui.terminal_mut().take_frames().concat();
-    let word = crate::ai::image::base64(b"number");
+    let word = crate::util::encoding::base64_encode(b"number");
     assert!(
         frames.contains(&format!("\x1b]52;c;{word}\x07")),
         "{frames:?}"
@@ -216,7 +216,7 @@ fn without_copy_on_select_the_copy_key_copies_the_selection() {
         .contains("\x1b]52"));
     h.key("\x18");
     let frames = h.app.tui.terminal_mut().take_frames().concat();
-    let encoded = crate::ai::image::base64(b"row");
+    let encoded = crate::util::encoding::base64_encode(b"row");
     assert!(
         frames.contains(&format!("\x1b]52;c;{encoded}\x07")),
         "{frames:?}"
