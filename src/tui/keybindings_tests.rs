@@ -162,3 +162,13 @@ fn the_1x_actions_have_pi_1x_ids_and_defaults() {
     let (b, _) = Keybindings::with_user(&user);
     assert!(b.keys("tui.altScreen.pageUp").is_empty());
 }
+
+#[test]
+fn hotkeys_list_the_copy_key_as_1x_does() {
+    let (b, _) = Keybindings::with_user(&[]);
+    let text = hotkeys_markdown(&b);
+    assert!(
+        text.contains("| `Ctrl+X` | Copy selection or last assistant message |"),
+        "{text}"
+    );
+}

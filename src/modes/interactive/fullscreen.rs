@@ -559,6 +559,7 @@ impl<T: Terminal> App<T> {
             return false;
         }
         let list_has_focus = self.overlay.is_some()
+            || self.ext.dialog_open()
             || self.view.has_dialog()
             || self.view.editor.is_showing_autocomplete();
         // Taken out for the call so the prompt rows can be read from the view meanwhile.

@@ -237,6 +237,23 @@ fn on_exit_the_normal_screen_gets_the_transcript_or_nothing() {
 }
 
 #[test]
+fn focus_reports_and_stray_mouse_reports_never_reach_the_editor() {
+    let mut h = fullscreen("fs-focus", |_| {});
+    h.wait_text("fs-focus");
+    for bytes in [
+        "\x1b[I",
+        "\x1b[O",
+        "\x1b[<35;10;5M",
+        "\x1b[<0;10;40m",
+        "\x1b[<66;1;1M",
+    ] {
+        h.key(bytes);
+    }
+    h.key("ok");
+    assert_eq!(h.app.view.editor.get_text(), "ok");
+}
+
+#[test]
 fn regular_mode_stays_on_the_normal_screen() {
     let mut h = harness("fs-regular");
     h.wait_text("fs-regular");
