@@ -176,6 +176,7 @@ impl<T: Terminal> Tui<T> {
         self.alt_screen = Some(mouse);
         note_alt_screen(true);
         self.renderer.reset();
+        self.renderer.set_alt_screen(true);
         self.request_full_render();
     }
 
@@ -201,6 +202,7 @@ impl<T: Terminal> Tui<T> {
         self.terminal.flush()?;
         note_alt_screen(false);
         self.renderer.reset();
+        self.renderer.set_alt_screen(false);
         self.request_full_render();
         Ok(())
     }

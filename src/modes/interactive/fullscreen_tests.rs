@@ -62,6 +62,11 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     let mut h = fullscreen("fs-scroll", |_| {});
     assert!(h.term().alternate_screen());
     assert!(h.term().mouse_tracking());
+    let frames = h.app.tui.terminal().frames().concat();
+    assert!(
+        !frames.contains("\x1b[3J"),
+        "the shell's scrollback is never erased"
+    );
     h.wait_text("fs-scroll");
     // A short session: transcript at the top, the dock at the bottom, blank between.
     let rows = h.visible();
