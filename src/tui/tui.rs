@@ -190,13 +190,15 @@ impl<T: Terminal> Tui<T> {
         if !mouse.is_empty() {
             out.push_str(super::mouse::DISABLE);
         }
-        out.push_str(AUTOWRAP_ON);
         out.push_str(EXIT_ALT_SCREEN);
+        // Autowrap stays off while the rows are printed, so a full-width row does not wrap.
         for line in trailing {
+            out.push_str("\r\x1b[2K");
             out.push_str(&line.replace(CURSOR_MARKER, ""));
             out.push_str(crate::tui::LINE_RESET);
             out.push_str("\r\n");
         }
+        out.push_str(AUTOWRAP_ON);
         out.push_str(SYNC_END);
         self.terminal.write(&out);
         self.terminal.flush()?;
