@@ -15,6 +15,8 @@ pub struct PtyChild {
     master: File,
     child: Child,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Set when the reader saw the pty close (everything the child wrote is on the screen).
+    drained: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl PtyChild {
@@ -61,6 +63,8 @@ impl PtyChild {
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 1000)));
         let mut reader = master.try_clone().expect("clone pty master");
         let sink = Arc::clone(&screen);
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = Arc::clone(&drained);
         // Detached: it ends when the child closes the pty (EIO on read).
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
@@ -72,11 +76,13 @@ impl PtyChild {
                     .unwrap_or_else(|p| p.into_inner())
                     .process(&buf[..n]);
             }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         PtyChild {
             master,
             child,
             screen,
+            drained,
         }
     }
 
@@ -131,6 +137,13 @@ impl PtyChild {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for pi") {
+                // Let the reader put the last output on the screen before anyone reads it.
+                let since = Instant::now();
+                while !self.drained.load(std::sync::atomic::Ordering::SeqCst)
+                    && since.elapsed() < Duration::from_secs(2)
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 return status;
             }
             if start.elapsed() > timeout {
