@@ -15,8 +15,8 @@ pub struct PtyChild {
     master: File,
     child: Child,
     screen: Arc<Mutex<vt100::Parser>>,
-    /// Set when the reader saw the pty close (everything the child wrote is on the screen).
-    drained: Arc<std::sync::atomic::AtomicBool>,
+    /// Closed by the reader thread once the child's side of the pty is gone and read out.
+    drained: std::sync::mpsc::Receiver<()>,
 }
 
 impl PtyChild {
@@ -63,10 +63,10 @@ impl PtyChild {
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 1000)));
         let mut reader = master.try_clone().expect("clone pty master");
         let sink = Arc::clone(&screen);
-        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let done = Arc::clone(&drained);
+        let (drained_tx, drained) = std::sync::mpsc::channel::<()>();
         // Detached: it ends when the child closes the pty (EIO on read).
         std::thread::spawn(move || {
+            let _drained = drained_tx;
             let mut buf = [0u8; 4096];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
@@ -76,7 +76,6 @@ impl PtyChild {
                     .unwrap_or_else(|p| p.into_inner())
                     .process(&buf[..n]);
             }
-            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         PtyChild {
             master,
@@ -132,18 +131,14 @@ impl PtyChild {
         }
     }
 
-    /// Waits for the child to exit (killing it after `timeout`).
+    /// Waits for the child to exit (killing it after `timeout`), then for the screen to hold
+    /// everything it wrote.
     pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for pi") {
-                // Let the reader put the last output on the screen before anyone reads it.
-                let since = Instant::now();
-                while !self.drained.load(std::sync::atomic::Ordering::SeqCst)
-                    && since.elapsed() < Duration::from_secs(2)
-                {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+                // A process it left holding the terminal must not stall the test.
+                let _ = self.drained.recv_timeout(Duration::from_secs(5));
                 return status;
             }
             if start.elapsed() > timeout {
