@@ -178,12 +178,12 @@ impl AgentSession {
     /// before its first request.
     pub fn prompt_reporting(
         &mut self,
-        mut prompts: Vec<Message>,
+        prompts: Vec<Message>,
         on_event: &mut dyn FnMut(&AgentEvent),
         on_started: &mut dyn FnMut(),
     ) {
         self.compact_before_prompt(on_event);
-        self.before_agent_start(&mut prompts);
+        self.before_agent_start(&prompts);
         self.prepare_mcp();
         on_started();
         let agent = self.agent.take().expect("a run is already active");
