@@ -602,11 +602,19 @@ impl ExtensionHost {
     fn registration_update(&self, ext: &Extension, msg: &Value) {
         match Registration::parse(msg) {
             Ok(mut reg) => {
-                let mut current = ext.registration.write().unwrap_or_else(|p| p.into_inner());
-                reg.protocol = current.protocol;
-                if *current != reg {
-                    *current = reg;
-                    self.generation.fetch_add(1, Ordering::SeqCst);
+                {
+                    let mut current =
+                        ext.registration.write().unwrap_or_else(|p| p.into_inner());
+                    reg.protocol = current.protocol;
+                    if *current != reg {
+                        *current = reg;
+                        self.generation.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                // A fresh instance (a restart) registers its servers again; an update after
+                // loading repeats the list the instance loaded with.
+                if msg["update"] != true {
+                    self.register_load_mcp_servers(ext);
                 }
             }
             Err(e) => self.report(
@@ -614,6 +622,28 @@ impl ExtensionHost {
                 "register",
                 format!("invalid registration: {e}"),
             ),
+        }
+    }
+
+    /// The MCP servers an extension registered while loading: they replace whatever this
+    /// extension registered before (an earlier instance's servers are dropped).
+    pub(super) fn register_load_mcp_servers(&self, ext: &Extension) {
+        let path = ext.display_path();
+        let wanted = ext
+            .registration
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .mcp_servers
+            .clone();
+        for old in self.mcp_servers.list() {
+            if old.extension_path == path && !wanted.iter().any(|(n, _)| *n == old.name) {
+                self.mcp_servers.unregister(&path, &old.name);
+            }
+        }
+        for (name, config) in wanted {
+            if let Err(e) = self.mcp_servers.register(&path, &name, &config) {
+                self.report(&path, "registerMcpServer", e);
+            }
         }
     }
 

@@ -99,6 +99,9 @@ impl ExtensionHost {
         }
         let node = node.and_then(Result::ok);
         let host = Self::build(extensions, &opts, node);
+        for ext in host.extensions() {
+            host.register_load_mcp_servers(ext);
+        }
         super::host::spawn_dispatcher(rx, Arc::downgrade(&host));
         Loaded { host, errors }
     }

@@ -136,6 +136,9 @@ pub struct Registration {
     pub providers: Vec<ProviderRegistration>,
     /// Custom message types the extension draws (`registerMessageRenderer`).
     pub message_renderers: Vec<String>,
+    /// MCP servers registered while the extension loaded (`registerMcpServer`): `(name,
+    /// config)`; later registrations come as calls.
+    pub mcp_servers: Vec<(String, Value)>,
 }
 
 fn str_field(v: &Value, key: &str) -> Option<String> {
@@ -259,6 +262,10 @@ impl Registration {
             if let Some(t) = r.as_str() {
                 reg.message_renderers.push(t.to_string());
             }
+        }
+        for m in list(msg, "mcpServers")? {
+            let name = required_name(m, "MCP server", "name")?;
+            reg.mcp_servers.push((name, m["config"].clone()));
         }
         for e in list(msg, "events")? {
             match e.as_str() {

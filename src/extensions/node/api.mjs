@@ -32,6 +32,9 @@ export class Extension {
     this.renderers = new Map();
     this.providers = new Map();
     this.apis = new Map();
+    // MCP servers registered while the factory runs go to pi with the registration.
+    this.loadMcpServers = new Map();
+    forgetMcpServers(this);
     this.flagValues = this.flagValues ?? {};
     this.bus = new Map();
     this.running = new Map();
@@ -116,6 +119,7 @@ export class Extension {
       events: [...this.handlers.entries()].filter(([, list]) => list.length).map(([name]) => name),
       providers: [...this.providers.entries()].map(([name, config]) => providerRegistration(this, name, config)),
       messageRenderers: [...this.renderers.keys()],
+      mcpServers: [...this.loadMcpServers.entries()].map(([name, config]) => ({ name, config })),
     };
   }
 
@@ -210,9 +214,10 @@ function makePi(ext) {
     },
     registerVirtualModel() {},
     unregisterVirtualModel() {},
-    registerMcpServer() {},
-    unregisterMcpServer() {},
-    getMcpServers: () => [],
+    registerMcpServer: (name, config) => registerMcpServer(ext, name, config),
+    unregisterMcpServer: (name) => unregisterMcpServer(ext, name),
+    getMcpServers: () =>
+      [...mcpServersOf(rt).entries()].map(([name, s]) => ({ name, config: plain(s.config), extensionPath: s.path })),
     sendMessage: (message, options) => ext.call("sendMessage", { message: plain(message), options }),
     sendUserMessage: (content, options) => ext.call("sendUserMessage", { content, options }),
     appendEntry: (customType, data) => ext.call("appendEntry", { customType, data }),
@@ -259,6 +264,55 @@ function makePi(ext) {
     },
   };
   return pi;
+}
+
+// ---- MCP servers (pi 1.x) --------------------------------------------------------------------
+// pi throws at once for a bad name or config or a name another extension owns; what only pi can
+// check (the full config rules) is reported as this extension's error.
+
+function mcpServersOf(rt) {
+  rt.mcpServers ??= new Map(); // name -> {ext, path, config}
+  return rt.mcpServers;
+}
+
+function forgetMcpServers(ext) {
+  const servers = mcpServersOf(ext.rt);
+  for (const [name, s] of servers) if (s.ext === ext.id) servers.delete(name);
+}
+
+function registerMcpServer(ext, name, config) {
+  if (typeof name !== "string" || !/^[A-Za-z0-9_-]+$/.test(name)) {
+    throw new Error(`Invalid MCP server name "${name}" (use letters, digits, "_" and "-")`);
+  }
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    throw new Error(`Invalid MCP server "${name}": the config must be an object`);
+  }
+  if (typeof config.command !== "string" && typeof config.url !== "string") {
+    throw new Error(`Invalid MCP server "${name}": it needs a "command" or a "url"`);
+  }
+  const servers = mcpServersOf(ext.rt);
+  const owner = servers.get(name);
+  if (owner && owner.ext !== ext.id) {
+    throw new Error(`MCP server "${name}" is already registered by extension "${owner.path}"`);
+  }
+  const copy = plain(config);
+  servers.set(name, { ext: ext.id, path: ext.path, config: copy });
+  if (!ext.loaded) {
+    ext.loadMcpServers.set(name, copy);
+    return;
+  }
+  ext.call("registerMcpServer", { name, config: copy }).catch((err) => {
+    servers.delete(name);
+    ext.send({ type: "error", event: "registerMcpServer", error: errorText(err) });
+  });
+}
+
+function unregisterMcpServer(ext, name) {
+  const servers = mcpServersOf(ext.rt);
+  if (servers.get(name)?.ext !== ext.id) return;
+  servers.delete(name);
+  if (!ext.loaded) ext.loadMcpServers.delete(name);
+  else ext.notify("unregisterMcpServer", { name });
 }
 
 // pi's event bus is shared by every extension of a session.
