@@ -2,11 +2,14 @@
 //! extension registers, `user_bash` for `!` commands, `project_trust` at startup, and message
 //! renderers drawing an extension's messages in interactive mode.
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::ext_bridge::{have_node, module, with_ext};
 use crate::support::mcp::{fake_entry, marker, survivors};
 use crate::support::mock::sse_tool_calls;
+use crate::support::pty::PtyChild;
 use crate::support::{MockServer, PiCommand, Reply};
 
 const API: &str = "openai-completions";
@@ -57,4 +60,43 @@ export default function (pi) {
     assert!(!first.contains("mcp__gone__"), "{first}");
     assert!(requests[1].body_text().contains("through the bridge"));
     assert!(survivors(&m).is_empty(), "the registered server outlived pi");
+}
+
+#[test]
+fn a_message_renderer_draws_the_extensions_messages_in_interactive_mode() {
+    if !have_node("a_message_renderer_draws_the_extensions_messages_in_interactive_mode") {
+        return;
+    }
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "renderer.mjs",
+        r#"
+import { Text } from "@earendil-works/pi-tui";
+export default function (pi) {
+  pi.registerMessageRenderer("status-card", (message, { expanded }, theme) =>
+    new Text(`<< card: ${message.content} (${message.details.n}) w/ ${theme.fg("accent", "style")} >>`, 0, 0));
+  pi.registerMessageRenderer("shy", () => undefined);
+  pi.registerCommand("card", {
+    description: "Show a card",
+    handler: async () => {
+      await pi.sendMessage({ customType: "status-card", content: "all good", display: true, details: { n: 7 } });
+      await pi.sendMessage({ customType: "shy", content: "default look", display: true });
+    },
+  });
+}
+"#,
+    );
+    let pi = with_ext(pi, &ext);
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("renderer.mjs", Duration::from_secs(20));
+    child.send("/card\r");
+    child.wait_for("<< card: all good (7) w/ style >>", Duration::from_secs(10));
+    // A renderer that draws nothing leaves pi's default look.
+    child.wait_for("[shy]", Duration::from_secs(10));
+    child.wait_for("default look", Duration::from_secs(10));
+    assert!(!child.screen().contains("[status-card]"));
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
 }

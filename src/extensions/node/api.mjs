@@ -218,10 +218,12 @@ function makePi(ext) {
     unregisterMcpServer: (name) => unregisterMcpServer(ext, name),
     getMcpServers: () =>
       [...mcpServersOf(rt).entries()].map(([name, s]) => ({ name, config: plain(s.config), extensionPath: s.path })),
-    sendMessage: (message, options) => ext.call("sendMessage", { message: plain(message), options }),
-    sendUserMessage: (content, options) => ext.call("sendUserMessage", { content, options }),
-    appendEntry: (customType, data) => ext.call("appendEntry", { customType, data }),
-    setSessionName: (name) => ext.call("setSessionName", { name }),
+    // pi returns nothing from these: pi applies them when it can (a command's messages after
+    // the command), so nobody may wait for that; a refusal is reported as the extension's error.
+    sendMessage: (message, options) => fire(ext, "sendMessage", { message: plain(message), options }),
+    sendUserMessage: (content, options) => fire(ext, "sendUserMessage", { content, options }),
+    appendEntry: (customType, data) => fire(ext, "appendEntry", { customType, data }),
+    setSessionName: (name) => fire(ext, "setSessionName", { name }),
     getSessionName: () => ext.view.sessionName ?? undefined,
     setLabel: (entryId, label) => ext.notify("setLabel", { entryId, label }),
     exec: (command, args, options) =>
@@ -264,6 +266,10 @@ function makePi(ext) {
     },
   };
   return pi;
+}
+
+function fire(ext, method, params) {
+  ext.call(method, params).catch((err) => ext.send({ type: "error", event: method, error: errorText(err) }));
 }
 
 // ---- MCP servers (pi 1.x) --------------------------------------------------------------------
