@@ -24,6 +24,7 @@ pub const BLOCKING_EVENTS: &[&str] = &[
     "session_before_switch",
     "session_before_tree",
     "session_shutdown",
+    "user_bash",
 ];
 
 /// Events that became actionable in protocol 2 (pi 1.x): blocking only for extensions that
@@ -62,6 +63,7 @@ pub const EVENTS: &[&str] = &[
     "session_tree",
     "session_info_changed",
     "mcp_servers_change",
+    "user_bash",
 ];
 
 /// Whether pi waits for an extension speaking `protocol` to answer `event`.

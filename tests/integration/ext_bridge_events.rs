@@ -100,3 +100,56 @@ export default function (pi) {
     child.send("\x04");
     child.wait_exit(Duration::from_secs(10));
 }
+
+#[test]
+fn user_bash_handlers_answer_for_a_command_run_it_elsewhere_or_block_it() {
+    if !have_node("user_bash_handlers_answer_for_a_command_run_it_elsewhere_or_block_it") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "bash.mjs",
+        r#"
+export default function (pi) {
+  pi.on("user_bash", (event) => {
+    if (event.command.startsWith("remote ")) {
+      return { result: { output: `ran remotely: ${event.command} !!=${event.excludeFromContext}`, exitCode: 0, cancelled: false, truncated: false } };
+    }
+    if (event.command === "wrapped") {
+      return { operations: { exec: async (cmd, cwd, { onData }) => { onData(Buffer.from(`via operations: ${cmd}`)); return { exitCode: 3 }; } } };
+    }
+    if (event.command === "bad") return { result: { output: 1 } };
+    if (event.command === "throws") throw new Error("no shell for you");
+  });
+}
+"#,
+    );
+    let pi = with_ext(pi, &ext).args(["--mode", "rpc", "--no-session"]);
+    let mut talk = pi.converse();
+    let mut bash = |talk: &mut crate::support::pi::PiConversation, id: &str, command: &str| {
+        talk.send(&json!({"id": id, "type": "bash", "command": command}).to_string());
+        talk.expect(id, |v| v["type"] == "response" && v["id"] == id)
+    };
+    let r = bash(&mut talk, "a", "remote ls");
+    assert_eq!(r["data"]["output"], "ran remotely: remote ls !!=false", "{r}");
+    assert_eq!(r["data"]["exitCode"], 0);
+    let r = bash(&mut talk, "b", "wrapped");
+    assert_eq!(r["data"]["output"], "via operations: wrapped", "{r}");
+    assert_eq!(r["data"]["exitCode"], 3);
+    for (id, command) in [("c", "bad"), ("d", "throws")] {
+        let r = bash(&mut talk, id, command);
+        assert_eq!(r["success"], false, "{r}");
+    }
+    let r = bash(&mut talk, "e", "echo local");
+    assert_eq!(r["data"]["output"], "local\n", "{r}");
+    talk.send(r#"{"id":"p","type":"prompt","message":"what ran?"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let context = mock.requests()[0].user_texts().join("\n");
+    assert!(context.contains("ran remotely: remote ls"), "{context}");
+    assert!(context.contains("via operations: wrapped"), "{context}");
+    assert!(!context.contains("no shell"), "{context}");
+}

@@ -585,6 +585,7 @@ export async function runEvent(ext, name, data) {
     event.entries = [...(data.entries ?? [])];
     event.continue = Boolean(data.continue);
   }
+  if (name === "user_bash") return userBash(list, event, ctx);
   let result;
   for (const handler of list) {
     let r;
@@ -644,6 +645,47 @@ export async function runEvent(ext, name, data) {
   }
   if (name === "tool_call") return { ...(result ?? {}), input: plain(event.input) };
   return result ?? null;
+}
+
+/**
+ * `user_bash`: the first handler that answers decides. `{result}` is pi's answer as given;
+ * `{operations}` runs the command through the extension's backend here and answers with what
+ * it printed. A failing handler or an answer of the wrong shape throws: the command is not run.
+ */
+async function userBash(list, event, ctx) {
+  for (const handler of list) {
+    const r = await handler(event, ctx);
+    if (r === undefined || r === null) continue;
+    const hasOps = r.operations !== undefined;
+    const hasResult = r.result !== undefined;
+    if (hasOps === hasResult || (hasOps && typeof r.operations?.exec !== "function") || (hasResult && !validBashResult(r.result))) {
+      throw new Error(
+        "Invalid user_bash handler result: return undefined for local execution or exactly one valid { operations } or { result } object",
+      );
+    }
+    if (hasResult) return { result: plain(r.result) };
+    const chunks = [];
+    const controller = new AbortController();
+    const onData = (data) => chunks.push(typeof data === "string" ? data : Buffer.from(data).toString("utf8"));
+    const outcome = await r.operations.exec(event.command, event.cwd, { onData, signal: controller.signal });
+    return {
+      result: { output: chunks.join(""), exitCode: outcome?.exitCode ?? undefined, cancelled: false, truncated: false },
+    };
+  }
+  return null;
+}
+
+function validBashResult(r) {
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.output === "string" &&
+    "exitCode" in r &&
+    (r.exitCode === undefined || r.exitCode === null || typeof r.exitCode === "number") &&
+    typeof r.cancelled === "boolean" &&
+    typeof r.truncated === "boolean" &&
+    (r.fullOutputPath === undefined || typeof r.fullOutputPath === "string")
+  );
 }
 
 async function runTool(ext, msg) {
