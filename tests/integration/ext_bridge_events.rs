@@ -153,3 +153,54 @@ export default function (pi) {
     assert!(context.contains("via operations: wrapped"), "{context}");
     assert!(!context.contains("no shell"), "{context}");
 }
+
+#[test]
+fn a_user_extension_decides_project_trust_before_the_folders_extensions_load() {
+    if !have_node("a_user_extension_decides_project_trust_before_the_folders_extensions_load") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let decider = r#"
+import { appendFileSync } from "node:fs";
+export default function (pi) {
+  pi.on("project_trust", (event, ctx) => {
+    appendFileSync(process.env.TRUST_LOG, `asked ${ctx.mode} ${event.cwd}\n`);
+    return { trusted: process.env.TRUST_ANSWER, remember: process.env.TRUST_ANSWER === "yes" };
+  });
+}
+"#;
+    let project = r#"
+export default function (pi) {
+  pi.on("before_agent_start", (event) => ({ systemPrompt: event.systemPrompt + "\nPROJECT EXTENSION LOADED" }));
+}
+"#;
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file("extensions/decider.mjs", decider)
+        .write_file(".pi/extensions/project.mjs", project);
+    let log = pi.home().join("trust.log");
+    let cwd = pi.cwd().to_path_buf();
+    let run = |answer: &str| {
+        pi.again()
+            .env("TRUST_LOG", log.to_string_lossy())
+            .env("TRUST_ANSWER", answer)
+            .env("XDG_CACHE_HOME", pi.home().join("cache").to_string_lossy())
+            .args(["--no-session", "-p", "hi"])
+            .run()
+    };
+    // "no" wins over nothing saved: the folder's extension stays out.
+    run("no").assert_code(0).assert_no_panic();
+    assert!(!mock.requests()[0].body_text().contains("PROJECT EXTENSION LOADED"));
+    // "yes" with remember: loaded, and saved to trust.json.
+    run("yes").assert_code(0).assert_no_panic();
+    assert!(mock.requests()[1].body_text().contains("PROJECT EXTENSION LOADED"));
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(pi.agent_dir().join("trust.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved[cwd.to_string_lossy().as_ref()], true, "{saved}");
+    let asked = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        asked.lines().collect::<Vec<_>>(),
+        [format!("asked print {}", cwd.display()), format!("asked print {}", cwd.display())]
+    );
+}
