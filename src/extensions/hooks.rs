@@ -412,6 +412,20 @@ impl ExtensionHost {
         None
     }
 
+    /// `before_provider_request {payload}`: each handler may return a replacement body, which
+    /// the next one sees; the last body is sent.
+    pub fn before_provider_request(&self, payload: Value, abort: &Abort) -> Value {
+        let mut current = payload;
+        for ext in self.subscribers("before_provider_request") {
+            if let Ok(v) = self.ask(&ext, "before_provider_request", json!({"payload": current}), Some(abort)) {
+                if !v.is_null() {
+                    current = v;
+                }
+            }
+        }
+        current
+    }
+
     /// `user_bash {command, excludeFromContext, cwd}` for a command the user typed (`!`, `!!`,
     /// RPC `bash`): `Ok(None)` when no handler took it (pi runs it locally), `Ok(Some(result))`
     /// with pi's `{output, exitCode, cancelled, truncated, fullOutputPath?}` when one ran it

@@ -25,6 +25,7 @@ pub const BLOCKING_EVENTS: &[&str] = &[
     "session_before_tree",
     "session_shutdown",
     "user_bash",
+    "before_provider_request",
 ];
 
 /// Events that became actionable in protocol 2 (pi 1.x): blocking only for extensions that
@@ -64,6 +65,7 @@ pub const EVENTS: &[&str] = &[
     "session_info_changed",
     "mcp_servers_change",
     "user_bash",
+    "before_provider_request",
 ];
 
 /// Whether pi waits for an extension speaking `protocol` to answer `event`.

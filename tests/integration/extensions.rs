@@ -612,3 +612,25 @@ fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
     assert_eq!(custom["customType"], "ctx");
     assert_eq!(custom["display"], false);
 }
+
+#[test]
+fn before_provider_request_rewrites_the_body_sent() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--no-session", "-p", "hello"]);
+    script(
+        &pi.agent_dir().join("extensions").join("payload.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': ['before_provider_request']}), flush=True)\n\
+         \x20   elif msg.get('event') == 'before_provider_request':\n\
+         \x20       p = msg['data']['payload']\n\
+         \x20       p['temperature'] = 0.25\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': p}), flush=True)\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let body: serde_json::Value = serde_json::from_str(&mock.requests()[0].body_text()).unwrap();
+    assert_eq!(body["temperature"], 0.25, "{body}");
+    assert_eq!(body["model"], "mock-model");
+}

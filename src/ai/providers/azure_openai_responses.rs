@@ -269,7 +269,8 @@ fn stream_with(
     abort: Abort,
     env: Env,
 ) -> Receiver<AssistantEvent> {
-    let request = build_request_with(model, context, options, env);
+    let request = build_request_with(model, context, options, env)
+        .map(|(url, headers, body)| (url, headers, options.payload(body)));
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
         let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;

@@ -27,6 +27,7 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let body = options.payload(body);
     spawn_stream(model, abort, move |w| {
         let resp = w
             .post_json(&url, &headers, &body)

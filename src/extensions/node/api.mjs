@@ -615,6 +615,10 @@ export async function runEvent(ext, name, data) {
           result.systemPrompt = r.systemPrompt;
         }
         break;
+      case "before_provider_request":
+        event.payload = r;
+        result = plain(r);
+        break;
       case "context":
         if (r.messages) {
           event.messages = r.messages;
