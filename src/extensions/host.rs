@@ -436,6 +436,34 @@ impl ExtensionHost {
         }
     }
 
+    /// `session_start {reason}`. pi runs the first prompt only after its handlers are done, so
+    /// extensions speaking protocol 2 are waited for (up to the event timeout, a slow one is
+    /// not disabled) and what they asked for meanwhile (entries, messages, active tools) is
+    /// queued before this returns; protocol-1 extensions are only told.
+    pub fn session_start(&self, data: Value) {
+        let mut waits = Vec::new();
+        for ext in self.active().filter(|e| e.subscribes("session_start")) {
+            let id = ext.process.next_id();
+            let mut msg = ext.event(id, "session_start", data.clone());
+            if ext.protocol() >= 2 {
+                if let Ok(rx) = ext.process.expect(id) {
+                    msg["wait"] = Value::Bool(true);
+                    waits.push((Arc::clone(ext), rx));
+                }
+            }
+            ext.process.send(msg);
+        }
+        let deadline = Instant::now() + self.event_timeout;
+        for (ext, rx) in waits {
+            if rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .is_ok()
+            {
+                ext.process.settle(self.event_timeout);
+            }
+        }
+    }
+
     pub fn has_subscribers(&self, event: &str) -> bool {
         self.active().any(|e| e.subscribes(event))
     }

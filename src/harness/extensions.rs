@@ -226,7 +226,7 @@ impl AgentSession {
     /// lost.
     pub fn start_extensions(&self, reason: &str) {
         if let Some(host) = self.extension_host() {
-            host.emit("session_start", json!({ "reason": reason }));
+            host.session_start(json!({ "reason": reason }));
         }
     }
 

@@ -204,3 +204,58 @@ export default function (pi) {
         [format!("asked print {}", cwd.display()), format!("asked print {}", cwd.display())]
     );
 }
+
+#[test]
+fn what_session_start_handlers_ask_for_is_in_place_before_the_first_prompt() {
+    if !have_node("what_session_start_handlers_ask_for_is_in_place_before_the_first_prompt") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "start.mjs",
+        r#"
+export default function (pi) {
+  pi.on("session_start", async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    pi.appendEntry("my-state", { count: 1 });
+    pi.sendMessage({ customType: "note", content: "a note", display: true });
+    pi.setActiveTools(["read"]);
+  });
+}
+"#,
+    );
+    let out = with_ext(pi.again(), &ext).args(["-p", "hi"]).run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "ok\n", "{}", out.stderr);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].user_texts(), ["a note", "hi"]);
+    let body: serde_json::Value = serde_json::from_str(&requests[0].body_text()).unwrap();
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read"]);
+    let file = std::fs::read_dir(pi.agent_dir().join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .next()
+        .unwrap();
+    let kinds: Vec<String> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|e| match e["type"].as_str().unwrap() {
+            "message" => e["message"]["role"].as_str().unwrap().to_string(),
+            t => t.to_string(),
+        })
+        .filter(|k| !k.ends_with("_change") && k != "session")
+        .collect();
+    assert_eq!(kinds, ["custom", "custom_message", "user", "assistant"]);
+}
