@@ -503,21 +503,19 @@ impl AgentSession {
                 self.session
                     .append_custom_message(&custom_type, content.clone(), display, details.clone())
                     .map_err(|e| format!("Could not write session: {e}"))?;
-                let timestamp = now_ms();
-                // The model sees it as a user message (as the session's context does).
-                self.agent_mut().messages.push(Message::User(UserMessage {
-                    content: content.clone(),
-                    timestamp,
-                    extra: Extra::new(),
-                }));
                 let message = CustomMessage {
                     custom_type,
                     content,
                     display,
                     details,
-                    timestamp,
+                    timestamp: now_ms(),
                     extra: Extra::new(),
                 };
+                // The model sees it as a user message (as the session's context does).
+                let custom = crate::session::entry::AgentMessage::Custom(message.clone());
+                self.agent_mut()
+                    .messages
+                    .extend(crate::session::to_llm_messages(&[custom]));
                 on_event(&AgentEvent::CustomMessageStart {
                     message: message.clone(),
                 });

@@ -259,3 +259,28 @@ export default function (pi) {
         .collect();
     assert_eq!(kinds, ["custom", "custom_message", "user", "assistant"]);
 }
+
+#[test]
+fn a_message_a_command_sends_reaches_the_model_as_a_text_block() {
+    if !have_node("a_message_a_command_sends_reaches_the_model_as_a_text_block") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "note.mjs",
+        r#"
+export default function (pi) {
+  pi.registerCommand("note", { description: "note", handler: async () => {
+    pi.sendMessage({ customType: "note", content: "from command", display: true, details: { a: 1 } }, { triggerTurn: true });
+  } });
+}
+"#,
+    );
+    let out = with_ext(pi, &ext).args(["--no-session", "-p", "/note"]).run();
+    out.assert_code(0).assert_no_panic();
+    let body: serde_json::Value = serde_json::from_str(&mock.requests()[0].body_text()).unwrap();
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], json!([{"type": "text", "text": "from command"}]), "{body}");
+}
