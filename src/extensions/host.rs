@@ -436,15 +436,16 @@ impl ExtensionHost {
         }
     }
 
-    /// `session_start {reason}`. pi runs the first prompt only after its handlers are done, so
-    /// extensions speaking protocol 2 are waited for (up to the event timeout, a slow one is
-    /// not disabled) and what they asked for meanwhile (entries, messages, active tools) is
-    /// queued before this returns; protocol-1 extensions are only told.
-    pub fn session_start(&self, data: Value) {
+    /// A notification pi awaits the handlers of before going on (`session_start` before the
+    /// first prompt, `agent_end` before the run is over): extensions speaking protocol 2 are
+    /// waited for (up to the event timeout; a slow one is not disabled) and what they asked
+    /// for meanwhile (entries, messages, names, labels, active tools) is queued before this
+    /// returns; protocol-1 extensions are only told.
+    pub fn emit_and_wait(&self, event: &str, data: Value) {
         let mut waits = Vec::new();
-        for ext in self.active().filter(|e| e.subscribes("session_start")) {
+        for ext in self.active().filter(|e| e.subscribes(event)) {
             let id = ext.process.next_id();
-            let mut msg = ext.event(id, "session_start", data.clone());
+            let mut msg = ext.event(id, event, data.clone());
             if ext.protocol() >= 2 {
                 if let Ok(rx) = ext.process.expect(id) {
                     msg["wait"] = Value::Bool(true);

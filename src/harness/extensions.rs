@@ -226,7 +226,7 @@ impl AgentSession {
     /// lost.
     pub fn start_extensions(&self, reason: &str) {
         if let Some(host) = self.extension_host() {
-            host.session_start(json!({ "reason": reason }));
+            host.emit_and_wait("session_start", json!({ "reason": reason }));
         }
     }
 
@@ -382,7 +382,11 @@ impl AgentSession {
         if let Some(m) = data.as_object_mut() {
             m.remove("type");
         }
-        b.host.emit(name, data);
+        if name == "agent_end" {
+            b.host.emit_and_wait(name, data);
+        } else {
+            b.host.emit(name, data);
+        }
     }
 
     /// After a run: `agent_before_settle` (extensions may add entries and ask for one more

@@ -284,3 +284,44 @@ export default function (pi) {
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"], json!([{"type": "text", "text": "from command"}]), "{body}");
 }
+
+#[test]
+fn what_agent_end_handlers_ask_for_is_recorded_before_print_mode_exits() {
+    if !have_node("what_agent_end_handlers_ask_for_is_recorded_before_print_mode_exits") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "end.mjs",
+        r#"
+export default function (pi) {
+  pi.on("agent_end", async (event, ctx) => {
+    await new Promise((r) => setTimeout(r, 200));
+    pi.setSessionName("named by extension");
+    const leaf = ctx.sessionManager.getLeafEntry();
+    if (leaf) pi.setLabel(leaf.id, "labelled");
+  });
+}
+"#,
+    );
+    let out = with_ext(pi.again(), &ext).args(["-p", "hi"]).run();
+    out.assert_code(0).assert_no_panic();
+    let file = std::fs::read_dir(pi.agent_dir().join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .next()
+        .unwrap();
+    let entries: Vec<serde_json::Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let info = entries.iter().find(|e| e["type"] == "session_info").expect("named");
+    assert_eq!(info["name"], "named by extension");
+    let label = entries.iter().find(|e| e["type"] == "label").expect("labelled");
+    assert_eq!(label["label"], "labelled");
+}
