@@ -561,6 +561,14 @@ impl AgentSession {
                     .into_iter()
                     .filter(|t| names.iter().any(|n| n == t.name()))
                     .collect();
+                // The prompt lists the active tools (and their guidelines), as pi rebuilds it.
+                if let Some(source) = &self.prompt_source {
+                    let prompt = source.build(&self.agent().tools);
+                    if let Some(b) = self.extensions.as_mut() {
+                        b.base_system_prompt = prompt.clone();
+                    }
+                    self.agent_mut().system_prompt = prompt;
+                }
                 Ok(Value::Null)
             }
             Action::SetSessionName(name) => {

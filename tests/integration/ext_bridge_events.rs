@@ -240,6 +240,9 @@ export default function (pi) {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(tools, ["read"]);
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("- read:"), "{prompt}");
+    assert!(!prompt.contains("- bash:"), "the prompt follows the active tools: {prompt}");
     let file = std::fs::read_dir(pi.agent_dir().join("sessions"))
         .unwrap()
         .flatten()
