@@ -133,6 +133,8 @@ pub struct CommandInfo {
     pub name: String,
     pub description: Option<String>,
     pub extension_path: String,
+    /// Where the extension comes from (`-e` is `temporary`).
+    pub scope: super::Scope,
     /// Whether the extension completes the command's arguments.
     pub completions: bool,
 }
@@ -372,6 +374,7 @@ impl ExtensionHost {
                         name: c.name.clone(),
                         description: c.description.clone(),
                         extension_path: ext.display_path(),
+                        scope: ext.source.scope,
                         completions: c.completions,
                     });
                 }

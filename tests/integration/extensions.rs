@@ -634,3 +634,33 @@ fn before_provider_request_rewrites_the_body_sent() {
     assert_eq!(body["temperature"], 0.25, "{body}");
     assert_eq!(body["model"], "mock-model");
 }
+
+#[test]
+fn a_command_from_a_dash_e_extension_is_listed_with_pis_cli_source() {
+    let pi = PiCommand::new();
+    script(
+        &pi.cwd().join("cmd.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'hello', 'description': 'Say hello'}]}), flush=True)\n",
+    );
+    let path = pi.cwd().join("cmd.py").to_string_lossy().into_owned();
+    let pi = pi.args(["--mode", "rpc", "--no-session", "-e", "./cmd.py"]);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"c","type":"get_commands"}"#);
+    let commands = talk.expect("get_commands", |v| v["id"] == "c");
+    let hello = commands["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "hello")
+        .expect("listed")
+        .clone();
+    assert_eq!(
+        hello["sourceInfo"],
+        json!({"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"})
+    );
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
