@@ -128,7 +128,7 @@ export default function (pi) {
     );
     let pi = with_ext(pi, &ext).args(["--mode", "rpc", "--no-session"]);
     let mut talk = pi.converse();
-    let mut bash = |talk: &mut crate::support::pi::PiConversation, id: &str, command: &str| {
+    let bash = |talk: &mut crate::support::pi::PiConversation, id: &str, command: &str| {
         talk.send(&json!({"id": id, "type": "bash", "command": command}).to_string());
         talk.expect(id, |v| v["type"] == "response" && v["id"] == id)
     };
