@@ -447,7 +447,9 @@ pub struct StreamOptions {
 
 /// A rewrite of a provider request body, called on the thread that starts the stream.
 #[derive(Clone)]
-pub struct PayloadHook(pub std::sync::Arc<dyn Fn(serde_json::Value) -> serde_json::Value + Send + Sync>);
+pub struct PayloadHook(
+    pub std::sync::Arc<dyn Fn(serde_json::Value) -> serde_json::Value + Send + Sync>,
+);
 
 impl std::fmt::Debug for PayloadHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

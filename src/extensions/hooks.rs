@@ -417,7 +417,12 @@ impl ExtensionHost {
     pub fn before_provider_request(&self, payload: Value, abort: &Abort) -> Value {
         let mut current = payload;
         for ext in self.subscribers("before_provider_request") {
-            if let Ok(v) = self.ask(&ext, "before_provider_request", json!({"payload": current}), Some(abort)) {
+            if let Ok(v) = self.ask(
+                &ext,
+                "before_provider_request",
+                json!({"payload": current}),
+                Some(abort),
+            ) {
                 if !v.is_null() {
                     current = v;
                 }
@@ -438,7 +443,8 @@ impl ExtensionHost {
         cwd: &str,
         abort: &Abort,
     ) -> Result<Option<Value>, String> {
-        let data = json!({"command": command, "excludeFromContext": exclude_from_context, "cwd": cwd});
+        let data =
+            json!({"command": command, "excludeFromContext": exclude_from_context, "cwd": cwd});
         for ext in self.subscribers("user_bash") {
             let id = ext.process.next_id();
             let msg = ext.event(id, "user_bash", data.clone());

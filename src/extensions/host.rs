@@ -635,8 +635,7 @@ impl ExtensionHost {
         match Registration::parse(msg) {
             Ok(mut reg) => {
                 {
-                    let mut current =
-                        ext.registration.write().unwrap_or_else(|p| p.into_inner());
+                    let mut current = ext.registration.write().unwrap_or_else(|p| p.into_inner());
                     reg.protocol = current.protocol;
                     if *current != reg {
                         *current = reg;

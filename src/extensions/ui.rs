@@ -264,8 +264,7 @@ impl super::ExtensionHost {
         let ext = self.active().find(|e| {
             e.registration()
                 .message_renderers
-                .iter()
-                .any(|t| *t == message.custom_type)
+                .contains(&message.custom_type)
         })?;
         let id = ext.process.next_id();
         let custom = crate::session::entry::AgentMessage::Custom(message.clone());

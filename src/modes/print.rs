@@ -64,14 +64,13 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
     }
     // What extensions asked for on `session_start` (entries, messages, active tools) is in
     // place before the first prompt, as in pi.
-    session.run_extension_work(&mut |ev| {
-        print_event(json, stdout, stderr, &mut broken_pipe, ev)
-    });
+    session.run_extension_work(&mut |ev| print_event(json, stdout, stderr, &mut broken_pipe, ev));
     for prompt in prompts {
         if session.abort.is_aborted() || broken_pipe {
             break;
         }
-        let mut on_event = |ev: &AgentEvent| print_event(json, stdout, stderr, &mut broken_pipe, ev);
+        let mut on_event =
+            |ev: &AgentEvent| print_event(json, stdout, stderr, &mut broken_pipe, ev);
         session.submit(prompt, expand, &mut on_event);
     }
     if json {

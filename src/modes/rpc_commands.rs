@@ -531,8 +531,10 @@ impl Server {
                     info
                 }
             };
-            list.push(json!({"name": c.name, "description": c.description, "source": "extension",
-                "sourceInfo": source_info}));
+            list.push(
+                json!({"name": c.name, "description": c.description, "source": "extension",
+                "sourceInfo": source_info}),
+            );
         }
         for t in &self.env.resources.templates {
             list.push(

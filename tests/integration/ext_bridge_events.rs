@@ -53,13 +53,25 @@ export default function (pi) {
     assert_eq!(out.stdout, "done\n", "{}", out.stderr);
     let requests = mock.requests();
     let first = requests[0].body_text();
-    assert!(first.contains("Invalid MCP server name \\\"bad name\\\""), "{first}");
-    assert!(first.contains("needs a \\\"command\\\" or a \\\"url\\\""), "{first}");
+    assert!(
+        first.contains("Invalid MCP server name \\\"bad name\\\""),
+        "{first}"
+    );
+    assert!(
+        first.contains("needs a \\\"command\\\" or a \\\"url\\\""),
+        "{first}"
+    );
     assert!(first.contains("servers=reg"), "{first}");
-    assert!(first.contains("mcp__reg__echo"), "the server's tools are declared: {first}");
+    assert!(
+        first.contains("mcp__reg__echo"),
+        "the server's tools are declared: {first}"
+    );
     assert!(!first.contains("mcp__gone__"), "{first}");
     assert!(requests[1].body_text().contains("through the bridge"));
-    assert!(survivors(&m).is_empty(), "the registered server outlived pi");
+    assert!(
+        survivors(&m).is_empty(),
+        "the registered server outlived pi"
+    );
 }
 
 #[test]
@@ -133,7 +145,10 @@ export default function (pi) {
         talk.expect(id, |v| v["type"] == "response" && v["id"] == id)
     };
     let r = bash(&mut talk, "a", "remote ls");
-    assert_eq!(r["data"]["output"], "ran remotely: remote ls !!=false", "{r}");
+    assert_eq!(
+        r["data"]["output"], "ran remotely: remote ls !!=false",
+        "{r}"
+    );
     assert_eq!(r["data"]["exitCode"], 0);
     let r = bash(&mut talk, "b", "wrapped");
     assert_eq!(r["data"]["output"], "via operations: wrapped", "{r}");
@@ -189,19 +204,25 @@ export default function (pi) {
     };
     // "no" wins over nothing saved: the folder's extension stays out.
     run("no").assert_code(0).assert_no_panic();
-    assert!(!mock.requests()[0].body_text().contains("PROJECT EXTENSION LOADED"));
+    assert!(!mock.requests()[0]
+        .body_text()
+        .contains("PROJECT EXTENSION LOADED"));
     // "yes" with remember: loaded, and saved to trust.json.
     run("yes").assert_code(0).assert_no_panic();
-    assert!(mock.requests()[1].body_text().contains("PROJECT EXTENSION LOADED"));
-    let saved: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(pi.agent_dir().join("trust.json")).unwrap(),
-    )
-    .unwrap();
+    assert!(mock.requests()[1]
+        .body_text()
+        .contains("PROJECT EXTENSION LOADED"));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(pi.agent_dir().join("trust.json")).unwrap())
+            .unwrap();
     assert_eq!(saved[cwd.to_string_lossy().as_ref()], true, "{saved}");
     let asked = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         asked.lines().collect::<Vec<_>>(),
-        [format!("asked print {}", cwd.display()), format!("asked print {}", cwd.display())]
+        [
+            format!("asked print {}", cwd.display()),
+            format!("asked print {}", cwd.display())
+        ]
     );
 }
 
@@ -242,7 +263,10 @@ export default function (pi) {
     assert_eq!(tools, ["read"]);
     let prompt = body["messages"][0]["content"].as_str().unwrap();
     assert!(prompt.contains("- read:"), "{prompt}");
-    assert!(!prompt.contains("- bash:"), "the prompt follows the active tools: {prompt}");
+    assert!(
+        !prompt.contains("- bash:"),
+        "the prompt follows the active tools: {prompt}"
+    );
     let file = std::fs::read_dir(pi.agent_dir().join("sessions"))
         .unwrap()
         .flatten()
@@ -281,11 +305,17 @@ export default function (pi) {
 }
 "#,
     );
-    let out = with_ext(pi, &ext).args(["--no-session", "-p", "/note"]).run();
+    let out = with_ext(pi, &ext)
+        .args(["--no-session", "-p", "/note"])
+        .run();
     out.assert_code(0).assert_no_panic();
     let body: serde_json::Value = serde_json::from_str(&mock.requests()[0].body_text()).unwrap();
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["content"], json!([{"type": "text", "text": "from command"}]), "{body}");
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "from command"}]),
+        "{body}"
+    );
 }
 
 #[test]
@@ -323,8 +353,14 @@ export default function (pi) {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let info = entries.iter().find(|e| e["type"] == "session_info").expect("named");
+    let info = entries
+        .iter()
+        .find(|e| e["type"] == "session_info")
+        .expect("named");
     assert_eq!(info["name"], "named by extension");
-    let label = entries.iter().find(|e| e["type"] == "label").expect("labelled");
+    let label = entries
+        .iter()
+        .find(|e| e["type"] == "label")
+        .expect("labelled");
     assert_eq!(label["label"], "labelled");
 }

@@ -587,10 +587,7 @@ fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
     assert_eq!(roles, ["user", "custom", "assistant"], "{}", out.stdout);
     assert_eq!(starts[1]["customType"], "ctx");
     assert_eq!(starts[1]["details"], json!({"n": 1}));
-    assert_eq!(
-        mock.requests()[0].user_texts(),
-        ["hello", "Extra context"]
-    );
+    assert_eq!(mock.requests()[0].user_texts(), ["hello", "Extra context"]);
     // Recorded as pi records it: a custom_message entry, not a user message.
     let dir = pi.agent_dir().join("sessions");
     let file = std::fs::read_dir(&dir)
@@ -615,9 +612,17 @@ fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
         .collect();
     assert_eq!(
         kinds,
-        ["session", "message:user", "custom_message", "message:assistant"]
+        [
+            "session",
+            "message:user",
+            "custom_message",
+            "message:assistant"
+        ]
     );
-    let custom = entries.iter().find(|e| e["type"] == "custom_message").unwrap();
+    let custom = entries
+        .iter()
+        .find(|e| e["type"] == "custom_message")
+        .unwrap();
     assert_eq!(custom["customType"], "ctx");
     assert_eq!(custom["display"], false);
 }
