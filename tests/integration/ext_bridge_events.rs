@@ -364,3 +364,31 @@ export default function (pi) {
         .expect("labelled");
     assert_eq!(label["label"], "labelled");
 }
+
+#[test]
+fn a_bang_command_in_interactive_mode_goes_through_user_bash() {
+    if !have_node("a_bang_command_in_interactive_mode_goes_through_user_bash") {
+        return;
+    }
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "remote.mjs",
+        r#"
+export default function (pi) {
+  pi.on("user_bash", (event) => ({
+    result: { output: `answered for: ${event.command}`, exitCode: 0, cancelled: false, truncated: false },
+  }));
+}
+"#,
+    );
+    let pi = with_ext(pi, &ext);
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("remote.mjs", Duration::from_secs(20));
+    child.send("!echo local\r");
+    child.wait_for("answered for: echo local", Duration::from_secs(10));
+    assert!(!child.screen().contains("\nlocal"), "{}", child.screen());
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
+}
