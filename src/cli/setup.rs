@@ -215,6 +215,8 @@ fn interactive(mut args: Args) -> i32 {
     };
     let prepared = match prepare_with(&args, true, Some(&hookup)) {
         Ok(p) => p,
+        // pi exits quietly when the start-up question about a missing folder is cancelled.
+        Err(msg) if msg == super::sessions::CANCELLED => return 0,
         Err(msg) => {
             eprintln!("{msg}");
             return 1;
@@ -249,7 +251,15 @@ fn interactive(mut args: Args) -> i32 {
         );
     }
     let settings = &prepared.session.settings;
-    let theme = settings.str(&["theme"]).map(str::to_string);
+    // `--use-theme` wins for this run; the saved setting is left alone.
+    let theme = args
+        .use_theme
+        .clone()
+        .or_else(|| settings.str(&["theme"]).map(str::to_string));
+    let tui = crate::modes::interactive::fullscreen::TuiOptions::from_settings(
+        settings,
+        args.tui_mode.as_deref(),
+    );
     // `--verbose` overrides `quietStartup`.
     let quiet_startup = !args.verbose && settings.bool(&["quietStartup"]).unwrap_or(false);
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
@@ -287,6 +297,7 @@ fn interactive(mut args: Args) -> i32 {
     let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
+            tui,
             available_models: Box::new(move || models.borrow().available()),
             credentials: Box::new(move |m| for_credentials.borrow().credentials(m)),
             reload_models: Some(Box::new(move || for_reload.borrow_mut().reload_auth())),
@@ -473,8 +484,18 @@ pub fn prepare_with(
         Some(selected) => selected,
         None => super::sessions::select(args, &settings, &agent_dir, &cwd_str),
     };
-    let (mut session, session_warnings) =
-        super::sessions::check_cwd(selected?, &cwd_str, hookup.is_some())?;
+    let ask = |stored: &str, here: &str| {
+        crate::modes::interactive::standalone::prepare_screen(&agent_dir, &cwd);
+        crate::modes::interactive::standalone::ask_missing_cwd(stored, here)
+            .unwrap_or(crate::modes::interactive::standalone::MissingCwdChoice::Cancel)
+    };
+    let fork_dir = super::sessions::sessions_dir(args, &settings, &agent_dir, &cwd_str);
+    let (mut session, session_warnings) = super::sessions::check_cwd(
+        selected?,
+        &cwd_str,
+        &fork_dir,
+        hookup.map(|_| &ask as super::sessions::AskMissingCwd),
+    )?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
@@ -547,7 +568,8 @@ pub fn prepare_with(
     }
     let mut skipped = resources.skipped.clone();
     skipped.extend(loaded.skipped.iter().cloned());
-    let system = build_system_prompt(args, &cwd, &tools, &resources)?;
+    let prompt_source = prompt_source(args, &cwd, &resources)?;
+    let system = prompt_source.build(&tools);
     let options = StreamOptions {
         api_key: chosen.api_key,
         headers: chosen.headers,
@@ -590,6 +612,7 @@ pub fn prepare_with(
         .collect();
     session.settings = settings;
     session.mcp = mcp;
+    session.prompt_source = Some(prompt_source);
     let lookup = super::extensions::model_lookup(&agent_dir, &loaded.host);
     session.attach_extensions(loaded.host, tool_registry, Some(lookup));
     Ok(Prepared {
@@ -700,6 +723,15 @@ fn build_system_prompt(
     tools: &[std::sync::Arc<dyn crate::agent::Tool>],
     resources: &Resources,
 ) -> Result<String, String> {
+    Ok(prompt_source(args, cwd, resources)?.build(tools))
+}
+
+/// What the system prompt is built from, besides the tools.
+fn prompt_source(
+    args: &Args,
+    cwd: &Path,
+    resources: &Resources,
+) -> Result<system_prompt::PromptSource, String> {
     // `--system-prompt` wins over SYSTEM.md; `--append-system-prompt` over APPEND_SYSTEM.md.
     let custom = match (&args.system_prompt, &resources.system_prompt_file) {
         (Some(v), _) => Some(text_or_file(v)?),
@@ -717,16 +749,14 @@ fn build_system_prompt(
     } else {
         Vec::new()
     };
-    let cwd = cwd.to_string_lossy().replace('\\', "/");
-    Ok(system_prompt::build(&system_prompt::PromptInputs {
-        custom: custom.as_deref(),
-        append: &append,
-        context_files: &resources.context_files,
-        skills: &resources.skills,
-        tools,
-        cwd: &cwd,
-        date: &local_date(),
-    }))
+    Ok(system_prompt::PromptSource {
+        custom,
+        append,
+        context_files: resources.context_files.clone(),
+        skills: resources.skills.clone(),
+        cwd: cwd.to_string_lossy().replace('\\', "/"),
+        date: local_date(),
+    })
 }
 
 /// Today's local date as `YYYY-MM-DD`.

@@ -48,6 +48,7 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let body = options.payload(body);
     let cost = model.cost;
     let oauth_tools = is_oauth_token(&options.api_key).then(|| context.tools.clone());
     let retry = options.provider_retry;
@@ -677,6 +678,7 @@ pub fn parse_stream_with<R: Read>(
             "message_delta" => {
                 if let Some(r) = v["delta"].get("stop_reason").and_then(Value::as_str) {
                     w.partial.stop_reason = map_stop_reason(r)?;
+                    w.partial.set_raw_stop_reason(r);
                     raw_stop = r.to_string();
                 }
                 if let Some(u) = v.get("usage") {

@@ -19,10 +19,11 @@ use crate::util::encoding::percent_encode;
 pub const DEFAULT_API_VERSION: &str = "v1";
 
 /// Providers whose Responses endpoint accepts the `|item_id` half of a tool-call id.
-const TOOL_CALL_ITEM_PROVIDERS: [&str; 4] = [
+const TOOL_CALL_ITEM_PROVIDERS: [&str; 5] = [
     "openai",
     "openai-codex",
     "opencode",
+    "azure",
     "azure-openai-responses",
 ];
 
@@ -260,7 +261,8 @@ fn stream_with(
     abort: Abort,
     env: Env,
 ) -> Receiver<AssistantEvent> {
-    let request = build_request_with(model, context, options, env);
+    let request = build_request_with(model, context, options, env)
+        .map(|(url, headers, body)| (url, headers, options.payload(body)));
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;

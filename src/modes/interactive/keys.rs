@@ -72,6 +72,14 @@ impl<T: Terminal> App<T> {
             }
             return false;
         }
+        if is("app.message.copy") {
+            if !self.copy_fullscreen_selection() {
+                if let Err(e) = self.copy_last_message() {
+                    self.view.error(&e);
+                }
+            }
+            return true;
+        }
         if is("app.suspend") {
             if let Err(e) = self.tui.suspend() {
                 self.view.error(&format!("Could not suspend: {e}"));
@@ -320,7 +328,7 @@ impl<T: Terminal> App<T> {
         view.set_expanded(self.tools_expanded);
         self.view.push(ChatItem::Bash(view));
         let item = self.view.chat.len() - 1;
-        match BashJob::spawn(command, excluded, cwd, item) {
+        match BashJob::spawn(command, excluded, cwd, item, self.ext.host.clone()) {
             Ok(job) => self.bash = Some(job),
             Err(e) => self.view.error(&e),
         }
