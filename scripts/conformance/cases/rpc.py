@@ -169,12 +169,23 @@ def _child_alive(obs, sb):
     except (OSError, ValueError):
         obs["childalive"] = "no pid file"
         return obs
-    try:
-        os.kill(pid, 0)
-        obs["childalive"] = True
+    import time
+
+    def alive():
+        # a killed child that init has not reaped yet is a zombie: dead, not alive
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    # a signal takes a moment to land on a loaded machine: give it up to 2 s
+    end = time.time() + 2
+    while alive() and time.time() < end:
+        time.sleep(0.05)
+    obs["childalive"] = alive()
+    if obs["childalive"]:
         os.kill(pid, 9)
-    except OSError:
-        obs["childalive"] = False
     return obs
 
 
