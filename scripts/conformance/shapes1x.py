@@ -9,7 +9,8 @@ difference still fails. The changes, and nothing else:
   * `message_update`: 1.x drops the cumulative `message` and `assistantMessageEvent.partial` and
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
   * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
-  * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event;
+  * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
+    `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter`;
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
@@ -17,12 +18,13 @@ difference still fails. The changes, and nothing else:
 """
 
 DISPOSITION_COMMANDS = {"prompt", "steer", "follow_up"}
+NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 
 
 def project(v):
     """A copy of an observation with the 1.x-only shapes above removed."""
     if isinstance(v, list):
-        return [project(x) for x in v if not (isinstance(x, dict) and x.get("type") == "agent_settled")]
+        return [project(x) for x in v if not (isinstance(x, dict) and x.get("type") in NEW_EVENTS)]
     if not isinstance(v, dict):
         return v
     t = v.get("type")

@@ -134,7 +134,14 @@ pub fn select(
         return open(&forked);
     }
     if let Some(arg) = &args.session {
-        let path = resolve(arg, agent_dir, &dir, cwd).map_err(|e| format!("Error: {e}"))?;
+        // pi prints this one without an "Error:" prefix.
+        let path = resolve(arg, agent_dir, &dir, cwd).map_err(|e| {
+            if e.starts_with("No session found") {
+                e
+            } else {
+                format!("Error: {e}")
+            }
+        })?;
         // An empty file is a new session written into it, as in pi.
         if path.metadata().is_ok_and(|m| !m.is_file() || m.len() > 0) {
             return open(&path);

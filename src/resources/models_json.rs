@@ -417,11 +417,6 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
                     "Provider {name}: \"baseUrl\" is required when defining custom models."
                 ));
             }
-            if p.api_key.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"apiKey\" is required when defining custom models."
-                ));
-            }
         }
         for m in &p.models {
             if p.api.is_none() && m.api.is_none() && !builtin {
@@ -524,9 +519,10 @@ mod tests {
         );
         let err = parse(r#"{"providers": {"mine": {"models": [{"id": "m"}]}}}"#).unwrap_err();
         assert!(err.contains("Provider mine: \"baseUrl\" is required when defining custom models."));
+        // As in pi 1.x, the key may come from auth.json or the environment instead.
         let err = parse(r#"{"providers": {"mine": {"baseUrl": "u", "models": [{"id": "m"}]}}}"#)
             .unwrap_err();
-        assert!(err.contains("Provider mine: \"apiKey\" is required when defining custom models."));
+        assert!(err.contains("Provider mine, model m: no \"api\" specified."));
         let err = parse(
             r#"{"providers": {"mine": {"baseUrl": "u", "apiKey": "k", "models": [{"id": "m"}]}}}"#,
         )

@@ -118,11 +118,8 @@ fn unknown_session_id_is_an_error() {
         .args(["-p", "--session", "deadbeef", "hi"])
         .run();
     out.assert_code(1).assert_no_panic();
-    assert!(
-        out.stderr.contains("No session found matching 'deadbeef'"),
-        "{}",
-        out.stderr
-    );
+    // Word for word pi's line, without an "Error:" prefix.
+    assert_eq!(out.stderr.trim_end(), "No session found matching 'deadbeef'");
     assert_eq!(mock.request_count(), 0);
 }
 
