@@ -1111,7 +1111,10 @@ fn empty_lines_and_commands_without_a_type_are_answered() {
 fn get_commands_says_where_discovered_prompts_and_skills_come_from_as_pi_does() {
     let mock = MockServer::start();
     let pi = PiCommand::for_mock(API, &mock)
-        .write_agent_file("prompts/review.md", "---\ndescription: Review code\n---\nReview $1")
+        .write_agent_file(
+            "prompts/review.md",
+            "---\ndescription: Review code\n---\nReview $1",
+        )
         .write_agent_file(
             "skills/valid-skill/SKILL.md",
             "---\nname: valid-skill\ndescription: A skill\n---\nDo it.",

@@ -119,7 +119,10 @@ fn unknown_session_id_is_an_error() {
         .run();
     out.assert_code(1).assert_no_panic();
     // Word for word pi's line, without an "Error:" prefix.
-    assert_eq!(out.stderr.trim_end(), "No session found matching 'deadbeef'");
+    assert_eq!(
+        out.stderr.trim_end(),
+        "No session found matching 'deadbeef'"
+    );
     assert_eq!(mock.request_count(), 0);
 }
 
@@ -609,10 +612,7 @@ fn an_empty_session_file_becomes_a_new_session_like_pi() {
     assert_eq!(out.stdout, "fresh\n");
     let written = lines(&file);
     assert_eq!(written[0]["type"], "session");
-    assert_eq!(
-        written.iter().filter(|l| l["type"] == "session").count(),
-        1
-    );
+    assert_eq!(written.iter().filter(|l| l["type"] == "session").count(), 1);
     assert!(written.iter().any(|l| l["message"]["role"] == "assistant"));
 }
 
