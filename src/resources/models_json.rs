@@ -411,12 +411,11 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
                     "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
                 ));
             }
-        } else if !builtin {
-            if p.base_url.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"baseUrl\" is required when defining custom models."
-                ));
-            }
+        } else if !builtin && p.base_url.is_none() {
+            // No `apiKey` needed, as in pi 1.x: auth.json or the environment may hold it.
+            return Err(format!(
+                "Provider {name}: \"baseUrl\" is required when defining custom models."
+            ));
         }
         for m in &p.models {
             if p.api.is_none() && m.api.is_none() && !builtin {
