@@ -638,3 +638,31 @@ fn a_resumed_session_runs_in_the_directory_it_recorded() {
     let want = format!("Current working directory: {}", elsewhere.display());
     assert!(system.contains(&want), "{system}");
 }
+
+#[test]
+fn a_resumed_session_keeps_its_recorded_thinking_level_when_the_model_is_given() {
+    let mock = MockServer::start();
+    let models = r#"{"providers":{"mock":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
+        "apiKey":"k","models":[{"id":"thinker","reasoning":true}]}}}"#;
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", models);
+    let file = pi.cwd().join("s.jsonl");
+    let header = serde_json::json!({"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555",
+        "timestamp":"2025-01-01T00:00:00.000Z","cwd": pi.cwd().to_str().unwrap()});
+    let user = r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"q"}],"timestamp":1735689601000}}"#;
+    let level = r#"{"type":"thinking_level_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"2025-01-01T00:00:02.000Z","thinkingLevel":"low"}"#;
+    std::fs::write(&file, format!("{header}\n{user}\n{level}\n")).unwrap();
+    let pi = pi
+        .args([
+            "--mode",
+            "rpc",
+            "--model",
+            "mock/thinker",
+            "--session",
+            file.to_str().unwrap(),
+        ])
+        .stdin("{\"id\":\"s\",\"type\":\"get_state\"}\n");
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    // As in pi: `--model` alone picks the model; the thinking level stays the session's.
+    assert_eq!(out.json_lines()[0]["data"]["thinkingLevel"], "low");
+}
