@@ -1109,6 +1109,40 @@ fn empty_lines_and_commands_without_a_type_are_answered() {
     assert_eq!(all[2]["id"], "s");
 }
 
+#[test]
+fn get_commands_says_where_discovered_prompts_and_skills_come_from_as_pi_does() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file(
+            "prompts/review.md",
+            "---\ndescription: Review code\n---\nReview $1",
+        )
+        .write_agent_file(
+            "skills/valid-skill/SKILL.md",
+            "---\nname: valid-skill\ndescription: A skill\n---\nDo it.",
+        );
+    let agent = pi.agent_dir().to_path_buf();
+    let pi = pi
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[r#"{"id":"c","type":"get_commands"}"#]));
+    let out = pi.run();
+    out.assert_code(0);
+    let all = out.json_lines();
+    let commands = all[0]["data"]["commands"].as_array().unwrap();
+    for (name, file) in [
+        ("review", "prompts/review.md"),
+        ("skill:valid-skill", "skills/valid-skill/SKILL.md"),
+    ] {
+        let c = commands.iter().find(|c| c["name"] == name).unwrap();
+        assert_eq!(
+            c["sourceInfo"],
+            serde_json::json!({"path": agent.join(file).to_string_lossy(), "source": "auto",
+                "scope": "user", "origin": "top-level", "baseDir": agent.to_string_lossy()}),
+            "{name}"
+        );
+    }
+}
+
 /// 1.x's `max` thinking level: offered only for a model whose `thinkingLevelMap` names it,
 /// accepted by `--thinking`, `set_thinking_level` and cycling, and sent as the mapped value.
 #[test]
