@@ -18,6 +18,7 @@ difference still fails. The changes, and nothing else:
     session lines (there as the exact text `,"rawStopReason":"…"` and `"reasoning":N,`);
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
+  * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
     `agent_settled` events among others (the events themselves are compared one by one).
 """
@@ -53,6 +54,10 @@ def project(v):
             usage = dict(out["usage"])
             usage.pop("reasoning", None)
             out["usage"] = usage
+    if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
+        details = dict(out["details"])
+        details.pop("patch")
+        out["details"] = details
     if t == "function" and isinstance(out.get("function"), dict) and out["function"].get("strict") is False:
         fn = dict(out["function"])
         fn.pop("strict")
