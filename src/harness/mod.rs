@@ -393,8 +393,9 @@ impl AgentSession {
             compact_session(
                 &mut self.session,
                 &summarizer,
-                &self.compaction,
+                &self.compaction.for_window(agent.model.context_window),
                 custom_instructions,
+                false,
             )
         };
         let out = match outcome {
@@ -487,7 +488,7 @@ impl AgentSession {
         before_prompt: bool,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Option<Run> {
-        let settings = self.compaction;
+        let settings = self.compaction.for_window(agent.model.context_window);
         let Some(a) = last.filter(|a| {
             settings.enabled
                 && (before_prompt || a.stop_reason != StopReason::Aborted)
@@ -569,7 +570,8 @@ impl AgentSession {
         }
         let outcome = {
             let summarizer = Summarizer::for_agent(&agent, &self.abort);
-            compact_session(&mut self.session, &summarizer, &self.compaction, None)
+            let settings = self.compaction.for_window(agent.model.context_window);
+            compact_session(&mut self.session, &summarizer, &settings, None, true)
         };
         match outcome {
             Ok((result, write_error)) => {

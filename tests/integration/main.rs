@@ -18,6 +18,7 @@ mod interactive;
 mod interactive_extensions;
 mod interactive_trust;
 mod json;
+mod local_servers;
 mod login;
 mod mcp;
 mod mcp_faults;
