@@ -17,6 +17,7 @@ use crate::session::compaction::{
     branch_summary_request, estimate_tokens, format_file_operations, history_summary_request,
     join_split_turn, prepare_compaction, serialize_conversation, turn_prefix_request,
     CompactionSettings, Preparation, BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT,
+    SUMMARY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_SUMMARY_PROMPT,
 };
 use crate::session::{to_llm_messages, AgentMessage, Entry, SessionWriter};
 
@@ -268,9 +269,11 @@ pub fn compact_session(
     Ok((result, write_error))
 }
 
-/// The summary requests' fixed part: the system prompt and the instructions around the
-/// conversation, in estimated tokens (chars / 4, as the estimates elsewhere).
-const SUMMARY_PROMPT_TOKENS: u64 = 1200;
+/// A summary request's fixed part — the system prompt and the instructions around the
+/// conversation — in estimated tokens (chars / 4, as the estimates elsewhere).
+fn prompt_tokens(instructions_len: usize) -> u64 {
+    (SUMMARIZATION_SYSTEM_PROMPT.len() + instructions_len) as u64 / 4
+}
 
 /// Refuses a compaction whose summary request cannot succeed: an automatic one with nothing to
 /// summarize (a request about an empty conversation only costs the user time), or a request —
@@ -288,10 +291,10 @@ fn check_fits(prep: &Preparation, window: u64, automatic: bool) -> Result<(), Su
         .map_or(0, |s| s.len() as u64 / 4);
     let history = tokens(&prep.messages_to_summarize)
         + previous
-        + SUMMARY_PROMPT_TOKENS
+        + prompt_tokens(SUMMARY_PROMPT.len().max(UPDATE_SUMMARY_PROMPT.len()))
         + (0.8 * prep.settings.reserve_tokens as f64) as u64;
     let prefix = tokens(&prep.turn_prefix_messages)
-        + SUMMARY_PROMPT_TOKENS
+        + prompt_tokens(TURN_PREFIX_PROMPT.len())
         + (0.5 * prep.settings.reserve_tokens as f64) as u64;
     let needed = history.max(prefix);
     if window > 0 && needed > window {
