@@ -168,6 +168,13 @@ impl AgentSession {
         }
     }
 
+    fn restore_failed_reply(&mut self, failed: Option<Message>) {
+        if let (Some(agent), Some(Message::Assistant(a))) = (self.agent.as_mut(), failed) {
+            self.dropped_replies.retain(|t| *t != a.timestamp);
+            agent.messages.push(Message::Assistant(a));
+        }
+    }
+
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
     /// extensions see `before_agent_start` first and may queue more work, which runs after.
     pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
@@ -519,8 +526,17 @@ impl AgentSession {
             }
             *overflow_attempted = true;
             // The failed reply stays in the file but leaves the live context.
+            let failed = agent.messages.last().cloned();
             self.drop_failed_reply(&mut agent);
-            return self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
+            let compacted_before = self.latest_compaction_ms();
+            let next =
+                self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
+            if next.is_none() && self.latest_compaction_ms() == compacted_before {
+                // Nothing could be compacted (a single prompt larger than the window): the
+                // server's error is the answer, so it ends the run where everyone sees it.
+                self.restore_failed_reply(failed);
+            }
+            return next;
         }
         let tokens = if a.stop_reason == StopReason::Error {
             // No usage on an error: the last valid usage plus estimates of what followed.

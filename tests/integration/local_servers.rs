@@ -58,6 +58,26 @@ fn llama_cpp_window_comes_from_props_and_one_reply_is_one_request() {
 }
 
 #[test]
+fn a_prompt_longer_than_the_window_fails_at_once_with_the_servers_words() {
+    // llama.cpp's answer when the prompt does not fit its slot.
+    let mock = llama_cpp([Reply::error(
+        400,
+        r#"{"error":{"code":400,"message":"request (12023 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":12023,"n_ctx":4096}}"#,
+    )]);
+    let out = local(&mock).args(["-p", &"word ".repeat(6000)]).run();
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .contains("exceeds the available context size (4096 tokens)"),
+        "{}",
+        out.stderr
+    );
+    // Nothing to compact in a one-prompt session, and nothing retried.
+    assert_eq!(chat_requests(&mock).len(), 1);
+}
+
+#[test]
 fn rpc_get_state_reports_the_servers_window() {
     let mock = llama_cpp([]);
     let out = local(&mock)
