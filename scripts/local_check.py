@@ -333,6 +333,24 @@ def main():
         pm = re.findall(rb'"prompt_tokens":\s*(\d+)', chats[0]["reply"]) if chats else []
         note = f" (prompt {int(pm[-1])} tokens, vocab {n_vocab})" if pm else ""
 
+        # The same server in models.json with a small maxTokens: the reply stops at it.
+        rec.clear()
+        agent_dir = pi_env(work, pport)["PI_CODING_AGENT_DIR"]
+        with open(os.path.join(agent_dir, "models.json"), "w") as f:
+            json.dump({"providers": {"llama.cpp": {
+                "baseUrl": f"http://127.0.0.1:{pport}/v1", "api": "openai-completions",
+                "apiKey": "none", "compat": {"maxTokensField": "max_tokens"},
+                "models": [{"id": "tiny", "contextWindow": N_CTX, "maxTokens": 8}]}}}, f)
+        p, _ = run_pi(["--model", "llama.cpp/tiny", "-p", "hello"], work, pport)
+        os.remove(os.path.join(agent_dir, "models.json"))
+        chats = rec.chats()
+        m = re.findall(rb'"completion_tokens":\s*(\d+)', chats[0]["reply"]) if chats else []
+        used = int(m[-1]) if m else None
+        sent = chats[0]["body"].get("max_tokens") if chats else None
+        case("models.json maxTokens 8", "max_tokens 8, reply cut at 8",
+             f"max_tokens {sent}, reply {used} tokens, exit {p.returncode}: {p.stderr.strip()[:60]}",
+             sent == 8 and used is not None and used <= 8)
+
         rec.clear()
         p, _ = run_pi(["--mode", "rpc", "--no-session"], work, pport,
                       stdin='{"id":"s","type":"get_state"}\n')
