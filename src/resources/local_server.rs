@@ -85,8 +85,7 @@ fn display_name(name: &str) -> Option<&'static str> {
 pub fn detect() -> Option<Model> {
     candidates()
         .iter()
-        .find_map(|(hint, port)| probe_server(hint, *port))
-        .and_then(|models| models.into_iter().next())
+        .find_map(|(hint, port)| probe_server(hint, *port)?.into_iter().next())
 }
 
 /// Every model of every local server that answers (`--list-models`).
