@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check conformance
+.PHONY: build test lint bench static install man man-check conformance local-check
 
 build:
 	$(CARGO) build --release
@@ -32,6 +32,12 @@ JOBS  ?= 4
 conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
+
+# Our pi against the real llama.cpp engine (n_ctx 4096, a tiny GGUF made on the spot), as a
+# user with only a local model runs it; prints a table. Builds llama-server from PyPI's
+# llama-cpp-python sources once into ~/.cache/pi-local-check (slow). Not part of `make test`.
+local-check:
+	scripts/local-check.sh
 
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)
