@@ -40,12 +40,11 @@ impl SseParser {
     pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         let mut bytes = chunk;
-        if self.skip_lf {
-            if let Some(b'\n') = bytes.first() {
+        // Only the chunk's first byte can complete the `\r\n`; an empty chunk leaves it pending.
+        if self.skip_lf && !bytes.is_empty() {
+            self.skip_lf = false;
+            if bytes[0] == b'\n' {
                 bytes = &bytes[1..];
-            }
-            if !bytes.is_empty() {
-                self.skip_lf = false;
             }
         }
         let mut start = 0;
@@ -236,6 +235,21 @@ mod tests {
         }
         got.extend(p.finish());
         assert_eq!(got, expected());
+    }
+
+    #[test]
+    fn a_blank_line_after_a_split_crlf_is_kept() {
+        // Found by the fuzzer: fed byte by byte, the `\n` of a split `\r\n` also swallowed
+        // the next `\n` (the blank line that ends the event), merging two events into one.
+        let stream = b"data: one\r\n\ndata: two\n\n";
+        let mut p = SseParser::new();
+        let mut got = Vec::new();
+        for b in stream {
+            got.extend(p.push(std::slice::from_ref(b)));
+            got.extend(p.push(b""));
+        }
+        let data: Vec<&str> = got.iter().map(|e| e.data.as_str()).collect();
+        assert_eq!(data, ["one", "two"]);
     }
 
     #[test]
