@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check conformance
+.PHONY: build test lint bench static install man man-check conformance fuzz
 
 build:
 	$(CARGO) build --release
@@ -32,6 +32,14 @@ JOBS  ?= 4
 conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
+
+# Coverage-guided fuzzing of every parser that reads outside input (fuzz/README.md): builds
+# fuzz/ with libFuzzer on stable rustc and runs each target for FUZZ_RUNS inputs (10^6).
+# Not part of `make test`, which replays fuzz/corpus and fuzz/regressions instead.
+FUZZ_RUNS ?= 1000000
+FUZZ_JOBS ?= 1
+fuzz:
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(TARGETS)
 
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)
