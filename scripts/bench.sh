@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: the CPU cost of streaming a long reply (100,000 vs 400,000 characters) and a long
 # streamed `write` (50,000 vs 200,000), RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
-# LLM server, binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
+# LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
 # and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
@@ -236,27 +236,28 @@ cwd = os.environ["BENCH_CWD"]
 
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
-def peak_rss_kib(cmd):
+def peak_rss_kib(cmd, run_env=None):
     """Peak RSS of one run. Measured through GNU time when present: a child forked from this
     Python process inherits Python's own high-water mark in ru_maxrss (Linux folds the old
     address space's peak in at exec), which would hide a footprint of a few MiB."""
     if GNU_TIME is None:
         return None
     with tempfile.NamedTemporaryFile(mode="r") as out:
-        p = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name] + cmd, env=env, cwd=cwd,
+        p = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name] + cmd, env=run_env or env, cwd=cwd,
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         text = out.read().strip().splitlines()
         return int(text[-1]) if p.returncode == 0 and text else None
 
-def measure(cmd, want_output=False):
+def measure(cmd, want_output=False, extra_env=None):
     """Median wall ms and median peak RSS (KiB) over `runs` runs; None if the command fails
-    (or, with want_output, prints nothing on stdout)."""
+    (or, with want_output, prints nothing on stdout). `extra_env` is added to the environment."""
+    run_env = dict(env, **(extra_env or {}))
     walls, rss = [], []
     for _ in range(runs):
         with tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
-            p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+            p = subprocess.Popen(cmd, env=run_env, cwd=cwd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=err)
             out = p.stdout.read()
             p.stdout.close()
@@ -269,7 +270,7 @@ def measure(cmd, want_output=False):
             print(f"warning: {' '.join(cmd)} exited {p.returncode} (stdout {len(out)} bytes): {msg[:300]}",
                   file=sys.stderr)
             return None
-        peak = peak_rss_kib(cmd)
+        peak = peak_rss_kib(cmd, run_env)
         rss.append(peak if peak is not None else usage.ru_maxrss)
     return statistics.median(walls), statistics.median(rss)
 
@@ -797,8 +798,13 @@ ts = os.environ.get("BENCH_PI_TS")
 if ts:
     impls.append(("pi (ts)", [ts]))
 
+# Hosts (Nix, corporate machines) that point SSL_CERT_FILE/SSL_CERT_DIR at the system store: a
+# plain-HTTP round trip must not pay for reading it.
+SSL_ENV = {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs"}
+HAVE_SSL_STORE = os.path.isfile(SSL_ENV["SSL_CERT_FILE"]) and os.path.isdir(SSL_ENV["SSL_CERT_DIR"])
+
 rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k", "write_200k",
-                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "size", "static", "edit", "grep",
+                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "print_ssl", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
@@ -849,6 +855,13 @@ for name, base in impls:
     rows["version"].append(f"{v[0]:.1f} ms" if v else "failed")
     rows["print_wall"].append(f"{p[0]:.1f} ms" if p else "failed")
     rows["print_rss"].append(f"{p[1] / 1024:.1f} MiB" if p else "failed")
+    if HAVE_SSL_STORE:
+        q = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True,
+                    extra_env=SSL_ENV)
+        rows["print_ssl"].append(f"{q[0]:.1f} ms ({q[0] / p[0]:.2f}x without)" if q and p
+                                 else "failed")
+    else:
+        rows["print_ssl"].append("n/a (no /etc/ssl/certs)")
     if name == "pi (rust)":
         s = size_of(base[0])
         rows["size"].append(f"{s / 1e6:.2f} MB" if s else "n/a")
@@ -969,6 +982,7 @@ labels = {
     "version": "pi --version, wall (median)",
     "print_wall": "pi -p round trip, wall (median)",
     "print_rss": "pi -p round trip, peak RSS (median)",
+    "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set (goal: 1.00x)",
     "size": "release binary size",
     "static": "static musl binary size",
     "edit": "edit 10 MB file, whole -p run (median)",

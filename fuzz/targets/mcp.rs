@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi::mcp::client::{Client, ClientOptions, RequestOptions};
+use pi::mcp::content::convert_result;
 use pi::mcp::rpc::{classify, Incoming, Kind, McpError, Sink, Transport};
 use pi::mcp::stdio::LineFramer;
-use pi::mcp::tools::{convert_result, normalize_schema, tool_name};
+use pi::mcp::tools::{normalize_schema, tool_name};
 use serde_json::{json, Value};
 
 use super::input::{chunkings, describe, Input};

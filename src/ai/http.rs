@@ -1,11 +1,21 @@
-//! Blocking HTTP for providers: one POST with a JSON body and explicit connect/read timeouts.
+//! Blocking HTTP on ureq: provider POSTs with a JSON body, small requests for OAuth and token
+//! endpoints, and quick probes of local servers. Every request goes through the proxy the
+//! environment asks for (`proxy`), speaks TLS through our rustls connector (`tls`), and gives up
+//! on a connection silent for the idle timeout.
+//!
 //! Non-2xx answers become `HttpError` with a readable message built from the error body (the
-//! `error.message` of a JSON body when there is one), plus the server's `Retry-After`.
-//! Every agent built here honours `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case) and trusts
-//! the bundled webpki roots plus any PEM certificates named by `SSL_CERT_FILE`/`SSL_CERT_DIR`.
+//! `error.message` of a JSON body when there is one), plus what the server said about retrying
+//! (`Retry-After`, `x-should-retry`). A 2xx body that turns out not to be a stream — nothing at
+//! all, or a JSON/HTML document — fails its first read with a message saying what came back.
 
 use std::io::Read;
 use std::time::Duration;
+
+use ureq::http::{HeaderName, HeaderValue, Method, Request, Response, Uri};
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{
+    time, ConnectProxyConnector, Connector, NextTimeout, SocksConnector, TcpConnector,
+};
 
 /// How long a stream may stay silent before we give up on it. Overridable (in milliseconds)
 /// with `PI_STREAM_IDLE_TIMEOUT_MS`, which tests use to exercise stalls quickly.
@@ -18,14 +28,25 @@ pub fn idle_timeout() -> Duration {
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Per-connection read buffer: response headers larger than this are refused.
+const BUFFER_SIZE: usize = 32 * 1024;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct HttpError {
     pub status: Option<u16>,
     pub message: String,
+    /// The wait the server asked for (`retry-after-ms`, or `retry-after` in seconds or as an
+    /// HTTP date).
     pub retry_after_ms: Option<u64>,
     /// The raw error body (at most 64 KiB; empty for transport errors).
     pub body: String,
+    /// The server's `x-should-retry` verdict, when it gave one.
+    pub should_retry: Option<bool>,
+    /// AWS's `x-amzn-errortype` (`ThrottlingException:…`), when present.
+    pub error_type: Option<String>,
+    /// The request cannot succeed as sent (an invalid URL): retrying fails the same way.
+    pub permanent: bool,
 }
 
 impl std::fmt::Display for HttpError {
@@ -37,157 +58,332 @@ impl std::fmt::Display for HttpError {
 /// A streaming response body.
 pub type Body = Box<dyn Read + Send + Sync + 'static>;
 
+/// The deadlines of one request; the idle timeout applies to every read besides.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    connect: Duration,
+    /// The longest silence of the server while we wait to read.
+    idle: Duration,
+    /// Until the response headers have arrived.
+    response: Option<Duration>,
+    /// For the whole exchange, body included.
+    total: Option<Duration>,
+}
+
+/// An agent for requests to `url`: its proxy, our TLS, these deadlines, and every status
+/// returned as a response (we word errors ourselves).
+fn agent(url: &str, deadlines: Deadlines) -> ureq::Agent {
+    let proxy = super::proxy::proxy_for(url, &|k| std::env::var(k).ok())
+        .and_then(|p| ureq::Proxy::new(&p).ok());
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(proxy)
+        .timeout_connect(Some(deadlines.connect))
+        .timeout_per_read(Some(deadlines.idle))
+        .timeout_per_write(Some(WRITE_TIMEOUT))
+        .timeout_recv_response(deadlines.response)
+        .timeout_global(deadlines.total)
+        // ureq zero-fills 128 KiB each way per connection (twice under TLS), ~60 pages a
+        // round trip; response headers must fit the input buffer, so it bounds them too.
+        .input_buffer_size(BUFFER_SIZE)
+        .max_response_header_size(BUFFER_SIZE)
+        .output_buffer_size(BUFFER_SIZE / 2)
+        .build();
+    let connector =
+        ().chain(SocksConnector::default())
+            .chain(ConnectProxyConnector::default())
+            .chain(TcpConnector::default())
+            .chain(super::tls::TlsConnector::default());
+    ureq::Agent::with_parts(config, connector, SameThreadResolver::default())
+}
+
+/// Resolves host names on the calling thread, as ureq 2 did. ureq's resolver spawns a thread
+/// per lookup when the exchange has an overall deadline (local-server probes and token requests
+/// have one), and a thread costs a malloc arena; an IP address needs no lookup at all.
+#[derive(Debug, Default)]
+struct SameThreadResolver(DefaultResolver);
+
+impl Resolver for SameThreadResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let untimed = NextTimeout {
+            after: time::Duration::NotHappening,
+            ..timeout
+        };
+        self.0.resolve(uri, config, untimed)
+    }
+}
+
+/// `url` as a URI we can request, or why not (it came from a `baseUrl` somebody typed).
+fn parse_url(url: &str) -> Result<Uri, HttpError> {
+    let invalid = |why: String| HttpError {
+        message: format!("Invalid URL \"{url}\": {why}. Check the provider's baseUrl."),
+        permanent: true,
+        ..Default::default()
+    };
+    let uri: Uri = url.parse().map_err(|e| invalid(format!("{e}")))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(other) => return Err(invalid(format!("unknown scheme \"{other}\""))),
+        None => return Err(invalid("no http:// or https:// scheme".into())),
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(invalid("no host".into()));
+    }
+    Ok(uri)
+}
+
+/// A request with `headers` (a later duplicate replaces an earlier one, whatever its case).
+fn build<B>(
+    method: &str,
+    uri: Uri,
+    headers: &[(&str, &str)],
+    body: B,
+) -> Result<Request<B>, HttpError> {
+    let method = Method::from_bytes(method.as_bytes()).map_err(|e| HttpError {
+        message: format!("Invalid request method {method:?}: {e}"),
+        permanent: true,
+        ..Default::default()
+    })?;
+    let mut req = Request::new(body);
+    *req.method_mut() = method;
+    *req.uri_mut() = uri;
+    for (k, v) in headers {
+        let bad = |e: &dyn std::fmt::Display| HttpError {
+            message: format!("Invalid request header {k:?}: {e}"),
+            permanent: true,
+            ..Default::default()
+        };
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| bad(&e))?;
+        let value = HeaderValue::from_bytes(v.as_bytes()).map_err(|e| bad(&e))?;
+        req.headers_mut().insert(name, value);
+    }
+    Ok(req)
+}
+
+/// An agent for a long-lived client of `url` (MCP's Streamable HTTP), as the other requests
+/// here get theirs: reads give up after `idle` of silence, the exchange after `total`.
+pub fn client_agent(url: &str, idle: Duration, total: Option<Duration>) -> ureq::Agent {
+    let deadlines = Deadlines {
+        connect: CONNECT_TIMEOUT,
+        idle,
+        response: None,
+        total,
+    };
+    agent(url, deadlines)
+}
+
+/// A request to `url` with `headers` (a later one of the same name replaces an earlier one);
+/// an invalid URL or header is a final error.
+pub fn new_request<B>(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: B,
+) -> Result<Request<B>, HttpError> {
+    build(method, parse_url(url)?, headers, body)
+}
+
+/// What to tell the user when a request to `url` got no HTTP answer.
+pub fn network_error_message(e: ureq::Error, url: &str) -> String {
+    transport_error(e, url).message
+}
+
+/// The first value of a response header, when it is text.
+pub fn header<'a>(resp: &'a Response<ureq::Body>, name: &str) -> Option<&'a str> {
+    resp.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
 /// POSTs `body` as JSON and returns the response body reader on a 2xx status.
 pub fn post_json(url: &str, headers: &[(String, String)], body: &str) -> Result<Body, HttpError> {
-    let agent = agent_builder(url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(idle_timeout())
-        .timeout_write(Duration::from_secs(60))
-        .build();
-    let mut req = agent.post(url).set("content-type", "application/json");
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
-    match req.send_string(body) {
-        Ok(resp) => Ok(Box::new(resp.into_reader())),
-        Err(ureq::Error::Status(code, resp)) => {
-            let retry_after_ms = resp
-                .header("retry-after-ms")
-                .and_then(|v| v.trim().parse().ok())
-                .or_else(|| {
-                    resp.header("retry-after")
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(|s| (s * 1000.0) as u64)
-                });
-            let mut text = String::new();
-            let _ = resp.into_reader().take(64 * 1024).read_to_string(&mut text);
-            Err(HttpError {
-                status: Some(code),
-                message: status_message(code, &text),
-                retry_after_ms,
-                body: text,
-            })
-        }
-        Err(ureq::Error::Transport(t)) => Err(HttpError {
-            status: None,
-            message: describe_transport(&t),
-            retry_after_ms: None,
-            body: String::new(),
-        }),
-    }
+    post_json_with(url, headers, body, None)
 }
 
-/// The host part of an `http(s)://` URL, lower-cased, without port or brackets.
-fn url_host(url: &str) -> String {
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority
-        .rsplit_once('@')
-        .map(|(_, h)| h)
-        .unwrap_or(authority);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
+/// [`post_json`] with a deadline for the server's answer (`retry.provider.timeoutMs`); the
+/// idle timeout bounds every wait regardless.
+pub fn post_json_with(
+    url: &str,
+    headers: &[(String, String)],
+    body: &str,
+    response_timeout: Option<Duration>,
+) -> Result<Body, HttpError> {
+    let uri = parse_url(url)?;
+    let mut all = vec![("content-type", "application/json")];
+    all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let req = build("POST", uri, &all, body)?;
+    let deadlines = Deadlines {
+        connect: CONNECT_TIMEOUT,
+        idle: idle_timeout(),
+        response: response_timeout,
+        total: None,
     };
-    host.to_ascii_lowercase()
-}
-
-/// Whether a request to `url` may go through the proxy from the environment: never for
-/// loopback (local model servers), nor for hosts listed in `NO_PROXY` (`*`, exact names, or
-/// domain suffixes such as `.corp` / `corp`).
-#[cfg(test)]
-fn use_proxy(url: &str) -> bool {
-    let no_proxy = std::env::var("NO_PROXY")
-        .or_else(|_| std::env::var("no_proxy"))
-        .unwrap_or_default();
-    use_proxy_with(url, &no_proxy)
-}
-
-fn use_proxy_with(url: &str, no_proxy: &str) -> bool {
-    let host = url_host(url);
-    if host == "localhost" || host.starts_with("127.") || host == "::1" {
-        return false;
+    let resp = agent(url, deadlines)
+        .run(req)
+        .map_err(|e| transport_error(e, url))?;
+    let status = resp.status().as_u16();
+    if (200..300).contains(&status) {
+        return Ok(Box::new(StreamBody {
+            status,
+            content_type: header(&resp, "content-type").unwrap_or("").to_string(),
+            inner: Box::new(resp.into_body().into_reader()),
+            seen_data: false,
+        }));
     }
-    !no_proxy
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .any(|entry| {
-            let entry = entry.trim_start_matches('.').to_ascii_lowercase();
-            entry == "*" || host == entry || host.ends_with(&format!(".{entry}"))
-        })
+    let retry_after_ms = server_delay_ms(
+        header(&resp, "retry-after-ms"),
+        header(&resp, "retry-after"),
+        crate::ai::types::now_ms(),
+    );
+    let should_retry = match header(&resp, "x-should-retry") {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    };
+    let error_type = header(&resp, "x-amzn-errortype").map(str::to_string);
+    let mut text = String::new();
+    let _ = resp
+        .into_body()
+        .into_reader()
+        .take(64 * 1024)
+        .read_to_string(&mut text);
+    Err(HttpError {
+        status: Some(status),
+        message: status_message(status, &text),
+        retry_after_ms,
+        body: text,
+        should_retry,
+        error_type,
+        permanent: false,
+    })
 }
 
-/// An agent builder for requests to `url`: the proxy the environment asks for (if any) and
-/// the extra trusted roots (if any). Callers add their timeouts.
-pub fn agent_builder(url: &str) -> ureq::AgentBuilder {
-    let mut b = ureq::AgentBuilder::new();
-    if let Some(p) = proxy_for(url, &|k| std::env::var(k).ok()) {
-        if let Ok(p) = ureq::Proxy::new(&p) {
-            b = b.proxy(p);
+/// The wait a server asked for: `retry-after-ms` (milliseconds), else `retry-after` as seconds
+/// or as an HTTP date (a date in the past means now). `None` when neither parses.
+pub fn server_delay_ms(
+    retry_after_ms: Option<&str>,
+    retry_after: Option<&str>,
+    now_ms: i64,
+) -> Option<u64> {
+    let finite = |v: f64| v.is_finite().then_some(v.max(0.0) as u64);
+    if let Some(ms) = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
+        return finite(ms);
+    }
+    let v = retry_after?.trim();
+    match v.parse::<f64>() {
+        Ok(secs) => finite(secs * 1000.0),
+        Err(_) => {
+            let at = crate::util::date::parse_http_date_ms(v)?;
+            Some((at - now_ms).max(0) as u64)
         }
     }
-    if let Some(tls) = super::tls::custom_config() {
-        b = b.tls_config(tls);
-    }
-    b
 }
 
-/// The proxy for `url` as undici's `EnvHttpProxyAgent` picks it: `https://` URLs use
-/// `HTTPS_PROXY`, falling back to `HTTP_PROXY`; `http://` URLs use `HTTP_PROXY`. Lower-case
-/// names count too (upper case first), then `ALL_PROXY`; empty values are unset; `NO_PROXY` and
-/// loopback opt out.
-pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    let var = |upper: &str| {
-        env(upper)
-            .or_else(|| env(&upper.to_ascii_lowercase()))
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    if !use_proxy_with(url, &var("NO_PROXY").unwrap_or_default()) {
-        return None;
+/// The payload of the I/O error a [`StreamBody`] fails with; [`describe_io_error`] passes its
+/// message on unchanged.
+#[derive(Debug)]
+struct NotAStream(String);
+
+impl std::fmt::Display for NotAStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
-    let specific = if url
-        .get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
-        var("HTTPS_PROXY").or_else(|| var("HTTP_PROXY"))
-    } else {
-        var("HTTP_PROXY")
-    };
-    // ALL_PROXY is not undici's, but earlier builds honoured it (through ureq): keep it last.
-    specific.or_else(|| var("ALL_PROXY"))
 }
 
-/// A plain request with a small body and a readable answer (OAuth token endpoints): the status
-/// and body text of any HTTP answer, or `Err` for a transport failure.
+impl std::error::Error for NotAStream {}
+
+/// How every "this 2xx answer is not a stream" message starts; such failures are final.
+pub const NOT_A_STREAM_PREFIXES: [&str; 2] = ["Empty reply:", "Not an event stream:"];
+
+/// A 2xx body that checks, on its first bytes, that it is the stream we asked for.
+struct StreamBody {
+    inner: Body,
+    status: u16,
+    content_type: String,
+    /// A byte other than whitespace has arrived (and passed the check).
+    seen_data: bool,
+}
+
+impl StreamBody {
+    fn describe(&self) -> String {
+        let ct = self.content_type.split(';').next().unwrap_or("").trim();
+        match ct {
+            "" => format!("{} with no content type", self.status),
+            ct => format!("{} ({ct})", self.status),
+        }
+    }
+
+    fn fail(&self, message: String) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, NotAStream(message))
+    }
+}
+
+impl Read for StreamBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.seen_data {
+            return Ok(n);
+        }
+        if n == 0 {
+            return Err(self.fail(format!(
+                "Empty reply: the server answered {} and sent no data. The prompt is likely \
+                 longer than the server's context size (llama.cpp answers this way).",
+                self.describe()
+            )));
+        }
+        let Some(&first) = buf[..n].iter().find(|b| !b.is_ascii_whitespace()) else {
+            return Ok(n);
+        };
+        self.seen_data = true;
+        let declared_stream =
+            self.content_type.contains("event-stream") || self.content_type.contains("eventstream");
+        if declared_stream || !matches!(first, b'{' | b'[' | b'<') {
+            return Ok(n);
+        }
+        // A JSON or HTML document: show its start, which usually says what went wrong.
+        let mut start = buf[..n].to_vec();
+        let _ = (&mut self.inner).take(512).read_to_end(&mut start);
+        let text = String::from_utf8_lossy(&start);
+        let mut excerpt: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if excerpt.chars().count() > 300 {
+            excerpt = excerpt.chars().take(300).collect::<String>() + "…";
+        }
+        Err(self.fail(format!(
+            "Not an event stream: the server answered {} with a document instead of a \
+             stream: {excerpt}",
+            self.describe()
+        )))
+    }
+}
+
+/// A plain request with a small body and a readable answer (OAuth and token endpoints): the
+/// status and body text of any HTTP answer, or `Err` when the server could not be reached.
 pub fn request(
     method: &str,
     url: &str,
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> Result<(u16, String), String> {
-    let agent = agent_builder(url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout(Duration::from_secs(30))
-        .build();
-    let mut req = agent.request(method, url);
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
+    let uri = parse_url(url).map_err(|e| e.message)?;
+    let deadlines = Deadlines {
+        connect: CONNECT_TIMEOUT,
+        idle: idle_timeout(),
+        response: None,
+        total: Some(Duration::from_secs(30)),
+    };
+    let agent = agent(url, deadlines);
     let result = match body {
-        Some(b) => req.send_string(b),
-        None => req.call(),
+        Some(b) => agent.run(build(method, uri, headers, b).map_err(|e| e.message)?),
+        None => agent.run(build(method, uri, headers, ()).map_err(|e| e.message)?),
     };
-    let resp = match result {
-        Ok(r) => r,
-        Err(ureq::Error::Status(_, r)) => r,
-        Err(ureq::Error::Transport(t)) => return Err(describe_transport(&t)),
-    };
-    let status = resp.status();
+    let resp = result.map_err(|e| transport_error(e, url).message)?;
+    let status = resp.status().as_u16();
     let mut text = String::new();
-    resp.into_reader()
+    resp.into_body()
+        .into_reader()
         .take(1 << 20)
         .read_to_string(&mut text)
         .map_err(|e| describe_io_error(&e))?;
@@ -197,13 +393,22 @@ pub fn request(
 /// A quick GET of a small JSON document (model listings of local servers), with short
 /// timeouts because it only probes. `None` on any failure.
 pub fn get_json(url: &str, timeout: Duration) -> Option<serde_json::Value> {
-    let agent = agent_builder(url)
-        .timeout_connect(timeout)
-        .timeout(timeout * 4)
-        .build();
-    let resp = agent.get(url).call().ok()?;
+    let uri = parse_url(url).ok()?;
+    let deadlines = Deadlines {
+        connect: timeout,
+        idle: idle_timeout(),
+        response: None,
+        total: Some(timeout * 4),
+    };
+    let resp = agent(url, deadlines)
+        .run(build("GET", uri, &[], ()).ok()?)
+        .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
     let mut text = String::new();
-    resp.into_reader()
+    resp.into_body()
+        .into_reader()
         .take(1 << 20)
         .read_to_string(&mut text)
         .ok()?;
@@ -230,27 +435,82 @@ pub fn status_message(code: u16, body: &str) -> String {
     format!("{code} {body}")
 }
 
-fn describe_transport(t: &ureq::Transport) -> String {
-    use ureq::ErrorKind as K;
-    let detail = t
-        .message()
-        .map(|m| m.to_string())
-        .unwrap_or_else(|| t.to_string());
-    match t.kind() {
-        K::ConnectionFailed => format!("Connection error: could not connect ({detail})"),
-        K::Dns => format!("Connection error: could not resolve host ({detail})"),
-        K::Io => format!("Network error: {detail}"),
-        _ => format!("Connection error: {t}"),
+fn stream_timed_out() -> String {
+    format!(
+        "Stream timed out: no data from the server for {} s (set PI_STREAM_IDLE_TIMEOUT_MS to change)",
+        idle_timeout().as_secs_f64()
+    )
+}
+
+/// The error for a request that got no HTTP answer, worded the way pi's clients word it (the
+/// agent-level retry reads these words).
+fn transport_error(e: ureq::Error, url: &str) -> HttpError {
+    use ureq::{Error as E, Timeout as T};
+    let host = url
+        .parse::<Uri>()
+        .ok()
+        .and_then(|u| u.host().map(str::to_string))
+        .unwrap_or_default();
+    let (message, permanent) = match e {
+        E::Timeout(T::PerRead) => (stream_timed_out(), false),
+        E::Timeout(T::RecvResponse) => (
+            "Request timed out: no answer from the server in time (retry.provider.timeoutMs)"
+                .to_string(),
+            false,
+        ),
+        E::Timeout(T::Connect | T::Resolve) => (
+            format!("Connection error: timed out connecting to {host}"),
+            false,
+        ),
+        E::Timeout(t) => (format!("Request timed out ({t})"), false),
+        E::HostNotFound => (
+            format!("Connection error: could not resolve host ({host})"),
+            false,
+        ),
+        E::ConnectionFailed => (
+            format!("Connection error: could not connect to {host}"),
+            false,
+        ),
+        E::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => (
+            format!("Connection error: could not connect to {host} ({io})"),
+            false,
+        ),
+        E::Io(io) => (describe_io_error(&io), false),
+        E::InvalidProxyUrl => ("Invalid proxy URL in the environment".to_string(), true),
+        E::BadUri(why) => (
+            format!("Invalid URL \"{url}\": {why}. Check the provider's baseUrl."),
+            true,
+        ),
+        E::Http(err) => (format!("Invalid request: {err}"), true),
+        E::ConnectProxyFailed(why) => (
+            format!("Connection error: the proxy would not connect ({why})"),
+            false,
+        ),
+        E::Tls(why) => (format!("Connection error: TLS: {why}"), false),
+        other => (format!("Connection error: {other}"), false),
+    };
+    HttpError {
+        message,
+        permanent,
+        ..Default::default()
     }
 }
 
 /// A readable message for an I/O error while reading a response body.
 pub fn describe_io_error(e: &std::io::Error) -> String {
+    if let Some(inner) = e.get_ref() {
+        if let Some(not_a_stream) = inner.downcast_ref::<NotAStream>() {
+            return not_a_stream.0.clone();
+        }
+        if let Some(ureq::Error::Timeout(_)) = inner.downcast_ref::<ureq::Error>() {
+            return stream_timed_out();
+        }
+        if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+            return format!("Connection error: TLS: {tls}");
+        }
+    }
     match e.kind() {
-        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
-            "Stream timed out: no data from the server for {} s (set PI_STREAM_IDLE_TIMEOUT_MS to change)",
-            idle_timeout().as_secs_f64()
-        ),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => stream_timed_out(),
         std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
             format!("Connection lost: other side closed ({e})")
         }
@@ -262,51 +522,100 @@ pub fn describe_io_error(e: &std::io::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn loopback_never_uses_the_proxy() {
-        assert_eq!(url_host("http://user:pw@[::1]:8080/v1"), "::1");
-        assert_eq!(url_host("https://API.example.com/v1?x"), "api.example.com");
-        assert!(!use_proxy("http://127.0.0.1:11434/v1"));
-        assert!(!use_proxy("http://localhost:8080/v1"));
+    fn body(content_type: &str, bytes: &'static [u8]) -> StreamBody {
+        StreamBody {
+            inner: Box::new(bytes),
+            status: 200,
+            content_type: content_type.into(),
+            seen_data: false,
+        }
+    }
+
+    fn read_all(mut b: StreamBody) -> Result<String, String> {
+        let mut out = String::new();
+        b.read_to_string(&mut out)
+            .map(|_| out)
+            .map_err(|e| describe_io_error(&e))
     }
 
     #[test]
-    fn proxy_choice_follows_scheme_case_and_no_proxy() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        let e = env(&[
-            ("https_proxy", "http://p:3128"),
-            ("HTTP_PROXY", "http://h:80"),
-        ]);
+    fn a_2xx_body_that_is_no_stream_says_what_it_is() {
+        let stream = "data: {}\n\n";
         assert_eq!(
-            proxy_for("https://api.x.com/v1", &e).as_deref(),
-            Some("http://p:3128")
+            read_all(body("text/event-stream", stream.as_bytes())).as_deref(),
+            Ok(stream)
+        );
+        // Streams with a wrong or missing content type still pass.
+        assert!(read_all(body("application/json", b"\n\ndata: {}\n\n")).is_ok());
+        assert!(read_all(body("", b": keep-alive\n\n")).is_ok());
+        let err = read_all(body(
+            "application/json; charset=utf-8",
+            b" {\"error\":\n \"no\"}",
+        ));
+        assert_eq!(
+            err.unwrap_err(),
+            "Not an event stream: the server answered 200 (application/json) with a document \
+             instead of a stream: {\"error\": \"no\"}"
+        );
+        let err = read_all(body("", b"<html>x</html>")).unwrap_err();
+        assert!(err.contains("200 with no content type"), "{err}");
+        for empty in [&b""[..], b"\n\n"] {
+            let err = read_all(body("text/event-stream", empty)).unwrap_err();
+            assert!(err.starts_with("Empty reply: the server answered 200 (text/event-stream)"));
+        }
+        // Bedrock's binary frames are never mistaken for a document.
+        assert!(read_all(body("application/vnd.amazon.eventstream", b"{\0\0")).is_ok());
+    }
+
+    #[test]
+    fn server_delays_in_every_spelling() {
+        assert_eq!(server_delay_ms(Some("1500"), Some("9"), 0), Some(1500));
+        assert_eq!(server_delay_ms(None, Some("2.5"), 0), Some(2500));
+        let now = 784_111_777_000 - 30_000;
+        assert_eq!(
+            server_delay_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), now),
+            Some(30_000)
         );
         assert_eq!(
-            proxy_for("http://api.x.com/v1", &e).as_deref(),
-            Some("http://h:80")
+            server_delay_ms(None, Some("Sun, 06 Nov 1994 08:49:37 GMT"), now + 60_000),
+            Some(0)
         );
-        assert_eq!(proxy_for("http://127.0.0.1:9/v1", &e), None);
-        let e = env(&[("HTTP_PROXY", "http://h:80"), ("no_proxy", ".corp, other")]);
-        assert_eq!(
-            proxy_for("https://api.x.com/v1", &e).as_deref(),
-            Some("http://h:80")
+        assert_eq!(server_delay_ms(None, Some("later, maybe"), 0), None);
+        assert_eq!(server_delay_ms(None, None, 0), None);
+    }
+
+    #[test]
+    fn headers_replace_earlier_ones_and_bad_ones_are_final() {
+        let uri: Uri = "http://x/v1".parse().unwrap();
+        let req = build(
+            "POST",
+            uri.clone(),
+            &[
+                ("content-type", "a"),
+                ("Content-Type", "b"),
+                ("x-title", "pi ✓"),
+            ],
+            (),
+        )
+        .unwrap();
+        let all: Vec<_> = req.headers().get_all("content-type").iter().collect();
+        assert_eq!(all, ["b"]);
+        assert_eq!(req.headers()["x-title"].as_bytes(), "pi ✓".as_bytes());
+        let err = build("POST", uri, &[("authorization", "Bearer a\nb")], ()).unwrap_err();
+        assert!(
+            err.permanent && err.message.contains("\"authorization\""),
+            "{err:?}"
         );
-        assert_eq!(proxy_for("https://llm.corp/v1", &e), None);
-        assert_eq!(proxy_for("https://other:8443/v1", &e), None);
-        let e = env(&[("HTTPS_PROXY", " ")]);
-        assert_eq!(proxy_for("https://api.x.com", &e), None);
-        let e = env(&[("all_proxy", "socks5://s:1080")]);
-        assert_eq!(
-            proxy_for("https://api.x.com", &e).as_deref(),
-            Some("socks5://s:1080")
-        );
+        assert!(!err.message.contains("Bearer"), "no secret in the message");
+    }
+
+    #[test]
+    fn invalid_urls_are_final() {
+        for url in ["htp://x/v1/chat", "http//x", "localhost:8080/v1"] {
+            let e = post_json(url, &[], "{}").err().expect("must fail");
+            assert!(e.permanent, "{url}: {e:?}");
+            assert!(e.message.starts_with("Invalid URL"), "{url}: {}", e.message);
+        }
     }
 
     #[test]

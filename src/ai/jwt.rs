@@ -1,33 +1,12 @@
 //! Reading (never verifying) the claims of a JWT access token: the ChatGPT account id the Codex
-//! backend wants in a header lives there. Includes the base64 decoder it needs.
+//! backend wants in a header lives there.
 
 use serde_json::Value;
 
+use crate::util::encoding::base64_decode;
+
 /// The claim namespace OpenAI puts account details under.
 const OPENAI_AUTH_CLAIM: &str = "https://api.openai.com/auth";
-
-/// Decodes base64 in either alphabet, padded or not. `None` on any other character.
-pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6 | v as u32) & 0xffff;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
 
 /// The payload of a `header.payload.signature` token as JSON.
 pub fn claims(token: &str) -> Option<Value> {
@@ -65,7 +44,5 @@ mod tests {
         assert_eq!(chatgpt_account_id("h.e30.s"), None);
         assert!(claims("only.two").is_none());
         assert!(claims("a.b.c.d").is_none());
-        assert_eq!(base64_decode("+/8=").unwrap(), b"\xfb\xff");
-        assert_eq!(base64_decode("a b"), None);
     }
 }

@@ -1,97 +1,81 @@
-//! Context-overflow detection: recognizes each provider's "prompt too long" wording, plus the
-//! silent overflows some servers report through usage instead of an error.
+//! Context-overflow detection: each provider's "prompt too long" wording, matched with pi-ai's
+//! own patterns (pi 1.x), plus the silent overflows some servers report through usage instead
+//! of an error.
+
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexBuilder};
 
 use super::types::{AssistantMessage, StopReason};
 
-/// Literal fragments (matched case-insensitively) that mean the prompt did not fit.
-const OVERFLOW_PHRASES: &[&str] = &[
-    "prompt is too long",
-    "request_too_large",
-    "input is too long for requested model",
-    "exceeds the context window",
-    "reduce the length of the messages",
-    "exceeds the available context size",
-    "greater than the context length",
-    "context window exceeds limit",
-    "exceeded model token limit",
-    "model_context_window_exceeded",
-    "prompt too long; exceeded context length",
-    "prompt too long; exceeded max context length",
-    "context_length_exceeded",
-    "context length exceeded",
-    "context_length exceeded",
-    "context length_exceeded",
-    "too many tokens",
-    "token limit exceeded",
+/// pi-ai's `OVERFLOW_PATTERNS` (JavaScript's ASCII `\d`/`\w` spelled out).
+const OVERFLOW: &[&str] = &[
+    r"prompt (?:is )?too long",
+    r"prompt exceeds max length",
+    r"request_too_large",
+    r"input is too long for requested model",
+    r"exceeds the context window",
+    r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [0-9,]+ tokens?|\s*\([0-9,]+\))",
+    r"context window exceeded",
+    r"input token count.*exceeds the maximum",
+    r"maximum prompt length is [0-9]+",
+    r"reduce the length of the messages",
+    r"maximum context length is [0-9]+ tokens",
+    r"exceeds (?:the )?maximum allowed input length of [0-9,]+ tokens?",
+    r"input \([0-9]+ tokens\) is longer than the model'?s context length \([0-9]+ tokens\)",
+    r"exceeds the limit of [0-9]+",
+    r"exceeds the available context size",
+    r"greater than the context length",
+    r"context window exceeds limit",
+    r"exceeded model token limit",
+    r"too large for model with [0-9]+ maximum context length",
+    r"prompt has [0-9,]+ tokens?, but the configured context size is [0-9,]+ tokens?",
+    r"model_context_window_exceeded",
+    r"prompt too long; exceeded (?:max )?context length",
+    r"range of input length should be",
+    r"context[_ ]length[_ ]exceeded",
+    r"too many tokens",
+    r"token limit exceeded",
+    r"^(?:[A-Za-z0-9_ -]+ API error \(413\):|413(?:\s|:|$))",
 ];
 
-/// Fragments that look like overflow but are rate limits or throttling.
-fn is_non_overflow(lower: &str) -> bool {
-    lower.starts_with("throttling error:")
-        || lower.starts_with("service unavailable:")
-        || lower.contains("rate limit")
-        || lower.contains("too many requests")
+/// Cerebras answers an overflow with a bodyless 400 or 413 (pi checks this for Cerebras only).
+const CEREBRAS_BODYLESS: &str = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)";
+
+/// Rate limits and throttling that mention tokens but are not overflows.
+const NOT_OVERFLOW: &[&str] = &[
+    r"^(?:Throttling error|Service unavailable):",
+    r"rate limit",
+    r"too many requests",
+];
+
+fn any_of(parts: &[&str]) -> Regex {
+    let alternatives: Vec<String> = parts.iter().map(|p| format!("(?:{p})")).collect();
+    RegexBuilder::new(&alternatives.join("|"))
+        .case_insensitive(true)
+        .build()
+        .expect("pi's overflow patterns compile")
 }
 
-/// True if `text` contains `prefix` followed by one or more digits and then `suffix`.
-fn has_number_between(text: &str, prefix: &str, suffix: &str) -> bool {
-    let mut from = 0;
-    while let Some(p) = text[from..].find(prefix) {
-        let rest = &text[from + p + prefix.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with(suffix) {
-            return true;
-        }
-        from += p + 1;
-    }
-    false
-}
-
-fn matches_overflow_text(msg: &str) -> bool {
-    let lower = msg.to_lowercase();
-    if is_non_overflow(&lower) {
+fn matches_overflow_text(msg: &str, provider: &str) -> bool {
+    static YES: OnceLock<Regex> = OnceLock::new();
+    static NOT: OnceLock<Regex> = OnceLock::new();
+    static CEREBRAS: OnceLock<Regex> = OnceLock::new();
+    if NOT.get_or_init(|| any_of(NOT_OVERFLOW)).is_match(msg) {
         return false;
     }
-    if OVERFLOW_PHRASES.iter().any(|p| lower.contains(p)) {
-        return true;
-    }
-    if let Some(p) = lower.find("input token count") {
-        if lower[p..].contains("exceeds the maximum") {
-            return true;
-        }
-    }
-    if has_number_between(&lower, "maximum prompt length is ", "")
-        || has_number_between(&lower, "maximum context length is ", " tokens")
-        || has_number_between(&lower, "exceeds the limit of ", "")
-        || has_number_between(
-            &lower,
-            "too large for model with ",
-            " maximum context length",
-        )
-    {
-        return true;
-    }
-    // Cerebras answers 400/413 with no body.
-    for code in ["400", "413"] {
-        if let Some(rest) = lower.strip_prefix(code) {
-            let rest = rest.trim_start();
-            let rest = rest
-                .strip_prefix("status code")
-                .unwrap_or(rest)
-                .trim_start();
-            if rest.starts_with("(no body)") {
-                return true;
-            }
-        }
-    }
-    false
+    YES.get_or_init(|| any_of(OVERFLOW)).is_match(msg)
+        || provider == "cerebras"
+            && CEREBRAS
+                .get_or_init(|| any_of(&[CEREBRAS_BODYLESS]))
+                .is_match(msg)
 }
 
 /// Whether `msg` failed (or silently degraded) because the context did not fit.
 pub fn is_context_overflow(msg: &AssistantMessage, context_window: u64) -> bool {
     if msg.stop_reason == StopReason::Error {
         if let Some(e) = &msg.error_message {
-            if matches_overflow_text(e) {
+            if matches_overflow_text(e, &msg.provider) {
                 return true;
             }
         }
@@ -118,18 +102,29 @@ mod tests {
             "Your input exceeds the context window of this model",
             "The input token count (1200000) exceeds the maximum number of tokens allowed",
             "413 status code (no body)",
-            "400 (no body)",
+            "413: Request Entity Too Large",
+            "Mistral API error (413): too big",
             "Prompt too long; exceeded max context length by 100 tokens",
             "too large for model with 32768 maximum context length",
+            "request (9000 tokens) exceeds the available context size (8192 tokens)",
+            "prompt has 9,000 tokens, but the configured context size is 8,192 tokens",
+            "exceeds the model's maximum context length of 8,192 tokens",
         ] {
-            assert!(matches_overflow_text(m), "{m}");
+            assert!(matches_overflow_text(m, "openai"), "{m}");
         }
         for m in [
             "429 rate limit: too many tokens per minute",
             "500 internal error",
             "Throttling error: too many tokens",
+            "400 status code (no body)",
+            "4130 things",
+            "This endpoint's maximum context length of 131,072 tokens",
         ] {
-            assert!(!matches_overflow_text(m), "{m}");
+            assert!(!matches_overflow_text(m, "openai"), "{m}");
         }
+        assert!(matches_overflow_text(
+            "400 status code (no body)",
+            "cerebras"
+        ));
     }
 }

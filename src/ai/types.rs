@@ -439,6 +439,8 @@ pub struct StreamOptions {
     pub max_tokens: Option<u64>,
     pub temperature: Option<f64>,
     pub session_id: Option<String>,
+    /// Provider-level retries and the answer timeout (`retry.provider.*`).
+    pub provider_retry: super::provider_retry::ProviderRetry,
 }
 
 /// One event of an assistant stream. Events carry what changed, never a copy of the whole

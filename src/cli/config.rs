@@ -58,6 +58,7 @@ pub fn load(args: &Args) -> Result<Config, String> {
     let mut warnings = trust.warnings.clone();
     warnings.extend(settings.warnings.iter().cloned());
     let models = super::models::load(&agent_dir);
+    warnings.extend(models.auth_warnings());
     Ok(Config {
         cwd,
         agent_dir,

@@ -5,8 +5,9 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::ai::image::{base64, sniff_image};
+use crate::ai::image::sniff_image;
 use crate::ai::{Content, ImageContent};
+use crate::util::encoding::base64_encode;
 
 /// Text and images gathered from `@file` arguments.
 #[derive(Debug, Default)]
@@ -42,7 +43,7 @@ pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String
         }
         if let Some(mime) = sniff_image(&bytes) {
             inputs.images.push(Content::Image(ImageContent {
-                data: base64(&bytes),
+                data: base64_encode(&bytes),
                 mime_type: mime.into(),
             }));
             inputs

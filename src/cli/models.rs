@@ -102,6 +102,11 @@ impl Models {
         self.registry.auth_mut().reload();
     }
 
+    /// What is wrong with auth.json (the whole file, or single entries).
+    pub fn auth_warnings(&self) -> Vec<String> {
+        self.registry.auth().warnings()
+    }
+
     /// Why models.json could not be loaded.
     pub fn load_error(&self) -> Option<String> {
         self.registry.load_error().map(str::to_string)

@@ -552,6 +552,7 @@ pub fn prepare_with(
         api_key: chosen.api_key,
         headers: chosen.headers,
         session_id: Some(session.session_id().to_string()),
+        provider_retry: settings.provider_retry(),
         ..Default::default()
     };
     let runtime_provider = args.api_key.as_ref().map(|_| chosen.model.provider.clone());

@@ -326,7 +326,7 @@ impl Connection {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
             let ids: Vec<u64> = pending
                 .iter()
-                .filter(|(_, w)| only.map_or(true, |c| w.channel == c))
+                .filter(|(_, w)| only.is_none_or(|c| w.channel == c))
                 .map(|(id, _)| *id)
                 .collect();
             ids.into_iter()

@@ -86,7 +86,7 @@ mod tests {
                 .trim_start()
                 .chars()
                 .next();
-            if state.map_or(true, |s| s == 'Z') {
+            if state.is_none_or(|s| s == 'Z') {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(10));

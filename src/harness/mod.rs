@@ -279,10 +279,10 @@ impl AgentSession {
                     && !self.abort.is_aborted()
                     && retry::is_retryable(a, agent.model.context_window)
             });
+            // Known before `agent_end`, which says whether a retry follows.
             let retry_delay = failed.and_then(|_| {
                 let next = attempt + 1;
-                let delay = retry::retry_delay_ms(&self.retry, next, agent.last_retry_after_ms);
-                delay.filter(|_| next <= self.retry.max_retries)
+                (next <= self.retry.max_retries).then(|| retry::retry_delay_ms(&self.retry, next))
             });
             on_event(&AgentEvent::AgentEnd {
                 messages: end.unwrap_or_default(),

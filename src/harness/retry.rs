@@ -1,70 +1,109 @@
-//! Which failures are worth retrying, and how long to wait: pi's wording-based classification
-//! (a provider error message is all that survives the stream), exponential backoff, and the
-//! server's own `Retry-After` when it sent one.
+//! The agent-level retry policy, pi's second layer (the first is `ai::provider_retry`):
+//! which failed replies are worth running again — pi 1.x's own patterns over the error message,
+//! which is all that survives the stream — and the exponential backoff between attempts.
+
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexBuilder};
 
 use crate::ai::overflow::is_context_overflow;
 use crate::ai::{AssistantMessage, StopReason};
 use crate::resources::settings::RetrySettings;
 
-/// Phrases of transient failures. `.?` in pi's pattern means "any one character or none";
-/// here each phrase lists its words, matched with at most one character between them.
-const RETRYABLE: &[&[&str]] = &[
-    &["overloaded"],
-    &["provider", "returned", "error"],
-    &["rate", "limit"],
-    &["too many requests"],
-    &["429"],
-    &["500"],
-    &["502"],
-    &["503"],
-    &["504"],
-    &["service", "unavailable"],
-    &["server", "error"],
-    &["internal", "error"],
-    &["network", "error"],
-    &["connection", "error"],
-    &["connection", "refused"],
-    &["connection", "lost"],
-    &["websocket", "closed"],
-    &["websocket", "error"],
-    &["other side closed"],
-    &["fetch failed"],
-    &["upstream", "connect"],
-    &["reset before headers"],
-    &["socket hang up"],
-    &["ended without"],
-    &["http2 request did not get a response"],
-    &["timed out"],
-    &["time out"],
-    &["timeout"],
-    &["terminated"],
-    &["retry delay"],
+/// Quota, budget and billing exhaustion: retrying cannot help (pi-ai's
+/// `NON_RETRYABLE_PROVIDER_LIMIT_ERROR_PATTERN`).
+const NOT_RETRYABLE: &[&str] = &[
+    "GoUsageLimitError",
+    "FreeUsageLimitError",
+    "Monthly usage limit reached",
+    "available balance",
+    "insufficient_quota",
+    "out of budget",
+    "quota exceeded",
+    "billing",
+    "subscription_sharing_usage_limit_exceeded",
+    "subscription_sharing_workplace_individual_usage_limit_exceeded",
+    // `"?1308(?![0-9])` in pi; the `regex` crate has no look-ahead.
+    r#""code"\s*:\s*"?1308(?:[^0-9]|$)"#,
 ];
 
-/// True if `words` occur in order with at most one character between neighbours.
-fn loose_match(hay: &str, words: &[&str]) -> bool {
-    fn rest_matches(hay: &str, words: &[&str]) -> bool {
-        let Some((first, rest)) = words.split_first() else {
-            return true;
-        };
-        for skip in 0..=1 {
-            let Some(tail) = hay.get(skip..) else {
-                continue;
-            };
-            if let Some(after) = tail.strip_prefix(first) {
-                if rest_matches(after, rest) {
-                    return true;
-                }
-            }
-        }
-        false
+/// Transient provider and transport failures (pi-ai's `RETRYABLE_PROVIDER_ERROR_PATTERN`).
+const RETRYABLE: &[&str] = &[
+    "overloaded",
+    "server_busy",
+    "servers are currently busy",
+    "currently experiencing high demand",
+    "model is at capacity",
+    "rate.?limit",
+    "too many requests",
+    // `(?<![a-z0-9])(?:429|…)(?![a-z0-9])` in pi: a status code, not digits inside an id.
+    "(?:^|[^a-z0-9])(?:429|500|502|503|504|520|524)(?:[^a-z0-9]|$)",
+    "service.?(?:is.?)?(?:temporarily.?)?unavailable",
+    "server.?error",
+    "internal.?error",
+    "provider.?returned.?(?:an.?)?error",
+    "exceeded request buffer limit while retrying upstream",
+    "unable to forward upstream",
+    "upstream.?request.?failed",
+    "upstream_stream_read_error",
+    "stream was interrupted",
+    "http/?2 stream failed",
+    "network.?error",
+    "connection.?error",
+    "connection.?refused",
+    "connection.?lost",
+    "other side closed",
+    "fetch failed",
+    r"request to \S+ failed, reason:",
+    "getaddrinfo",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "upstream.?connect",
+    "reset before headers",
+    "socket hang up",
+    "socket connection was closed",
+    "timed? out",
+    "timeout",
+    "terminated",
+    "websocket.?closed",
+    "websocket.?error",
+    "ended without",
+    "stream ended before message_stop",
+    "stream ended before a terminal response event",
+    "http2 request did not get a response",
+    "stream disconnected before completion",
+    "cut short after the reply had begun",
+    "pending stream has been canceled",
+    "retry delay",
+    "you can retry your request",
+    "try your request again",
+    "please retry your request",
+    "ResourceExhausted",
+    "subscription_sharing_usage_unavailable",
+    "subscription_sharing_user_unavailable",
+];
+
+fn any_of(parts: &[&str]) -> Regex {
+    RegexBuilder::new(&parts.join("|"))
+        .case_insensitive(true)
+        .build()
+        .expect("pi's retry patterns compile")
+}
+
+/// pi's classification of an error message (overflow aside): transient unless it names an
+/// exhausted quota. Our own "this 2xx answer is not a stream" reports are final: the server
+/// will answer the same way again.
+pub fn is_retryable_error_message(err: &str) -> bool {
+    static NOT: OnceLock<Regex> = OnceLock::new();
+    static YES: OnceLock<Regex> = OnceLock::new();
+    if crate::ai::http::NOT_A_STREAM_PREFIXES
+        .iter()
+        .any(|p| err.starts_with(p))
+    {
+        return false;
     }
-    let (first, rest) = match words.split_first() {
-        Some(x) => x,
-        None => return true,
-    };
-    hay.match_indices(first)
-        .any(|(i, _)| rest_matches(&hay[i + first.len()..], rest))
+    !NOT.get_or_init(|| any_of(NOT_RETRYABLE)).is_match(err)
+        && YES.get_or_init(|| any_of(RETRYABLE)).is_match(err)
 }
 
 /// pi's rule: an error with a message, not a context overflow, worded like a transient failure.
@@ -75,29 +114,17 @@ pub fn is_retryable(msg: &AssistantMessage, context_window: u64) -> bool {
     let Some(err) = &msg.error_message else {
         return false;
     };
-    if is_context_overflow(msg, context_window) {
-        return false;
-    }
-    let lower = err.to_lowercase();
-    RETRYABLE.iter().any(|words| loose_match(&lower, words))
+    !is_context_overflow(msg, context_window) && is_retryable_error_message(err)
 }
 
-/// The wait before retry number `attempt` (1-based), or `None` if the server asked for longer
-/// than we are willing to wait.
-pub fn retry_delay_ms(
-    settings: &RetrySettings,
-    attempt: u32,
-    retry_after_ms: Option<u64>,
-) -> Option<u64> {
-    match retry_after_ms {
-        Some(ms) if settings.max_retry_delay_ms > 0 && ms > settings.max_retry_delay_ms => None,
-        Some(ms) => Some(ms),
-        None => Some(
-            settings
-                .base_delay_ms
-                .saturating_mul(1u64 << (attempt.saturating_sub(1)).min(20)),
-        ),
-    }
+/// The wait before retry number `attempt` (1-based): `baseDelayMs` doubling, capped at
+/// `retry.maxAgentDelayMs`. Like pi, this layer does not read `Retry-After`; the provider
+/// layer does.
+pub fn retry_delay_ms(settings: &RetrySettings, attempt: u32) -> u64 {
+    settings
+        .base_delay_ms
+        .saturating_mul(1u64 << attempt.saturating_sub(1).min(40))
+        .min(settings.max_agent_delay_ms)
 }
 
 #[cfg(test)]
@@ -137,6 +164,9 @@ mod tests {
             "Connection lost: other side closed",
             "Stream timed out: no data",
             "service_unavailable",
+            "The service is temporarily unavailable",
+            "Server requested 91s retry delay (max: 60s). 429 slow down",
+            "Error: 503",
         ] {
             assert!(is_retryable(&err(t), 0), "{t}");
         }
@@ -144,18 +174,24 @@ mod tests {
             "400 invalid model",
             "401 bad key",
             "400 prompt is too long: 300000 tokens",
+            "429 You exceeded your current quota: insufficient_quota",
+            r#"{"error":{"code":"1308","message":"usage cap"}} 429"#,
+            "400 request id req_5029abc failed validation",
+            "Empty reply: the server answered 200 (text/event-stream) and sent no data.",
+            "Not an event stream: the server answered 200 (application/json) with a document \
+             instead of a stream: {\"error\":\"internal error\"}",
         ] {
             assert!(!is_retryable(&err(t), 0), "{t}");
         }
     }
 
     #[test]
-    fn delays() {
+    fn delays_double_up_to_the_agent_cap() {
         let s = RetrySettings::default();
-        assert_eq!(retry_delay_ms(&s, 1, None), Some(2000));
-        assert_eq!(retry_delay_ms(&s, 2, None), Some(4000));
-        assert_eq!(retry_delay_ms(&s, 3, None), Some(8000));
-        assert_eq!(retry_delay_ms(&s, 1, Some(1500)), Some(1500));
-        assert_eq!(retry_delay_ms(&s, 1, Some(120_000)), None);
+        assert_eq!(retry_delay_ms(&s, 1), 2000);
+        assert_eq!(retry_delay_ms(&s, 2), 4000);
+        assert_eq!(retry_delay_ms(&s, 3), 8000);
+        assert_eq!(retry_delay_ms(&s, 6), 60_000);
+        assert_eq!(retry_delay_ms(&s, 200), 60_000);
     }
 }

@@ -212,7 +212,7 @@ impl ToolPlan {
 
     fn registered(&self, name: &str) -> bool {
         !self.excluded.as_ref().is_some_and(|m| m.matches(name))
-            && self.allowed.as_ref().map_or(true, |m| m.matches(name))
+            && self.allowed.as_ref().is_none_or(|m| m.matches(name))
     }
 
     /// The active tools and the registry (what `setActiveTools` may choose from), from every

@@ -4,15 +4,16 @@
 //! invalid or an enabled server is not connected. `login` and `logout` live in
 //! `command_auth`.
 
-use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+pub use super::command_args::Io;
+
+use super::command_args::{parse, shell_config, Kind, NoHooks, HELP_HINT};
 use super::config::{self, Scope, ServerEntry};
-use super::connection::{AuthContext, ConnState, Hooks, ServerConnection};
+use super::connection::{AuthContext, ConnState, ServerConnection};
 use super::log::ServerLog;
 use crate::ai::Abort;
 use crate::resources::trust;
@@ -60,90 +61,6 @@ Options for add:
 Other options:
   --json                  Print the list as JSON
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)";
-
-pub(super) const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
-
-/// Where the command writes.
-pub struct Io<'a> {
-    pub out: &'a mut dyn Write,
-    pub err: &'a mut dyn Write,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Kind {
-    Flag,
-    Value,
-    List,
-}
-
-#[derive(Default)]
-pub(super) struct Parsed {
-    pub positional: Vec<String>,
-    values: HashMap<String, Option<String>>,
-    lists: HashMap<String, Vec<String>>,
-}
-
-impl Parsed {
-    pub fn has(&self, name: &str) -> bool {
-        self.values.contains_key(name) || self.lists.contains_key(name)
-    }
-    pub fn value(&self, name: &str) -> Option<&str> {
-        self.values.get(name).and_then(|v| v.as_deref())
-    }
-}
-
-/// pi's option parsing: `--` ends the options, as does reaching `max_positionals` positional
-/// arguments (so a server command's own flags pass through). Only `-l` has a short form.
-pub(super) fn parse(
-    args: &[String],
-    known: &[(&str, Kind)],
-    max_positionals: usize,
-    io: &mut Io,
-) -> Option<Parsed> {
-    let mut p = Parsed::default();
-    let mut i = 0;
-    while i < args.len() {
-        let typed = &args[i];
-        let arg = if typed == "-l" {
-            "--local"
-        } else {
-            typed.as_str()
-        };
-        if arg == "--" || p.positional.len() >= max_positionals {
-            let from = if arg == "--" { i + 1 } else { i };
-            p.positional.extend(args[from..].iter().cloned());
-            break;
-        }
-        let Some(name) = arg.strip_prefix("--") else {
-            p.positional.push(arg.to_string());
-            i += 1;
-            continue;
-        };
-        let Some((_, kind)) = known.iter().find(|(k, _)| *k == name) else {
-            let _ = writeln!(io.err, "Unknown option {typed}.\n{HELP_HINT}");
-            return None;
-        };
-        if *kind == Kind::Flag {
-            p.values.insert(name.to_string(), None);
-            i += 1;
-            continue;
-        }
-        let Some(value) = args.get(i + 1) else {
-            let _ = writeln!(io.err, "{arg} needs a value.");
-            return None;
-        };
-        if *kind == Kind::List {
-            p.lists
-                .entry(name.to_string())
-                .or_default()
-                .push(value.clone());
-        } else {
-            p.values.insert(name.to_string(), Some(value.clone()));
-        }
-        i += 2;
-    }
-    Some(p)
-}
 
 /// Runs `pi mcp <args>` and returns the exit code.
 pub fn run(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
@@ -253,7 +170,7 @@ fn add(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
     }
     let mut entry = Map::new();
     if let Some(url) = &url {
-        let Some(mut headers) = pairs("header", p.lists.get("header"), io) else {
+        let Some(mut headers) = pairs("header", p.list("header"), io) else {
             return 1;
         };
         if let Some(var) = p.value("bearer-token-env-var") {
@@ -296,7 +213,7 @@ fn add(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
             entry.insert("oauth".into(), Value::Object(oauth));
         }
     } else {
-        let Some(env) = pairs("env", p.lists.get("env"), io) else {
+        let Some(env) = pairs("env", p.list("env"), io) else {
             return 1;
         };
         entry.insert("command".into(), json!(command[0]));
@@ -418,13 +335,6 @@ fn remove(args: &[String], agent_dir: &Path, cwd: &Path, io: &mut Io) -> i32 {
     }
 }
 
-pub(super) struct NoHooks;
-
-impl Hooks for NoHooks {
-    fn tools_changed(&self, _conn: &ServerConnection) {}
-    fn state_changed(&self, _conn: &ServerConnection) {}
-}
-
 /// One server's line in `list`.
 fn report(entry: &ServerEntry, conn: Option<&Arc<ServerConnection>>) -> Map<String, Value> {
     let c = &entry.config;
@@ -477,21 +387,6 @@ fn report(entry: &ServerEntry, conn: Option<&Arc<ServerConnection>>) -> Map<Stri
         }
     }
     r
-}
-
-/// The configuration as shell commands see it (only a saved decision trusts the project, as
-/// in pi), and the note to print when an untrusted project's file was skipped.
-pub(super) fn shell_config(agent_dir: &Path, cwd: &Path) -> (config::LoadedConfig, Option<String>) {
-    let trusted = trust::TrustStore::load(agent_dir).decision(cwd) == Some(true);
-    let loaded = config::load(agent_dir, cwd, trusted);
-    let project = config::project_path(cwd);
-    let untrusted_note = (!trusted && project.exists()).then(|| {
-        format!(
-            "{} is ignored because the project is not trusted. Start pi in the project to trust it.",
-            project.display()
-        )
-    });
-    (loaded, untrusted_note)
 }
 
 fn list(agent_dir: &Path, cwd: &Path, as_json: bool, io: &mut Io) -> i32 {

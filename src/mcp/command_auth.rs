@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
-use super::command::{parse, shell_config, Io, Kind, NoHooks, HELP_HINT};
+use super::command_args::{parse, shell_config, Io, Kind, NoHooks, HELP_HINT};
 use super::config::Scope;
 use super::connection::{auth_provider, AuthContext, ConnState, ServerConnection};
 use super::oauth::signin::{sign_in, SignIn};

@@ -238,7 +238,7 @@ pub fn parse_document(text: &str) -> Result<Value, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parsed: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     match &parsed {
-        Value::Object(m) if m.get("mcpServers").map_or(true, Value::is_object) => Ok(parsed),
+        Value::Object(m) if m.get("mcpServers").is_none_or(Value::is_object) => Ok(parsed),
         _ => Err("expected an object with an \"mcpServers\" object".into()),
     }
 }
@@ -467,10 +467,10 @@ pub fn validate(name: &str, raw: &Value) -> Result<ServerConfig, String> {
         Some(_) => return Err(fail("toolExposure must map tool names to exposures".into())),
     };
     if let (TransportConfig::Http { url, .. }, Some(auth)) = (&transport, obj.get("auth")) {
-        if !auth
+        if auth
             .get("provider")
             .and_then(Value::as_str)
-            .is_some_and(|p| !p.is_empty())
+            .is_none_or(|p| p.is_empty())
         {
             return Err(fail("auth.provider must be a provider name".into()));
         }

@@ -18,9 +18,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::rpc::{classify, Incoming, Kind, McpError, Sink, Transport, MAX_MESSAGE_BYTES};
+use crate::ai::http::{self, header};
 use crate::ai::sse::SseParser;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+type Response = ureq::http::Response<ureq::Body>;
+
 /// How long the server-to-client stream may stay silent before it is reopened.
 const GET_STREAM_IDLE: Duration = Duration::from_secs(300);
 const MAX_ERROR_BODY_BYTES: u64 = 8 * 1024;
@@ -104,15 +106,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub fn start(spec: HttpSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError> {
-    let agent = crate::ai::http::agent_builder(&spec.url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(spec.timeout + Duration::from_secs(5))
-        .timeout_write(Duration::from_secs(60))
-        .build();
-    let get_agent = crate::ai::http::agent_builder(&spec.url)
-        .timeout_connect(CONNECT_TIMEOUT)
-        .timeout_read(GET_STREAM_IDLE)
-        .build();
+    let agent = http::client_agent(&spec.url, spec.timeout + Duration::from_secs(5), None);
+    let get_agent = http::client_agent(&spec.url, GET_STREAM_IDLE, None);
     Ok(Arc::new(HttpTransport {
         inner: Arc::new(Inner {
             spec,
@@ -128,19 +123,8 @@ pub fn start(spec: HttpSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError>
     }))
 }
 
-fn network_error(t: &ureq::Transport) -> McpError {
-    let detail = t.message().map_or_else(|| t.to_string(), str::to_string);
-    McpError::Network(match t.kind() {
-        ureq::ErrorKind::ConnectionFailed => {
-            format!("Connection error: could not connect ({detail})")
-        }
-        ureq::ErrorKind::Dns => format!("Connection error: could not resolve host ({detail})"),
-        _ => format!("Network error: {t}"),
-    })
-}
-
-fn content_type(resp: &ureq::Response) -> String {
-    resp.header("content-type")
+fn content_type(resp: &Response) -> String {
+    header(resp, "content-type")
         .unwrap_or("")
         .split(';')
         .next()
@@ -149,11 +133,10 @@ fn content_type(resp: &ureq::Response) -> String {
         .to_ascii_lowercase()
 }
 
-fn needs_authorization(status: u16, resp: &ureq::Response) -> bool {
+fn needs_authorization(status: u16, resp: &Response) -> bool {
     status == 401
         || (status == 403
-            && resp
-                .header("www-authenticate")
+            && header(resp, "www-authenticate")
                 .is_some_and(|h| h.to_ascii_lowercase().contains("insufficient_scope")))
 }
 
@@ -164,7 +147,7 @@ impl Inner {
         accept: &str,
         body: Option<&str>,
         extra: &[(&str, String)],
-    ) -> Result<ureq::Response, McpError> {
+    ) -> Result<Response, McpError> {
         let mut retried = false;
         loop {
             let token = self.spec.auth.as_ref().and_then(|a| a.token());
@@ -173,45 +156,50 @@ impl Inner {
             } else {
                 &self.agent
             };
-            let mut req = agent.request(method, &self.spec.url).set("accept", accept);
-            for (k, v) in &self.spec.headers {
-                req = req.set(k, v);
-            }
-            for (k, v) in extra {
-                req = req.set(k, v);
-            }
-            {
+            let (session_id, protocol_version) = {
                 let state = lock(&self.state);
-                if let Some(id) = &state.session_id {
-                    req = req.set("mcp-session-id", id);
-                }
-                if let Some(v) = &state.protocol_version {
-                    req = req.set("mcp-protocol-version", v);
-                }
-            }
-            if let Some(t) = &token {
-                req = req.set("authorization", &format!("Bearer {t}"));
-            }
-            let result = match body {
-                Some(b) => req.set("content-type", "application/json").send_string(b),
-                None => req.call(),
+                (state.session_id.clone(), state.protocol_version.clone())
             };
-            let resp = match result {
-                Ok(r) => r,
-                Err(ureq::Error::Status(_, r)) => r,
-                Err(ureq::Error::Transport(t)) => return Err(network_error(&t)),
+            let bearer = token.as_ref().map(|t| format!("Bearer {t}"));
+            let mut headers: Vec<(&str, &str)> = vec![("accept", accept)];
+            headers.extend(
+                self.spec
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            headers.extend(extra.iter().map(|(k, v)| (*k, v.as_str())));
+            headers.extend(session_id.as_deref().map(|id| ("mcp-session-id", id)));
+            headers.extend(
+                protocol_version
+                    .as_deref()
+                    .map(|v| ("mcp-protocol-version", v)),
+            );
+            headers.extend(bearer.as_deref().map(|b| ("authorization", b)));
+            let url = &self.spec.url;
+            let sent = match body {
+                Some(b) => {
+                    headers.push(("content-type", "application/json"));
+                    http::new_request(method, url, &headers, b).map(|r| agent.run(r))
+                }
+                None => http::new_request(method, url, &headers, ()).map(|r| agent.run(r)),
             };
-            let status = resp.status();
+            let resp = match sent {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => return Err(McpError::Network(http::network_error_message(e, url))),
+                Err(e) => return Err(McpError::Network(e.message)),
+            };
+            let status = resp.status().as_u16();
             if let Some(auth) = &self.spec.auth {
                 if !retried && needs_authorization(status, &resp) {
                     retried = true;
-                    let challenge = resp.header("www-authenticate").map(str::to_string);
+                    let challenge = header(&resp, "www-authenticate").map(str::to_string);
                     if auth.on_unauthorized(challenge.as_deref(), token.as_deref())? {
                         continue;
                     }
                 }
             }
-            if let Some(id) = resp.header("mcp-session-id").filter(|s| !s.is_empty()) {
+            if let Some(id) = header(&resp, "mcp-session-id").filter(|s| !s.is_empty()) {
                 lock(&self.state).session_id = Some(id.to_string());
             }
             if (200..300).contains(&status) {
@@ -221,10 +209,11 @@ impl Inner {
         }
     }
 
-    fn status_error(&self, status: u16, resp: ureq::Response) -> McpError {
-        let challenge = resp.header("www-authenticate").map(str::to_string);
+    fn status_error(&self, status: u16, resp: Response) -> McpError {
+        let challenge = header(&resp, "www-authenticate").map(str::to_string);
         let mut body = String::new();
         let _ = resp
+            .into_body()
             .into_reader()
             .take(MAX_ERROR_BODY_BYTES)
             .read_to_string(&mut body);
@@ -273,7 +262,7 @@ impl Inner {
         let Some(id) = id else {
             // A notification or a reply to the server: nothing comes back.
             let _ = std::io::copy(
-                &mut resp.into_reader().take(MAX_ERROR_BODY_BYTES),
+                &mut resp.into_body().into_reader().take(MAX_ERROR_BODY_BYTES),
                 &mut std::io::sink(),
             );
             if method == "notifications/initialized" {
@@ -281,7 +270,7 @@ impl Inner {
             }
             return;
         };
-        let status = resp.status();
+        let status = resp.status().as_u16();
         let fail = |error: McpError| {
             (self.sink)(Incoming::Failed {
                 id: id.clone(),
@@ -329,9 +318,10 @@ impl Inner {
     /// Reads the SSE stream answering request `id`, resuming it with `Last-Event-ID` when it
     /// ends or breaks first and the server numbered its events. `Err` with the reason when the
     /// answer never came (the transport closing is not an error).
-    fn consume_response_stream(&self, first: ureq::Response, id: &Value) -> Result<(), String> {
+    fn consume_response_stream(&self, first: Response, id: &Value) -> Result<(), String> {
         let mut cursor = Cursor::default();
-        let mut stream: Option<Box<dyn Read + Send>> = Some(first.into_reader());
+        let mut stream: Option<Box<dyn Read + Send>> =
+            Some(Box::new(first.into_body().into_reader()));
         let mut failure: Option<StreamFailure> = None;
         let mut attempt = 0;
         loop {
@@ -360,7 +350,7 @@ impl Inner {
             }
             attempt += 1;
             match self.open_sse_stream(cursor.last_event_id.as_deref()) {
-                Ok(Some(resp)) => stream = Some(resp.into_reader()),
+                Ok(Some(resp)) => stream = Some(Box::new(resp.into_body().into_reader())),
                 // The server cannot resume: nothing more comes.
                 Ok(None) => break,
                 Err(e) => {
@@ -383,10 +373,7 @@ impl Inner {
 
     /// A GET event stream (resuming after `last_event_id` when given). `Ok(None)` when the
     /// server answers 405: it offers none.
-    fn open_sse_stream(
-        &self,
-        last_event_id: Option<&str>,
-    ) -> Result<Option<ureq::Response>, McpError> {
+    fn open_sse_stream(&self, last_event_id: Option<&str>) -> Result<Option<Response>, McpError> {
         let extra: Vec<(&str, String)> = last_event_id
             .map(|id| ("last-event-id", id.to_string()))
             .into_iter()
@@ -395,7 +382,7 @@ impl Inner {
             Ok(resp) if resp.status() == 405 => Ok(None),
             Ok(resp) if content_type(&resp) == "text/event-stream" => Ok(Some(resp)),
             Ok(resp) => Err(McpError::Http {
-                status: resp.status(),
+                status: resp.status().as_u16(),
                 message: format!(
                     "Unsupported MCP GET response content type: {}",
                     match content_type(&resp).as_str() {
@@ -511,7 +498,8 @@ impl Inner {
                         Ok(None) => return,
                         Ok(Some(resp)) => {
                             let opened = std::time::Instant::now();
-                            let result = inner.read_sse(resp.into_reader(), None, &mut cursor);
+                            let reader = resp.into_body().into_reader();
+                            let result = inner.read_sse(reader, None, &mut cursor);
                             if result.as_ref().is_err_and(|f| !f.retryable) {
                                 return;
                             }
@@ -536,9 +524,10 @@ impl Inner {
 }
 
 /// A JSON body up to the size limit.
-fn read_limited(resp: ureq::Response) -> Result<String, McpError> {
+fn read_limited(resp: Response) -> Result<String, McpError> {
     let mut body = Vec::new();
-    resp.into_reader()
+    resp.into_body()
+        .into_reader()
         .take(MAX_MESSAGE_BYTES as u64 + 1)
         .read_to_end(&mut body)
         .map_err(|e| McpError::Network(crate::ai::http::describe_io_error(&e)))?;
@@ -577,26 +566,28 @@ impl Transport for HttpTransport {
         if session.is_some() {
             // Ends the session on the server; a server that does not answer within a second
             // is left to expire it.
-            let agent = crate::ai::http::agent_builder(&self.inner.spec.url)
-                .timeout(Duration::from_secs(1))
-                .build();
-            let mut req = agent.delete(&self.inner.spec.url);
-            for (k, v) in &self.inner.spec.headers {
-                req = req.set(k, v);
-            }
-            if let Some(id) = &session {
-                req = req.set("mcp-session-id", id);
-            }
-            if let Some(t) = self
+            let url = &self.inner.spec.url;
+            let agent =
+                http::client_agent(url, Duration::from_secs(1), Some(Duration::from_secs(1)));
+            let mut headers: Vec<(&str, &str)> = self
+                .inner
+                .spec
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+            let bearer = self
                 .inner
                 .spec
                 .auth
                 .as_ref()
                 .and_then(|a| a.current_token())
-            {
-                req = req.set("authorization", &format!("Bearer {t}"));
+                .map(|t| format!("Bearer {t}"));
+            headers.extend(bearer.as_deref().map(|b| ("authorization", b)));
+            if let Ok(req) = http::new_request("DELETE", url, &headers, ()) {
+                let _ = agent.run(req);
             }
-            let _ = req.call();
         }
     }
 }

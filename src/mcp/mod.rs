@@ -6,17 +6,20 @@
 //!
 //! Floors, lowest first: `url`, `rpc` (JSON-RPC messages, errors, the transport interface) →
 //! `stdio`, `http` (transports), `oauth` (sign-in and tokens) → `client` (the protocol) →
-//! `credentials`, `connection` (one server's life) → `tools`, `resources`, `search`, `prompt`
+//! `credentials`, `connection` (one server's life) → `content` (results as pi content) →
+//! `tools`, `resources`, `search`, `prompt`
 //! (what the model sees) → `manager` (the session's servers) and `manager_ops` (their changes:
 //! `/mcp`, `/reload`, extension registrations). Beside them: `config`, `oauth_config`, `edit`
 //! (the files), `registry` (servers extensions register), `log` (`mcp.log`), and
-//! `command`/`command_auth` (`pi mcp`).
+//! `command_args` → `command`/`command_auth` (`pi mcp`).
 
 pub mod client;
 pub mod command;
+mod command_args;
 mod command_auth;
 pub mod config;
 pub mod connection;
+pub mod content;
 pub mod credentials;
 pub mod edit;
 pub mod http;

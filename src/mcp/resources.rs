@@ -10,15 +10,11 @@ use serde_json::{json, Map, Value};
 
 use super::client::RequestOptions;
 use super::connection::ServerConnection;
+use super::content::{limit_content, resource_to_content, text_of};
+pub use super::content::{LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE, RESOURCE_TOOLS};
 use super::rpc::{McpError, METHOD_NOT_FOUND};
-use super::tools::{limit_content, resource_to_content, text_of};
 use crate::agent::{Tool, ToolContext, ToolOutput};
 use crate::ai::{Abort, Content};
-
-pub const LIST_RESOURCES: &str = "list_mcp_resources";
-pub const LIST_TEMPLATES: &str = "list_mcp_resource_templates";
-pub const READ_RESOURCE: &str = "read_mcp_resource";
-pub const RESOURCE_TOOLS: [&str; 3] = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE];
 
 /// The servers the tools reach, once the servers still connecting have settled.
 pub type ServersFn = Arc<dyn Fn(&Abort) -> Vec<Arc<ServerConnection>> + Send + Sync>;

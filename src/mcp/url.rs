@@ -120,15 +120,9 @@ pub fn normalize(text: &str) -> String {
 /// `file://` URL of an absolute path, percent-encoding what a URL path may not hold (as Node's
 /// `pathToFileURL` does for the usual characters).
 pub fn file_url(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    let path = path.to_string_lossy();
+    let encoded = crate::util::encoding::percent_encode(&path, b"/!$&'()*+,;=:@");
+    format!("file://{encoded}")
 }
 
 #[cfg(test)]

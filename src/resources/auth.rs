@@ -2,6 +2,10 @@
 //! expires, ...}}`. Unknown providers and fields are preserved on rewrite; the file is created
 //! with mode 0600 (its directory 0700) and rewritten under pi's lock (a `auth.json.lock`
 //! directory, as proper-lockfile makes). Also the runtime `--api-key` overrides.
+//!
+//! A file that cannot be used — not JSON, not an object, unreadable — and entries of the wrong
+//! shape are reported once as warnings naming the file and the problem; the file is never
+//! rewritten while broken.
 
 use super::config_value::resolve_config_value;
 use super::file_lock::FileLock;
@@ -18,6 +22,8 @@ pub struct AuthStorage {
     data: Map<String, Value>,
     runtime: HashMap<String, String>,
     load_error: Option<String>,
+    /// Entries of the wrong shape (the file itself loaded).
+    entry_problems: Vec<String>,
 }
 
 impl AuthStorage {
@@ -41,28 +47,37 @@ impl AuthStorage {
         }
     }
 
-    /// Re-reads the file.
+    /// Re-reads the file. A missing or blank file is empty; a broken one keeps the logins
+    /// read before (none at first) and sets [`AuthStorage::load_error`].
     pub fn reload(&mut self) {
         let Some(path) = &self.path else { return };
-        match std::fs::read_to_string(path) {
-            Ok(text) if text.trim().is_empty() => {
-                self.data = Map::new();
+        self.entry_problems.clear();
+        match read_auth_file(path) {
+            Ok(data) => {
+                self.entry_problems = data
+                    .iter()
+                    .filter_map(|(provider, cred)| {
+                        credential_problem(cred)
+                            .map(|p| format!("{}: \"{provider}\" {p}; ignored", path.display()))
+                    })
+                    .collect();
+                self.data = data;
                 self.load_error = None;
             }
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(m)) => {
-                    self.data = m;
-                    self.load_error = None;
-                }
-                Ok(_) => self.load_error = Some(format!("{}: not a JSON object", path.display())),
-                Err(e) => self.load_error = Some(format!("{}: {e}", path.display())),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.data = Map::new();
-                self.load_error = None;
-            }
-            Err(e) => self.load_error = Some(format!("{}: {e}", path.display())),
+            Err(problem) => self.load_error = Some(format!("{}: {problem}", path.display())),
         }
+    }
+
+    /// What is wrong with the file, one line each, for the user: the file as a whole (its
+    /// logins are then unused) or single entries.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .load_error
+            .iter()
+            .map(|e| format!("{e}. Its logins are not used; the file is left as it is."))
+            .collect();
+        out.extend(self.entry_problems.iter().cloned());
+        out
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -196,6 +211,76 @@ impl AuthStorage {
     }
 }
 
+/// The credentials in an auth.json: empty when missing or blank, `Err` with the problem when
+/// the file cannot be used.
+fn read_auth_file(path: &Path) -> Result<Map<String, Value>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) if path.is_dir() => return Err(format!("is a directory, not a file ({e})")),
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err("starts with a byte-order mark, which JSON does not allow; remove it".into());
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|e| format!("is not UTF-8 text ({e})"))?;
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => Err(format!(
+            "must hold a JSON object of providers, not {}",
+            json_kind(&other)
+        )),
+        Err(e) if e.is_eof() => Err(format!("is cut short, not valid JSON ({e})")),
+        Err(e) => Err(format!("is not valid JSON ({e})")),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Why a stored credential cannot be used, if it cannot.
+fn credential_problem(cred: &Value) -> Option<String> {
+    let Value::Object(fields) = cred else {
+        return Some(format!(
+            "must be an object such as {{\"type\": \"api_key\", \"key\": \"…\"}}, not {}",
+            json_kind(cred)
+        ));
+    };
+    let field_is = |name: &str, ok: fn(&Value) -> bool, want: &str| {
+        let v = fields.get(name)?;
+        (!ok(v)).then(|| format!("has \"{name}\" as {}, not {want}", json_kind(v)))
+    };
+    let missing = |name: &str| (!fields.contains_key(name)).then(|| format!("has no \"{name}\""));
+    match fields.get("type") {
+        None => Some("has no \"type\" (\"api_key\" or \"oauth\")".into()),
+        Some(Value::String(t)) if t == "api_key" => {
+            missing("key").or_else(|| field_is("key", Value::is_string, "a string"))
+        }
+        Some(Value::String(t)) if t == "oauth" => missing("access")
+            .or_else(|| field_is("access", Value::is_string, "a string"))
+            .or_else(|| field_is("refresh", Value::is_string, "a string"))
+            .or_else(|| field_is("expires", Value::is_number, "a number")),
+        Some(Value::String(t)) => Some(format!(
+            "has an unknown \"type\" \"{t}\" (\"api_key\" or \"oauth\")"
+        )),
+        Some(other) => Some(format!(
+            "has \"type\" as {}, not \"api_key\" or \"oauth\"",
+            json_kind(other)
+        )),
+    }
+}
+
 /// Replaces `path` with `text` (mode 0600, fsynced), creating the parent directory (0700):
 /// a reader in another process sees the old file or the new one, never a torn write. A
 /// symlinked auth.json (dotfile managers) is written through, not replaced.
@@ -316,6 +401,89 @@ mod tests {
             .set("b", json!({"type": "api_key", "key": "k2"}))
             .is_err());
         assert!(path.is_dir());
+    }
+
+    #[test]
+    fn every_broken_file_is_named_once_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        let whole_file: &[(&[u8], &str)] = &[
+            (br#"{"anthropic": {"type": "api_k"#, "is cut short"),
+            (br#"{"anthropic": {"type": "api_key"}"#, "is cut short"),
+            (b"\xEF\xBB\xBF{}", "byte-order mark"),
+            (b"null", "not null"),
+            (b"[]", "not an array"),
+            (b"[{\"type\": \"api_key\"}]", "not an array"),
+            (b"\"sk-ant-123\"", "not a string"),
+            (b"42", "not a number"),
+            (b"true", "not a boolean"),
+            (
+                br#"{"anthropic": {"type": "api_key", "key": "k"},}"#,
+                "not valid JSON",
+            ),
+            (b"// my keys\n{}", "not valid JSON"),
+            (b"{\"a\": \"\xff\"}", "not UTF-8"),
+        ];
+        for (bytes, expected) in whole_file {
+            std::fs::write(&path, bytes).unwrap();
+            let auth = AuthStorage::load(&path);
+            let warnings = auth.warnings();
+            assert_eq!(warnings.len(), 1, "{expected}: {warnings:?}");
+            assert!(warnings[0].contains(expected), "{expected}: {warnings:?}");
+            assert!(warnings[0].starts_with(&path.display().to_string()));
+            assert!(auth.list().is_empty());
+            assert_eq!(std::fs::read(&path).unwrap(), *bytes, "a read never writes");
+        }
+        let sub = dir.path().join("as-dir.json");
+        std::fs::create_dir(&sub).unwrap();
+        let warnings = AuthStorage::load(&sub).warnings();
+        assert!(warnings[0].contains("is a directory"), "{warnings:?}");
+        for fine in [&b""[..], b"  \n", b"{}"] {
+            std::fs::write(&path, fine).unwrap();
+            assert!(AuthStorage::load(&path).warnings().is_empty());
+        }
+    }
+
+    #[test]
+    fn entries_of_the_wrong_shape_are_named_and_the_rest_still_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        let text = r#"{
+            "openai": {"type": "api_key", "key": "sk-good", "env": {"X": "1"}},
+            "anthropic": "sk-ant-bare-string",
+            "google": {"key": "g"},
+            "groq": {"type": "apikey", "key": "g"},
+            "xai": {"type": "api_key", "key": 42},
+            "mistral": {"type": 1},
+            "openai-codex": {"type": "oauth", "access": "a", "refresh": "r", "expires": "soon"},
+            "github-copilot": {"type": "oauth", "refresh": "r", "expires": 1},
+            "cerebras": null
+        }"#;
+        std::fs::write(&path, text).unwrap();
+        let auth = AuthStorage::load(&path);
+        let warnings = auth.warnings();
+        let expect = [
+            ("\"anthropic\" must be an object", "not a string"),
+            ("\"google\" has no \"type\"", ""),
+            ("\"groq\" has an unknown \"type\" \"apikey\"", ""),
+            ("\"xai\" has \"key\" as a number, not a string", ""),
+            ("\"mistral\" has \"type\" as a number", ""),
+            (
+                "\"openai-codex\" has \"expires\" as a string, not a number",
+                "",
+            ),
+            ("\"github-copilot\" has no \"access\"", ""),
+            ("\"cerebras\" must be an object", "not null"),
+        ];
+        assert_eq!(warnings.len(), expect.len(), "{warnings:#?}");
+        for (a, b) in expect {
+            assert!(
+                warnings.iter().any(|w| w.contains(a) && w.contains(b)),
+                "{a}: {warnings:#?}"
+            );
+        }
+        assert_eq!(auth.api_key("openai").as_deref(), Some("sk-good"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
 
     #[test]

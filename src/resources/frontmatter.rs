@@ -51,8 +51,15 @@ pub fn parse(content: &str) -> Frontmatter {
         };
     }
     let Some(end) = text[3..].find("\n---").map(|i| i + 3) else {
+        // pi reads this as a body without front matter; say why the fields were not read.
+        let error = text
+            .lines()
+            .next()
+            .is_some_and(|first| first.trim_end() == "---")
+            .then(|| "front matter has no closing \"---\" line".to_string());
         return Frontmatter {
             body: text,
+            error,
             ..Default::default()
         };
     };
@@ -78,29 +85,59 @@ fn indent_of(line: &str) -> usize {
 fn parse_yaml(yaml: &str) -> (BTreeMap<String, FmValue>, Option<String>) {
     let mut fields = BTreeMap::new();
     let mut error = None;
+    let mut fail = |line: usize, what: String| {
+        error.get_or_insert_with(|| format!("line {line}: {what}"));
+    };
     let lines: Vec<&str> = yaml.lines().collect();
+    let content = |l: &str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
+    if let Some(n) = lines
+        .iter()
+        .position(|l| !l.trim().is_empty() && l.trim_start_matches(' ').starts_with('\t'))
+    {
+        fail(n + 1, "tabs are not allowed for indentation".into());
+    }
+    // YAML lets the whole map be indented; its keys share the first line's column.
+    let base = lines
+        .iter()
+        .find(|l| content(l))
+        .map_or(0, |l| indent_of(l));
+    let deeper = |l: &str| l.trim().is_empty() || indent_of(l) > base;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
+        let line_no = i + 1;
         i += 1;
         let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "---" {
+        if !content(line) || trimmed == "---" {
             continue;
         }
-        if indent_of(line) > 0 || trimmed.starts_with("- ") || trimmed == "-" {
-            // Part of a nested value we skip.
+        // Deeper lines belong to the value before them and were consumed with it.
+        if indent_of(line) != base {
+            fail(line_no, "keys must all start at the same column".into());
+            continue;
+        }
+        if trimmed.starts_with('-') && (trimmed.len() == 1 || trimmed[1..].starts_with(' ')) {
+            fail(line_no, "a list item outside any key".into());
             continue;
         }
         let Some((key, rest)) = split_key(trimmed) else {
-            error.get_or_insert_with(|| format!("invalid frontmatter line {}: {trimmed}", i));
+            fail(
+                line_no,
+                format!("expected \"key: value\", found \"{trimmed}\""),
+            );
             continue;
         };
+        if fields.contains_key(key) {
+            fail(line_no, format!("duplicate key \"{key}\""));
+        }
         let rest = strip_comment(rest).trim();
         let value = if rest.is_empty() {
             // A nested block (map or list) or a null value.
             let nested = lines[i..]
                 .iter()
-                .take_while(|l| l.trim().is_empty() || indent_of(l) > 0 || l.starts_with("- "))
+                .take_while(|l| {
+                    deeper(l) || indent_of(l) == base && l.trim_start().starts_with('-')
+                })
                 .count();
             let has_content = lines[i..i + nested].iter().any(|l| !l.trim().is_empty());
             i += nested;
@@ -111,15 +148,29 @@ fn parse_yaml(yaml: &str) -> (BTreeMap<String, FmValue>, Option<String>) {
             }
         } else if let Some(style) = block_style(rest) {
             let start = i;
-            while i < lines.len() && (lines[i].trim().is_empty() || indent_of(lines[i]) > 0) {
+            let block_indent = lines[i..]
+                .iter()
+                .find(|l| !l.trim().is_empty())
+                .map_or(0, |l| indent_of(l));
+            while i < lines.len()
+                && (lines[i].trim().is_empty() || indent_of(lines[i]) >= block_indent)
+                && deeper(lines[i])
+            {
                 i += 1;
             }
             FmValue::Str(block_scalar(&lines[start..i], style))
         } else {
-            match scalar(rest) {
+            // A plain value may go on over deeper lines, folded with spaces.
+            let mut text = rest.to_string();
+            while i < lines.len() && deeper(lines[i]) && !lines[i].trim().is_empty() {
+                text.push(' ');
+                text.push_str(strip_comment(lines[i].trim()).trim());
+                i += 1;
+            }
+            match scalar(&text) {
                 Ok(v) => v,
                 Err(e) => {
-                    error.get_or_insert_with(|| format!("invalid value for \"{key}\": {e}"));
+                    fail(line_no, format!("invalid value for \"{key}\": {e}"));
                     continue;
                 }
             }
@@ -243,17 +294,27 @@ fn scalar(v: &str) -> Result<FmValue, String> {
     if let Some(inner) = v.strip_prefix('"') {
         let inner = inner
             .strip_suffix('"')
-            .ok_or_else(|| "unterminated double-quoted string".to_string())?;
+            .ok_or_else(|| "unterminated double-quoted string, or text after it".to_string())?;
         return Ok(FmValue::Str(unescape_double(inner)));
     }
     if let Some(inner) = v.strip_prefix('\'') {
         let inner = inner
             .strip_suffix('\'')
-            .ok_or_else(|| "unterminated single-quoted string".to_string())?;
+            .ok_or_else(|| "unterminated single-quoted string, or text after it".to_string())?;
         return Ok(FmValue::Str(inner.replace("''", "'")));
     }
-    if v.starts_with('[') || v.starts_with('{') {
+    if let Some(open) = v.chars().next().filter(|c| matches!(c, '[' | '{')) {
+        let close = if open == '[' { ']' } else { '}' };
+        if !v.ends_with(close) {
+            return Err(format!("\"{open}\" is not closed with \"{close}\""));
+        }
         return Ok(FmValue::Other);
+    }
+    if let Some(c) = v.chars().next().filter(|c| matches!(c, '@' | '`' | '%')) {
+        return Err(format!("a plain value cannot start with \"{c}\"; quote it"));
+    }
+    if v.contains(": ") || v.ends_with(':') {
+        return Err("\": \" inside a plain value reads as a nested key; quote the value".into());
     }
     Ok(match v {
         "true" | "True" | "TRUE" => FmValue::Bool(true),
@@ -284,4 +345,80 @@ fn unescape_double(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> (BTreeMap<String, FmValue>, Option<String>) {
+        parse_yaml(text)
+    }
+
+    /// Each of these is an error for the `yaml` package pi parses front matter with, which
+    /// then drops the file; we name the problem.
+    #[test]
+    fn what_pi_rejects_is_reported_with_its_line() {
+        for (text, expected) in [
+            (
+                "description: Use this: for that",
+                "line 1: invalid value for \"description\"",
+            ),
+            ("description: Note:", "nested key"),
+            ("a: [1, 2", "not closed"),
+            ("a: {b: 1", "not closed"),
+            ("a: 1\na: 2", "line 2: duplicate key \"a\""),
+            ("a: 1\n\tb: 2", "line 2: tabs"),
+            ("\tb: 2", "tabs"),
+            ("description: \"x\" trailing", "text after it"),
+            ("a: |\n  x\n b: 2", "same column"),
+            ("name: x\n  bad: indent", "nested key"),
+            ("a: @x", "cannot start with \"@\""),
+            ("a: `x`", "cannot start"),
+            ("a: %x", "cannot start"),
+        ] {
+            let (_, error) = yaml(text);
+            let error = error.unwrap_or_else(|| panic!("no error for {text:?}"));
+            assert!(error.contains(expected), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn what_pi_accepts_is_read_as_pi_reads_it() {
+        let ok = |text: &str| {
+            let (fields, error) = yaml(text);
+            assert_eq!(error, None, "{text:?}");
+            fields
+        };
+        let str_of = |f: &BTreeMap<String, FmValue>, k: &str| match f.get(k) {
+            Some(FmValue::Str(s)) => s.clone(),
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(
+            str_of(&ok("description: see http://x"), "description"),
+            "see http://x"
+        );
+        let f = ok("  description: x\n  name: y");
+        assert_eq!(
+            (str_of(&f, "description"), str_of(&f, "name")),
+            ("x".into(), "y".into())
+        );
+        assert_eq!(str_of(&ok("description: 'it''s'"), "description"), "it's");
+        assert_eq!(str_of(&ok("description: a # c: d"), "description"), "a");
+        assert_eq!(str_of(&ok("a: b\n c"), "a"), "b c");
+        assert_eq!(str_of(&ok("d: >\n  one\n  two"), "d"), "one two\n");
+        assert_eq!(ok("tools:\n- read\n- write\nname: n").len(), 2);
+    }
+
+    #[test]
+    fn an_unclosed_block_is_named() {
+        let fm = parse("---\nname: x\ndescription: y\n");
+        assert_eq!(
+            fm.error.as_deref(),
+            Some("front matter has no closing \"---\" line")
+        );
+        assert!(fm.fields.is_empty());
+        assert_eq!(parse("----\nnot front matter").error, None);
+        assert_eq!(parse("# Title").error, None);
+    }
 }

@@ -13,14 +13,14 @@ use serde_json::{Map, Value};
 
 use super::file_lock::FileLock;
 
-/// Agent-level retry policy (`retry.*`).
+/// Agent-level retry policy (`retry.*`; the provider level is `retry.provider.*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetrySettings {
     pub enabled: bool,
     pub max_retries: u32,
     pub base_delay_ms: u64,
-    /// Longest server-requested wait we accept (`retry.provider.maxRetryDelayMs`, 0 = no cap).
-    pub max_retry_delay_ms: u64,
+    /// Longest backoff between attempts (`retry.maxAgentDelayMs`, pi 1.x).
+    pub max_agent_delay_ms: u64,
 }
 
 impl Default for RetrySettings {
@@ -29,7 +29,7 @@ impl Default for RetrySettings {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2000,
-            max_retry_delay_ms: 60_000,
+            max_agent_delay_ms: 60_000,
         }
     }
 }
@@ -248,9 +248,29 @@ impl Settings {
             base_delay_ms: self
                 .u64(&["retry", "baseDelayMs"])
                 .unwrap_or(d.base_delay_ms),
+            max_agent_delay_ms: self
+                .u64(&["retry", "maxAgentDelayMs"])
+                .unwrap_or(d.max_agent_delay_ms),
+        }
+    }
+
+    /// `retry.provider.*`: provider-level retries (default none, as in pi 1.x), the longest
+    /// server-requested wait (the legacy `retry.maxDelayMs` counts when the new key is
+    /// absent, as pi migrates it) and the answer timeout.
+    pub fn provider_retry(&self) -> crate::ai::provider_retry::ProviderRetry {
+        let d = crate::ai::provider_retry::ProviderRetry::default();
+        crate::ai::provider_retry::ProviderRetry {
+            max_retries: self
+                .u64(&["retry", "provider", "maxRetries"])
+                .map(|n| n.min(u64::from(u32::MAX)) as u32)
+                .unwrap_or(d.max_retries),
             max_retry_delay_ms: self
                 .u64(&["retry", "provider", "maxRetryDelayMs"])
+                .or_else(|| self.u64(&["retry", "maxDelayMs"]))
                 .unwrap_or(d.max_retry_delay_ms),
+            timeout_ms: self
+                .u64(&["retry", "provider", "timeoutMs"])
+                .or(d.timeout_ms),
         }
     }
 
@@ -409,6 +429,35 @@ mod tests {
     }
 
     #[test]
+    fn provider_retry_settings_and_the_legacy_max_delay() {
+        use crate::ai::provider_retry::ProviderRetry;
+        let with = |v: serde_json::Value| Settings {
+            merged: v.as_object().unwrap().clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            with(serde_json::json!({})).provider_retry(),
+            ProviderRetry::default()
+        );
+        let s = with(
+            serde_json::json!({"retry": {"maxDelayMs": 5000, "maxAgentDelayMs": 9,
+            "provider": {"maxRetries": 2, "timeoutMs": 1500}}}),
+        );
+        assert_eq!(
+            s.provider_retry(),
+            ProviderRetry {
+                max_retries: 2,
+                max_retry_delay_ms: 5000,
+                timeout_ms: Some(1500)
+            }
+        );
+        assert_eq!(s.retry().max_agent_delay_ms, 9);
+        let s = with(serde_json::json!({"retry": {"maxDelayMs": 5000,
+            "provider": {"maxRetryDelayMs": 0}}}));
+        assert_eq!(s.provider_retry().max_retry_delay_ms, 0);
+    }
+
+    #[test]
     fn never_overwrites_a_broken_global_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("settings.json");
@@ -442,6 +491,7 @@ mod tests {
         assert_eq!(s.compaction(), CompactionSettings::default());
         assert_eq!(s.retry().max_retries, 5);
         assert_eq!(s.retry().base_delay_ms, 20);
+        assert_eq!(s.retry().max_agent_delay_ms, 60_000);
         assert_eq!(s.default_model(), Some("a"));
         std::fs::write(cwd.join(".pi/settings.json"), "{oops").unwrap();
         let s = Settings::load(&agent, &cwd);

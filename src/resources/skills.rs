@@ -51,6 +51,27 @@ pub struct LoadedSkills {
 /// itself is not a skill. Hidden entries and `node_modules` are skipped; `.gitignore`,
 /// `.ignore` and `.fdignore` are respected.
 pub fn scan_dir(root: &Path, root_files: bool) -> Vec<PathBuf> {
+    scan_dir_reporting(root, root_files, &mut Vec::new())
+}
+
+/// The path an error from the directory walk is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}
+
+/// [`scan_dir`], adding a warning for each `SKILL.md` that is there but cannot be a skill (a
+/// directory of that name, a dangling link).
+pub fn scan_dir_reporting(
+    root: &Path,
+    root_files: bool,
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
     if !root.is_dir() {
         return Vec::new();
     }
@@ -68,8 +89,23 @@ pub fn scan_dir(root: &Path, root_files: bool) -> Vec<PathBuf> {
         .build();
     let mut skill_files = Vec::new();
     let mut root_md = Vec::new();
-    for entry in walker.flatten() {
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                if let Some(path) = error_path(&e).filter(|p| p.ends_with("SKILL.md")) {
+                    warnings.push(format!("{}: cannot be read ({e}); skipped", path.display()));
+                }
+                continue;
+            }
+        };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            if entry.file_name() == "SKILL.md" {
+                warnings.push(format!(
+                    "{}: is a directory, not a skill file; skipped",
+                    entry.path().display()
+                ));
+            }
             continue;
         }
         let path = entry.path();
@@ -241,16 +277,16 @@ pub fn load(src: &SkillSources, scope: &ProjectScope) -> LoadedSkills {
             }
         }
         for (origin, dir, root_files) in project {
-            let found = scan_dir(&dir, root_files);
             if scope.allows(&origin) {
-                files.extend(found);
+                files.extend(scan_dir_reporting(&dir, root_files, &mut out.warnings));
             } else {
-                out.skipped.extend(found);
+                out.skipped.extend(scan_dir(&dir, root_files));
             }
         }
-        files.extend(scan_dir(&src.agent_dir.join("skills"), true));
+        let user_skills = src.agent_dir.join("skills");
+        files.extend(scan_dir_reporting(&user_skills, true, &mut out.warnings));
         if let Some(dir) = &user_agents {
-            files.extend(scan_dir(dir, false));
+            files.extend(scan_dir_reporting(dir, false, &mut out.warnings));
         }
     }
     let mut candidates = files;
@@ -260,7 +296,7 @@ pub fn load(src: &SkillSources, scope: &ProjectScope) -> LoadedSkills {
             out.warnings
                 .push(format!("{}: skill path does not exist", path.display()));
         } else if path.is_dir() {
-            candidates.extend(scan_dir(&path, true));
+            candidates.extend(scan_dir_reporting(&path, true, &mut out.warnings));
         } else if path.extension().is_some_and(|e| e == "md") {
             candidates.push(path);
         } else {
@@ -366,5 +402,35 @@ pub fn expand_command(text: &str, skills: &[Skill]) -> String {
         block
     } else {
         format!("{block}\n\n{args}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_md_that_cannot_be_a_skill_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("odd/SKILL.md")).unwrap();
+        std::fs::create_dir_all(root.join("gone")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere.md"), root.join("gone/SKILL.md")).unwrap();
+        std::fs::create_dir_all(root.join("fine")).unwrap();
+        std::fs::write(root.join("fine/SKILL.md"), "---\ndescription: d\n---\n").unwrap();
+        let mut warnings = Vec::new();
+        let found = scan_dir_reporting(root, true, &mut warnings);
+        assert_eq!(found, [root.join("fine/SKILL.md")]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        let dir_warning = format!("{}: is a directory", root.join("odd/SKILL.md").display());
+        assert!(
+            warnings.iter().any(|w| w.starts_with(&dir_warning)),
+            "{warnings:?}"
+        );
+        let link = root.join("gone/SKILL.md").display().to_string();
+        assert!(
+            warnings.iter().any(|w| w.starts_with(&link)),
+            "{warnings:?}"
+        );
     }
 }

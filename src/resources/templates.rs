@@ -260,3 +260,28 @@ pub fn expand(text: &str, templates: &[Template]) -> String {
         None => text.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_front_matter_is_named_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("review.md");
+        std::fs::write(&path, "---\ndescription: Review: the diff\n---\nReview $1").unwrap();
+        let (template, warning) = load_file(&path).unwrap();
+        let warning = warning.expect("a warning");
+        assert!(
+            warning.starts_with(&format!(
+                "{}: could not parse frontmatter: line 1:",
+                path.display()
+            )),
+            "{warning}"
+        );
+        assert_eq!(template.content, "Review $1", "the body still works");
+        std::fs::write(&path, "---\ndescription: fine\n").unwrap();
+        let (_, warning) = load_file(&path).unwrap();
+        assert!(warning.unwrap().contains("no closing"));
+    }
+}

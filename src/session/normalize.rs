@@ -60,7 +60,7 @@ pub fn unusable_entry(entry: &Value) -> Option<String> {
         thinking_level_is_str: entry.get("thinkingLevel").is_some_and(Value::is_string),
         name_is_str_or_absent: entry
             .get("name")
-            .map_or(true, |n| n.is_string() || n.is_null()),
+            .is_none_or(|n| n.is_string() || n.is_null()),
     };
     unusable(kind, facts)
 }
@@ -119,7 +119,7 @@ pub fn entry(v: &mut Value) {
 pub fn header(v: &Value) -> Value {
     let mut h = v.clone();
     if let Some(o) = h.as_object_mut() {
-        if !o.get("version").is_some_and(|n| n.as_u64().is_some()) {
+        if o.get("version").is_none_or(|n| n.as_u64().is_none()) {
             o.shift_remove("version");
         }
         string(o, "timestamp");

@@ -339,7 +339,7 @@ pub fn context_usage(w: &SessionWriter, context_window: u64) -> Option<ContextUs
             .iter()
             .rev()
             .find_map(|e| e.message().and_then(valid_usage));
-        if !after.is_some_and(|u| context_tokens(u) > 0) {
+        if after.is_none_or(|u| context_tokens(u) == 0) {
             return Some(ContextUsage {
                 tokens: None,
                 context_window,

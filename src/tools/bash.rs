@@ -412,7 +412,7 @@ impl BashTool {
                     break;
                 }
             }
-            if dirty && last_update.map_or(true, |t| now.duration_since(t) >= UPDATE_THROTTLE) {
+            if dirty && last_update.is_none_or(|t| now.duration_since(t) >= UPDATE_THROTTLE) {
                 dirty = false;
                 last_update = Some(now);
                 (ctx.on_update)(acc.update_output());

@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 use super::path::{node_error, num_arg, resolve_read_path, str_arg};
 use super::truncate::{format_size, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
-use crate::ai::image::{base64, sniff_image};
+use crate::ai::image::sniff_image;
 use crate::ai::{Content, ImageContent};
+use crate::util::encoding::base64_encode;
 
 pub struct ReadTool;
 
@@ -115,7 +116,7 @@ fn read_image(
 ) -> Result<ToolOutput, String> {
     file.read_to_end(&mut data)
         .map_err(|e| read_error(&e, abs))?;
-    let b64 = base64(&data);
+    let b64 = base64_encode(&data);
     if b64.len() > MAX_IMAGE_BASE64 {
         return Ok(ToolOutput::text(format!(
             "Read image file [{mime}]\n[Image omitted: could not be resized below the inline image size limit.]"

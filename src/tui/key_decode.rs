@@ -11,7 +11,28 @@
 use std::sync::OnceLock;
 
 use super::keys::{InputEvent, KeyCode, KeyEvent, KeyKind, Mods};
-use super::stdin_buffer::ParsedInput;
+
+/// What the terminal sent: input for components, or a reply to one of our queries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParsedInput {
+    Event(InputEvent),
+    /// Reply to the Kitty keyboard query `CSI ? u`: the terminal supports the protocol
+    /// (the flags currently enabled are given).
+    KittyFlags(u32),
+    /// Reply to `CSI 16 t`: the size of one cell in pixels.
+    CellSize {
+        height: u32,
+        width: u32,
+    },
+    /// Reply to `OSC 11 ; ?`: the terminal's background colour.
+    BackgroundColor {
+        r: u8,
+        g: u8,
+        b: u8,
+    },
+    /// A complete sequence we do not interpret (mouse, focus, cursor reports, garbage).
+    Other(String),
+}
 
 const ESC: u8 = 0x1b;
 

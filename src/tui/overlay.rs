@@ -88,7 +88,7 @@ pub struct OverlayOptions {
 
 impl OverlayOptions {
     pub fn is_visible(&self, cols: usize, rows: usize) -> bool {
-        self.visible.as_ref().map_or(true, |f| f(cols, rows))
+        self.visible.as_ref().is_none_or(|f| f(cols, rows))
     }
 }
 
@@ -252,7 +252,7 @@ pub fn splice(base: &str, overlay: &str, col: usize, width: usize, total: usize)
 }
 
 fn push_spaces(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat(' ').take(n));
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 #[cfg(test)]

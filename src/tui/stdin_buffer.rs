@@ -21,6 +21,7 @@
 
 use std::time::Duration;
 
+pub use super::key_decode::ParsedInput;
 use super::key_decode::{decode, unmodified_kitty_printable};
 use super::keys::{set_kitty_protocol_active, InputEvent};
 
@@ -35,28 +36,6 @@ const MAX_STRING: usize = 1 << 20;
 /// How long the input loop waits after a lone ESC (or another prefix) before calling
 /// [`StdinBuffer::flush_timeout`].
 pub const ESCAPE_TIMEOUT: Duration = Duration::from_millis(50);
-
-/// What the terminal sent: input for components, or a reply to one of our queries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParsedInput {
-    Event(InputEvent),
-    /// Reply to the Kitty keyboard query `CSI ? u`: the terminal supports the protocol
-    /// (the flags currently enabled are given).
-    KittyFlags(u32),
-    /// Reply to `CSI 16 t`: the size of one cell in pixels.
-    CellSize {
-        height: u32,
-        width: u32,
-    },
-    /// Reply to `OSC 11 ; ?`: the terminal's background colour.
-    BackgroundColor {
-        r: u8,
-        g: u8,
-        b: u8,
-    },
-    /// A complete sequence we do not interpret (mouse, focus, cursor reports, garbage).
-    Other(String),
-}
 
 impl ParsedInput {
     pub fn event(&self) -> Option<&InputEvent> {

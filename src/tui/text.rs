@@ -249,7 +249,7 @@ pub fn truncate_to_width(text: &str, max_width: usize, ellipsis: &str, pad: bool
 }
 
 fn pad_to(mut s: String, width: usize, target: usize) -> String {
-    s.extend(std::iter::repeat(' ').take(target.saturating_sub(width)));
+    s.extend(std::iter::repeat_n(' ', target.saturating_sub(width)));
     s
 }
 

@@ -186,9 +186,9 @@ impl<T: Terminal> Tui<T> {
     /// Draws a frame if one was requested and the last was at least
     /// [`MIN_RENDER_INTERVAL`] ago.
     pub fn render_if_due(&mut self, now: Instant, root: &mut dyn Component) -> io::Result<bool> {
-        let due = self.last_render.map_or(true, |t| {
-            now.saturating_duration_since(t) >= MIN_RENDER_INTERVAL
-        });
+        let due = self
+            .last_render
+            .is_none_or(|t| now.saturating_duration_since(t) >= MIN_RENDER_INTERVAL);
         if !self.render_requested || !due {
             return Ok(false);
         }

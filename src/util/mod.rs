@@ -5,13 +5,18 @@
 //! device passed where a file is expected never blocks or floods us, and tells whether two
 //! paths are the same file; `output_file` creates the private files that hold output the
 //! model was not shown in full; `sandbox` confines the commands pi runs (Landlock and
-//! seccomp); `browser` opens a sign-in URL when there is a desktop.
+//! seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64, hex,
+//! percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are the one
+//! implementation of each small job.
 
 pub mod atomic;
 pub mod browser;
+pub mod date;
+pub mod encoding;
 pub mod files;
 pub mod output_file;
 pub mod process;
+pub mod random;
 pub mod sandbox;
 pub mod shutdown;
 pub mod terminal_text;

@@ -45,7 +45,7 @@ fn an_api_key_from_stdin_is_saved() {
 #[test]
 fn codex_oauth_with_a_pasted_code() {
     let claims = r#"{"https://api.openai.com/auth":{"chatgpt_account_id":"acct-9"}}"#;
-    let payload = pi::resources::oauth::pkce::base64url(claims.as_bytes());
+    let payload = pi::util::encoding::base64url_encode(claims.as_bytes());
     let access = format!("h.{payload}.s");
     let token =
         serde_json::json!({"access_token": access, "refresh_token": "rt", "expires_in": 60});

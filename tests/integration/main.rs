@@ -27,6 +27,7 @@ mod mock_selftest;
 mod packages;
 mod print;
 mod processes;
+mod provider_layer;
 mod resources;
 mod retry;
 mod rpc;

@@ -6,13 +6,43 @@ use std::time::{Duration, Instant};
 
 use crate::support::{route, sse_events, sse_text, MockServer, Reply, APIS};
 
+/// A response with its status, as the tests below read it.
+struct Answer(ureq::http::Response<ureq::Body>);
+
+impl Answer {
+    fn status(&self) -> u16 {
+        self.0.status().as_u16()
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.0.headers().get(name).and_then(|v| v.to_str().ok())
+    }
+    fn into_reader(self) -> impl Read {
+        self.0.into_body().into_reader()
+    }
+    fn into_string(self) -> std::io::Result<String> {
+        let mut text = String::new();
+        self.into_reader().read_to_string(&mut text)?;
+        Ok(text)
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into()
+}
+
 // ureq's own error type is large; boxing it would only obscure the matches below.
 #[allow(clippy::result_large_err)]
-fn post(url: &str, body: &str) -> Result<ureq::Response, ureq::Error> {
-    ureq::post(url)
-        .set("content-type", "application/json")
-        .set("authorization", "Bearer k")
-        .send_string(body)
+fn post(url: &str, body: &str) -> Result<Answer, ureq::Error> {
+    agent()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer k")
+        .send(body)
+        .map(Answer)
 }
 
 #[test]
@@ -56,17 +86,13 @@ fn streams_are_read_incrementally() {
 #[test]
 fn records_requests_and_answers_500_when_queue_is_empty() {
     let mock = MockServer::start();
-    let err = post(
+    let resp = post(
         &format!("{}/v1/messages", mock.url()),
         r#"{"messages":[{"role":"user","content":"hi"}]}"#,
     )
-    .unwrap_err();
-    match err {
-        ureq::Error::Status(500, resp) => {
-            assert_eq!(resp.into_string().unwrap(), "mock: no scripted reply")
-        }
-        other => panic!("unexpected: {other:?}"),
-    }
+    .unwrap();
+    assert_eq!(resp.status(), 500);
+    assert_eq!(resp.into_string().unwrap(), "mock: no scripted reply");
     let req = mock.single_request();
     assert_eq!(req.method, "POST");
     assert_eq!(req.path, "/v1/messages");
@@ -79,9 +105,10 @@ fn reads_chunked_request_bodies() {
     let mock = MockServer::with_replies([Reply::text("openai-responses", "ok")]);
     let body = br#"{"input":[{"role":"user","content":[{"type":"input_text","text":"chunky"}]}]}"#;
     // ureq sends a reader body with Transfer-Encoding: chunked
-    let resp = ureq::post(&format!("{}/v1/responses", mock.url()))
-        .set("transfer-encoding", "chunked")
-        .send(&body[..])
+    let resp = agent()
+        .post(format!("{}/v1/responses", mock.url()))
+        .send(ureq::SendBody::from_reader(&mut &body[..]))
+        .map(Answer)
         .unwrap();
     let _ = resp.into_string().unwrap();
     let req = mock.single_request();
@@ -95,21 +122,15 @@ fn error_replies_carry_status_headers_and_body() {
         Reply::rate_limited("openai-completions", 25),
         Reply::overloaded(),
     ]);
-    match post(&format!("{}/v1/chat/completions", mock.url()), "{}").unwrap_err() {
-        ureq::Error::Status(429, resp) => {
-            assert_eq!(resp.header("retry-after-ms"), Some("25"));
-            let v: serde_json::Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
-            assert_eq!(v["error"]["message"], "Rate limit exceeded");
-        }
-        other => panic!("unexpected: {other:?}"),
-    }
-    match post(&format!("{}/v1/messages", mock.url()), "{}").unwrap_err() {
-        ureq::Error::Status(529, resp) => {
-            let v: serde_json::Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
-            assert_eq!(v["error"]["type"], "overloaded_error");
-        }
-        other => panic!("unexpected: {other:?}"),
-    }
+    let resp = post(&format!("{}/v1/chat/completions", mock.url()), "{}").unwrap();
+    assert_eq!(resp.status(), 429);
+    assert_eq!(resp.header("retry-after-ms"), Some("25"));
+    let v: serde_json::Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
+    assert_eq!(v["error"]["message"], "Rate limit exceeded");
+    let resp = post(&format!("{}/v1/messages", mock.url()), "{}").unwrap();
+    assert_eq!(resp.status(), 529);
+    let v: serde_json::Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
+    assert_eq!(v["error"]["type"], "overloaded_error");
 }
 
 #[test]

@@ -219,7 +219,8 @@ impl OAuthServer {
         let text = ureq::get(&format!("{}/stats", self.origin))
             .call()
             .expect("stats")
-            .into_string()
+            .into_body()
+            .read_to_string()
             .unwrap();
         serde_json::from_str(&text).unwrap()
     }
@@ -227,7 +228,7 @@ impl OAuthServer {
     /// Changes options (`{"expires_in": 1}`) or expires every access token (`{"expire_all": true}`).
     pub fn control(&self, change: Value) {
         ureq::post(&format!("{}/control", self.origin))
-            .send_string(&change.to_string())
+            .send(change.to_string())
             .expect("control");
     }
 }
@@ -242,31 +243,48 @@ impl Drop for OAuthServer {
 /// Plays the user's browser: opens the authorization URL (the test server approves at once and
 /// redirects) and follows the redirect to pi's loopback callback. Returns the callback page.
 pub fn approve_in_browser(authorization_url: &str) -> (u16, String) {
-    let agent = ureq::AgentBuilder::new().redirects(0).build();
-    let resp = match agent.get(authorization_url).call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("authorize request failed: {e}"),
-    };
+    let agent = browser();
+    let mut resp = agent
+        .get(authorization_url)
+        .call()
+        .unwrap_or_else(|e| panic!("authorize request failed: {e}"));
     assert_eq!(
         resp.status(),
         302,
         "authorize did not redirect: {}",
-        resp.into_string().unwrap_or_default()
+        resp.body_mut().read_to_string().unwrap_or_default()
     );
-    let location = resp.header("location").expect("a redirect").to_string();
-    let page = match agent.get(&location).call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("the callback {location} failed: {e}"),
-    };
-    (page.status(), page.into_string().unwrap_or_default())
+    let location = location(&resp);
+    let mut page = agent
+        .get(&location)
+        .call()
+        .unwrap_or_else(|e| panic!("the callback {location} failed: {e}"));
+    let status = page.status().as_u16();
+    (status, page.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// A client that reports every status and follows no redirect, as a test inspects them.
+fn browser() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+fn location(resp: &ureq::http::Response<ureq::Body>) -> String {
+    resp.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .expect("a redirect")
+        .to_string()
 }
 
 /// The redirect target of an authorization URL, without following it (for pasting).
 pub fn authorize_redirect(authorization_url: &str) -> String {
-    let agent = ureq::AgentBuilder::new().redirects(0).build();
-    let resp = match agent.get(authorization_url).call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("authorize request failed: {e}"),
-    };
-    resp.header("location").expect("a redirect").to_string()
+    let resp = browser()
+        .get(authorization_url)
+        .call()
+        .unwrap_or_else(|e| panic!("authorize request failed: {e}"));
+    location(&resp)
 }

@@ -922,7 +922,7 @@ fn write_reply(out: &mut TcpStream, reply: &Reply, stop: &AtomicBool) -> std::io
         if let Ending::CutAfter { events } = reply.ending {
             if events == i {
                 // Chunked, half the event goes out as a whole chunk and no terminating chunk
-                // follows: ureq 2 reports the missing chunk header as an error (EOF inside a
+                // follows: ureq reports the missing chunk header as an error (EOF inside a
                 // chunk would read as a clean end).
                 write_piece(out, &piece[..piece.len() / 2])?;
                 out.flush()?;

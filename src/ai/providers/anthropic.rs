@@ -9,6 +9,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use crate::ai::partial_json::parse_partial_json;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -49,8 +50,10 @@ pub fn stream(
     let (url, headers, body) = build_request(model, context, options);
     let cost = model.cost;
     let oauth_tools = is_oauth_token(&options.api_key).then(|| context.tools.clone());
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream_with(resp, w, &cost, oauth_tools.as_deref())
     })
 }

@@ -11,8 +11,10 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use super::openai_responses;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
+use crate::util::encoding::percent_encode;
 
 pub const DEFAULT_API_VERSION: &str = "v1";
 
@@ -56,21 +58,10 @@ impl AzureConfig {
         format!(
             "{}?api-version={}",
             oc::join_url(base, "responses"),
-            encode_query_value(&self.api_version)
+            // `encodeURIComponent`, as the SDK encodes query values.
+            percent_encode(&self.api_version, b"!*'()")
         )
     }
-}
-
-fn encode_query_value(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// pi's `resolveAzureConfig`: `AZURE_OPENAI_BASE_URL`, else the resource name's default
@@ -270,9 +261,11 @@ fn stream_with(
     env: Env,
 ) -> Receiver<AssistantEvent> {
     let request = build_request_with(model, context, options, env);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         openai_responses::parse_stream(resp, w)
     })
 }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -29,8 +30,10 @@ pub fn stream(
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
     let cost = model.cost;
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::GoogleSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream_with(resp, w, &cost)
     })
 }

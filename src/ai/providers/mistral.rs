@@ -12,6 +12,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -27,9 +28,9 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
-        let resp = w
-            .post_json(&url, &headers, &body)
+        let resp = provider_retry::post_json(w, Rules::Never, &retry, &url, &headers, &body)
             .map_err(|e| format_http_error(e.status, &e.message))?;
         parse_stream(resp, w)
     })

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use super::openai_responses;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
 
@@ -26,10 +27,10 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let request = build_request(model, context, options);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
-        let resp = w
-            .post_json(&url, &headers, &body)
+        let resp = provider_retry::post_json(w, Rules::Codex, &retry, &url, &headers, &body)
             .map_err(|e| friendly_error(e.status, &e.body).unwrap_or(e.message))?;
         openai_responses::parse_stream_mapped(resp, w, &map_event)
     })

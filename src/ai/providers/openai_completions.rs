@@ -10,6 +10,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::openai_compat::{self as oc, Compat, ThinkingFormat};
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -22,8 +23,10 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream(resp, w)
     })
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use crate::ai::partial_json::parse_partial_json;
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::transform::transform_messages;
@@ -26,8 +27,10 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream(resp, w)
     })
 }

@@ -13,6 +13,7 @@ use super::{OAuthError, Registration, Settings};
 use crate::ai::Abort;
 use crate::mcp::url::Url;
 use crate::resources::oauth::pkce;
+use crate::util::encoding::base64_encode;
 
 /// Where pi's Client ID Metadata Documents live.
 pub const CLIENT_METADATA_BASE: &str = "https://pi.dev/oauth";
@@ -107,7 +108,7 @@ pub fn callback_id(server_url: &str) -> String {
         |u| u.without_fragment().serialize(),
     );
     let digest = ring::digest::digest(&ring::digest::SHA256, url.as_bytes());
-    pkce::base64url(&digest.as_ref()[..9])
+    crate::util::encoding::base64url_encode(&digest.as_ref()[..9])
 }
 
 /// `<path>/<callback id>`.
@@ -400,7 +401,7 @@ fn token_request(
             let raw = format!("{id}:{secret}");
             headers.push((
                 "authorization",
-                format!("Basic {}", base64_std(raw.as_bytes())),
+                format!("Basic {}", base64_encode(raw.as_bytes())),
             ));
         }
         method => {
@@ -414,11 +415,6 @@ fn token_request(
     let body = pkce::form_encode(&pairs);
     let resp = net::send("POST", &url, &headers, Some(body), ctx.abort)?;
     parse_tokens(&oauth_answer(&resp)?)
-}
-
-fn base64_std(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Dynamic client registration (RFC 7591).
@@ -470,10 +466,10 @@ fn register(
         .json()
         .and_then(|v| v.as_object().cloned())
         .ok_or_else(|| OAuthError::Other("Invalid OAuth client registration response".into()))?;
-    if !info
+    if info
         .get("client_id")
         .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
+        .is_none_or(str::is_empty)
     {
         return Err(OAuthError::Other("Invalid client_id".into()));
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::OAuthError;
-use crate::ai::Abort;
+use crate::ai::{http, Abort};
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_BODY_BYTES: u64 = 1 << 20;
@@ -40,35 +40,40 @@ pub fn send(
     if abort.is_aborted() {
         return Err(OAuthError::Cancelled);
     }
-    let agent = crate::ai::http::agent_builder(url)
-        .timeout(REQUEST_TIMEOUT)
-        .build();
-    let mut req = agent.request(method, url);
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
+    let agent = http::client_agent(url, REQUEST_TIMEOUT, Some(REQUEST_TIMEOUT));
+    let headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let (method, url_owned) = (method.to_string(), url.to_string());
     let (tx, rx) = crossbeam_channel::bounded(1);
     // Detached: it ends within the request timeout; a caller that stopped waiting drops its
     // answer.
     std::thread::Builder::new()
         .name("pi-mcp-oauth".into())
         .spawn(move || {
-            let result = match body {
-                Some(b) => req.send_string(&b),
-                None => req.call(),
+            let url = url_owned.as_str();
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let sent = match body {
+                Some(b) => http::new_request(&method, url, &headers, b).map(|r| agent.run(r)),
+                None => http::new_request(&method, url, &headers, ()).map(|r| agent.run(r)),
             };
-            let answer = match result {
-                Ok(r) | Err(ureq::Error::Status(_, r)) => {
-                    let status = r.status();
+            let answer = sent.map_err(|e| e.message).and_then(|run| match run {
+                Ok(r) => {
+                    let status = r.status().as_u16();
                     let mut text = String::new();
-                    r.into_reader()
+                    r.into_body()
+                        .into_reader()
                         .take(MAX_BODY_BYTES)
                         .read_to_string(&mut text)
                         .map(|_| Response { status, body: text })
-                        .map_err(|e| crate::ai::http::describe_io_error(&e))
+                        .map_err(|e| http::describe_io_error(&e))
                 }
-                Err(ureq::Error::Transport(t)) => Err(t.to_string()),
-            };
+                Err(e) => Err(http::network_error_message(e, url)),
+            });
             let _ = tx.send(answer);
         })
         .map_err(|e| OAuthError::Other(format!("could not start a thread: {e}")))?;

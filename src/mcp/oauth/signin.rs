@@ -97,10 +97,7 @@ pub fn sign_in(s: &SignIn) -> Result<SignedIn, OAuthError> {
     if flow::offers_document(s.settings, &loopback.url) {
         paths.push(flow::server_specific_path(&loopback.path, s.server_url));
     }
-    let oauth_state: String = pkce::random_bytes::<32>()?
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let oauth_state = crate::util::encoding::hex(&crate::util::random::secure_bytes::<32>()?);
     let label = format!("MCP server \"{}\"", s.server_name);
     let paths_ref: Vec<&str> = paths.iter().map(String::as_str).collect();
     let listen = |p: u16| {

@@ -49,7 +49,8 @@ impl Server {
         let text = ureq::get(&format!("{}/stats", self.origin))
             .call()
             .unwrap()
-            .into_string()
+            .into_body()
+            .read_to_string()
             .unwrap();
         serde_json::from_str(&text).unwrap()
     }
@@ -64,10 +65,13 @@ impl Drop for Server {
 
 /// The redirect the server's `/authorize` answers with.
 pub fn authorize(url: &str) -> String {
-    let agent = ureq::AgentBuilder::new().redirects(0).build();
-    let resp = match agent.get(url).call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{e}"),
-    };
-    resp.header("location").expect("a redirect").to_string()
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent.get(url).call().unwrap_or_else(|e| panic!("{e}"));
+    crate::ai::http::header(&resp, "location")
+        .expect("a redirect")
+        .to_string()
 }

@@ -108,7 +108,7 @@ fn the_tool_loads_matches_and_checks_its_arguments() {
         .execute("c", json!({"query": "search issues", "limit": 1}), &ctx)
         .unwrap();
     assert_eq!(
-        crate::mcp::tools::text_of(&out.content),
+        crate::mcp::content::text_of(&out.content),
         "Loaded 1 tool. They are available from your next call:\n- mcp__gh__search_issues: Search issues and pull requests."
     );
     assert_eq!(
@@ -118,7 +118,7 @@ fn the_tool_loads_matches_and_checks_its_arguments() {
     assert_eq!(*host.0.lock().unwrap(), ["mcp__gh__search_issues"]);
     let none = tool.execute("c", json!({"query": "zebra"}), &ctx).unwrap();
     assert_eq!(
-        crate::mcp::tools::text_of(&none.content),
+        crate::mcp::content::text_of(&none.content),
         "No matching tools found."
     );
     assert_eq!(

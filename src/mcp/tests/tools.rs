@@ -1,5 +1,6 @@
 use super::*;
 use crate::ai::Content;
+use crate::mcp::content::*;
 
 #[test]
 fn names_are_sanitised_and_hashed_like_pis() {

@@ -5,8 +5,6 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use base64::Engine;
-
 use super::app::App;
 use super::clipboard_image::{self, ClipboardRead};
 use crate::tui::terminal::Terminal;
@@ -108,7 +106,7 @@ impl<T: Terminal> App<T> {
 /// Puts `text` on the clipboard: OSC 52 through the terminal, and the first of wl-copy,
 /// xclip, xsel or pbcopy that runs.
 pub fn copy_to_clipboard(terminal: &mut dyn Terminal, text: &str) {
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let encoded = crate::util::encoding::base64_encode(text.as_bytes());
     terminal.write(&format!("\x1b]52;c;{encoded}\x07"));
     let _ = terminal.flush();
     let tools: [(&str, &[&str]); 4] = [

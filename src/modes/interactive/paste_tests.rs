@@ -75,7 +75,7 @@ fn ctrl_v_pastes_the_clipboard_image_as_a_path_the_model_reads() {
     });
     let image = image.expect("read attached the pasted image");
     assert_eq!(image.mime_type, "image/png");
-    assert_eq!(image.data, crate::ai::image::base64(PNG));
+    assert_eq!(image.data, crate::util::encoding::base64_encode(PNG));
 }
 
 #[test]

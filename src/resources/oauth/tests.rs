@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 use super::anthropic::Anthropic;
 use super::github_copilot::{base_url_for, normalize_domain, GithubCopilot};
 use super::openai_codex::OpenAiCodex;
-use super::pkce::{base64url, challenge_for, parse_query, query_value};
+use super::pkce::{challenge_for, parse_query, query_value};
 use super::refresh::fresh_credentials;
 use super::*;
+use crate::util::encoding::base64url_encode;
 
 #[derive(Debug, Clone)]
 struct Req {
@@ -291,7 +292,7 @@ fn anthropic_login_through_the_callback_server_then_refresh() {
 fn codex_token(n: usize) -> String {
     let claims =
         json!({"https://api.openai.com/auth": {"chatgpt_account_id": format!("acct-{n}")}});
-    format!("h.{}.s", base64url(claims.to_string().as_bytes()))
+    format!("h.{}.s", base64url_encode(claims.to_string().as_bytes()))
 }
 
 #[test]

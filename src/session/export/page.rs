@@ -6,7 +6,6 @@
 
 use std::fmt::Write as _;
 
-use base64::Engine as _;
 use serde_json::Value;
 
 use super::ExportOptions;
@@ -52,7 +51,7 @@ pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
             ("THEME_VARS", &|h: &mut String| h.push_str(theme.css())),
             ("CSS", &|h: &mut String| h.push_str(CSS)),
             ("SESSION_DATA", &|h: &mut String| {
-                base64::engine::general_purpose::STANDARD.encode_string(data.as_bytes(), h)
+                crate::util::encoding::base64_encode_into(data.as_bytes(), h)
             }),
             ("JS", &|h: &mut String| {
                 JS.iter().for_each(|js| h.push_str(js))
@@ -116,9 +115,7 @@ pub fn session_data_json(w: &SessionWriter, opts: &ExportOptions<'_>) -> String 
 pub fn read_session_data(html: &str) -> Option<Value> {
     let start = html.find(DATA_OPEN)? + DATA_OPEN.len();
     let end = start + html[start..].find("</script>")?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(html[start..end].trim())
-        .ok()?;
+    let bytes = crate::util::encoding::base64_decode(&html[start..end])?;
     serde_json::from_slice(&bytes).ok()
 }
 

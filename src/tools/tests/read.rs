@@ -148,13 +148,10 @@ fn images_by_magic_bytes() {
     match &out.content[1] {
         Content::Image(img) => {
             assert_eq!(img.mime_type, "image/png");
-            assert_eq!(img.data, base64(&png));
+            assert_eq!(img.data, base64_encode(&png));
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(base64(b"Man"), "TWFu");
-    assert_eq!(base64(b"Ma"), "TWE=");
-    assert_eq!(base64(b"M"), "TQ==");
     assert_eq!(sniff_image(b"GIF89a..."), Some("image/gif"));
     assert_eq!(sniff_image(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
     assert_eq!(sniff_image(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));

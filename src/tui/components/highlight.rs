@@ -575,9 +575,9 @@ fn tokenize_line(
     while i < line.len() {
         let rest = &line[i..];
         let c = rest.chars().next().unwrap_or(' ');
-        let after_space = prev.map_or(true, |p| !is_ident(p) && p != '$');
+        let after_space = prev.is_none_or(|p| !is_ident(p) && p != '$');
         if let Some(lc) = lang.line_comments.iter().find(|lc| rest.starts_with(**lc)) {
-            if *lc != "#" || prev.map_or(true, char::is_whitespace) {
+            if *lc != "#" || prev.is_none_or(char::is_whitespace) {
                 out.push(Some(Token::SyntaxComment), rest);
                 return;
             }

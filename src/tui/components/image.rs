@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::terminal_image::{
-    base64_decode, capabilities, encode_iterm2, encode_kitty, image_rows, image_size, Capabilities,
-    CellSize, ImageProtocol, ImageSize,
+    capabilities, encode_iterm2, encode_kitty, image_rows, image_size, Capabilities, CellSize,
+    ImageProtocol, ImageSize,
 };
 use crate::tui::text::truncate_to_width;
 use crate::tui::theme::{Theme, Token};
 use crate::tui::Component;
+use crate::util::encoding::base64_decode;
 
 /// Base64 characters decoded to find the size (headers sit near the start; JPEG's may
 /// follow a large EXIF block).
@@ -158,9 +159,9 @@ impl Component for Image {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::components::terminal_image::base64_encode;
     use crate::tui::text::{strip_ansi, visible_width};
     use crate::tui::theme::ColorMode;
+    use crate::util::encoding::base64_encode;
 
     /// A 1×1 PNG's first bytes (signature and IHDR are all the size parser reads).
     fn tiny_png() -> String {

@@ -226,47 +226,6 @@ pub fn image_size(bytes: &[u8], mime: &str) -> Option<ImageSize> {
     }
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding.
-pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decodes standard base64 (whitespace ignored); `None` on invalid input.
-pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
-        if c == b'=' {
-            break;
-        }
-        let v = B64.iter().position(|b| *b == c)? as u32;
-        acc = acc << 6 | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,16 +251,6 @@ mod tests {
         assert_eq!((caps.images, caps.hyperlinks), (None, true));
         let caps = Capabilities::detect_from(env(&[("TERM", "xterm-256color")]));
         assert_eq!((caps.images, caps.hyperlinks), (None, false));
-    }
-
-    #[test]
-    fn base64_round_trips() {
-        for data in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\x00\xff\x10hello"] {
-            assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
-        }
-        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
-        assert_eq!(base64_encode(b"fo"), "Zm8=");
-        assert!(base64_decode("!!").is_none());
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl Fill {
         }
         out.push_str(rest);
         let w = visible_width(line);
-        out.extend(std::iter::repeat(' ').take(width.saturating_sub(w)));
+        out.extend(std::iter::repeat_n(' ', width.saturating_sub(w)));
         out.push_str(&self.close);
         out
     }
@@ -70,7 +70,7 @@ pub fn pad_to_width(line: &str, width: usize) -> String {
     let w = visible_width(line);
     let mut out = String::with_capacity(line.len() + width.saturating_sub(w));
     out.push_str(line);
-    out.extend(std::iter::repeat(' ').take(width.saturating_sub(w)));
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(w)));
     out
 }
 
@@ -103,7 +103,7 @@ pub(crate) fn frame_line(
     fill: Option<&Fill>,
 ) -> String {
     let mut l = String::with_capacity(padding_x + line.len());
-    l.extend(std::iter::repeat(' ').take(padding_x.min(width)));
+    l.extend(std::iter::repeat_n(' ', padding_x.min(width)));
     l.push_str(line);
     if visible_width(&l) > width {
         l = truncate_to_width(&l, width, "", false);

@@ -13,9 +13,9 @@
 use std::path::PathBuf;
 
 use super::sigv4::Credentials;
-use crate::ai::providers::cloud::{
-    form_encode, home_dir, now_secs, parse_iso_secs, request, Env, ExpiringCache,
-};
+use crate::ai::providers::cloud::{home_dir, now_secs, request, Env, ExpiringCache};
+use crate::util::date::parse_iso_ms;
+use crate::util::encoding::form_encode;
 
 /// How requests are authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,7 +237,8 @@ fn json_credentials(body: &str, source: &str) -> Result<(Credentials, i64), Stri
         ));
     };
     let expires = s("Expiration")
-        .and_then(|e| parse_iso_secs(&e))
+        .and_then(|e| parse_iso_ms(&e))
+        .map(|ms| ms.div_euclid(1000))
         .unwrap_or(now_secs() + 3600);
     Ok((
         Credentials {
@@ -379,7 +380,8 @@ fn web_identity(
         session_token: xml_text(&xml, "SessionToken"),
     };
     let expires = xml_text(&xml, "Expiration")
-        .and_then(|e| parse_iso_secs(&e))
+        .and_then(|e| parse_iso_ms(&e))
+        .map(|ms| ms.div_euclid(1000))
         .unwrap_or(now_secs() + 3600);
     TEMPORARY.put(&key, c.clone(), expires);
     Ok(c)

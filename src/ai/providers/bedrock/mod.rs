@@ -16,7 +16,8 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use super::cloud::{amz_date, now_secs, process_env, uri_encode, SharedEnv};
+use super::cloud::{amz_date, now_secs, process_env, SharedEnv};
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::types::*;
 
@@ -47,7 +48,7 @@ pub fn stream_with_env(
         let (region, endpoint) = credentials::region_and_endpoint(&model_c.base_url, env);
         let url = format!(
             "{endpoint}/model/{}/converse-stream",
-            uri_encode(&model_c.id, false)
+            crate::util::encoding::percent_encode(&model_c.id, b"")
         );
         let mut headers = vec![
             ("content-type".to_string(), "application/json".to_string()),
@@ -71,10 +72,9 @@ pub fn stream_with_env(
                 headers.extend(signed);
             }
         }
-        let resp = crate::ai::http::post_json(&url, &headers, &body).map_err(|e| {
-            w.retry_after_ms = e.retry_after_ms;
-            e.message
-        })?;
+        let retry = &options.provider_retry;
+        let resp = provider_retry::post(w, Rules::AwsSdk, retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream(resp, w)
     })
 }

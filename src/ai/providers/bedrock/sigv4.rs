@@ -5,7 +5,7 @@
 
 use ring::{digest, hmac};
 
-use crate::ai::providers::cloud::{uri_decode, uri_encode};
+use crate::util::encoding::{hex, percent_decode, percent_encode};
 
 /// AWS credentials as the signer needs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,10 +17,6 @@ pub struct Credentials {
 
 pub fn sha256_hex(data: &[u8]) -> String {
     hex(digest::digest(&digest::SHA256, data).as_ref())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn hmac_sha256(key: &[u8], data: &[u8]) -> Vec<u8> {
@@ -74,7 +70,7 @@ fn split_url(url: &str) -> (String, String, String) {
 
 fn canonical_uri(path: &str) -> String {
     path.split('/')
-        .map(|seg| uri_encode(seg, false))
+        .map(|seg| percent_encode(seg, b""))
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -86,8 +82,8 @@ fn canonical_query(query: &str) -> String {
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
             (
-                uri_encode(&uri_decode(k, false), false),
-                uri_encode(&uri_decode(v, false), false),
+                percent_encode(&percent_decode(k, false), b""),
+                percent_encode(&percent_decode(v, false), b""),
             )
         })
         .collect();

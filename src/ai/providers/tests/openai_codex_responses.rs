@@ -28,7 +28,7 @@ fn model() -> Model {
 /// A JWT-shaped token carrying `acct-1`.
 fn token() -> String {
     let claims = json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-1"}});
-    let payload = crate::resources::oauth::pkce::base64url(claims.to_string().as_bytes());
+    let payload = crate::util::encoding::base64url_encode(claims.to_string().as_bytes());
     format!("h.{payload}.s")
 }
 

@@ -22,9 +22,7 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 }
 
 fn b64url_decode(s: &str) -> Vec<u8> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .unwrap()
+    crate::util::encoding::base64_decode(s).unwrap()
 }
 
 #[test]

@@ -9,10 +9,10 @@
 
 use std::path::PathBuf;
 
-use base64::Engine;
 use serde_json::Value;
 
-use crate::ai::providers::cloud::{form_encode, home_dir, now_secs, request, Env, ExpiringCache};
+use crate::ai::providers::cloud::{home_dir, now_secs, request, Env, ExpiringCache};
+use crate::util::encoding::{base64_decode, base64url_encode as b64url, form_encode};
 
 const DEFAULT_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -148,10 +148,6 @@ fn with_token(token: String, creds: &Value) -> AccessToken {
     }
 }
 
-fn b64url(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
 /// The DER inside a PEM `PRIVATE KEY` block (PKCS#8, as Google issues them).
 fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
     let body: String = pem
@@ -159,9 +155,8 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
         .map(str::trim)
         .filter(|l| !l.starts_with("-----") && !l.is_empty())
         .collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(body.as_bytes())
-        .map_err(|e| format!("service account private_key is not valid PEM: {e}"))
+    base64_decode(&body)
+        .ok_or_else(|| "service account private_key is not valid PEM: bad base64".to_string())
 }
 
 /// The signed JWT a service account exchanges for an access token.

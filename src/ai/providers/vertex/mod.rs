@@ -13,6 +13,7 @@ use crossbeam_channel::Receiver;
 use super::anthropic::merge_headers;
 use super::cloud::{process_env, Env, SharedEnv};
 use super::google::{build_body, parse_stream_with, Dialect};
+use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
 
@@ -144,7 +145,9 @@ pub fn stream_with_env(
             }
         };
         let headers = merge_headers(auth, model_c.headers.as_ref(), &options.headers);
-        let resp = w.post_json(&url, &headers, &body).map_err(|e| e.message)?;
+        let retry = &options.provider_retry;
+        let resp = provider_retry::post_json(w, Rules::GoogleSdk, retry, &url, &headers, &body)
+            .map_err(|e| e.message)?;
         parse_stream_with(resp, w, &model_c.cost)
     })
 }

@@ -79,7 +79,7 @@ impl ScopedModelsSelector {
     fn is_enabled(&self, id: &str) -> bool {
         self.enabled
             .as_ref()
-            .map_or(true, |e| e.iter().any(|x| x == id))
+            .is_none_or(|e| e.iter().any(|x| x == id))
     }
 
     fn refresh(&mut self) {
@@ -319,7 +319,7 @@ impl Component for ScopedModelsSelector {
             let all = self
                 .enabled
                 .as_ref()
-                .map_or(true, |e| e.len() == self.all_ids.len());
+                .is_none_or(|e| e.len() == self.all_ids.len());
             let patterns = if all { None } else { self.enabled.clone() };
             self.outcomes
                 .push_back(ScopedModelsOutcome::Saved(patterns));

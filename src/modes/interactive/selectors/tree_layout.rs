@@ -327,7 +327,7 @@ impl TreeModel {
         if self
             .visible_children
             .get(&Some(i))
-            .map_or(true, Vec::is_empty)
+            .is_none_or(Vec::is_empty)
         {
             return false;
         }
