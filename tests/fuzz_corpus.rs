@@ -28,6 +28,7 @@ fn replay(name: &str) {
         .find(|(n, _)| *n == name)
         .map(|(_, t)| *t)
         .expect("a target of that name");
+    targets::FULL_CHECKS.store(true, std::sync::atomic::Ordering::Relaxed);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let corpus = files(&root.join("corpus").join(name));
     assert!(!corpus.is_empty(), "fuzz/corpus/{name}/ holds the seeds");

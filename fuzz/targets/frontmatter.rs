@@ -24,7 +24,10 @@ fn any_text(text: &str) {
     let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
     let has_block = normalized.starts_with("---") && normalized[3..].contains("\n---");
     if !has_block {
-        assert!(fm.fields.is_empty() && fm.error.is_none());
+        assert!(fm.fields.is_empty());
+        // The one error without a block: a first line `---` that nothing closes.
+        let opened = normalized.lines().next().map(str::trim_end) == Some("---");
+        assert!(fm.error.is_none() || opened, "{:?}", fm.error);
         assert_eq!(fm.body, normalized, "text without front matter is all body");
     }
     assert!(fm.fields.keys().all(|k| !k.is_empty()), "{:?}", fm.fields);

@@ -7,6 +7,9 @@
 //! by `make fuzz`) and into `tests/fuzz_corpus.rs`, which replays every file of
 //! `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/` in `make test`.
 
+// One chunk holding the whole stream is the reference every other chunking is compared to.
+#![allow(clippy::single_range_in_vec_init)]
+
 pub mod input;
 
 pub mod eventstream;
@@ -21,6 +24,14 @@ pub mod rpc;
 pub mod session;
 pub mod sse;
 pub mod templates;
+
+/// Set by the corpus replay in `make test`: targets that check only a sample of the inputs
+/// on disk (too slow for every fuzzed input) check every replayed one.
+pub static FULL_CHECKS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn full_checks() -> bool {
+    FULL_CHECKS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// A fuzz target: checks one input, panicking when a property fails.
 pub type Target = fn(&[u8]);

@@ -8,11 +8,55 @@
 
 use std::path::Path;
 
-use pi::session::file::{load, write_migrated, LoadedSession};
+use pi::session::file::{load, parse_session, write_migrated, LoadedSession};
+use pi::session::lines::parse_json;
 use pi::session::{build_context, Entry, SessionWriter};
 use serde_json::Value;
 
+/// One input in this many also goes through the files on disk (every one when replaying):
+/// the in-memory checks run at thousands of inputs a second, the file ones at hundreds.
+const ON_DISK_EVERY: u32 = 64;
+
 pub fn run(data: &[u8]) {
+    in_memory(data);
+    let sampled = data
+        .iter()
+        .fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
+        % ON_DISK_EVERY
+        == 0;
+    if sampled || super::full_checks() {
+        on_disk(data);
+    }
+}
+
+/// Parsing accounts for every line, and what it migrated, written out and parsed again,
+/// reads as the same entries at the current version with nothing left to migrate.
+fn in_memory(data: &[u8]) {
+    let Ok(parsed) = parse_session(data) else {
+        return;
+    };
+    account_for_every_line(
+        data,
+        parsed.entries.len(),
+        parsed.lines.len(),
+        &parsed.warnings,
+    );
+    let mut written = parsed.header_line.clone();
+    for line in &parsed.lines {
+        written.push('\n');
+        written.push_str(line);
+    }
+    written.push('\n');
+    let again = parse_session(written.as_bytes()).expect("the parsed lines parse again");
+    assert_eq!(again.migrated_from, None, "written at the current version");
+    assert_eq!(
+        again.entries, parsed.entries,
+        "parse, write, parse is stable"
+    );
+    assert_eq!(again.header, parsed.header);
+}
+
+fn on_disk(data: &[u8]) {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let path = dir.path().join("s.jsonl");
     std::fs::write(&path, data).expect("write the session file");
@@ -22,7 +66,8 @@ pub fn run(data: &[u8]) {
     let lazy = SessionWriter::open(&path);
     match (&eager, &lazy) {
         (Ok(loaded), Ok((writer, warnings))) => {
-            account_for_every_line(data, loaded);
+            let n = loaded.entries.len();
+            account_for_every_line(data, n, loaded.lines.len(), &loaded.warnings);
             assert_eq!(warnings, &loaded.warnings, "both loaders warn alike");
             agree(loaded, writer);
         }
@@ -68,32 +113,33 @@ fn lines(data: &[u8]) -> Vec<&[u8]> {
 }
 
 /// Every non-blank line is the header, an entry, or named by exactly one warning.
-fn account_for_every_line(data: &[u8], loaded: &LoadedSession) {
+fn account_for_every_line(data: &[u8], entries: usize, lines_kept: usize, warnings: &[String]) {
     let all = lines(data);
     let parsable = all
         .iter()
-        .filter(|l| serde_json::from_slice::<Value>(l).is_ok())
+        .filter(|l| parse_json::<Value>(l).is_ok())
         .count();
-    let kept = 1 + loaded.entries.len();
-    let second_headers = count(loaded, "ignored a second session header");
-    let unreadable = count(loaded, "skipped");
-    assert_eq!(loaded.lines.len(), loaded.entries.len());
+    let kept = 1 + entries;
+    let second_headers = count(warnings, "ignored a second session header");
+    let unreadable = count(warnings, "skipped");
+    assert_eq!(lines_kept, entries);
     assert_eq!(
         kept + second_headers + unreadable,
         all.len(),
-        "lines {}, kept {kept}, second headers {second_headers}, unreadable {unreadable}: {:#?}",
+        "lines {}, kept {kept}, second headers {second_headers}, unreadable {unreadable}: \
+         {warnings:#?}",
         all.len(),
-        loaded.warnings
     );
-    // Lines serde_json reads are never skipped (the loader reads a few more: lone surrogates).
+    // Lines that read as JSON (lone surrogates replaced, as pi's JSON.parse reads them) are
+    // never skipped.
     assert!(
         kept + second_headers >= parsable,
         "a parsable line was lost"
     );
 }
 
-fn count(loaded: &LoadedSession, what: &str) -> usize {
-    loaded.warnings.iter().filter(|w| w.contains(what)).count()
+fn count(warnings: &[String], what: &str) -> usize {
+    warnings.iter().filter(|w| w.contains(what)).count()
 }
 
 /// The resumed writer (lazy for a current file) answers as the eagerly loaded entries do.
@@ -132,7 +178,7 @@ fn migrate(path: &Path, original: &[u8], loaded: &LoadedSession) {
     let written = std::fs::read(path).expect("read the migrated file");
     let now = lines(&written);
     for l in lines(original) {
-        if serde_json::from_slice::<Value>(l).is_err() && !l.is_empty() {
+        if parse_json::<Value>(l).is_err() && !l.is_empty() {
             assert!(
                 now.contains(&l),
                 "line {:?} was dropped",

@@ -38,7 +38,8 @@ pub fn run(data: &[u8]) {
     // Arguments quoted the way a user would quote them read back as themselves.
     let words: Vec<String> = line
         .split('\u{1}')
-        .filter(|w| !w.is_empty() && !(w.contains('"') && w.contains('\'')))
+        .filter(|w| !w.is_empty())
+        .filter(|w| !(w.contains('"') && w.contains('\'')))
         .map(str::to_string)
         .collect();
     let quoted: Vec<String> = words
