@@ -75,7 +75,9 @@ fn framing(output: &[u8], seed: u64) {
 /// next turn. When a turn does not answer the request, the server is gone (as when a real
 /// one exits), so the client never waits for its timeout.
 struct Scripted {
-    sink: Sink,
+    /// Dropped once the server is gone, as the stdio reader thread drops it at EOF: the
+    /// client's state holds this transport, so keeping it would be a cycle (found as a leak).
+    sink: Mutex<Option<Sink>>,
     state: Mutex<Script>,
 }
 
@@ -125,17 +127,23 @@ impl Transport for Scripted {
                 delivered.extend(out.into_inner().unwrap());
             }
         }
+        let sink = self.sink.lock().unwrap().clone();
+        let Some(sink) = sink else {
+            return Err(McpError::Closed(None));
+        };
         for i in delivered {
-            (self.sink)(i);
+            sink(i);
         }
         if end {
-            (self.sink)(Incoming::Closed(Some("the server's script ended".into())));
+            sink(Incoming::Closed(Some("the server's script ended".into())));
+            self.sink.lock().unwrap().take();
         }
         Ok(())
     }
 
     fn close(&self) {
         self.state.lock().unwrap().closed = true;
+        self.sink.lock().unwrap().take();
     }
 }
 
@@ -154,7 +162,7 @@ fn conversation(turns: Vec<Vec<u8>>) {
             closed: false,
         };
         Ok(Arc::new(Scripted {
-            sink,
+            sink: Mutex::new(Some(sink)),
             state: Mutex::new(script),
         }) as Arc<dyn Transport>)
     });
