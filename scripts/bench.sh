@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: the CPU cost of streaming a long reply (100,000 vs 400,000 characters) and a long
 # streamed `write` (50,000 vs 200,000), RPC start-up and per-event cost, startup time, one streamed round trip (wall time and peak RSS) against a local mock
-# LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
+# LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store, which
+# plain HTTP must not read), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
 # ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
 # and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
@@ -249,12 +250,13 @@ def peak_rss_kib(cmd, run_env=None):
         text = out.read().strip().splitlines()
         return int(text[-1]) if p.returncode == 0 and text else None
 
-def measure(cmd, want_output=False, extra_env=None):
-    """Median wall ms and median peak RSS (KiB) over `runs` runs; None if the command fails
-    (or, with want_output, prints nothing on stdout). `extra_env` is added to the environment."""
+def measure(cmd, want_output=False, extra_env=None, n=None):
+    """Median wall ms and median peak RSS (KiB) over `n` (default `runs`) runs; None if the
+    command fails (or, with want_output, prints nothing on stdout). `extra_env` is added to the
+    environment."""
     run_env = dict(env, **(extra_env or {}))
     walls, rss = [], []
-    for _ in range(runs):
+    for _ in range(n or runs):
         with tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
             p = subprocess.Popen(cmd, env=run_env, cwd=cwd, stdin=subprocess.DEVNULL,
@@ -273,6 +275,22 @@ def measure(cmd, want_output=False, extra_env=None):
         peak = peak_rss_kib(cmd, run_env)
         rss.append(peak if peak is not None else usage.ru_maxrss)
     return statistics.median(walls), statistics.median(rss)
+
+def measure_paired(cmd, extra_env, want_output=False):
+    """(ratio of median wall, ratio of median peak RSS, median wall ms, median peak RSS KiB) of
+    `cmd` with `extra_env` against `cmd` without it, runs alternating so both see the same load;
+    None on failure."""
+    plain, extra = [], []
+    for _ in range(runs):
+        a = measure(cmd, want_output, n=1)
+        b = measure(cmd, want_output, extra_env, n=1)
+        if a is None or b is None:
+            return None
+        plain.append(a)
+        extra.append(b)
+    med = lambda xs, i: statistics.median(x[i] for x in xs)
+    return (med(extra, 0) / med(plain, 0), med(extra, 1) / med(plain, 1), med(extra, 0),
+            med(extra, 1))
 
 def wall_with_stdin(cmd, stdin_bytes, n, with_cpu=False):
     """Median wall ms of `cmd` fed `stdin_bytes`, over `n` runs; None on failure. With
@@ -856,9 +874,10 @@ for name, base in impls:
     rows["print_wall"].append(f"{p[0]:.1f} ms" if p else "failed")
     rows["print_rss"].append(f"{p[1] / 1024:.1f} MiB" if p else "failed")
     if HAVE_SSL_STORE:
-        q = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True,
-                    extra_env=SSL_ENV)
-        rows["print_ssl"].append(f"{q[0]:.1f} ms ({q[0] / p[0]:.2f}x without)" if q and p
+        q = measure_paired(base + ["-p", "--model", "mock/mock-model", "say hello"], SSL_ENV,
+                           want_output=True)
+        rows["print_ssl"].append(f"{q[2]:.1f} ms, {q[3] / 1024:.1f} MiB "
+                                 f"({q[0]:.2f}x / {q[1]:.2f}x without, runs alternating)" if q
                                  else "failed")
     else:
         rows["print_ssl"].append("n/a (no /etc/ssl/certs)")
@@ -982,7 +1001,7 @@ labels = {
     "version": "pi --version, wall (median)",
     "print_wall": "pi -p round trip, wall (median)",
     "print_rss": "pi -p round trip, peak RSS (median)",
-    "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set (goal: 1.00x)",
+    "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set, wall and peak RSS (goal: 1.00x)",
     "size": "release binary size",
     "static": "static musl binary size",
     "edit": "edit 10 MB file, whole -p run (median)",

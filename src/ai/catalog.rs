@@ -153,7 +153,7 @@ pub static DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
     ("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1"),
     ("anthropic", "claude-opus-4-7"),
     ("openai", "gpt-5.4"),
-    ("azure-openai-responses", "gpt-5.4"),
+    ("azure", "gpt-5.4"),
     ("openai-codex", "gpt-5.5"),
     ("deepseek", "deepseek-v4-pro"),
     ("google", "gemini-3.1-pro-preview"),
@@ -186,6 +186,26 @@ pub static DEFAULT_MODEL_PER_PROVIDER: &[(&str, &str)] = &[
     ("xiaomi-token-plan-sgp", "mimo-v2.5-pro"),
 ];
 
+/// Provider ids pi renamed: (old, current). pi 1.0.3 renamed `azure-openai-responses` to
+/// `azure`; files and model references written before still name the old id.
+pub const RENAMED_PROVIDERS: &[(&str, &str)] = &[("azure-openai-responses", "azure")];
+
+/// The current id of a provider that may be named by its old id.
+pub fn current_provider_id(id: &str) -> &str {
+    RENAMED_PROVIDERS
+        .iter()
+        .find(|(old, _)| old.eq_ignore_ascii_case(id))
+        .map_or(id, |(_, new)| new)
+}
+
+/// The old id a renamed provider had, if any.
+pub fn former_provider_id(id: &str) -> Option<&'static str> {
+    RENAMED_PROVIDERS
+        .iter()
+        .find(|(_, new)| *new == id)
+        .map(|(old, _)| *old)
+}
+
 /// The default model id for a provider, if pi names one.
 pub fn default_model_id(provider: &str) -> Option<&'static str> {
     DEFAULT_MODEL_PER_PROVIDER
@@ -201,7 +221,7 @@ pub fn env_key_vars(provider: &str) -> &'static [&'static str] {
         "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
         "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "azure" => &["AZURE_OPENAI_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],
         "google" => &["GEMINI_API_KEY"],
         "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],

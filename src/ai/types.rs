@@ -107,6 +107,9 @@ pub struct Usage {
     pub cache_read: u64,
     #[serde(rename = "cacheWrite")]
     pub cache_write: u64,
+    /// Reasoning tokens (part of `output`), where the provider reports them (pi 1.x).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reasoning: Option<u64>,
     #[serde(rename = "totalTokens")]
     pub total_tokens: u64,
     pub cost: Cost,
@@ -204,6 +207,13 @@ pub struct AssistantMessage {
 }
 
 impl AssistantMessage {
+    /// Records the provider's own stop reason (`finish_reason`, `stop_reason`, …) as pi 1.x
+    /// keeps it beside the mapped `stopReason`.
+    pub fn set_raw_stop_reason(&mut self, raw: &str) {
+        self.extra
+            .insert("rawStopReason".into(), Value::String(raw.to_string()));
+    }
+
     /// An empty in-progress message for `model`, as every provider starts one.
     pub fn empty(model: &Model) -> Self {
         AssistantMessage {
@@ -319,16 +329,19 @@ pub enum ThinkingLevel {
     Medium,
     High,
     Xhigh,
+    /// 1.x's level above `xhigh` (v0.80.6): offered only where a model maps it.
+    Max,
 }
 
 impl ThinkingLevel {
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -343,17 +356,24 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
-    /// pi-ai's default thinking-token budgets (xhigh is treated as high).
+    /// `xhigh` and `max` exist for a model only when its `thinkingLevelMap` names them;
+    /// the other levels exist unless the map sets them to `null` (pi's rule).
+    pub fn needs_explicit_mapping(self) -> bool {
+        matches!(self, ThinkingLevel::Xhigh | ThinkingLevel::Max)
+    }
+
+    /// pi-ai's default thinking-token budgets (xhigh and max are treated as high).
     pub fn default_budget(self) -> u64 {
         match self {
             ThinkingLevel::Off => 0,
             ThinkingLevel::Minimal => 1024,
             ThinkingLevel::Low => 2048,
             ThinkingLevel::Medium => 8192,
-            ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 16384,
         }
     }
 }

@@ -152,7 +152,7 @@ pub const FLAGS: &[Flag] = &[
         "thinking",
         None,
         Some("level"),
-        &["Thinking level: off, minimal, low, medium, high, xhigh"],
+        &["Thinking level: off, minimal, low, medium, high, xhigh, max"],
     ),
     flag(
         "extension",

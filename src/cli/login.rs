@@ -336,11 +336,17 @@ impl TerminalUi {
     /// One line read without echo.
     fn secret(&self, message: &str) -> Result<String, String> {
         use termion::input::TermRead;
-        self.ask(&format!("{message} "));
-        let line = std::io::stdin()
-            .lock()
-            .read_passwd(&mut std::io::stdout())
+        use termion::raw::IntoRawMode;
+        // Echo goes off before the prompt shows: a key typed or pasted the moment the prompt
+        // appears must not reach the screen.
+        let quiet = std::io::stdout()
+            .into_raw_mode()
             .map_err(|e| format!("could not read stdin: {e}"))?;
+        self.ask(&format!("{message} "));
+        let line = TermRead::read_line(&mut std::io::stdin().lock())
+            .map_err(|e| format!("could not read stdin: {e}"));
+        drop(quiet);
+        let line = line?;
         self.say("");
         line.ok_or_else(|| CANCELLED.to_string())
     }

@@ -57,13 +57,9 @@ pub fn main() -> i32 {
         std::env::set_var("PI_OFFLINE", "1");
         std::env::set_var("PI_SKIP_VERSION_CHECK", "1");
     }
-    // Like pi, informational output goes to stderr when stdout belongs to a protocol
-    // (any non-interactive mode, which piped stdin implies).
-    let mut info: Box<dyn Write> = if stdin_tty && args.mode.is_none() && !args.print {
-        Box::new(std::io::stdout())
-    } else {
-        Box::new(std::io::stderr())
-    };
+    // `--version`, `--help` and `--list-models` answer on stdout, redirected or not, as pi
+    // 1.x does (0.73.1 wrote them to stderr unless stdin was a terminal).
+    let mut info: Box<dyn Write> = Box::new(std::io::stdout());
     if args.version {
         let _ = writeln!(info, "{}", crate::VERSION);
         return 0;

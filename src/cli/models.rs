@@ -273,9 +273,7 @@ fn no_key_message(provider: &str) -> String {
     let login = match provider {
         "anthropic" => " Claude Pro/Max subscribers can log in with `pi auth login anthropic`.",
         "github-copilot" => " Or log in with `pi auth login github-copilot`.",
-        "azure-openai-responses" => {
-            " Azure also needs AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME."
-        }
+        "azure" => " Azure also needs AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME.",
         "cloudflare-workers-ai" => " Cloudflare also needs CLOUDFLARE_ACCOUNT_ID.",
         "cloudflare-ai-gateway" => {
             " Cloudflare also needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_GATEWAY_ID."

@@ -109,8 +109,14 @@ pub fn select(
     }
     let dir = sessions_dir(args, settings, agent_dir, cwd);
     let open = |path: &Path| -> Result<(SessionWriter, Vec<String>), String> {
-        SessionWriter::open(path)
-            .map_err(|e| format!("Error: Could not open session {}: {e}", path.display()))
+        SessionWriter::open(path).map_err(|e| match e {
+            // pi 1.x's words for a file whose first line is not a session header.
+            crate::session::file::LoadError::InvalidHeader => format!(
+                "Error: Session file is not a valid pi session: {}",
+                path.display()
+            ),
+            e => format!("Error: Could not open session {}: {e}", path.display()),
+        })
     };
     if let Some(arg) = &args.fork {
         let source = resolve(arg, agent_dir, &dir, cwd).map_err(|e| format!("Error: {e}"))?;

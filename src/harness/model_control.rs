@@ -35,23 +35,22 @@ fn same_model(a: &Model, b: &Model) -> bool {
     a.provider == b.provider && a.id == b.id
 }
 
-/// The level a model switch starts from: the scoped pattern's level, the current level for a
-/// reasoning model, else the remembered default `defaultThinkingLevel` (pi's rule).
+/// The level a model switch starts from (pi 1.x's rule): the scoped pattern's level, else the
+/// saved `defaultThinkingLevel`, else the level in use (clamped later to the new model).
 pub fn level_for_switch(
     explicit: Option<ThinkingLevel>,
-    current_model: &Model,
     current_level: ThinkingLevel,
     default_level: Option<&str>,
 ) -> ThinkingLevel {
     if let Some(level) = explicit {
         return level;
     }
-    if current_model.reasoning {
-        return current_level;
-    }
+    // While selections are saved (interactive), the saved default is the last level chosen
+    // for a reasoning model, as 0.73.1 kept it; 0.73.1 fell back to `medium` where 1.x keeps
+    // the level in use.
     default_level
         .and_then(ThinkingLevel::parse)
-        .unwrap_or(ThinkingLevel::Medium)
+        .unwrap_or(current_level)
 }
 
 /// The level Shift+Tab moves to from `current`; `None` for a model without reasoning.
@@ -126,7 +125,6 @@ impl AgentSession {
     fn level_for_switch(&self, explicit: Option<ThinkingLevel>) -> ThinkingLevel {
         level_for_switch(
             explicit,
-            &self.agent().model,
             self.agent().thinking,
             self.settings.default_thinking_level(),
         )
@@ -147,14 +145,16 @@ impl AgentSession {
         self.session
             .append_model_change(&model.provider, &model.id)
             .map_err(|e| e.to_string())?;
-        let saved = self
-            .settings
-            .set_global("defaultProvider", model.provider.clone().into())
-            .and_then(|_| {
-                self.settings
-                    .set_global("defaultModel", model.id.clone().into())
-            });
-        self.note_settings_error(saved);
+        if self.persist_selections {
+            let saved = self
+                .settings
+                .set_global("defaultProvider", model.provider.clone().into())
+                .and_then(|_| {
+                    self.settings
+                        .set_global("defaultModel", model.id.clone().into())
+                });
+            self.note_settings_error(saved);
+        }
         self.emit_model_select(&previous, source);
         Ok(self.set_thinking_level(level))
     }
@@ -207,7 +207,7 @@ impl AgentSession {
         if let Err(e) = self.session.append_thinking_level_change(level.as_str()) {
             self.write_errors.push(e.to_string());
         }
-        if model.reasoning || level != ThinkingLevel::Off {
+        if self.persist_selections && (model.reasoning || level != ThinkingLevel::Off) {
             let saved = self
                 .settings
                 .set_global("defaultThinkingLevel", level.as_str().into());
@@ -254,5 +254,21 @@ impl AgentSession {
             .settings
             .set_global_nested("compaction", "enabled", Value::Bool(enabled));
         self.note_settings_error(saved);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pi 1.x: a switch keeps the level in use unless a scope pattern or a saved default
+    /// names one (0.73.1 fell back to `medium` after a model without reasoning).
+    #[test]
+    fn a_switch_takes_the_pattern_then_the_saved_default_then_the_current_level() {
+        use ThinkingLevel::*;
+        assert_eq!(level_for_switch(Some(High), Off, Some("low")), High);
+        assert_eq!(level_for_switch(None, Off, Some("low")), Low);
+        assert_eq!(level_for_switch(None, Off, None), Off);
+        assert_eq!(level_for_switch(None, Minimal, Some("bogus")), Minimal);
     }
 }

@@ -88,9 +88,11 @@ impl AuthStorage {
         self.load_error.as_deref()
     }
 
-    /// The stored credential of a provider.
+    /// The stored credential of a provider (for a renamed provider, under its old id when
+    /// the file has nothing under the current one).
     pub fn get(&self, provider: &str) -> Option<&Value> {
-        self.data.get(provider).filter(|v| !v.is_null())
+        let stored = |id: &str| self.data.get(id).filter(|v| !v.is_null());
+        stored(provider).or_else(|| catalog::former_provider_id(provider).and_then(stored))
     }
 
     /// Providers with stored credentials.
@@ -107,6 +109,11 @@ impl AuthStorage {
     /// Removes a provider's credential and persists the change.
     pub fn remove(&mut self, provider: &str) -> Result<(), String> {
         self.data.remove(provider);
+        if let Some(old) = catalog::former_provider_id(provider) {
+            if self.data.remove(old).is_some() {
+                self.persist(old, None)?;
+            }
+        }
         self.persist(provider, None)
     }
 

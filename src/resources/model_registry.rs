@@ -275,6 +275,7 @@ impl ModelRegistry {
     }
 
     pub fn find_entry(&self, provider: &str, id: &str) -> Option<&ModelEntry> {
+        let provider = catalog::current_provider_id(provider);
         self.entries
             .iter()
             .find(|e| e.provider() == provider && e.id() == id)

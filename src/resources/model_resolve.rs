@@ -163,6 +163,16 @@ fn parse_pattern_with<'a>(
     }
 }
 
+/// A `provider/…` pattern with a renamed provider's old id rewritten to the current one.
+fn current_provider_prefix(pattern: &str) -> String {
+    match pattern.split_once('/') {
+        Some((p, rest)) if catalog::current_provider_id(p) != p => {
+            format!("{}/{rest}", catalog::current_provider_id(p))
+        }
+        _ => pattern.to_string(),
+    }
+}
+
 /// A model in a `--models` scope and the thinking level its pattern named.
 pub type ScopeEntry = (Model, Option<ThinkingLevel>);
 
@@ -184,6 +194,7 @@ impl ModelRegistry {
             }
         };
         for pattern in patterns {
+            let pattern = &current_provider_prefix(pattern);
             if pattern.contains(['*', '?', '[']) {
                 let (glob, level) = match pattern.rsplit_once(':') {
                     Some((g, l)) if ThinkingLevel::parse(l).is_some() => {
@@ -265,7 +276,7 @@ pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
                 .and_then(|m| m.get(l.as_str()));
             match mapped {
                 Some(v) if v.is_null() => false,
-                _ if *l == ThinkingLevel::Xhigh => mapped.is_some(),
+                _ if l.needs_explicit_mapping() => mapped.is_some(),
                 _ => true,
             }
         })
@@ -287,7 +298,7 @@ impl ModelRegistry {
             );
         }
         let canonical = |name: &str| {
-            let lower = name.to_lowercase();
+            let lower = catalog::current_provider_id(name).to_lowercase();
             all.iter()
                 .rev()
                 .find(|m| m.provider().to_lowercase() == lower)
@@ -585,6 +596,69 @@ mod tests {
         assert_eq!(
             clamp_thinking(&m, ThinkingLevel::Xhigh),
             ThinkingLevel::Xhigh
+        );
+        // `max` needs its own mapping, like `xhigh`; without one it falls back downwards.
+        assert_eq!(clamp_thinking(&m, ThinkingLevel::Max), ThinkingLevel::Xhigh);
+        m.thinking_level_map
+            .as_mut()
+            .unwrap()
+            .insert("max".into(), json!("max"));
+        assert_eq!(clamp_thinking(&m, ThinkingLevel::Max), ThinkingLevel::Max);
+        assert_eq!(
+            supported_thinking_levels(&m).last(),
+            Some(&ThinkingLevel::Max)
+        );
+    }
+
+    /// pi 1.0.3 renamed `azure-openai-responses` to `azure`; the old id still works in model
+    /// references, scope patterns, auth.json and models.json.
+    #[test]
+    fn azure_is_the_provider_id_and_the_old_one_still_reads() {
+        let mut auth = Map::new();
+        auth.insert(
+            "azure-openai-responses".into(),
+            json!({"type": "api_key", "key": "old-key"}),
+        );
+        let config = parse_models_json(
+            r#"{"providers": {"azure-openai-responses": {"baseUrl": "https://r.openai.azure.com",
+                "models": [{"id": "my-deploy", "api": "openai-completions"}]}}}"#,
+            Path::new("models.json"),
+        )
+        .unwrap();
+        let r = ModelRegistry::with_config(AuthStorage::in_memory(auth), &config);
+        let m = r.resolve_cli_model(None, "azure/gpt-5.4").unwrap().model;
+        assert_eq!(
+            (m.provider.as_str(), m.api.as_str()),
+            ("azure", "azure-openai-responses")
+        );
+        let m = r
+            .resolve_cli_model(None, "azure-openai-responses/gpt-5.4")
+            .unwrap()
+            .model;
+        assert_eq!(m.provider, "azure");
+        let m = r
+            .resolve_cli_model(Some("azure-openai-responses"), "my-deploy")
+            .unwrap()
+            .model;
+        assert_eq!(
+            (m.provider.as_str(), m.base_url.as_str()),
+            ("azure", "https://r.openai.azure.com")
+        );
+        assert_eq!(
+            r.find("azure-openai-responses", "gpt-5.4")
+                .unwrap()
+                .provider,
+            "azure"
+        );
+        assert_eq!(r.api_key_for("azure").as_deref(), Some("old-key"));
+        let (scope, warnings) = r.resolve_model_scope(&["azure-openai-responses/gpt-5.4*".into()]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(scope.iter().all(|(m, _)| m.provider == "azure") && !scope.is_empty());
+        assert_eq!(
+            r.default_model(Some("azure-openai-responses"), Some("gpt-5.4"))
+                .unwrap()
+                .provider,
+            "azure"
         );
     }
 

@@ -246,7 +246,7 @@ fn opt_thinking_map(
     for (k, v) in m {
         let known = matches!(
             k.as_str(),
-            "off" | "minimal" | "low" | "medium" | "high" | "xhigh"
+            "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max"
         );
         if known && !(v.is_string() || v.is_null()) {
             errs.push((join(&p, k), "must match a schema in anyOf".into()));
@@ -392,7 +392,9 @@ fn read_config(value: &Value, errs: &mut Errors) -> ModelsConfig {
                 ));
             }
         }
-        config.providers.push((name.clone(), pc));
+        // A provider pi renamed is read under its old key too (`azure-openai-responses`).
+        let name = crate::ai::catalog::current_provider_id(name).to_string();
+        config.providers.push((name, pc));
     }
     config
 }

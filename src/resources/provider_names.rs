@@ -9,7 +9,7 @@ use crate::resources::oauth;
 pub const API_KEY_PROVIDERS: &[(&str, &str)] = &[
     ("anthropic", "Anthropic"),
     ("amazon-bedrock", "Amazon Bedrock"),
-    ("azure-openai-responses", "Azure OpenAI Responses"),
+    ("azure", "Azure OpenAI"),
     ("cerebras", "Cerebras"),
     ("cloudflare-ai-gateway", "Cloudflare AI Gateway"),
     ("cloudflare-workers-ai", "Cloudflare Workers AI"),

@@ -205,6 +205,8 @@ pub struct SessionInfoEntry {
 }
 
 /// The known entry types, tagged by `type`.
+// Most entries are messages, so boxing the large variant would cost an allocation per line.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 enum Known {
@@ -230,6 +232,8 @@ enum Known {
 
 /// One line after the header. A line whose `type` is unknown (or whose known shape does not
 /// parse) is kept verbatim as `Unknown`.
+// Most entries are messages (see `Known`).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     Message(MessageEntry),

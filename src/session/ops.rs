@@ -355,36 +355,67 @@ pub fn context_usage(w: &SessionWriter, context_window: u64) -> Option<ContextUs
     })
 }
 
-/// pi's `getSessionStats` over the context at the leaf (what the agent holds).
+/// Adds a usage object as pi 1.x's `addUsageToTotals` does (missing numbers count as 0).
+fn add_usage(tokens: &mut TokenTotals, cost: &mut f64, usage: Option<&Value>) {
+    let Some(u) = usage else { return };
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    tokens.input += n("input");
+    tokens.output += n("output");
+    tokens.cache_read += n("cacheRead");
+    tokens.cache_write += n("cacheWrite");
+    *cost += u
+        .pointer("/cost/total")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+}
+
+/// pi 1.x's `getSessionStats`: every message entry of the file (all branches, system
+/// checkpoints included) is counted, and the tokens and cost add up every usage the session
+/// recorded — replies, tool results, compaction and branch summaries, `usage` entries.
 pub fn stats(w: &SessionWriter, context_window: u64) -> SessionStats {
-    let messages = w.build_context().messages;
-    let count = |role: &str| messages.iter().filter(|m| m.role() == role).count();
     let mut tokens = TokenTotals::default();
     let mut cost = 0.0;
-    let mut tool_calls = 0;
-    for m in &messages {
-        if let AgentMessage::Llm(Message::Assistant(a)) = m {
-            tool_calls += a
-                .content
-                .iter()
-                .filter(|c| matches!(c, Content::ToolCall(_)))
-                .count();
-            tokens.input += a.usage.input;
-            tokens.output += a.usage.output;
-            tokens.cache_read += a.usage.cache_read;
-            tokens.cache_write += a.usage.cache_write;
-            cost += a.usage.cost.total;
+    let (mut user, mut assistant, mut tool_calls, mut tool_results, mut total) = (0, 0, 0, 0, 0);
+    for entry in w.entries() {
+        match entry {
+            Entry::Message(e) => {
+                total += 1;
+                match &e.message {
+                    AgentMessage::Llm(Message::User(_)) => user += 1,
+                    AgentMessage::Llm(Message::Assistant(a)) => {
+                        assistant += 1;
+                        tool_calls += a
+                            .content
+                            .iter()
+                            .filter(|c| matches!(c, Content::ToolCall(_)))
+                            .count();
+                        let usage = serde_json::to_value(a.usage).ok();
+                        add_usage(&mut tokens, &mut cost, usage.as_ref());
+                    }
+                    AgentMessage::Llm(Message::ToolResult(r)) => {
+                        tool_results += 1;
+                        add_usage(&mut tokens, &mut cost, r.extra.get("usage"));
+                    }
+                    _ => {}
+                }
+            }
+            Entry::Compaction(c) => add_usage(&mut tokens, &mut cost, c.extra.get("usage")),
+            Entry::BranchSummary(b) => add_usage(&mut tokens, &mut cost, b.extra.get("usage")),
+            Entry::Unknown(v) if entry.kind() == "usage" => {
+                add_usage(&mut tokens, &mut cost, v.get("usage"))
+            }
+            _ => {}
         }
     }
     tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
     SessionStats {
         session_file: w.path().map(|p| p.to_string_lossy().into_owned()),
         session_id: w.session_id().to_string(),
-        user_messages: count("user"),
-        assistant_messages: count("assistant"),
+        user_messages: user,
+        assistant_messages: assistant,
         tool_calls,
-        tool_results: count("toolResult"),
-        total_messages: messages.len(),
+        tool_results,
+        total_messages: total,
         tokens,
         cost,
         context_usage: context_usage(w, context_window),

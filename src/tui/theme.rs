@@ -334,6 +334,8 @@ impl Theme {
             "medium" => Token::ThinkingMedium,
             "high" => Token::ThinkingHigh,
             "xhigh" => Token::ThinkingXhigh,
+            // pi 1.x has an optional `thinkingMax` colour that falls back to this one.
+            "max" => Token::ThinkingXhigh,
             _ => Token::ThinkingOff,
         }
     }

@@ -1,56 +1,29 @@
 //! Output files: where pi puts output the model was not shown in full (the whole text of a
-//! truncated result, a binary resource), as `$TMPDIR/<prefix>-<16 hex><extension>`. They may
+//! truncated result, a binary resource), as `$TMPDIR/<prefix>-<16 random characters><extension>`. They may
 //! hold private data, so only the user may read them, and they are created new (never through
 //! a link someone placed at the path).
 
-use std::fs::OpenOptions;
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-
-fn random_hex() -> String {
-    let mut buf = [0u8; 8];
-    let from_os = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok();
-    if !from_os {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or_default();
-        buf = (t ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Writes `data` to a new output file (mode 0600) and returns its path. `extension` includes
 /// the dot.
 pub fn write_output_file(prefix: &str, extension: &str, data: &[u8]) -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir();
-    let mut last = None;
-    for _ in 0..8 {
-        let path = dir.join(format!("{prefix}-{}{extension}", random_hex()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                f.write_all(data)?;
-                return Ok(path);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free output file name")))
+    let mut file = tempfile::Builder::new()
+        .prefix(&format!("{prefix}-"))
+        .suffix(extension)
+        .rand_bytes(16)
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile()?;
+    file.write_all(data)?;
+    let (_, path) = file.keep().map_err(|e| e.error)?;
+    Ok(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn private_new_files() {

@@ -9,7 +9,8 @@ const API: &str = "openai-completions";
 fn help_lists_the_flags_and_unknown_flags_are_errors() {
     let out = PiCommand::new().args(["--help"]).run();
     out.assert_code(0);
-    let text = format!("{}{}", out.stdout, out.stderr);
+    // On stdout even when redirected, as pi 1.x prints it.
+    let text = out.stdout.clone();
     for flag in [
         "--model <pattern>",
         "--print, -p",
@@ -41,7 +42,7 @@ fn list_models_shows_configured_models_with_pis_columns() {
     let pi = PiCommand::for_mock(API, &mock);
     let out = pi.again().args(["--list-models"]).run();
     out.assert_code(0);
-    let text = format!("{}{}", out.stdout, out.stderr);
+    let text = out.stdout.clone();
     let header = text.lines().next().unwrap_or_default();
     for col in [
         "provider", "model", "context", "max-out", "thinking", "images",

@@ -562,8 +562,10 @@ fn models_scope_picks_the_start_model_and_cycling_stays_inside_it() {
     assert_eq!(by_id("2")["data"]["model"]["id"], "mock-two");
 }
 
+/// Queue modes and toggles are saved in the global settings; model and thinking-level changes
+/// a client makes last for the session only, as in pi 1.x (0.84.3; 0.73.1 saved them too).
 #[test]
-fn model_and_mode_changes_are_remembered_in_global_settings() {
+fn mode_changes_are_remembered_and_model_changes_last_for_the_session() {
     let mock = MockServer::start();
     let cmd = PiCommand::new()
         .write_agent_file("models.json", &three_models(&mock))
@@ -595,12 +597,11 @@ fn model_and_mode_changes_are_remembered_in_global_settings() {
     assert_eq!(
         saved,
         serde_json::json!({"theme": "light", "custom": {"keep": 1},
-            "defaultProvider": "mock", "defaultModel": "mock-three",
-            "defaultThinkingLevel": "low", "steeringMode": "all", "followUpMode": "all",
+            "steeringMode": "all", "followUpMode": "all",
             "retry": {"enabled": false}, "compaction": {"enabled": false}})
     );
     assert!(!cmd.agent_dir().join("settings.json.lock").exists());
-    // The next start picks the remembered model and modes up.
+    // The next start picks the remembered modes up, not the model or level.
     let out = cmd
         .again()
         .args(["--mode", "rpc", "--no-session"])
@@ -608,8 +609,8 @@ fn model_and_mode_changes_are_remembered_in_global_settings() {
         .run();
     let all = out.json_lines();
     let state = &responses(&all)[0]["data"];
-    assert_eq!(state["model"]["id"], "mock-three", "{}", out.stdout);
-    assert_eq!(state["thinkingLevel"], "low");
+    assert_ne!(state["model"]["id"], "mock-three", "{}", out.stdout);
+    assert_ne!(state["thinkingLevel"], "low");
     assert_eq!(state["steeringMode"], "all");
     assert_eq!(state["followUpMode"], "all");
     assert_eq!(state["autoCompactionEnabled"], false);
@@ -1105,4 +1106,48 @@ fn empty_lines_and_commands_without_a_type_are_answered() {
             "error": "Unknown command: undefined"})
     );
     assert_eq!(all[2]["id"], "s");
+}
+
+/// 1.x's `max` thinking level: offered only for a model whose `thinkingLevelMap` names it,
+/// accepted by `--thinking`, `set_thinking_level` and cycling, and sent as the mapped value.
+#[test]
+fn max_thinking_level_where_the_model_maps_it() {
+    let mock = MockServer::with_replies([Reply::text(API, "deep")]);
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::base_url_for(API, mock.port()),
+        "api": API,
+        "apiKey": "test-key",
+        "models": [{"id": "mock-model", "reasoning": true,
+                    "thinkingLevelMap": {"xhigh": "xhigh", "max": "max-effort"}}]
+    }}});
+    let out = PiCommand::for_mock(API, &mock)
+        .write_agent_file("models.json", &models.to_string())
+        .args([
+            "--mode",
+            "rpc",
+            "--no-session",
+            "--model",
+            "mock/mock-model",
+        ])
+        .args(["--thinking", "max"])
+        .stdin(lines(&[
+            r#"{"id":"s0","type":"get_state"}"#,
+            r#"{"id":"l","type":"get_available_thinking_levels"}"#,
+            r#"{"id":"h","type":"set_thinking_level","level":"high"}"#,
+            r#"{"id":"c","type":"cycle_thinking_level"}"#,
+            r#"{"id":"c2","type":"cycle_thinking_level"}"#,
+            r#"{"id":"p","type":"prompt","message":"think"}"#,
+        ]))
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let all = out.json_lines();
+    assert_eq!(by_id(&all, "s0")["data"]["thinkingLevel"], "max");
+    assert_eq!(
+        by_id(&all, "l")["data"]["levels"],
+        serde_json::json!(["off", "minimal", "low", "medium", "high", "xhigh", "max"])
+    );
+    assert_eq!(by_id(&all, "c")["data"]["level"], "xhigh");
+    assert_eq!(by_id(&all, "c2")["data"]["level"], "max");
+    let body = mock.single_request().body;
+    assert_eq!(body["reasoning_effort"], "max-effort", "{body}");
 }

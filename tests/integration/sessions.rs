@@ -598,3 +598,29 @@ fn a_session_written_by_pi_0_87_resumes_here_with_the_context_pi_sends() {
     let now = std::fs::read_to_string(&file).unwrap();
     assert!(now.starts_with(&text), "only appended to");
 }
+
+/// A file whose first line is not a session header is refused with pi 1.x's words, and left
+/// as it was.
+#[test]
+fn a_file_without_a_session_header_is_not_a_valid_pi_session() {
+    let mock = MockServer::with_replies([Reply::text(API, "never")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    std::fs::create_dir_all(pi.cwd()).unwrap();
+    let file = pi.cwd().join("bad.jsonl");
+    let text = "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n";
+    std::fs::write(&file, text).unwrap();
+    let cmd = pi
+        .args(["-p", "hi", "--session"])
+        .arg(file.to_string_lossy());
+    let out = cmd.run();
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Error: Session file is not a valid pi session: {}\n",
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert_eq!(mock.request_count(), 0);
+}

@@ -15,6 +15,8 @@ pub struct PtyChild {
     master: File,
     child: Child,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Closed by the reader thread once the child's side of the pty is gone and read out.
+    drained: std::sync::mpsc::Receiver<()>,
 }
 
 impl PtyChild {
@@ -61,8 +63,10 @@ impl PtyChild {
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 1000)));
         let mut reader = master.try_clone().expect("clone pty master");
         let sink = Arc::clone(&screen);
+        let (drained_tx, drained) = std::sync::mpsc::channel::<()>();
         // Detached: it ends when the child closes the pty (EIO on read).
         std::thread::spawn(move || {
+            let _drained = drained_tx;
             let mut buf = [0u8; 4096];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
@@ -77,6 +81,7 @@ impl PtyChild {
             master,
             child,
             screen,
+            drained,
         }
     }
 
@@ -117,11 +122,14 @@ impl PtyChild {
         }
     }
 
-    /// Waits for the child to exit (killing it after `timeout`).
+    /// Waits for the child to exit (killing it after `timeout`), then for the screen to hold
+    /// everything it wrote.
     pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for pi") {
+                // A process it left holding the terminal must not stall the test.
+                let _ = self.drained.recv_timeout(Duration::from_secs(5));
                 return status;
             }
             if start.elapsed() > timeout {

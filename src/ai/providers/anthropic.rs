@@ -677,6 +677,7 @@ pub fn parse_stream_with<R: Read>(
             "message_delta" => {
                 if let Some(r) = v["delta"].get("stop_reason").and_then(Value::as_str) {
                     w.partial.stop_reason = map_stop_reason(r)?;
+                    w.partial.set_raw_stop_reason(r);
                     raw_stop = r.to_string();
                 }
                 if let Some(u) = v.get("usage") {

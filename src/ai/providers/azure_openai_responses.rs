@@ -19,10 +19,11 @@ use crate::util::encoding::percent_encode;
 pub const DEFAULT_API_VERSION: &str = "v1";
 
 /// Providers whose Responses endpoint accepts the `|item_id` half of a tool-call id.
-const TOOL_CALL_ITEM_PROVIDERS: [&str; 4] = [
+const TOOL_CALL_ITEM_PROVIDERS: [&str; 5] = [
     "openai",
     "openai-codex",
     "opencode",
+    "azure",
     "azure-openai-responses",
 ];
 

@@ -104,7 +104,7 @@ fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
                     .and_then(|m| m.get(l.as_str()));
                 match (l, mapped) {
                     (_, Some(Value::Null)) => false,
-                    (ThinkingLevel::Xhigh, m) => m.is_some(),
+                    (l, m) if l.needs_explicit_mapping() => m.is_some(),
                     _ => true,
                 }
             })
@@ -522,6 +522,7 @@ pub fn parse_stream_with<R: Read>(
             .and_then(Value::as_str)
         {
             w.partial.stop_reason = map_finish_reason(reason);
+            w.partial.set_raw_stop_reason(reason);
             if w.partial.tool_calls().next().is_some() {
                 w.partial.stop_reason = StopReason::ToolUse;
             }
@@ -535,6 +536,7 @@ pub fn parse_stream_with<R: Read>(
                 output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 cache_read: cached,
                 cache_write: 0,
+                reasoning: Some(n("thoughtsTokenCount")),
                 total_tokens: n("totalTokenCount"),
                 cost: Cost::default(),
             };

@@ -333,6 +333,7 @@ fn parse_usage(u: &Value) -> Usage {
         output,
         cache_read: 0,
         cache_write: 0,
+        reasoning: None,
         total_tokens: total,
         cost: Cost::default(),
     }
@@ -466,6 +467,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
             saw_finish = true;
             w.partial.stop_reason = map_finish_reason(fr);
+            w.partial.set_raw_stop_reason(fr);
         }
         let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
             return Ok(true);

@@ -105,7 +105,9 @@ impl Compat {
             open_router_routing: None,
             vercel_gateway_routing: None,
             zai_tool_stream: false,
-            supports_strict_mode: !is_moonshot && !is_cf_gateway,
+            // pi 1.x: Chat Completions compatibility alone does not mean strict tool schemas
+            // are understood; an endpoint opts in with `compat.supportsStrictMode`.
+            supports_strict_mode: false,
             cache_control_format: (provider == "openrouter" && model.id.starts_with("anthropic/"))
                 .then(|| "anthropic".to_string()),
             send_session_affinity_headers: false,
@@ -206,7 +208,7 @@ fn supported_levels(model: &Model) -> Vec<ThinkingLevel> {
             let mapped = level_map(model).and_then(|m| m.get(l.as_str()));
             match mapped {
                 Some(Value::Null) => false,
-                None => *l != ThinkingLevel::Xhigh,
+                None => !l.needs_explicit_mapping(),
                 Some(_) => true,
             }
         })

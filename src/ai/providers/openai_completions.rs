@@ -487,6 +487,9 @@ pub fn parse_usage(u: &Value) -> Usage {
         output,
         cache_read,
         cache_write,
+        reasoning: Some(oc::tokens(
+            u.pointer("/completion_tokens_details/reasoning_tokens"),
+        )),
         total_tokens: input + output + cache_read + cache_write,
         cost: Cost::default(),
     }
@@ -571,6 +574,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
                 saw_finish = true;
                 let (reason, msg) = map_finish_reason(fr);
                 w.partial.stop_reason = reason;
+                w.partial.set_raw_stop_reason(fr);
                 if msg.is_some() {
                     error_message = msg;
                 }

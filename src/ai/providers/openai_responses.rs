@@ -506,11 +506,23 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                         output: oc::tokens(u.get("output_tokens")),
                         cache_read: cached,
                         cache_write: 0,
+                        reasoning: Some(oc::tokens(
+                            u.pointer("/output_tokens_details/reasoning_tokens"),
+                        )),
                         total_tokens: oc::tokens(u.get("total_tokens")),
                         cost: Cost::default(),
                     };
                 }
                 let mut reason = map_status(resp.get("status").and_then(Value::as_str))?;
+                if let Some(status) = resp.get("status").and_then(Value::as_str) {
+                    match resp
+                        .pointer("/incomplete_details/reason")
+                        .and_then(Value::as_str)
+                    {
+                        Some(why) => w.partial.set_raw_stop_reason(&format!("{status}.{why}")),
+                        None => w.partial.set_raw_stop_reason(status),
+                    }
+                }
                 let has_tools = w.partial.tool_calls().next().is_some();
                 if reason == StopReason::Stop && has_tools {
                     reason = StopReason::ToolUse;

@@ -152,13 +152,21 @@ export const getProviders = () => [...new Set((rt()?.models?.all ?? []).map((m) 
 export const modelsAreEqual = (a, b) => Boolean(a && b && a.provider === b.provider && a.id === b.id);
 export const supportsXhigh = (model) => Boolean(model?.thinkingLevelMap?.xhigh);
 
-const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+// xhigh and max exist only where the model maps them; a null mapping removes any level.
+export const getSupportedThinkingLevels = (model) => {
+  if (!model?.reasoning) return ["off"];
+  const map = model.thinkingLevelMap ?? {};
+  return LEVELS.filter((l) => map[l] !== null && (map[l] !== undefined || (l !== "xhigh" && l !== "max")));
+};
 export function clampThinkingLevel(model, level) {
-  if (!model?.reasoning) return "off";
-  if (level === "xhigh" && !supportsXhigh(model)) return "high";
-  return LEVELS.includes(level) ? level : "medium";
+  const supported = getSupportedThinkingLevels(model);
+  if (supported.includes(level)) return level;
+  const at = LEVELS.indexOf(level);
+  if (at < 0) return supported[0] ?? "off";
+  const up = LEVELS.slice(at).find((l) => supported.includes(l));
+  return up ?? [...LEVELS.slice(0, at)].reverse().find((l) => supported.includes(l)) ?? supported[0] ?? "off";
 }
-export const getSupportedThinkingLevels = (model) => (model?.reasoning ? LEVELS.filter((l) => l !== "xhigh" || supportsXhigh(model)) : ["off"]);
 
 export function emptyUsage() {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };

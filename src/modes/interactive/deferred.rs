@@ -132,7 +132,7 @@ impl<T: Terminal> App<T> {
                 return;
             }
         };
-        let level = level_for_switch(level, &r.model, r.thinking, r.default_thinking.as_deref());
+        let level = level_for_switch(level, r.thinking, r.default_thinking.as_deref());
         r.model = model.clone();
         task.switches.push(Switch::Model {
             model: Box::new(model),

@@ -8,10 +8,11 @@ use crate::modes::interactive::clipboard_image::fake_tool;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-fake-body";
 
-/// Steps the loop until the editor holds something.
-fn wait_for_editor_text(h: &mut Harness) -> String {
+/// Steps the loop until the editor holds more than `typed` (the paste arrives later, from the
+/// clipboard tool's thread).
+fn wait_for_editor_text(h: &mut Harness, typed: &str) -> String {
     h.wait_for("the pasted path", |h| {
-        !h.app.view.editor.get_text().is_empty()
+        h.app.view.editor.get_text().len() > typed.len()
     });
     h.app.view.editor.get_text()
 }
@@ -36,7 +37,7 @@ fn ctrl_v_pastes_the_clipboard_image_as_a_path_the_model_reads() {
     });
     h.type_bytes("look at ");
     h.type_bytes("\x16");
-    let text = wait_for_editor_text(&mut h);
+    let text = wait_for_editor_text(&mut h, "look at ");
     let path = text.strip_prefix("look at ").expect("typed text kept");
     assert!(
         path.starts_with(&h.dir.path().to_string_lossy().into_owned())

@@ -434,6 +434,14 @@ fn a_session_written_by_pi_0_87_resumes_like_pi_0_87_resumes_it() {
     assert_eq!(lazy.name().as_deref(), Some("renamed-087"));
     assert_eq!(ctx.model, Some(("mock".into(), "mock-model".into())));
     assert_eq!(ctx.thinking_level.as_deref(), Some("medium"));
+    // get_session_stats counts the whole file (both branches, the system checkpoint, the
+    // compaction's and the branch summary's usage), as 0.87.1 reported it.
+    let mut stats: Value =
+        serde_json::from_str(&json::to_js_string(&ops::stats(&lazy, 0))).unwrap();
+    for k in ["sessionFile", "sessionId"] {
+        stats.as_object_mut().unwrap().remove(k);
+    }
+    assert_eq!(stats, expected["stats"]);
 }
 
 #[test]

@@ -263,6 +263,7 @@ fn handle_message(
         "messageStop" => {
             let reason = data.get("stopReason").and_then(Value::as_str).unwrap_or("");
             w.partial.stop_reason = map_stop_reason(reason);
+            w.partial.set_raw_stop_reason(reason);
             *stop = Some(reason.to_string());
         }
         "metadata" => {

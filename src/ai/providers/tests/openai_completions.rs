@@ -43,6 +43,14 @@ fn plain_text() {
         (m.usage.input, m.usage.output, m.usage.total_tokens),
         (120, 5, 125)
     );
+    // pi 1.x keeps the provider's own stop reason and the reasoning-token count.
+    assert_eq!(m.extra["rawStopReason"], "stop");
+    assert_eq!(m.usage.reasoning, Some(0));
+    let line = serde_json::to_string(&m.usage).unwrap();
+    assert!(
+        line.contains(r#""cacheWrite":0,"reasoning":0,"totalTokens":125"#),
+        "{line}"
+    );
 }
 
 #[test]
@@ -239,11 +247,13 @@ fn request_matches_observed_pi_body() {
         "max_completion_tokens": 16384,
         "tools": [{"type": "function", "function": {
             "name": "read", "description": "Read a file",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-            "strict": false
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}
         }}]
     });
-    assert_eq!(body, expected);
+    assert_eq!(
+        body, expected,
+        "no `strict` unless the endpoint supports it (pi 1.x)"
+    );
     let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
@@ -281,7 +291,7 @@ fn compat_overrides_and_detection() {
     compat.insert("maxTokensField".into(), json!("max_tokens"));
     compat.insert("supportsDeveloperRole".into(), json!(false));
     compat.insert("supportsStore".into(), json!(false));
-    compat.insert("supportsStrictMode".into(), json!(false));
+    compat.insert("supportsStrictMode".into(), json!(true));
     compat.insert("requiresToolResultName".into(), json!(true));
     model.compat = Some(compat);
     let (_, _, body) = build_request(&model, &ctx, &opts);
@@ -289,7 +299,7 @@ fn compat_overrides_and_detection() {
     assert_eq!(body["max_tokens"], 999);
     assert!(body.get("max_completion_tokens").is_none());
     assert!(body.get("store").is_none());
-    assert!(body["tools"][0]["function"].get("strict").is_none());
+    assert_eq!(body["tools"][0]["function"]["strict"], false);
     assert_eq!(body["messages"][3]["name"], "read");
 
     let mut moonshot = test_model("openai-completions");

@@ -23,7 +23,8 @@ pub fn level_description(level: ThinkingLevel) -> &'static str {
         ThinkingLevel::Low => "Light reasoning (~2k tokens)",
         ThinkingLevel::Medium => "Moderate reasoning (~8k tokens)",
         ThinkingLevel::High => "Deep reasoning (~16k tokens)",
-        ThinkingLevel::Xhigh => "Maximum reasoning (~32k tokens)",
+        ThinkingLevel::Xhigh => "Extra-high reasoning (~32k tokens)",
+        ThinkingLevel::Max => "Maximum reasoning",
     }
 }
 
