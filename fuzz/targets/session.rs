@@ -49,11 +49,10 @@ fn in_memory(data: &[u8]) {
     written.push('\n');
     let again = parse_session(written.as_bytes()).expect("the parsed lines parse again");
     assert_eq!(again.migrated_from, None, "written at the current version");
-    assert_eq!(
-        again.entries, parsed.entries,
-        "parse, write, parse is stable"
-    );
-    assert_eq!(again.header, parsed.header);
+    // Compared as text: a number read as -0 is written as 0, as JSON.stringify writes it.
+    assert_eq!(again.header_line, parsed.header_line);
+    assert_eq!(again.lines, parsed.lines, "parse, write, parse is stable");
+    assert_eq!(again.entries.len(), parsed.entries.len());
 }
 
 fn on_disk(data: &[u8]) {
@@ -165,8 +164,9 @@ fn migrate(path: &Path, original: &[u8], loaded: &LoadedSession) {
     assert_eq!(std::fs::read(&backup).expect("read backup"), original);
     let again = load(path).expect("the migrated file loads");
     assert_eq!(again.migrated_from, None, "written at the current version");
+    // As text: a number read as -0 is written as 0, as JSON.stringify writes it.
     assert_eq!(
-        again.entries, loaded.entries,
+        again.lines, loaded.lines,
         "every entry, as migration read it"
     );
     assert_eq!(
