@@ -37,6 +37,10 @@ pub struct Args {
     pub no_session: bool,
     /// `-n/--name <name>`: the session's display name, set at start-up.
     pub name: Option<String>,
+    /// `--tui-mode regular|fullscreen` (validated), over the `tuiMode` setting.
+    pub tui_mode: Option<String>,
+    /// `--use-theme <name[/name]>`: the interactive theme for this run (not saved).
+    pub use_theme: Option<String>,
     pub models: Vec<String>,
     pub no_tools: bool,
     pub no_builtin_tools: bool,
@@ -245,6 +249,25 @@ impl Reader {
                     return;
                 }
             },
+            "use-theme" => match inline.or_else(|| self.next_if(|n| !n.starts_with('-'))) {
+                Some(v) => v,
+                None => {
+                    self.args
+                        .errors
+                        .push("--use-theme requires a theme name".into());
+                    return;
+                }
+            },
+            // pi 1.x: as `--mode`, a missing or unknown TUI mode is an error.
+            "tui-mode" => match inline.or_else(|| self.next_if(|n| !n.starts_with('-'))) {
+                Some(v) => v,
+                None => {
+                    self.args
+                        .errors
+                        .push("--tui-mode requires regular or fullscreen".into());
+                    return;
+                }
+            },
             _ => match inline.or_else(|| self.parser.value().ok().map(lossy)) {
                 Some(v) => v,
                 None if flag.long == "name" => {
@@ -277,6 +300,13 @@ impl Reader {
                 "rpc" => a.mode = Some(Mode::Rpc),
                 _ => a.errors.push(format!(
                     "Invalid mode \"{v}\". Valid values: text, json, rpc"
+                )),
+            },
+            "use-theme" => a.use_theme = Some(v),
+            "tui-mode" => match v.as_str() {
+                "regular" | "fullscreen" => a.tui_mode = Some(v),
+                _ => a.errors.push(format!(
+                    "Invalid TUI mode \"{v}\". Valid values: regular, fullscreen"
                 )),
             },
             "session" => a.session = Some(v),

@@ -202,6 +202,12 @@ pub const FLAGS: &[Flag] = &[
         Some("path"),
         &["Load a theme file or directory (repeatable)"],
     ),
+    flag(
+        "use-theme",
+        None,
+        Some("name[/name]"),
+        &["Interactive theme for this run, or a light/dark pair (not saved)"],
+    ),
     flag("no-themes", None, None, &["Do not discover or load themes"]),
     flag(
         "no-context-files",
@@ -247,6 +253,12 @@ pub const FLAGS: &[Flag] = &[
         None,
         Some("[search]"),
         &["List the models you have keys for (optionally filtered)"],
+    ),
+    flag(
+        "tui-mode",
+        None,
+        Some("mode"),
+        &["Interactive layout: fullscreen (default) or regular scrollback"],
     ),
     flag(
         "verbose",

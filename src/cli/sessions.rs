@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::args::Args;
+use crate::modes::interactive::standalone::MissingCwdChoice;
 use crate::resources::expand_tilde;
 use crate::resources::settings::Settings;
 use crate::session::dir::{
@@ -62,23 +63,41 @@ pub(super) fn resolve(
     }
 }
 
+/// The error of a start-up the user cancelled (interactive mode exits 0 on it).
+pub const CANCELLED: &str = "cancelled";
+
+/// Asks what to do with a session whose recorded folder (first argument) is gone.
+pub type AskMissingCwd<'a> = &'a dyn Fn(&str, &str) -> MissingCwdChoice;
+
 /// A resumed session whose recorded working directory is gone stops the run, as in pi, except
-/// in interactive mode, which goes on in the current directory with a warning.
+/// in interactive mode (`ask` given), which asks as pi 1.x does: continue here, fork it into
+/// `dir` (this folder's sessions) as a new session, or cancel ([`CANCELLED`]).
 pub fn check_cwd(
     selected: (SessionWriter, Vec<String>),
     cwd: &str,
-    interactive: bool,
+    dir: &Path,
+    ask: Option<AskMissingCwd>,
 ) -> Result<(SessionWriter, Vec<String>), String> {
-    let (session, mut warnings) = selected;
-    if let Some(message) = missing_cwd(&session, cwd) {
-        if !interactive {
-            return Err(message);
+    let (session, warnings) = selected;
+    let Some(message) = missing_cwd(&session, cwd) else {
+        return Ok((session, warnings));
+    };
+    let Some(ask) = ask else {
+        return Err(message);
+    };
+    match ask(&session.header().cwd, cwd) {
+        MissingCwdChoice::Continue => Ok((session, warnings)),
+        MissingCwdChoice::Cancel => Err(CANCELLED.into()),
+        MissingCwdChoice::Fork => {
+            let source = session
+                .path()
+                .expect("a missing cwd is only reported for files");
+            let forked = fork(source, dir, cwd)
+                .map_err(|e| format!("Error: Could not fork session: {e}"))?;
+            SessionWriter::open(&forked)
+                .map_err(|e| format!("Error: Could not open session {}: {e}", forked.display()))
         }
-        warnings.push(format!(
-            "{message}\nContinuing in the current working directory."
-        ));
     }
-    Ok((session, warnings))
 }
 
 /// pi's error for a session whose recorded working directory no longer exists.

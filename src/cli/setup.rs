@@ -215,6 +215,8 @@ fn interactive(mut args: Args) -> i32 {
     };
     let prepared = match prepare_with(&args, true, Some(&hookup)) {
         Ok(p) => p,
+        // pi exits quietly when the start-up question about a missing folder is cancelled.
+        Err(msg) if msg == super::sessions::CANCELLED => return 0,
         Err(msg) => {
             eprintln!("{msg}");
             return 1;
@@ -249,7 +251,15 @@ fn interactive(mut args: Args) -> i32 {
         );
     }
     let settings = &prepared.session.settings;
-    let theme = settings.str(&["theme"]).map(str::to_string);
+    // `--use-theme` wins for this run; the saved setting is left alone.
+    let theme = args
+        .use_theme
+        .clone()
+        .or_else(|| settings.str(&["theme"]).map(str::to_string));
+    let tui = crate::modes::interactive::fullscreen::TuiOptions::from_settings(
+        settings,
+        args.tui_mode.as_deref(),
+    );
     // `--verbose` overrides `quietStartup`.
     let quiet_startup = !args.verbose && settings.bool(&["quietStartup"]).unwrap_or(false);
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
@@ -287,6 +297,7 @@ fn interactive(mut args: Args) -> i32 {
     let code = crate::modes::interactive::run(
         prepared.session,
         crate::modes::interactive::InteractiveEnv {
+            tui,
             available_models: Box::new(move || models.borrow().available()),
             credentials: Box::new(move |m| for_credentials.borrow().credentials(m)),
             reload_models: Some(Box::new(move || for_reload.borrow_mut().reload_auth())),
@@ -473,8 +484,18 @@ pub fn prepare_with(
         Some(selected) => selected,
         None => super::sessions::select(args, &settings, &agent_dir, &cwd_str),
     };
-    let (mut session, session_warnings) =
-        super::sessions::check_cwd(selected?, &cwd_str, hookup.is_some())?;
+    let ask = |stored: &str, here: &str| {
+        crate::modes::interactive::standalone::prepare_screen(&agent_dir, &cwd);
+        crate::modes::interactive::standalone::ask_missing_cwd(stored, here)
+            .unwrap_or(crate::modes::interactive::standalone::MissingCwdChoice::Cancel)
+    };
+    let fork_dir = super::sessions::sessions_dir(args, &settings, &agent_dir, &cwd_str);
+    let (mut session, session_warnings) = super::sessions::check_cwd(
+        selected?,
+        &cwd_str,
+        &fork_dir,
+        hookup.map(|_| &ask as super::sessions::AskMissingCwd),
+    )?;
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }

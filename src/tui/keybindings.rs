@@ -357,6 +357,10 @@ pub fn hotkeys_markdown(b: &Keybindings) -> String {
         ("app.tools.expand", "Toggle tool output expansion"),
         ("app.thinking.toggle", "Toggle thinking block visibility"),
         ("app.editor.external", "Edit message in external editor"),
+        (
+            "app.message.copy",
+            "Copy selection or last assistant message",
+        ),
         ("app.message.followUp", "Queue follow-up message"),
         ("app.message.dequeue", "Restore queued messages"),
         ("app.clipboard.pasteImage", "Paste image from clipboard"),

@@ -21,6 +21,16 @@ pub const TUI_DEFINITIONS: &[Definition] = &[
         description: "Move cursor down",
     },
     Definition {
+        id: "tui.editor.historyPrevious",
+        default_keys: &[],
+        description: "Select previous prompt history entry",
+    },
+    Definition {
+        id: "tui.editor.historyNext",
+        default_keys: &[],
+        description: "Select next prompt history entry",
+    },
+    Definition {
         id: "tui.editor.cursorLeft",
         default_keys: &["left", "ctrl+b"],
         description: "Move cursor left",
@@ -62,12 +72,12 @@ pub const TUI_DEFINITIONS: &[Definition] = &[
     },
     Definition {
         id: "tui.editor.pageUp",
-        default_keys: &["pageUp"],
+        default_keys: &["pageUp", "ctrl+pageUp"],
         description: "Page up",
     },
     Definition {
         id: "tui.editor.pageDown",
-        default_keys: &["pageDown"],
+        default_keys: &["pageDown", "ctrl+pageDown"],
         description: "Page down",
     },
     Definition {
@@ -117,7 +127,7 @@ pub const TUI_DEFINITIONS: &[Definition] = &[
     },
     Definition {
         id: "tui.input.newLine",
-        default_keys: &["shift+enter"],
+        default_keys: &["shift+enter", "ctrl+j"],
         description: "Insert newline",
     },
     Definition {
@@ -164,6 +174,77 @@ pub const TUI_DEFINITIONS: &[Definition] = &[
         id: "tui.select.cancel",
         default_keys: &["escape", "ctrl+c"],
         description: "Cancel selection",
+    },
+    // Fullscreen mode: these shadow the editor's keys of the same name while it is on.
+    Definition {
+        id: "tui.altScreen.pageUp",
+        default_keys: &["pageUp"],
+        description: "Scroll the transcript up by one page",
+    },
+    Definition {
+        id: "tui.altScreen.pageDown",
+        default_keys: &["pageDown"],
+        description: "Scroll the transcript down by one page",
+    },
+    Definition {
+        id: "tui.altScreen.halfPageUp",
+        default_keys: &[],
+        description: "Scroll the transcript up by half a page",
+    },
+    Definition {
+        id: "tui.altScreen.halfPageDown",
+        default_keys: &[],
+        description: "Scroll the transcript down by half a page",
+    },
+    Definition {
+        id: "tui.altScreen.lineUp",
+        default_keys: &[],
+        description: "Scroll the transcript up by one line",
+    },
+    Definition {
+        id: "tui.altScreen.lineDown",
+        default_keys: &[],
+        description: "Scroll the transcript down by one line",
+    },
+    Definition {
+        id: "tui.altScreen.previousPrompt",
+        default_keys: &["ctrl+shift+up", "ctrl+up"],
+        description: "Jump to the previous marked message",
+    },
+    Definition {
+        id: "tui.altScreen.nextPrompt",
+        default_keys: &["ctrl+shift+down", "ctrl+down"],
+        description: "Jump to the next marked message",
+    },
+    Definition {
+        id: "tui.altScreen.search",
+        default_keys: &["ctrl+shift+f"],
+        description: "Search the rendered transcript",
+    },
+    Definition {
+        id: "tui.altScreen.searchNext",
+        default_keys: &["enter", "ctrl+g"],
+        description: "Select the next search match",
+    },
+    Definition {
+        id: "tui.altScreen.searchPrevious",
+        default_keys: &["shift+enter", "ctrl+shift+g"],
+        description: "Select the previous search match",
+    },
+    Definition {
+        id: "tui.altScreen.searchClose",
+        default_keys: &["escape"],
+        description: "Close transcript search",
+    },
+    Definition {
+        id: "tui.altScreen.top",
+        default_keys: &["ctrl+home"],
+        description: "Scroll to the beginning of the transcript",
+    },
+    Definition {
+        id: "tui.altScreen.bottom",
+        default_keys: &["ctrl+end"],
+        description: "Scroll to the transcript end and follow new output",
     },
 ];
 
@@ -237,6 +318,11 @@ pub const APP_DEFINITIONS: &[Definition] = &[
         id: "app.editor.external",
         default_keys: &["ctrl+g"],
         description: "Open external editor",
+    },
+    Definition {
+        id: "app.message.copy",
+        default_keys: &["ctrl+x"],
+        description: "Copy the selection or the last assistant message",
     },
     Definition {
         id: "app.message.followUp",
@@ -317,6 +403,11 @@ pub const APP_DEFINITIONS: &[Definition] = &[
         id: "app.session.deleteNoninvasive",
         default_keys: &["ctrl+backspace"],
         description: "Delete session when query is empty",
+    },
+    Definition {
+        id: "app.thinking.save",
+        default_keys: &["ctrl+s"],
+        description: "Save current thinking level to settings",
     },
     Definition {
         id: "app.models.save",

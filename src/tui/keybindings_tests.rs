@@ -130,3 +130,45 @@ fn malformed_or_missing_files_fall_back_to_defaults() {
     assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
     assert_eq!(loaded.bindings.keys("app.exit"), ["ctrl+d"]);
 }
+
+#[test]
+fn the_1x_actions_have_pi_1x_ids_and_defaults() {
+    let (b, _) = Keybindings::with_user(&[]);
+    for (id, keys) in [
+        ("tui.input.newLine", &["shift+enter", "ctrl+j"][..]),
+        ("tui.editor.pageUp", &["pageUp", "ctrl+pageUp"]),
+        ("tui.editor.historyPrevious", &[]),
+        ("tui.altScreen.search", &["ctrl+shift+f"]),
+        ("tui.altScreen.searchNext", &["enter", "ctrl+g"]),
+        (
+            "tui.altScreen.searchPrevious",
+            &["shift+enter", "ctrl+shift+g"],
+        ),
+        ("tui.altScreen.top", &["ctrl+home"]),
+        ("tui.altScreen.bottom", &["ctrl+end"]),
+        (
+            "tui.altScreen.previousPrompt",
+            &["ctrl+shift+up", "ctrl+up"],
+        ),
+        ("tui.altScreen.halfPageDown", &[]),
+        ("app.message.copy", &["ctrl+x"]),
+        ("app.thinking.save", &["ctrl+s"]),
+    ] {
+        assert_eq!(b.keys(id), keys, "{id}");
+    }
+    // Home and End stay the editor's.
+    assert_eq!(b.keys("tui.editor.cursorLineStart"), ["home", "ctrl+a"]);
+    let user = vec![("tui.altScreen.pageUp".to_string(), Vec::new())];
+    let (b, _) = Keybindings::with_user(&user);
+    assert!(b.keys("tui.altScreen.pageUp").is_empty());
+}
+
+#[test]
+fn hotkeys_list_the_copy_key_as_1x_does() {
+    let (b, _) = Keybindings::with_user(&[]);
+    let text = hotkeys_markdown(&b);
+    assert!(
+        text.contains("| `Ctrl+X` | Copy selection or last assistant message |"),
+        "{text}"
+    );
+}

@@ -10,7 +10,9 @@
 //! composites overlays; `tui` ties them together with focus and render throttling; `theme`
 //! holds pi's named colours. `components` holds the widgets (Editor, Input, Markdown, Text,
 //! Box, Loader, Image, SelectList, SettingsList), built on `kill_ring`, `undo`,
-//! `autocomplete` and `fuzzy`.
+//! `autocomplete` and `fuzzy`. For a UI that owns its viewport (alternate screen): `mouse`
+//! (SGR reports), `scroll` (the window over the content), `search` (find in rendered lines)
+//! and `selection` (mouse selection, its text and highlight).
 
 pub mod autocomplete;
 pub mod components;
@@ -20,8 +22,12 @@ pub mod key_decode;
 pub mod keybindings;
 pub mod keys;
 pub mod kill_ring;
+pub mod mouse;
 pub mod overlay;
 pub mod renderer;
+pub mod scroll;
+pub mod search;
+pub mod selection;
 pub mod stdin_buffer;
 pub mod terminal;
 pub mod text;

@@ -40,6 +40,8 @@ pub const SYNC_BEGIN: &str = "\x1b[?2026h";
 pub const SYNC_END: &str = "\x1b[?2026l";
 /// Clear screen, home, clear scrollback.
 pub const CLEAR_ALL: &str = "\x1b[2J\x1b[H\x1b[3J";
+/// Clear screen and home, leaving the scrollback alone.
+pub const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
 pub const CLEAR_LINE: &str = "\x1b[2K";
 /// Erase from the cursor to the end of the screen.
 pub const CLEAR_BELOW: &str = "\x1b[J";
@@ -76,6 +78,8 @@ pub struct Renderer {
     overflow_reported: bool,
     /// Kitty image ids placed on each row of the previous frame.
     images: BTreeMap<usize, Vec<u32>>,
+    /// Drawing on the alternate screen (full repaints never clear the scrollback).
+    alt_screen: bool,
 }
 
 impl Default for Renderer {
@@ -104,7 +108,24 @@ impl Renderer {
             overflow_report: None,
             overflow_reported: false,
             images: BTreeMap::new(),
+            alt_screen: false,
         }
+    }
+
+    /// Whether frames go to the alternate screen.
+    pub fn set_alt_screen(&mut self, on: bool) {
+        self.alt_screen = on;
+    }
+
+    /// Forgets everything painted (the screen was switched), keeping the settings.
+    pub fn reset(&mut self) {
+        *self = Renderer {
+            show_hardware_cursor: self.show_hardware_cursor,
+            clear_on_shrink: self.clear_on_shrink,
+            termux: self.termux,
+            full_redraws: self.full_redraws,
+            ..Renderer::new()
+        };
     }
 
     /// Show the hardware cursor at the marker (for IME), or keep it hidden there.
@@ -339,7 +360,13 @@ impl Renderer {
                     out.push_str(&kitty_delete(id));
                 }
             }
-            out.push_str(CLEAR_ALL);
+            // On the alternate screen ED 3 would erase the normal screen's scrollback (the
+            // user's shell history): clear the screen only.
+            out.push_str(if self.alt_screen {
+                CLEAR_SCREEN
+            } else {
+                CLEAR_ALL
+            });
             self.max_lines_rendered = 0;
         } else {
             // The first paint starts on the line the cursor is on, at its left edge.

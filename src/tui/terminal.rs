@@ -5,8 +5,8 @@
 //! the Kitty keyboard protocol (`CSI ? u`). Whoever parses stdin reports the reply through
 //! [`Terminal::kitty_reply_seen`], which pushes flags 1+2+4; when no reply came within
 //! [`KITTY_QUERY_TIMEOUT`], [`Terminal::tick`] falls back to xterm modifyOtherKeys mode 2
-//! (tmux answers that one). The alternate screen is never used: the chat lives in the normal
-//! scrollback.
+//! (tmux answers that one). The alternate screen is used only by the fullscreen mode (see
+//! [`Tui::enter_alt_screen`](super::Tui::enter_alt_screen)); restoring leaves it.
 //!
 //! Threads: `start` spawns `pi-input` (reads raw stdin bytes, polls so the stop flag is seen
 //! within 100 ms) and `pi-winch` (SIGWINCH → [`TerminalEvent::Resize`]); both send on the
@@ -35,6 +35,12 @@ pub const KITTY_POP: &str = "\x1b[<u";
 pub const MODIFY_OTHER_KEYS_ON: &str = "\x1b[>4;2m";
 pub const MODIFY_OTHER_KEYS_OFF: &str = "\x1b[>4;0m";
 pub const SHOW_CURSOR: &str = "\x1b[?25h";
+/// The alternate screen (the fullscreen mode draws there; the normal screen and its
+/// scrollback stay as they were).
+pub const ENTER_ALT_SCREEN: &str = "\x1b[?1049h";
+pub const EXIT_ALT_SCREEN: &str = "\x1b[?1049l";
+pub const AUTOWRAP_OFF: &str = "\x1b[?7l";
+pub const AUTOWRAP_ON: &str = "\x1b[?7h";
 pub const HIDE_CURSOR: &str = "\x1b[?25l";
 
 /// What a terminal can do for the renderer and the app. Output is buffered until `flush`.
@@ -176,6 +182,14 @@ struct Restore {
 
 static RESTORE: Mutex<Option<Restore>> = Mutex::new(None);
 
+/// The alternate screen (with mouse tracking and autowrap off) is on: restoring must leave it.
+static ALT_SCREEN: AtomicBool = AtomicBool::new(false);
+
+/// Records that the alternate screen was entered or left, for [`restore_terminal`].
+pub fn note_alt_screen(on: bool) {
+    ALT_SCREEN.store(on, Ordering::Relaxed);
+}
+
 /// Puts the tty back the way `start` found it: cooked mode, cursor shown, bracketed paste,
 /// Kitty flags and modifyOtherKeys off. Does nothing when the terminal was not started.
 pub fn restore_terminal() {
@@ -184,7 +198,13 @@ pub fn restore_terminal() {
         Err(poisoned) => poisoned.into_inner().take(),
     };
     let Some(state) = taken else { return };
-    let mut out = String::from(BRACKETED_PASTE_OFF);
+    let mut out = String::new();
+    if ALT_SCREEN.swap(false, Ordering::Relaxed) {
+        out.push_str(super::mouse::DISABLE);
+        out.push_str(AUTOWRAP_ON);
+        out.push_str(EXIT_ALT_SCREEN);
+    }
+    out.push_str(BRACKETED_PASTE_OFF);
     if state.kitty {
         out.push_str(KITTY_POP);
     }

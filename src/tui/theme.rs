@@ -498,8 +498,39 @@ pub fn background_from_colorfgbg(value: Option<&str>) -> Background {
     }
 }
 
-/// Theme lookup by name among built-ins and custom files (`<dir>/<name>.json`).
+/// pi 1.x's default theme name: follow the terminal's light or dark background.
+pub const SYSTEM: &str = "system";
+
+/// Whether the `theme` setting follows the terminal's background: unset, `"system"`, or a
+/// `"light/dark"` pair.
+pub fn follows_background(setting: Option<&str>) -> bool {
+    setting.is_none_or(|s| s == SYSTEM || s.contains('/'))
+}
+
+/// The concrete theme a setting names on `background`: `"system"` (and no setting) is the
+/// built-in for it, a `"light/dark"` pair its half for it, anything else itself.
+pub fn resolve_name(setting: Option<&str>, background: Background) -> String {
+    match setting {
+        None | Some(SYSTEM) => background.theme_name().to_string(),
+        Some(pair) if pair.contains('/') => {
+            let (light, dark) = pair.split_once('/').unwrap_or((pair, pair));
+            match background {
+                Background::Light => light.trim().to_string(),
+                Background::Dark => dark.trim().to_string(),
+            }
+        }
+        Some(name) => name.to_string(),
+    }
+}
+
+/// Theme lookup by name among built-ins and custom files (`<dir>/<name>.json`). `"system"`
+/// and `"light/dark"` pairs resolve by `COLORFGBG` (the app corrects the choice once the
+/// terminal reports its background).
 pub fn load_named(name: &str, custom_dirs: &[&Path], mode: ColorMode) -> Result<Theme, ThemeError> {
+    if follows_background(Some(name)) {
+        let background = background_from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
+        return load_named(&resolve_name(Some(name), background), custom_dirs, mode);
+    }
     if let Some(theme) = Theme::builtin(name, mode) {
         return Ok(theme);
     }

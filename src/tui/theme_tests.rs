@@ -193,3 +193,23 @@ fn rgb_backgrounds_are_classified_by_luminance() {
     assert_eq!(background_from_rgb(40, 44, 52), Background::Dark);
     assert_eq!(background_from_rgb(253, 246, 227), Background::Light);
 }
+
+#[test]
+fn system_and_light_dark_pairs_follow_the_background() {
+    assert!(follows_background(None));
+    assert!(follows_background(Some("system")));
+    assert!(follows_background(Some("paper/ink")));
+    assert!(!follows_background(Some("dark")));
+    assert_eq!(resolve_name(Some("system"), Background::Light), "light");
+    assert_eq!(resolve_name(None, Background::Dark), "dark");
+    assert_eq!(resolve_name(Some("paper/ink"), Background::Light), "paper");
+    assert_eq!(resolve_name(Some("paper/ink"), Background::Dark), "ink");
+    assert_eq!(resolve_name(Some("light"), Background::Dark), "light");
+    // "system" is reserved: it never loads a custom file of that name.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("system.json"), "{ not a theme").unwrap();
+    let theme = load_named("system", &[dir.path()], ColorMode::TrueColor).unwrap();
+    assert!(["dark", "light"].contains(&theme.name()));
+    let pair = load_named("light/dark", &[], ColorMode::TrueColor).unwrap();
+    assert!(["dark", "light"].contains(&pair.name()));
+}

@@ -32,8 +32,10 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::overlay::{self, OverlayOptions, Placed};
-use super::renderer::Renderer;
-use super::terminal::Terminal;
+use super::renderer::{Renderer, SYNC_BEGIN, SYNC_END};
+use super::terminal::{
+    note_alt_screen, Terminal, AUTOWRAP_OFF, AUTOWRAP_ON, ENTER_ALT_SCREEN, EXIT_ALT_SCREEN,
+};
 use super::{Component, InputEvent, KeyKind, CURSOR_MARKER};
 
 /// Frames are at least this far apart (about 60 per second).
@@ -89,6 +91,8 @@ pub struct Tui<T: Terminal> {
     last_root: Option<usize>,
     /// First row drawn as a screen row in the previous frame.
     previous_screen_top: usize,
+    /// On the alternate screen: the mouse-tracking sequence that was turned on ("" for none).
+    alt_screen: Option<&'static str>,
 }
 
 impl<T: Terminal> Tui<T> {
@@ -104,6 +108,7 @@ impl<T: Terminal> Tui<T> {
             last_render: None,
             last_root: None,
             previous_screen_top: 0,
+            alt_screen: None,
         }
     }
 
@@ -134,6 +139,9 @@ impl<T: Terminal> Tui<T> {
 
     /// Leaves the cursor below the content and restores the terminal.
     pub fn stop(&mut self) -> io::Result<()> {
+        if self.alt_screen.is_some() {
+            self.leave_alt_screen(&[])?;
+        }
         let out = self.renderer.finish();
         self.terminal.write(&out);
         self.terminal.flush()?;
@@ -142,12 +150,67 @@ impl<T: Terminal> Tui<T> {
 
     /// Ctrl+Z: hands the terminal back to the shell until resumed, then repaints fully.
     pub fn suspend(&mut self) -> io::Result<()> {
+        let alt = self.alt_screen;
+        if alt.is_some() {
+            self.leave_alt_screen(&[])?;
+        }
         let out = self.renderer.finish();
         self.terminal.write(&out);
         self.terminal.flush()?;
         self.terminal.suspend()?;
+        if let Some(mouse) = alt {
+            self.enter_alt_screen(mouse);
+        }
         self.request_full_render();
         Ok(())
+    }
+
+    /// Switches to the alternate screen with autowrap off and `mouse` (tracking modes to turn
+    /// on, or "") for an application-owned viewport; frames should then be exactly as tall as
+    /// the terminal.
+    pub fn enter_alt_screen(&mut self, mouse: &'static str) {
+        self.terminal.write(&format!(
+            "{ENTER_ALT_SCREEN}{AUTOWRAP_OFF}{mouse}\x1b[2J\x1b[H"
+        ));
+        self.terminal.hide_cursor();
+        self.alt_screen = Some(mouse);
+        note_alt_screen(true);
+        self.renderer.reset();
+        self.renderer.set_alt_screen(true);
+        self.request_full_render();
+    }
+
+    /// Back to the normal screen, then `trailing` printed there (what the session showed, so
+    /// it stays in the scrollback). Later frames start afresh below it.
+    pub fn leave_alt_screen(&mut self, trailing: &[String]) -> io::Result<()> {
+        let Some(mouse) = self.alt_screen.take() else {
+            return Ok(());
+        };
+        let mut out = String::from(SYNC_BEGIN);
+        if !mouse.is_empty() {
+            out.push_str(super::mouse::DISABLE);
+        }
+        out.push_str(EXIT_ALT_SCREEN);
+        // Autowrap stays off while the rows are printed, so a full-width row does not wrap.
+        for line in trailing {
+            out.push_str("\r\x1b[2K");
+            out.push_str(&line.replace(CURSOR_MARKER, ""));
+            out.push_str(crate::tui::LINE_RESET);
+            out.push_str("\r\n");
+        }
+        out.push_str(AUTOWRAP_ON);
+        out.push_str(SYNC_END);
+        self.terminal.write(&out);
+        self.terminal.flush()?;
+        note_alt_screen(false);
+        self.renderer.reset();
+        self.renderer.set_alt_screen(false);
+        self.request_full_render();
+        Ok(())
+    }
+
+    pub fn on_alt_screen(&self) -> bool {
+        self.alt_screen.is_some()
     }
 
     // ---- rendering ----

@@ -109,6 +109,16 @@ impl VirtualTerminal {
         cells
     }
 
+    /// Whether the alternate screen is shown.
+    pub fn alternate_screen(&self) -> bool {
+        self.parser.screen().alternate_screen()
+    }
+
+    /// Whether the application asked for mouse reports.
+    pub fn mouse_tracking(&self) -> bool {
+        self.parser.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+    }
+
     pub fn cursor_visible(&self) -> bool {
         !self.parser.screen().hide_cursor()
     }

@@ -16,6 +16,7 @@ mod extension_sessions;
 mod extensions;
 mod interactive;
 mod interactive_extensions;
+mod interactive_fullscreen;
 mod interactive_trust;
 mod json;
 mod login;

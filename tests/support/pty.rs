@@ -109,6 +109,15 @@ impl PtyChild {
             .contents()
     }
 
+    /// Whether the alternate screen is shown (pi 1.x's fullscreen mode).
+    pub fn alternate_screen(&self) -> bool {
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .screen()
+            .alternate_screen()
+    }
+
     /// Waits until the screen shows `text`; panics with the screen after `timeout`.
     pub fn wait_for(&self, text: &str, timeout: Duration) {
         let start = Instant::now();

@@ -107,9 +107,13 @@ impl<T: Terminal> App<T> {
             },
         };
         let editor = Editor::new();
+        let mut view = View::new(header, editor, footer);
+        if env.tui.fullscreen {
+            view.fullscreen = Some(super::fullscreen::Fullscreen::new(env.tui.clone()));
+        }
         let mut app = App {
             tui: Tui::new(terminal),
-            view: View::new(header, editor, footer),
+            view,
             parser: StdinBuffer::new(),
             pending_since: None,
             session: Some(session),
@@ -156,6 +160,10 @@ impl<T: Terminal> App<T> {
     /// Enters raw mode and schedules the first frame.
     pub fn start(&mut self) -> io::Result<()> {
         self.tui.start()?;
+        if self.view.fullscreen.is_some() {
+            self.tui
+                .enter_alt_screen(crate::tui::mouse::enable_sequence());
+        }
         self.query_background();
         self.apply_editor_style();
         Ok(())
@@ -173,6 +181,15 @@ impl<T: Terminal> App<T> {
             if let Ok(s) = task.join() {
                 self.session = Some(s);
             }
+        }
+        if let Some(fs) = &self.view.fullscreen {
+            // pi's `fullscreenExitOutput`: the session stays readable in the scrollback.
+            let trailing = if fs.options.exit_transcript {
+                self.view.document()
+            } else {
+                &[]
+            };
+            self.tui.leave_alt_screen(trailing)?;
         }
         self.tui.stop()
     }
@@ -215,6 +232,14 @@ impl<T: Terminal> App<T> {
         }
         if self.animating() {
             deadline = deadline.min(self.last_tick + TICK);
+        }
+        if let Some(d) = self
+            .view
+            .fullscreen
+            .as_ref()
+            .and_then(|f| f.next_deadline())
+        {
+            deadline = deadline.min(d);
         }
         if self.ext.dialog_open() {
             // A dialog may time out on the extension's side: notice soon.
@@ -289,6 +314,9 @@ impl<T: Terminal> App<T> {
         if self.tui.next_deadline().is_some_and(|d| d <= now) {
             self.sync_stream();
         }
+        if let Some(fs) = &mut self.view.fullscreen {
+            fs.set_height(self.tui.terminal().size().1);
+        }
         self.tui.tick(now, &mut self.view)?;
         Ok(())
     }
@@ -343,13 +371,17 @@ impl<T: Terminal> App<T> {
                     self.parser.set_kitty_active(true);
                 }
                 ParsedInput::BackgroundColor { r, g, b } => self.on_background(r, g, b),
-                ParsedInput::CellSize { .. } | ParsedInput::Other(_) => {}
+                ParsedInput::Other(seq) => self.fullscreen_sequence(&seq),
+                ParsedInput::CellSize { .. } => {}
             }
         }
     }
 
     /// One key or paste: overlays first, then the app's keys, then the editor.
     pub fn on_input(&mut self, event: &InputEvent) {
+        if self.fullscreen_key(event) {
+            return;
+        }
         if self.extension_dialog_input(event) {
             return;
         }

@@ -1,7 +1,8 @@
-//! The theme picked from the terminal's background when the settings name none, as pi does:
-//! start-up installs dark or light from `COLORFGBG` (no wait, so the first frame is not held
-//! back), asks the terminal for its background colour (OSC 11), and switches to the other
-//! built-in theme if the reply, arriving within [`REPLY_WINDOW`], says so.
+//! The theme picked from the terminal's background when the settings name none, `"system"`
+//! (pi 1.x's default) or a `"light/dark"` pair, as pi does: start-up installs the theme for
+//! the background `COLORFGBG` suggests (no wait, so the first frame is not held back), asks
+//! the terminal for its background colour (OSC 11), and switches if the reply, arriving
+//! within [`REPLY_WINDOW`], says the other.
 
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,7 @@ pub(super) fn initial_theme_name() -> &'static str {
 impl<T: Terminal> App<T> {
     /// Sends the background query when the theme is ours to choose.
     pub(super) fn query_background(&mut self) {
-        if self.env.theme.is_none() {
+        if theme::follows_background(self.env.theme.as_deref()) {
             let terminal = self.tui.terminal_mut();
             terminal.write(QUERY);
             // Sent at once: the reply should beat the user's first keys.
@@ -37,14 +38,17 @@ impl<T: Terminal> App<T> {
         let Some(until) = self.background_query.take() else {
             return;
         };
-        if Instant::now() > until || self.env.theme.is_some() {
+        if Instant::now() > until || !theme::follows_background(self.env.theme.as_deref()) {
             return;
         }
-        let name = theme::background_from_rgb(r, g, b).theme_name();
+        let background = theme::background_from_rgb(r, g, b);
+        let name = theme::resolve_name(self.env.theme.as_deref(), background);
         if theme::current().name() == name {
             return;
         }
-        if let Some(t) = theme::Theme::builtin(name, ColorMode::detect()) {
+        let global = self.env.agent_dir.join("themes");
+        let project = self.env.cwd.join(".pi").join("themes");
+        if let Ok(t) = theme::load_named(&name, &[&global, &project], ColorMode::detect()) {
             theme::install(t);
             self.restyle();
         }

@@ -159,7 +159,7 @@ impl<T: Terminal> App<T> {
             .unwrap_or_else(|| self.env.session_dir.clone())
     }
 
-    fn copy_last_message(&mut self) -> Result<(), String> {
+    pub(super) fn copy_last_message(&mut self) -> Result<(), String> {
         let text = self
             .session
             .as_ref()

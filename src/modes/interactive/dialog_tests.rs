@@ -418,3 +418,64 @@ fn resume_ctrl_r_renames_a_session_and_the_open_one() {
         .collect();
     assert_eq!(names, [json!("Shiny name")]);
 }
+
+/// A session file in another folder's store whose recorded folder is gone.
+fn orphaned_session(h: &Harness) -> std::path::PathBuf {
+    let dir = h.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2025-01-01T00-00-00-000Z_0f0e0d0c-0000-4000-8000-0000000000aa.jsonl");
+    std::fs::write(
+        &file,
+        "{\"type\":\"session\",\"id\":\"0f0e0d0c-0000-4000-8000-0000000000aa\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/nonexistent/moved-away\",\"version\":3}\n\
+         {\"type\":\"message\",\"id\":\"aaaa0001\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"orphan question\"}],\"timestamp\":1735689601000}}\n",
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
+    let mut h = harness_with("dlg-orphan", &[], true);
+    prompt(&mut h, "dlg-orphan", "current work", "current reply");
+    let current = h
+        .app
+        .session()
+        .unwrap()
+        .session
+        .path()
+        .unwrap()
+        .to_path_buf();
+    let file = orphaned_session(&h);
+    // Cancel keeps the current session.
+    h.app.resume_checked(file.clone()).unwrap();
+    h.wait_text("cwd from session file does not exist");
+    h.wait_text("continue in current cwd");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.wait_for("the dialog to close", |h| !h.app.view.has_dialog());
+    assert_eq!(
+        h.app.session().unwrap().session.path(),
+        Some(current.as_path())
+    );
+    // Fork: a new session beside the current one, recorded in this folder.
+    h.app.resume_checked(file.clone()).unwrap();
+    h.wait_text("Fork");
+    h.type_bytes("\x1b[B");
+    h.type_bytes("\r");
+    h.wait_text("orphan question");
+    let s = h.app.session().unwrap();
+    let forked = s.session.path().unwrap().to_path_buf();
+    assert_ne!(forked, file);
+    assert_eq!(forked.parent(), current.parent());
+    assert_eq!(s.session.header().cwd, h.dir.path().to_string_lossy());
+    // Continue opens the file itself.
+    h.app.resume_checked(file.clone()).unwrap();
+    h.wait_text("Fork");
+    h.type_bytes("\r");
+    h.wait_for("the switch", |h| {
+        h.app
+            .session()
+            .is_some_and(|s| s.session.path() == Some(file.as_path()))
+    });
+}

@@ -36,9 +36,8 @@ impl<T: Terminal> App<T> {
         let result = match outcome {
             OverlayOutcome::Model(ModelOutcome::Selected(model)) => self.change_model(*model),
             OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
-            OverlayOutcome::Session(SessionOutcome::Selected(path)) => {
-                self.gated(GatedOp::Resume(path))
-            }
+            OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume_checked(path),
+            OverlayOutcome::MissingCwd(choice, path) => self.apply_missing_cwd(choice, path),
             OverlayOutcome::Session(SessionOutcome::Renamed { path, name }) => {
                 self.rename_session(&path, &name)
             }

@@ -76,7 +76,7 @@ impl<T: Terminal> App<T> {
                     at: false,
                 } => self.gated(GatedOp::Fork(entry_id)),
                 ModeRequest::Fork { at: true, .. } => self.gated(GatedOp::Clone),
-                ModeRequest::SwitchSession(path) => self.gated(GatedOp::Resume(path.into())),
+                ModeRequest::SwitchSession(path) => self.resume_checked(path.into()),
                 ModeRequest::NavigateTree {
                     target_id,
                     summarize,

@@ -72,6 +72,14 @@ impl<T: Terminal> App<T> {
             }
             return false;
         }
+        if is("app.message.copy") {
+            if !self.copy_fullscreen_selection() {
+                if let Err(e) = self.copy_last_message() {
+                    self.view.error(&e);
+                }
+            }
+            return true;
+        }
         if is("app.suspend") {
             if let Err(e) = self.tui.suspend() {
                 self.view.error(&format!("Could not suspend: {e}"));

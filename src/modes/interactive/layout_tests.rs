@@ -156,3 +156,17 @@ fn without_a_theme_setting_the_terminal_is_asked_for_its_background_once() {
         "the reply is not typed into the editor"
     );
 }
+
+#[test]
+fn the_system_theme_and_pairs_ask_for_the_background_and_a_named_theme_does_not() {
+    for (setting, asks) in [("system", true), ("dark/dark", true), ("dark", false)] {
+        let mut h = harness_setup("ui-system-theme", &[], false, &mut |_, _, env| {
+            env.theme = Some(setting.into());
+        });
+        let frames = h.app.tui.terminal().frames().join("");
+        assert_eq!(frames.contains("\x1b]11;?\x07"), asks, "{setting}");
+        // The tests run in the dark theme: a dark reply keeps it.
+        h.type_bytes("\x1b]11;rgb:1010/1010/1010\x1b\\");
+        assert_eq!(crate::tui::theme::current().name(), "dark", "{setting}");
+    }
+}

@@ -1,5 +1,6 @@
-//! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat in the terminal's own
-//! scrollback, the editor and the footer, driven by one UI thread (see `app.rs`) while prompts
+//! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat (on the alternate
+//! screen in pi 1.x's default fullscreen layout, `fullscreen` and `fullscreen_search`; in the
+//! terminal's own scrollback with `tuiMode: "regular"`), the editor and the footer, driven by one UI thread (see `app.rs`) while prompts
 //! run on a worker thread that owns the session.
 //!
 //! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`
@@ -32,11 +33,14 @@ mod ext_widgets;
 pub mod extensions;
 mod external;
 mod footer;
+pub mod fullscreen;
+mod fullscreen_search;
 mod header;
 mod history;
 mod keys;
 mod login_flow;
 mod mcp_command;
+mod missing_cwd;
 pub mod overlays;
 pub mod selectors;
 mod settings_menu;
@@ -113,6 +117,8 @@ pub struct InteractiveEnv {
     pub untrusted_warning: bool,
     /// The session's MCP servers (`/mcp`), unless MCP is off.
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    /// `tuiMode` / `--tui-mode` and the `fullscreen*` settings.
+    pub tui: fullscreen::TuiOptions,
 }
 
 /// Installs the theme named in the settings (built-in, or `<name>.json` from the agent's or
@@ -137,6 +143,36 @@ pub fn load_theme(env: &InteractiveEnv) -> Result<(), String> {
                 "Failed to load theme \"{name}\": {e}\nFell back to dark theme."
             ))
         }
+    }
+}
+
+/// pi 1.x's command that reopens `session` (printed on exit): `pi --session <id>`, with
+/// `--session-dir` when the session is not in this folder's default directory. `None` when
+/// nothing was saved.
+pub fn resume_hint(
+    session: &crate::session::SessionWriter,
+    env: &InteractiveEnv,
+) -> Option<String> {
+    let file = session.path().filter(|p| p.exists())?;
+    let dir = file.parent()?;
+    let default = crate::session::dir::session_dir(&env.agent_dir, &env.cwd.to_string_lossy());
+    let mut hint = String::from("pi");
+    if dir != default {
+        hint.push_str(" --session-dir ");
+        hint.push_str(&shell_quote(&dir.to_string_lossy()));
+    }
+    hint.push_str(" --session ");
+    hint.push_str(session.session_id());
+    Some(hint)
+}
+
+/// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
@@ -171,6 +207,15 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
     let stopped = app.stop();
     if let Some(host) = app.session().and_then(|s| s.extension_host()) {
         host.shutdown();
+    }
+    if let Some(hint) = app
+        .session()
+        .and_then(|s| resume_hint(&s.session, &app.env))
+    {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            println!("\x1b[2mTo resume this session:\x1b[22m {hint}");
+        }
     }
     let write_errors = app
         .session()

@@ -13,6 +13,7 @@
 //! arm in [`poll`] that downcasts to the component and maps its `take_outcome()`, and the
 //! action in `App::apply_overlay_outcome`.
 
+use super::missing_cwd::MissingCwdDialog;
 use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
 };
@@ -25,6 +26,7 @@ use super::selectors::settings::{SettingsOutcome, SettingsSelector};
 use super::selectors::tree::{TreeOutcome, TreeSelector};
 use super::selectors::trust::{TrustOutcome, TrustSelector};
 use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
+use super::standalone::MissingCwdChoice;
 use super::view::View;
 use crate::tui::Component;
 
@@ -42,6 +44,7 @@ pub enum OverlayKind {
     Login,
     Trust,
     Mcp,
+    MissingCwd,
 }
 
 /// A result an overlay handed back.
@@ -58,6 +61,7 @@ pub enum OverlayOutcome {
     Login(LoginOutcome),
     Trust(TrustOutcome),
     Mcp(McpOutcome),
+    MissingCwd(MissingCwdChoice, std::path::PathBuf),
 }
 
 impl OverlayOutcome {
@@ -143,6 +147,10 @@ pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
             .dialog_mut::<McpScreen>()?
             .take_outcome()
             .map(OverlayOutcome::Mcp),
+        OverlayKind::MissingCwd => view
+            .dialog_mut::<MissingCwdDialog>()?
+            .take_outcome()
+            .map(|(choice, path)| OverlayOutcome::MissingCwd(choice, path)),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::tui::Component;
 
 /// The built-in themes, then `*.json` themes of the agent's and the project's `themes/`.
 fn available_themes(dirs: &[std::path::PathBuf]) -> Vec<String> {
-    let mut names = vec!["dark".to_string(), "light".to_string()];
+    let mut names = vec![theme::SYSTEM.to_string(), "dark".into(), "light".into()];
     for dir in dirs {
         let Ok(read) = std::fs::read_dir(dir) else {
             continue;
@@ -93,7 +93,11 @@ impl<T: Terminal> App<T> {
             self.env.agent_dir.join("themes"),
             self.env.cwd.join(".pi").join("themes"),
         ];
-        let theme_name = self.env.theme.clone().unwrap_or_else(|| "dark".into());
+        let theme_name = self
+            .env
+            .theme
+            .clone()
+            .unwrap_or_else(|| theme::SYSTEM.into());
         let config = config(s, &theme_name, available_themes(&dirs), self.hide_thinking);
         let selector = SettingsSelector::new(&config, theme::current());
         self.show_dialog(selector, OverlayKind::Settings);

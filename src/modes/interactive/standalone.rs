@@ -55,6 +55,49 @@ pub fn pick_session(session_dir: &Path, agent_dir: &Path) -> io::Result<Option<P
     Ok(chosen.flatten())
 }
 
+/// What to do with a session whose recorded folder is gone (pi 1.x's start-up question).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingCwdChoice {
+    /// Run it in the current folder, remembering nothing.
+    Continue,
+    /// Copy it into the current folder as a new session.
+    Fork,
+    Cancel,
+}
+
+/// pi's title for the question: the missing folder, then the one the session would use.
+pub fn missing_cwd_title(stored: &str, cwd: &str) -> String {
+    format!("cwd from session file does not exist\n{stored}\n\ncontinue in current cwd\n{cwd}")
+}
+
+/// Asks on the process's terminal what to do with a session whose folder `stored` is gone.
+pub fn ask_missing_cwd(stored: &str, cwd: &str) -> io::Result<MissingCwdChoice> {
+    let terminal = ProcessTerminal::new();
+    let input = terminal.events();
+    run_missing_cwd(terminal, &input, stored, cwd)
+}
+
+/// [`ask_missing_cwd`] on any terminal.
+pub fn run_missing_cwd<T: Terminal>(
+    terminal: T,
+    input: &Receiver<TerminalEvent>,
+    stored: &str,
+    cwd: &str,
+) -> io::Result<MissingCwdChoice> {
+    use crate::extensions::ui::{Answer, Dialog};
+    let dialog = super::ext_ui::ExtensionDialog::new(&Dialog::Select {
+        title: missing_cwd_title(stored, cwd),
+        options: vec!["Continue".into(), "Fork".into(), "Cancel".into()],
+        timeout: None,
+    });
+    let answer = run_until(terminal, input, dialog, |d| d.take_outcome())?;
+    Ok(match answer {
+        Some(Answer::Value(v)) if v == "Continue" => MissingCwdChoice::Continue,
+        Some(Answer::Value(v)) if v == "Fork" => MissingCwdChoice::Fork,
+        _ => MissingCwdChoice::Cancel,
+    })
+}
+
 /// `pi config` on the process's terminal: each toggle is written to the settings file of the
 /// package's scope at once (a failed write shows under the list).
 pub fn configure_packages(resolved: &PackageResources, settings: &mut Settings) -> io::Result<()> {

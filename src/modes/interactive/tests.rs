@@ -20,6 +20,8 @@ use crate::tui::virtual_terminal::VirtualTerminal;
 mod dialog_tests;
 #[path = "ext_tests.rs"]
 mod ext_tests;
+#[path = "fullscreen_tests.rs"]
+mod fullscreen_tests;
 #[path = "layout_tests.rs"]
 mod layout_tests;
 #[path = "panel_tests.rs"]
@@ -138,6 +140,7 @@ fn harness_setup(
         project_trusted: true,
         untrusted_warning: false,
         mcp: None,
+        tui: super::fullscreen::TuiOptions::regular(),
     };
     setup(dir.path(), &mut session, &mut env);
     let mut app = App::new(VirtualTerminal::new(80, 24), session, env);

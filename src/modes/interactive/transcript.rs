@@ -128,6 +128,19 @@ impl Transcript {
         })
     }
 
+    /// The rows the items `want` picks start on, as laid out last.
+    pub fn start_rows(&self, want: impl Fn(&ChatItem) -> bool) -> Vec<usize> {
+        let mut row = 0;
+        let mut rows = Vec::new();
+        for (item, cached) in self.items.iter().zip(&self.cached) {
+            if want(item) {
+                rows.push(row);
+            }
+            row += cached.lines.len();
+        }
+        rows
+    }
+
     /// The first row that changed since the last call (`None`: nothing did).
     pub fn take_changed_from(&mut self) -> Option<usize> {
         self.changed_from.take()

@@ -12,6 +12,7 @@
 use super::chat::ChatItem;
 use super::ext_widgets::ExtensionChrome;
 use super::footer::Footer;
+use super::fullscreen::Fullscreen;
 use super::header::Header;
 use super::transcript::{first_difference, Transcript};
 use crate::tui::components::editor::Editor;
@@ -38,6 +39,8 @@ pub struct View {
     pub(super) frame: FrameCache,
     /// Extension widgets around the editor and statuses under the footer.
     pub extension: ExtensionChrome,
+    /// Fullscreen mode: the transcript scrolls in a window above the docked editor.
+    pub fullscreen: Option<Fullscreen>,
 }
 
 /// The stacked frame from the last render and what it was made of.
@@ -128,6 +131,7 @@ impl View {
             last_is_status: false,
             frame: FrameCache::default(),
             extension: Default::default(),
+            fullscreen: None,
         }
     }
 
@@ -205,14 +209,70 @@ impl View {
     }
 }
 
+/// Fullscreen mode's view of the frame: the rows above the dock scroll, the dock stays.
+impl View {
+    /// The header and transcript rows of the last frame.
+    pub fn content_lines(&self) -> &[String] {
+        let end = self
+            .frame
+            .lines
+            .len()
+            .saturating_sub(self.frame.bottom.len());
+        &self.frame.lines[..end]
+    }
+
+    /// The whole last frame, as regular mode would print it.
+    pub fn document(&self) -> &[String] {
+        &self.frame.lines
+    }
+
+    /// Fullscreen state and the content rows it selects and searches in (fullscreen only).
+    pub fn fullscreen_and_content(&mut self) -> (&mut Fullscreen, &[String]) {
+        let end = self
+            .frame
+            .lines
+            .len()
+            .saturating_sub(self.frame.bottom.len());
+        let fs = self.fullscreen.as_mut().expect("fullscreen mode");
+        (fs, &self.frame.lines[..end])
+    }
+
+    /// The content rows user messages start on (the prompt-jump targets).
+    pub fn prompt_rows(&self) -> Vec<usize> {
+        let header = self.frame.header.len();
+        self.chat
+            .start_rows(|item| matches!(item, ChatItem::User(_)))
+            .into_iter()
+            .map(|row| header + row)
+            .collect()
+    }
+
+    fn compose_fullscreen(&mut self, width: usize) -> Option<&[String]> {
+        let fs = self.fullscreen.as_mut()?;
+        let end = self
+            .frame
+            .lines
+            .len()
+            .saturating_sub(self.frame.bottom.len());
+        Some(fs.compose(&self.frame.lines[..end], &self.frame.bottom, width))
+    }
+}
+
 impl Component for View {
     fn render(&mut self, width: usize) -> Vec<String> {
         self.update_frame(width);
-        self.frame.lines.clone()
+        match self.compose_fullscreen(width) {
+            Some(screen) => screen.to_vec(),
+            None => self.frame.lines.clone(),
+        }
     }
 
     fn render_borrowed(&mut self, width: usize) -> Option<(&[String], usize)> {
         let since = self.update_frame(width).unwrap_or(self.frame.lines.len());
+        if self.fullscreen.is_some() {
+            // The screen is recomposed each frame; the renderer diffs its rows.
+            return self.compose_fullscreen(width).map(|s| (s, 0));
+        }
         Some((&self.frame.lines, since))
     }
 

@@ -437,7 +437,12 @@ impl Editor {
     fn handle_motion_key(&mut self, k: &KeyEvent) -> bool {
         let kb = keybindings::current();
         let is = |id: &str| kb.matches(k, id);
-        if is("tui.editor.cursorUp") {
+        // The dedicated history keys (unbound by default) work wherever the cursor is.
+        if is("tui.editor.historyPrevious") {
+            self.navigate_history(-1);
+        } else if is("tui.editor.historyNext") {
+            self.navigate_history(1);
+        } else if is("tui.editor.cursorUp") {
             let (_, cur) = self.visual();
             if self.is_empty() || (self.history_index.is_some() && cur == 0) {
                 self.navigate_history(-1);
