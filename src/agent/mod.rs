@@ -62,6 +62,9 @@ pub struct Agent {
     pub after_tool_call: Option<AfterToolCall>,
     pub transform_context: Option<TransformContext>,
     pub turn_end: Option<TurnEndHook>,
+    /// Extension messages that join the next run's prompt after its own messages
+    /// (`before_agent_start`); taken by that run, each emitted as a custom message.
+    pub prompt_customs: Vec<CustomMessage>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -85,6 +88,7 @@ impl Agent {
             after_tool_call: None,
             transform_context: None,
             turn_end: None,
+            prompt_customs: Vec::new(),
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -206,6 +210,20 @@ impl Run {
     }
 }
 
+/// Emits an extension message and adds it to the context the model sees (as a user message).
+fn emit_custom(emit: &dyn Fn(AgentEvent), agent: &mut Agent, message: CustomMessage) {
+    emit(AgentEvent::CustomMessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::CustomMessageEnd {
+        message: message.clone(),
+    });
+    let custom = crate::session::entry::AgentMessage::Custom(message);
+    agent
+        .messages
+        .extend(crate::session::to_llm_messages(&[custom]));
+}
+
 fn run_loop(
     agent: &mut Agent,
     prompts: Vec<Message>,
@@ -224,6 +242,9 @@ fn run_loop(
         emit(AgentEvent::MessageEnd { message: m.clone() });
         agent.messages.push(m.clone());
         new_messages.push(m);
+    }
+    for message in std::mem::take(&mut agent.prompt_customs) {
+        emit_custom(&emit, agent, message);
     }
     // Anything queued while nothing ran goes in before the first reply.
     let mut pending = agent.steering.take();
@@ -270,16 +291,7 @@ fn run_loop(
             if let Some(hook) = agent.turn_end.clone() {
                 let (added, continue_run) = hook(&assistant, &results, abort);
                 for message in added {
-                    emit(AgentEvent::CustomMessageStart {
-                        message: message.clone(),
-                    });
-                    emit(AgentEvent::CustomMessageEnd {
-                        message: message.clone(),
-                    });
-                    let custom = crate::session::entry::AgentMessage::Custom(message);
-                    agent
-                        .messages
-                        .extend(crate::session::to_llm_messages(&[custom]));
+                    emit_custom(&emit, agent, message);
                 }
                 // One more request, unless tool results or queued messages make one anyway.
                 more_tool_calls |= continue_run && !abort.is_aborted();

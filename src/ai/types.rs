@@ -461,6 +461,30 @@ pub struct StreamOptions {
     pub session_id: Option<String>,
     /// Provider-level retries and the answer timeout (`retry.provider.*`).
     pub provider_retry: super::provider_retry::ProviderRetry,
+    /// Rewrites the request body before it is sent (extensions' `before_provider_request`).
+    pub on_payload: Option<PayloadHook>,
+}
+
+/// A rewrite of a provider request body, called on the thread that starts the stream.
+#[derive(Clone)]
+pub struct PayloadHook(
+    pub std::sync::Arc<dyn Fn(serde_json::Value) -> serde_json::Value + Send + Sync>,
+);
+
+impl std::fmt::Debug for PayloadHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PayloadHook")
+    }
+}
+
+impl StreamOptions {
+    /// The body to send: `body`, or what the payload hook made of it.
+    pub fn payload(&self, body: serde_json::Value) -> serde_json::Value {
+        match &self.on_payload {
+            Some(hook) => (hook.0)(body),
+            None => body,
+        }
+    }
 }
 
 /// One event of an assistant stream. Events carry what changed, never a copy of the whole

@@ -30,9 +30,8 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
-/// Decides project trust for `cwd` from the flags, trust.json and the global settings. The
-/// extension `project_trust` event has its seam in [`TrustInputs::extension`]; no extension
-/// answers it yet.
+/// Decides project trust for `cwd` from the flags, the user's and CLI extensions
+/// (`project_trust`), trust.json and the global settings.
 pub fn decide_trust(
     args: &Args,
     agent_dir: &std::path::Path,
@@ -45,7 +44,7 @@ pub fn decide_trust(
         TrustInputs {
             cli_override: args.trust_override,
             default: DefaultTrust::from_global(global.global_map()),
-            extension: None,
+            extension: Some(&|cwd| super::project_trust::ask_extensions(args, agent_dir, cwd)),
         },
     )
 }

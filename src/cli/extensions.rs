@@ -115,6 +115,38 @@ pub fn load(
         cli_paths: args.extensions.clone(),
         no_extensions: args.no_extensions,
     });
+    let opts = host_options(args, agent_dir, cwd, scope, settings, session_file, hookup);
+    let loaded = if sources.is_empty() && args.unknown_flags.is_empty() {
+        return Ok(LoadedExtensions {
+            host: ExtensionHost::empty(),
+            skipped,
+            warnings,
+        });
+    } else {
+        ExtensionHost::load(sources, opts)
+    };
+    if let Some(e) = loaded.errors.first() {
+        loaded.host.shutdown();
+        return Err(format!("Error: {e}"));
+    }
+    Ok(LoadedExtensions {
+        host: loaded.host,
+        skipped,
+        warnings,
+    })
+}
+
+/// How the run's extensions are started: the mode they see, the built-in tools their tool
+/// factories run, the CLI flags, the UI they talk to and the time limits.
+pub(super) fn host_options(
+    args: &Args,
+    agent_dir: &Path,
+    cwd: &Path,
+    scope: &ProjectScope,
+    settings: &Settings,
+    session_file: Option<String>,
+    hookup: Option<&UiHookup>,
+) -> HostOptions {
     let mode = match (args.mode, hookup) {
         (_, Some(_)) => "interactive",
         (Some(Mode::Rpc), _) => "rpc",
@@ -148,24 +180,7 @@ pub fn load(
     }) {
         opts.event_timeout = t;
     }
-    let loaded = if sources.is_empty() && args.unknown_flags.is_empty() {
-        return Ok(LoadedExtensions {
-            host: ExtensionHost::empty(),
-            skipped,
-            warnings,
-        });
-    } else {
-        ExtensionHost::load(sources, opts)
-    };
-    if let Some(e) = loaded.errors.first() {
-        loaded.host.shutdown();
-        return Err(format!("Error: {e}"));
-    }
-    Ok(LoadedExtensions {
-        host: loaded.host,
-        skipped,
-        warnings,
-    })
+    opts
 }
 
 /// Adds the providers extensions registered to `models`, and tells the extensions which

@@ -10,6 +10,7 @@ pub mod inputs;
 mod login;
 mod models;
 mod packages;
+mod project_trust;
 mod session_id;
 mod sessions;
 mod setup;

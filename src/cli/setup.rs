@@ -568,7 +568,8 @@ pub fn prepare_with(
     }
     let mut skipped = resources.skipped.clone();
     skipped.extend(loaded.skipped.iter().cloned());
-    let system = build_system_prompt(args, &cwd, &tools, &resources)?;
+    let prompt_source = prompt_source(args, &cwd, &resources)?;
+    let system = prompt_source.build(&tools);
     let options = StreamOptions {
         api_key: chosen.api_key,
         headers: chosen.headers,
@@ -611,6 +612,7 @@ pub fn prepare_with(
         .collect();
     session.settings = settings;
     session.mcp = mcp;
+    session.prompt_source = Some(prompt_source);
     let lookup = super::extensions::model_lookup(&agent_dir, &loaded.host);
     session.attach_extensions(loaded.host, tool_registry, Some(lookup));
     Ok(Prepared {
@@ -721,6 +723,15 @@ fn build_system_prompt(
     tools: &[std::sync::Arc<dyn crate::agent::Tool>],
     resources: &Resources,
 ) -> Result<String, String> {
+    Ok(prompt_source(args, cwd, resources)?.build(tools))
+}
+
+/// What the system prompt is built from, besides the tools.
+fn prompt_source(
+    args: &Args,
+    cwd: &Path,
+    resources: &Resources,
+) -> Result<system_prompt::PromptSource, String> {
     // `--system-prompt` wins over SYSTEM.md; `--append-system-prompt` over APPEND_SYSTEM.md.
     let custom = match (&args.system_prompt, &resources.system_prompt_file) {
         (Some(v), _) => Some(text_or_file(v)?),
@@ -738,16 +749,14 @@ fn build_system_prompt(
     } else {
         Vec::new()
     };
-    let cwd = cwd.to_string_lossy().replace('\\', "/");
-    Ok(system_prompt::build(&system_prompt::PromptInputs {
-        custom: custom.as_deref(),
-        append: &append,
-        context_files: &resources.context_files,
-        skills: &resources.skills,
-        tools,
-        cwd: &cwd,
-        date: &local_date(),
-    }))
+    Ok(system_prompt::PromptSource {
+        custom,
+        append,
+        context_files: resources.context_files.clone(),
+        skills: resources.skills.clone(),
+        cwd: cwd.to_string_lossy().replace('\\', "/"),
+        date: local_date(),
+    })
 }
 
 /// Today's local date as `YYYY-MM-DD`.

@@ -315,6 +315,11 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
             let opts = &params["options"];
             let deliver = opts["deliverAs"].as_str();
             if host.is_running() && deliver != Some("nextTurn") {
+                // The model sees it as a user message, text as a block (as pi converts it).
+                let content = match content {
+                    UserContent::Text(s) => UserContent::Blocks(vec![Content::text(s)]),
+                    blocks => blocks,
+                };
                 let message = Message::User(UserMessage {
                     content,
                     timestamp: now_ms(),

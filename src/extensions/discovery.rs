@@ -138,13 +138,10 @@ pub fn discover(o: &DiscoveryOptions) -> (Vec<ExtensionSource>, Vec<String>, Vec
     (sources, warnings, skipped)
 }
 
+/// The absolute path an entry names (`./x` as `x`, as pi resolves it).
 fn resolve(cwd: &Path, p: &str) -> PathBuf {
     let p = crate::resources::expand_tilde(p);
-    if p.is_absolute() {
-        p
-    } else {
-        cwd.join(p)
-    }
+    crate::tools::path::normalize_lexically(&if p.is_absolute() { p } else { cwd.join(p) })
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -412,6 +412,63 @@ impl ExtensionHost {
         None
     }
 
+    /// `before_provider_request {payload}`: each handler may return a replacement body, which
+    /// the next one sees; the last body is sent.
+    pub fn before_provider_request(&self, payload: Value, abort: &Abort) -> Value {
+        let mut current = payload;
+        for ext in self.subscribers("before_provider_request") {
+            if let Ok(v) = self.ask(
+                &ext,
+                "before_provider_request",
+                json!({"payload": current}),
+                Some(abort),
+            ) {
+                if !v.is_null() {
+                    current = v;
+                }
+            }
+        }
+        current
+    }
+
+    /// `user_bash {command, excludeFromContext, cwd}` for a command the user typed (`!`, `!!`,
+    /// RPC `bash`): `Ok(None)` when no handler took it (pi runs it locally), `Ok(Some(result))`
+    /// with pi's `{output, exitCode, cancelled, truncated, fullOutputPath?}` when one ran it
+    /// elsewhere or answered for it, `Err` when a handler failed (the command is not run). No
+    /// time limit: the extension may be running the command; `abort` gives up on it.
+    pub fn user_bash(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        cwd: &str,
+        abort: &Abort,
+    ) -> Result<Option<Value>, String> {
+        let data =
+            json!({"command": command, "excludeFromContext": exclude_from_context, "cwd": cwd});
+        for ext in self.subscribers("user_bash") {
+            let id = ext.process.next_id();
+            let msg = ext.event(id, "user_bash", data.clone());
+            match ext.process.request(id, msg, None, Some(abort), &mut |_| {}) {
+                Ok(Value::Null) => continue,
+                Ok(v) => match v.get("result").filter(|r| r.is_object()) {
+                    Some(r) if r["output"].is_string() => return Ok(Some(r.clone())),
+                    _ => {
+                        let e = format!("Invalid user_bash handler result: {v}");
+                        self.report(&ext.display_path(), "user_bash", e.clone());
+                        return Err(e);
+                    }
+                },
+                Err(RequestError::Aborted) => return Err("Command cancelled".into()),
+                Err(e) => {
+                    let e = e.to_string();
+                    self.report(&ext.display_path(), "user_bash", e.clone());
+                    return Err(e);
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// `session_before_compact` / `_fork` / `_switch` / `_tree`: the first answer with
     /// `cancel: true` wins and is returned.
     pub fn session_before(&self, event: &str, data: Value, abort: &Abort) -> Option<Value> {

@@ -133,6 +133,8 @@ pub struct CommandInfo {
     pub name: String,
     pub description: Option<String>,
     pub extension_path: String,
+    /// Where the extension comes from (`-e` is `temporary`).
+    pub scope: super::Scope,
     /// Whether the extension completes the command's arguments.
     pub completions: bool,
 }
@@ -372,6 +374,7 @@ impl ExtensionHost {
                         name: c.name.clone(),
                         description: c.description.clone(),
                         extension_path: ext.display_path(),
+                        scope: ext.source.scope,
                         completions: c.completions,
                     });
                 }
@@ -432,6 +435,35 @@ impl ExtensionHost {
             if ext.subscribes(event) {
                 let id = ext.process.next_id();
                 ext.process.send(ext.event(id, event, data.clone()));
+            }
+        }
+    }
+
+    /// A notification pi awaits the handlers of before going on (`session_start` before the
+    /// first prompt, `agent_end` before the run is over): extensions speaking protocol 2 are
+    /// waited for (up to the event timeout; a slow one is not disabled) and what they asked
+    /// for meanwhile (entries, messages, names, labels, active tools) is queued before this
+    /// returns; protocol-1 extensions are only told.
+    pub fn emit_and_wait(&self, event: &str, data: Value) {
+        let mut waits = Vec::new();
+        for ext in self.active().filter(|e| e.subscribes(event)) {
+            let id = ext.process.next_id();
+            let mut msg = ext.event(id, event, data.clone());
+            if ext.protocol() >= 2 {
+                if let Ok(rx) = ext.process.expect(id) {
+                    msg["wait"] = Value::Bool(true);
+                    waits.push((Arc::clone(ext), rx));
+                }
+            }
+            ext.process.send(msg);
+        }
+        let deadline = Instant::now() + self.event_timeout;
+        for (ext, rx) in waits {
+            if rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .is_ok()
+            {
+                ext.process.settle(self.event_timeout);
             }
         }
     }
@@ -602,11 +634,18 @@ impl ExtensionHost {
     fn registration_update(&self, ext: &Extension, msg: &Value) {
         match Registration::parse(msg) {
             Ok(mut reg) => {
-                let mut current = ext.registration.write().unwrap_or_else(|p| p.into_inner());
-                reg.protocol = current.protocol;
-                if *current != reg {
-                    *current = reg;
-                    self.generation.fetch_add(1, Ordering::SeqCst);
+                {
+                    let mut current = ext.registration.write().unwrap_or_else(|p| p.into_inner());
+                    reg.protocol = current.protocol;
+                    if *current != reg {
+                        *current = reg;
+                        self.generation.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                // A fresh instance (a restart) registers its servers again; an update after
+                // loading repeats the list the instance loaded with.
+                if msg["update"] != true {
+                    self.register_load_mcp_servers(ext);
                 }
             }
             Err(e) => self.report(
@@ -614,6 +653,28 @@ impl ExtensionHost {
                 "register",
                 format!("invalid registration: {e}"),
             ),
+        }
+    }
+
+    /// The MCP servers an extension registered while loading: they replace whatever this
+    /// extension registered before (an earlier instance's servers are dropped).
+    pub(super) fn register_load_mcp_servers(&self, ext: &Extension) {
+        let path = ext.display_path();
+        let wanted = ext
+            .registration
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .mcp_servers
+            .clone();
+        for old in self.mcp_servers.list() {
+            if old.extension_path == path && !wanted.iter().any(|(n, _)| *n == old.name) {
+                self.mcp_servers.unregister(&path, &old.name);
+            }
+        }
+        for (name, config) in wanted {
+            if let Err(e) = self.mcp_servers.register(&path, &name, &config) {
+                self.report(&path, "registerMcpServer", e);
+            }
         }
     }
 

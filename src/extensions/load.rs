@@ -19,6 +19,9 @@ type Starting = Vec<Option<(ExtensionSource, ExtensionProcess)>>;
 /// The longest an extension may ask the handshake to wait while it installs what it needs.
 const MAX_LOADING_MS: u64 = 300_000;
 
+/// The least time the Node.js bridge gets to start and report in.
+const NODE_START: Duration = Duration::from_secs(15);
+
 impl ExtensionHost {
     /// Starts every source, waits (in parallel, up to the handshake timeout) for each
     /// registration, resolves CLI flags and sends each extension its flag values. Extensions
@@ -99,6 +102,9 @@ impl ExtensionHost {
         }
         let node = node.and_then(Result::ok);
         let host = Self::build(extensions, &opts, node);
+        for ext in host.extensions() {
+            host.register_load_mcp_servers(ext);
+        }
         super::host::spawn_dispatcher(rx, Arc::downgrade(&host));
         Loaded { host, errors }
     }
@@ -140,7 +146,18 @@ fn await_registrations(
 ) -> Vec<Option<Registration>> {
     let mut regs: Vec<Option<Registration>> = vec![None; starting.len()];
     let mut waiting: Vec<bool> = starting.iter().map(Option::is_some).collect();
-    let mut deadline = Instant::now() + opts.handshake_timeout;
+    // Node.js itself takes a while to start on a busy machine before the bridge can say it
+    // is loading (which extends the wait): it gets at least NODE_START.
+    let node = starting
+        .iter()
+        .flatten()
+        .any(|(s, _)| matches!(s.launch, Launch::Node(_)));
+    let first_wait = if node {
+        opts.handshake_timeout.max(NODE_START)
+    } else {
+        opts.handshake_timeout
+    };
+    let mut deadline = Instant::now() + first_wait;
     while waiting.iter().any(|w| *w) {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok((i, ev)) = rx.recv_timeout(left) else {

@@ -27,6 +27,8 @@ pub const BLOCKING_EVENTS: &[&str] = &[
     "session_before_switch",
     "session_before_tree",
     "session_shutdown",
+    "user_bash",
+    "before_provider_request",
 ];
 
 /// Events that became actionable in protocol 2 (pi 1.x): blocking only for extensions that
@@ -65,6 +67,8 @@ pub const EVENTS: &[&str] = &[
     "session_tree",
     "session_info_changed",
     "mcp_servers_change",
+    "user_bash",
+    "before_provider_request",
 ];
 
 /// Whether pi waits for an extension speaking `protocol` to answer `event`.
@@ -139,6 +143,9 @@ pub struct Registration {
     pub providers: Vec<ProviderRegistration>,
     /// Custom message types the extension draws (`registerMessageRenderer`).
     pub message_renderers: Vec<String>,
+    /// MCP servers registered while the extension loaded (`registerMcpServer`): `(name,
+    /// config)`; later registrations come as calls.
+    pub mcp_servers: Vec<(String, Value)>,
 }
 
 fn str_field(v: &Value, key: &str) -> Option<String> {
@@ -262,6 +269,10 @@ impl Registration {
             if let Some(t) = r.as_str() {
                 reg.message_renderers.push(t.to_string());
             }
+        }
+        for m in list(msg, "mcpServers")? {
+            let name = required_name(m, "MCP server", "name")?;
+            reg.mcp_servers.push((name, m["config"].clone()));
         }
         for e in list(msg, "events")? {
             match e.as_str() {

@@ -270,7 +270,18 @@ impl ExtensionHost {
         Arc::new(move |model, context, options, abort| {
             match host.upgrade().and_then(|h| h.streaming_extension(model)) {
                 Some(ext) => provider_stream(ext, model, context, options, abort),
-                None => fallback(model, context, options, abort),
+                None => match host.upgrade() {
+                    // The body goes through extensions' `before_provider_request` first.
+                    Some(h) if h.has_subscribers("before_provider_request") => {
+                        let mut options = options.clone();
+                        let hook_abort = abort.clone();
+                        options.on_payload = Some(crate::ai::PayloadHook(Arc::new(move |body| {
+                            h.before_provider_request(body, &hook_abort)
+                        })));
+                        fallback(model, context, &options, abort)
+                    }
+                    _ => fallback(model, context, options, abort),
+                },
             }
         })
     }

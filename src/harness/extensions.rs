@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::AgentSession;
 use crate::agent::{AgentEvent, StreamFn, Tool};
 use crate::ai::{now_ms, Content, Extra, Message, Model, ThinkingLevel, UserContent, UserMessage};
-use crate::extensions::hooks::InputOutcome;
+use crate::extensions::hooks::{BeforeAgentStart, InputOutcome};
 use crate::extensions::{Action, ExtensionHost, PendingAction};
 use crate::harness::model_control::Credentials;
 use crate::session::entry::CustomMessage;
@@ -226,7 +226,7 @@ impl AgentSession {
     /// lost.
     pub fn start_extensions(&self, reason: &str) {
         if let Some(host) = self.extension_host() {
-            host.emit("session_start", json!({ "reason": reason }));
+            host.emit_and_wait("session_start", json!({ "reason": reason }));
         }
     }
 
@@ -324,7 +324,7 @@ impl AgentSession {
 
     /// `before_agent_start`: the system prompt for this run (the base one unless an extension
     /// changes it) and extension messages that join the prompt.
-    pub(super) fn before_agent_start(&mut self, prompts: &mut Vec<Message>) {
+    pub(super) fn before_agent_start(&mut self, prompts: &[Message]) {
         self.refresh_extension_tools();
         let Some(b) = self.extensions.as_mut() else {
             return;
@@ -351,20 +351,19 @@ impl AgentSession {
         };
         let trigger = json!({"messageType": "user", "prompt": prompt_text, "images": images});
         let result = host.before_agent_start(trigger, &base, &self.abort);
-        self.agent_mut().system_prompt = result.system_prompt.unwrap_or(base);
-        for m in result.messages {
-            let content = match &m["content"] {
-                Value::String(s) => vec![Content::text(s.clone())],
-                c => serde_json::from_value(c.clone()).unwrap_or_default(),
-            };
-            if !content.is_empty() {
-                prompts.push(Message::User(UserMessage {
-                    content: UserContent::Blocks(content),
-                    timestamp: now_ms(),
-                    extra: Extra::new(),
-                }));
-            }
-        }
+        self.apply_before_agent_start(result, base);
+    }
+
+    /// The run gets the chained system prompt, and the returned messages join its prompt as
+    /// extension (custom) messages, recorded as `custom_message` entries as pi does.
+    fn apply_before_agent_start(&mut self, result: BeforeAgentStart, base: String) {
+        let agent = self.agent_mut();
+        agent.system_prompt = result.system_prompt.unwrap_or(base);
+        agent.prompt_customs = result
+            .messages
+            .iter()
+            .filter_map(custom_message_of)
+            .collect();
     }
 
     /// Forwards an agent event to subscribed extensions (never waits).
@@ -383,7 +382,11 @@ impl AgentSession {
         if let Some(m) = data.as_object_mut() {
             m.remove("type");
         }
-        b.host.emit(name, data);
+        if name == "agent_end" {
+            b.host.emit_and_wait(name, data);
+        } else {
+            b.host.emit(name, data);
+        }
     }
 
     /// After a run: `agent_before_settle` (extensions may add entries and ask for one more
@@ -504,21 +507,19 @@ impl AgentSession {
                 self.session
                     .append_custom_message(&custom_type, content.clone(), display, details.clone())
                     .map_err(|e| format!("Could not write session: {e}"))?;
-                let timestamp = now_ms();
-                // The model sees it as a user message (as the session's context does).
-                self.agent_mut().messages.push(Message::User(UserMessage {
-                    content: content.clone(),
-                    timestamp,
-                    extra: Extra::new(),
-                }));
                 let message = CustomMessage {
                     custom_type,
                     content,
                     display,
                     details,
-                    timestamp,
+                    timestamp: now_ms(),
                     extra: Extra::new(),
                 };
+                // The model sees it as a user message (as the session's context does).
+                let custom = crate::session::entry::AgentMessage::Custom(message.clone());
+                self.agent_mut()
+                    .messages
+                    .extend(crate::session::to_llm_messages(&[custom]));
                 on_event(&AgentEvent::CustomMessageStart {
                     message: message.clone(),
                 });
@@ -560,6 +561,14 @@ impl AgentSession {
                     .into_iter()
                     .filter(|t| names.iter().any(|n| n == t.name()))
                     .collect();
+                // The prompt lists the active tools (and their guidelines), as pi rebuilds it.
+                if let Some(source) = &self.prompt_source {
+                    let prompt = source.build(&self.agent().tools);
+                    if let Some(b) = self.extensions.as_mut() {
+                        b.base_system_prompt = prompt.clone();
+                    }
+                    self.agent_mut().system_prompt = prompt;
+                }
                 Ok(Value::Null)
             }
             Action::SetSessionName(name) => {
@@ -619,8 +628,26 @@ impl AgentSession {
         let message = self.agent().messages.last().cloned();
         let trigger = json!({"messageType": "custom", "message": message});
         let result = host.before_agent_start(trigger, &base, &self.abort);
-        self.agent_mut().system_prompt = result.system_prompt.unwrap_or(base);
+        self.apply_before_agent_start(result, base);
     }
+}
+
+/// An extension message (`{customType, content, display?, details?}`) as pi records it; a
+/// missing content is empty (pi's default), content of the wrong shape is refused.
+fn custom_message_of(e: &Value) -> Option<CustomMessage> {
+    let content = match &e["content"] {
+        Value::String(s) => UserContent::Text(s.clone()),
+        Value::Null => UserContent::Blocks(Vec::new()),
+        c => UserContent::Blocks(serde_json::from_value::<Vec<Content>>(c.clone()).ok()?),
+    };
+    Some(CustomMessage {
+        custom_type: e["customType"].as_str().unwrap_or("extension").into(),
+        content,
+        display: e["display"].as_bool().unwrap_or(true),
+        details: e.get("details").filter(|d| !d.is_null()).cloned(),
+        timestamp: now_ms(),
+        extra: Extra::new(),
+    })
 }
 
 /// The extension messages of a boundary proposal (`custom_message` drafts); `custom` drafts
@@ -629,23 +656,7 @@ fn draft_entries(host: &ExtensionHost, entries: Vec<Value>) -> Vec<CustomMessage
     let mut messages = Vec::new();
     for e in entries {
         match e["type"].as_str() {
-            Some("custom_message") => {
-                let content = match &e["content"] {
-                    Value::String(s) => UserContent::Text(s.clone()),
-                    c => match serde_json::from_value::<Vec<Content>>(c.clone()) {
-                        Ok(blocks) => UserContent::Blocks(blocks),
-                        Err(_) => continue,
-                    },
-                };
-                messages.push(CustomMessage {
-                    custom_type: e["customType"].as_str().unwrap_or("extension").into(),
-                    content,
-                    display: e["display"].as_bool().unwrap_or(true),
-                    details: e.get("details").filter(|d| !d.is_null()).cloned(),
-                    timestamp: now_ms(),
-                    extra: Extra::new(),
-                });
-            }
+            Some("custom_message") => messages.extend(custom_message_of(&e)),
             Some("custom") => host.queue_entry(
                 e["customType"].as_str().unwrap_or("extension"),
                 e.get("data").filter(|d| !d.is_null()).cloned(),

@@ -59,6 +59,8 @@ pub struct AgentSession {
     pub tool_env: crate::tools::bash::SessionEnv,
     /// MCP servers of this session, when any are configured (see `mcp.rs`).
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    /// What the system prompt is built from, so it follows tool changes extensions make.
+    pub prompt_source: Option<system_prompt::PromptSource>,
     /// The `mcp_servers` section last appended to the system prompt.
     mcp_section: Option<String>,
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
@@ -97,6 +99,7 @@ impl AgentSession {
             recorded_switches: Vec::new(),
             tool_env: Default::default(),
             mcp: None,
+            prompt_source: None,
             mcp_section: None,
             dropped_replies: Vec::new(),
             persist_selections: true,
@@ -183,12 +186,12 @@ impl AgentSession {
     /// before its first request.
     pub fn prompt_reporting(
         &mut self,
-        mut prompts: Vec<Message>,
+        prompts: Vec<Message>,
         on_event: &mut dyn FnMut(&AgentEvent),
         on_started: &mut dyn FnMut(),
     ) {
         self.compact_before_prompt(on_event);
-        self.before_agent_start(&mut prompts);
+        self.before_agent_start(&prompts);
         self.prepare_mcp();
         on_started();
         let agent = self.agent.take().expect("a run is already active");

@@ -45,6 +45,32 @@ fn guidelines(tools: &[Arc<dyn Tool>]) -> Vec<String> {
     out
 }
 
+/// Everything the prompt is built from but the tools, kept by the session so the prompt follows
+/// the active tools when an extension changes them (`pi.setActiveTools`).
+#[derive(Debug, Clone, Default)]
+pub struct PromptSource {
+    pub custom: Option<String>,
+    pub append: Vec<String>,
+    pub context_files: Vec<ContextFile>,
+    pub skills: Vec<Skill>,
+    pub cwd: String,
+    pub date: String,
+}
+
+impl PromptSource {
+    pub fn build(&self, tools: &[Arc<dyn Tool>]) -> String {
+        build(&PromptInputs {
+            custom: self.custom.as_deref(),
+            append: &self.append,
+            context_files: &self.context_files,
+            skills: &self.skills,
+            tools,
+            cwd: &self.cwd,
+            date: &self.date,
+        })
+    }
+}
+
 pub fn build(inputs: &PromptInputs) -> String {
     let mut out = String::new();
     match inputs.custom {

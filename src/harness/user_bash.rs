@@ -1,7 +1,8 @@
 //! Commands the user runs themselves (`!cmd`/`!!cmd` in interactive mode, `bash` over RPC):
 //! turning a finished run into pi's `bashExecution` message — its output cleaned by
 //! `util::terminal_text` (escapes, control and invisible characters removed) — and recording
-//! it in the session and the agent's context.
+//! it in the session and the agent's context. Extensions see the command first (`user_bash`)
+//! and may run it elsewhere or answer for it.
 
 use crate::ai::{now_ms, Extra};
 use crate::session::entry::{AgentMessage, BashExecutionMessage};
@@ -10,6 +11,30 @@ use crate::tools::bash::UserRun;
 use crate::tools::truncate::{truncate_tail, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 
 use super::AgentSession;
+
+/// Asks extensions' `user_bash` handlers about a command the user typed: `None` to run it
+/// here, else the run an extension made of it (or why the command is not run: a handler
+/// failed, and the host reported it).
+pub(crate) fn by_extension(
+    host: Option<&crate::extensions::ExtensionHost>,
+    command: &str,
+    exclude_from_context: bool,
+    cwd: &std::path::Path,
+    abort: &crate::ai::Abort,
+) -> Option<Result<UserRun, String>> {
+    let host = host.filter(|h| h.has_subscribers("user_bash"))?;
+    match host.user_bash(command, exclude_from_context, &cwd.to_string_lossy(), abort) {
+        Ok(None) => None,
+        Ok(Some(r)) => Some(Ok(UserRun {
+            tail: r["output"].as_str().unwrap_or_default().to_string(),
+            dropped: r["truncated"] == true,
+            exit_code: r["exitCode"].as_i64().map(|c| c as i32),
+            cancelled: r["cancelled"] == true,
+            full_output_path: r["fullOutputPath"].as_str().map(Into::into),
+        })),
+        Err(e) => Some(Err(e)),
+    }
+}
 
 /// pi's `bashExecution` message for a finished run. `exclude_from_context` is `!!`.
 pub(crate) fn bash_message(

@@ -25,6 +25,28 @@ pub struct PrintRun<'a> {
 
 /// Runs the prompts and returns the exit code (pi's: text mode maps a failed or truncated
 /// reply to 1; JSON mode exits 0 because the failure is in the event stream).
+/// One event of a print run: JSON mode prints it as a line, text mode only reports session
+/// write errors.
+fn print_event(
+    json: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    broken_pipe: &mut bool,
+    ev: &AgentEvent,
+) {
+    if let (false, AgentEvent::SessionWriteError { error }) = (json, ev) {
+        let _ = writeln!(stderr, "Warning: {error}");
+    }
+    if json && !*broken_pipe {
+        // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
+        let line = ev.to_json_line();
+        // A closed stdout (`| head`) stops output but never panics.
+        *broken_pipe |= writeln!(stdout, "{line}")
+            .and_then(|_| stdout.flush())
+            .is_err();
+    }
+}
+
 pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
     let PrintRun {
         json,
@@ -40,23 +62,15 @@ pub fn run(session: &mut AgentSession, r: PrintRun) -> i32 {
             .and_then(|_| stdout.flush())
             .is_err();
     }
+    // What extensions asked for on `session_start` (entries, messages, active tools) is in
+    // place before the first prompt, as in pi.
+    session.run_extension_work(&mut |ev| print_event(json, stdout, stderr, &mut broken_pipe, ev));
     for prompt in prompts {
         if session.abort.is_aborted() || broken_pipe {
             break;
         }
-        let mut on_event = |ev: &AgentEvent| {
-            if let (false, AgentEvent::SessionWriteError { error }) = (json, ev) {
-                let _ = writeln!(stderr, "Warning: {error}");
-            }
-            if json && !broken_pipe {
-                // Numbers as JavaScript prints them (`0`, not `0.0`), so output matches pi's bytes.
-                let line = ev.to_json_line();
-                // A closed stdout (`| head`) stops output but never panics.
-                broken_pipe |= writeln!(stdout, "{line}")
-                    .and_then(|_| stdout.flush())
-                    .is_err();
-            }
-        };
+        let mut on_event =
+            |ev: &AgentEvent| print_event(json, stdout, stderr, &mut broken_pipe, ev);
         session.submit(prompt, expand, &mut on_event);
     }
     if json {

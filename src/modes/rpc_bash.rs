@@ -73,6 +73,7 @@ impl Server {
         let (tx, done) = crossbeam_channel::bounded(1);
         let flag = abort.clone();
         let out = self.out.clone();
+        let host = self.extensions.clone();
         let spawned = std::thread::Builder::new()
             .name("pi-rpc-bash".into())
             .spawn(move || {
@@ -83,7 +84,17 @@ impl Server {
                         out.line(&update_event(&id, &delta));
                     }
                 };
-                let run = BashTool::default().run_user(&command, &cwd, flag, &on_text);
+                let by_ext = crate::harness::user_bash::by_extension(
+                    host.as_deref(),
+                    &command,
+                    exclude_from_context,
+                    &cwd,
+                    &flag,
+                );
+                let run = match by_ext {
+                    Some(run) => run,
+                    None => BashTool::default().run_user(&command, &cwd, flag, &on_text),
+                };
                 let _ = tx.send(BashDone {
                     id,
                     command,

@@ -488,8 +488,25 @@ impl Server {
             _ => self.extensions.clone(),
         };
         for c in host.iter().flat_map(|h| h.commands()) {
-            list.push(json!({"name": c.name, "description": c.description, "source": "extension",
-                "sourceInfo": {"path": c.extension_path, "source": "local", "scope": "user", "origin": "top-level"}}));
+            // `-e` extensions are pi's `cli` source with `temporary` scope.
+            let source_info = match c.scope {
+                crate::extensions::Scope::Temporary => json!({"path": c.extension_path,
+                    "source": "cli", "scope": "temporary", "origin": "top-level"}),
+                scope => {
+                    let mut info = self
+                        .env
+                        .resources
+                        .source_info(std::path::Path::new(&c.extension_path), None);
+                    if scope == crate::extensions::Scope::Project && info["origin"] == "top-level" {
+                        info["scope"] = json!("project");
+                    }
+                    info
+                }
+            };
+            list.push(
+                json!({"name": c.name, "description": c.description, "source": "extension",
+                "sourceInfo": source_info}),
+            );
         }
         for t in &self.env.resources.templates {
             list.push(

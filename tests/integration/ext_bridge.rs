@@ -17,7 +17,7 @@ use crate::support::{base_url_for, MockServer, PiCommand, Reply};
 
 const API: &str = "openai-completions";
 
-fn have_node(test: &str) -> bool {
+pub(crate) fn have_node(test: &str) -> bool {
     let ok = std::process::Command::new("node")
         .arg("--version")
         .output()
@@ -29,14 +29,14 @@ fn have_node(test: &str) -> bool {
 }
 
 /// Writes `source` as an extension module in the run's home and returns its path.
-fn module(pi: &PiCommand, name: &str, source: &str) -> PathBuf {
+pub(crate) fn module(pi: &PiCommand, name: &str, source: &str) -> PathBuf {
     let path = pi.home().join("exts").join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, source).unwrap();
     path
 }
 
-fn with_ext(pi: PiCommand, path: &Path) -> PiCommand {
+pub(crate) fn with_ext(pi: PiCommand, path: &Path) -> PiCommand {
     let cache = pi.home().join("cache");
     pi.args(["-e", &path.to_string_lossy()])
         .env("XDG_CACHE_HOME", cache.to_string_lossy())

@@ -561,3 +561,121 @@ fn pi_monos_own_example_extensions_run_unchanged() {
     );
     assert!(pi.cwd().join("build/keep.txt").exists());
 }
+
+#[test]
+fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "json", "hello"]);
+    script(
+        &pi.agent_dir().join("extensions").join("ctx.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': ['before_agent_start']}), flush=True)\n\
+         \x20   elif msg.get('event') == 'before_agent_start':\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': {'message': {'customType': 'ctx', 'content': 'Extra context', 'display': False, 'details': {'n': 1}}}}), flush=True)\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let starts: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "message_start")
+        .map(|v| v["message"].clone())
+        .collect();
+    let roles: Vec<&str> = starts.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "custom", "assistant"], "{}", out.stdout);
+    assert_eq!(starts[1]["customType"], "ctx");
+    assert_eq!(starts[1]["details"], json!({"n": 1}));
+    assert_eq!(mock.requests()[0].user_texts(), ["hello", "Extra context"]);
+    // Recorded as pi records it: a custom_message entry, not a user message.
+    let dir = pi.agent_dir().join("sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session file");
+    let entries: Vec<serde_json::Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = entries
+        .iter()
+        .map(|e| match e["type"].as_str().unwrap() {
+            "message" => format!("message:{}", e["message"]["role"].as_str().unwrap()),
+            t => t.to_string(),
+        })
+        .filter(|k| k != "model_change" && k != "thinking_level_change")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "message:user",
+            "custom_message",
+            "message:assistant"
+        ]
+    );
+    let custom = entries
+        .iter()
+        .find(|e| e["type"] == "custom_message")
+        .unwrap();
+    assert_eq!(custom["customType"], "ctx");
+    assert_eq!(custom["display"], false);
+}
+
+#[test]
+fn before_provider_request_rewrites_the_body_sent() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--no-session", "-p", "hello"]);
+    script(
+        &pi.agent_dir().join("extensions").join("payload.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': ['before_provider_request']}), flush=True)\n\
+         \x20   elif msg.get('event') == 'before_provider_request':\n\
+         \x20       p = msg['data']['payload']\n\
+         \x20       p['temperature'] = 0.25\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': msg['id'], 'result': p}), flush=True)\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    let body: serde_json::Value = serde_json::from_str(&mock.requests()[0].body_text()).unwrap();
+    assert_eq!(body["temperature"], 0.25, "{body}");
+    assert_eq!(body["model"], "mock-model");
+}
+
+#[test]
+fn a_command_from_a_dash_e_extension_is_listed_with_pis_cli_source() {
+    let pi = PiCommand::new();
+    script(
+        &pi.cwd().join("cmd.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'commands': [{'name': 'hello', 'description': 'Say hello'}]}), flush=True)\n",
+    );
+    let path = pi.cwd().join("cmd.py").to_string_lossy().into_owned();
+    let pi = pi.args(["--mode", "rpc", "--no-session", "-e", "./cmd.py"]);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"c","type":"get_commands"}"#);
+    let commands = talk.expect("get_commands", |v| v["id"] == "c");
+    let hello = commands["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "hello")
+        .expect("listed")
+        .clone();
+    assert_eq!(
+        hello["sourceInfo"],
+        json!({"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"})
+    );
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

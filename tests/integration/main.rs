@@ -12,6 +12,7 @@ mod compaction;
 mod errors;
 mod export;
 mod ext_bridge;
+mod ext_bridge_events;
 mod extension_sessions;
 mod extensions;
 mod interactive;

@@ -228,6 +228,9 @@ fn kill_9_at_random_moments_leaves_loadable_sessions() {
         let pi = PiCommand::for_mock(API, &mock).args(["-p", "run a tool"]);
         let agent_dir = pi.agent_dir().to_path_buf();
         let child = pi.spawn();
+        // The random moment is counted from the first request, so start-up time on a loaded
+        // machine does not decide whether the kill lands while the session is being written.
+        mock.wait_for_requests(1, std::time::Duration::from_secs(10));
         std::thread::sleep(std::time::Duration::from_millis(rng.next(60)));
         child.signal(libc::SIGKILL);
         let _ = child.wait();

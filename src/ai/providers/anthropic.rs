@@ -48,6 +48,7 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let body = options.payload(body);
     let cost = model.cost;
     let oauth_tools = is_oauth_token(&options.api_key).then(|| context.tools.clone());
     let retry = options.provider_retry;

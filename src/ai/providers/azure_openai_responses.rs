@@ -261,7 +261,8 @@ fn stream_with(
     abort: Abort,
     env: Env,
 ) -> Receiver<AssistantEvent> {
-    let request = build_request_with(model, context, options, env);
+    let request = build_request_with(model, context, options, env)
+        .map(|(url, headers, body)| (url, headers, options.payload(body)));
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;

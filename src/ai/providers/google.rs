@@ -29,6 +29,7 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let body = options.payload(body);
     let cost = model.cost;
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {

@@ -28,6 +28,7 @@ pub fn stream(
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
     let (url, headers, body) = build_request(model, context, options);
+    let body = options.payload(body);
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::Never, &retry, &url, &headers, &body)

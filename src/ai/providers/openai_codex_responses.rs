@@ -26,7 +26,8 @@ pub fn stream(
     options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
-    let request = build_request(model, context, options);
+    let request = build_request(model, context, options)
+        .map(|(url, headers, body)| (url, headers, options.payload(body)));
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;

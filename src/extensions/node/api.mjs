@@ -32,6 +32,9 @@ export class Extension {
     this.renderers = new Map();
     this.providers = new Map();
     this.apis = new Map();
+    // MCP servers registered while the factory runs go to pi with the registration.
+    this.loadMcpServers = new Map();
+    forgetMcpServers(this);
     this.flagValues = this.flagValues ?? {};
     this.bus = new Map();
     this.running = new Map();
@@ -116,6 +119,7 @@ export class Extension {
       events: [...this.handlers.entries()].filter(([, list]) => list.length).map(([name]) => name),
       providers: [...this.providers.entries()].map(([name, config]) => providerRegistration(this, name, config)),
       messageRenderers: [...this.renderers.keys()],
+      mcpServers: [...this.loadMcpServers.entries()].map(([name, config]) => ({ name, config })),
     };
   }
 
@@ -210,13 +214,16 @@ function makePi(ext) {
     },
     registerVirtualModel() {},
     unregisterVirtualModel() {},
-    registerMcpServer() {},
-    unregisterMcpServer() {},
-    getMcpServers: () => [],
-    sendMessage: (message, options) => ext.call("sendMessage", { message: plain(message), options }),
-    sendUserMessage: (content, options) => ext.call("sendUserMessage", { content, options }),
-    appendEntry: (customType, data) => ext.call("appendEntry", { customType, data }),
-    setSessionName: (name) => ext.call("setSessionName", { name }),
+    registerMcpServer: (name, config) => registerMcpServer(ext, name, config),
+    unregisterMcpServer: (name) => unregisterMcpServer(ext, name),
+    getMcpServers: () =>
+      [...mcpServersOf(rt).entries()].map(([name, s]) => ({ name, config: plain(s.config), extensionPath: s.path })),
+    // pi returns nothing from these: pi applies them when it can (a command's messages after
+    // the command), so nobody may wait for that; a refusal is reported as the extension's error.
+    sendMessage: (message, options) => fire(ext, "sendMessage", { message: plain(message), options }),
+    sendUserMessage: (content, options) => fire(ext, "sendUserMessage", { content, options }),
+    appendEntry: (customType, data) => fire(ext, "appendEntry", { customType, data }),
+    setSessionName: (name) => fire(ext, "setSessionName", { name }),
     getSessionName: () => ext.view.sessionName ?? undefined,
     setLabel: (entryId, label) => ext.notify("setLabel", { entryId, label }),
     exec: (command, args, options) =>
@@ -259,6 +266,59 @@ function makePi(ext) {
     },
   };
   return pi;
+}
+
+function fire(ext, method, params) {
+  ext.call(method, params).catch((err) => ext.send({ type: "error", event: method, error: errorText(err) }));
+}
+
+// ---- MCP servers (pi 1.x) --------------------------------------------------------------------
+// pi throws at once for a bad name or config or a name another extension owns; what only pi can
+// check (the full config rules) is reported as this extension's error.
+
+function mcpServersOf(rt) {
+  rt.mcpServers ??= new Map(); // name -> {ext, path, config}
+  return rt.mcpServers;
+}
+
+function forgetMcpServers(ext) {
+  const servers = mcpServersOf(ext.rt);
+  for (const [name, s] of servers) if (s.ext === ext.id) servers.delete(name);
+}
+
+function registerMcpServer(ext, name, config) {
+  if (typeof name !== "string" || !/^[A-Za-z0-9_-]+$/.test(name)) {
+    throw new Error(`Invalid MCP server name "${name}" (use letters, digits, "_" and "-")`);
+  }
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    throw new Error(`Invalid MCP server "${name}": the config must be an object`);
+  }
+  if (typeof config.command !== "string" && typeof config.url !== "string") {
+    throw new Error(`Invalid MCP server "${name}": it needs a "command" or a "url"`);
+  }
+  const servers = mcpServersOf(ext.rt);
+  const owner = servers.get(name);
+  if (owner && owner.ext !== ext.id) {
+    throw new Error(`MCP server "${name}" is already registered by extension "${owner.path}"`);
+  }
+  const copy = plain(config);
+  servers.set(name, { ext: ext.id, path: ext.path, config: copy });
+  if (!ext.loaded) {
+    ext.loadMcpServers.set(name, copy);
+    return;
+  }
+  ext.call("registerMcpServer", { name, config: copy }).catch((err) => {
+    servers.delete(name);
+    ext.send({ type: "error", event: "registerMcpServer", error: errorText(err) });
+  });
+}
+
+function unregisterMcpServer(ext, name) {
+  const servers = mcpServersOf(ext.rt);
+  if (servers.get(name)?.ext !== ext.id) return;
+  servers.delete(name);
+  if (!ext.loaded) ext.loadMcpServers.delete(name);
+  else ext.notify("unregisterMcpServer", { name });
 }
 
 // pi's event bus is shared by every extension of a session.
@@ -525,6 +585,7 @@ export async function runEvent(ext, name, data) {
     event.entries = [...(data.entries ?? [])];
     event.continue = Boolean(data.continue);
   }
+  if (name === "user_bash") return userBash(list, event, ctx);
   let result;
   for (const handler of list) {
     let r;
@@ -553,6 +614,10 @@ export async function runEvent(ext, name, data) {
           event.systemPrompt = r.systemPrompt;
           result.systemPrompt = r.systemPrompt;
         }
+        break;
+      case "before_provider_request":
+        event.payload = r;
+        result = plain(r);
         break;
       case "context":
         if (r.messages) {
@@ -584,6 +649,47 @@ export async function runEvent(ext, name, data) {
   }
   if (name === "tool_call") return { ...(result ?? {}), input: plain(event.input) };
   return result ?? null;
+}
+
+/**
+ * `user_bash`: the first handler that answers decides. `{result}` is pi's answer as given;
+ * `{operations}` runs the command through the extension's backend here and answers with what
+ * it printed. A failing handler or an answer of the wrong shape throws: the command is not run.
+ */
+async function userBash(list, event, ctx) {
+  for (const handler of list) {
+    const r = await handler(event, ctx);
+    if (r === undefined || r === null) continue;
+    const hasOps = r.operations !== undefined;
+    const hasResult = r.result !== undefined;
+    if (hasOps === hasResult || (hasOps && typeof r.operations?.exec !== "function") || (hasResult && !validBashResult(r.result))) {
+      throw new Error(
+        "Invalid user_bash handler result: return undefined for local execution or exactly one valid { operations } or { result } object",
+      );
+    }
+    if (hasResult) return { result: plain(r.result) };
+    const chunks = [];
+    const controller = new AbortController();
+    const onData = (data) => chunks.push(typeof data === "string" ? data : Buffer.from(data).toString("utf8"));
+    const outcome = await r.operations.exec(event.command, event.cwd, { onData, signal: controller.signal });
+    return {
+      result: { output: chunks.join(""), exitCode: outcome?.exitCode ?? undefined, cancelled: false, truncated: false },
+    };
+  }
+  return null;
+}
+
+function validBashResult(r) {
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.output === "string" &&
+    "exitCode" in r &&
+    (r.exitCode === undefined || r.exitCode === null || typeof r.exitCode === "number") &&
+    typeof r.cancelled === "boolean" &&
+    typeof r.truncated === "boolean" &&
+    (r.fullOutputPath === undefined || typeof r.fullOutputPath === "string")
+  );
 }
 
 async function runTool(ext, msg) {

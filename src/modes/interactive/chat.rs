@@ -470,3 +470,47 @@ pub fn arg_str<'a>(args: &'a Value, keys: &[&str]) -> Option<&'a str> {
     keys.iter()
         .find_map(|k| args.get(*k).and_then(Value::as_str))
 }
+
+/// An extension's custom message its renderer draws (`registerMessageRenderer`): a blank row,
+/// then the lines the extension sends for the width; pi's default look when it draws nothing.
+pub struct RenderedMessageView {
+    render: Box<dyn FnMut(usize) -> Option<Vec<String>>>,
+    fallback: CustomMessageView,
+    /// The lines last drawn and their width (asking the extension again only on a resize).
+    cached: Option<(usize, Option<Vec<String>>)>,
+}
+
+impl RenderedMessageView {
+    pub fn new(
+        render: Box<dyn FnMut(usize) -> Option<Vec<String>>>,
+        fallback: CustomMessageView,
+    ) -> RenderedMessageView {
+        RenderedMessageView {
+            render,
+            fallback,
+            cached: None,
+        }
+    }
+}
+
+impl Component for RenderedMessageView {
+    fn render(&mut self, width: usize) -> Vec<String> {
+        if self.cached.as_ref().is_none_or(|(w, _)| *w != width) {
+            let lines = (self.render)(width);
+            self.cached = Some((width, lines));
+        }
+        match &self.cached {
+            Some((_, Some(lines))) => {
+                let mut out = vec![String::new()];
+                out.extend(lines.iter().cloned());
+                out
+            }
+            _ => self.fallback.render(width),
+        }
+    }
+
+    fn invalidate(&mut self) {
+        self.cached = None;
+        self.fallback.invalidate();
+    }
+}

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::app::{message_text, App};
-use super::chat::{AssistantView, ChatItem, CustomMessageView, UserView};
+use super::chat::{AssistantView, ChatItem, UserView};
 use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::agent::{AgentEvent, CompactionReason};
@@ -44,8 +44,8 @@ impl<T: Terminal> App<T> {
             }
             AgentEvent::CustomMessageStart { message } => {
                 if message.display {
-                    let view = CustomMessageView::new(&message.custom_type, &message.content);
-                    self.view.push(ChatItem::Block(Box::new(view)));
+                    let item = self.custom_message_item(&message);
+                    self.view.push(item);
                 }
             }
             AgentEvent::MessageUpdate { event, .. } => self.on_stream_event(&event),

@@ -3,7 +3,7 @@
 //! new session's messages, model and thinking level the way pi restores them.
 
 use super::app::App;
-use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, CustomMessageView, UserView};
+use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, UserView};
 use super::summaries::SummaryView;
 use super::tool_view::ToolView;
 use crate::ai::{Content, Message, ThinkingLevel};
@@ -84,8 +84,7 @@ impl<T: Terminal> App<T> {
                 )),
                 AgentMessage::Custom(c) => {
                     if c.display {
-                        let view = CustomMessageView::new(&c.custom_type, &c.content);
-                        items.push(ChatItem::Block(Box::new(view)));
+                        items.push(self.custom_message_item(c));
                     }
                 }
                 AgentMessage::Unknown(_) => {}

@@ -328,7 +328,7 @@ impl<T: Terminal> App<T> {
         view.set_expanded(self.tools_expanded);
         self.view.push(ChatItem::Bash(view));
         let item = self.view.chat.len() - 1;
-        match BashJob::spawn(command, excluded, cwd, item) {
+        match BashJob::spawn(command, excluded, cwd, item, self.ext.host.clone()) {
             Ok(job) => self.bash = Some(job),
             Err(e) => self.view.error(&e),
         }

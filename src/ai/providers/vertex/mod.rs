@@ -112,7 +112,7 @@ pub fn stream_with_env(
     abort: Abort,
     env: SharedEnv,
 ) -> Receiver<AssistantEvent> {
-    let body = build_body(model, context, options, Dialect::Vertex);
+    let body = options.payload(build_body(model, context, options, Dialect::Vertex));
     let (model_c, options) = (model.clone(), options.clone());
     spawn_stream(model, abort, move |w| {
         let env = &*env;
