@@ -11,7 +11,9 @@ Exactly these, nothing else:
   * durations: values under "durationMs" / "duration_ms";
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
     (everything before the project context / skills / date lines that pi appends) and the
-    instruction text of summarisation requests (see prompts.py).
+    instruction text of summarisation requests (see prompts.py);
+  * `additionalProperties: false` in the built-in edit tool's schema, which 1.x dropped and
+    we follow (listed in docs/compat.md; see prompts.py).
 """
 import datetime
 import re

@@ -127,6 +127,18 @@ def _blank_descriptions(schema):
     return schema
 
 
+def _drop_closed_objects(schema):
+    """0.73.1 closed the edit tool's argument objects (`additionalProperties: false`); 1.x
+    dropped that to accept the extra fields models invent, and so do we (docs/compat.md,
+    Tools). Made equal here so the change is not reported in every case that lists edit."""
+    if isinstance(schema, dict):
+        return {k: _drop_closed_objects(v) for k, v in schema.items()
+                if not (k == "additionalProperties" and v is False)}
+    if isinstance(schema, list):
+        return [_drop_closed_objects(x) for x in schema]
+    return schema
+
+
 def _tool(t):
     if not isinstance(t, dict):
         return t
@@ -134,6 +146,10 @@ def _tool(t):
     if fn.get("name") not in BUILTIN_TOOLS:
         return t
     fn = _blank_descriptions(fn)
+    if fn.get("name") == "edit":
+        for key in ("parameters", "input_schema"):
+            if key in fn:
+                fn = dict(fn, **{key: _drop_closed_objects(fn[key])})
     return dict(t, function=fn) if "function" in t else fn
 
 

@@ -100,7 +100,8 @@ fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared 
             format!("Tool {} not found", call.name),
         ));
     };
-    let mut args = match validate_arguments(&call.name, &tool.parameters(), &call.arguments) {
+    let prepared = tool.prepare_arguments(call.arguments.clone());
+    let mut args = match validate_arguments(&call.name, &tool.parameters(), &prepared) {
         Ok(a) => a,
         Err(e) => return Prepared::Immediate(Finished::error(call, e)),
     };
@@ -234,9 +235,13 @@ impl Running {
         let events = tx.clone();
         let thread_call = call.clone();
         let thread_live = Arc::clone(&live);
+        let reserved = tool.reserve(&args, &agent.cwd);
         let spawned = std::thread::Builder::new()
             .name("pi-tool".into())
             .spawn(move || {
+                if let Some(claim) = reserved {
+                    claim();
+                }
                 let f = run_prepared(
                     tool.as_ref(),
                     &thread_call,

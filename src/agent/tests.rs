@@ -308,9 +308,8 @@ fn invalid_arguments_failures_and_panics_become_error_results() {
     );
     let r = results(&agent);
     assert!(
-        r[0].1.starts_with(
-            "Validation failed for tool \"echo\":\n  - text: must have required properties text"
-        ),
+        r[0].1
+            .starts_with("Validation failed for tool \"echo\":\n  - text: missing"),
         "{}",
         r[0].1
     );

@@ -63,8 +63,19 @@ pub trait Tool: Send + Sync {
     fn prompt_guidelines(&self) -> &[&str] {
         &[]
     }
+    /// Reshapes the model's raw arguments before they are validated (pi's `prepareArguments`),
+    /// for tools that accept older or looser shapes than their schema declares.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
+    }
+    /// Called on the run thread, in call order, before the call's own thread starts: a tool
+    /// that must keep that order (file mutations queue per file, as pi's do) takes its place
+    /// here and returns what to run first on the call's thread to claim it.
+    fn reserve(&self, _args: &Value, _cwd: &std::path::Path) -> Option<Box<dyn FnOnce() + Send>> {
+        None
     }
     /// Runs the call. `Err(message)` becomes an error result whose text is `message` (pi's
     /// behaviour for a tool that throws).

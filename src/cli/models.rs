@@ -200,9 +200,18 @@ impl Models {
         if let Some(key) = &args.api_key {
             self.registry.set_runtime_api_key(&model.provider, key);
         }
+        // pi: the CLI's level, else a resumed session's recorded one (`scope` is None exactly
+        // when the session has messages), else the settings default.
         let level = args
             .thinking
             .or(suffix_level)
+            .or_else(|| {
+                scope
+                    .is_none()
+                    .then_some(resumed.1)
+                    .flatten()
+                    .and_then(ThinkingLevel::parse)
+            })
             .or_else(|| {
                 settings
                     .default_thinking_level()

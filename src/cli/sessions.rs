@@ -100,6 +100,18 @@ pub fn check_cwd(
     }
 }
 
+/// The directory a run works in: a session read from a file runs in the directory it recorded
+/// (pi builds its runtime on the session's cwd, so `--session` of another folder's session
+/// works there), a new one, or one whose directory is gone, in the current one.
+pub fn run_dir(session: &SessionWriter, cwd: PathBuf) -> PathBuf {
+    let stored = Path::new(&session.header().cwd);
+    if session.path().is_some() && stored.is_absolute() && stored.is_dir() {
+        stored.to_path_buf()
+    } else {
+        cwd
+    }
+}
+
 /// pi's error for a session whose recorded working directory no longer exists.
 fn missing_cwd(session: &SessionWriter, cwd: &str) -> Option<String> {
     let file = session.path()?;
@@ -147,8 +159,16 @@ pub fn select(
         return open(&forked);
     }
     if let Some(arg) = &args.session {
-        let path = resolve(arg, agent_dir, &dir, cwd).map_err(|e| format!("Error: {e}"))?;
-        if path.exists() {
+        // pi prints this one without an "Error:" prefix.
+        let path = resolve(arg, agent_dir, &dir, cwd).map_err(|e| {
+            if e.starts_with("No session found") {
+                e
+            } else {
+                format!("Error: {e}")
+            }
+        })?;
+        // An empty file is a new session written into it, as in pi.
+        if path.metadata().is_ok_and(|m| !m.is_file() || m.len() > 0) {
             return open(&path);
         }
         // pi creates a new session at exactly the path given.

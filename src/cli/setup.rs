@@ -499,6 +499,7 @@ pub fn prepare_with(
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    let cwd = super::sessions::run_dir(&session, cwd);
     super::session_id::apply_name(args, &mut session)?;
     let resources = Resources::load(
         &agent_dir,
@@ -684,19 +685,20 @@ fn install_sandbox(
     Ok(prepared.warning)
 }
 
-/// A new session starts with the model and thinking level; a resumed one records a change
-/// only when they differ from what it last used (as pi's setModel/setThinkingLevel do).
+/// What pi's createAgentSession records at start-up: a session with no messages yet gets the
+/// model and thinking level; a resumed one gets nothing, except a thinking level when its
+/// branch never recorded one (an older session). A `--model` or `--thinking` given on resume is
+/// used for this run without an entry, in 0.73.1 as in 1.x.
 fn record_model_and_thinking(
     session: &mut session::SessionWriter,
     context: &session::SessionContext,
     agent: &Agent,
 ) -> std::io::Result<()> {
-    let model = (agent.model.provider.clone(), agent.model.id.clone());
-    if context.model.as_ref() != Some(&model) {
-        session.append_model_change(&model.0, &model.1)?;
-    }
     let level = agent.thinking.as_str();
-    if context.thinking_level.as_deref() != Some(level) {
+    if context.messages.is_empty() {
+        session.append_model_change(&agent.model.provider, &agent.model.id)?;
+        session.append_thinking_level_change(level)?;
+    } else if context.thinking_level.is_none() {
         session.append_thinking_level_change(level)?;
     }
     Ok(())

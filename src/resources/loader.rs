@@ -44,6 +44,9 @@ pub struct Resources {
     pub package_themes: Vec<PathBuf>,
     /// Everything packages contribute, enabled or not, with where it came from.
     pub packages: PackageResources,
+    /// Where top-level resources are discovered: the agent dir and the project's `.pi`.
+    pub agent_dir: PathBuf,
+    pub project_dir: PathBuf,
 }
 
 impl Resources {
@@ -53,7 +56,11 @@ impl Resources {
         opts: &ResourceOptions,
         scope: &ProjectScope,
     ) -> Self {
-        let mut r = Resources::default();
+        let mut r = Resources {
+            agent_dir: agent_dir.to_path_buf(),
+            project_dir: cwd.join(".pi"),
+            ..Resources::default()
+        };
         if !opts.no_context_files {
             let (files, warnings) = context_files::discover(agent_dir, cwd);
             r.context_files = files;
@@ -129,26 +136,35 @@ impl Resources {
         r
     }
 
-    /// pi's `sourceInfo` for a skill or template file: the package it came from, else a
-    /// top-level user resource. `base_dir` is added for top-level resources when given.
+    /// pi's `sourceInfo` for a skill or template file: the package it came from; else, for a
+    /// file pi discovers itself (under `<agentDir>/skills|prompts` or `.pi/skills|prompts`),
+    /// source `auto` with the agent dir or `.pi` as `baseDir`; else (a `--skill` or
+    /// `--prompt-template` path) a `local`, `temporary` one based in `base_dir` or its folder.
     pub fn source_info(&self, path: &Path, base_dir: Option<&Path>) -> Value {
-        match self.packages.find(path) {
-            Some(p) => json!({
+        if let Some(p) = self.packages.find(path) {
+            return json!({
                 "path": path.to_string_lossy(),
                 "source": p.source,
                 "scope": p.scope.as_str(),
                 "origin": "package",
                 "baseDir": p.base_dir.to_string_lossy(),
-            }),
-            None => {
-                let mut info = json!({"path": path.to_string_lossy(), "source": "local",
-                    "scope": "user", "origin": "top-level"});
-                if let Some(dir) = base_dir {
-                    info["baseDir"] = json!(dir.to_string_lossy());
-                }
-                info
+            });
+        }
+        for (root, scope) in [(&self.agent_dir, "user"), (&self.project_dir, "project")] {
+            if ["skills", "prompts"]
+                .iter()
+                .any(|sub| !root.as_os_str().is_empty() && path.starts_with(root.join(sub)))
+            {
+                return json!({"path": path.to_string_lossy(), "source": "auto", "scope": scope,
+                    "origin": "top-level", "baseDir": root.to_string_lossy()});
             }
         }
+        let base = base_dir
+            .map(Path::to_path_buf)
+            .or_else(|| path.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        json!({"path": path.to_string_lossy(), "source": "local", "scope": "temporary",
+            "origin": "top-level", "baseDir": base.to_string_lossy()})
     }
 
     /// `/skill:name args` then `/template args` expansion of one user input.

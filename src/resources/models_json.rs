@@ -413,17 +413,11 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
                     "Provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
                 ));
             }
-        } else if !builtin {
-            if p.base_url.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"baseUrl\" is required when defining custom models."
-                ));
-            }
-            if p.api_key.is_none() {
-                return Err(format!(
-                    "Provider {name}: \"apiKey\" is required when defining custom models."
-                ));
-            }
+        } else if !builtin && p.base_url.is_none() {
+            // No `apiKey` needed, as in pi 1.x: auth.json or the environment may hold it.
+            return Err(format!(
+                "Provider {name}: \"baseUrl\" is required when defining custom models."
+            ));
         }
         for m in &p.models {
             if p.api.is_none() && m.api.is_none() && !builtin {
@@ -526,9 +520,10 @@ mod tests {
         );
         let err = parse(r#"{"providers": {"mine": {"models": [{"id": "m"}]}}}"#).unwrap_err();
         assert!(err.contains("Provider mine: \"baseUrl\" is required when defining custom models."));
+        // As in pi 1.x, the key may come from auth.json or the environment instead.
         let err = parse(r#"{"providers": {"mine": {"baseUrl": "u", "models": [{"id": "m"}]}}}"#)
             .unwrap_err();
-        assert!(err.contains("Provider mine: \"apiKey\" is required when defining custom models."));
+        assert!(err.contains("Provider mine, model m: no \"api\" specified."));
         let err = parse(
             r#"{"providers": {"mine": {"baseUrl": "u", "apiKey": "k", "models": [{"id": "m"}]}}}"#,
         )

@@ -30,8 +30,9 @@ use crate::util::process::{self, OnShutdown, SpawnOptions};
 const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
 /// How often the wait loop wakes to look at the abort flag and the deadline.
 const TICK: Duration = Duration::from_millis(25);
-/// After the shell exits, how long we still wait for its pipes to reach EOF (a background
-/// grandchild may hold them open forever).
+/// After the shell exits, how long its pipes may stay quiet before we stop waiting for EOF (a
+/// background grandchild may hold them open forever); output arriving restarts it, so a
+/// descendant that keeps writing is read to the end (or the timeout), as pi 1.x does.
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
 /// After killing the group, how long we keep draining what is already in the pipes.
 const KILL_DRAIN: Duration = Duration::from_millis(50);
@@ -170,7 +171,18 @@ struct Finished {
     acc: Accumulator,
     snapshot: Snapshot,
     status: Option<ExitStatus>,
+    /// How long after the start the shell exited, when it did.
+    exited_after: Option<Duration>,
     stop: Option<Stop>,
+}
+
+/// The shell's exit code; a shell killed by a signal gets the shell convention 128 + signal, as
+/// pi 1.x reports it, so the kill does not read as success.
+fn exit_code(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|sig| 128 + sig))
 }
 
 /// A user-run command (`!cmd`, RPC `bash`): the raw decoded tail, before any cleaning.
@@ -261,7 +273,7 @@ impl BashTool {
         let f = self.spawn_and_wait(command, None, &ctx, on_text, sandbox.clone())?;
         let mut tail = f.acc.snapshot_text().to_string();
         let dropped = f.acc.total_decoded > tail.len();
-        let exit_code = f.status.and_then(|s| s.code());
+        let exit_code = f.status.and_then(exit_code);
         let cancelled = f.stop == Some(Stop::Aborted);
         // Sandbox (issue 16): the user's own command is explained and may run once unconfined.
         let failed = !cancelled && exit_code.is_some_and(|c| c != 0);
@@ -299,6 +311,7 @@ impl BashTool {
             acc,
             snapshot,
             status,
+            exited_after,
             stop,
         } = self.spawn_and_wait(command, limit, ctx, &|_| {}, sandbox.clone())?;
         match stop {
@@ -309,16 +322,22 @@ impl BashTool {
             Some(Stop::TimedOut) => {
                 let (text, _) = acc.format(&snapshot, "");
                 let secs = js_number(timeout.unwrap_or_default());
-                return Err(append_status(
-                    &text,
-                    &format!("Command timed out after {secs} seconds"),
-                ));
+                let mut status_line = format!("Command timed out after {secs} seconds");
+                // The shell itself finished; its background processes kept the pipes busy.
+                if let (Some(code), Some(after)) = (status.and_then(exit_code), exited_after) {
+                    let tenths = (after.as_secs_f64() * 10.0).round() / 10.0;
+                    status_line.push_str(&format!(
+                        ". The shell exited with code {code} after {} seconds, but background \
+                         processes it started kept writing output until the timeout.",
+                        js_number(tenths)
+                    ));
+                }
+                return Err(append_status(&text, &status_line));
             }
             None => {}
         }
         let (text, details) = acc.format(&snapshot, "(no output)");
-        // A shell killed by a signal has no exit code; pi treats that as success.
-        if let Some(code) = status.and_then(|s| s.code()) {
+        if let Some(code) = status.and_then(exit_code) {
             if code != 0 {
                 let text = append_status(&text, &format!("Command exited with code {code}"));
                 // Sandbox (issue 16): say what it refused; the user may allow one unconfined run.
@@ -389,7 +408,9 @@ impl BashTool {
         let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
         let mut acc = Accumulator::new(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
         let mut eof = false;
-        let mut exit: Option<(Option<ExitStatus>, Instant)> = None;
+        let started = Instant::now();
+        // The shell's status, when it exited, and the last sign of life since (exit or output).
+        let mut exit: Option<(Option<ExitStatus>, Instant, Instant)> = None;
         let mut stop: Option<(Stop, Instant)> = None;
         let mut dirty = false;
         let mut last_update: Option<Instant> = None;
@@ -407,8 +428,8 @@ impl BashTool {
                 child.terminate(KILL_GRACE);
                 stop = Some((Stop::TimedOut, now));
             }
-            if let Some((_, at)) = exit {
-                if eof || now.duration_since(at) >= EXIT_STDIO_GRACE {
+            if let Some((_, _, active)) = exit {
+                if eof || now.duration_since(active) >= EXIT_STDIO_GRACE {
                     break;
                 }
             }
@@ -431,6 +452,9 @@ impl BashTool {
                     Ok(Msg::Data(bytes)) => {
                         on_text(&acc.append(&bytes));
                         dirty = true;
+                        if let Some((_, _, active)) = exit.as_mut() {
+                            *active = Instant::now();
+                        }
                     }
                     Ok(Msg::Eof) | Err(_) => {
                         eof = true;
@@ -438,7 +462,8 @@ impl BashTool {
                     }
                 },
                 recv(exited) -> _ => {
-                    exit = Some((child.status().flatten(), Instant::now()));
+                    let at = Instant::now();
+                    exit = Some((child.status().flatten(), at, at));
                     exited = crossbeam_channel::never();
                 },
                 default(wait) => {}
@@ -460,7 +485,10 @@ impl BashTool {
         Ok(Finished {
             acc,
             snapshot,
-            status: exit.and_then(|(s, _)| s),
+            status: exit.and_then(|(s, _, _)| s),
+            exited_after: exit
+                .filter(|&(_, at, _)| stop.is_none_or(|(_, since)| at <= since))
+                .map(|(_, at, _)| at.duration_since(started)),
             stop: stop.map(|(s, _)| s),
         })
     }
@@ -583,7 +611,7 @@ impl Accumulator {
             tail_at_line_start: true,
             total_raw: 0,
             total_decoded: 0,
-            total_lines: 1,
+            total_lines: 0,
             current_line_bytes: 0,
             raw: Vec::new(),
             file: None,
@@ -638,14 +666,16 @@ impl Accumulator {
             self.trim_tail();
         }
         let bytes = text.as_bytes();
-        let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+        // Lines as pi 1.x counts them: completed lines, plus the open one if it has text.
+        let open = usize::from(self.current_line_bytes > 0);
+        let newlines = memchr::memchr_iter(b'\n', bytes).count();
         if newlines == 0 {
             self.current_line_bytes += bytes.len();
         } else {
-            self.total_lines += newlines;
-            let last = bytes.iter().rposition(|&b| b == b'\n').unwrap_or(0);
+            let last = memchr::memrchr(b'\n', bytes).unwrap_or(0);
             self.current_line_bytes = bytes.len() - last - 1;
         }
+        self.total_lines += newlines + usize::from(self.current_line_bytes > 0) - open;
     }
 
     fn trim_tail(&mut self) {

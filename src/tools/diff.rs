@@ -1,7 +1,9 @@
-//! The edit tool's diff, in pi's format: `-NN old`, `+NN new`, ` NN same`, four context lines
-//! around each change and ` <pad> ...` for skipped lines. Lines are compared with their newline
-//! (as jsdiff's `diffLines` does). Only the regions an edit touched are diffed, so a small edit
-//! in a huge file costs time proportional to the file's line count, not its square.
+//! The edit tool's diffs: pi's display diff (`-NN old`, `+NN new`, ` NN same`, four context
+//! lines around each change and ` <pad> ...` for skipped lines) and a standard unified patch
+//! (`--- path`/`+++ path`, `@@ -a,b +c,d @@` hunks with four context lines, as jsdiff's
+//! `createTwoFilesPatch` writes it). Lines are compared with their newline (as jsdiff's
+//! `diffLines` does). Only the regions an edit touched are diffed, so a small edit in a huge
+//! file costs time proportional to the file's line count, not its square.
 
 const CONTEXT: usize = 4;
 /// Above this many cells the LCS of a region is skipped: the region becomes remove-all/add-all.
@@ -167,16 +169,9 @@ fn diff_region(
     push(runs, Kind::Same, o1, n1, suf);
 }
 
-/// pi's diff of `old` → `new`, given the byte ranges that changed: `(old_start, old_end,
-/// new_start, new_end)`, sorted and disjoint. Returns the text and the first changed line (in
-/// the new file).
-pub fn diff_changes(
-    old: &str,
-    new: &str,
-    changes: &[(usize, usize, usize, usize)],
-) -> (String, Option<usize>) {
-    let a = Tokens::new(old);
-    let b = Tokens::new(new);
+/// The line runs of `old` → `new`, given the byte ranges that changed: `(old_start, old_end,
+/// new_start, new_end)`, sorted and disjoint.
+fn runs_for(a: &Tokens, b: &Tokens, changes: &[(usize, usize, usize, usize)]) -> Vec<Run> {
     // Token ranges touched by each change, merged when they meet.
     let mut regions: Vec<((usize, usize), (usize, usize))> = Vec::new();
     for &(os, oe, ns, ne) in changes {
@@ -197,11 +192,114 @@ pub fn diff_changes(
     let (mut oi, mut ni) = (0, 0);
     for (o, n) in regions {
         push(&mut runs, Kind::Same, oi, ni, o.0 - oi);
-        diff_region(&a, &b, o, n, &mut runs);
+        diff_region(a, b, o, n, &mut runs);
         (oi, ni) = (o.1, n.1);
     }
     push(&mut runs, Kind::Same, oi, ni, a.len() - oi);
+    runs
+}
+
+/// pi's display diff of `old` → `new`, given the byte ranges that changed (see `runs_for`).
+/// Returns the text and the first changed line (in the new file).
+pub fn diff_changes(
+    old: &str,
+    new: &str,
+    changes: &[(usize, usize, usize, usize)],
+) -> (String, Option<usize>) {
+    let a = Tokens::new(old);
+    let b = Tokens::new(new);
+    let runs = runs_for(&a, &b, changes);
     render(&a, &b, &runs, a.newlines.max(b.newlines) + 1)
+}
+
+/// What the edit tool reports: the display diff, the unified patch, the first changed line.
+pub struct EditDiff {
+    pub diff: String,
+    pub patch: String,
+    pub first_changed_line: Option<usize>,
+}
+
+/// Both diffs of an edit of the file shown as `path`, given the byte ranges that changed.
+pub fn edit_diff(
+    path: &str,
+    old: &str,
+    new: &str,
+    changes: &[(usize, usize, usize, usize)],
+) -> EditDiff {
+    let a = Tokens::new(old);
+    let b = Tokens::new(new);
+    let runs = runs_for(&a, &b, changes);
+    let (diff, first_changed_line) = render(&a, &b, &runs, a.newlines.max(b.newlines) + 1);
+    EditDiff {
+        diff,
+        patch: unified_patch(path, &a, &b, &runs),
+        first_changed_line,
+    }
+}
+
+/// The unified patch of the runs, hunk for hunk as jsdiff's `structuredPatch` and
+/// `formatPatch` (file headers only) write it: a hunk closes at a stretch of more than eight
+/// unchanged lines (or the last one), and a line without a final newline is followed by
+/// `\ No newline at end of file`.
+fn unified_patch(path: &str, a: &Tokens, b: &Tokens, runs: &[Run]) -> String {
+    let mut out = format!("--- {path}\n+++ {path}\n");
+    let (mut old_line, mut new_line) = (1usize, 1usize);
+    // The open hunk: its first old and new line numbers and its lines.
+    let mut cur: Option<OpenHunk> = None;
+    let last = runs.len(); // index of the sentinel after the last run
+    for i in 0..=last {
+        let run = runs.get(i);
+        match run.map(|r| r.kind) {
+            Some(kind @ (Kind::Del | Kind::Ins)) => {
+                let r = run.unwrap();
+                if cur.is_none() {
+                    let mut lines = Vec::new();
+                    if let Some(prev) = i.checked_sub(1).map(|p| runs[p]) {
+                        let n = prev.count.min(CONTEXT);
+                        for t in prev.count - n..prev.count {
+                            lines.push((' ', a.get(prev.old_at + t)));
+                        }
+                    }
+                    cur = Some((old_line - lines.len(), new_line - lines.len(), lines));
+                }
+                let lines = &mut cur.as_mut().unwrap().2;
+                for t in 0..r.count {
+                    if kind == Kind::Del {
+                        lines.push(('-', a.get(r.old_at + t)));
+                    } else {
+                        lines.push(('+', b.get(r.new_at + t)));
+                    }
+                }
+                if kind == Kind::Del {
+                    old_line += r.count;
+                } else {
+                    new_line += r.count;
+                }
+            }
+            _ => {
+                let (count, old_at) = run.map_or((0, 0), |r| (r.count, r.old_at));
+                if let Some((os, ns, mut lines)) = cur.take() {
+                    let is_last_run = i + 1 >= last;
+                    if count <= CONTEXT * 2 && !is_last_run {
+                        for t in 0..count {
+                            lines.push((' ', a.get(old_at + t)));
+                        }
+                        cur = Some((os, ns, lines));
+                    } else {
+                        let n = count.min(CONTEXT);
+                        for t in 0..n {
+                            lines.push((' ', a.get(old_at + t)));
+                        }
+                        let counts = (old_line - os + n, new_line - ns + n);
+                        push_hunk(&mut out, (os, ns), counts, &lines);
+                    }
+                }
+                old_line += count;
+                new_line += count;
+            }
+        }
+    }
+    out
 }
 
 /// pi's diff of two whole texts (one region spanning the first to the last differing byte).
@@ -223,6 +321,43 @@ pub fn diff_texts(old: &str, new: &str) -> (String, Option<usize>) {
         return (String::new(), None);
     }
     diff_changes(old, new, &[(pre, old.len() - suf, pre, new.len() - suf)])
+}
+
+/// A hunk being collected: its first old and new line numbers and its signed lines.
+type OpenHunk<'a> = (usize, usize, Vec<(char, &'a str)>);
+
+/// One hunk: its header (a side without lines counts from the line before, as in `-0,0`),
+/// then each line with its newline or the no-newline marker.
+fn push_hunk(
+    out: &mut String,
+    (old_start, new_start): (usize, usize),
+    (old_lines, new_lines): (usize, usize),
+    lines: &[(char, &str)],
+) {
+    let os = if old_lines == 0 {
+        old_start - 1
+    } else {
+        old_start
+    };
+    let ns = if new_lines == 0 {
+        new_start - 1
+    } else {
+        new_start
+    };
+    out.push_str(&format!("@@ -{os},{old_lines} +{ns},{new_lines} @@\n"));
+    for (sign, line) in lines {
+        out.push(*sign);
+        match line.strip_suffix('\n') {
+            Some(l) => {
+                out.push_str(l);
+                out.push('\n');
+            }
+            None => {
+                out.push_str(line);
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
 }
 
 fn render(a: &Tokens, b: &Tokens, runs: &[Run], max_lines: usize) -> (String, Option<usize>) {

@@ -1,21 +1,24 @@
-//! `edit`: targeted replacements in one file. Every `oldText` is located in the original
-//! content (exactly, or failing that after pi's fuzzy normalization), must be unique and must
-//! not overlap another; then all are applied at once. BOM and CRLF line endings survive, the
-//! write is atomic and serialized per file, and the result carries pi's diff. Under
-//! `--sandbox` it refuses paths outside the writable roots.
+//! `edit`: targeted replacements in one file (matched and applied by `edit_apply`). The
+//! arguments may come in older or looser shapes (top-level `oldText`/`newText`, `edits` as a
+//! JSON string or a single object); a BOM and every line's own ending survive; the write is
+//! atomic and serialized per file; the result carries pi's display diff and a unified patch.
+//! Under `--sandbox` it refuses paths outside the writable roots.
 
 use std::fs;
 
 use serde_json::{json, Value};
 
-use super::diff::diff_changes;
-use super::mutation_queue::with_file_lock;
+use super::diff::edit_diff;
+use super::mutation_queue::{reservation, with_file_lock};
 use super::path::{access, error_code, node_error, resolve_to_cwd, str_arg, validation_error};
 use super::write::write_atomic;
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
+#[path = "edit_apply.rs"]
+mod apply;
 #[path = "fuzzy.rs"]
 mod fuzzy;
+pub use apply::{apply_edits, splice_into_original, to_lf, Applied, Edit, Replacement};
 pub use fuzzy::normalize_for_fuzzy;
 
 pub struct EditTool;
@@ -33,27 +36,34 @@ const GUIDELINES: &[&str] = &[
     "Keep each edits[].oldText as short as possible while still unique in the file; do not pad it with large unchanged regions",
 ];
 
-/// One requested replacement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Replacement {
-    pub old_text: String,
-    pub new_text: String,
+fn is_single_edit(v: &Value) -> bool {
+    v.get("oldText").is_some_and(Value::is_string) && v.get("newText").is_some_and(Value::is_string)
 }
 
 /// Normalizes the arguments as pi's `prepareArguments` does: `edits` sent as a JSON string is
-/// parsed, and legacy top-level `oldText`/`newText` become one more entry of `edits`.
+/// parsed, a single edit object (in `edits` or in that string) becomes a list of one, and
+/// legacy top-level `oldText`/`newText` become one more entry of `edits`.
 pub fn prepare_arguments(mut args: Value) -> Value {
     let Some(obj) = args.as_object_mut() else {
         return args;
     };
-    if let Some(Value::String(s)) = obj.get("edits") {
-        if let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(s) {
-            obj.insert("edits".into(), parsed);
+    match obj.get("edits") {
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed @ Value::Array(_)) => {
+                obj.insert("edits".into(), parsed);
+            }
+            Ok(parsed) if is_single_edit(&parsed) => {
+                obj.insert("edits".into(), Value::Array(vec![parsed]));
+            }
+            _ => {}
+        },
+        Some(single) if is_single_edit(single) => {
+            let single = single.clone();
+            obj.insert("edits".into(), Value::Array(vec![single]));
         }
+        _ => {}
     }
-    if let (Some(Value::String(_)), Some(Value::String(_))) =
-        (obj.get("oldText"), obj.get("newText"))
-    {
+    if is_single_edit(&Value::Object(obj.clone())) {
         let old = obj.remove("oldText").unwrap_or_default();
         let new = obj.remove("newText").unwrap_or_default();
         let mut edits = match obj.get("edits") {
@@ -66,7 +76,7 @@ pub fn prepare_arguments(mut args: Value) -> Value {
     args
 }
 
-fn parse_edits(args: &Value) -> Result<Vec<Replacement>, String> {
+fn parse_edits(args: &Value) -> Result<Vec<Edit>, String> {
     let edits = match args.get("edits") {
         Some(Value::Array(a)) if !a.is_empty() => a,
         _ => {
@@ -82,161 +92,25 @@ fn parse_edits(args: &Value) -> Result<Vec<Replacement>, String> {
             None => Err(validation_error(
                 "edit",
                 &format!("edits.{i}.{name}"),
-                "must have required property",
+                "missing",
                 args,
             )),
-            Some(_) => Err(validation_error(
+            Some(other) => Err(validation_error(
                 "edit",
                 &format!("edits.{i}.{name}"),
-                "must be string",
+                &format!(
+                    "expected string, got {}",
+                    crate::agent::validate::type_name(other)
+                ),
                 args,
             )),
         };
-        out.push(Replacement {
+        out.push(Edit {
             old_text: field("oldText")?,
             new_text: field("newText")?,
         });
     }
     Ok(out)
-}
-
-/// The outcome of applying edits to LF-normalized content.
-#[derive(Debug)]
-pub struct Applied<'a> {
-    /// The content the edits were matched in (fuzzy-normalized if any edit needed that).
-    pub base: std::borrow::Cow<'a, str>,
-    pub new: String,
-    /// Changed byte ranges: `(base_start, base_end, new_start, new_end)`, in file order.
-    pub changes: Vec<(usize, usize, usize, usize)>,
-}
-
-fn to_lf(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('\r') {
-        s.replace("\r\n", "\n").replace('\r', "\n").into()
-    } else {
-        s.into()
-    }
-}
-
-/// Non-overlapping occurrences, counted like JavaScript's `split(needle).length - 1`.
-fn count_occurrences(hay: &str, needle: &str) -> usize {
-    if needle.is_empty() {
-        return hay.encode_utf16().count().saturating_sub(1);
-    }
-    hay.matches(needle).count()
-}
-
-/// Matches every edit against `content` (already LF-normalized) and applies them all.
-pub fn apply_edits<'a>(
-    content: &'a str,
-    edits: &[Replacement],
-    path: &str,
-) -> Result<Applied<'a>, String> {
-    let many = edits.len() > 1;
-    let edits: Vec<Replacement> = edits
-        .iter()
-        .map(|e| Replacement {
-            old_text: to_lf(&e.old_text).into_owned(),
-            new_text: to_lf(&e.new_text).into_owned(),
-        })
-        .collect();
-    for (i, e) in edits.iter().enumerate() {
-        if e.old_text.is_empty() {
-            return Err(if many {
-                format!("edits[{i}].oldText must not be empty in {path}.")
-            } else {
-                format!("oldText must not be empty in {path}.")
-            });
-        }
-    }
-    // Most files are plain ASCII without trailing spaces: then the fuzzy form is the text
-    // itself and the uniqueness counts below need no normalized copy.
-    let invariant = fuzzy::is_fuzzy_invariant(content);
-    let fuzzy_old: Vec<String> = edits
-        .iter()
-        .map(|e| normalize_for_fuzzy(&e.old_text))
-        .collect();
-    let mut fuzzy_content: Option<String> = None;
-    let mut any_fuzzy = false;
-    for (e, fo) in edits.iter().zip(&fuzzy_old) {
-        if !content.contains(&e.old_text) && !invariant {
-            let fc = fuzzy_content.get_or_insert_with(|| normalize_for_fuzzy(content));
-            if fc.contains(fo.as_str()) {
-                any_fuzzy = true;
-            }
-        }
-    }
-    let base: std::borrow::Cow<str> = if any_fuzzy {
-        fuzzy_content
-            .take()
-            .unwrap_or_else(|| normalize_for_fuzzy(content))
-            .into()
-    } else {
-        content.into()
-    };
-    let mut fuzzy_base: Option<std::borrow::Cow<str>> = if any_fuzzy || invariant {
-        Some(std::borrow::Cow::Borrowed(&base))
-    } else {
-        fuzzy_content.map(Into::into)
-    };
-    let mut matched: Vec<(usize, usize, usize)> = Vec::with_capacity(edits.len()); // (start, len, edit)
-    for (i, (e, fo)) in edits.iter().zip(&fuzzy_old).enumerate() {
-        let fb = fuzzy_base.get_or_insert_with(|| normalize_for_fuzzy(&base).into());
-        let found = match base.find(&e.old_text) {
-            Some(at) => Some((at, e.old_text.len())),
-            None => fb.find(fo.as_str()).map(|at| (at, fo.len())),
-        };
-        let Some((at, len)) = found.filter(|&(at, len)| base.get(at..at + len).is_some()) else {
-            return Err(if many {
-                format!("Could not find edits[{i}] in {path}. The oldText must match exactly including all whitespace and newlines.")
-            } else {
-                format!("Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines.")
-            });
-        };
-        let n = count_occurrences(fb, fo);
-        if n > 1 {
-            return Err(if many {
-                format!("Found {n} occurrences of edits[{i}] in {path}. Each oldText must be unique. Please provide more context to make it unique.")
-            } else {
-                format!("Found {n} occurrences of the text in {path}. The text must be unique. Please provide more context to make it unique.")
-            });
-        }
-        matched.push((at, len, i));
-    }
-    matched.sort_by_key(|m| m.0);
-    for w in matched.windows(2) {
-        if w[0].0 + w[0].1 > w[1].0 {
-            return Err(format!(
-                "edits[{}] and edits[{}] overlap in {path}. Merge them into one edit or target disjoint regions.",
-                w[0].2, w[1].2
-            ));
-        }
-    }
-    // The text is unchanged exactly when every match is replaced by itself (no need to compare
-    // two copies of a large file).
-    let unchanged = matched
-        .iter()
-        .all(|&(at, len, i)| base[at..at + len] == edits[i].new_text);
-    let mut new =
-        String::with_capacity(base.len() + edits.iter().map(|e| e.new_text.len()).sum::<usize>());
-    let mut changes = Vec::with_capacity(matched.len());
-    let mut pos = 0;
-    for &(at, len, i) in &matched {
-        new.push_str(&base[pos..at]);
-        let ns = new.len();
-        new.push_str(&edits[i].new_text);
-        changes.push((at, at + len, ns, new.len()));
-        pos = at + len;
-    }
-    new.push_str(&base[pos..]);
-    if unchanged {
-        return Err(if many {
-            format!("No changes made to {path}. The replacements produced identical content.")
-        } else {
-            format!("No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.")
-        });
-    }
-    Ok(Applied { base, new, changes })
 }
 
 impl Tool for EditTool {
@@ -260,13 +134,11 @@ impl Tool for EditTool {
                             "oldText": {"type": "string", "description": "Exact text to replace; must occur exactly once in the original file and must not overlap any other edits[].oldText"},
                             "newText": {"type": "string", "description": "Text that replaces oldText"}
                         },
-                        "required": ["oldText", "newText"],
-                        "additionalProperties": false
+                        "required": ["oldText", "newText"]
                     }
                 }
             },
-            "required": ["path", "edits"],
-            "additionalProperties": false
+            "required": ["path", "edits"]
         })
     }
     fn prompt_snippet(&self) -> &str {
@@ -274,6 +146,13 @@ impl Tool for EditTool {
     }
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
+    }
+    fn prepare_arguments(&self, args: Value) -> Value {
+        prepare_arguments(args)
+    }
+    fn reserve(&self, args: &Value, cwd: &std::path::Path) -> Option<Box<dyn FnOnce() + Send>> {
+        let path = args.get("path")?.as_str()?;
+        Some(reservation(&resolve_to_cwd(path, cwd)))
     }
     fn execute(
         &self,
@@ -308,38 +187,39 @@ impl Tool for EditTool {
                 Some(rest) => ("\u{FEFF}", rest),
                 None => ("", raw.as_str()),
             };
-            let crlf = text
-                .find('\n')
-                .is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
             let normalized = to_lf(text);
             let applied = apply_edits(&normalized, &edits, path)?;
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
-            let body: std::borrow::Cow<str> = if crlf {
-                applied.new.replace('\n', "\r\n").into()
-            } else {
+            // Without any CR the normalized result is final; otherwise the replacements are
+            // spliced into the original so untouched lines keep their endings.
+            let body: std::borrow::Cow<str> = if matches!(normalized, std::borrow::Cow::Borrowed(_))
+            {
                 applied.new.as_str().into()
+            } else {
+                splice_into_original(text, &applied.replacements).into()
             };
             let out: std::borrow::Cow<str> = if bom.is_empty() {
                 body
             } else {
                 format!("{bom}{body}").into()
             };
+            let changes = changed_ranges(&applied);
             // The diff only reads the texts: compute it while the file is being written.
-            let (written, (diff, first)) = std::thread::scope(|scope| {
-                let diff =
-                    scope.spawn(|| diff_changes(&applied.base, &applied.new, &applied.changes));
+            let (written, diff) = std::thread::scope(|scope| {
+                let diff = scope.spawn(|| edit_diff(path, &normalized, &applied.new, &changes));
                 let written = write_atomic(&abs, out.as_bytes());
-                (
-                    written,
-                    diff.join().unwrap_or_else(|_| (String::new(), None)),
-                )
+                (written, diff.join().ok())
             });
             written.map_err(|e| node_error(&e, "open", &abs))?;
-            let mut details = json!({ "diff": diff });
-            if let Some(line) = first {
-                details["firstChangedLine"] = json!(line);
+            let mut details = json!({});
+            if let Some(d) = diff {
+                details["diff"] = json!(d.diff);
+                details["patch"] = json!(d.patch);
+                if let Some(line) = d.first_changed_line {
+                    details["firstChangedLine"] = json!(line);
+                }
             }
             Ok(ToolOutput::text(format!(
                 "Successfully replaced {} block(s) in {path}.",
@@ -348,6 +228,20 @@ impl Tool for EditTool {
             .with_details(details))
         })
     }
+}
+
+/// Each replacement's byte range before and after, for the diff.
+fn changed_ranges(applied: &Applied) -> Vec<(usize, usize, usize, usize)> {
+    let mut delta: isize = 0;
+    applied
+        .replacements
+        .iter()
+        .map(|r| {
+            let new_at = (r.at as isize + delta) as usize;
+            delta += r.new_text.len() as isize - r.len as isize;
+            (r.at, r.at + r.len, new_at, new_at + r.new_text.len())
+        })
+        .collect()
 }
 
 #[cfg(test)]

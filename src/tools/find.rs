@@ -61,7 +61,7 @@ impl Tool for FindTool {
         let matcher = build_matcher(pattern)?;
 
         let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
-        walker(&root, ".fdignore").build_parallel().run(|| {
+        walker(&root, ".fdignore", false).build_parallel().run(|| {
             Box::new(|entry| {
                 if ctx.abort.is_aborted() {
                     return WalkState::Quit;
@@ -96,6 +96,8 @@ impl Tool for FindTool {
             return Ok(ToolOutput::text("No files found matching pattern"));
         }
         found.sort_unstable();
+        // pi 1.x: the notice only when more than `limit` paths exist.
+        let more = found.len() > limit;
         found.truncate(limit);
         let rows: Vec<String> = found
             .iter()
@@ -104,7 +106,7 @@ impl Tool for FindTool {
                 Some(if *is_dir { rel + "/" } else { rel })
             })
             .collect();
-        let limit_notice = (rows.len() >= limit).then(|| {
+        let limit_notice = more.then(|| {
             (
                 format!(
                     "{limit} results limit reached. Use limit={} for more, or refine pattern",

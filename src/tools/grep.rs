@@ -30,47 +30,112 @@ lines longer than 500 characters are cut short.";
 
 pub struct GrepTool;
 
-/// One reported match: its rows (the match line, plus context rows when asked for).
-struct Hit {
-    rows: Vec<String>,
-    line_cut: bool,
+/// One line of a file's output, as ripgrep reports it with `--context`: a match, or a context
+/// line around one (overlapping windows merged, each line once).
+struct Row {
+    line: usize,
+    is_match: bool,
+    text: String,
+    cut: bool,
+}
+
+/// A file's rows and how many of them are matches.
+struct FileHits {
+    rows: Vec<Row>,
+    matches: usize,
 }
 
 struct Options<'a> {
     regex: &'a Regex,
     context: usize,
-    limit: usize,
+    /// Matches worth finding: one past the limit, to tell whether more exist.
+    wanted: usize,
 }
 
-/// Matches gathered by the parallel walk, keyed by path. Once `limit` matches are held, files
-/// sorting after the last kept path cannot make the cut and are neither read nor walked into.
+/// Files with matches gathered by the parallel walk, keyed by path. Once `wanted` matches are
+/// held, files sorting after the last kept path cannot make the cut and are neither read nor
+/// walked into.
 struct Collector {
-    files: BTreeMap<PathBuf, Vec<Hit>>,
+    files: BTreeMap<PathBuf, FileHits>,
     total: usize,
-    limit: usize,
+    wanted: usize,
 }
 
 impl Collector {
     fn beyond(&self, path: &Path) -> bool {
-        self.total >= self.limit
+        self.total >= self.wanted
             && self
                 .files
                 .last_key_value()
                 .is_some_and(|(last, _)| path > last.as_path())
     }
 
-    fn add(&mut self, path: PathBuf, hits: Vec<Hit>) {
-        self.total += hits.len();
+    fn add(&mut self, path: PathBuf, hits: FileHits) {
+        self.total += hits.matches;
         self.files.insert(path, hits);
         while let Some(entry) = self.files.last_entry() {
-            let n = entry.get().len();
-            if self.total - n < self.limit {
+            let n = entry.get().matches;
+            if self.total - n < self.wanted {
                 break;
             }
             self.total -= n;
             entry.remove();
         }
     }
+}
+
+/// What the model is shown: pi 1.x's cut of the row stream. Rows are taken until the
+/// `limit`-th match, then the context after it (later matches inside that window shown as
+/// context); the limit counts as reached only when a further match exists.
+struct Shown {
+    rows: Vec<String>,
+    matches: usize,
+    limit_reached: bool,
+    lines_cut: bool,
+}
+
+fn cut_rows<'a>(
+    files: impl Iterator<Item = (String, &'a [Row])>,
+    limit: usize,
+    context: usize,
+) -> Shown {
+    let mut shown = Shown {
+        rows: Vec::new(),
+        matches: 0,
+        limit_reached: false,
+        lines_cut: false,
+    };
+    let mut window: Option<(usize, usize)> = None; // (file index, last line) once at the limit
+    let push = |shown: &mut Shown, name: &str, row: &Row, is_match: bool| {
+        shown.lines_cut |= row.cut;
+        let sep = if is_match { ':' } else { '-' };
+        shown
+            .rows
+            .push(format!("{name}{sep}{}{sep} {}", row.line, row.text));
+    };
+    for (index, (name, rows)) in files.enumerate() {
+        for row in rows {
+            let Some((file, end)) = window else {
+                push(&mut shown, &name, row, row.is_match);
+                if row.is_match {
+                    shown.matches += 1;
+                    if shown.matches >= limit {
+                        window = Some((index, row.line + context));
+                    }
+                }
+                continue;
+            };
+            let in_window = file == index && row.line <= end;
+            if in_window {
+                push(&mut shown, &name, row, false);
+            }
+            shown.limit_reached |= row.is_match;
+            if shown.limit_reached && !(in_window && row.line < end) {
+                return shown;
+            }
+        }
+    }
+    shown
 }
 
 impl Tool for GrepTool {
@@ -114,32 +179,32 @@ impl Tool for GrepTool {
         } else {
             pattern.to_string()
         };
-        let regex = RegexBuilder::new(&source)
+        // Wrapped as ripgrep wraps it, so a bad pattern gets ripgrep's message word for word.
+        let regex = RegexBuilder::new(&format!("(?:{source})"))
             .case_insensitive(bool_arg(&args, "ignoreCase"))
             .multi_line(true)
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("rg: {e}"))?;
         let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
+        let context = count_arg(&args, "context").unwrap_or(0);
         let opts = Options {
             regex: &regex,
-            context: count_arg(&args, "context").unwrap_or(0),
-            limit,
+            context,
+            wanted: limit.saturating_add(1),
         };
 
         let collector = Mutex::new(Collector {
             files: BTreeMap::new(),
             total: 0,
-            limit,
+            wanted: opts.wanted,
         });
         if is_dir {
-            let glob = str_arg(&args, "glob").filter(|g| !g.is_empty());
-            walk_dir(&root, glob, &opts, &collector, ctx)?;
+            let glob = str_arg(&args, "glob")
+                .map(strip_dot_slash)
+                .filter(|g| !g.is_empty());
+            walk_dir(&root, glob.as_deref(), &opts, &collector, ctx)?;
         } else {
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| root.display().to_string());
-            if let Some(hits) = search_file(&root, &name, &opts) {
+            if let Some(hits) = search_file(&root, &opts) {
                 collector.lock().unwrap().add(root.clone(), hits);
             }
         }
@@ -151,13 +216,26 @@ impl Tool for GrepTool {
         if collector.total == 0 {
             return Ok(ToolOutput::text("No matches found"));
         }
-        let mut rows = Vec::new();
-        let mut lines_cut = false;
-        for hit in collector.files.into_values().flatten().take(limit) {
-            lines_cut |= hit.line_cut;
-            rows.extend(hit.rows);
-        }
-        let limit_notice = (collector.total >= limit).then(|| {
+        let files = collector.files.iter().map(|(path, hits)| {
+            let name = if is_dir {
+                relative_slash(path, &root)
+            } else {
+                None
+            };
+            let name = name.unwrap_or_else(|| {
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string())
+            });
+            (name, hits.rows.as_slice())
+        });
+        let Shown {
+            rows,
+            limit_reached,
+            lines_cut,
+            ..
+        } = cut_rows(files, limit, context);
+        let limit_notice = limit_reached.then(|| {
             (
                 format!(
                     "{limit} matches limit reached. Use limit={} for more, or refine pattern",
@@ -191,7 +269,7 @@ fn walk_dir(
     collector: &Mutex<Collector>,
     ctx: &ToolContext,
 ) -> Result<(), String> {
-    let mut builder = walker(root, ".rgignore");
+    let mut builder = walker(root, ".rgignore", true);
     if let Some(glob) = glob {
         let mut ov = OverrideBuilder::new(root);
         ov.add(glob).map_err(|e| e.to_string())?;
@@ -222,15 +300,10 @@ fn walk_dir(
             if !kind.is_file() || beyond() {
                 return WalkState::Continue;
             }
-            let shown = relative_slash(path, root).unwrap_or_else(|| {
-                path.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            });
-            if let Some(hits) = search_file(path, &shown, opts) {
+            if let Some(hits) = search_file(path, opts) {
                 let mut c = collector.lock().unwrap();
                 c.add(path.to_path_buf(), hits);
-                if c.total >= c.limit {
+                if c.total >= c.wanted {
                     full.store(true, Ordering::Relaxed);
                 }
             }
@@ -240,60 +313,79 @@ fn walk_dir(
     Ok(())
 }
 
-/// Searches one file; `None` when it is unreadable, binary or has no match.
-fn search_file(path: &Path, shown: &str, opts: &Options) -> Option<Vec<Hit>> {
+/// A glob as pi 1.x passes it to ripgrep: leading `./` segments dropped (after a `!`, too),
+/// since the glob is relative to the searched directory anyway.
+fn strip_dot_slash(glob: &str) -> String {
+    let (neg, mut rest) = match glob.strip_prefix('!') {
+        Some(r) => ("!", r),
+        None => ("", glob),
+    };
+    let stripped = rest.starts_with("./");
+    while let Some(r) = rest.strip_prefix("./") {
+        rest = r;
+    }
+    if stripped {
+        format!("{neg}{rest}")
+    } else {
+        glob.to_string()
+    }
+}
+
+/// Searches one file; `None` when it is unreadable, binary or has no match. Rows are the
+/// matches (at most `wanted`) and the context lines around them, each line once.
+fn search_file(path: &Path, opts: &Options) -> Option<FileHits> {
     let data = std::fs::read(path).ok()?;
     if memchr::memchr(0, &data).is_some() {
         return None;
     }
-    let lines = matching_lines(&data, opts.regex, opts.limit);
-    if lines.is_empty() {
+    let found = matching_lines(&data, opts.regex, opts.wanted);
+    if found.is_empty() {
         return None;
     }
-    let hits = if opts.context == 0 {
-        lines
-            .into_iter()
-            .map(|(no, start, end)| {
-                let (text, line_cut) = clean_line(&data[start..end]);
-                Hit {
-                    rows: vec![format!("{shown}:{no}: {text}")],
-                    line_cut,
-                }
-            })
-            .collect()
-    } else {
-        let all: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-        lines
-            .into_iter()
-            .map(|(no, _, _)| {
-                let first = no.saturating_sub(opts.context).max(1);
-                let last = (no + opts.context).min(all.len());
-                let mut hit = Hit {
-                    rows: Vec::with_capacity(last + 1 - first),
-                    line_cut: false,
-                };
-                for current in first..=last {
-                    let (text, cut) = clean_line(all[current - 1]);
-                    hit.line_cut |= cut;
-                    let sep = if current == no { ':' } else { '-' };
-                    hit.rows.push(format!("{shown}{sep}{current}{sep} {text}"));
-                }
-                hit
-            })
-            .collect()
+    let row = |line: usize, bytes: &[u8], is_match: bool| {
+        let (text, cut) = clean_line(bytes);
+        Row {
+            line,
+            is_match,
+            text,
+            cut,
+        }
     };
-    Some(hits)
+    let matches = found.len();
+    if opts.context == 0 {
+        let rows = found
+            .into_iter()
+            .map(|(no, start, end)| row(no, &data[start..end], true))
+            .collect();
+        return Some(FileHits { rows, matches });
+    }
+    // Lines as ripgrep counts them: the empty remainder after a final newline is not one.
+    let body = data.strip_suffix(b"\n").unwrap_or(&data);
+    let all: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut next = 1; // first line not yet shown
+    for (i, &(no, _, _)) in found.iter().enumerate() {
+        let first = no.saturating_sub(opts.context).max(next);
+        // Context after the last match found; earlier ones run up to the next match.
+        let last = (no + opts.context).min(all.len());
+        let stop = found.get(i + 1).map_or(last, |n| last.min(n.0 - 1));
+        for line in first..no {
+            rows.push(row(line, all[line - 1], false));
+        }
+        rows.push(row(no, all[no - 1], true));
+        for line in no + 1..=stop {
+            rows.push(row(line, all[line - 1], false));
+        }
+        next = stop.max(no) + 1;
+    }
+    Some(FileHits { rows, matches })
 }
 
-/// Line text as shown: lossy UTF-8, carriage returns dropped, cut at 500 characters.
+/// Line text as shown: lossy UTF-8, a final carriage return dropped (as pi strips the line
+/// ending ripgrep reports), cut at 500 characters.
 fn clean_line(bytes: &[u8]) -> (String, bool) {
-    let text = String::from_utf8_lossy(bytes);
-    let text = if text.contains('\r') {
-        text.replace('\r', "")
-    } else {
-        text.into_owned()
-    };
-    truncate_line(&text, GREP_MAX_LINE_LENGTH)
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    truncate_line(&String::from_utf8_lossy(bytes), GREP_MAX_LINE_LENGTH)
 }
 
 /// Up to `limit` lines of `data` containing a match, as (1-based number, start, end) with the

@@ -49,7 +49,8 @@ impl Tool for LsTool {
             .filter(|p| !p.is_empty())
             .unwrap_or(".");
         let dir = resolve_to_cwd(dir_arg, &ctx.cwd);
-        let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT);
+        // A limit below one would list nothing and claim an empty directory: pi 1.x means 1.
+        let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
         // Like Node's existsSync, any failure to stat (dangling link, no permission) reads as
         // "not found".
         match std::fs::metadata(&dir) {

@@ -4,6 +4,7 @@
 //! the spellings macOS uses (the `read` tool and `@file` arguments). Also renders I/O errors
 //! in Node's wording, since pi's tool results quote them.
 
+use crate::agent::validate::type_name;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -208,7 +209,7 @@ pub fn validation_error(
     format!("Validation failed for tool \"{tool}\":\n  - {field}: {problem}\n\nReceived arguments:\n{json}")
 }
 
-/// A required string argument.
+/// A required string argument (for direct callers: the agent has already validated).
 pub fn str_arg<'a>(
     tool: &str,
     args: &'a serde_json::Value,
@@ -216,13 +217,13 @@ pub fn str_arg<'a>(
 ) -> Result<&'a str, String> {
     match args.get(field) {
         Some(serde_json::Value::String(s)) => Ok(s),
-        None => Err(validation_error(
+        None => Err(validation_error(tool, field, "missing", args)),
+        Some(other) => Err(validation_error(
             tool,
             field,
-            "must have required property",
+            &format!("expected string, got {}", type_name(other)),
             args,
         )),
-        Some(_) => Err(validation_error(tool, field, "must be string", args)),
     }
 }
 
@@ -235,7 +236,12 @@ pub fn num_arg(tool: &str, args: &serde_json::Value, field: &str) -> Result<Opti
         Some(serde_json::Value::String(s)) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
             Ok(s.trim().parse().ok())
         }
-        Some(_) => Err(validation_error(tool, field, "must be number", args)),
+        Some(other) => Err(validation_error(
+            tool,
+            field,
+            &format!("expected number, got {}", type_name(other)),
+            args,
+        )),
     }
 }
 

@@ -162,6 +162,8 @@ struct Scan {
     sel_lines: usize,
     sel_bytes: usize,
     first_len: usize,
+    /// The last selected line was empty (a final newline ends a line, it does not count one).
+    last_empty: bool,
 }
 
 impl Scan {
@@ -191,6 +193,7 @@ impl Scan {
             }
             self.sel_lines += 1;
             self.sel_bytes += len + usize::from(i > 0);
+            self.last_empty = len == 0;
             if self.collecting {
                 let cost = len + usize::from(i > 0);
                 if i >= self.max_lines {
@@ -210,15 +213,26 @@ impl Scan {
     }
     fn truncation(self) -> Truncation {
         let (ml, mb) = (self.max_lines, self.max_bytes);
-        if self.sel_lines <= ml && self.sel_bytes <= mb {
-            let content = self.kept.join("\n");
-            return Truncation::untouched(&content, self.sel_lines, ml, mb);
+        // Lines as pi 1.x counts them: none for an empty selection, and an empty last line
+        // is only the end of the one before.
+        let counted = if self.sel_bytes == 0 {
+            0
+        } else {
+            self.sel_lines - usize::from(self.last_empty)
+        };
+        if counted <= ml && self.sel_bytes <= mb {
+            let mut content = self.kept.join("\n");
+            if self.kept.len() < self.sel_lines {
+                // Only the final empty line can be left out here (one past the line cap).
+                content.push('\n');
+            }
+            return Truncation::untouched(&content, counted, ml, mb);
         }
         let mut t = Truncation {
             content: String::new(),
             truncated: true,
             truncated_by: Some("bytes"),
-            total_lines: self.sel_lines,
+            total_lines: counted,
             total_bytes: self.sel_bytes,
             output_lines: 0,
             output_bytes: 0,
@@ -273,6 +287,7 @@ fn read_text(
         sel_lines: 0,
         sel_bytes: 0,
         first_len: 0,
+        last_empty: false,
     };
     let mut buf = head;
     let mut chunk = vec![0u8; 256 * 1024];

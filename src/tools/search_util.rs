@@ -23,8 +23,8 @@ pub fn bool_arg(args: &Value, key: &str) -> bool {
     args.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// A numeric argument; fractions round up (a limit of 2.5 lets a third result through, as
-/// pi's `count >= limit` checks do) and negatives clamp to zero.
+/// A numeric argument as pi 1.x reads counts: fractions cut off (`Math.floor`), negatives
+/// clamp to zero.
 pub fn count_arg(args: &Value, key: &str) -> Option<usize> {
     let v = args.get(key)?;
     let n = v
@@ -36,7 +36,7 @@ pub fn count_arg(args: &Value, key: &str) -> Option<usize> {
     Some(if n <= 0.0 {
         0
     } else {
-        n.ceil().min(1e15) as usize
+        n.floor().min(1e15) as usize
     })
 }
 
@@ -75,12 +75,14 @@ pub fn relative_slash(path: &Path, root: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// The walker both grep and find use: hidden files included, `.gitignore`, `.ignore` and git's
-/// exclude files honoured even outside a git repository, symlinks not followed, `.git` skipped.
-pub fn walker(root: &Path, extra_ignore_file: &str) -> WalkBuilder {
+/// The walker both grep and find use: hidden files included, `.ignore` files honoured, symlinks
+/// not followed, `.git` skipped. `.gitignore` and git's exclude files apply inside a git
+/// repository, and outside one too when `require_git` is false (find, as pi runs fd with
+/// `--no-require-git`; grep runs ripgrep, which needs the repository).
+pub fn walker(root: &Path, extra_ignore_file: &str, require_git: bool) -> WalkBuilder {
     let mut b = WalkBuilder::new(root);
     b.hidden(false)
-        .require_git(false)
+        .require_git(require_git)
         .add_custom_ignore_filename(extra_ignore_file)
         .filter_entry(|e| e.file_name() != ".git");
     b

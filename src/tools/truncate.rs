@@ -50,6 +50,20 @@ impl Truncation {
     }
 }
 
+/// How many lines pi 1.x counts in `text`: a final newline ends the last line rather than
+/// starting an empty one, and an empty text has none.
+pub fn count_lines(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', text.as_bytes()).count() + usize::from(!text.ends_with('\n'))
+}
+
+/// The lines pi 1.x counts (see `count_lines`).
+fn counted_lines(text: &str) -> std::str::Split<'_, char> {
+    text.strip_suffix('\n').unwrap_or(text).split('\n')
+}
+
 /// Human-readable size, 1024-based, one decimal for KB and MB (`512B`, `50.0KB`, `1.5MB`).
 /// Halves round up, as JavaScript's `toFixed` does for these exactly representable values.
 pub fn format_size(bytes: usize) -> String {
@@ -71,12 +85,12 @@ pub fn format_size(bytes: usize) -> String {
 /// half: if the first line alone is over the byte cap the content is empty and
 /// `first_line_exceeds_limit` is set.
 pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let total_lines = text.split('\n').count();
+    let total_lines = count_lines(text);
     let total_bytes = text.len();
     if total_lines <= max_lines && total_bytes <= max_bytes {
         return Truncation::untouched(text, total_lines, max_lines, max_bytes);
     }
-    let first_len = text.split('\n').next().map_or(0, str::len);
+    let first_len = counted_lines(text).next().map_or(0, str::len);
     if first_len > max_bytes {
         return Truncation {
             content: String::new(),
@@ -95,7 +109,7 @@ pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncati
     let mut kept = 0usize;
     let mut end = 0usize; // byte length of the kept prefix
     let mut by = "lines";
-    for (i, line) in text.split('\n').enumerate() {
+    for (i, line) in counted_lines(text).enumerate() {
         if i >= max_lines {
             break;
         }
@@ -129,11 +143,13 @@ pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncati
 /// Keeps the last lines of `text` that fit. If the very last line alone is over the byte cap,
 /// its end is kept (cut on a UTF-8 boundary) and `last_line_partial` is set.
 pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let total_lines = text.split('\n').count();
+    let total_lines = count_lines(text);
     let total_bytes = text.len();
     if total_lines <= max_lines && total_bytes <= max_bytes {
         return Truncation::untouched(text, total_lines, max_lines, max_bytes);
     }
+    // A final newline ends the last line: the kept lines are those before it.
+    let text = text.strip_suffix('\n').unwrap_or(text);
     let mut kept = 0usize;
     let mut start = text.len(); // byte offset where the kept suffix begins
     let mut used = 0usize;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::mutation_queue::with_file_lock;
+use super::mutation_queue::{reservation, with_file_lock};
 use super::path::{node_error, resolve_to_cwd, str_arg};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
@@ -55,6 +55,10 @@ impl Tool for WriteTool {
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
     }
+    fn reserve(&self, args: &Value, cwd: &std::path::Path) -> Option<Box<dyn FnOnce() + Send>> {
+        let path = args.get("path")?.as_str()?;
+        Some(reservation(&resolve_to_cwd(path, cwd)))
+    }
     fn execute(
         &self,
         _call_id: &str,
@@ -75,11 +79,8 @@ impl Tool for WriteTool {
                 fs::create_dir_all(dir).map_err(|e| node_error(&e, "mkdir", dir))?;
             }
             write_atomic(&abs, content.as_bytes()).map_err(|e| node_error(&e, "open", &abs))?;
-            // pi reports JavaScript's string length: UTF-16 code units, not bytes.
-            let n = content.encode_utf16().count();
-            Ok(ToolOutput::text(format!(
-                "Successfully wrote {n} bytes to {path}"
-            )))
+            // pi 1.x dropped the byte count (it was a UTF-16 length, not bytes).
+            Ok(ToolOutput::text(format!("Successfully wrote to {path}")))
         })
     }
 }

@@ -3,9 +3,9 @@
 //! `atomic` replaces a file's content atomically (the one routine for every file pi
 //! rewrites); `files` opens a file for reading only if it is a regular file, so a FIFO or a
 //! device passed where a file is expected never blocks or floods us, and tells whether two
-//! paths are the same file; `output_file` creates the private files that hold output the
-//! model was not shown in full; `sandbox` confines the commands pi runs (Landlock and
-//! seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64, hex,
+//! paths are the same file; `js` holds JavaScript's whitespace rules; `output_file` creates
+//! the private files that hold output the model was not shown in full; `sandbox` confines the
+//! commands pi runs (Landlock and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64, hex,
 //! percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are the one
 //! implementation of each small job.
 
@@ -14,6 +14,7 @@ pub mod browser;
 pub mod date;
 pub mod encoding;
 pub mod files;
+pub mod js;
 pub mod output_file;
 pub mod process;
 pub mod random;

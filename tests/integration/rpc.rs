@@ -506,8 +506,9 @@ fn bash_keeps_the_tail_of_long_output_and_points_to_the_full_file() {
     assert_eq!(data["truncated"], true, "{}", out.stdout);
     assert_eq!(data["exitCode"], 0);
     let output = data["output"].as_str().unwrap();
+    // pi 1.x counts 3000 lines (the final newline ends the last one) and keeps the last 2000.
     assert!(
-        output.starts_with("1002\n") && output.ends_with("3000\n"),
+        output.starts_with("1001\n") && output.ends_with("\n3000"),
         "{output:.40}"
     );
     let path = data["fullOutputPath"].as_str().unwrap();
@@ -1106,6 +1107,40 @@ fn empty_lines_and_commands_without_a_type_are_answered() {
             "error": "Unknown command: undefined"})
     );
     assert_eq!(all[2]["id"], "s");
+}
+
+#[test]
+fn get_commands_says_where_discovered_prompts_and_skills_come_from_as_pi_does() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file(
+            "prompts/review.md",
+            "---\ndescription: Review code\n---\nReview $1",
+        )
+        .write_agent_file(
+            "skills/valid-skill/SKILL.md",
+            "---\nname: valid-skill\ndescription: A skill\n---\nDo it.",
+        );
+    let agent = pi.agent_dir().to_path_buf();
+    let pi = pi
+        .args(["--mode", "rpc", "--no-session"])
+        .stdin(lines(&[r#"{"id":"c","type":"get_commands"}"#]));
+    let out = pi.run();
+    out.assert_code(0);
+    let all = out.json_lines();
+    let commands = all[0]["data"]["commands"].as_array().unwrap();
+    for (name, file) in [
+        ("review", "prompts/review.md"),
+        ("skill:valid-skill", "skills/valid-skill/SKILL.md"),
+    ] {
+        let c = commands.iter().find(|c| c["name"] == name).unwrap();
+        assert_eq!(
+            c["sourceInfo"],
+            serde_json::json!({"path": agent.join(file).to_string_lossy(), "source": "auto",
+                "scope": "user", "origin": "top-level", "baseDir": agent.to_string_lossy()}),
+            "{name}"
+        );
+    }
 }
 
 /// 1.x's `max` thinking level: offered only for a model whose `thinkingLevelMap` names it,

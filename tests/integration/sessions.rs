@@ -118,10 +118,10 @@ fn unknown_session_id_is_an_error() {
         .args(["-p", "--session", "deadbeef", "hi"])
         .run();
     out.assert_code(1).assert_no_panic();
-    assert!(
-        out.stderr.contains("No session found matching 'deadbeef'"),
-        "{}",
-        out.stderr
+    // Word for word pi's line, without an "Error:" prefix.
+    assert_eq!(
+        out.stderr.trim_end(),
+        "No session found matching 'deadbeef'"
     );
     assert_eq!(mock.request_count(), 0);
 }
@@ -372,10 +372,11 @@ fn an_old_session_without_total_tokens_is_sent_whole_and_left_as_it_was() {
     assert_eq!(backup, text);
     let now = std::fs::read_to_string(&file).unwrap();
     let added: Vec<&str> = now.lines().skip(text.lines().count()).collect();
-    // The switch to the mock model, the prompt and the reply.
-    assert_eq!(added.len(), 3, "{added:?}");
-    assert!(added[0].contains(r#""type":"model_change""#));
-    assert!(added[2].contains(r#""text":"resumed""#));
+    // The prompt and the reply: like pi, a resumed session records no `model_change` for the
+    // `--model` of this run, and no thinking level when its branch already has one.
+    assert_eq!(added.len(), 2, "{added:?}");
+    assert!(added[0].contains(r#""text":"go on""#));
+    assert!(added[1].contains(r#""text":"resumed""#));
 }
 
 #[test]
@@ -600,6 +601,73 @@ fn a_session_written_by_pi_0_87_resumes_here_with_the_context_pi_sends() {
     assert_eq!(sent, want);
     let now = std::fs::read_to_string(&file).unwrap();
     assert!(now.starts_with(&text), "only appended to");
+}
+
+#[test]
+fn an_empty_session_file_becomes_a_new_session_like_pi() {
+    let mock = MockServer::with_replies([Reply::text(API, "fresh")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let file = pi.cwd().join("empty.jsonl");
+    std::fs::write(&file, "").unwrap();
+    let pi = pi.args(["-p", "--session", file.to_str().unwrap(), "hi"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "fresh\n");
+    let written = lines(&file);
+    assert_eq!(written[0]["type"], "session");
+    assert_eq!(written.iter().filter(|l| l["type"] == "session").count(), 1);
+    assert!(written.iter().any(|l| l["message"]["role"] == "assistant"));
+}
+
+#[test]
+fn a_resumed_session_runs_in_the_directory_it_recorded() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let elsewhere = pi.cwd().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let file = pi.cwd().join("s.jsonl");
+    let header = serde_json::json!({"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555",
+        "timestamp":"2025-01-01T00:00:00.000Z","cwd": elsewhere.to_str().unwrap()});
+    let user = r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"q"}],"timestamp":1735689601000}}"#;
+    std::fs::write(&file, format!("{header}\n{user}\n")).unwrap();
+    let out = pi
+        .args(["-p", "--session", file.to_str().unwrap(), "where"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let system = mock.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let want = format!("Current working directory: {}", elsewhere.display());
+    assert!(system.contains(&want), "{system}");
+}
+
+#[test]
+fn a_resumed_session_keeps_its_recorded_thinking_level_when_the_model_is_given() {
+    let mock = MockServer::start();
+    let models = r#"{"providers":{"mock":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions",
+        "apiKey":"k","models":[{"id":"thinker","reasoning":true}]}}}"#;
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", models);
+    let file = pi.cwd().join("s.jsonl");
+    let header = serde_json::json!({"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555",
+        "timestamp":"2025-01-01T00:00:00.000Z","cwd": pi.cwd().to_str().unwrap()});
+    let user = r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"q"}],"timestamp":1735689601000}}"#;
+    let level = r#"{"type":"thinking_level_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"2025-01-01T00:00:02.000Z","thinkingLevel":"low"}"#;
+    std::fs::write(&file, format!("{header}\n{user}\n{level}\n")).unwrap();
+    let pi = pi
+        .args([
+            "--mode",
+            "rpc",
+            "--model",
+            "mock/thinker",
+            "--session",
+            file.to_str().unwrap(),
+        ])
+        .stdin("{\"id\":\"s\",\"type\":\"get_state\"}\n");
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    // As in pi: `--model` alone picks the model; the thinking level stays the session's.
+    assert_eq!(out.json_lines()[0]["data"]["thinkingLevel"], "low");
 }
 
 /// A file whose first line is not a session header is refused with pi 1.x's words, and left

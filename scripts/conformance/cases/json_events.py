@@ -7,6 +7,22 @@ J = "json."
 CMP = ("exit", "stdout", "requests", "sessions")
 
 
+def per_tool_call(obs):
+    """The stdout events with every tool_execution_* event moved, in its order, into a list per
+    tool call (`tool events of <id>`): concurrent calls interleave as the scheduler runs them."""
+    events = obs.get("stdout")
+    if not isinstance(events, list):
+        return obs
+    rest, calls = [], {}
+    for e in events:
+        if isinstance(e, dict) and str(e.get("type", "")).startswith("tool_execution_"):
+            calls.setdefault(e.get("toolCallId"), []).append(e)
+        else:
+            rest.append(e)
+    obs["stdout"] = rest + [{"tool events of %s" % k: v} for k, v in sorted(calls.items(), key=lambda kv: str(kv[0]))]
+    return obs
+
+
 def jcase(id, turns, prompt="hi", extra=(), **kw):
     return Case(id, argv=["--mode", "json"] + list(extra) + [prompt], turns=turns, compare=kw.pop("compare", CMP),
                 stdout_json=True, **kw)
@@ -23,7 +39,9 @@ CASES = [
           files={"cwd/a.txt": "A\n"}, compare=CMP + ("files",)),
     jcase(J + "tools-parallel", [{"content": [call("read", {"path": "a.txt"}, id="call_1"),
                                               call("bash", {"command": "echo x"}, id="call_2")]}, "done"],
-          files={"cwd/a.txt": "A\n"}),
+          files={"cwd/a.txt": "A\n"}, post=lambda obs, sb: per_tool_call(obs),
+          note="tools run concurrently: each call's own events are compared in order, not how the "
+               "two calls' events interleave (scheduling)"),
     jcase(J + "text-and-tool", [{"content": [{"type": "text", "text": "Reading."}, call("read", {"path": "a.txt"})]}, "done"],
           files={"cwd/a.txt": "A\n"}),
     jcase(J + "unknown-tool", [{"content": [call("nope", {})]}, "done"]),

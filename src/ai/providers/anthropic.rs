@@ -556,12 +556,14 @@ pub fn parse_stream_with<R: Read>(
     cost: &ModelCost,
     oauth_tools: Option<&[ToolSpec]>,
 ) -> Result<(), String> {
-    w.start();
+    // The start event carries the input usage of Anthropic's `message_start` (not yet its id),
+    // as pi's does: its consumer reads the message once that first SSE event is parsed.
+    let mut started = false;
     let abort = w.abort.clone();
     let mut blocks: Vec<OpenBlock> = Vec::new();
     let mut saw_stop = false;
     let mut raw_stop = String::new();
-    read_events(reader, &abort, |ev| {
+    let read = read_events(reader, &abort, |ev| {
         if ev.event == "error" {
             return Err(stream_error_message(&ev.data));
         }
@@ -590,15 +592,23 @@ pub fn parse_stream_with<R: Read>(
         })?;
         let typ = v.get("type").and_then(Value::as_str).unwrap_or("");
         let wire = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        if typ != "message_start" && !started {
+            started = true;
+            w.start();
+        }
         match typ {
             "error" => return Err(stream_error_message(&ev.data)),
             "message_start" => {
                 let msg = &v["message"];
+                w.partial.usage = Usage::default();
+                read_usage(&mut w.partial.usage, &msg["usage"], cost);
+                if !started {
+                    started = true;
+                    w.start();
+                }
                 if let Some(id) = msg.get("id").and_then(Value::as_str) {
                     w.partial.response_id = Some(id.to_string());
                 }
-                w.partial.usage = Usage::default();
-                read_usage(&mut w.partial.usage, &msg["usage"], cost);
             }
             "content_block_start" => {
                 let cb = &v["content_block"];
@@ -692,7 +702,11 @@ pub fn parse_stream_with<R: Read>(
             _ => {}
         }
         Ok(true)
-    })?;
+    });
+    if !started {
+        w.start();
+    }
+    read?;
     if !saw_stop {
         return Err(
             "Connection lost: stream ended before the response was complete (no message_stop)"

@@ -292,10 +292,13 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &Compat) -> Ve
                         })
                         .collect();
                     let text = text.join("\n");
-                    let content = if text.is_empty() {
+                    // pi 1.x: the image placeholder only when there is an image.
+                    let content = if !text.is_empty() {
+                        text
+                    } else if r.content.iter().any(|c| matches!(c, Content::Image(_))) {
                         "(see attached image)".into()
                     } else {
-                        text
+                        "(no tool output)".into()
                     };
                     let mut m = Map::new();
                     m.insert("role".into(), json!("tool"));

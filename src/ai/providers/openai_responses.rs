@@ -320,7 +320,12 @@ pub(crate) fn convert_items(
                     }
                     Value::Array(parts)
                 } else if text.is_empty() {
-                    json!("(see attached image)")
+                    // pi 1.x: the image placeholder only when there is an image.
+                    json!(if has_images {
+                        "(see attached image)"
+                    } else {
+                        "(no tool output)"
+                    })
                 } else {
                     json!(text)
                 };

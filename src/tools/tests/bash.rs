@@ -85,6 +85,36 @@ fn non_zero_exit_is_error_with_code() {
 }
 
 #[test]
+fn a_shell_killed_by_a_signal_reports_128_plus_the_signal() {
+    // pi 0.73.1 reported this as success; pi 1.x uses the shell convention.
+    assert_eq!(
+        run("echo dying; kill -TERM $$").unwrap_err(),
+        "dying\n\n\nCommand exited with code 143"
+    );
+}
+
+#[test]
+fn output_a_background_process_keeps_writing_after_the_shell_exits_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = run_in(
+        dir.path(),
+        json!({"command": "(while :; do echo tick; sleep 0.01; done) & exit 3", "timeout": 0.5}),
+        Abort::new(),
+    )
+    .unwrap_err();
+    assert!(err.starts_with("tick\n"), "{err}");
+    let status = err.rsplit("\n\n").next().unwrap();
+    assert!(
+        status.starts_with(
+            "Command timed out after 0.5 seconds. The shell exited with code 3 after "
+        ) && status.ends_with(
+            " seconds, but background processes it started kept writing output until the timeout."
+        ),
+        "{status}"
+    );
+}
+
+#[test]
 fn empty_output_says_no_output() {
     assert_eq!(text_of(&run("true").unwrap()), "(no output)");
 }
@@ -231,17 +261,18 @@ fn huge_output_spills_to_file_and_keeps_tail() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), expected_size);
     let t = &details["truncation"];
     assert_eq!(t["truncated"], true);
-    assert_eq!(t["totalLines"], 1_000_002);
+    // pi 1.x: the final newline ends the last line, it does not count one.
+    assert_eq!(t["totalLines"], 1_000_001);
     assert_eq!(t["totalBytes"], expected_size);
     let (body, notice) = text.rsplit_once("\n\n").unwrap();
-    assert!(body.ends_with(&format!("{}\nLAST\n", "a".repeat(100))));
+    assert!(body.ends_with(&format!("{}\nLAST", "a".repeat(100))));
     assert!(body.len() <= DEFAULT_MAX_BYTES);
     let lines = t["outputLines"].as_u64().unwrap();
     assert_eq!(
         notice,
         format!(
-            "[Showing lines {}-1000002 of 1000002 (50.0KB limit). Full output: {path}]",
-            1_000_002 - lines + 1
+            "[Showing lines {}-1000001 of 1000001 (50.0KB limit). Full output: {path}]",
+            1_000_001 - lines + 1
         )
     );
     std::fs::remove_file(&path).unwrap();
@@ -255,9 +286,10 @@ fn line_limit_notice() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(text.starts_with("1002\n1003\n"), "{}", &text[..20]);
+    // As pi 1.x counts: the final newline ends line 3000 (0.73.1 showed 1002-3001 of 3001).
+    assert!(text.starts_with("1001\n1002\n"), "{}", &text[..20]);
     assert!(text.ends_with(&format!(
-        "3000\n\n\n[Showing lines 1002-3001 of 3001. Full output: {path}]"
+        "3000\n\n[Showing lines 1001-3000 of 3000. Full output: {path}]"
     )));
     assert_eq!(
         std::fs::read_to_string(&path).unwrap().lines().count(),

@@ -57,7 +57,7 @@ fn fuzzy_match_smart_quotes_and_trailing_spaces() {
         ),
     )
     .unwrap();
-    // Fuzzy mode rewrites the file in normalized form, as pi does.
+    // The lines a fuzzy match touches are rewritten in their normalized form.
     assert_eq!(read(&d), "let s = \"bye\";\nnext-line\n");
 }
 
@@ -211,5 +211,67 @@ fn a_fifo_is_refused_instead_of_blocking() {
     assert_eq!(
         err,
         "Cannot edit pipe: it is a named pipe (FIFO), not a regular file"
+    );
+}
+
+#[test]
+fn single_edit_objects_are_a_list_of_one() {
+    let single = json!({"oldText": "a", "newText": "b"});
+    for args in [
+        json!({"path": "p", "edits": single}),
+        json!({"path": "p", "edits": single.to_string()}),
+        json!({"path": "p", "oldText": "a", "newText": "b"}),
+    ] {
+        assert_eq!(
+            prepare_arguments(args),
+            json!({"path": "p", "edits": [{"oldText": "a", "newText": "b"}]})
+        );
+    }
+    // Not an edit: left for validation to report.
+    assert_eq!(
+        prepare_arguments(json!({"path": "p", "edits": "nonsense"})),
+        json!({"path": "p", "edits": "nonsense"})
+    );
+}
+
+#[test]
+fn arguments_in_old_shapes_and_invented_fields_pass_validation() {
+    use crate::agent::validate::validate_arguments;
+    let schema = EditTool.parameters();
+    for args in [
+        json!({"path": "f", "oldText": "a", "newText": "b"}),
+        json!({"path": "f", "edits": "[{\"oldText\":\"a\",\"newText\":\"b\"}]"}),
+        json!({"path": "f", "edits": [{"oldText": "a", "newText": "b", "reason": "typo"}], "explanation": "x"}),
+    ] {
+        let prepared = EditTool.prepare_arguments(args.clone());
+        assert!(
+            validate_arguments("edit", &schema, &prepared).is_ok(),
+            "{args}"
+        );
+    }
+}
+
+#[test]
+fn details_carry_a_unified_patch() {
+    let d = setup("one\ntwo\nthree\n");
+    let out = run(d.path(), one("two", "2")).unwrap();
+    let details = out.details.unwrap();
+    assert_eq!(
+        details["patch"],
+        "--- f.txt\n+++ f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+    );
+    assert_eq!(
+        details.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["diff", "patch", "firstChangedLine"]
+    );
+}
+
+#[test]
+fn mixed_endings_and_fuzzy_neighbours_stay_byte_identical() {
+    let d = setup("keep  \r\nsay \u{201C}hi\u{201D}\nkeep\u{2014}too \r\nlast\r");
+    run(d.path(), one("say \"hi\"", "say \"bye\"")).unwrap();
+    assert_eq!(
+        read(&d),
+        "keep  \r\nsay \"bye\"\nkeep\u{2014}too \r\nlast\r"
     );
 }

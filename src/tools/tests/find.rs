@@ -77,6 +77,34 @@ fn search_path_and_limit_notice() {
 }
 
 #[test]
+fn limit_notice_only_when_more_paths_exist_and_limit_at_least_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "");
+    write(dir.path(), "b.txt", "");
+    let (out, details) = run(
+        &FindTool,
+        dir.path(),
+        json!({"pattern": "*.txt", "limit": 2}),
+    )
+    .unwrap();
+    assert_eq!(out, "a.txt\nb.txt");
+    assert_eq!(details, None);
+    for limit in [json!(0), json!(-1), json!(1.9)] {
+        let (out, details) = run(
+            &FindTool,
+            dir.path(),
+            json!({"pattern": "*.txt", "limit": limit}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "a.txt\n\n[1 results limit reached. Use limit=2 for more, or refine pattern]"
+        );
+        assert_eq!(details, Some(json!({"resultLimitReached": 1})));
+    }
+}
+
+#[test]
 fn gitignore_applies_in_subdir_search_without_git() {
     let dir = tree();
     write(dir.path(), "src/debug.log", "");

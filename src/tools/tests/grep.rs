@@ -64,6 +64,21 @@ fn ignore_case_and_glob_filter() {
 }
 
 #[test]
+fn gitignore_applies_only_inside_a_git_repository() {
+    // pi runs ripgrep, which reads .gitignore only in a repository; .ignore always.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".gitignore", "a.txt\n");
+    write(dir.path(), ".ignore", "b.txt\n");
+    write(dir.path(), "a.txt", "hit\n");
+    write(dir.path(), "b.txt", "hit\n");
+    let out = text(&GrepTool, dir.path(), json!({"pattern": "hit"}));
+    assert_eq!(out, "a.txt:1: hit");
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    let out = text(&GrepTool, dir.path(), json!({"pattern": "hit"}));
+    assert_eq!(out, "No matches found");
+}
+
+#[test]
 fn literal_escapes_regex_metacharacters() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "f.txt", "a.b(c)*\naxb(c)\n");
@@ -87,7 +102,7 @@ fn context_lines_use_dash_separators() {
         json!({"pattern": "three", "context": 1}),
     );
     assert_eq!(out, "f.txt-2- two\nf.txt:3: three\nf.txt-4- four");
-    // Blocks are emitted per match, overlapping ones included, as pi does.
+    // Overlapping windows are merged, each line shown once, as ripgrep reports them (pi 1.x).
     let out = text(
         &GrepTool,
         dir.path(),
@@ -95,8 +110,79 @@ fn context_lines_use_dash_separators() {
     );
     assert_eq!(
         out,
-        "f.txt-1- one\nf.txt:2: two\nf.txt-3- three\nf.txt-2- two\nf.txt:3: three\nf.txt-4- four"
+        "f.txt-1- one\nf.txt:2: two\nf.txt:3: three\nf.txt-4- four"
     );
+    // Separate windows leave the lines between out; a fractional context counts whole lines.
+    write(dir.path(), "f.txt", "a\nm1\nb\nc\nd\nm2\ne\n");
+    let out = text(
+        &GrepTool,
+        dir.path(),
+        json!({"pattern": "^m", "context": 1.9}),
+    );
+    assert_eq!(
+        out,
+        "f.txt-1- a\nf.txt:2: m1\nf.txt-3- b\nf.txt-5- d\nf.txt:6: m2\nf.txt-7- e"
+    );
+}
+
+#[test]
+fn limit_notice_only_when_more_matches_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "x1\nx2\n");
+    let (out, details) = run(&GrepTool, dir.path(), json!({"pattern": "x", "limit": 2})).unwrap();
+    assert_eq!(out, "a.txt:1: x1\na.txt:2: x2");
+    assert_eq!(details, None);
+    // A limit below one means one; fractions are cut off.
+    for limit in [json!(0), json!(-3), json!(1.7)] {
+        let (out, details) = run(
+            &GrepTool,
+            dir.path(),
+            json!({"pattern": "x", "limit": limit}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "a.txt:1: x1\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+        );
+        assert_eq!(details, Some(json!({"matchLimitReached": 1})));
+    }
+}
+
+#[test]
+fn context_after_the_last_match_shown_includes_later_matches_as_context() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "m1\nm2\nctx\nm3\n");
+    let out = text(
+        &GrepTool,
+        dir.path(),
+        json!({"pattern": "^m", "limit": 1, "context": 2}),
+    );
+    assert_eq!(
+        out,
+        "a.txt:1: m1\na.txt-2- m2\na.txt-3- ctx\n\n\
+         [1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    );
+}
+
+#[test]
+fn glob_is_relative_to_path_and_ignores_leading_dot_slash() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "sub/inner/a.txt", "x\n");
+    write(dir.path(), "sub/a.txt", "x\n");
+    for glob in ["inner/*.txt", "./inner/*.txt", "././inner/*.txt"] {
+        let out = text(
+            &GrepTool,
+            dir.path(),
+            json!({"pattern": "x", "path": "sub", "glob": glob}),
+        );
+        assert_eq!(out, "inner/a.txt:1: x", "{glob}");
+    }
+    let out = text(
+        &GrepTool,
+        dir.path(),
+        json!({"pattern": "x", "path": "sub", "glob": "!./inner/*"}),
+    );
+    assert_eq!(out, "a.txt:1: x");
 }
 
 #[test]
@@ -104,6 +190,7 @@ fn match_limit_notice_and_details() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "x1\nx2\n");
     write(dir.path(), "b.txt", "x3\nx4\n");
+    // The notice needs a fourth match (x4), which is not shown.
     let (out, details) = run(&GrepTool, dir.path(), json!({"pattern": "x", "limit": 3})).unwrap();
     assert_eq!(
         out,
@@ -201,7 +288,10 @@ fn no_matches_missing_path_and_bad_regex() {
         format!("Path not found: {}", dir.path().join("nope").display())
     );
     let err = run(&GrepTool, dir.path(), json!({"pattern": "(unclosed"})).unwrap_err();
-    assert!(err.contains("regex parse error"), "{err}");
+    assert_eq!(
+        err,
+        "rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group"
+    );
 }
 
 #[test]

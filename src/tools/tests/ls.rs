@@ -49,6 +49,12 @@ fn limit_notice() {
     let (out, details) = run(&LsTool, dir.path(), json!({"limit": 3})).unwrap();
     assert_eq!(out, "a\nb\nc");
     assert_eq!(details, None);
+    // pi 1.x: a limit below one means one, fractions are cut off.
+    for limit in [json!(0), json!(-2), json!(1.5)] {
+        let (out, details) = run(&LsTool, dir.path(), json!({"limit": limit})).unwrap();
+        assert_eq!(out, "a\n\n[1 entries limit reached. Use limit=2 for more]");
+        assert_eq!(details, Some(json!({"entryLimitReached": 1})));
+    }
 }
 
 #[test]

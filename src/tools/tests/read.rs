@@ -109,10 +109,20 @@ fn first_line_too_long() {
         text(&out),
         "[Line 2 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '2p' big | head -c 51200]"
     );
-    assert_eq!(
-        out.details.unwrap()["truncation"]["firstLineExceedsLimit"],
-        true
-    );
+    let details = out.details.unwrap();
+    assert_eq!(details["truncation"]["firstLineExceedsLimit"], true);
+    // pi 1.x counts the selected lines without the empty one after the final newline.
+    assert_eq!(details["truncation"]["totalLines"], 1);
+}
+
+#[test]
+fn exactly_the_line_cap_with_a_final_newline_is_not_cut() {
+    let d = tempfile::tempdir().unwrap();
+    let body = "x\n".repeat(DEFAULT_MAX_LINES);
+    std::fs::write(d.path().join("f"), &body).unwrap();
+    let out = run(d.path(), json!({"path": "f"})).unwrap();
+    assert_eq!(text(&out), body);
+    assert!(out.details.is_none());
 }
 
 #[test]

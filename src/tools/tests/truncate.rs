@@ -4,7 +4,7 @@ use super::*;
 fn head_untouched_when_within_limits() {
     let t = truncate_head("a\nb\n", 10, 100);
     assert!(!t.truncated);
-    assert_eq!(t.total_lines, 3);
+    assert_eq!(t.total_lines, 2);
     assert_eq!(t.content, "a\nb\n");
     assert_eq!(t.truncated_by, None);
 }
@@ -63,11 +63,20 @@ fn tail_partial_last_line_is_utf8_safe() {
 }
 
 #[test]
-fn trailing_newline_counts_as_line() {
+fn a_trailing_newline_ends_the_last_line_instead_of_counting_one() {
+    // pi 1.x (0.73.1 counted 3001 and 1).
     let text = "a\n".repeat(3000);
     let t = truncate_head(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    assert_eq!(t.total_lines, 3001);
+    assert_eq!(t.total_lines, 3000);
     assert_eq!(t.output_lines, 2000);
+    let t = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    assert_eq!((t.total_lines, t.output_lines), (3000, 2000));
+    assert!(t.content.starts_with("a\n") && t.content.ends_with('a'));
+    assert_eq!(truncate_head("", 1, 1).total_lines, 0);
+    // Exactly at the cap with a final newline: nothing is cut.
+    let t = truncate_head(&"a\n".repeat(2000), DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    assert!(!t.truncated);
+    assert_eq!(t.total_lines, 2000);
 }
 
 #[test]

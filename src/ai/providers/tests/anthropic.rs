@@ -49,6 +49,17 @@ fn parses_plain_text() {
 }
 
 #[test]
+fn the_start_event_carries_the_input_usage_of_message_start() {
+    // pi's message_start shows Anthropic's input usage, not zeros (and no response id yet).
+    let events = run("text.sse", &[usize::MAX]);
+    let Some(AssistantEvent::Start { partial }) = events.first() else {
+        panic!("no start event first");
+    };
+    assert_eq!(partial.response_id, None);
+    assert_eq!(partial.usage.input, 12);
+}
+
+#[test]
 fn parses_thinking_signature_and_redacted_thinking() {
     let events = run("thinking.sse", &[usize::MAX]);
     assert_eq!(

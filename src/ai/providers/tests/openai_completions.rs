@@ -334,6 +334,18 @@ fn foreign_pipe_ids_are_normalized() {
 }
 
 #[test]
+fn an_empty_tool_result_says_no_output_not_image() {
+    // pi 1.x: "(see attached image)" only when the result holds an image.
+    let model = test_model("openai-completions");
+    let mut ctx = conversation();
+    if let Message::ToolResult(r) = &mut ctx.messages[2] {
+        r.content = vec![Content::text("")];
+    }
+    let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
+    assert_eq!(body["messages"][3]["content"], "(no tool output)");
+}
+
+#[test]
 fn aborted_stream_reports_aborted() {
     let model = test_model("openai-completions");
     let (tx, rx) = crossbeam_channel::unbounded();
