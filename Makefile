@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check conformance local-check
+.PHONY: build test lint bench static install man man-check conformance local-check fuzz
 
 build:
 	$(CARGO) build --release
@@ -38,6 +38,14 @@ conformance:
 # llama-cpp-python sources once into ~/.cache/pi-local-check (slow). Not part of `make test`.
 local-check:
 	scripts/local-check.sh
+
+# Coverage-guided fuzzing of every parser that reads outside input (fuzz/README.md): builds
+# fuzz/ with libFuzzer on stable rustc and runs each target for FUZZ_RUNS inputs (10^6).
+# Not part of `make test`, which replays fuzz/corpus and fuzz/regressions instead.
+FUZZ_RUNS ?= 1000000
+FUZZ_JOBS ?= 1
+fuzz:
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(TARGETS)
 
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)
