@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check conformance
+.PHONY: build test lint bench static install man man-check conformance local-check fuzz
 
 build:
 	$(CARGO) build --release
@@ -32,6 +32,20 @@ JOBS  ?= 4
 conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
+
+# Our pi against the real llama.cpp engine (n_ctx 4096, a tiny GGUF made on the spot), as a
+# user with only a local model runs it; prints a table. Builds llama-server from PyPI's
+# llama-cpp-python sources once into ~/.cache/pi-local-check (slow). Not part of `make test`.
+local-check:
+	scripts/local-check.sh
+
+# Coverage-guided fuzzing of every parser that reads outside input (fuzz/README.md): builds
+# fuzz/ with libFuzzer on stable rustc and runs each target for FUZZ_RUNS inputs (10^6).
+# Not part of `make test`, which replays fuzz/corpus and fuzz/regressions instead.
+FUZZ_RUNS ?= 1000000
+FUZZ_JOBS ?= 1
+fuzz:
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(TARGETS)
 
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)

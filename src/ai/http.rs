@@ -390,19 +390,29 @@ pub fn request(
     Ok((status, text))
 }
 
-/// A quick GET of a small JSON document (model listings of local servers), with short
-/// timeouts because it only probes. `None` on any failure.
-pub fn get_json(url: &str, timeout: Duration) -> Option<serde_json::Value> {
+/// A quick GET (or, with a body, POST) of a small JSON document — the model listings and
+/// property pages of local servers — with a short connect timeout because it only probes, and a
+/// longer `total` because a server that answers the connection may be slow to answer.
+/// `None` on any failure.
+pub fn probe_json(
+    url: &str,
+    body: Option<&str>,
+    connect: Duration,
+    total: Duration,
+) -> Option<serde_json::Value> {
     let uri = parse_url(url).ok()?;
     let deadlines = Deadlines {
-        connect: timeout,
+        connect,
         idle: idle_timeout(),
         response: None,
-        total: Some(timeout * 4),
+        total: Some(total),
     };
-    let resp = agent(url, deadlines)
-        .run(build("GET", uri, &[], ()).ok()?)
-        .ok()?;
+    let agent = agent(url, deadlines);
+    let resp = match body {
+        Some(b) => agent.run(build("POST", uri, &[("content-type", "application/json")], b).ok()?),
+        None => agent.run(build("GET", uri, &[], ()).ok()?),
+    }
+    .ok()?;
     if !resp.status().is_success() {
         return None;
     }

@@ -24,11 +24,18 @@ pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String
     for f in files {
         let path = crate::tools::path::resolve_read_path(f, cwd);
         let shown = path.display();
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
+        // pi skips what has no size before reading it, which is also what keeps a FIFO
+        // (a read that never ends) or `/dev/zero` (one that never stops) from being read.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.len() == 0 => continue,
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(format!("File not found: {shown}"))
             }
+            Err(e) => return Err(format!("Could not read file {shown}: {e}")),
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
             Err(e) => return Err(format!("Could not read file {shown}: {e}")),
         };
         if bytes.is_empty() {
@@ -111,6 +118,18 @@ mod tests {
                 dir.join(shot).display(),
                 dir.join("re\u{0301}sume\u{2019}s.md").display()
             )
+        );
+        // Things without a size are skipped, as pi skips them: a FIFO with no writer would
+        // block forever, `/dev/zero` would be read until memory runs out.
+        let fifo =
+            std::ffi::CString::new(dir.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero")).unwrap();
+        let got = read_file_args(&dir, &["fifo".into(), "zero".into(), "a.txt".into()]).unwrap();
+        assert_eq!(
+            got.text,
+            format!("<file name=\"{}\">\nhello\n</file>\n", a.display())
         );
         let home = std::env::var("HOME").unwrap_or_default();
         let err = read_file_args(&dir, &["~/pi-no-such-file".into()]).unwrap_err();

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::args::Args;
 use crate::ai::catalog::env_key_vars;
 use crate::ai::{Model, ThinkingLevel};
-use crate::resources::list_models::{list_models_table, list_models_warning};
+use crate::resources::list_models::{list_models_table, list_models_warning, local_models_table};
 use crate::resources::model_registry::ModelRegistry;
 use crate::resources::model_resolve::{clamp_thinking, ScopeEntry};
 use crate::resources::settings::Settings;
@@ -125,6 +125,12 @@ impl Models {
     pub fn list(&self, search: Option<&str>) -> String {
         if let Some(w) = list_models_warning(&self.registry) {
             eprintln!("{w}");
+        }
+        if self.registry.available_entries().is_empty() && self.registry.load_error().is_none() {
+            let local = crate::resources::local_server::detect_all();
+            if !local.is_empty() {
+                return local_models_table(&local, search);
+            }
         }
         list_models_table(&self.registry, search)
     }
@@ -246,9 +252,9 @@ impl Models {
 fn local_server_model() -> Option<Chosen> {
     let model = crate::resources::local_server::detect()?;
     eprintln!(
-        "No API key configured; using the local server at {} (model {}). Add it to \
-         ~/.pi/agent/models.json to choose models explicitly.",
-        model.base_url, model.id
+        "No API key configured; using the local server at {} (model {}, {}-token window). \
+         Add it to ~/.pi/agent/models.json to choose models explicitly.",
+        model.base_url, model.id, model.context_window
     );
     Some(Chosen {
         model,
@@ -296,8 +302,13 @@ fn no_key_message(provider: &str) -> String {
 }
 
 fn no_model_message() -> String {
-    "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY, \
-     OPENAI_API_KEY or GEMINI_API_KEY), add one to ~/.pi/agent/auth.json, or define a provider \
-     with an apiKey in ~/.pi/agent/models.json."
-        .to_string()
+    format!(
+        "No API key found, and no local model server answered.\n\nTried {}. Start a server \
+         (Ollama, llama.cpp's llama-server, LM Studio or vLLM), set PI_LOCAL_SERVER_PORTS=8000,9000 \
+         to probe other ports, or add it as a provider in ~/.pi/agent/models.json (see the \
+         README's \"Local models\"). For a hosted model, set a provider key (for example \
+         ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), add one to \
+         ~/.pi/agent/auth.json, or define a provider with an apiKey in ~/.pi/agent/models.json.",
+        crate::resources::local_server::tried_description()
+    )
 }

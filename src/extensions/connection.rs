@@ -435,23 +435,6 @@ fn spawn_writer(
         .map_err(|e| format!("could not start the writer thread: {e}"))
 }
 
-/// A protocol line from the extension, or why it is not one.
-fn parse_line(line: &str) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(line).map_err(|_| {
-        let shown: String = line.chars().take(120).collect();
-        format!("wrote a line that is not JSON: {shown:?}")
-    })?;
-    match v.get("type").and_then(Value::as_str) {
-        Some(
-            "reply" | "tool_update" | "stream_event" | "register" | "call" | "cancel" | "error",
-        ) => Ok(v),
-        _ => Err(format!("wrote an unknown message: {}", {
-            let s = v.to_string();
-            s.chars().take(120).collect::<String>()
-        })),
-    }
-}
-
 impl Connection {
     /// Routes one line: replies and partial results to their waiter, `cancel` to the call it
     /// stops, anything else to its extension.
@@ -510,26 +493,18 @@ fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> Res
     std::thread::Builder::new()
         .name("pi-ext-reader".into())
         .spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
+            let at_end = super::protocol::read_messages(BufReader::new(stdout), |msg| match msg {
+                Ok(msg) => {
+                    conn.route(msg);
+                    true
                 }
-                let text = String::from_utf8_lossy(&buf);
-                let line = text.trim_end_matches(['\n', '\r']);
-                if line.trim().is_empty() {
-                    continue;
+                Err(reason) => {
+                    conn.die(&reason);
+                    false
                 }
-                match parse_line(line) {
-                    Ok(msg) => conn.route(msg),
-                    Err(reason) => {
-                        conn.die(&reason);
-                        return;
-                    }
-                }
+            });
+            if !at_end {
+                return;
             }
             let status = conn.child.wait_timeout(EXIT_STATUS_WAIT).flatten();
             conn.die(&match status {
@@ -586,14 +561,5 @@ mod tests {
         assert_eq!(tagged("@3"), Some((3, "")));
         assert_eq!(tagged("plain line"), None);
         assert_eq!(tagged("@x nope"), None);
-    }
-
-    #[test]
-    fn only_protocol_lines_are_accepted() {
-        assert!(parse_line(r#"{"type":"stream_event","id":1}"#).is_ok());
-        assert!(parse_line("hello").unwrap_err().contains("not JSON"));
-        assert!(parse_line(r#"{"type":"bogus"}"#)
-            .unwrap_err()
-            .contains("unknown message"));
     }
 }

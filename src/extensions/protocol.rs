@@ -1,7 +1,10 @@
 //! The extension wire protocol, versions 1 and 2 (documented in `docs/extensions.md`): the
-//! shapes of the JSON lines pi and an extension exchange, and the parsing of an extension's
-//! registration. Nothing here does I/O; `connection.rs` moves the lines, `host.rs` decides what
-//! they mean for a session.
+//! shapes of the JSON lines pi and an extension exchange, the parsing of an extension's
+//! registration, and the reading of an extension's output into messages (from any reader).
+//! `connection.rs` owns the process and moves the lines, `host.rs` decides what they mean for
+//! a session.
+
+use std::io::BufRead;
 
 use serde_json::{json, Map, Value};
 
@@ -351,9 +354,60 @@ pub fn reply(id: &Value, result: Result<Value, String>) -> Value {
     }
 }
 
+/// Reads an extension's output line by line, handing each protocol message (or why a line is
+/// not one) to `on_message`, until it returns `false` (then `false` is returned) or the output
+/// ends (`true`). Blank lines are skipped; a line may end in `\r\n`.
+pub fn read_messages(
+    mut reader: impl BufRead,
+    mut on_message: impl FnMut(Result<Value, String>) -> bool,
+) -> bool {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return true,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let line = text.trim_end_matches(['\n', '\r']);
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !on_message(parse_line(line)) {
+            return false;
+        }
+    }
+}
+
+/// A protocol line from the extension, or why it is not one.
+pub fn parse_line(line: &str) -> Result<Value, String> {
+    let v: Value = serde_json::from_str(line).map_err(|_| {
+        let shown: String = line.chars().take(120).collect();
+        format!("wrote a line that is not JSON: {shown:?}")
+    })?;
+    match v.get("type").and_then(Value::as_str) {
+        Some(
+            "reply" | "tool_update" | "stream_event" | "register" | "call" | "cancel" | "error",
+        ) => Ok(v),
+        _ => Err(format!("wrote an unknown message: {}", {
+            let s = v.to_string();
+            s.chars().take(120).collect::<String>()
+        })),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_protocol_lines_are_accepted() {
+        assert!(parse_line(r#"{"type":"stream_event","id":1}"#).is_ok());
+        assert!(parse_line("hello").unwrap_err().contains("not JSON"));
+        assert!(parse_line(r#"{"type":"bogus"}"#)
+            .unwrap_err()
+            .contains("unknown message"));
+    }
 
     #[test]
     fn a_full_registration_parses() {

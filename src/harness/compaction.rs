@@ -14,9 +14,10 @@ use crate::ai::{
 };
 use crate::session::branch_summary::{collect_entries_for_branch_summary, prepare_branch_entries};
 use crate::session::compaction::{
-    branch_summary_request, format_file_operations, history_summary_request, join_split_turn,
-    prepare_compaction, serialize_conversation, turn_prefix_request, CompactionSettings,
-    Preparation, BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT,
+    branch_summary_request, estimate_tokens, format_file_operations, history_summary_request,
+    join_split_turn, prepare_compaction, serialize_conversation, turn_prefix_request,
+    CompactionSettings, Preparation, BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT,
+    SUMMARY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_SUMMARY_PROMPT,
 };
 use crate::session::{to_llm_messages, AgentMessage, Entry, SessionWriter};
 
@@ -237,6 +238,7 @@ pub fn compact_session(
     summarizer: &Summarizer,
     settings: &CompactionSettings,
     custom_instructions: Option<&str>,
+    automatic: bool,
 ) -> Result<(CompactionResult, Option<String>), SummaryError> {
     let prep = {
         let tree = session.tree();
@@ -253,6 +255,7 @@ pub fn compact_session(
             }
         }
     };
+    check_fits(&prep, summarizer.model.context_window, automatic)?;
     let result = compact(&prep, summarizer, custom_instructions)?;
     let written = session.append_compaction(
         &result.summary,
@@ -264,6 +267,43 @@ pub fn compact_session(
     // The error names the file and what went wrong.
     let write_error = written.err().map(|e| e.to_string());
     Ok((result, write_error))
+}
+
+/// A summary request's fixed part — the system prompt and the instructions around the
+/// conversation — in estimated tokens (chars / 4, as the estimates elsewhere).
+fn prompt_tokens(instructions_len: usize) -> u64 {
+    (SUMMARIZATION_SYSTEM_PROMPT.len() + instructions_len) as u64 / 4
+}
+
+/// Refuses a compaction whose summary request cannot succeed: an automatic one with nothing to
+/// summarize (a request about an empty conversation only costs the user time), or a request —
+/// conversation, prompt and the summary's own budget — larger than the model's window.
+fn check_fits(prep: &Preparation, window: u64, automatic: bool) -> Result<(), SummaryError> {
+    if automatic && prep.messages_to_summarize.is_empty() && prep.turn_prefix_messages.is_empty() {
+        return Err(SummaryError::Unavailable(
+            "Nothing to compact (session too small)".into(),
+        ));
+    }
+    let tokens = |ms: &[AgentMessage]| ms.iter().map(estimate_tokens).sum::<u64>();
+    let previous = prep
+        .previous_summary
+        .as_deref()
+        .map_or(0, |s| s.len() as u64 / 4);
+    let history = tokens(&prep.messages_to_summarize)
+        + previous
+        + prompt_tokens(SUMMARY_PROMPT.len().max(UPDATE_SUMMARY_PROMPT.len()))
+        + (0.8 * prep.settings.reserve_tokens as f64) as u64;
+    let prefix = tokens(&prep.turn_prefix_messages)
+        + prompt_tokens(TURN_PREFIX_PROMPT.len())
+        + (0.5 * prep.settings.reserve_tokens as f64) as u64;
+    let needed = history.max(prefix);
+    if window > 0 && needed > window {
+        return Err(SummaryError::Unavailable(format!(
+            "Compaction skipped: the summary request (about {needed} tokens with its reply) \
+             would not fit in the model's {window}-token context window"
+        )));
+    }
+    Ok(())
 }
 
 /// A made branch summary.
@@ -380,4 +420,47 @@ pub fn summarize_branch(
         )
         .map(Some)
         .map_err(|e| SummaryError::Failed(e.to_string()))
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+    use crate::ai::Message;
+
+    fn prep(history_chars: usize, settings: CompactionSettings) -> Preparation {
+        let history = if history_chars == 0 {
+            Vec::new()
+        } else {
+            vec![AgentMessage::Llm(Message::user_text(
+                "x".repeat(history_chars),
+            ))]
+        };
+        Preparation {
+            first_kept_entry_id: "e".into(),
+            messages_to_summarize: history,
+            turn_prefix_messages: Vec::new(),
+            is_split_turn: false,
+            tokens_before: 0,
+            previous_summary: None,
+            file_ops: Default::default(),
+            settings,
+        }
+    }
+
+    #[test]
+    fn a_summary_request_must_fit_the_window_and_have_something_to_summarize() {
+        let small = CompactionSettings::default().for_window(4096);
+        assert!(check_fits(&prep(4000, small), 4096, true).is_ok());
+        // pi's reserve on a 4K model: the summary alone asks for more than the window.
+        let err = check_fits(&prep(4000, CompactionSettings::default()), 4096, true).unwrap_err();
+        assert!(
+            format!("{err:?}").contains("4096-token context window"),
+            "{err:?}"
+        );
+        let err = check_fits(&prep(40_000, small), 4096, true).unwrap_err();
+        assert!(format!("{err:?}").contains("would not fit"), "{err:?}");
+        // An automatic compaction of nothing is not attempted; a requested one is.
+        assert!(check_fits(&prep(0, small), 4096, true).is_err());
+        assert!(check_fits(&prep(0, small), 4096, false).is_ok());
+    }
 }

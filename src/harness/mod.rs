@@ -176,6 +176,13 @@ impl AgentSession {
         }
     }
 
+    fn restore_failed_reply(&mut self, failed: Option<Message>) {
+        if let (Some(agent), Some(Message::Assistant(a))) = (self.agent.as_mut(), failed) {
+            self.dropped_replies.retain(|t| *t != a.timestamp);
+            agent.messages.push(Message::Assistant(a));
+        }
+    }
+
     /// Runs one prompt to completion (retries included), passing every event to `on_event`;
     /// extensions see `before_agent_start` first and may queue more work, which runs after.
     pub fn prompt(&mut self, prompts: Vec<Message>, on_event: &mut dyn FnMut(&AgentEvent)) {
@@ -401,8 +408,9 @@ impl AgentSession {
             compact_session(
                 &mut self.session,
                 &summarizer,
-                &self.compaction,
+                &self.compaction.for_window(agent.model.context_window),
                 custom_instructions,
+                false,
             )
         };
         let out = match outcome {
@@ -495,7 +503,7 @@ impl AgentSession {
         before_prompt: bool,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Option<Run> {
-        let settings = self.compaction;
+        let settings = self.compaction.for_window(agent.model.context_window);
         let Some(a) = last.filter(|a| {
             settings.enabled
                 && (before_prompt || a.stop_reason != StopReason::Aborted)
@@ -526,8 +534,17 @@ impl AgentSession {
             }
             *overflow_attempted = true;
             // The failed reply stays in the file but leaves the live context.
+            let failed = agent.messages.last().cloned();
             self.drop_failed_reply(&mut agent);
-            return self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
+            let compacted_before = self.latest_compaction_ms();
+            let next =
+                self.auto_compact(agent, CompactionReason::Overflow, !before_prompt, on_event);
+            if next.is_none() && self.latest_compaction_ms() == compacted_before {
+                // Nothing could be compacted (a single prompt larger than the window): the
+                // server's error is the answer, so it ends the run where everyone sees it.
+                self.restore_failed_reply(failed);
+            }
+            return next;
         }
         let tokens = if a.stop_reason == StopReason::Error {
             // No usage on an error: the last valid usage plus estimates of what followed.
@@ -577,7 +594,8 @@ impl AgentSession {
         }
         let outcome = {
             let summarizer = Summarizer::for_agent(&agent, &self.abort);
-            compact_session(&mut self.session, &summarizer, &self.compaction, None)
+            let settings = self.compaction.for_window(agent.model.context_window);
+            compact_session(&mut self.session, &summarizer, &settings, None, true)
         };
         match outcome {
             Ok((result, write_error)) => {

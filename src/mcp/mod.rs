@@ -19,7 +19,7 @@ mod command_args;
 mod command_auth;
 pub mod config;
 pub mod connection;
-mod content;
+pub mod content;
 pub mod credentials;
 pub mod edit;
 pub mod http;

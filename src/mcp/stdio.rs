@@ -159,58 +159,75 @@ fn read_stderr(mut stderr: impl Read, tail: &Mutex<Tail>) {
     }
 }
 
-/// Splits stdout into lines and hands each parsed message to the sink. A line over the limit
-/// is dropped as it streams by, keeping only its head (to tell whose reply it was).
+/// Reads the server's stdout to its end, handing each message to the sink, then `Closed`.
 fn read_stdout(mut stdout: impl Read, sink: &Sink) {
     let mut buf = vec![0u8; 64 * 1024];
-    let mut line: Vec<u8> = Vec::new();
-    // Bytes of the oversized line being skipped, if any.
-    let mut skipping: Option<usize> = None;
+    let mut framer = LineFramer::default();
     loop {
-        let n = match stdout.read(&mut buf) {
+        match stdout.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => n,
+            Ok(n) => framer.push(&buf[..n], &**sink),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
-        };
-        let mut chunk = &buf[..n];
+        }
+    }
+    framer.finish(&**sink);
+    sink(Incoming::Closed(None));
+}
+
+/// Splits a stdio server's output into messages, one JSON value per line, fed with chunks as
+/// they are read. A line over the limit is dropped as it streams by, keeping only its head (to
+/// tell whose reply it was).
+#[derive(Debug, Default)]
+pub struct LineFramer {
+    line: Vec<u8>,
+    /// Bytes of the oversized line being skipped, if any.
+    skipping: Option<usize>,
+}
+
+impl LineFramer {
+    /// Hands every message `chunk` completes to `sink`.
+    pub fn push(&mut self, mut chunk: &[u8], sink: &dyn Fn(Incoming)) {
         while !chunk.is_empty() {
             let newline = memchr::memchr(b'\n', chunk);
             let piece = &chunk[..newline.unwrap_or(chunk.len())];
             chunk = newline.map_or(&[][..], |i| &chunk[i + 1..]);
-            match skipping.as_mut() {
+            match self.skipping.as_mut() {
                 Some(skipped) => *skipped += piece.len(),
-                None if line.len() + piece.len() > MAX_MESSAGE_BYTES => {
-                    line.extend_from_slice(&piece[..piece.len().min(512)]);
-                    line.truncate(512);
-                    skipping = Some(line.len() + piece.len());
+                None if self.line.len() + piece.len() > MAX_MESSAGE_BYTES => {
+                    self.line.extend_from_slice(&piece[..piece.len().min(512)]);
+                    self.line.truncate(512);
+                    self.skipping = Some(self.line.len() + piece.len());
                 }
-                None => line.extend_from_slice(piece),
+                None => self.line.extend_from_slice(piece),
             }
             if newline.is_none() {
                 break;
             }
-            if skipping.take().is_some() {
+            if self.skipping.take().is_some() {
                 sink(Incoming::Garbage {
-                    id: id_from_head(&line),
+                    id: id_from_head(&self.line),
                     error: format!("MCP stdio message exceeds {MAX_MESSAGE_BYTES} bytes"),
                 });
             } else {
-                deliver_line(&line, sink);
+                deliver_line(&self.line, sink);
             }
-            line.clear();
+            self.line.clear();
         }
     }
-    if skipping.is_some() || !String::from_utf8_lossy(&line).trim().is_empty() {
-        sink(Incoming::Garbage {
-            id: None,
-            error: "MCP stdio server closed with an incomplete JSON-RPC message".into(),
-        });
+
+    /// At the end of the output: a message left unfinished is reported.
+    pub fn finish(self, sink: &dyn Fn(Incoming)) {
+        if self.skipping.is_some() || !String::from_utf8_lossy(&self.line).trim().is_empty() {
+            sink(Incoming::Garbage {
+                id: None,
+                error: "MCP stdio server closed with an incomplete JSON-RPC message".into(),
+            });
+        }
     }
-    sink(Incoming::Closed(None));
 }
 
-fn deliver_line(line: &[u8], sink: &Sink) {
+fn deliver_line(line: &[u8], sink: &dyn Fn(Incoming)) {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return;

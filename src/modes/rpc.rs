@@ -12,12 +12,13 @@
 //! has ended, which never takes long: no wait in the run is unbounded. EOF on stdin ends the
 //! server with exit 0 once the work in hand is done.
 //!
-//! Files: `rpc_commands.rs` handles each command, `rpc_entries.rs` the entry and tree queries,
-//! `rpc_bash.rs` the `bash` command, `rpc_session.rs` the commands that replace the session,
-//! `rpc_ui.rs` extension dialogs.
+//! Files: `rpc_input.rs` reads records and parses them into commands, `rpc_commands.rs`
+//! handles each command, `rpc_entries.rs` the entry and tree queries, `rpc_bash.rs` the `bash`
+//! command, `rpc_session.rs` the commands that replace the session, `rpc_ui.rs` extension
+//! dialogs.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -39,6 +40,8 @@ mod bash;
 mod commands;
 #[path = "rpc_entries.rs"]
 mod entries;
+#[path = "rpc_input.rs"]
+pub mod input;
 
 pub use crate::harness::model_control::Credentials;
 /// Looks up the credentials of a model, or says why there are none.
@@ -146,17 +149,6 @@ struct Server {
     extensions: Option<Arc<crate::extensions::ExtensionHost>>,
 }
 
-/// An `extension_ui_response` line, parsed.
-fn ui_response(line: &[u8]) -> Option<Value> {
-    let text = std::str::from_utf8(line).ok()?;
-    if !text.contains("extension_ui_response") {
-        return None;
-    }
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .filter(|v| v["type"] == "extension_ui_response")
-}
-
 /// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the main
 /// loop may itself be waiting on an extension that waits on this answer), every other line to
 /// the main loop; `None` at EOF. Detached on purpose: it ends at stdin EOF, or with the process.
@@ -165,33 +157,13 @@ fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<Str
     let _ = std::thread::Builder::new()
         .name("pi-rpc-stdin".into())
         .spawn(move || {
-            let stdin = std::io::stdin();
-            let mut reader = stdin.lock();
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if buf.last() == Some(&b'\n') {
-                            buf.pop();
-                        }
-                        if buf.last() == Some(&b'\r') {
-                            buf.pop();
-                        }
-                        if let Some(v) = ui_response(&buf) {
-                            answers.resolve(&v);
-                            continue;
-                        }
-                        if tx
-                            .send(Some(String::from_utf8_lossy(&buf).into_owned()))
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
+            input::read_records(std::io::stdin().lock(), |record| {
+                if let Some(v) = input::ui_response(&record) {
+                    answers.resolve(&v);
+                    return true;
                 }
-            }
+                tx.send(Some(record)).is_ok()
+            });
             let _ = tx.send(None);
         });
     lines
@@ -359,7 +331,7 @@ impl Server {
 
     /// A line from stdin: handled now, or put in line behind the ones waiting.
     fn on_line(&mut self, line: String) {
-        let kind = command_kind(&line);
+        let kind = input::command_kind(&line);
         if kind == "extension_ui_response" {
             // Answers reach a waiting dialog whatever else is going on; no response line.
             if let Ok(v) = serde_json::from_str::<Value>(&line) {
@@ -381,7 +353,7 @@ impl Server {
     /// Handles the waiting lines that no longer need to wait, in order.
     fn handle_waiting(&mut self) {
         while let Some(line) = self.waiting.front() {
-            if self.must_wait(&command_kind(line)) {
+            if self.must_wait(&input::command_kind(line)) {
                 return;
             }
             let line = self.waiting.pop_front().expect("front exists");
@@ -561,11 +533,3 @@ impl RunListener {
 /// How long a file-changing tool waits after its start line, for clients that read the file
 /// then. Far below the abort budget (100 ms).
 const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// The `type` of a command line (empty if it has none or does not parse).
-fn command_kind(line: &str) -> String {
-    serde_json::from_str::<Value>(line)
-        .ok()
-        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_default()
-}

@@ -132,37 +132,9 @@ const SESSION_COMMANDS: &[&str] = &[
 
 impl Server {
     pub(super) fn handle_line(&mut self, line: &str) {
-        let cmd: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                self.out.line(
-                    &json!({"type": "response", "command": "parse", "success": false,
-                    "error": format!("Failed to parse command: {e}")}),
-                );
-                return;
-            }
-        };
-        let id = cmd.get("id").cloned();
-        let kind = match cmd.get("type") {
-            Some(Value::String(kind)) => kind.clone(),
-            // As pi words it: `Unknown command: undefined` (no `command` field) or the value.
-            other => {
-                let mut m = Map::new();
-                if let Some(id) = id {
-                    m.insert("id".into(), id);
-                }
-                m.insert("type".into(), "response".into());
-                if let Some(v) = other {
-                    m.insert("command".into(), v.clone());
-                }
-                m.insert("success".into(), false.into());
-                let shown = other.map_or("undefined".to_string(), |v| match v {
-                    Value::Null => "null".to_string(),
-                    v => v.to_string(),
-                });
-                m.insert("error".into(), format!("Unknown command: {shown}").into());
-                return self.out.line(&Value::Object(m));
-            }
+        let (id, kind, cmd) = match super::input::parse_command(line) {
+            Ok(c) => (c.id, c.kind, c.value),
+            Err(response) => return self.out.line(&response),
         };
         let result = match kind.as_str() {
             "prompt" => return self.prompt(&cmd, id),

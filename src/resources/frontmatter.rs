@@ -199,12 +199,17 @@ fn split_key(line: &str) -> Option<(&str, &str)> {
     Some((key, rest))
 }
 
-/// Removes a ` #comment` outside quotes.
+/// Removes a ` #comment` outside quotes. Inside quotes the closing quote is found as YAML
+/// finds it: `\"` does not end a double-quoted string, `''` does not end a single-quoted one.
 fn strip_comment(s: &str) -> &str {
     let mut quote = None;
     let bytes = s.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
         match quote {
+            Some(b'"') if b == b'\\' => i += 1,
+            Some(b'\'') if b == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 1,
             Some(q) if b == q => quote = None,
             Some(_) => {}
             None if (b == b'"' || b == b'\'') && (i == 0 || bytes[i - 1] == b' ') => {
@@ -215,6 +220,7 @@ fn strip_comment(s: &str) -> &str {
             }
             None => {}
         }
+        i += 1;
     }
     s
 }
@@ -252,7 +258,8 @@ fn block_scalar(lines: &[&str], style: BlockStyle) -> String {
         .unwrap_or(0);
     let body: Vec<&str> = lines
         .iter()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { "" })
+        // A blank line may be shorter than the indent, or blank with other whitespace.
+        .map(|l| l.get(indent..).unwrap_or(""))
         .collect();
     let mut out = String::new();
     if style.folded {

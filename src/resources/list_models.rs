@@ -86,22 +86,70 @@ pub fn list_models_table(registry: &ModelRegistry, search: Option<&str>) -> Stri
     rows.sort_by(|a, b| {
         locale_compare(a.provider(), b.provider()).then_with(|| locale_compare(a.id(), b.id()))
     });
-    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let rows = rows
+        .into_iter()
+        .map(|m| {
+            [
+                m.provider().to_string(),
+                m.id().to_string(),
+                format_token_count(m.context_window()),
+                format_token_count(m.max_tokens()),
+                yes_no(m.reasoning()),
+                yes_no(m.supports_images()),
+            ]
+        })
+        .collect();
+    render_table(rows)
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_string()
+}
+
+/// `--list-models` with no key: the models local servers answered with (`pi -p` would use the
+/// first), marked as local with where they were found.
+pub fn local_models_table(models: &[crate::ai::Model], search: Option<&str>) -> String {
+    let rows: Vec<&crate::ai::Model> = models
+        .iter()
+        .filter(|m| {
+            search
+                .filter(|s| !s.trim().is_empty())
+                .is_none_or(|q| fuzzy_matches(q, &format!("{} {}", m.provider, m.id)))
+        })
+        .collect();
+    if rows.is_empty() {
+        return format!("No models matching \"{}\"\n", search.unwrap_or_default());
+    }
+    let mut servers: Vec<&str> = rows.iter().map(|m| m.base_url.as_str()).collect();
+    servers.dedup();
+    let rows = rows
+        .iter()
+        .map(|m| {
+            [
+                format!("{} (local)", m.provider),
+                m.id.clone(),
+                format_token_count(m.context_window),
+                format_token_count(m.max_tokens),
+                yes_no(m.reasoning),
+                yes_no(m.supports_images()),
+            ]
+        })
+        .collect();
+    let mut out = render_table(rows);
+    out.push_str(&format!(
+        "\nNo API key configured: these models were found on local servers ({}) and need no key.\n",
+        servers.join(", ")
+    ));
+    out
+}
+
+fn render_table(rows: Vec<[String; 6]>) -> String {
     let header = [
         "provider", "model", "context", "max-out", "thinking", "images",
     ]
     .map(String::from);
     let mut table = vec![header];
-    for m in rows {
-        table.push([
-            m.provider().to_string(),
-            m.id().to_string(),
-            format_token_count(m.context_window()),
-            format_token_count(m.max_tokens()),
-            yes_no(m.reasoning()),
-            yes_no(m.supports_images()),
-        ]);
-    }
+    table.extend(rows);
     let mut widths = [0usize; 6];
     for row in &table {
         for (w, cell) in widths.iter_mut().zip(row) {

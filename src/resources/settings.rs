@@ -44,6 +44,23 @@ pub struct CompactionSettings {
     pub keep_recent_tokens: u64,
 }
 
+impl CompactionSettings {
+    /// The settings for a model with a `window`-token context. pi's defaults are sized for
+    /// 128K+ windows; below four times the reserve they would compact after every reply (the
+    /// trigger is negative) and ask for a summary longer than the window, so the reserve and
+    /// the kept tail shrink to a quarter of the window each.
+    pub fn for_window(self, window: u64) -> CompactionSettings {
+        if window == 0 {
+            return self;
+        }
+        CompactionSettings {
+            reserve_tokens: self.reserve_tokens.min(window / 4),
+            keep_recent_tokens: self.keep_recent_tokens.min(window / 4),
+            ..self
+        }
+    }
+}
+
 impl Default for CompactionSettings {
     fn default() -> Self {
         CompactionSettings {
@@ -364,6 +381,25 @@ fn set_nested(map: &mut Map<String, Value>, key: &str, nested: &str, value: Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compaction_reserve_and_kept_tail_scale_down_with_a_small_window() {
+        let d = CompactionSettings::default();
+        assert_eq!(d.for_window(200_000), d);
+        let small = d.for_window(4096);
+        assert_eq!(
+            (small.reserve_tokens, small.keep_recent_tokens),
+            (1024, 1024)
+        );
+        // The trigger is three quarters of the window, not "always".
+        assert!(!crate::session::compaction::should_compact(
+            3000, 4096, &small
+        ));
+        assert!(crate::session::compaction::should_compact(
+            3100, 4096, &small
+        ));
+        assert_eq!(d.for_window(0), d);
+    }
 
     #[test]
     fn writes_only_changed_keys_and_keeps_concurrent_edits() {

@@ -200,7 +200,7 @@ fn replace_slices(content: &str, args: &[String]) -> String {
     let mut last = 0;
     let mut i = 0;
     while i < b.len() {
-        if content[i..].starts_with("${@:") {
+        if b[i..].starts_with(b"${@:") {
             let s = i + 4;
             let n = digits(b, s);
             if n > 0 {

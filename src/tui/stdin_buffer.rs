@@ -264,7 +264,9 @@ fn csi_frame(b: &[u8]) -> Frame {
         }
         Some(_) => {}
     }
-    for (i, &c) in b.iter().enumerate().skip(2) {
+    // Only the first MAX_CSI + 1 bytes decide, so the framing never depends on how the
+    // bytes were split into reads.
+    for (i, &c) in b.iter().enumerate().take(MAX_CSI + 1).skip(2) {
         match c {
             0x40..=0x7e => return Frame::Complete(i + 1),
             // rxvt's Shift+Insert etc. end in '$' (normally an intermediate byte).
@@ -277,7 +279,7 @@ fn csi_frame(b: &[u8]) -> Frame {
         }
     }
     if b.len() > MAX_CSI {
-        Frame::Complete(b.len())
+        Frame::Complete(MAX_CSI + 1)
     } else {
         Frame::Incomplete
     }
@@ -286,7 +288,8 @@ fn csi_frame(b: &[u8]) -> Frame {
 /// OSC, DCS, APC: end at BEL or ST (`ESC \`).
 fn string_frame(b: &[u8]) -> Frame {
     let mut i = 2;
-    while i < b.len() {
+    // As for CSI: only the first MAX_STRING + 1 bytes decide.
+    while i < b.len().min(MAX_STRING + 1) {
         match b[i] {
             0x07 => return Frame::Complete(i + 1),
             ESC => match b.get(i + 1) {
@@ -299,7 +302,7 @@ fn string_frame(b: &[u8]) -> Frame {
         }
     }
     if b.len() > MAX_STRING {
-        Frame::Complete(b.len())
+        Frame::Complete(MAX_STRING + 1)
     } else {
         Frame::Incomplete
     }

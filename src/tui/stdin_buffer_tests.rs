@@ -381,3 +381,23 @@ fn random_bytes_in_random_splits_never_panic_and_lose_no_text() {
         .collect();
     assert_eq!(got, text);
 }
+
+#[test]
+fn an_overlong_csi_frames_alike_however_it_is_split() {
+    // Found by the fuzzer: a CSI sequence past MAX_CSI was cut where the read happened to
+    // end, so the bytes after the limit read as keys or as part of the sequence by chance.
+    let mut bytes = b"\x1b[".to_vec();
+    bytes.extend(b"1;".repeat(MAX_CSI));
+    bytes.extend(b"Axyz");
+    let whole = parse_all(&bytes, false);
+    for cut in [
+        3,
+        MAX_CSI - 1,
+        MAX_CSI,
+        MAX_CSI + 1,
+        MAX_CSI + 2,
+        bytes.len() - 2,
+    ] {
+        assert_eq!(parse_split(&bytes, &[cut], false), whole, "cut at {cut}");
+    }
+}

@@ -137,12 +137,19 @@ fn registry() -> MutexGuard<'static, HashMap<libc::pid_t, Arc<Group>>> {
 static CLOSING_COMMANDS: AtomicBool = AtomicBool::new(false);
 static CLOSING_EVERYTHING: AtomicBool = AtomicBool::new(false);
 
+/// Held (shared) from just before a child is started until it is in the registry. A child
+/// that exists but is not registered yet is invisible to [`kill_all`], and the process may
+/// exit before the spawning thread gets to check the closing flags; so `kill_all` takes it
+/// exclusively, waiting for spawns in flight (a fork and exec: milliseconds).
+static SPAWN_GATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// Kills (SIGKILL) every live group in `scope`, and every one started in it from now on.
 pub fn kill_all(scope: Scope) {
     CLOSING_COMMANDS.store(true, Ordering::SeqCst);
     if scope == Scope::Everything {
         CLOSING_EVERYTHING.store(true, Ordering::SeqCst);
     }
+    drop(SPAWN_GATE.write().unwrap_or_else(|p| p.into_inner()));
     let groups: Vec<Arc<Group>> = registry()
         .values()
         .filter(|g| scope == Scope::Everything || g.on_shutdown == OnShutdown::KillAtOnce)
@@ -187,6 +194,7 @@ pub fn spawn(cmd: &mut Command, opts: SpawnOptions) -> io::Result<OwnedChild> {
     } else {
         None
     };
+    let gate = SPAWN_GATE.read().unwrap_or_else(|p| p.into_inner());
     let spawned = cmd.spawn();
     if merged.is_some() {
         // The command holds its copies of the write end until replaced; the reader would
@@ -202,6 +210,7 @@ pub fn spawn(cmd: &mut Command, opts: SpawnOptions) -> io::Result<OwnedChild> {
         changed: Condvar::new(),
     });
     registry().insert(pid, Arc::clone(&group));
+    drop(gate);
     let (notify, exited) = crossbeam_channel::bounded::<()>(0);
     if let Err(e) = spawn_waiter(pid, Arc::clone(&group), notify) {
         group.kill();

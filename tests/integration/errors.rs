@@ -189,7 +189,8 @@ fn with_no_key_a_local_openai_compatible_server_is_used() {
     );
     let reqs = mock.requests();
     assert!(reqs[0].path.ends_with("/v1/models"));
-    assert_eq!(reqs[1].body["model"], "mock-model");
+    let chat = reqs.iter().find(|r| r.path.ends_with("/chat/completions"));
+    assert_eq!(chat.expect("a chat request").body["model"], "mock-model");
 }
 
 #[test]

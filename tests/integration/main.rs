@@ -20,6 +20,7 @@ mod interactive_extensions;
 mod interactive_fullscreen;
 mod interactive_trust;
 mod json;
+mod local_servers;
 mod login;
 mod mcp;
 mod mcp_faults;

@@ -618,6 +618,8 @@ pub fn error_body(api: &str, status: u16, message: &str) -> Value {
 #[derive(Default)]
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    /// Fixed answers by path (without query), for routes that take no scripted reply.
+    documents: Mutex<Vec<(String, Reply)>>,
     requests: Mutex<Vec<Request>>,
     arrived: Condvar,
 }
@@ -633,7 +635,12 @@ pub struct MockServer {
 impl MockServer {
     /// Starts a server with an empty reply queue.
     pub fn start() -> MockServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("mock: bind 127.0.0.1:0");
+        MockServer::start_on("127.0.0.1:0")
+    }
+
+    /// Starts a server listening on `addr` (`"[::1]:0"` for a server on IPv6 loopback only).
+    pub fn start_on(addr: &str) -> MockServer {
+        let listener = TcpListener::bind(addr).expect("mock: bind");
         listener
             .set_nonblocking(true)
             .expect("mock: set_nonblocking");
@@ -660,6 +667,23 @@ impl MockServer {
             server.push(r);
         }
         server
+    }
+
+    /// Answers every request for `path` (query ignored) with `status` and the JSON `body`,
+    /// as a local server's model listing or property page would; overrides the built-in
+    /// `/v1/models` listing.
+    pub fn serve(&self, path: &str, status: u16, body: &str) -> &Self {
+        self.serve_reply(path, Reply::error(status, body))
+    }
+
+    /// The same with any reply (a slow one, say).
+    pub fn serve_reply(&self, path: &str, reply: Reply) -> &Self {
+        self.shared
+            .documents
+            .lock()
+            .unwrap()
+            .push((path.to_string(), reply));
+        self
     }
 
     /// Queues one more reply.
@@ -767,7 +791,17 @@ fn handle_connection(sock: TcpStream, shared: &Shared, stop: &AtomicBool) -> std
         reqs.push(req);
         shared.arrived.notify_all();
     }
-    let reply = if known {
+    let bare = path.split('?').next().unwrap_or("");
+    let document = shared
+        .documents
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(p, _)| p == bare)
+        .map(|(_, r)| r.clone());
+    let reply = if document.is_some() {
+        document
+    } else if known {
         shared.replies.lock().unwrap().pop_front()
     } else if path.ends_with("/models") {
         // A model listing, as OpenAI-compatible local servers answer it; takes no reply.

@@ -25,11 +25,22 @@ pub fn stream(
     let (url, headers, body) = build_request(model, context, options);
     let body = options.payload(body);
     let retry = options.provider_retry;
+    let window = model.context_window;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
             .map_err(|e| e.message)?;
-        parse_stream(resp, w)
+        parse_stream(resp, w).map_err(|e| with_window(e, window))
     })
+}
+
+/// An empty reply (llama.cpp's answer to a prompt longer than its window) names the window
+/// the model was configured or detected with, so the user sees which limit was hit.
+fn with_window(err: String, window: u64) -> String {
+    if err.starts_with("Empty reply:") && window > 0 {
+        format!("{err} This model's context window is {window} tokens.")
+    } else {
+        err
+    }
 }
 
 /// The tool-call id rewrite pi applies to ids coming from other providers.

@@ -182,6 +182,16 @@ fn frontmatter_subset() {
 
     let bad = frontmatter::parse("---\ndescription: \"open\nname x\n---\nbody");
     assert!(bad.error.is_some());
+
+    // Found by the fuzzer: a block scalar's blank line of wider whitespace than its indent.
+    let wide = frontmatter::parse("---\nk: |\n  x\n\u{3000}\n  y\n---\n");
+    assert_eq!(wide.str("k"), Some("x\n\ny\n"));
+
+    // Found by the fuzzer: an escaped quote, then ` #`, inside a quoted value is not a comment.
+    let quoted = frontmatter::parse("---\na: \"bc\\\": #\\n[[\" # c\nb: 'it''s #x' # y\n---\n");
+    assert_eq!(quoted.error, None);
+    assert_eq!(quoted.str("a"), Some("bc\": #\n[["));
+    assert_eq!(quoted.str("b"), Some("it's #x"));
 }
 
 #[test]
@@ -404,6 +414,8 @@ fn template_arguments_every_form() {
     // Positional values are not rescanned for `$<digit>`.
     let tricky = vec!["$2".to_string(), "x".to_string()];
     assert_eq!(templates::substitute_args("$1 $2", &tricky), "$2 x");
+    // Found by the fuzzer: text that is not ASCII around the placeholders.
+    assert_eq!(s("Café ✓ $1 ${@:2:1} ${@:1"), "Café ✓ a b c ${@:1");
 }
 
 #[test]

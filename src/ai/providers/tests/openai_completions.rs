@@ -377,3 +377,16 @@ fn tool_history_without_tools_sends_empty_tools() {
     let (_, _, body) = build_request(&model, &ctx, &StreamOptions::default());
     assert_eq!(body["tools"], json!([]));
 }
+
+#[test]
+fn an_empty_reply_names_the_models_window() {
+    let e = "Empty reply: the server answered 200 (text/event-stream) and sent no data.";
+    assert_eq!(
+        with_window(e.into(), 4096),
+        format!("{e} This model's context window is 4096 tokens.")
+    );
+    assert_eq!(
+        with_window("Connection lost".into(), 4096),
+        "Connection lost"
+    );
+}
