@@ -13,22 +13,55 @@ difference still fails. The changes, and nothing else:
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter`;
+  * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
+    (v0.80.3), wherever a message appears: events, RPC answers, session entries and the raw
+    session lines (there as the exact text `,"rawStopReason":"…"` and `"reasoning":N,`);
+  * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
+    where it asks for constrained sampling; 0.87.1 sends none to our mock);
+  * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
     `agent_settled` events among others (the events themselves are compared one by one).
 """
 
+import re
+
 DISPOSITION_COMMANDS = {"prompt", "steer", "follow_up"}
 NEW_EVENTS = {"agent_settled", "bash_execution_update"}
+RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
+RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
+
+
+def project_line(s):
+    """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
+    if '"role":"assistant"' not in s:
+        return s
+    return RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s))
 
 
 def project(v):
     """A copy of an observation with the 1.x-only shapes above removed."""
     if isinstance(v, list):
         return [project(x) for x in v if not (isinstance(x, dict) and x.get("type") in NEW_EVENTS)]
+    if isinstance(v, str):
+        return project_line(v)
     if not isinstance(v, dict):
         return v
     t = v.get("type")
     out = {k: project(x) for k, x in v.items()}
+    if v.get("role") == "assistant":
+        out.pop("rawStopReason", None)
+        if isinstance(out.get("usage"), dict):
+            usage = dict(out["usage"])
+            usage.pop("reasoning", None)
+            out["usage"] = usage
+    if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
+        details = dict(out["details"])
+        details.pop("patch")
+        out["details"] = details
+    if t == "function" and isinstance(out.get("function"), dict) and out["function"].get("strict") is False:
+        fn = dict(out["function"])
+        fn.pop("strict")
+        out["function"] = fn
     if t == "message_update":
         out.pop("message", None)
         out.pop("usage", None)

@@ -83,14 +83,14 @@ def _cwd_to_sandbox(data, sb):
 
 
 CASES = [
-    Case(C + "version", argv=["--version"], model=None, compare=OUT),
-    Case(C + "version-short", argv=["-v"], model=None, compare=OUT),
-    Case(C + "version-wins", argv=["--version", "--help", "some message"], model=None, compare=OUT),
-    Case(C + "help", argv=["--help"], model=None, compare=("exit", "stdout"), post=help_surface),
-    Case(C + "help-short", argv=["-h"], model=None, compare=("exit", "stdout"), post=help_surface),
-    Case(C + "list-models", argv=["--list-models"], model=None, compare=OUT),
-    Case(C + "list-models-search", argv=["--list-models", "two"], model=None, compare=OUT),
-    Case(C + "list-models-no-match", argv=["--list-models", "zzzz"], model=None, compare=OUT),
+    Case(C + "version", argv=["--version"], model=None, compare=OUT, follows="0.87.1"),
+    Case(C + "version-short", argv=["-v"], model=None, compare=OUT, follows="0.87.1"),
+    Case(C + "version-wins", argv=["--version", "--help", "some message"], model=None, compare=OUT, follows="0.87.1"),
+    Case(C + "help", argv=["--help"], model=None, compare=("exit", "stdout"), post=help_surface, follows="0.87.1"),
+    Case(C + "help-short", argv=["-h"], model=None, compare=("exit", "stdout"), post=help_surface, follows="0.87.1"),
+    Case(C + "list-models", argv=["--list-models"], model=None, compare=OUT, follows="0.87.1"),
+    Case(C + "list-models-search", argv=["--list-models", "two"], model=None, compare=OUT, follows="0.87.1"),
+    Case(C + "list-models-no-match", argv=["--list-models", "zzzz"], model=None, compare=OUT, follows="0.87.1"),
     Case(C + "list-models-none", argv=["--list-models"], model=None, models=False, compare=OUT),
     Case(C + "unknown-flag-ignored", argv=["--unknown-flag", "-p", "message"], turns=["ok"], compare=OUT),
     Case(C + "mode-invalid", argv=["--mode", "bogus", "hi"], turns=["ok"], compare=OUT, follows="0.87.1",

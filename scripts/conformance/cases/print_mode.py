@@ -108,7 +108,7 @@ CASES = [
     Case(P + "thinking-minimal", argv=["--thinking", "minimal", "-p", "hi"], turns=["ok"]),
     Case(P + "thinking-xhigh", argv=["--thinking", "xhigh", "-p", "hi"], turns=["ok"]),
     Case(P + "thinking-invalid", argv=["--thinking", "bogus", "-p", "hi"], turns=["ok"],
-         compare=("exit", "stdout", "stderr", "requests", "sessions")),
+         compare=("exit", "stdout", "stderr", "requests", "sessions"), follows="0.87.1"),
     Case(P + "thinking-non-reasoning-model", argv=["--thinking", "high", "-p", "hi"], model="mock/mock-two", turns=["ok"]),
     Case(P + "model-thinking-suffix", argv=["-p", "hi"], model="mock/mock-model:low", turns=["ok"]),
     Case(P + "model-bad-suffix", argv=["-p", "hi"], model="mock/mock-model:random", turns=["ok"],

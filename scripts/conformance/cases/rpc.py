@@ -90,7 +90,7 @@ CASES = [
     rcase(R + "set-model-unknown", [ask("m", {"type": "set_model", "provider": "mock", "modelId": "nope"})]),
     rcase(R + "cycle-model-no-scope", [ask("c", {"type": "cycle_model"}), ask("s", {"type": "get_state"})]),
     rcase(R + "cycle-model-scoped", [ask("c", {"type": "cycle_model"}), ask("c2", {"type": "cycle_model"})],
-          argv=["--models", "mock-model,mock-two"]),
+          argv=["--models", "mock-model,mock-two"], follows="0.87.1"),
     rcase(R + "thinking-levels", [ask("t", {"type": "set_thinking_level", "level": "high"}),
                                   ask("c", {"type": "cycle_thinking_level"}), ask("s", {"type": "get_state"})]),
     rcase(R + "thinking-level-invalid", [ask("t", {"type": "set_thinking_level", "level": "ultra"}),

@@ -86,7 +86,8 @@ CASES = [
     Case(S + "before-compaction-stats", client={"args": ["--session", "{root}/bc.jsonl"], "steps": [
         {"call": "getSessionStats"}, {"call": "getMessages"}]},
          files={"root/bc.jsonl": fixture_here("before-compaction-trimmed.jsonl.gz")}, model="mock/mock-big",
-         compare=("rpc",)),
+         compare=("rpc",), follows="0.87.1",
+         note="1.x counts the whole session (every branch) in get_session_stats; 0.73.1 the current branch"),
     # ---- versions and migration ------------------------------------------------------------
     resume(S + "v1-resume", v1(user("old question"), assistant("old answer"))),
     resume(S + "v1-compaction-index", v1(
