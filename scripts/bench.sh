@@ -71,112 +71,12 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 PORT_FILE="$SCRATCH/port"
-# A minimal OpenAI Chat Completions server, stateless and scripted by the request itself: when the
-# last message is a user message containing `BENCH_TOOL {"name": ..., "arguments": {...}}` it answers
-# with that one tool call; when the last message is a tool result it answers `done`; otherwise a
-# short greeting. Always this inline one, so the figures don't depend on anything outside the repo.
-cat >"$SCRATCH/mock.py" <<'PY'
-import json, os, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-def chunk(delta, finish=None, usage=None):
-    obj = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
-           "model": "mock-model",
-           "choices": [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    if usage:
-        obj["usage"] = usage
-    return b"data: " + json.dumps(obj).encode() + b"\n\n"
-
-USAGE = chunk(None, usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
-
-def text_stream(parts):
-    return b"".join([chunk({"role": "assistant", "content": ""})]
-                    + [chunk({"content": t}) for t in parts]
-                    + [chunk({}, "stop"), USAGE, b"data: [DONE]\n\n"])
-
-GREETING = text_stream(["Hello from ", "the bench mock."])
-DONE = text_stream(["done"])
-
-def tool_stream(name, arguments, piece=None):
-    """One tool call; with `piece`, its argument JSON arrives in fragments of that many chars."""
-    text = json.dumps(arguments)
-    parts = [text] if piece is None else [text[i:i + piece] for i in range(0, len(text), piece)]
-    first = {"index": 0, "id": "call_bench", "type": "function",
-             "function": {"name": name, "arguments": ""}}
-    rest = [chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in parts]
-    return b"".join([chunk({"role": "assistant", "content": None, "tool_calls": [first]})]
-                    + rest + [chunk({}, "tool_calls"), USAGE, b"data: [DONE]\n\n"])
-
-def text_of(content):
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content
-                       if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-LOG = sys.argv[2] if len(sys.argv) > 2 else None
-
-def answer(raw):
-    try:
-        msgs = json.loads(raw or b"{}").get("messages") or []
-    except ValueError:
-        return GREETING
-    if LOG:  # the size of the latest request, for the session rows to report
-        with open(LOG + ".tmp", "w") as f:
-            f.write(f"{len(msgs)} {len(raw or b'')}")
-        os.replace(LOG + ".tmp", LOG)
-    last = msgs[-1] if msgs and isinstance(msgs[-1], dict) else {}
-    if last.get("role") == "tool":
-        return DONE
-    if last.get("role") == "user":
-        text = text_of(last.get("content"))
-        # BENCH_CHARS n: n characters in 4-character deltas; BENCH_WRITE n: a `write` whose
-        # n-character content streams in 4-character argument fragments.
-        for key in ("BENCH_CHARS ", "BENCH_WRITE "):
-            at = text.find(key)
-            if at >= 0:
-                n = int(text[at + len(key):].split()[0])
-                if key == "BENCH_CHARS ":
-                    return text_stream(["abcd"] * (n // 4))
-                return tool_stream("write", {"path": "streamed.txt", "content": "abcd" * (n // 4)}, 4)
-        st = text.find("BENCH_STREAM ")
-        if st >= 0:
-            n = int(text[st + len("BENCH_STREAM "):].split()[0])
-            return text_stream(["x"] * n)
-        at = text.find("BENCH_TOOL ")
-        if at >= 0:
-            rest = text[at + len("BENCH_TOOL "):].lstrip()
-            try:
-                spec, _ = json.JSONDecoder().raw_decode(rest)
-                return tool_stream(spec["name"], spec.get("arguments") or {})
-            except (ValueError, KeyError, TypeError):
-                pass
-    return GREETING
-
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def do_POST(self):
-        body = answer(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-        self.close_connection = True
-
-srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-srv.daemon_threads = True
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(srv.server_address[1]))
-os.replace(sys.argv[1] + ".tmp", sys.argv[1])
-srv.serve_forever()
-PY
-python3 "$SCRATCH/mock.py" "$PORT_FILE" "$SCRATCH/last_request" >/dev/null 2>&1 &
+# A minimal OpenAI Chat Completions server (scripts/bench_mock.py), stateless and scripted by the
+# request itself: when the last message is a user message containing `BENCH_TOOL {"name": ...,
+# "arguments": {...}}` it answers with that one tool call; when the last message is a tool result
+# it answers `done`; otherwise a short greeting. Always this one in the repo, so the figures don't
+# depend on anything outside it.
+python3 "$ROOT/scripts/bench_mock.py" "$PORT_FILE" "$SCRATCH/last_request" >/dev/null 2>&1 &
 MOCK_PID=$!
 for _ in $(seq 1 100); do
     [[ -s "$PORT_FILE" ]] && break
@@ -227,12 +127,49 @@ env = {
     # Full bash output spills to temp files; keep them in the scratch dir the trap removes.
     "TMPDIR": tmp_dir,
 }
-# A Node without type stripping needs jiti for TypeScript extensions; one found here saves our
-# bridge from installing it (which would reach the npm registry).
-for jiti in (os.environ.get("BENCH_JITI"), os.path.join(os.environ["BENCH_SCRIPTS"], "../../../scratch/pi073/node_modules/jiti")):
-    if jiti and os.path.isfile(os.path.join(jiti, "lib", "jiti.mjs")):
-        env["PI_JITI"] = os.path.realpath(jiti)
-        break
+# A Node without type stripping (< 22.6) needs jiti for TypeScript extensions. Our bridge would
+# install it with npm, which reaches the registry: the bench never does. It looks for one
+# (BENCH_JITI, the TypeScript pi's, a global npm's) and, finding none, leaves the extension rows
+# out with the reason instead of reporting them failed.
+def find_jiti():
+    places = [os.environ.get("BENCH_JITI")]
+    if os.environ.get("BENCH_PI_TS"):
+        nm = os.path.realpath(os.environ["BENCH_PI_TS"])
+        while nm != "/" and os.path.basename(nm) != "node_modules":
+            nm = os.path.dirname(nm)
+        places.append(os.path.join(nm, "jiti"))
+    root = os.path.dirname(os.path.realpath(os.environ["BENCH_SCRIPTS"]))
+    for up in ("..", "../.."):
+        places.append(os.path.join(root, up, "scratch/pi073/node_modules/jiti"))
+    try:
+        npm_root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+        if npm_root:
+            places.append(os.path.join(npm_root, "jiti"))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for jiti in places:
+        if jiti and os.path.isfile(os.path.join(jiti, "lib", "jiti.mjs")):
+            return os.path.realpath(jiti)
+    return None
+
+def node_strips_types():
+    try:
+        v = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+        major, minor = (int(x) for x in v.lstrip("v").split(".")[:2])
+        return (major, minor) >= (22, 6)
+    except (OSError, ValueError):
+        return False
+
+JITI = find_jiti()
+if JITI:
+    env["PI_JITI"] = JITI
+# Why the extension rows cannot run here, or None.
+EXT_SKIP = None
+if not shutil.which("node"):
+    EXT_SKIP = "n/a (no node on PATH)"
+elif not JITI and not node_strips_types():
+    EXT_SKIP = "n/a (Node < 22.6 and no jiti found: set BENCH_JITI)"
 cwd = os.environ["BENCH_CWD"]
 
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -317,6 +254,21 @@ def wall_with_stdin(cmd, stdin_bytes, n, with_cpu=False):
         return statistics.median(walls)
     return statistics.median(walls), statistics.median(cpus)
 
+def rpc_stream_costs(cmd, counts, n):
+    """{count: (median wall ms, median CPU ms of pi)} for an RPC prompt streaming `count`
+    one-character deltas, the counts' runs interleaved `n` times; None on failure."""
+    walls = {c: [] for c in counts}
+    cpus = {c: [] for c in counts}
+    for _ in range(n):
+        for c in counts:
+            prompt = json.dumps({"type": "prompt", "message": f"BENCH_STREAM {c}"}).encode() + b"\n"
+            r = wall_with_stdin(cmd, prompt, 1, with_cpu=True)
+            if r is None:
+                return None
+            walls[c].append(r[0])
+            cpus[c].append(r[1])
+    return {c: (statistics.median(walls[c]), statistics.median(cpus[c])) for c in counts}
+
 def cpu_of(cmd, n, ok_output=None):
     """Median CPU seconds (user + system) of `cmd` over `n` runs; None on failure. With
     `ok_output`, stdout must be exactly that (after stripping)."""
@@ -398,6 +350,37 @@ def run_tool(cmd, rss=False):
               file=sys.stderr)
         return None
     return wall, peak
+
+def mib_goal(kib, goal_mib, ours=True):
+    """A peak RSS in MiB, beside its goal when it is ours."""
+    if not ours:
+        return f"{kib / 1024:.1f} MiB"
+    ok = "ok" if kib / 1024 <= goal_mib else "MISSED"
+    return f"{kib / 1024:.1f} MiB (goal <= {goal_mib} MiB: {ok})"
+
+# task: four tool calls in four turns (the mock's BENCH_TASK script), the file checked after.
+TASK_FILE = os.path.join(tool_cwd, "task.txt")
+
+def bench_task(base):
+    """Median wall ms and median peak RSS KiB of the four-tool task; None after a warning."""
+    cmd = base + ["-p", "--model", "mock/mock-model", "--tools", "write,bash,edit,read",
+                  "BENCH_TASK: write task.txt, run echo, edit and read it back"]
+    walls, peaks = [], []
+    for _ in range(runs):
+        if os.path.exists(TASK_FILE):
+            os.unlink(TASK_FILE)
+        r = run_tool(cmd, rss=True)
+        if r is None:
+            return None
+        with open(TASK_FILE) as f:
+            if f.read() != "goodbye from the task\n":
+                print("warning: the four-tool task finished but task.txt was not edited",
+                      file=sys.stderr)
+                return None
+        walls.append(r[0])
+        if r[1] is not None:
+            peaks.append(r[1])
+    return median_or_none(walls), median_or_none(peaks)
 
 def median_or_none(values):
     return statistics.median(values) if values else None
@@ -822,7 +805,7 @@ SSL_ENV = {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR"
 HAVE_SSL_STORE = os.path.isfile(SSL_ENV["SSL_CERT_FILE"]) and os.path.isdir(SSL_ENV["SSL_CERT_DIR"])
 
 rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k", "write_200k",
-                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "version", "print_wall", "print_rss", "print_ssl", "size", "static", "edit", "grep",
+                        "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "rpc_ratio", "version", "version_rss", "print_wall", "print_rss", "task_rss", "print_ssl", "size", "static", "edit", "grep",
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
@@ -841,18 +824,25 @@ for name, base in impls:
     rpc = base + ["--mode", "rpc", "--no-session", "--model", "mock/mock-model"]
     st = wall_with_stdin(rpc, b'{"id":"1","type":"get_state"}\n', runs)
     rows["rpc_state"].append(f"{st:.1f} ms" if st else "failed")
-    per = {}
-    for n in (1000, 10000):
-        prompt = json.dumps({"type": "prompt", "message": f"BENCH_STREAM {n}"}).encode() + b"\n"
-        per[n] = wall_with_stdin(rpc, prompt, max(3, runs // 6), with_cpu=True)
+    # Per-event cost of a streamed reply, net of what every prompt costs once (start-up, the
+    # request, exit): a 1-delta prompt runs interleaved with the 1,000 and 10,000-delta ones, so
+    # load hits all three alike, and its median CPU is taken off theirs. Flat means a delta costs
+    # the same late in a long reply as early in a short one.
+    per = rpc_stream_costs(rpc, (1, 1000, 10000), max(5, runs // 3))
     for n, key in ((1000, "rpc_1k"), (10000, "rpc_10k")):
-        r = per[n]
-        if r is None:
+        if per is None:
             rows[key].append("failed")
             continue
-        w, c = r
-        cpu = f", CPU {c * 1000 / n:.1f} µs/event" if c is not None else ""
-        rows[key].append(f"{w:.0f} ms ({w * 1000 / n:.1f} µs/event{cpu})")
+        w, c = per[n]
+        net = (c - per[1][1]) * 1000 / (n - 1)
+        rows[key].append(f"{w:.0f} ms wall, CPU {c:.1f} ms ({net:.1f} µs/event net of a 1-delta prompt)")
+    if per is None:
+        rows["rpc_ratio"].append("n/a")
+    else:
+        net = lambda n: (per[n][1] - per[1][1]) / (n - 1)
+        ratio = net(10000) / net(1000)
+        ok = "ok" if 0.9 <= ratio <= 1.1 else "MISSED"
+        rows["rpc_ratio"].append(f"{ratio:.2f}x (goal 0.90x-1.10x: {ok})")
     # Streaming cost: one plain reply (and one streamed `write`) at 1x and 4x the size. Linear
     # cost means the 4x run takes about 4x the CPU; a per-delta copy of the message makes it 16x.
     n = max(3, runs // 10)
@@ -870,9 +860,14 @@ for name, base in impls:
     rows["write_ratio"].append(f"{w4 / w1:.2f}x (goal <= 4.5x)" if w1 and w4 else "n/a")
     v = measure(base + ["--version"])
     p = measure(base + ["-p", "--model", "mock/mock-model", "say hello"], want_output=True)
+    ours = name == "pi (rust)"
     rows["version"].append(f"{v[0]:.1f} ms" if v else "failed")
+    rows["version_rss"].append(mib_goal(v[1], 3, ours) if v else "failed")
     rows["print_wall"].append(f"{p[0]:.1f} ms" if p else "failed")
-    rows["print_rss"].append(f"{p[1] / 1024:.1f} MiB" if p else "failed")
+    rows["print_rss"].append(mib_goal(p[1], 6, ours) if p else "failed")
+    t = bench_task(base)
+    rows["task_rss"].append(f"{t[0]:.1f} ms, {mib_goal(t[1], 6, ours)}" if t and t[1] is not None
+                            else f"{t[0]:.1f} ms" if t else "failed")
     if HAVE_SSL_STORE:
         q = measure_paired(base + ["-p", "--model", "mock/mock-model", "say hello"], SSL_ENV,
                            want_output=True)
@@ -903,7 +898,7 @@ for name, base in impls:
         g = None
         rows["grep"].append("n/a (needs rg)")
     else:
-        g = bench_grep(base, with_rg=RG is not None and name == "pi (rust)")
+        g = bench_grep(base, with_rg=RG is not None and ours)
         rows["grep"].append(f"{g:.1f} ms" if g else "failed")
     rg = median_or_none(rg_walls)
     rows["rg"].append(f"{rg:.1f} ms" if rg else "rg not installed" if RG is None else "failed")
@@ -932,11 +927,12 @@ for name, base in impls:
 
     n = min(runs, 5)
     print(f"{name}: TypeScript extensions ({n} runs each)...", file=sys.stderr)
-    ex = bench_extensions(base, n)
+    ex = bench_extensions(base, n) if EXT_SKIP is None else {}
     for count in EXT_COUNTS:
         r = ex.get(count)
         procs = lambda k: f"{k} node process" + ("" if k == 1 else "es")
-        rows[f"ext_{count}"].append(f"{r[0]:.0f} ms, {r[1] / 1024:.0f} MiB ({procs(r[2])})" if r else "failed")
+        rows[f"ext_{count}"].append(f"{r[0]:.0f} ms, {r[1] / 1024:.0f} MiB ({procs(r[2])})" if r
+                                    else EXT_SKIP or "failed")
 
     n = session_runs if name == "pi (rust)" else min(session_runs, 3)
     print(f"{name}: resuming the session ({n} runs)...", file=sys.stderr)
@@ -998,9 +994,12 @@ labels = {
     "rpc_state": "rpc: start, get_state, exit (median)",
     "rpc_1k": "rpc: prompt streaming 1,000 deltas",
     "rpc_10k": "rpc: prompt streaming 10,000 deltas",
+    "rpc_ratio": "rpc: CPU per event at 10,000 / at 1,000 deltas",
     "version": "pi --version, wall (median)",
+    "version_rss": "pi --version, peak RSS (median)",
     "print_wall": "pi -p round trip, wall (median)",
     "print_rss": "pi -p round trip, peak RSS (median)",
+    "task_rss": "pi -p four-tool task (write, bash echo, edit, read), wall and peak RSS",
     "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set, wall and peak RSS (goal: 1.00x)",
     "size": "release binary size",
     "static": "static musl binary size",
