@@ -233,7 +233,7 @@ pub fn rank(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> 
                         || d.namespace_terms.contains(t)
                 })
                 .count() as f64;
-            (1.0 + (n - freq + 0.5) / (freq + 0.5)).ln()
+            crate::util::math::ln(1.0 + (n - freq + 0.5) / (freq + 0.5))
         })
         .collect();
     let full_name_bonus: f64 = idf.iter().sum();

@@ -7,7 +7,7 @@
 //! the private files that hold output the model was not shown in full; `sandbox` confines the
 //! commands pi runs (Landlock and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64, hex,
 //! percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are the one
-//! implementation of each small job.
+//! implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm.
 
 pub mod atomic;
 pub mod browser;
@@ -15,6 +15,7 @@ pub mod date;
 pub mod encoding;
 pub mod files;
 pub mod js;
+pub mod math;
 pub mod output_file;
 pub mod process;
 pub mod random;

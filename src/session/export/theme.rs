@@ -156,7 +156,7 @@ fn luminance((r, g, b): Rgb) -> f64 {
         if s <= 0.03928 {
             s / 12.92
         } else {
-            ((s + 0.055) / 1.055).powf(2.4)
+            crate::util::math::powf((s + 0.055) / 1.055, 2.4)
         }
     };
     0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
