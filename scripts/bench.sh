@@ -254,20 +254,51 @@ def wall_with_stdin(cmd, stdin_bytes, n, with_cpu=False):
         return statistics.median(walls)
     return statistics.median(walls), statistics.median(cpus)
 
-def rpc_stream_costs(cmd, counts, n):
-    """{count: (median wall ms, median CPU ms of pi)} for an RPC prompt streaming `count`
-    one-character deltas, the counts' runs interleaved `n` times; None on failure."""
-    walls = {c: [] for c in counts}
-    cpus = {c: [] for c in counts}
+def rpc_session(cmd, prompts, idle_event):
+    """(wall ms, CPU ms of pi) of one RPC process that runs `prompts` one after another, each
+    sent once the previous one's `idle_event` arrived; None on failure."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    ok = True
+    for text in prompts:
+        p.stdin.write(json.dumps({"type": "prompt", "message": text}).encode() + b"\n")
+        p.stdin.flush()
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                ok = False
+                break
+            if line.startswith(b'{"type":"%s"' % idle_event.encode()):
+                break
+        if not ok:
+            break
+    p.stdin.close()
+    p.stdout.read()
+    p.stdout.close()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    if not ok or os.waitstatus_to_exitcode(status) != 0:
+        print(f"warning: {' '.join(cmd)} (rpc, {len(prompts)} prompts) failed", file=sys.stderr)
+        return None
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000
+
+def rpc_stream_costs(cmd, n, idle_event):
+    """Streaming cost per event against the length of the reply: the same 10,000 one-character
+    deltas as ten prompts of 1,000 and as one prompt of 10,000, each in one RPC process (so
+    start-up weighs the same in both), the two interleaved `n` times. {1000: ..., 10000: ...},
+    each (median wall ms, median CPU ms of pi); None on failure."""
+    shapes = {1000: ["BENCH_STREAM 1000"] * 10, 10000: ["BENCH_STREAM 10000"]}
+    walls = {k: [] for k in shapes}
+    cpus = {k: [] for k in shapes}
     for _ in range(n):
-        for c in counts:
-            prompt = json.dumps({"type": "prompt", "message": f"BENCH_STREAM {c}"}).encode() + b"\n"
-            r = wall_with_stdin(cmd, prompt, 1, with_cpu=True)
+        for k, prompts in shapes.items():
+            r = rpc_session(cmd, prompts, idle_event)
             if r is None:
                 return None
-            walls[c].append(r[0])
-            cpus[c].append(r[1])
-    return {c: (statistics.median(walls[c]), statistics.median(cpus[c])) for c in counts}
+            walls[k].append(r[0])
+            cpus[k].append(r[1])
+    return {k: (statistics.median(walls[k]), statistics.median(cpus[k])) for k in shapes}
 
 def cpu_of(cmd, n, ok_output=None):
     """Median CPU seconds (user + system) of `cmd` over `n` runs; None on failure. With
@@ -824,23 +855,22 @@ for name, base in impls:
     rpc = base + ["--mode", "rpc", "--no-session", "--model", "mock/mock-model"]
     st = wall_with_stdin(rpc, b'{"id":"1","type":"get_state"}\n', runs)
     rows["rpc_state"].append(f"{st:.1f} ms" if st else "failed")
-    # Per-event cost of a streamed reply, net of what every prompt costs once (start-up, the
-    # request, exit): a 1-delta prompt runs interleaved with the 1,000 and 10,000-delta ones, so
-    # load hits all three alike, and its median CPU is taken off theirs. Flat means a delta costs
-    # the same late in a long reply as early in a short one.
-    per = rpc_stream_costs(rpc, (1, 1000, 10000), max(5, runs // 3))
-    for n, key in ((1000, "rpc_1k"), (10000, "rpc_10k")):
+    # Per-event cost of a streamed reply against its length: 10,000 deltas as ten 1,000-delta
+    # replies and as one 10,000-delta reply, one process each. Flat means a delta costs the same
+    # late in a long reply as early in a short one (no per-delta copy of the message so far).
+    # Today's pi says `agent_settled` once it takes the next prompt; 0.73.1 ends with agent_end.
+    idle = "agent_settled" if name == "pi (rust)" else "agent_end"
+    per = rpc_stream_costs(rpc, max(5, runs // 3), idle)
+    for n, key, what in ((1000, "rpc_1k", "10 x 1,000"), (10000, "rpc_10k", "1 x 10,000")):
         if per is None:
             rows[key].append("failed")
             continue
         w, c = per[n]
-        net = (c - per[1][1]) * 1000 / (n - 1)
-        rows[key].append(f"{w:.0f} ms wall, CPU {c:.1f} ms ({net:.1f} µs/event net of a 1-delta prompt)")
+        rows[key].append(f"{w:.0f} ms wall, CPU {c:.0f} ms ({c / 10:.1f} µs/event; {what} deltas)")
     if per is None:
         rows["rpc_ratio"].append("n/a")
     else:
-        net = lambda n: (per[n][1] - per[1][1]) / (n - 1)
-        ratio = net(10000) / net(1000)
+        ratio = per[10000][1] / per[1000][1]
         ok = "ok" if 0.9 <= ratio <= 1.1 else "MISSED"
         rows["rpc_ratio"].append(f"{ratio:.2f}x (goal 0.90x-1.10x: {ok})")
     # Streaming cost: one plain reply (and one streamed `write`) at 1x and 4x the size. Linear
@@ -992,9 +1022,9 @@ labels = {
     "write_200k": "-p streamed write of 200,000 chars (4-char fragments), CPU",
     "write_ratio": "CPU at 200,000 / at 50,000 chars",
     "rpc_state": "rpc: start, get_state, exit (median)",
-    "rpc_1k": "rpc: prompt streaming 1,000 deltas",
-    "rpc_10k": "rpc: prompt streaming 10,000 deltas",
-    "rpc_ratio": "rpc: CPU per event at 10,000 / at 1,000 deltas",
+    "rpc_1k": "rpc: streaming 1,000-delta replies, one process (median)",
+    "rpc_10k": "rpc: streaming a 10,000-delta reply, one process (median)",
+    "rpc_ratio": "rpc: CPU per event, 10,000-delta / 1,000-delta replies",
     "version": "pi --version, wall (median)",
     "version_rss": "pi --version, peak RSS (median)",
     "print_wall": "pi -p round trip, wall (median)",
