@@ -9,19 +9,18 @@
 //! works, and shortcuts run on short-lived helper threads that report back on a channel the
 //! app's loop selects on, so an extension may open a dialog while it decides.
 
-use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
-
 use super::app::App;
-use super::chat::{safe, ChatItem, CustomMessageView, RenderedMessageView};
-use super::dialogs::BUSY;
+use super::chat::{ChatItem, CustomMessageView, RenderedMessageView};
+use super::ext_state::{GatedOp, JobDone, OpenDialog, QueuedDialog};
 use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
+use super::text_style::safe;
+use super::turn::BUSY;
 use crate::agent::Tool;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, Notice};
@@ -33,7 +32,7 @@ use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
 use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
-use crate::tui::{Anchor, KeyEvent, OverlayId, OverlayOptions};
+use crate::tui::{Anchor, KeyEvent, OverlayOptions};
 
 /// Freshly started extensions for `/reload`, with the tool set and system prompt they imply.
 pub struct ReloadedExtensions {
@@ -52,119 +51,6 @@ pub struct ReloadedExtensions {
 /// the current session file.
 pub type ReloadExtensionsFn =
     Box<dyn Fn(&Resources, Option<String>) -> Result<ReloadedExtensions, String>>;
-
-/// A session change that extensions may veto (`session_before_fork` / `_switch` / `_tree`).
-#[derive(Debug, Clone)]
-pub(super) enum GatedOp {
-    Fork(String),
-    Clone,
-    Resume(PathBuf),
-    New,
-    /// `/import <args>`.
-    Import(String),
-    Tree {
-        entry_id: String,
-        summary: BranchSummary,
-    },
-}
-
-impl GatedOp {
-    /// pi's `session_start` reason after the change, if it replaces the session.
-    fn start_reason(&self) -> Option<&'static str> {
-        match self {
-            GatedOp::Fork(_) | GatedOp::Clone => Some("fork"),
-            GatedOp::Resume(_) | GatedOp::Import(_) => Some("resume"),
-            GatedOp::New => Some("new"),
-            GatedOp::Tree { .. } => None,
-        }
-    }
-}
-
-/// What a helper thread reports.
-pub(super) enum JobDone {
-    Gate { op: GatedOp, cancelled: bool },
-    Finished,
-}
-
-struct QueuedDialog {
-    dialog: Dialog,
-    reply: Sender<Answer>,
-    withdrawn: Arc<AtomicBool>,
-}
-
-struct OpenDialog {
-    id: OverlayId,
-    reply: Sender<Answer>,
-    withdrawn: Arc<AtomicBool>,
-}
-
-/// The app's side of its extensions.
-pub(super) struct ExtensionState {
-    pub(super) host: Option<Arc<ExtensionHost>>,
-    requests: Receiver<UiRequest>,
-    actions: Receiver<()>,
-    queued: VecDeque<QueuedDialog>,
-    open: Option<OpenDialog>,
-    jobs_tx: Sender<JobDone>,
-    jobs: Receiver<JobDone>,
-    pub(super) gate_pending: bool,
-}
-
-impl ExtensionState {
-    pub(super) fn new(
-        requests: Option<Receiver<UiRequest>>,
-        host: Option<Arc<ExtensionHost>>,
-    ) -> ExtensionState {
-        let (jobs_tx, jobs) = crossbeam_channel::unbounded();
-        let host = host.filter(|h| !h.is_empty());
-        ExtensionState {
-            actions: host
-                .as_ref()
-                .map_or_else(crossbeam_channel::never, |h| h.action_signal()),
-            host,
-            requests: requests.unwrap_or_else(crossbeam_channel::never),
-            queued: VecDeque::new(),
-            open: None,
-            jobs_tx,
-            jobs,
-            gate_pending: false,
-        }
-    }
-
-    /// UI requests from extensions.
-    pub(super) fn requests(&self) -> Receiver<UiRequest> {
-        self.requests.clone()
-    }
-
-    /// Ticks when extensions queued session changes (only worth watching while idle).
-    pub(super) fn actions(&self, idle: bool) -> Receiver<()> {
-        if idle {
-            self.actions.clone()
-        } else {
-            crossbeam_channel::never()
-        }
-    }
-
-    pub(super) fn jobs(&self) -> Receiver<JobDone> {
-        self.jobs.clone()
-    }
-
-    /// Whether an extension dialog is showing (its timeout is checked often then).
-    pub(super) fn dialog_open(&self) -> bool {
-        self.open.is_some()
-    }
-
-    /// Runs `work` on a helper thread that reports `JobDone::Finished`.
-    fn spawn(&self, name: &str, work: impl FnOnce() -> JobDone + Send + 'static) {
-        let tx = self.jobs_tx.clone();
-        // Detached: it ends when the extension answers or dies; the answer goes to the loop.
-        let _ = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                let _ = tx.send(work());
-            });
-    }
-}
 
 /// Skills and templates expansion that can travel to the session's worker thread.
 fn expander(resources: &Resources) -> impl Fn(&str) -> String + Send + 'static {
@@ -210,7 +96,7 @@ impl<T: Terminal> App<T> {
             _ => return ChatItem::Block(Box::new(fallback)),
         };
         let message = message.clone();
-        let expanded = self.tools_expanded;
+        let expanded = self.view.tools_expanded;
         let render = Box::new(move |width| host.render_message(&message, width, expanded));
         ChatItem::Block(Box::new(RenderedMessageView::new(render, fallback)))
     }
@@ -222,7 +108,7 @@ impl<T: Terminal> App<T> {
     ) {
         let Ok(request) = request else {
             // Every sender is gone: stop watching.
-            self.ext.requests = crossbeam_channel::never();
+            self.ext.stop_requests();
             return;
         };
         match request {
@@ -392,7 +278,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn on_extension_actions(&mut self) {
         self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
-        if pending && self.session.is_some() && self.task.is_none() {
+        if pending && self.session.is_some() && self.turn.task.is_none() {
             self.run_task(|s| {
                 SessionTask::spawn(s, Box::new(|s, emit| s.run_extension_work(emit)))
             });
@@ -623,8 +509,7 @@ impl<T: Terminal> App<T> {
         let reloaded = match reload(&self.env.resources, file) {
             Ok(r) => r,
             Err(e) => {
-                self.ext.host = None;
-                self.ext.actions = crossbeam_channel::never();
+                self.ext.set_host(None);
                 self.view.error(&format!("Reload failed: {e}"));
                 return;
             }
@@ -643,8 +528,7 @@ impl<T: Terminal> App<T> {
         };
         session.start_extensions("reload");
         let after = extension_names(&reloaded.host);
-        self.ext.actions = reloaded.host.action_signal();
-        self.ext.host = (!reloaded.host.is_empty()).then_some(reloaded.host);
+        self.ext.set_host(Some(reloaded.host));
         for w in &reloaded.warnings {
             self.view.warning(w);
         }

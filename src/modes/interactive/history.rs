@@ -24,9 +24,7 @@ impl<T: Terminal> App<T> {
     /// printed before it (the shell's lines, a warning) is erased.
     pub(super) fn fill_transcript(&mut self) {
         self.view.chat.clear();
-        self.tool_items.clear();
-        self.streaming = None;
-        self.stream = None;
+        self.turn.forget_transcript();
         let Some(s) = &self.session else { return };
         let messages = s.session.transcript().messages;
         let mut items = Vec::new();
@@ -39,7 +37,7 @@ impl<T: Terminal> App<T> {
                     items.push(ChatItem::User(UserView::new(&text, first)));
                 }
                 AgentMessage::Llm(Message::Assistant(a)) => {
-                    let mut view = AssistantView::new(self.hide_thinking);
+                    let mut view = AssistantView::new(self.view.hide_thinking);
                     view.update(a);
                     items.push(ChatItem::Assistant(view));
                     for c in &a.content {
@@ -47,7 +45,7 @@ impl<T: Terminal> App<T> {
                             let view = ToolView::new(
                                 &call.name,
                                 call.arguments.clone(),
-                                self.tools_expanded,
+                                self.view.tools_expanded,
                             );
                             items.push(ChatItem::Tool(Box::new(view)));
                             tools.insert(call.id.clone(), items.len() - 1);
@@ -67,7 +65,7 @@ impl<T: Terminal> App<T> {
                     let mut view =
                         BashView::new(&b.command, b.exclude_from_context == Some(true), "");
                     view.set_output(&b.output);
-                    view.set_expanded(self.tools_expanded);
+                    view.set_expanded(self.view.tools_expanded);
                     view.finish(BashOutcome {
                         exit_code: b.exit_code.flatten(),
                         cancelled: b.cancelled,
@@ -77,10 +75,10 @@ impl<T: Terminal> App<T> {
                     items.push(ChatItem::Bash(view));
                 }
                 AgentMessage::CompactionSummary(c) => items.push(ChatItem::Summary(
-                    SummaryView::compaction(&c.summary, c.tokens_before, self.tools_expanded),
+                    SummaryView::compaction(&c.summary, c.tokens_before, self.view.tools_expanded),
                 )),
                 AgentMessage::BranchSummary(b) => items.push(ChatItem::Summary(
-                    SummaryView::branch(&b.summary, self.tools_expanded),
+                    SummaryView::branch(&b.summary, self.view.tools_expanded),
                 )),
                 AgentMessage::Custom(c) => {
                     if c.display {
