@@ -40,6 +40,7 @@ impl BackgroundQuery {
     }
 
     /// Whether a reply is still awaited.
+    #[cfg(test)]
     pub fn waiting(&self) -> bool {
         self.until.is_some()
     }
