@@ -260,7 +260,7 @@ impl<T: Terminal> App<T> {
             recv(self.shutdown) -> _ => self.exit = true,
             default(timeout) => {}
         }
-        self.check_extension_dialog();
+        self.ext.check_withdrawn(&mut self.tui);
         let now = Instant::now();
         if let Some(flushed) = self.input.flush_due(now) {
             self.on_parsed(flushed);
@@ -340,7 +340,7 @@ impl<T: Terminal> App<T> {
         if self.fullscreen_key(event) {
             return;
         }
-        if self.extension_dialog_input(event) {
+        if self.ext.dialog_input(&mut self.tui, &mut self.view, event) {
             return;
         }
         if self.dialogs.is_open() {

@@ -1,17 +1,14 @@
 //! Thinking-level and model changes (Shift+Tab, Ctrl+P / Shift+Ctrl+P, the model selector)
 //! made while a run holds the session. The worker thread owns the session, so the
-//! [`RunState`](super::turn::RunState) keeps what the footer shows and each change goes to the task's
-//! [`Switches`](crate::harness::switches::Switches): the session file records it at once
+//! [`RunState`](super::turn::RunState) keeps what the footer shows and each change goes to
+//! the task's [`Switches`](crate::harness::switches::Switches) (see `Turn::defer_model`):
+//! the session file records it at once
 //! and whatever the run starts next (a retry, a compaction's continuation) uses it, as in
 //! pi, whose running loop keeps the model it started with.
 
 use super::app::App;
 use crate::ai::{Model, ThinkingLevel};
-use crate::harness::model_control::{
-    cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level,
-};
-use crate::harness::switches::Switch;
-use crate::resources::model_resolve::clamp_thinking;
+use crate::harness::model_control::{cycle_candidates, next_in_cycle, next_thinking_level};
 use crate::tui::terminal::Terminal;
 
 impl<T: Terminal> App<T> {
@@ -22,7 +19,7 @@ impl<T: Terminal> App<T> {
             (None, Some(r)) => {
                 let next = next_thinking_level(&r.model, r.thinking);
                 if let Some(level) = next {
-                    self.defer_thinking(level);
+                    self.turn.defer_thinking(level);
                 }
                 next
             }
@@ -101,9 +98,9 @@ impl<T: Terminal> App<T> {
     /// Chooses `model` while a run holds the session (`level`: the thinking level a scope
     /// pattern named).
     pub(super) fn defer_model(&mut self, model: Model, level: Option<ThinkingLevel>) {
-        let (Some(r), Some(task)) = (self.turn.run_state.as_mut(), self.turn.task.as_ref()) else {
+        if !self.turn.can_defer() {
             return;
-        };
+        }
         let credentials = match (self.env.credentials)(&model) {
             Ok(c) => c,
             Err(e) => {
@@ -111,28 +108,7 @@ impl<T: Terminal> App<T> {
                 return;
             }
         };
-        let level = level_for_switch(level, r.thinking, r.default_thinking.as_deref());
-        r.model = model.clone();
-        task.switches.push(Switch::Model {
-            model: Box::new(model),
-            credentials,
-        });
-        self.defer_thinking(level);
+        self.turn.defer_model(model, credentials, level);
         self.refresh_footer();
-    }
-
-    /// Sets the thinking level (clamped to the chosen model) while a run holds the session;
-    /// like pi, only a level that differs is recorded.
-    fn defer_thinking(&mut self, level: ThinkingLevel) {
-        let (Some(r), Some(task)) = (self.turn.run_state.as_mut(), self.turn.task.as_ref()) else {
-            return;
-        };
-        let level = clamp_thinking(&r.model, level);
-        if level == r.thinking {
-            return;
-        }
-        r.thinking = level;
-        let remember = r.model.reasoning || level != ThinkingLevel::Off;
-        task.switches.push(Switch::Thinking { level, remember });
     }
 }

@@ -6,16 +6,19 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::ext_ui::UiRequest;
+use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::selectors::tree::BranchSummary;
-use crate::extensions::ui::{Answer, Dialog};
+use super::view::View;
+use crate::extensions::ui::{Answer, ComponentHandle, Dialog};
 use crate::extensions::ExtensionHost;
-use crate::tui::OverlayId;
+use crate::tui::overlay::Extent;
+use crate::tui::terminal::Terminal;
+use crate::tui::{Anchor, InputEvent, OverlayId, OverlayOptions, Tui};
 
 /// A session change that extensions may veto (`session_before_fork` / `_switch` / `_tree`).
 #[derive(Debug, Clone)]
@@ -50,16 +53,16 @@ pub(super) enum JobDone {
     Finished,
 }
 
-pub(super) struct QueuedDialog {
-    pub dialog: Dialog,
-    pub reply: Sender<Answer>,
-    pub withdrawn: Arc<AtomicBool>,
+struct QueuedDialog {
+    dialog: Dialog,
+    reply: Sender<Answer>,
+    withdrawn: Arc<AtomicBool>,
 }
 
-pub(super) struct OpenDialog {
-    pub id: OverlayId,
-    pub reply: Sender<Answer>,
-    pub withdrawn: Arc<AtomicBool>,
+struct OpenDialog {
+    id: OverlayId,
+    reply: Sender<Answer>,
+    withdrawn: Arc<AtomicBool>,
 }
 
 /// The app's side of its extensions.
@@ -67,8 +70,8 @@ pub(super) struct ExtensionState {
     pub(super) host: Option<Arc<ExtensionHost>>,
     requests: Receiver<UiRequest>,
     actions: Receiver<()>,
-    pub(super) queued: VecDeque<QueuedDialog>,
-    pub(super) open: Option<OpenDialog>,
+    queued: VecDeque<QueuedDialog>,
+    open: Option<OpenDialog>,
     jobs_tx: Sender<JobDone>,
     jobs: Receiver<JobDone>,
     pub(super) gate_pending: bool,
@@ -140,5 +143,140 @@ impl ExtensionState {
             .spawn(move || {
                 let _ = tx.send(work());
             });
+    }
+}
+
+/// The dialogs extensions asked for: one shows as an overlay on the [`Tui`], the rest wait
+/// their turn; a dialog whose caller stopped waiting is skipped or closed.
+impl ExtensionState {
+    /// A dialog an extension asked for: shown now, or after those before it.
+    pub(super) fn queue_dialog<T: Terminal>(
+        &mut self,
+        tui: &mut Tui<T>,
+        dialog: Dialog,
+        reply: Sender<Answer>,
+        withdrawn: Arc<AtomicBool>,
+    ) {
+        self.queued.push_back(QueuedDialog {
+            dialog,
+            reply,
+            withdrawn,
+        });
+        self.show_next_dialog(tui);
+    }
+
+    /// The dialog showing now, if it is the extension component `handle`.
+    pub(super) fn open_custom_dialog<'t, T: Terminal>(
+        &self,
+        tui: &'t mut Tui<T>,
+        handle: &ComponentHandle,
+    ) -> Option<&'t mut ExtensionDialog> {
+        let id = self.open.as_ref()?.id;
+        tui.overlay_mut::<ExtensionDialog>(id)
+            .filter(|d| d.custom_handle().is_some_and(|h| h.same(handle)))
+    }
+
+    /// Ends the dialog showing now with `answer`.
+    pub(super) fn answer_open_dialog<T: Terminal>(&mut self, tui: &mut Tui<T>, answer: Answer) {
+        if let Some(open) = &self.open {
+            let _ = open.reply.send(answer);
+        }
+        self.close_dialog(tui);
+    }
+
+    /// A key for the extension dialog, if it has focus (`view` is the screen under it); true
+    /// when it took the key.
+    pub(super) fn dialog_input<T: Terminal>(
+        &mut self,
+        tui: &mut Tui<T>,
+        view: &mut View,
+        event: &InputEvent,
+    ) -> bool {
+        let Some(open) = &self.open else {
+            return false;
+        };
+        if !tui.is_overlay_focused(open.id) {
+            return false;
+        }
+        let id = open.id;
+        tui.handle_input(event, view);
+        let outcome = tui
+            .overlay_mut::<ExtensionDialog>(id)
+            .and_then(|d| d.take_outcome());
+        if let Some(answer) = outcome {
+            self.answer_open_dialog(tui, answer);
+        }
+        true
+    }
+
+    /// Closes a dialog whose caller stopped waiting (timeout, abort).
+    pub(super) fn check_withdrawn<T: Terminal>(&mut self, tui: &mut Tui<T>) {
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|o| o.withdrawn.load(Ordering::SeqCst))
+        {
+            self.close_dialog(tui);
+        }
+    }
+
+    /// Answers every dialog, open or waiting, with "cancelled" (`/reload`).
+    pub(super) fn cancel_dialogs<T: Terminal>(&mut self, tui: &mut Tui<T>) {
+        for q in self.queued.drain(..) {
+            let _ = q.reply.send(Answer::Cancelled);
+        }
+        if let Some(open) = self.open.take() {
+            let _ = open.reply.send(Answer::Cancelled);
+            tui.close_overlay(open.id);
+        }
+    }
+
+    /// Shows the oldest waiting dialog unless one is showing; skips those given up on.
+    fn show_next_dialog<T: Terminal>(&mut self, tui: &mut Tui<T>) {
+        if self.open.is_some() {
+            return;
+        }
+        while let Some(q) = self.queued.pop_front() {
+            if q.withdrawn.load(Ordering::SeqCst) {
+                continue;
+            }
+            let options = match &q.dialog {
+                Dialog::Custom {
+                    overlay: true,
+                    width,
+                    ..
+                } => OverlayOptions {
+                    anchor: Anchor::Center,
+                    width: Some(width.map_or(Extent::Percent(80.0), Extent::Cells)),
+                    ..OverlayOptions::default()
+                },
+                _ => OverlayOptions {
+                    anchor: Anchor::BottomCenter,
+                    width: Some(Extent::Percent(100.0)),
+                    ..OverlayOptions::default()
+                },
+            };
+            let id = tui.show_overlay(ExtensionDialog::new(&q.dialog), options);
+            self.open = Some(OpenDialog {
+                id,
+                reply: q.reply,
+                withdrawn: q.withdrawn,
+            });
+            return;
+        }
+    }
+
+    fn close_dialog<T: Terminal>(&mut self, tui: &mut Tui<T>) {
+        if let Some(open) = self.open.take() {
+            // A component closed by pi (abort) tells its extension.
+            if let Some(d) = tui.overlay_mut::<ExtensionDialog>(open.id) {
+                if let Some(h) = d.custom_handle() {
+                    h.close();
+                }
+            }
+            tui.close_overlay(open.id);
+        }
+        self.show_next_dialog(tui);
+        tui.request_render();
     }
 }

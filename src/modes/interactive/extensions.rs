@@ -10,12 +10,11 @@
 //! app's loop selects on, so an extension may open a dialog while it decides.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::app::App;
 use super::chat::{ChatItem, CustomMessageView, RenderedMessageView};
-use super::ext_state::{GatedOp, JobDone, OpenDialog, QueuedDialog};
+use super::ext_state::{GatedOp, JobDone};
 use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
@@ -23,16 +22,15 @@ use super::text_style::safe;
 use super::turn::BUSY;
 use crate::agent::Tool;
 use crate::ai::Abort;
-use crate::extensions::ui::{Answer, Dialog, Notice};
+use crate::extensions::ui::{Answer, Notice};
 use crate::extensions::ExtensionHost;
 use crate::harness::extensions::{InputSource, ModelLookup, UserInput};
 use crate::harness::task::SessionTask;
 use crate::resources::loader::Resources;
 use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
-use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
-use crate::tui::{Anchor, KeyEvent, OverlayOptions};
+use crate::tui::KeyEvent;
 
 /// Freshly started extensions for `/reload`, with the tool set and system prompt they imply.
 pub struct ReloadedExtensions {
@@ -117,12 +115,8 @@ impl<T: Terminal> App<T> {
                 reply,
                 withdrawn,
             } => {
-                self.ext.queued.push_back(QueuedDialog {
-                    dialog,
-                    reply,
-                    withdrawn,
-                });
-                self.show_next_extension_dialog();
+                self.ext
+                    .queue_dialog(&mut self.tui, dialog, reply, withdrawn);
             }
             UiRequest::Notice(notice) => self.apply_notice(notice),
             UiRequest::Error(e) => self.view.push(ChatItem::note(
@@ -173,104 +167,12 @@ impl<T: Terminal> App<T> {
         &mut self,
         handle: &crate::extensions::ui::ComponentHandle,
     ) -> Option<&mut ExtensionDialog> {
-        let id = self.ext.open.as_ref()?.id;
-        self.tui
-            .overlay_mut::<ExtensionDialog>(id)
-            .filter(|d| d.custom_handle().is_some_and(|h| h.same(handle)))
+        self.ext.open_custom_dialog(&mut self.tui, handle)
     }
 
     /// Ends the dialog showing now with `answer`.
     pub(super) fn answer_open_dialog(&mut self, answer: Answer) {
-        if let Some(open) = &self.ext.open {
-            let _ = open.reply.send(answer);
-        }
-        self.close_extension_dialog();
-    }
-
-    /// Shows the oldest waiting dialog unless one is showing; skips those given up on.
-    fn show_next_extension_dialog(&mut self) {
-        if self.ext.open.is_some() {
-            return;
-        }
-        while let Some(q) = self.ext.queued.pop_front() {
-            if q.withdrawn.load(Ordering::SeqCst) {
-                continue;
-            }
-            let options = match &q.dialog {
-                Dialog::Custom {
-                    overlay: true,
-                    width,
-                    ..
-                } => OverlayOptions {
-                    anchor: Anchor::Center,
-                    width: Some(width.map_or(Extent::Percent(80.0), Extent::Cells)),
-                    ..OverlayOptions::default()
-                },
-                _ => OverlayOptions {
-                    anchor: Anchor::BottomCenter,
-                    width: Some(Extent::Percent(100.0)),
-                    ..OverlayOptions::default()
-                },
-            };
-            let id = self
-                .tui
-                .show_overlay(ExtensionDialog::new(&q.dialog), options);
-            self.ext.open = Some(OpenDialog {
-                id,
-                reply: q.reply,
-                withdrawn: q.withdrawn,
-            });
-            return;
-        }
-    }
-
-    fn close_extension_dialog(&mut self) {
-        if let Some(open) = self.ext.open.take() {
-            // A component closed by pi (abort) tells its extension.
-            if let Some(d) = self.tui.overlay_mut::<ExtensionDialog>(open.id) {
-                if let Some(h) = d.custom_handle() {
-                    h.close();
-                }
-            }
-            self.tui.close_overlay(open.id);
-        }
-        self.show_next_extension_dialog();
-        self.tui.request_render();
-    }
-
-    /// A key for the extension dialog, if it has focus; true when it took the key.
-    pub(super) fn extension_dialog_input(&mut self, event: &crate::tui::InputEvent) -> bool {
-        let Some(open) = &self.ext.open else {
-            return false;
-        };
-        if !self.tui.is_overlay_focused(open.id) {
-            return false;
-        }
-        let id = open.id;
-        self.tui.handle_input(event, &mut self.view);
-        let outcome = self
-            .tui
-            .overlay_mut::<ExtensionDialog>(id)
-            .and_then(|d| d.take_outcome());
-        if let Some(answer) = outcome {
-            if let Some(open) = &self.ext.open {
-                let _ = open.reply.send(answer);
-            }
-            self.close_extension_dialog();
-        }
-        true
-    }
-
-    /// Closes a dialog whose caller stopped waiting (timeout, abort).
-    pub(super) fn check_extension_dialog(&mut self) {
-        if self
-            .ext
-            .open
-            .as_ref()
-            .is_some_and(|o| o.withdrawn.load(Ordering::SeqCst))
-        {
-            self.close_extension_dialog();
-        }
+        self.ext.answer_open_dialog(&mut self.tui, answer);
     }
 
     /// Extensions queued session changes while pi was idle: apply them (and run the prompts
@@ -495,13 +397,7 @@ impl<T: Terminal> App<T> {
             old.shutdown_for("reload");
         }
         self.view.extension.clear();
-        for q in self.ext.queued.drain(..) {
-            let _ = q.reply.send(Answer::Cancelled);
-        }
-        if let Some(open) = self.ext.open.take() {
-            let _ = open.reply.send(Answer::Cancelled);
-            self.tui.close_overlay(open.id);
-        }
+        self.ext.cancel_dialogs(&mut self.tui);
         let file = session
             .session
             .path()

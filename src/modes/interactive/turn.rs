@@ -1,7 +1,8 @@
 //! [`Turn`]: the state of the run a worker thread is doing — the [`SessionTask`] holding the
 //! session, the assistant reply being streamed into the transcript, the tool-call boxes by
 //! call id, what the footer shows of the model meanwhile ([`RunState`]), where a compaction
-//! summary was shown, and the auto-retry countdown. It draws only into the [`View`] it is
+//! summary was shown, the auto-retry countdown, and model or thinking changes made
+//! meanwhile (pushed to the task's switches). It draws only into the [`View`] it is
 //! handed; `events.rs` decides which agent event does what.
 
 use std::collections::HashMap;
@@ -13,9 +14,11 @@ use super::view::View;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Content, Model, StopReason, ThinkingLevel};
-use crate::harness::model_control::ScopedModel;
+use crate::harness::model_control::{level_for_switch, Credentials, ScopedModel};
+use crate::harness::switches::Switch;
 use crate::harness::task::SessionTask;
 use crate::harness::AgentSession;
+use crate::resources::model_resolve::clamp_thinking;
 use crate::tui::keybindings;
 
 /// What a command that needs the session says while a run holds it.
@@ -47,7 +50,7 @@ pub(super) struct RunState {
     pub model: Model,
     pub thinking: ThinkingLevel,
     pub scoped: Vec<ScopedModel>,
-    pub default_thinking: Option<String>,
+    default_thinking: Option<String>,
 }
 
 impl RunState {
@@ -255,6 +258,47 @@ impl Turn {
             view.steering = task.steering.peek().iter().map(message_text).collect();
             view.follow_up = task.follow_up.peek().iter().map(message_text).collect();
         }
+    }
+
+    /// Whether a model or thinking change can wait for the running turn (a run holds the
+    /// session).
+    pub fn can_defer(&self) -> bool {
+        self.run_state.is_some() && self.task.is_some()
+    }
+
+    /// Chooses `model` for what the run starts next (`level`: the thinking level a scope
+    /// pattern named); the session file records it at once.
+    pub fn defer_model(
+        &mut self,
+        model: Model,
+        credentials: Credentials,
+        level: Option<ThinkingLevel>,
+    ) {
+        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
+            return;
+        };
+        let level = level_for_switch(level, r.thinking, r.default_thinking.as_deref());
+        r.model = model.clone();
+        task.switches.push(Switch::Model {
+            model: Box::new(model),
+            credentials,
+        });
+        self.defer_thinking(level);
+    }
+
+    /// Sets the thinking level (clamped to the chosen model) while a run holds the session;
+    /// like pi, only a level that differs is recorded.
+    pub fn defer_thinking(&mut self, level: ThinkingLevel) {
+        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
+            return;
+        };
+        let level = clamp_thinking(&r.model, level);
+        if level == r.thinking {
+            return;
+        }
+        r.thinking = level;
+        let remember = r.model.reasoning || level != ThinkingLevel::Off;
+        task.switches.push(Switch::Thinking { level, remember });
     }
 
     /// Moves the "Retrying in Ns" line on as the wait runs down.
