@@ -16,6 +16,7 @@ use crossbeam_channel::{select, Receiver};
 use super::background::BackgroundQuery;
 use super::bash_job::BashUpdate;
 use super::chat::ChatItem;
+use super::events;
 use super::ext_state::ExtensionState;
 use super::external::copy_to_clipboard;
 use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
@@ -30,7 +31,6 @@ use super::InteractiveEnv;
 use crate::agent::AgentEvent;
 use crate::harness::AgentSession;
 use crate::tui::components::editor::Editor;
-use crate::tui::components::loader::Loader;
 use crate::tui::mouse;
 use crate::tui::stdin_buffer::ParsedInput;
 use crate::tui::terminal::{Terminal, TerminalEvent};
@@ -236,10 +236,11 @@ impl<T: Terminal> App<T> {
             },
             recv(task_events.as_ref().unwrap_or(&never_task)) -> ev => match ev {
                 Ok(ev) => {
-                    self.on_agent_event(ev);
+                    self.tui.request_render();
+                    events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     // Take what else already arrived so a fast stream costs one frame.
                     while let Some(Ok(ev)) = self.turn.task.as_ref().map(|t| t.events.try_recv()) {
-                        self.on_agent_event(ev);
+                        events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     }
                 }
                 Err(_) => self.task_finished(),
@@ -399,17 +400,8 @@ impl<T: Terminal> App<T> {
 
     /// Shows the "Working..." indicator (or another message) under the transcript.
     pub(super) fn show_loader(&mut self, spinner: Token, message: String) {
-        let theme = theme::current();
-        match &mut self.view.status {
-            Some(loader) => loader.set_message(message),
-            None => self.view.status = Some(Loader::new(theme, spinner, Token::Muted, message)),
-        }
+        self.view.show_loader(spinner, message);
         self.tui.request_render();
-    }
-
-    /// pi's indicator text while a run goes on (the key is in the start-up hints).
-    pub(super) fn working_message() -> String {
-        "Working...".into()
     }
 
     /// The task thread ended: take the session back and settle the screen.

@@ -7,144 +7,144 @@
 
 use std::time::{Duration, Instant};
 
-use super::app::App;
 use super::chat::{ChatItem, UserView};
+use super::ext_state::ExtensionState;
 use super::summaries::SummaryView;
-use super::turn::RetryCountdown;
+use super::turn::{working_message, RetryCountdown, Turn};
+use super::view::View;
 use crate::agent::{AgentEvent, CompactionReason};
 use crate::ai::Message;
 use crate::tui::keybindings;
-use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
 
-impl<T: Terminal> App<T> {
-    pub(super) fn on_agent_event(&mut self, ev: AgentEvent) {
-        self.tui.request_render();
-        match ev {
-            AgentEvent::MessageStart {
-                message: Message::User(u),
-            } => {
-                let text = crate::session::ops::user_content_text(&u.content);
-                let first = self.view.chat.is_empty() && !self.view.header.lists_resources();
-                self.view.push(ChatItem::User(UserView::new(&text, first)));
-                self.turn.sync_queues(&mut self.view);
-            }
-            AgentEvent::MessageStart {
-                message: Message::Assistant(a),
-            } => self.turn.start_reply(&mut self.view, a),
-            AgentEvent::CustomMessageStart { message } => {
-                if message.display {
-                    let item = self.custom_message_item(&message);
-                    self.view.push(item);
-                }
-            }
-            AgentEvent::MessageUpdate { event, .. } => {
-                self.turn.on_stream_event(&mut self.view, &event)
-            }
-            AgentEvent::MessageEnd {
-                message: Message::Assistant(a),
-            } => self.turn.end_reply(&mut self.view, &a),
-            AgentEvent::ToolExecutionStart { id, name, args } => {
-                if let Some(t) = self.turn.tool_box(&mut self.view, &id, &name, &args) {
-                    t.set_args(args);
-                    t.start();
-                }
-            }
-            AgentEvent::ToolExecutionUpdate {
-                id,
-                name,
-                args,
-                partial_result,
-            } => {
-                if let Some(t) = self.turn.tool_box(&mut self.view, &id, &name, &args) {
-                    t.update(partial_result);
-                }
-            }
-            AgentEvent::ToolExecutionEnd {
-                id,
-                name,
-                result,
-                is_error,
-                ..
-            } => {
-                let null = serde_json::Value::Null;
-                if let Some(t) = self.turn.tool_box(&mut self.view, &id, &name, &null) {
-                    t.finish(result, is_error);
-                }
-            }
-            AgentEvent::AutoRetryStart {
-                attempt,
-                max_attempts,
-                delay_ms,
-                ..
-            } => {
-                let fires_at = Instant::now() + Duration::from_millis(delay_ms);
-                let countdown = RetryCountdown::new(attempt, max_attempts, fires_at);
-                self.show_loader(Token::Warning, countdown.message(Instant::now()));
-                self.turn.retry_countdown = Some(countdown);
-            }
-            AgentEvent::AutoRetryEnd {
-                success,
-                attempt,
-                final_error,
-            } => {
-                self.turn.retry_countdown = None;
-                if !success {
-                    let error = final_error.unwrap_or_else(|| "Unknown error".into());
-                    self.view
-                        .error(&format!("Retry failed after {attempt} attempts: {error}"));
-                }
-                self.show_loader(Token::Accent, Self::working_message());
-            }
-            AgentEvent::CompactionStart { reason } => {
-                let key = keybindings::current().key_text("app.interrupt");
-                let message = match reason {
-                    CompactionReason::Manual => format!("Compacting context... ({key} to cancel)"),
-                    CompactionReason::Overflow => {
-                        format!("Context overflow detected, Auto-compacting... ({key} to cancel)")
-                    }
-                    CompactionReason::Threshold => format!("Auto-compacting... ({key} to cancel)"),
-                };
-                self.show_loader(Token::Accent, message);
-            }
-            AgentEvent::CompactionEnd {
-                reason,
-                result,
-                aborted,
-                error_message,
-                ..
-            } => {
-                if aborted {
-                    if reason == CompactionReason::Manual {
-                        self.view.error("Compaction cancelled");
-                    } else {
-                        self.view.status_note("Auto-compaction cancelled");
-                    }
-                } else if let Some(e) = error_message {
-                    self.view.error(&e);
-                } else if let Some(r) = result {
-                    let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
-                    let summary = r["summary"].as_str().unwrap_or_default();
-                    self.view.push(ChatItem::Summary(SummaryView::compaction(
-                        summary,
-                        tokens,
-                        self.view.tools_expanded,
-                    )));
-                    // The transcript is rebuilt around the compaction entry once the run
-                    // gives the session back (see `task_finished`).
-                    self.turn.compacted_in_run = Some(self.view.chat.len());
-                }
-                self.show_loader(Token::Accent, Self::working_message());
-            }
-            AgentEvent::SessionWriteError { error } => self.view.warning(&error),
-            AgentEvent::AgentStart
-            | AgentEvent::AgentEnd { .. }
-            | AgentEvent::AgentSettled { .. }
-            | AgentEvent::TurnStart
-            | AgentEvent::TurnEnd { .. }
-            | AgentEvent::MessageStart { .. }
-            | AgentEvent::MessageEnd { .. }
-            | AgentEvent::CustomMessageEnd { .. } => {}
+/// What `ev` does to the running turn and the screen (`ext` draws extensions' messages).
+pub(super) fn on_agent_event(
+    turn: &mut Turn,
+    view: &mut View,
+    ext: &ExtensionState,
+    ev: AgentEvent,
+) {
+    match ev {
+        AgentEvent::MessageStart {
+            message: Message::User(u),
+        } => {
+            let text = crate::session::ops::user_content_text(&u.content);
+            let first = view.chat.is_empty() && !view.header.lists_resources();
+            view.push(ChatItem::User(UserView::new(&text, first)));
+            turn.sync_queues(view);
         }
+        AgentEvent::MessageStart {
+            message: Message::Assistant(a),
+        } => turn.start_reply(view, a),
+        AgentEvent::CustomMessageStart { message } => {
+            if message.display {
+                let item = ext.message_item(&message, view.tools_expanded);
+                view.push(item);
+            }
+        }
+        AgentEvent::MessageUpdate { event, .. } => turn.on_stream_event(view, &event),
+        AgentEvent::MessageEnd {
+            message: Message::Assistant(a),
+        } => turn.end_reply(view, &a),
+        AgentEvent::ToolExecutionStart { id, name, args } => {
+            if let Some(t) = turn.tool_box(view, &id, &name, &args) {
+                t.set_args(args);
+                t.start();
+            }
+        }
+        AgentEvent::ToolExecutionUpdate {
+            id,
+            name,
+            args,
+            partial_result,
+        } => {
+            if let Some(t) = turn.tool_box(view, &id, &name, &args) {
+                t.update(partial_result);
+            }
+        }
+        AgentEvent::ToolExecutionEnd {
+            id,
+            name,
+            result,
+            is_error,
+            ..
+        } => {
+            let null = serde_json::Value::Null;
+            if let Some(t) = turn.tool_box(view, &id, &name, &null) {
+                t.finish(result, is_error);
+            }
+        }
+        AgentEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            ..
+        } => {
+            let fires_at = Instant::now() + Duration::from_millis(delay_ms);
+            let countdown = RetryCountdown::new(attempt, max_attempts, fires_at);
+            view.show_loader(Token::Warning, countdown.message(Instant::now()));
+            turn.retry_countdown = Some(countdown);
+        }
+        AgentEvent::AutoRetryEnd {
+            success,
+            attempt,
+            final_error,
+        } => {
+            turn.retry_countdown = None;
+            if !success {
+                let error = final_error.unwrap_or_else(|| "Unknown error".into());
+                view.error(&format!("Retry failed after {attempt} attempts: {error}"));
+            }
+            view.show_loader(Token::Accent, working_message());
+        }
+        AgentEvent::CompactionStart { reason } => {
+            let key = keybindings::current().key_text("app.interrupt");
+            let message = match reason {
+                CompactionReason::Manual => format!("Compacting context... ({key} to cancel)"),
+                CompactionReason::Overflow => {
+                    format!("Context overflow detected, Auto-compacting... ({key} to cancel)")
+                }
+                CompactionReason::Threshold => format!("Auto-compacting... ({key} to cancel)"),
+            };
+            view.show_loader(Token::Accent, message);
+        }
+        AgentEvent::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            error_message,
+            ..
+        } => {
+            if aborted {
+                if reason == CompactionReason::Manual {
+                    view.error("Compaction cancelled");
+                } else {
+                    view.status_note("Auto-compaction cancelled");
+                }
+            } else if let Some(e) = error_message {
+                view.error(&e);
+            } else if let Some(r) = result {
+                let tokens = r["tokensBefore"].as_u64().unwrap_or(0);
+                let summary = r["summary"].as_str().unwrap_or_default();
+                view.push(ChatItem::Summary(SummaryView::compaction(
+                    summary,
+                    tokens,
+                    view.tools_expanded,
+                )));
+                // The transcript is rebuilt around the compaction entry once the run
+                // gives the session back (see `task_finished`).
+                turn.compacted_in_run = Some(view.chat.len());
+            }
+            view.show_loader(Token::Accent, working_message());
+        }
+        AgentEvent::SessionWriteError { error } => view.warning(&error),
+        AgentEvent::AgentStart
+        | AgentEvent::AgentEnd { .. }
+        | AgentEvent::AgentSettled { .. }
+        | AgentEvent::TurnStart
+        | AgentEvent::TurnEnd { .. }
+        | AgentEvent::MessageStart { .. }
+        | AgentEvent::MessageEnd { .. }
+        | AgentEvent::CustomMessageEnd { .. } => {}
     }
 }

@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::chat::{ChatItem, CustomMessageView, RenderedMessageView};
 use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::selectors::tree::BranchSummary;
 use super::view::View;
 use crate::extensions::ui::{Answer, ComponentHandle, Dialog};
 use crate::extensions::ExtensionHost;
+use crate::session::entry::CustomMessage;
 use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
 use crate::tui::{Anchor, InputEvent, OverlayId, OverlayOptions, Tui};
@@ -114,6 +116,19 @@ impl ExtensionState {
 
     pub(super) fn jobs(&self) -> Receiver<JobDone> {
         self.jobs.clone()
+    }
+
+    /// An extension's custom message in the transcript: drawn by the extension that registered
+    /// a renderer for its type, else with pi's default look.
+    pub(super) fn message_item(&self, message: &CustomMessage, expanded: bool) -> ChatItem {
+        let fallback = CustomMessageView::new(&message.custom_type, &message.content);
+        let host = match &self.host {
+            Some(h) if h.renders_messages(&message.custom_type) => Arc::clone(h),
+            _ => return ChatItem::Block(Box::new(fallback)),
+        };
+        let message = message.clone();
+        let render = Box::new(move |width| host.render_message(&message, width, expanded));
+        ChatItem::Block(Box::new(RenderedMessageView::new(render, fallback)))
     }
 
     /// Every request sender is gone: stop watching.

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::app::App;
-use super::chat::{ChatItem, CustomMessageView, RenderedMessageView};
+use super::chat::ChatItem;
 use super::ext_state::{GatedOp, JobDone};
 use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::footer::display_cwd;
@@ -82,23 +82,6 @@ fn status_text(text: &str) -> String {
 }
 
 impl<T: Terminal> App<T> {
-    /// An extension's custom message in the transcript: drawn by the extension that registered
-    /// a renderer for its type, else with pi's default look.
-    pub(super) fn custom_message_item(
-        &self,
-        message: &crate::session::entry::CustomMessage,
-    ) -> ChatItem {
-        let fallback = CustomMessageView::new(&message.custom_type, &message.content);
-        let host = match &self.ext.host {
-            Some(h) if h.renders_messages(&message.custom_type) => Arc::clone(h),
-            _ => return ChatItem::Block(Box::new(fallback)),
-        };
-        let message = message.clone();
-        let expanded = self.view.tools_expanded;
-        let render = Box::new(move |width| host.render_message(&message, width, expanded));
-        ChatItem::Block(Box::new(RenderedMessageView::new(render, fallback)))
-    }
-
     /// One request from an extension.
     pub(super) fn on_extension_request(
         &mut self,

@@ -82,7 +82,7 @@ impl<T: Terminal> App<T> {
                 )),
                 AgentMessage::Custom(c) => {
                     if c.display {
-                        items.push(self.custom_message_item(c));
+                        items.push(self.ext.message_item(c, self.view.tools_expanded));
                     }
                 }
                 AgentMessage::Unknown(_) => {}

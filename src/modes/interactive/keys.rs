@@ -275,7 +275,7 @@ impl<T: Terminal> App<T> {
         match spawn(session) {
             Ok(task) => {
                 self.turn.task = Some(task);
-                self.show_loader(Token::Accent, Self::working_message());
+                self.show_loader(Token::Accent, super::turn::working_message());
             }
             Err(failed) => {
                 let (session, e) = *failed;

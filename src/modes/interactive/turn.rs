@@ -313,6 +313,11 @@ impl Turn {
     }
 }
 
+/// pi's indicator text while a run goes on (the key is in the start-up hints).
+pub(super) fn working_message() -> String {
+    "Working...".into()
+}
+
 /// The text of a queued user message.
 pub(super) fn message_text(m: &crate::ai::Message) -> String {
     match m {

@@ -72,6 +72,21 @@ impl View {
         self.last_is_status = true;
     }
 
+    /// Shows the "Working..." indicator (or another message) under the transcript.
+    pub fn show_loader(&mut self, spinner: Token, message: String) {
+        match &mut self.status {
+            Some(loader) => loader.set_message(message),
+            None => {
+                self.status = Some(Loader::new(
+                    theme::current(),
+                    spinner,
+                    Token::Muted,
+                    message,
+                ))
+            }
+        }
+    }
+
     pub fn error(&mut self, text: &str) {
         self.push(ChatItem::note(Token::Error, &format!("Error: {text}")));
     }
