@@ -263,7 +263,7 @@ impl<T: Terminal> App<T> {
 
     /// Built-in commands, templates, skills, then extension commands, for the `/` popup.
     pub(super) fn install_autocomplete(&mut self) {
-        let mut commands = self.slash_commands();
+        let mut commands = super::completions::slash_commands(&self.env, self.model_candidates());
         if let Some(host) = &self.ext.host {
             for c in host.commands() {
                 if !commands.iter().any(|b| b.name == c.name) {

@@ -298,6 +298,9 @@ impl<T: Terminal> App<T> {
 
     /// Output or the end of a `!` command; a result is recorded once the session is free.
     pub(super) fn on_bash_update(&mut self, update: Option<super::bash_job::BashUpdate>) {
+        if !self.jobs.bash_running() {
+            return;
+        }
         if self.jobs.on_bash_update(&mut self.view, update) {
             self.flush_pending_bash();
             self.report_write_errors();
