@@ -3,7 +3,8 @@
 //! user bash command, or the next deadline (a frame, a spinner tick, a pending ESC), handles
 //! what came, and lets the [`Tui`] draw at most one frame.
 //!
-//! The [`AgentSession`] is owned here between runs and by a [`SessionTask`] thread during one;
+//! The [`AgentSession`] is owned here between runs and by a
+//! [`SessionTask`](crate::harness::task::SessionTask) thread (see `turn.rs`) during one;
 //! the footer keeps a snapshot so it can show the model and token totals meanwhile. Key
 //! handling lives in `keys.rs`, agent events in `events.rs`, slash commands in `commands.rs`;
 //! the state they share is grouped in `turn`, `jobs`, `overlays`, `input` and `ext_state`.
