@@ -260,15 +260,24 @@ fn invalid_colour_forms_are_reported_with_the_token() {
         let err = Theme::from_json_str("t.json", &theme_json(value, ""), ColorMode::TrueColor)
             .expect_err(value)
             .to_string();
-        assert!(err.contains("colors.accent") && err.contains("t.json"), "{value}: {err}");
+        assert!(
+            err.contains("colors.accent") && err.contains("t.json"),
+            "{value}: {err}"
+        );
     }
 }
 
 #[test]
 fn optional_1x_tokens_fall_back_or_take_their_own_colour() {
     let theme = Theme::from_json_str("t", &theme_json("1", ""), ColorMode::TrueColor).unwrap();
-    assert_eq!(theme.color(Token::ThinkingMax), theme.color(Token::ThinkingXhigh));
-    assert_eq!(theme.color(Token::SearchMatchBg), theme.color(Token::SelectedBg));
+    assert_eq!(
+        theme.color(Token::ThinkingMax),
+        theme.color(Token::ThinkingXhigh)
+    );
+    assert_eq!(
+        theme.color(Token::SearchMatchBg),
+        theme.color(Token::SelectedBg)
+    );
     let theme = Theme::from_json_str(
         "t",
         &theme_json("1", r##","thinkingMax":"#ff0000","scrollbarThumb":"v""##),
