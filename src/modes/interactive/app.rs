@@ -142,7 +142,7 @@ impl<T: Terminal> App<T> {
     /// so its last lines reach the session file.
     pub fn stop(&mut self) -> io::Result<()> {
         self.jobs.abort_bash();
-        if let Some(task) = self.turn.task.take() {
+        if let Some(task) = self.turn.take_task() {
             task.abort.abort();
             while task.events.recv().is_ok() {}
             if let Ok(s) = task.join() {
@@ -215,7 +215,7 @@ impl<T: Terminal> App<T> {
         let timeout = deadline.saturating_duration_since(now);
         let never_task = crossbeam_channel::never::<AgentEvent>();
         let never_bash = crossbeam_channel::never::<BashUpdate>();
-        let task_events = self.turn.task.as_ref().map(|t| t.events.clone());
+        let task_events = self.turn.events();
         let bash_updates = self.jobs.bash_updates();
         let ext_requests = self.ext.requests();
         let ext_actions = self
@@ -240,7 +240,7 @@ impl<T: Terminal> App<T> {
                     self.tui.request_render();
                     events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     // Take what else already arrived so a fast stream costs one frame.
-                    while let Some(Ok(ev)) = self.turn.task.as_ref().map(|t| t.events.try_recv()) {
+                    while let Some(ev) = self.turn.try_event() {
                         events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     }
                 }
@@ -407,7 +407,7 @@ impl<T: Terminal> App<T> {
 
     /// The task thread ended: take the session back and settle the screen.
     fn task_finished(&mut self) {
-        let Some(task) = self.turn.task.take() else {
+        let Some(task) = self.turn.take_task() else {
             return;
         };
         let leftover: Vec<String> = task
@@ -420,7 +420,7 @@ impl<T: Terminal> App<T> {
         match task.join() {
             Ok(session) => {
                 self.session = Some(session);
-                self.turn.run_state = None;
+                self.turn.end();
             }
             Err(e) => {
                 self.view.error(&format!(
@@ -434,7 +434,7 @@ impl<T: Terminal> App<T> {
         self.turn.settle();
         self.view.steering.clear();
         self.view.follow_up.clear();
-        if let Some(shown_at) = self.turn.compacted_in_run.take() {
+        if let Some(shown_at) = self.turn.take_compaction_mark() {
             self.rebuild_after_compaction(shown_at);
         }
         if !leftover.is_empty() {
@@ -444,7 +444,7 @@ impl<T: Terminal> App<T> {
         self.flush_pending_bash();
         self.report_write_errors();
         self.refresh_footer();
-        if let Some(job) = self.jobs.tree_summary.take() {
+        if let Some(job) = self.jobs.take_tree_summary() {
             self.finish_tree_navigation(job);
         }
         // What an extension command asked of the mode (a new session, quitting).
@@ -463,7 +463,7 @@ impl<T: Terminal> App<T> {
 
     pub(super) fn flush_pending_bash(&mut self) {
         if let Some(s) = self.session.as_mut() {
-            for msg in self.jobs.pending_bash.drain(..) {
+            for msg in self.jobs.take_pending_bash() {
                 crate::harness::user_bash::record(s, msg);
             }
         }
@@ -483,7 +483,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn refresh_footer(&mut self) {
         if let Some(s) = &self.session {
             self.view.footer.info.refresh(s, self.env.has_model);
-        } else if let Some(r) = &self.turn.run_state {
+        } else if let Some(r) = self.turn.run_state() {
             self.view.footer.info.set_model(Some(&r.model), r.thinking);
         }
         self.apply_editor_style();

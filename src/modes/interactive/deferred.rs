@@ -14,7 +14,7 @@ use crate::tui::terminal::Terminal;
 impl<T: Terminal> App<T> {
     /// Shift+Tab.
     pub(super) fn cycle_thinking(&mut self) {
-        let next = match (self.session.as_mut(), self.turn.run_state.as_ref()) {
+        let next = match (self.session.as_mut(), self.turn.run_state()) {
             (Some(s), _) => s.cycle_thinking_level(),
             (None, Some(r)) => {
                 let next = next_thinking_level(&r.model, r.thinking);
@@ -48,7 +48,7 @@ impl<T: Terminal> App<T> {
             }
         };
         let credentials = &self.env.credentials;
-        let landed = match (self.session.as_mut(), self.turn.run_state.as_ref()) {
+        let landed = match (self.session.as_mut(), self.turn.run_state()) {
             (Some(s), _) => match s.cycle_model(forward, &available, &|m| credentials(m)) {
                 Ok(None) => Err(scoped_note(!s.scoped_models.is_empty()).to_string()),
                 Ok(Some(c)) => Ok((c.model, c.thinking)),
@@ -66,7 +66,7 @@ impl<T: Terminal> App<T> {
                     Some(next) => {
                         let next = next.clone();
                         self.defer_model(next.model, next.thinking);
-                        let r = self.turn.run_state.as_ref().expect("run state kept");
+                        let r = self.turn.run_state().expect("run state kept");
                         Ok((r.model.clone(), r.thinking))
                     }
                 }

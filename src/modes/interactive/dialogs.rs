@@ -80,7 +80,7 @@ impl<T: Terminal> App<T> {
 
     /// The session's model scope (also while a run holds the session).
     pub(super) fn scoped_models(&self) -> Vec<ScopedModel> {
-        match (&self.session, &self.turn.run_state) {
+        match (&self.session, self.turn.run_state()) {
             (Some(s), _) => s.scoped_models.clone(),
             (None, Some(r)) => r.scoped.clone(),
             (None, None) => Vec::new(),
@@ -119,7 +119,7 @@ impl<T: Terminal> App<T> {
         if !self.env.has_model {
             return None;
         }
-        match (&self.session, &self.turn.run_state) {
+        match (&self.session, self.turn.run_state()) {
             (Some(s), _) => Some(s.agent().model.clone()),
             (None, Some(r)) => Some(r.model.clone()),
             (None, None) => None,

@@ -83,14 +83,14 @@ pub(super) fn on_agent_event(
             let fires_at = Instant::now() + Duration::from_millis(delay_ms);
             let countdown = RetryCountdown::new(attempt, max_attempts, fires_at);
             view.show_loader(Token::Warning, countdown.message(Instant::now()));
-            turn.retry_countdown = Some(countdown);
+            turn.set_retry(Some(countdown));
         }
         AgentEvent::AutoRetryEnd {
             success,
             attempt,
             final_error,
         } => {
-            turn.retry_countdown = None;
+            turn.set_retry(None);
             if !success {
                 let error = final_error.unwrap_or_else(|| "Unknown error".into());
                 view.error(&format!("Retry failed after {attempt} attempts: {error}"));
@@ -133,7 +133,7 @@ pub(super) fn on_agent_event(
                 )));
                 // The transcript is rebuilt around the compaction entry once the run
                 // gives the session back (see `task_finished`).
-                turn.compacted_in_run = Some(view.chat.len());
+                turn.mark_compaction(view.chat.len());
             }
             view.show_loader(Token::Accent, working_message());
         }

@@ -62,7 +62,7 @@ impl<T: Terminal> App<T> {
     /// Session switches, reloads and quitting that extension commands asked for, once the
     /// session is back (the command is over).
     pub(super) fn perform_mode_requests(&mut self) {
-        if self.session.is_none() || self.turn.task.is_some() {
+        if self.session.is_none() || self.turn.is_running() {
             return;
         }
         let Some(host) = self.ext.host.clone() else {

@@ -163,7 +163,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn on_extension_actions(&mut self) {
         self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
-        if pending && self.session.is_some() && self.turn.task.is_none() {
+        if pending && self.session.is_some() && !self.turn.is_running() {
             self.run_task(|s| {
                 SessionTask::spawn(s, Box::new(|s, emit| s.run_extension_work(emit)))
             });

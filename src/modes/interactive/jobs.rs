@@ -21,13 +21,13 @@ use crate::tui::keybindings;
 /// The background jobs (each at most one at a time).
 #[derive(Default)]
 pub(super) struct Jobs {
-    pub bash: Option<BashJob>,
+    bash: Option<BashJob>,
     /// `!cmd` results finished while a run held the session.
-    pub pending_bash: Vec<BashExecutionMessage>,
+    pending_bash: Vec<BashExecutionMessage>,
     /// The clipboard read started by the paste-image key.
-    pub clipboard_read: Option<Receiver<ClipboardRead>>,
+    clipboard_read: Option<Receiver<ClipboardRead>>,
     /// A branch summary being made before a tree navigation (its task is the turn's).
-    pub tree_summary: Option<TreeSummaryJob>,
+    tree_summary: Option<TreeSummaryJob>,
 }
 
 /// A navigation waiting for its branch summary.
@@ -62,6 +62,21 @@ impl Jobs {
     /// The result of the clipboard read, if one runs.
     pub fn clipboard(&self) -> Option<Receiver<ClipboardRead>> {
         self.clipboard_read.clone()
+    }
+
+    /// The `!cmd` results not yet recorded in the session, oldest first.
+    pub fn take_pending_bash(&mut self) -> Vec<BashExecutionMessage> {
+        std::mem::take(&mut self.pending_bash)
+    }
+
+    /// A tree navigation now waits for its branch summary.
+    pub fn await_tree_summary(&mut self, job: TreeSummaryJob) {
+        self.tree_summary = Some(job);
+    }
+
+    /// The tree navigation waiting for the run that ended, if any.
+    pub fn take_tree_summary(&mut self) -> Option<TreeSummaryJob> {
+        self.tree_summary.take()
     }
 
     /// Starts `command` in `cwd` with its box at the end of the transcript.

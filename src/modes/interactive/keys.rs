@@ -4,7 +4,7 @@
 //! what happens to a submitted line (command, `!bash`, steer, or a new prompt).
 
 use super::app::App;
-use super::turn::message_text;
+use super::turn::{message_text, working_message, RunState};
 use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
 use crate::harness::task::SessionTask;
 use crate::tui::keybindings;
@@ -24,7 +24,7 @@ impl<T: Terminal> App<T> {
             if self.jobs.abort_bash() {
                 return true;
             }
-            if self.turn.task.is_some() {
+            if self.turn.is_running() {
                 self.abort_run();
                 return true;
             }
@@ -106,7 +106,7 @@ impl<T: Terminal> App<T> {
                 return true;
             }
             self.view.editor.set_text("");
-            if self.turn.task.is_some() {
+            if self.turn.is_running() {
                 self.queue_message(&text, false);
             } else {
                 self.on_submit(&text);
@@ -167,15 +167,13 @@ impl<T: Terminal> App<T> {
         if !queued.is_empty() {
             self.restore_to_editor(queued);
         }
-        if let Some(task) = &self.turn.task {
-            task.abort.abort();
-        }
+        self.turn.abort();
     }
 
     /// Empties both queues (of the run, or of the idle agent) and the display.
     fn take_queued(&mut self) -> Vec<String> {
-        let (steering, follow_up) = match (&self.turn.task, &self.session) {
-            (Some(t), _) => (t.steering.clone(), t.follow_up.clone()),
+        let (steering, follow_up) = match (self.turn.queues(), &self.session) {
+            (Some(queues), _) => queues,
             (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
             (None, None) => return Vec::new(),
         };
@@ -212,7 +210,7 @@ impl<T: Terminal> App<T> {
                 return;
             }
         }
-        if self.turn.task.is_some() {
+        if self.turn.is_running() {
             if !self.run_extension_command_now(text) {
                 self.queue_message(text, true);
             }
@@ -235,14 +233,7 @@ impl<T: Terminal> App<T> {
     /// (delivered when the agent would stop).
     fn queue_message(&mut self, text: &str, steer: bool) {
         let message = self.user_message(text);
-        let Some(task) = &self.turn.task else { return };
-        if steer {
-            task.steering.push(message);
-            self.view.steering.push(text.to_string());
-        } else {
-            task.follow_up.push(message);
-            self.view.follow_up.push(text.to_string());
-        }
+        self.turn.queue(&mut self.view, message, text, steer);
     }
 
     fn start_prompt(&mut self, text: &str) {
@@ -271,16 +262,15 @@ impl<T: Terminal> App<T> {
         let Some(session) = self.session.take() else {
             return;
         };
-        self.turn.run_state = Some(super::turn::RunState::snapshot(&session));
+        let run_state = RunState::snapshot(&session);
         match spawn(session) {
             Ok(task) => {
-                self.turn.task = Some(task);
-                self.show_loader(Token::Accent, super::turn::working_message());
+                self.turn.begin(task, run_state);
+                self.show_loader(Token::Accent, working_message());
             }
             Err(failed) => {
                 let (session, e) = *failed;
                 self.session = Some(session);
-                self.turn.run_state = None;
                 self.view.error(&e);
             }
         }

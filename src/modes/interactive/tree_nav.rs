@@ -149,13 +149,13 @@ impl<T: Terminal> App<T> {
                 }),
             )
         });
-        if self.turn.task.is_some() {
+        if self.turn.is_running() {
             let key = keybindings::current().key_text("app.interrupt");
             self.show_loader(
                 Token::Accent,
                 format!("Summarizing branch... ({key} to cancel)"),
             );
-            self.jobs.tree_summary = Some(TreeSummaryJob {
+            self.jobs.await_tree_summary(TreeSummaryJob {
                 entry_id: entry_id.to_string(),
                 editor_text,
                 done,

@@ -8,12 +8,17 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crossbeam_channel::Receiver;
+
 use super::chat::{AssistantView, ChatItem};
 use super::tool_view::ToolView;
 use super::view::View;
+use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::stream::MessageBuilder;
-use crate::ai::{AssistantEvent, AssistantMessage, Content, Model, StopReason, ThinkingLevel};
+use crate::ai::{
+    AssistantEvent, AssistantMessage, Content, Message, Model, StopReason, ThinkingLevel,
+};
 use crate::harness::model_control::{level_for_switch, Credentials, ScopedModel};
 use crate::harness::switches::Switch;
 use crate::harness::task::SessionTask;
@@ -28,14 +33,14 @@ pub(super) const BUSY: &str = "Wait for the current response to finish first";
 #[derive(Default)]
 pub(super) struct Turn {
     /// The worker thread holding the session; `None` between runs.
-    pub task: Option<SessionTask>,
+    task: Option<SessionTask>,
     /// The model while a run holds the session, and changes waiting for it to return.
-    pub run_state: Option<RunState>,
+    run_state: Option<RunState>,
     /// The transcript length right after a compaction summary was shown during this run: when
     /// the run ends the transcript is rebuilt around the compaction entry, as pi does.
-    pub compacted_in_run: Option<usize>,
+    compacted_in_run: Option<usize>,
     /// When the pending auto-retry fires, for the "Retrying in Ns" countdown.
-    pub retry_countdown: Option<RetryCountdown>,
+    retry_countdown: Option<RetryCountdown>,
     /// Index in the transcript of the assistant reply being streamed.
     streaming: Option<usize>,
     /// The reply being streamed, rebuilt from its deltas.
@@ -103,6 +108,79 @@ impl Turn {
     /// Whether a run holds the session.
     pub fn is_running(&self) -> bool {
         self.task.is_some()
+    }
+
+    /// A run started: `task` holds the session, `run_state` is what the footer shows of it.
+    pub fn begin(&mut self, task: SessionTask, run_state: RunState) {
+        self.task = Some(task);
+        self.run_state = Some(run_state);
+    }
+
+    /// The worker's events, while a run goes on.
+    pub fn events(&self) -> Option<Receiver<AgentEvent>> {
+        self.task.as_ref().map(|t| t.events.clone())
+    }
+
+    /// An event that already arrived, if any.
+    pub fn try_event(&self) -> Option<AgentEvent> {
+        self.task.as_ref()?.events.try_recv().ok()
+    }
+
+    /// Aborts the run (it still ends with its events and gives the session back).
+    pub fn abort(&self) {
+        if let Some(task) = &self.task {
+            task.abort.abort();
+        }
+    }
+
+    /// The task, to join once its events ended; the run state stays until `end`.
+    pub fn take_task(&mut self) -> Option<SessionTask> {
+        self.task.take()
+    }
+
+    /// The session is back: the model shown is the session's again.
+    pub fn end(&mut self) {
+        self.run_state = None;
+    }
+
+    /// The model and thinking level the footer shows while a run holds the session.
+    pub fn run_state(&self) -> Option<&RunState> {
+        self.run_state.as_ref()
+    }
+
+    /// Queues a steering message (`steer`, delivered after the current tool calls) or a
+    /// follow-up (delivered when the agent would stop); `text` joins the queue display.
+    pub fn queue(&self, view: &mut View, message: Message, text: &str, steer: bool) {
+        let Some(task) = &self.task else { return };
+        if steer {
+            task.steering.push(message);
+            view.steering.push(text.to_string());
+        } else {
+            task.follow_up.push(message);
+            view.follow_up.push(text.to_string());
+        }
+    }
+
+    /// The run's queues (steering, follow-up), while a run goes on.
+    pub fn queues(&self) -> Option<(MessageQueue, MessageQueue)> {
+        self.task
+            .as_ref()
+            .map(|t| (t.steering.clone(), t.follow_up.clone()))
+    }
+
+    /// An auto-retry waits to fire (`None`: it is over).
+    pub fn set_retry(&mut self, countdown: Option<RetryCountdown>) {
+        self.retry_countdown = countdown;
+    }
+
+    /// A compaction summary was shown, the transcript being `len` items long then.
+    pub fn mark_compaction(&mut self, len: usize) {
+        self.compacted_in_run = Some(len);
+    }
+
+    /// Where a compaction summary was shown during the run that ended, if one was.
+    pub fn take_compaction_mark(&mut self) -> Option<usize> {
+        self.compacted_in_run.take()
     }
 
     /// Forgets the streamed reply and the tool boxes (the transcript is being replaced).
