@@ -38,6 +38,20 @@ const ALLOWED_CYCLE_FILES: &[&str] = &[
 /// The layers below the session storage.
 const BELOW_SESSION: &[&str] = &["agent", "ai"];
 
+/// The floors of `src/`, lowest first. A top-level module imports only from floors below its
+/// own; modules on one floor do not import each other.
+const FLOORS: &[&[&str]] = &[
+    &["util"],
+    &["ai", "tui"],
+    &["agent", "resources"],
+    &["session", "tools"],
+    &["mcp"],
+    &["extensions"],
+    &["harness"],
+    &["modes"],
+    &["cli"],
+];
+
 #[test]
 fn no_file_imports_another_that_imports_it_back() {
     let graph = Graph::load(Path::new(env!("CARGO_MANIFEST_DIR")), "src/lib.rs");
@@ -84,6 +98,33 @@ fn the_agent_and_ai_layers_never_name_the_session_storage() {
     assert!(
         failures.is_empty(),
         "the layers below storage name crate::session (move the type down instead):\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn each_floor_imports_only_from_the_floors_below() {
+    let graph = Graph::load(Path::new(env!("CARGO_MANIFEST_DIR")), "src/lib.rs");
+    let floor = |top: &str| FLOORS.iter().position(|f| f.contains(&top));
+    let mut failures = Vec::new();
+    for (module, m) in &graph.modules {
+        let Some(from) = module.first() else { continue };
+        let Some(from_floor) = floor(from) else {
+            failures.push(format!("{}: `{from}` is on no floor of FLOORS", m.rel));
+            continue;
+        };
+        for target in &m.imports {
+            let Some(to) = target.first().filter(|to| *to != from) else {
+                continue;
+            };
+            if floor(to).is_none_or(|to_floor| to_floor >= from_floor) {
+                failures.push(format!("{} -> {}", m.rel, graph.modules[target].rel));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "imports that go up or sideways between floors:\n{}",
         failures.join("\n")
     );
 }
