@@ -1,7 +1,7 @@
 //! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat (on the alternate
 //! screen in pi 1.x's default fullscreen layout, `fullscreen` and `fullscreen_search`; in the
-//! terminal's own scrollback with `tuiMode: "regular"`), the editor and the footer, driven by one UI thread (see `app.rs`) while prompts
-//! run on a worker thread that owns the session.
+//! terminal's own scrollback with `tuiMode: "regular"`), the editor and the footer, driven by
+//! one UI thread (see `app.rs`) while prompts run on a worker thread that owns the session.
 //!
 //! Files, from the loop down: `app` (the [`App`] that composes the state below and runs the
 //! loop, dispatching input and events). Feature files add `App` methods that combine that
@@ -19,8 +19,9 @@
 //! `view`, `transcript`, `chat`, `tool_view`, `diff_view`, `summaries`, `text_style`,
 //! `header`, `footer`, `fullscreen`, `fullscreen_search`, `ext_ui` (the channel extension
 //! requests come over, the dialog overlay), `ext_widgets`, `ext_component`, `missing_cwd`,
-//! `selectors/`; and helpers: `external` (editor, clipboard), `clipboard_image` (the
-//! paste-image key), `standalone` (`pi -r`, `pi config`).
+//! `selectors/`, `replay` (a session's messages as transcript items); and helpers:
+//! `external` (editor, clipboard), `clipboard_image` (the paste-image key), `standalone`
+//! (`pi -r`, `pi config`).
 
 mod app;
 mod background;
@@ -53,6 +54,7 @@ mod login_flow;
 mod mcp_command;
 mod missing_cwd;
 pub mod overlays;
+mod replay;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;
