@@ -7,8 +7,8 @@
 //! series carried until their terms vanish: accurate to a few units in the last place, which
 //! the two callers (a BM25 ranking and an sRGB luminance threshold) never notice.
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 
 /// Natural logarithm. NaN for negative input and NaN, -inf for zero, +inf for +inf.
 pub fn ln(x: f64) -> f64 {
