@@ -10,11 +10,15 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=link/hot-text.ld");
+    // scripts/hot-text.sh profiles a binary linked without the list: valgrind names no
+    // function outside `.text`.
+    println!("cargo:rerun-if-env-changed=PI_HOT_TEXT");
+    let hot_text = std::env::var("PI_HOT_TEXT").map_or(true, |v| v != "off");
     let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let script = std::path::Path::new(&dir).join("link/hot-text.ld");
-    if release && linux && script.is_file() {
+    if release && linux && hot_text && script.is_file() {
         println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     }
     // A position-independent executable carries ~24,000 relative relocations (0.58 MB of

@@ -14,18 +14,21 @@
 # Re-run it after large changes to the start-up path (needs valgrind; takes a few minutes).
 #
 #   scripts/hot-text.sh                       # writes link/hot-text.ld
-#   HOT_TEXT_PI=path/to/unstripped/pi scripts/hot-text.sh
+#   HOT_TEXT_PI=path/to/pi scripts/hot-text.sh  # unstripped, built with PI_HOT_TEXT=off
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 command -v valgrind >/dev/null || { echo "error: needs valgrind (callgrind)" >&2; exit 1; }
 
-PI="${HOT_TEXT_PI:-}"  # an unstripped release binary to profile instead of building one
+# An unstripped release binary linked without the list (PI_HOT_TEXT=off: valgrind names no
+# function outside `.text`), to profile instead of building one.
+PI="${HOT_TEXT_PI:-}"
 if [[ -z "$PI" ]]; then
     BUILD_DIR="$ROOT/target/hot-text"
     echo "building an unstripped release binary in $BUILD_DIR..." >&2
-    CARGO_PROFILE_RELEASE_STRIP=false CARGO_TARGET_DIR="$BUILD_DIR" cargo build --release --quiet
+    PI_HOT_TEXT=off CARGO_PROFILE_RELEASE_STRIP=false CARGO_TARGET_DIR="$BUILD_DIR" \
+        cargo build --release --quiet
     PI="$BUILD_DIR/release/pi"
 fi
 PI="$(realpath "$PI")"
