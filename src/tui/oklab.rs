@@ -77,7 +77,7 @@ const TOE_K3: f64 = (1.0 + TOE_K1) / (1.0 + TOE_K2);
 
 /// `oklch(l c h)` with `l` in 0..=1, `c` ≥ 0 and `h` in degrees, gamut-mapped to sRGB.
 pub fn oklch_to_rgb(l: f64, c: f64, h: f64) -> (u8, u8, u8) {
-    let (sin, cos) = h.to_radians().sin_cos();
+    let (sin, cos) = crate::util::math::sin_cos(h.to_radians());
     let at_chroma = |chroma: f64| oklab_to_linear_srgb([l, chroma * cos, chroma * sin]);
     let direct = at_chroma(c);
     if in_gamut(direct) {
@@ -102,7 +102,7 @@ pub fn okhsl_to_rgb(h: f64, s: f64, l: f64) -> (u8, u8, u8) {
     let lightness = toe_inverse(l);
     let mut lab = [lightness, 0.0, 0.0];
     if lightness > 0.0 && lightness < 1.0 && s > 0.0 {
-        let (b, a) = h.rem_euclid(360.0).to_radians().sin_cos();
+        let (b, a) = crate::util::math::sin_cos(h.rem_euclid(360.0).to_radians());
         let [c0, c_mid, c_max] = chroma_stops(lightness, a, b);
         let chroma = if s < 0.8 {
             let t = 1.25 * s;
@@ -138,7 +138,7 @@ fn in_gamut(linear: [f64; 3]) -> bool {
 fn linear_srgb_to_rgb(linear: [f64; 3]) -> (u8, u8, u8) {
     let encode = |v: f64| {
         let gamma = if v > 0.003_130_8 {
-            1.055 * v.powf(1.0 / 2.4) - 0.055
+            1.055 * crate::util::math::powf(v, 1.0 / 2.4) - 0.055
         } else {
             12.92 * v
         };
@@ -180,7 +180,7 @@ fn max_saturation(a: f64, b: f64) -> f64 {
 fn cusp(a: f64, b: f64) -> (f64, f64) {
     let s = max_saturation(a, b);
     let rgb = oklab_to_linear_srgb([1.0, s * a, s * b]);
-    let l = (1.0 / rgb[0].max(rgb[1]).max(rgb[2])).cbrt();
+    let l = crate::util::math::cbrt(1.0 / rgb[0].max(rgb[1]).max(rgb[2]));
     (l, l * s)
 }
 

@@ -1,11 +1,12 @@
-//! `ln`, `exp` and `powf` for `f64` without the C maths library.
+//! `ln`, `exp`, `powf`, `cbrt` and `sin_cos` for `f64` without the C maths library.
 //!
-//! Rust's `f64::ln` and `f64::powf` call glibc's `libm.so`; pi used nothing else from it, yet
+//! Rust's `f64::ln`, `powf`, `cbrt` and `sin_cos` call glibc's `libm.so`; pi used nothing else from it, yet
 //! loading it cost every process (even `pi --version`) a library mapping of ~330 KiB of
 //! resident memory and its start-up work. These are the textbook reductions (a power of two
 //! times a mantissa near 1 for `ln`, a multiple of ln 2 plus a small remainder for `exp`) with
 //! series carried until their terms vanish: accurate to a few units in the last place, which
-//! the two callers (a BM25 ranking and an sRGB luminance threshold) never notice.
+//! the callers (a BM25 ranking, sRGB and OKLab colour conversions to 8-bit channels) never
+//! notice.
 
 const LN2_HI: f64 = 6.931_471_803_691_238e-1;
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
@@ -81,6 +82,47 @@ pub fn powf(x: f64, y: f64) -> f64 {
     exp(y * ln(x))
 }
 
+/// Cube root, for any sign.
+pub fn cbrt(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let a = x.abs();
+    // A first guess from ln and exp, then one Newton step (y' = y - (y^3 - a) / 3y^2).
+    let y = exp(ln(a) / 3.0);
+    let y = y - (y * y * y - a) / (3.0 * y * y);
+    y.copysign(x)
+}
+
+/// (sin x, cos x), for the angles pi meets (a hue in radians; accurate while |x| < 1e6).
+pub fn sin_cos(x: f64) -> (f64, f64) {
+    if !x.is_finite() {
+        return (f64::NAN, f64::NAN);
+    }
+    // x = k pi/2 + r with |r| <= pi/4 (pi/2 split in two for the subtraction).
+    const PIO2_HI: f64 = 1.570_796_326_734_125_6;
+    const PIO2_LO: f64 = 6.077_100_506_506_192e-11;
+    let k = (x / std::f64::consts::FRAC_PI_2).round();
+    let r = (x - k * PIO2_HI) - k * PIO2_LO;
+    let r2 = r * r;
+    let (mut sin, mut cos) = (r, 1.0);
+    let (mut ts, mut tc): (f64, f64) = (r, 1.0);
+    let mut n = 1.0;
+    while ts.abs() > f64::EPSILON * 1e-3 || tc.abs() > f64::EPSILON * 1e-3 {
+        ts *= -r2 / ((n + 1.0) * (n + 2.0));
+        tc *= -r2 / (n * (n + 1.0));
+        sin += ts;
+        cos += tc;
+        n += 2.0;
+    }
+    match (k as i64).rem_euclid(4) {
+        0 => (sin, cos),
+        1 => (cos, -sin),
+        2 => (-sin, -cos),
+        _ => (-cos, sin),
+    }
+}
+
 /// (m, k) with x = m * 2^k and m in [0.5, 1), for finite positive x.
 fn frexp(x: f64) -> (f64, i32) {
     let bits = x.to_bits();
@@ -137,6 +179,32 @@ mod tests {
     }
 
     #[test]
+    fn cbrt_and_sin_cos_match_the_standard_library() {
+        for v in [
+            1e-300, 1e-9, 0.001, 0.5, 1.0, 2.0, 27.0, 1234.5, 1e300, -8.0, -0.3,
+        ] {
+            assert!(
+                close(cbrt(v), v.cbrt()),
+                "cbrt({v}) = {} vs {}",
+                cbrt(v),
+                v.cbrt()
+            );
+        }
+        assert_eq!(cbrt(0.0), 0.0);
+        assert_eq!(cbrt(27.0), 3.0);
+        // Every hue a theme can name, in tenths of a degree, and some larger angles.
+        for tenth in -3600..=7200 {
+            let x = (f64::from(tenth) / 10.0).to_radians();
+            let ((s, c), (ss, sc)) = (sin_cos(x), x.sin_cos());
+            assert!(
+                (s - ss).abs() < 1e-15 && (c - sc).abs() < 1e-15,
+                "sin_cos({x})"
+            );
+        }
+        assert!(sin_cos(f64::NAN).0.is_nan());
+    }
+
+    #[test]
     fn exp_and_powf_match_the_standard_library() {
         let mut x = -700.0;
         while x < 700.0 {
@@ -162,6 +230,13 @@ mod tests {
             );
         }
         assert_eq!(powf(3.0, 0.0), 1.0);
+        // The sRGB encoding (1 / 2.4) over the linear range.
+        let mut v = 0.003;
+        while v <= 1.0 {
+            let (ours, std) = (powf(v, 1.0 / 2.4), v.powf(1.0 / 2.4));
+            assert!(((ours - std) / std).abs() < 1e-14, "powf({v}, 1/2.4)");
+            v += 0.0007;
+        }
         assert_eq!(powf(0.0, 2.0), 0.0);
     }
 }
