@@ -42,20 +42,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "tui: `Component` and friends live in mod.rs, which also calls its children",
-        &[
-            "src/tui/container.rs",
-            "src/tui/mod.rs",
-            "src/tui/overlay.rs",
-            "src/tui/renderer.rs",
-            "src/tui/tui.rs",
-        ],
-    ),
-    (
-        "util::sandbox: the policy type in mod.rs, the denial reader beside it",
-        &["src/util/sandbox/denial.rs", "src/util/sandbox/mod.rs"],
-    ),
-    (
         "resources::oauth: the shared login types in mod.rs, one file per provider",
         &[
             "src/resources/oauth/anthropic.rs",
