@@ -42,24 +42,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "resources::oauth: the shared login types in mod.rs, one file per provider",
-        &[
-            "src/resources/oauth/anthropic.rs",
-            "src/resources/oauth/github_copilot.rs",
-            "src/resources/oauth/mod.rs",
-            "src/resources/oauth/openai_codex.rs",
-            "src/resources/oauth/refresh.rs",
-        ],
-    ),
-    (
-        "resources::packages: the package types in mod.rs, the manager and collector beside",
-        &[
-            "src/resources/packages/collect.rs",
-            "src/resources/packages/manager.rs",
-            "src/resources/packages/mod.rs",
-        ],
-    ),
-    (
         "session::export: the page writer and the export entry point",
         &["src/session/export/mod.rs", "src/session/export/page.rs"],
     ),
