@@ -42,10 +42,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "session::export: the page writer and the export entry point",
-        &["src/session/export/mod.rs", "src/session/export/page.rs"],
-    ),
-    (
         "agent: `Agent` in mod.rs, its run in execute.rs",
         &["src/agent/execute.rs", "src/agent/mod.rs"],
     ),
