@@ -30,10 +30,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "agent: `Agent` in mod.rs, its run in execute.rs",
-        &["src/agent/execute.rs", "src/agent/mod.rs"],
-    ),
-    (
         "session: `SessionManager` in mod.rs, its storage in the files beside",
         &[
             "src/session/dir.rs",
