@@ -30,18 +30,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "session: `SessionManager` in mod.rs, its storage in the files beside",
-        &[
-            "src/session/dir.rs",
-            "src/session/entry.rs",
-            "src/session/file.rs",
-            "src/session/lazy.rs",
-            "src/session/mod.rs",
-            "src/session/store.rs",
-            "src/session/tree.rs",
-        ],
-    ),
-    (
         "harness: `Harness` in mod.rs, its features in the files beside",
         &[
             "src/harness/extensions.rs",
