@@ -76,7 +76,26 @@ fn no_file_imports_another_that_imports_it_back() {
         graph.modules.len()
     );
     let mut failures = Vec::new();
-    for cycle in graph.cycles() {
+    let cycles = graph.cycles();
+    let in_circle: BTreeSet<&str> = cycles
+        .iter()
+        .flatten()
+        .map(|m| graph.modules[m].rel.as_str())
+        .collect();
+    for (why, files) in ALLOWED_CIRCLES {
+        let gone: Vec<&str> = files
+            .iter()
+            .copied()
+            .filter(|f| !in_circle.contains(f))
+            .collect();
+        if !gone.is_empty() {
+            failures.push(format!(
+                "  ALLOWED_CIRCLES ({why}) lists files no longer in a circle; drop them: {}",
+                gone.join(", ")
+            ));
+        }
+    }
+    for cycle in cycles {
         let allowed = ALLOWED_CIRCLES.iter().any(|(_, files)| {
             cycle
                 .iter()
