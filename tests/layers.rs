@@ -30,17 +30,6 @@ const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "harness: `Harness` in mod.rs, its features in the files beside",
-        &[
-            "src/harness/extensions.rs",
-            "src/harness/mcp.rs",
-            "src/harness/mod.rs",
-            "src/harness/model_control.rs",
-            "src/harness/session_hooks.rs",
-            "src/harness/switches.rs",
-        ],
-    ),
-    (
         "the RPC mode: its state in rpc.rs, its command and bash handlers beside",
         &[
             "src/modes/rpc.rs",
