@@ -178,6 +178,50 @@ mod tests {
         assert_eq!(ln(f64::INFINITY), f64::INFINITY);
     }
 
+    /// The float methods that call libm; one anywhere in the crate links the library again.
+    #[test]
+    fn no_code_outside_this_module_calls_libm() {
+        const CALLS: [&str; 16] = [
+            ".ln()",
+            ".log(",
+            ".log2()",
+            ".log10()",
+            ".ln_1p()",
+            ".exp()",
+            ".exp2()",
+            ".exp_m1()",
+            ".powf(",
+            ".cbrt()",
+            ".sin()",
+            ".cos()",
+            ".tan()",
+            ".sin_cos()",
+            ".atan2(",
+            ".hypot(",
+        ];
+        let mut found = Vec::new();
+        let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.ends_with("util/math.rs")
+                {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for call in CALLS.iter().filter(|c| text.contains(*c)) {
+                        found.push(format!("{}: {call}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "use crate::util::math instead: {found:#?}"
+        );
+    }
+
     #[test]
     fn cbrt_and_sin_cos_match_the_standard_library() {
         for v in [
