@@ -90,6 +90,8 @@ for path in sorted(profiles):
             obj = line[3:].strip()
         elif line.startswith("fn=") and obj == binary:
             name = line[3:].strip()
+            if name.startswith("0x"):  # code without a symbol (the C start-up files)
+                continue
             # Legacy Rust mangling ends in a hash that changes with the build; match any.
             pattern = re.sub(r"17h[0-9a-f]{16}E(\.llvm\.[0-9]+)?$", "17h*", name)
             # v0 mangling (the standard library) names each crate with a disambiguator.
