@@ -67,10 +67,6 @@ pub struct AgentSession {
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
-    /// Whether model and thinking-level changes become the global defaults in settings.json.
-    /// pi 1.x keeps them session-scoped unless saved explicitly (RPC turns this off); the
-    /// terminal UI still saves them as 0.73.1 did until its explicit save key exists.
-    pub persist_selections: bool,
 }
 
 impl AgentSession {
@@ -103,7 +99,6 @@ impl AgentSession {
             prompt_source: None,
             mcp_section: None,
             dropped_replies: Vec::new(),
-            persist_selections: true,
         }
     }
 

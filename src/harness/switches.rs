@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::model_control::Credentials;
+use super::model_control::{Credentials, SavedDefault};
 use super::AgentSession;
 use crate::agent::Agent;
 use crate::ai::{Model, ThinkingLevel};
@@ -23,12 +23,9 @@ pub enum Switch {
         model: Box<Model>,
         credentials: Credentials,
     },
-    Thinking {
-        level: ThinkingLevel,
-        /// Whether it becomes `defaultThinkingLevel` (pi skips "off" on a model that cannot
-        /// think).
-        remember: bool,
-    },
+    Thinking(ThinkingLevel),
+    /// A start-up default saved explicitly (Ctrl+S in a selector); settings only.
+    Save(SavedDefault),
 }
 
 /// The queue shared between the mode and the thread that holds the session.
@@ -57,28 +54,14 @@ impl AgentSession {
         for switch in self.switches.take() {
             let written = match &switch {
                 Switch::Model { model, .. } => {
-                    let saved = self
-                        .settings
-                        .set_global("defaultProvider", model.provider.clone().into())
-                        .and_then(|_| {
-                            self.settings
-                                .set_global("defaultModel", model.id.clone().into())
-                        });
-                    if let Err(e) = saved {
-                        self.write_errors.push(e);
-                    }
                     self.session.append_model_change(&model.provider, &model.id)
                 }
-                Switch::Thinking { level, remember } => {
-                    if *remember {
-                        let saved = self
-                            .settings
-                            .set_global("defaultThinkingLevel", level.as_str().into());
-                        if let Err(e) = saved {
-                            self.write_errors.push(e);
-                        }
-                    }
+                Switch::Thinking(level) => {
                     self.session.append_thinking_level_change(level.as_str())
+                }
+                Switch::Save(default) => {
+                    self.save_default(default);
+                    continue;
                 }
             };
             if let Err(e) = written {
@@ -98,7 +81,8 @@ impl AgentSession {
                     agent.options.headers = credentials.1;
                     agent.model = *model;
                 }
-                Switch::Thinking { level, .. } => agent.thinking = level,
+                Switch::Thinking(level) => agent.thinking = level,
+                Switch::Save(_) => {}
             }
         }
     }

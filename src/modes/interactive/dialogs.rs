@@ -38,7 +38,16 @@ impl<T: Terminal> App<T> {
     /// Acts on one result of the active dialog.
     pub(super) fn apply_overlay_outcome(&mut self, outcome: OverlayOutcome) {
         let result = match outcome {
-            OverlayOutcome::Model(ModelOutcome::Selected(model)) => self.change_model(*model),
+            OverlayOutcome::Model(ModelOutcome::Selected(model)) => {
+                self.change_model(*model, false)
+            }
+            OverlayOutcome::Model(ModelOutcome::SelectedAsDefault(model)) => {
+                self.change_model(*model, true)
+            }
+            OverlayOutcome::Thinking(o) => {
+                self.apply_thinking_outcome(o);
+                Ok(())
+            }
             OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
             OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume_checked(path),
             OverlayOutcome::MissingCwd(choice, path) => self.apply_missing_cwd(choice, path),
@@ -92,7 +101,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn model_command(&mut self, search: &str) -> Result<(), String> {
         if !search.is_empty() {
             if let Some(model) = exact_model_match(search, &self.model_candidates()) {
-                return self.change_model(model);
+                return self.change_model(model, false);
             }
         }
         self.open_model_selector(search);
@@ -111,6 +120,15 @@ impl<T: Terminal> App<T> {
         if let Some(e) = &self.env.models_error {
             selector = selector.with_error(e.clone());
         }
+        if let Some(s) = &self.session {
+            if let Some((provider, id)) = s
+                .settings
+                .default_provider()
+                .zip(s.settings.default_model())
+            {
+                selector = selector.with_default(provider, id);
+            }
+        }
         self.show_dialog(selector, OverlayKind::Model);
     }
 
@@ -124,22 +142,6 @@ impl<T: Terminal> App<T> {
             (None, Some(r)) => Some(r.model.clone()),
             (None, None) => None,
         }
-    }
-
-    /// Switches to `model` now, or for the next turn when a run holds the session.
-    pub(super) fn change_model(&mut self, model: Model) -> Result<(), String> {
-        let credentials = (self.env.credentials)(&model)?;
-        let id = model.id.clone();
-        match self.session.as_mut() {
-            Some(s) => {
-                s.set_model(model, credentials)?;
-                self.env.has_model = true;
-                self.refresh_footer();
-            }
-            None => self.defer_model(model, None),
-        }
-        self.view.status_note(&format!("Model: {id}"));
-        Ok(())
     }
 
     pub(super) fn open_scoped_models(&mut self) -> Result<(), String> {

@@ -10,6 +10,7 @@ use super::selectors::settings::{
 };
 use super::turn::BUSY;
 use crate::agent::QueueMode;
+use crate::harness::model_control::SavedDefault;
 use crate::harness::AgentSession;
 use crate::resources::model_resolve::supported_thinking_levels;
 use crate::tui::terminal::Terminal;
@@ -135,7 +136,9 @@ impl<T: Terminal> App<T> {
         // Changes the session itself records and remembers.
         match &change {
             SettingChange::ThinkingLevel(level) => {
+                // The menu's entry is the start-up default: applied and saved.
                 s.set_thinking_level(*level);
+                s.save_default(&SavedDefault::Thinking(*level));
                 self.refresh_footer();
                 return Ok(());
             }

@@ -28,6 +28,8 @@ mod layout_tests;
 mod panel_tests;
 #[path = "paste_tests.rs"]
 mod paste_tests;
+#[path = "selection_tests.rs"]
+mod selection_tests;
 #[path = "tool_output_tests.rs"]
 mod tool_output_tests;
 #[path = "transcript_tests.rs"]
