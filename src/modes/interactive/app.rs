@@ -22,7 +22,7 @@ use super::ext_state::ExtensionState;
 use super::external::copy_to_clipboard;
 use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
 use super::fullscreen::Fullscreen;
-use super::header::{Header, HeaderInfo};
+use super::header::{Header, HeaderInfo, QuietStartup};
 use super::input::InputState;
 use super::jobs::Jobs;
 use super::overlays::{Dialogs, OverlayKind};
@@ -75,7 +75,9 @@ impl<T: Terminal> App<T> {
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
-            quiet: env.quiet_startup && !env.verbose,
+            quiet: env.quiet_startup == QuietStartup::On && !env.verbose,
+            details: env.quiet_startup == QuietStartup::Off || env.verbose,
+            logo: super::header::supports_logo(),
             listing: true,
         };
         let footer = Footer {

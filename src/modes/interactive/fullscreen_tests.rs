@@ -71,7 +71,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     // A short session: transcript at the top, the dock at the bottom, blank between.
     let rows = h.visible();
     assert_eq!(rows.len(), 24);
-    assert!(rows[1].contains("pi v"), "{rows:#?}");
+    assert!(rows[1].contains("▀▀█  v"), "{rows:#?}");
     assert!(
         rows[23].contains("fs-scroll"),
         "footer on the last row: {rows:#?}"
@@ -79,7 +79,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     long_reply(&mut h, "fs-scroll", "first question", 30);
     let rows = h.visible();
     assert!(rows[23].contains("fs-scroll"), "{rows:#?}");
-    assert!(!h.shows("pi v"), "the header scrolled out of the window");
+    assert!(!h.shows("▀▀█  v"), "the header scrolled out of the window");
     assert!(!h.shows("Jump to latest message"));
 
     h.key(PAGE_UP);
@@ -94,7 +94,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     assert!(!h.shows("Jump to latest message"));
 
     h.key(CTRL_HOME);
-    assert!(h.shows("pi v"), "{:#?}", h.visible());
+    assert!(h.shows("▀▀█  v"), "{:#?}", h.visible());
     // Wheel down (three notches), then the prompt jump lands on the user message.
     let top = h.app.view.fullscreen.as_ref().unwrap().scroll().top();
     for _ in 0..3 {

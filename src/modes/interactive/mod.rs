@@ -74,6 +74,7 @@ use std::path::PathBuf;
 
 pub use app::App;
 pub use extensions::{ReloadExtensionsFn, ReloadedExtensions};
+pub use header::QuietStartup;
 
 use crate::ai::Model;
 use crate::harness::model_control::Credentials;
@@ -117,7 +118,7 @@ pub struct InteractiveEnv {
     /// `--verbose`: start with the full help and resource listing.
     pub verbose: bool,
     /// `quietStartup` setting.
-    pub quiet_startup: bool,
+    pub quiet_startup: QuietStartup,
     /// `hideThinkingBlock` setting.
     pub hide_thinking: bool,
     /// The `theme` setting.

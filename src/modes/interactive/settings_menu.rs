@@ -4,6 +4,7 @@
 //! The theme list previews the highlighted theme; closing the menu shows the saved one again.
 
 use super::app::App;
+use super::header::QuietStartup;
 use super::overlays::OverlayKind;
 use super::selectors::settings::{
     SettingChange, SettingsConfig, SettingsOutcome, SettingsSelector,
@@ -75,7 +76,7 @@ fn config(
         transport: text("transport", "sse"),
         hide_thinking_block: hide_thinking,
         collapse_changelog: flag(&["collapseChangelog"], false),
-        quiet_startup: flag(&["quietStartup"], false),
+        quiet_startup: QuietStartup::from_setting(s.settings.merged.get("quietStartup")),
         enable_install_telemetry: flag(&["enableInstallTelemetry"], true),
         double_escape_action: text("doubleEscapeAction", "tree"),
         tree_filter_mode: text("treeFilterMode", "default"),

@@ -127,7 +127,7 @@ fn harness_setup(
         cwd: dir.path().to_path_buf(),
         notices: Vec::new(),
         verbose: false,
-        quiet_startup: false,
+        quiet_startup: QuietStartup::Off,
         hide_thinking: false,
         theme: None,
         provider_count: 1,
@@ -218,7 +218,7 @@ fn a_prompt_is_streamed_into_the_transcript() {
     h.wait_text("Hello streaming world");
     let screen = h.screen();
     assert!(screen.contains(" hi there"), "{screen}");
-    assert!(screen.contains("pi v0.73.1"), "{screen}");
+    assert!(screen.contains("▀▀█  v0.73.1"), "{screen}");
     assert!(
         screen.contains("ui-stream"),
         "footer names the model: {screen}"
