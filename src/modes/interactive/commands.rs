@@ -109,7 +109,7 @@ impl<T: Terminal> App<T> {
             "name" => self.set_name(args),
             "new" => self.gated(GatedOp::New),
             "export" => self.export(args),
-            "import" => self.gated(GatedOp::Import(args.to_string())),
+            "import" => self.import_checked(args),
             "compact" => {
                 let instructions = (!args.is_empty()).then(|| args.to_string());
                 self.run_task(|s| {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::app::App;
 use super::ext_state::GatedOp;
-use super::missing_cwd::{missing_folder, MissingCwdDialog};
+use super::missing_cwd::{missing_folder, MissingCwdDialog, MissingCwdTarget};
 use super::overlays::{OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
@@ -50,7 +50,7 @@ impl<T: Terminal> App<T> {
             }
             OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
             OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume_checked(path),
-            OverlayOutcome::MissingCwd(choice, path) => self.apply_missing_cwd(choice, path),
+            OverlayOutcome::MissingCwd(choice, target) => self.apply_missing_cwd(choice, target),
             OverlayOutcome::Session(SessionOutcome::Renamed { path, name }) => {
                 self.rename_session(&path, &name)
             }
@@ -268,33 +268,59 @@ impl<T: Terminal> App<T> {
 impl<T: Terminal> App<T> {
     /// Switches to the session in `path`, first asking what to do when its folder is gone.
     pub(super) fn resume_checked(&mut self, path: PathBuf) -> Result<(), String> {
-        match missing_folder(&path) {
+        self.ask_if_folder_gone(MissingCwdTarget::Resume(path))
+    }
+
+    /// `/import <path>`: asks first when the file's recorded folder is gone (pi 1.5.2).
+    pub(super) fn import_checked(&mut self, args: &str) -> Result<(), String> {
+        let path = crate::resources::expand_tilde(args);
+        if args.is_empty() || !path.is_file() {
+            // `import` reports the usage or the missing file.
+            return self.gated(GatedOp::Import(args.to_string()));
+        }
+        let typed = args.to_string();
+        self.ask_if_folder_gone(MissingCwdTarget::Import { path, typed })
+    }
+
+    /// Shows the Continue / Fork / Cancel question when the session's folder is gone, else
+    /// goes ahead.
+    fn ask_if_folder_gone(&mut self, target: MissingCwdTarget) -> Result<(), String> {
+        match missing_folder(target.path()) {
             Some(stored) => {
                 let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let dialog = MissingCwdDialog::new(path, &stored, &cwd);
+                let dialog = MissingCwdDialog::new(target, &stored, &cwd);
                 self.show_dialog(dialog, OverlayKind::MissingCwd);
                 Ok(())
             }
-            None => self.gated(GatedOp::Resume(path)),
+            None => self.apply_missing_cwd(MissingCwdChoice::Continue, target),
         }
     }
 
-    /// Continue opens the session here; Fork copies it next to the current session first, as
-    /// `/new` places sessions; Cancel keeps the current session.
+    /// Continue opens the session (or imports the file) here; Fork copies it next to the
+    /// current session first, as `/new` places sessions; Cancel keeps the current session.
     pub(super) fn apply_missing_cwd(
         &mut self,
         choice: MissingCwdChoice,
-        path: PathBuf,
+        target: MissingCwdTarget,
     ) -> Result<(), String> {
-        match choice {
-            MissingCwdChoice::Continue => self.gated(GatedOp::Resume(path)),
-            MissingCwdChoice::Fork => {
+        match (choice, target) {
+            (MissingCwdChoice::Continue, MissingCwdTarget::Resume(path)) => {
+                self.gated(GatedOp::Resume(path))
+            }
+            (MissingCwdChoice::Continue, MissingCwdTarget::Import { typed, .. }) => {
+                self.gated(GatedOp::Import(typed))
+            }
+            (MissingCwdChoice::Fork, target) => {
                 let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let forked = crate::session::dir::fork(&path, &self.session_dir(), &cwd)
+                let forked = crate::session::dir::fork(target.path(), &self.session_dir(), &cwd)
                     .map_err(|e| format!("Could not fork session: {e}"))?;
                 self.gated(GatedOp::Resume(forked))
             }
-            MissingCwdChoice::Cancel => Ok(()),
+            (MissingCwdChoice::Cancel, MissingCwdTarget::Import { .. }) => {
+                self.view.status_note("Import cancelled");
+                Ok(())
+            }
+            (MissingCwdChoice::Cancel, MissingCwdTarget::Resume(_)) => Ok(()),
         }
     }
 }

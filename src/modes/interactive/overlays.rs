@@ -13,7 +13,7 @@
 //! arm in `poll` that downcasts to the component and maps its `take_outcome()`, and the
 //! action in `App::apply_overlay_outcome`.
 
-use super::missing_cwd::MissingCwdDialog;
+use super::missing_cwd::{MissingCwdDialog, MissingCwdTarget};
 use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOption, ProviderOutcome, ProviderPicker,
 };
@@ -64,7 +64,7 @@ pub enum OverlayOutcome {
     Login(LoginOutcome),
     Trust(TrustOutcome),
     Mcp(McpOutcome),
-    MissingCwd(MissingCwdChoice, std::path::PathBuf),
+    MissingCwd(MissingCwdChoice, MissingCwdTarget),
 }
 
 impl OverlayOutcome {
@@ -184,7 +184,7 @@ fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
         OverlayKind::MissingCwd => view
             .dialog_mut::<MissingCwdDialog>()?
             .take_outcome()
-            .map(|(choice, path)| OverlayOutcome::MissingCwd(choice, path)),
+            .map(|(choice, target)| OverlayOutcome::MissingCwd(choice, target)),
     }
 }
 
