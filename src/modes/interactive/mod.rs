@@ -80,7 +80,7 @@ use crate::ai::Model;
 use crate::harness::model_control::Credentials;
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
-use crate::tui::terminal::{ProcessTerminal, Terminal};
+use crate::tui::terminal::ProcessTerminal;
 use crate::tui::theme::{self, ColorMode};
 
 /// Looks up the credentials of a model, or says why there are none.
@@ -204,13 +204,6 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
     crate::tui::keybindings::install(loaded.bindings);
     let terminal = ProcessTerminal::new();
     let input = terminal.events();
-    let title = format!(
-        "π - {}",
-        env.cwd
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
     let abort = session.abort.clone();
     crate::util::shutdown::take_over(move || abort.abort());
     let mut app = App::new(terminal, session, env);
@@ -218,7 +211,6 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
         eprintln!("Error: could not start the terminal UI: {e}");
         return 1;
     }
-    app.tui.terminal_mut().set_title(&title);
     let result = app.run(&input);
     let stopped = app.stop();
     if let Some(host) = app.session().and_then(|s| s.extension_host()) {

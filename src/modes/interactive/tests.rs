@@ -13,7 +13,7 @@ use crate::ai::providers::scripted::{push_reply, Block, Reply};
 use crate::ai::{Abort, ModelCost};
 use crate::harness::tools::{select, ToolChoice};
 use crate::resources::settings::{RetrySettings, Settings};
-use crate::tui::terminal::TerminalEvent;
+use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::virtual_terminal::VirtualTerminal;
 
 #[path = "dialog_tests.rs"]
@@ -357,6 +357,33 @@ fn ctrl_d_on_an_empty_editor_exits_and_ctrl_c_twice_exits() {
     let mut h = harness("ui-exit2");
     h.type_bytes("\x04");
     assert!(h.app.exited());
+}
+
+#[test]
+fn the_terminal_title_names_the_session_without_its_control_characters() {
+    let mut h = harness("ui-title");
+    let folder = h
+        .dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    h.app.tui.terminal_mut().flush().unwrap();
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(
+        frames.contains(&format!("\x1b]0;π - {folder}\x07")),
+        "the folder at start-up"
+    );
+    let s = h.app.session.as_mut().unwrap();
+    crate::session::ops::set_name(&mut s.session, "evil\x1b]0;x\x07\x07name").unwrap();
+    h.app.refresh_footer();
+    h.app.tui.terminal_mut().flush().unwrap();
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(
+        frames.contains(&format!("\x1b]0;π - evil ]0;x name - {folder}\x07")),
+        "the name, each run of control characters one space: {frames:?}"
+    );
 }
 
 #[test]
