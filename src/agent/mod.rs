@@ -7,6 +7,7 @@
 pub mod events;
 pub mod execute;
 pub mod queue;
+pub mod system_message;
 pub mod tool;
 pub mod validate;
 

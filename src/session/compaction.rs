@@ -85,6 +85,7 @@ pub fn estimate_tokens(m: &AgentMessage) -> u64 {
         AgentMessage::BashExecution(b) => ceil_quarter(js_len(&b.command) + js_len(&b.output)),
         AgentMessage::BranchSummary(b) => ceil_quarter(js_len(&b.summary)),
         AgentMessage::CompactionSummary(c) => ceil_quarter(js_len(&c.summary)),
+        AgentMessage::System(m) => ceil_quarter(m.estimated_chars(js_len)),
         AgentMessage::Unknown(_) => 0,
     }
 }

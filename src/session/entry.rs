@@ -6,6 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+pub use crate::agent::system_message::SystemMessage;
 use crate::ai::{AssistantMessage, Extra, Message, ToolResultMessage, UserContent, UserMessage};
 
 /// Deserializes a present field (even `null`) as `Some(..)`, so `null` and absent stay apart.
@@ -506,6 +507,8 @@ enum ExtraRole {
     BranchSummary(BranchSummaryMessage),
     #[serde(rename = "compactionSummary")]
     CompactionSummary(CompactionSummaryMessage),
+    #[serde(rename = "system")]
+    System(SystemMessage),
 }
 
 /// A message of the agent transcript: an LLM message or one of pi's own roles. Unknown roles
@@ -517,6 +520,8 @@ pub enum AgentMessage {
     Custom(CustomMessage),
     BranchSummary(BranchSummaryMessage),
     CompactionSummary(CompactionSummaryMessage),
+    /// pi 1.x's prompt and tool checkpoints and patches (`role: "system"`).
+    System(SystemMessage),
     Unknown(Value),
 }
 
@@ -530,6 +535,7 @@ impl AgentMessage {
             AgentMessage::Custom(_) => "custom",
             AgentMessage::BranchSummary(_) => "branchSummary",
             AgentMessage::CompactionSummary(_) => "compactionSummary",
+            AgentMessage::System(_) => "system",
             AgentMessage::Unknown(v) => v.get("role").and_then(Value::as_str).unwrap_or(""),
         }
     }
@@ -543,12 +549,13 @@ impl AgentMessage {
             "user" | "assistant" | "toolResult" => {
                 Message::deserialize(&v).ok().map(AgentMessage::Llm)
             }
-            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" => {
+            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "system" => {
                 ExtraRole::deserialize(&v).ok().map(|r| match r {
                     ExtraRole::BashExecution(m) => AgentMessage::BashExecution(m),
                     ExtraRole::Custom(m) => AgentMessage::Custom(m),
                     ExtraRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
                     ExtraRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
+                    ExtraRole::System(m) => AgentMessage::System(m),
                 })
             }
             _ => None,
@@ -578,6 +585,7 @@ impl AgentMessage {
             AgentMessage::Custom(m) => Some(m.timestamp),
             AgentMessage::BranchSummary(m) => Some(m.timestamp),
             AgentMessage::CompactionSummary(m) => Some(m.timestamp),
+            AgentMessage::System(m) => Some(m.timestamp),
             AgentMessage::Unknown(v) => v.get("timestamp").and_then(Value::as_i64),
         }
     }
@@ -602,6 +610,8 @@ impl Serialize for AgentMessage {
             BranchSummary(&'a BranchSummaryMessage),
             #[serde(rename = "compactionSummary")]
             CompactionSummary(&'a CompactionSummaryMessage),
+            #[serde(rename = "system")]
+            System(&'a SystemMessage),
         }
         match self {
             AgentMessage::Llm(m) => m.serialize(s),
@@ -609,6 +619,7 @@ impl Serialize for AgentMessage {
             AgentMessage::Custom(m) => Ref::Custom(m).serialize(s),
             AgentMessage::BranchSummary(m) => Ref::BranchSummary(m).serialize(s),
             AgentMessage::CompactionSummary(m) => Ref::CompactionSummary(m).serialize(s),
+            AgentMessage::System(m) => Ref::System(m).serialize(s),
             AgentMessage::Unknown(v) => v.serialize(s),
         }
     }

@@ -401,7 +401,8 @@ pub fn to_llm_messages(messages: &[AgentMessage]) -> Vec<Message> {
                 ),
                 c.timestamp,
             )),
-            AgentMessage::Unknown(_) => None,
+            // The prompt and tools reach the request through the agent, not as messages.
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => None,
         })
         .collect()
 }

@@ -87,7 +87,7 @@ impl<T: Terminal> App<T> {
                         items.push(self.custom_message_item(c));
                     }
                 }
-                AgentMessage::Unknown(_) => {}
+                AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
             }
         }
         self.view.chat.replace(items);
