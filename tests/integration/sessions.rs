@@ -638,7 +638,7 @@ fn a_resumed_session_runs_in_the_directory_it_recorded() {
         .as_str()
         .unwrap()
         .to_string();
-    let want = format!("Current working directory: {}", elsewhere.display());
+    let want = format!("<cwd>\n{}\n</cwd>", elsewhere.display());
     assert!(system.contains(&want), "{system}");
 }
 
