@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
-use crate::session::entry::{AgentMessage, CustomMessage};
+use crate::session::entry::{AgentMessage, CustomMessage, SystemMessage};
 use crate::session::json::to_js_string;
 
 // Events are built once and moved through a channel; boxing the big variants would only add
@@ -50,6 +50,14 @@ pub enum AgentEvent {
     },
     CustomMessageEnd {
         message: CustomMessage,
+    },
+    /// The prompt and tool changes a run declares before its prompt (pi 1.x): `message_start`
+    /// and `message_end` with the `system` role message, recorded in the session.
+    SystemMessageStart {
+        message: SystemMessage,
+    },
+    SystemMessageEnd {
+        message: SystemMessage,
     },
     ToolExecutionStart {
         id: String,
@@ -136,6 +144,8 @@ impl AgentEvent {
             AgentEvent::MessageEnd { .. } => "message_end",
             AgentEvent::CustomMessageStart { .. } => "message_start",
             AgentEvent::CustomMessageEnd { .. } => "message_end",
+            AgentEvent::SystemMessageStart { .. } => "message_start",
+            AgentEvent::SystemMessageEnd { .. } => "message_end",
             AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
@@ -198,6 +208,12 @@ impl AgentEvent {
             AgentEvent::CustomMessageStart { message }
             | AgentEvent::CustomMessageEnd { message } => {
                 let message = serde_json::to_value(AgentMessage::Custom(message.clone()))
+                    .unwrap_or(Value::Null);
+                json!({"type": self.type_name(), "message": message})
+            }
+            AgentEvent::SystemMessageStart { message }
+            | AgentEvent::SystemMessageEnd { message } => {
+                let message = serde_json::to_value(AgentMessage::System(message.clone()))
                     .unwrap_or(Value::Null);
                 json!({"type": self.type_name(), "message": message})
             }

@@ -27,6 +27,7 @@ use crate::ai::{
     ThinkingLevel, ToolResultMessage,
 };
 use crate::session::entry::CustomMessage;
+use system_message::SystemMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
 pub type StreamFn =
@@ -66,6 +67,10 @@ pub struct Agent {
     /// Extension messages that join the next run's prompt after its own messages
     /// (`before_agent_start`); taken by that run, each emitted as a custom message.
     pub prompt_customs: Vec<CustomMessage>,
+    /// The prompt and tool changes the next run declares before its prompt messages (pi 1.x's
+    /// system message); taken by that run. The request itself is built from `system_prompt`
+    /// and the tools, which already hold the result.
+    pub prompt_system: Option<SystemMessage>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -90,6 +95,7 @@ impl Agent {
             transform_context: None,
             turn_end: None,
             prompt_customs: Vec::new(),
+            prompt_system: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
             last_retry_after_ms: None,
@@ -238,6 +244,12 @@ fn run_loop(
     let mut new_messages = Vec::new();
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
+    if let Some(message) = agent.prompt_system.take() {
+        emit(AgentEvent::SystemMessageStart {
+            message: message.clone(),
+        });
+        emit(AgentEvent::SystemMessageEnd { message });
+    }
     for m in prompts {
         emit(AgentEvent::MessageStart { message: m.clone() });
         emit(AgentEvent::MessageEnd { message: m.clone() });

@@ -122,7 +122,10 @@ pub fn sections(inputs: &PromptInputs) -> Sections {
         add("addendum", append);
     }
     if !inputs.context_files.is_empty() {
-        add("project_context", context_files::render(inputs.context_files));
+        add(
+            "project_context",
+            context_files::render(inputs.context_files),
+        );
     }
     let reader = ["read", "bash"]
         .into_iter()
@@ -201,13 +204,16 @@ mod tests {
         };
         let s = sections(&inputs);
         let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["preamble", "addendum", "project_context", "skills", "cwd"]);
+        assert_eq!(
+            names,
+            ["preamble", "addendum", "project_context", "skills", "cwd"]
+        );
         assert_eq!(s[0].1, "Custom base.");
         assert_eq!(s[1].1, "<addendum>\nExtra.\n\nMore.\n</addendum>");
         assert!(s[2].1.starts_with("<project_context>\n"));
-        assert!(s[2]
-            .1
-            .contains("<project_instructions path=\"/p/AGENTS.md\">\nUse tabs.\n</project_instructions>"));
+        assert!(s[2].1.contains(
+            "<project_instructions path=\"/p/AGENTS.md\">\nUse tabs.\n</project_instructions>"
+        ));
         assert!(s[3].1.starts_with("<skills>\n") && s[3].1.contains("<available_skills>"));
         assert!(s[3].1.contains("read tool"));
         assert_eq!(s[4].1, "<cwd>\nC:/p\n</cwd>");
@@ -232,8 +238,12 @@ mod tests {
         let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["preamble", "tools", "rules", "skills", "cwd"]);
         assert!(s[1].1.starts_with("<tools>\n- bash: "));
-        assert!(s[2].1.starts_with("<rules>\n- Use bash for file exploration"));
-        assert!(s[2].1.ends_with("- Show file paths clearly when working with files\n</rules>"));
+        assert!(s[2]
+            .1
+            .starts_with("<rules>\n- Use bash for file exploration"));
+        assert!(s[2]
+            .1
+            .ends_with("- Show file paths clearly when working with files\n</rules>"));
         // Without read, skills are loaded with bash.
         assert!(s[3].1.contains("with bash"));
 
@@ -246,7 +256,9 @@ mod tests {
             tools: &[],
             cwd: "/p",
         });
-        assert!(none.iter().all(|(n, _)| n != "skills" && n != "project_context"));
+        assert!(none
+            .iter()
+            .all(|(n, _)| n != "skills" && n != "project_context"));
         assert!(none[1].1.starts_with("<tools>\n(none)\n\n"));
     }
 }

@@ -163,7 +163,10 @@ impl<T: Terminal> App<T> {
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::MessageStart { .. }
             | AgentEvent::MessageEnd { .. }
-            | AgentEvent::CustomMessageEnd { .. } => {}
+            | AgentEvent::CustomMessageEnd { .. }
+            // The transcript does not show the prompt checkpoints.
+            | AgentEvent::SystemMessageStart { .. }
+            | AgentEvent::SystemMessageEnd { .. } => {}
         }
     }
 
