@@ -12,7 +12,6 @@ use super::AgentSession;
 use crate::agent::system_message::SystemState;
 use crate::agent::Tool;
 use crate::ai::now_ms;
-use crate::session::AgentMessage;
 
 /// A tool as a system message declares it.
 pub fn declaration(tool: &dyn Tool) -> Value {
@@ -26,11 +25,7 @@ pub fn declaration(tool: &dyn Tool) -> Value {
 impl AgentSession {
     /// What the current branch has declared: its system messages replayed in order.
     pub fn system_state(&self) -> SystemState {
-        let context = self.session.build_context();
-        SystemState::replay(context.messages.iter().filter_map(|m| match m {
-            AgentMessage::System(s) => Some(s),
-            _ => None,
-        }))
+        self.session.system_state()
     }
 
     /// Called as a prompt starts, once extensions and MCP had their say: gives the run the
