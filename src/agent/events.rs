@@ -17,7 +17,7 @@ pub enum AgentEvent {
     /// One run of the agent loop ended. `will_retry`: an automatic retry follows (set by the
     /// session, which decides).
     AgentEnd {
-        messages: Vec<Message>,
+        messages: Vec<AgentMessage>,
         will_retry: bool,
     },
     /// Nothing more will happen on its own: no retry, compaction recovery or queued message
@@ -171,7 +171,7 @@ impl AgentEvent {
                 will_retry,
             } => json!({
                 "type": "agent_end",
-                "messages": messages.iter().map(msg).collect::<Vec<_>>(),
+                "messages": serde_json::to_value(messages).unwrap_or(Value::Null),
                 "willRetry": will_retry,
             }),
             AgentEvent::AgentSettled { aborted } => {

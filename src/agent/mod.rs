@@ -26,7 +26,7 @@ use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
     ThinkingLevel, ToolResultMessage,
 };
-use crate::session::entry::CustomMessage;
+use crate::session::entry::{AgentMessage, CustomMessage};
 use system_message::SystemMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
@@ -241,20 +241,23 @@ fn run_loop(
     let emit = |e: AgentEvent| {
         let _ = tx.send(e);
     };
-    let mut new_messages = Vec::new();
+    let mut new_messages: Vec<AgentMessage> = Vec::new();
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
     if let Some(message) = agent.prompt_system.take() {
         emit(AgentEvent::SystemMessageStart {
             message: message.clone(),
         });
-        emit(AgentEvent::SystemMessageEnd { message });
+        emit(AgentEvent::SystemMessageEnd {
+            message: message.clone(),
+        });
+        new_messages.push(AgentMessage::System(message));
     }
     for m in prompts {
         emit(AgentEvent::MessageStart { message: m.clone() });
         emit(AgentEvent::MessageEnd { message: m.clone() });
         agent.messages.push(m.clone());
-        new_messages.push(m);
+        new_messages.push(m.into());
     }
     for message in std::mem::take(&mut agent.prompt_customs) {
         emit_custom(&emit, agent, message);
@@ -273,12 +276,12 @@ fn run_loop(
                 emit(AgentEvent::MessageStart { message: m.clone() });
                 emit(AgentEvent::MessageEnd { message: m.clone() });
                 agent.messages.push(m.clone());
-                new_messages.push(m);
+                new_messages.push(m.into());
             }
             let assistant = stream_assistant(agent, tx, abort);
             let assistant_msg = Message::Assistant(assistant.clone());
             agent.messages.push(assistant_msg.clone());
-            new_messages.push(assistant_msg.clone());
+            new_messages.push(assistant_msg.clone().into());
             if matches!(
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
@@ -297,7 +300,7 @@ fn run_loop(
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));
-                    new_messages.push(Message::ToolResult(r.clone()));
+                    new_messages.push(Message::ToolResult(r.clone()).into());
                 }
                 results = messages;
             }

@@ -238,4 +238,13 @@ fn json_mode_prints_the_system_message_before_the_user_message() {
         .find(|e| e["type"] == "message_end" && e["message"]["role"] == "system")
         .unwrap();
     assert_eq!(names(&system["message"]["toolsAdded"]), ["read"]);
+    // agent_end lists the run's messages, the system message first.
+    let end = events.iter().find(|e| e["type"] == "agent_end").unwrap();
+    let roles: Vec<&str> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
 }
