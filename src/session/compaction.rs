@@ -452,6 +452,9 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
             .iter()
             .filter(|e| !matches!(e, Entry::Compaction(_)))
             .filter_map(|e| message_of_entry(e))
+            // pi 1.x: system messages are prompt state, not conversation; the compaction
+            // entry carries their replay.
+            .filter(|m| !matches!(m, AgentMessage::System(_)))
             .collect()
     };
     let messages_to_summarize = for_summary(boundary_start..history_end.max(boundary_start));

@@ -380,3 +380,27 @@ fn branch_entries_stop_at_the_common_ancestor() {
         "files come from every entry"
     );
 }
+
+/// pi 1.x: system messages are prompt state, never summarized (the compaction entry records
+/// their replay instead).
+#[test]
+fn system_messages_are_not_summarized() {
+    let system = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "P"}, "timestamp": 1}));
+    let big = "y".repeat(800);
+    let w = session_of(vec![
+        system,
+        user("u1"),
+        assistant("a1"),
+        user(&big),
+        assistant("a2"),
+    ]);
+    let p = path(&w);
+    let prep = prepare_compaction(&p, &settings(100)).unwrap();
+    let roles: Vec<&str> = prep
+        .messages_to_summarize
+        .iter()
+        .map(AgentMessage::role)
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+}
