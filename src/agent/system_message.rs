@@ -55,7 +55,7 @@ impl SystemMessage {
         let tools = self
             .tools_added
             .as_ref()
-            .map_or(0, |t| len(&crate::session::json::to_js_string(t)));
+            .map_or(0, |t| len(&crate::util::json::to_js_string(t)));
         len(&self.content_text()) + sections + tools
     }
 
