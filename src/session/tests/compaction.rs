@@ -404,3 +404,17 @@ fn system_messages_are_not_summarized() {
         .collect();
     assert_eq!(roles, ["user", "assistant"]);
 }
+
+/// Without usage, a checkpoint and its patches count once, as the state they replay to.
+#[test]
+fn estimate_counts_the_replayed_system_state_once() {
+    let checkpoint = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "x".repeat(400)}, "timestamp": 1}));
+    let patch = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "y".repeat(40)}, "timestamp": 2}));
+    let u = user("hi");
+    let e = estimate_context_tokens(&[checkpoint.clone(), u.clone(), patch]);
+    assert_eq!(e.tokens, 10 + estimate_tokens(&u));
+    let e = estimate_context_tokens(&[checkpoint, u.clone()]);
+    assert_eq!(e.tokens, 100 + estimate_tokens(&u));
+}
