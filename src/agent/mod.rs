@@ -278,7 +278,13 @@ fn run_loop(
             let mut results = Vec::new();
             more_tool_calls = false;
             if !calls.is_empty() {
-                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, acks, abort);
+                let batch = execute::ToolBatch {
+                    tools: agent.current_tools(),
+                    cwd: &agent.cwd,
+                    before_tool_call: agent.before_tool_call.as_ref(),
+                    after_tool_call: agent.after_tool_call.as_ref(),
+                };
+                let (messages, terminate) = execute::execute_calls(&batch, &calls, tx, acks, abort);
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));

@@ -5,12 +5,15 @@
 
 pub mod compaction;
 mod export;
+pub mod extension_binding;
 pub mod extensions;
 mod mcp;
 pub mod model_control;
+pub mod model_cycle;
 pub mod retry;
 pub mod session_hooks;
 pub mod session_switch;
+pub mod switch_queue;
 pub mod switches;
 pub mod system_prompt;
 pub mod task;
@@ -48,13 +51,13 @@ pub struct AgentSession {
     /// Settings, where model and mode changes are remembered (in memory unless loaded).
     pub settings: Settings,
     /// The `--models` / `enabledModels` scope that model cycling goes through.
-    pub scoped_models: Vec<model_control::ScopedModel>,
+    pub scoped_models: Vec<model_cycle::ScopedModel>,
     /// Loaded extensions, once a mode attaches them (`attach_extensions`).
-    pub extensions: Option<extensions::ExtensionBinding>,
+    pub extensions: Option<extension_binding::ExtensionBinding>,
     /// Model and thinking changes made while a run holds the agent.
-    pub switches: switches::Switches,
+    pub switches: switch_queue::Switches,
     /// Changes written to the session but not yet given to the agent.
-    recorded_switches: Vec<switches::Switch>,
+    recorded_switches: Vec<switch_queue::Switch>,
     /// The `PI_*` variables the built-in bash tool gives the model's commands; kept current
     /// at the start of every run.
     pub tool_env: crate::tools::bash::SessionEnv,

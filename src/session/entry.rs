@@ -16,6 +16,9 @@ pub use crate::agent::message::{
     CustomMessage,
 };
 
+/// pi's current session file format version.
+pub const CURRENT_VERSION: u64 = 3;
+
 /// Line 1 of a session file. `version` is absent in v1 files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionHeader {
@@ -43,7 +46,7 @@ impl SessionHeader {
     pub fn new(id: &str, timestamp: &str, cwd: &str, parent_session: Option<String>) -> Self {
         SessionHeader {
             kind: "session".into(),
-            version: Some(super::CURRENT_VERSION),
+            version: Some(CURRENT_VERSION),
             id: id.into(),
             timestamp: timestamp.into(),
             cwd: cwd.into(),
