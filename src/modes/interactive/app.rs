@@ -551,10 +551,14 @@ impl<T: Terminal> App<T> {
         let Some(event) = mouse::parse_sgr(seq) else {
             return;
         };
-        let copied = {
+        let (copied, clicked) = {
             let (fs, content) = self.view.fullscreen_and_content();
-            fs.handle_mouse(event, content)
+            let copied = fs.handle_mouse(event, content);
+            (copied, fs.take_click())
         };
+        if let Some(row) = clicked {
+            self.view.toggle_tool_at(row);
+        }
         if let Some(text) = copied {
             self.copy_selection(&text);
         }

@@ -305,3 +305,51 @@ fn the_scrollbar_shows_as_the_setting_says() {
     h.key(PAGE_UP);
     assert!(!scrollbar_column(&h).contains('┃'));
 }
+
+#[test]
+fn a_click_on_a_finished_tool_block_expands_and_collapses_it() {
+    let mut h = fullscreen("fs-click", |_| {});
+    let file = h.dir.path().join("lines.txt");
+    let body: Vec<String> = (1..=30).map(|i| format!("file line {i}")).collect();
+    std::fs::write(&file, body.join("\n")).unwrap();
+    push_reply(
+        "fs-click",
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "call_read".into(),
+                name: "read".into(),
+                arguments: json!({"path": file.to_string_lossy()}),
+            }],
+            ..Default::default()
+        },
+    );
+    push_reply("fs-click", Reply::text("read it"));
+    h.type_bytes("show the file\r");
+    h.wait_idle();
+    h.wait_for("the reply", |h| h.shows("read it"));
+    assert!(h.shows("more lines"), "collapsed: {:#?}", h.visible());
+    assert!(!h.shows("file line 30"));
+    let y = h
+        .visible()
+        .iter()
+        .position(|l| l.contains("file line 2"))
+        .unwrap();
+    let click = |h: &mut Harness| {
+        h.key(&format!("\x1b[<0;5;{}M", y + 1));
+        h.key(&format!("\x1b[<0;5;{}m", y + 1));
+    };
+    click(&mut h);
+    h.key(CTRL_END);
+    assert!(h.shows("file line 30"), "expanded: {:#?}", h.visible());
+    assert!(!h.shows("more lines"));
+    // Clicking the same block again collapses it; other blocks were never touched.
+    let y = h
+        .visible()
+        .iter()
+        .position(|l| l.contains("file line 30"))
+        .unwrap();
+    h.key(&format!("\x1b[<0;5;{}M", y + 1));
+    h.key(&format!("\x1b[<0;5;{}m", y + 1));
+    h.key(CTRL_END);
+    assert!(h.shows("more lines"), "collapsed again: {:#?}", h.visible());
+}
