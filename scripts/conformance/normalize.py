@@ -13,7 +13,10 @@ Exactly these, nothing else:
     (everything before the project context / skills / date lines that pi appends) and the
     instruction text of summarisation requests (see prompts.py);
   * `additionalProperties: false` in the built-in edit tool's schema, which 1.x dropped and
-    we follow (listed in docs/compat.md; see prompts.py).
+    we follow (listed in docs/compat.md; see prompts.py);
+  * 1.x's `constrainedSampling` on the built-in tools' declarations and its `docs` prompt
+    section (pointers into its bundled docs), neither of which we have (listed in
+    docs/compat.md; see prompts.py).
 """
 import datetime
 import re

@@ -335,6 +335,7 @@ impl AgentSession {
     /// The run gets the chained system prompt, and the returned messages join its prompt as
     /// extension (custom) messages, recorded as `custom_message` entries as pi does.
     fn apply_before_agent_start(&mut self, result: BeforeAgentStart, base: String) {
+        self.forced_prompt = result.system_prompt.clone();
         let agent = self.agent_mut();
         agent.system_prompt = result.system_prompt.unwrap_or(base);
         agent.prompt_customs = result

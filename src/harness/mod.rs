@@ -15,6 +15,7 @@ pub mod session_hooks;
 pub mod session_switch;
 pub mod switch_queue;
 pub mod switches;
+pub mod system_checkpoint;
 pub mod system_prompt;
 pub mod task;
 pub mod tools;
@@ -65,15 +66,13 @@ pub struct AgentSession {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
     /// What the system prompt is built from, so it follows tool changes extensions make.
     pub prompt_source: Option<system_prompt::PromptSource>,
-    /// The `mcp_servers` section last appended to the system prompt.
+    /// The `mcp_servers` section for the next prompt (wrapped in its tags).
     mcp_section: Option<String>,
+    /// The prompt an extension's `before_agent_start` chose for this run: sent, not recorded.
+    forced_prompt: Option<String>,
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
-    /// Whether model and thinking-level changes become the global defaults in settings.json.
-    /// pi 1.x keeps them session-scoped unless saved explicitly (RPC turns this off); the
-    /// terminal UI still saves them as 0.73.1 did until its explicit save key exists.
-    pub persist_selections: bool,
 }
 
 impl AgentSession {
@@ -105,8 +104,8 @@ impl AgentSession {
             mcp: None,
             prompt_source: None,
             mcp_section: None,
+            forced_prompt: None,
             dropped_replies: Vec::new(),
-            persist_selections: true,
         }
     }
 
@@ -123,6 +122,10 @@ impl AgentSession {
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
         let written = match ev {
+            AgentEvent::SystemMessageEnd { message } => Some(
+                self.session
+                    .append_message(AgentMessage::System(message.clone())),
+            ),
             AgentEvent::MessageEnd { message } => Some(
                 self.session
                     .append_message(AgentMessage::from(message.clone())),
@@ -202,8 +205,10 @@ impl AgentSession {
         on_started: &mut dyn FnMut(),
     ) {
         self.compact_before_prompt(on_event);
+        self.forced_prompt = None;
         self.before_agent_start(&prompts);
         self.prepare_mcp();
+        self.declare_system();
         on_started();
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);

@@ -13,7 +13,7 @@ use crate::util::json::present;
 // re-exported for callers of the old path.
 pub use crate::agent::message::{
     AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    CustomMessage,
+    CustomMessage, SystemMessage,
 };
 
 /// pi's current session file format version.
