@@ -8,7 +8,8 @@ difference still fails. The changes, and nothing else:
 
   * `message_update`: 1.x drops the cumulative `message` and `assistantMessageEvent.partial` and
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
-  * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
+  * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's) and
+    carries the response id of the first chunk (`responseId`);
   * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
@@ -78,6 +79,7 @@ def project(v):
         if isinstance(msg, dict) and msg.get("role") == "assistant":
             msg = dict(msg)
             msg.pop("stopReason", None)
+            msg.pop("responseId", None)
             out["message"] = msg
     elif t == "agent_end":
         out.pop("willRetry", None)
@@ -102,4 +104,34 @@ def project(v):
         res.pop("eventCount", None)
         res.pop("estimatedTokensAfter", None)
         out["result"] = res
+    return out
+
+
+# Against 0.87.1: the fields 1.5.2 added after 0.87.1 that we write (docs/compat.md marks them
+# "adopted (1.5.2; 0.87.1 lacks it)"). A case equal to 0.87.1 once exactly these are taken out
+# of both sides is scored "follows 1.5.2":
+#   * `agent_settled.aborted`;
+#   * `data.disposition` of `prompt` / `steer` / `follow_up` responses;
+#   * `tool_execution_end.durationMs`.
+
+
+def project_152(v):
+    """A copy of an observation with the 1.5.2-only fields above removed."""
+    if isinstance(v, list):
+        return [project_152(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    t = v.get("type")
+    out = {k: project_152(x) for k, x in v.items()}
+    if t == "agent_settled":
+        out.pop("aborted", None)
+    elif t == "tool_execution_end":
+        out.pop("durationMs", None)
+    elif t == "response" and out.get("command") in DISPOSITION_COMMANDS and isinstance(out.get("data"), dict):
+        data = dict(out["data"])
+        data.pop("disposition", None)
+        if data:
+            out["data"] = data
+        else:
+            out.pop("data")
     return out

@@ -238,7 +238,6 @@ pub fn compact_session(
     summarizer: &Summarizer,
     settings: &CompactionSettings,
     custom_instructions: Option<&str>,
-    automatic: bool,
 ) -> Result<(CompactionResult, Option<String>), SummaryError> {
     let prep = {
         let tree = session.tree();
@@ -255,7 +254,7 @@ pub fn compact_session(
             }
         }
     };
-    check_fits(&prep, summarizer.model.context_window, automatic)?;
+    check_fits(&prep, summarizer.model.context_window)?;
     let result = compact(&prep, summarizer, custom_instructions)?;
     let written = session.append_compaction(
         &result.summary,
@@ -275,11 +274,12 @@ fn prompt_tokens(instructions_len: usize) -> u64 {
     (SUMMARIZATION_SYSTEM_PROMPT.len() + instructions_len) as u64 / 4
 }
 
-/// Refuses a compaction whose summary request cannot succeed: an automatic one with nothing to
-/// summarize (a request about an empty conversation only costs the user time), or a request —
+/// Refuses a compaction whose summary request cannot succeed: one with nothing to summarize
+/// (the kept tail already holds the whole conversation; a request about an empty conversation
+/// only costs the user time — pi 1.x refuses it too, manual or automatic), or a request —
 /// conversation, prompt and the summary's own budget — larger than the model's window.
-fn check_fits(prep: &Preparation, window: u64, automatic: bool) -> Result<(), SummaryError> {
-    if automatic && prep.messages_to_summarize.is_empty() && prep.turn_prefix_messages.is_empty() {
+fn check_fits(prep: &Preparation, window: u64) -> Result<(), SummaryError> {
+    if prep.messages_to_summarize.is_empty() && prep.turn_prefix_messages.is_empty() {
         return Err(SummaryError::Unavailable(
             "Nothing to compact (session too small)".into(),
         ));
@@ -450,17 +450,17 @@ mod fit_tests {
     #[test]
     fn a_summary_request_must_fit_the_window_and_have_something_to_summarize() {
         let small = CompactionSettings::default().for_window(4096);
-        assert!(check_fits(&prep(4000, small), 4096, true).is_ok());
+        assert!(check_fits(&prep(4000, small), 4096).is_ok());
         // pi's reserve on a 4K model: the summary alone asks for more than the window.
-        let err = check_fits(&prep(4000, CompactionSettings::default()), 4096, true).unwrap_err();
+        let err = check_fits(&prep(4000, CompactionSettings::default()), 4096).unwrap_err();
         assert!(
             format!("{err:?}").contains("4096-token context window"),
             "{err:?}"
         );
-        let err = check_fits(&prep(40_000, small), 4096, true).unwrap_err();
+        let err = check_fits(&prep(40_000, small), 4096).unwrap_err();
         assert!(format!("{err:?}").contains("would not fit"), "{err:?}");
-        // An automatic compaction of nothing is not attempted; a requested one is.
-        assert!(check_fits(&prep(0, small), 4096, true).is_err());
-        assert!(check_fits(&prep(0, small), 4096, false).is_ok());
+        // A compaction of nothing is not attempted, requested or automatic (pi 1.x).
+        let err = check_fits(&prep(0, small), 4096).unwrap_err();
+        assert!(format!("{err:?}").contains("Nothing to compact"), "{err:?}");
     }
 }

@@ -410,7 +410,6 @@ impl AgentSession {
                 &summarizer,
                 &self.compaction.for_window(agent.model.context_window),
                 custom_instructions,
-                false,
             )
         };
         let out = match outcome {
@@ -595,7 +594,7 @@ impl AgentSession {
         let outcome = {
             let summarizer = Summarizer::for_agent(&agent, &self.abort);
             let settings = self.compaction.for_window(agent.model.context_window);
-            compact_session(&mut self.session, &summarizer, &settings, None, true)
+            compact_session(&mut self.session, &summarizer, &settings, None)
         };
         match outcome {
             Ok((result, write_error)) => {

@@ -602,12 +602,13 @@ pub fn parse_stream_with<R: Read>(
                 let msg = &v["message"];
                 w.partial.usage = Usage::default();
                 read_usage(&mut w.partial.usage, &msg["usage"], cost);
+                // Before `start`, so `message_start` carries the id as pi's does.
+                if let Some(id) = msg.get("id").and_then(Value::as_str) {
+                    w.partial.response_id = Some(id.to_string());
+                }
                 if !started {
                     started = true;
                     w.start();
-                }
-                if let Some(id) = msg.get("id").and_then(Value::as_str) {
-                    w.partial.response_id = Some(id.to_string());
                 }
             }
             "content_block_start" => {

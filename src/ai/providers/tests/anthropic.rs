@@ -50,12 +50,12 @@ fn parses_plain_text() {
 
 #[test]
 fn the_start_event_carries_the_input_usage_of_message_start() {
-    // pi's message_start shows Anthropic's input usage, not zeros (and no response id yet).
+    // pi's message_start shows Anthropic's input usage, not zeros, and (1.x) the message id.
     let events = run("text.sse", &[usize::MAX]);
     let Some(AssistantEvent::Start { partial }) = events.first() else {
         panic!("no start event first");
     };
-    assert_eq!(partial.response_id, None);
+    assert_eq!(partial.response_id.as_deref(), Some("msg_01TextFixture"));
     assert_eq!(partial.usage.input, 12);
 }
 
