@@ -8,15 +8,15 @@ difference still fails. The changes, and nothing else:
 
   * `message_update`: 1.x drops the cumulative `message` and `assistantMessageEvent.partial` and
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
-  * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's) and
-    carries the response id of the first chunk (`responseId`);
+  * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
   * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter`;
   * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
-    (v0.80.3), wherever a message appears: events, RPC answers, session entries and the raw
-    session lines (there as the exact text `,"rawStopReason":"…"` and `"reasoning":N,`);
+    (v0.80.3) and, for Anthropic, a `cacheWrite1h` count, wherever a message appears: events,
+    RPC answers, session entries and the raw session lines (there as the exact text
+    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`);
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
@@ -30,13 +30,14 @@ DISPOSITION_COMMANDS = {"prompt", "steer", "follow_up"}
 NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
 RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
+RAW_CACHE_WRITE_1H = re.compile(r',"cacheWrite1h":[0-9.eE+-]+')
 
 
 def project_line(s):
     """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
     if '"role":"assistant"' not in s:
         return s
-    return RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s))
+    return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
 
 
 def project(v):
@@ -54,6 +55,7 @@ def project(v):
         if isinstance(out.get("usage"), dict):
             usage = dict(out["usage"])
             usage.pop("reasoning", None)
+            usage.pop("cacheWrite1h", None)
             out["usage"] = usage
     if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
         details = dict(out["details"])
@@ -79,7 +81,6 @@ def project(v):
         if isinstance(msg, dict) and msg.get("role") == "assistant":
             msg = dict(msg)
             msg.pop("stopReason", None)
-            msg.pop("responseId", None)
             out["message"] = msg
     elif t == "agent_end":
         out.pop("willRetry", None)

@@ -509,6 +509,7 @@ pub fn parse_usage(u: &Value) -> Usage {
         )),
         total_tokens: input + output + cache_read + cache_write,
         cost: Cost::default(),
+        cache_write_1h: None,
     }
 }
 
