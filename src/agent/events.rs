@@ -3,10 +3,10 @@
 
 use serde_json::{json, Map, Value};
 
+use super::message::{AgentMessage, CustomMessage};
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
-use crate::session::entry::{AgentMessage, CustomMessage};
-use crate::session::json::to_js_string;
+use crate::util::json::to_js_string;
 
 // Events are built once and moved through a channel; boxing the big variants would only add
 // allocations.
@@ -362,7 +362,7 @@ fn update_line(event: &AssistantEvent, builder: &MessageBuilder) -> String {
 mod tests {
     use super::*;
     use crate::ai::{AssistantMessage, Content, Model, TextContent};
-    use crate::session::json::to_js_string;
+    use crate::util::json::to_js_string;
     use serde_json::json;
 
     fn partial(text: &str) -> AssistantMessage {

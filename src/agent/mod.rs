@@ -3,9 +3,12 @@
 //! the `Agent` while it runs (so there is never a second active run) and hands it back on join.
 //! Abort is honoured within 50 ms even if the provider stalls: the loop stops waiting, closes
 //! the turn with an `aborted` message, and leaves the stream thread to notice on its own.
+//! `message` holds the transcript's message types (sessions store them; the loop owns them).
 
 pub mod events;
 pub mod execute;
+pub mod message;
+pub mod normalize;
 pub mod queue;
 pub mod tool;
 pub mod validate;
@@ -17,6 +20,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
+pub use message::{to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
@@ -25,7 +29,6 @@ use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
     ThinkingLevel, ToolResultMessage,
 };
-use crate::session::entry::CustomMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
 pub type StreamFn =
@@ -218,10 +221,8 @@ fn emit_custom(emit: &dyn Fn(AgentEvent), agent: &mut Agent, message: CustomMess
     emit(AgentEvent::CustomMessageEnd {
         message: message.clone(),
     });
-    let custom = crate::session::entry::AgentMessage::Custom(message);
-    agent
-        .messages
-        .extend(crate::session::to_llm_messages(&[custom]));
+    let custom = AgentMessage::Custom(message);
+    agent.messages.extend(to_llm_messages(&[custom]));
 }
 
 fn run_loop(

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::session::json::js_number;
+use crate::util::json::js_number;
 
 /// Returns the coerced arguments, or pi's error text.
 pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Result<Value, String> {

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::{
     item_schema_at, json_eq, pattern_schemas, props, type_matches, types_of, Validator, MAX_DEPTH,
 };
-use crate::session::json::js_number;
 use crate::util::js::is_js_space;
+use crate::util::json::js_number;
 
 fn number(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_991.0 {

@@ -13,27 +13,8 @@ use serde_json::Value;
 
 use super::http::{Body, HttpError};
 use super::stream::{Abort, StreamWriter};
-
-/// `retry.provider.*` settings, carried in every request's options.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProviderRetry {
-    /// Retries after the first attempt (`retry.provider.maxRetries`, default 0).
-    pub max_retries: u32,
-    /// Longest server-requested wait we accept (`retry.provider.maxRetryDelayMs`, 0 = any).
-    pub max_retry_delay_ms: u64,
-    /// How long to wait for the server's answer (`retry.provider.timeoutMs`).
-    pub timeout_ms: Option<u64>,
-}
-
-impl Default for ProviderRetry {
-    fn default() -> Self {
-        ProviderRetry {
-            max_retries: 0,
-            max_retry_delay_ms: 60_000,
-            timeout_ms: None,
-        }
-    }
-}
+// The settings live with the request options that carry them; named here too.
+pub use super::types::ProviderRetry;
 
 /// Whose retry rules a provider follows (the client library pi drives it with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -473,9 +473,31 @@ pub struct StreamOptions {
     pub temperature: Option<f64>,
     pub session_id: Option<String>,
     /// Provider-level retries and the answer timeout (`retry.provider.*`).
-    pub provider_retry: super::provider_retry::ProviderRetry,
+    pub provider_retry: ProviderRetry,
     /// Rewrites the request body before it is sent (extensions' `before_provider_request`).
     pub on_payload: Option<PayloadHook>,
+}
+
+/// `retry.provider.*` settings, carried in every request's options (applied by
+/// `provider_retry`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProviderRetry {
+    /// Retries after the first attempt (`retry.provider.maxRetries`, default 0).
+    pub max_retries: u32,
+    /// Longest server-requested wait we accept (`retry.provider.maxRetryDelayMs`, 0 = any).
+    pub max_retry_delay_ms: u64,
+    /// How long to wait for the server's answer (`retry.provider.timeoutMs`).
+    pub timeout_ms: Option<u64>,
+}
+
+impl Default for ProviderRetry {
+    fn default() -> Self {
+        ProviderRetry {
+            max_retries: 0,
+            max_retry_delay_ms: 60_000,
+            timeout_ms: None,
+        }
+    }
 }
 
 /// A rewrite of a provider request body, called on the thread that starts the stream.

@@ -125,7 +125,7 @@ impl ExtensionHost {
     /// failure under `what`.
     fn run_request(
         &self,
-        ext: &super::host::Extension,
+        ext: &super::extension::Extension,
         id: u64,
         msg: Value,
         what: &str,

@@ -1,24 +1,24 @@
 //! The extension host: the session's single door to its extensions (started by `load.rs`) —
-//! events out, hook answers chained across extensions in load order (`hooks.rs`), calls in
-//! (`calls.rs`), what pi shares with them (the session view, models, terminal width). An
+//! events out, hook answers chained across extensions in load order (`hooks.rs`), the queues
+//! of what they asked for (`requests.rs`; `calls.rs` fills them), what pi shares with them
+//! (the session view, models, terminal width, the services of `services.rs`). An
 //! extension that misses its handshake or an event deadline, crashes, or writes garbage is
 //! reported once and disabled; the session carries on without it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::calls::{ModeRequest, PendingAction, SessionView};
-use super::discovery::ExtensionSource;
-use super::process::{ExtensionProcess, ProcessEvent, RequestError, SharedProcess};
-use super::protocol::{self, FlagType, Registration};
-use super::services::HostServices;
+use super::extension::Extension;
+use super::process::{RequestError, SharedProcess};
+use super::protocol::{FlagType, Registration};
+use super::requests::{Action, ModeRequest, PendingAction, SessionView};
 use super::ui::{DeferredUi, ExtensionUi, NoUi};
-use crate::agent::{MessageQueue, Tool};
-use crate::ai::Abort;
+use crate::agent::{AgentMessage, CustomMessage, MessageQueue, StreamFn, Tool};
+use crate::ai::{Abort, Model};
 
 /// How long an extension has to answer `hello` with its registration.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,39 +92,18 @@ impl HostOptions {
     }
 }
 
-/// One running extension and what it registered.
-pub struct Extension {
-    pub source: ExtensionSource,
-    pub process: ExtensionProcess,
-    /// What it registered; a protocol-2 extension may register more later (a tool added at
-    /// runtime, a new event).
-    pub(super) registration: RwLock<Registration>,
-    /// Its flags' values: from the command line, else their defaults.
-    pub flag_values: Map<String, Value>,
-}
+/// Finds a model and its key and headers by provider and id.
+pub type ModelLookup = Arc<
+    dyn Fn(&str, &str) -> Result<(Model, (String, Vec<(String, String)>)), String> + Send + Sync,
+>;
 
-impl Extension {
-    /// The path shown in errors and `sourceInfo`.
-    pub fn display_path(&self) -> String {
-        self.source.path.to_string_lossy().into_owned()
-    }
-
-    pub fn registration(&self) -> RwLockReadGuard<'_, Registration> {
-        self.registration.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn protocol(&self) -> u64 {
-        self.registration().protocol
-    }
-
-    pub fn subscribes(&self, event: &str) -> bool {
-        self.registration().subscribes(event)
-    }
-
-    /// An event message for this extension (blocking or not as its protocol says).
-    pub fn event(&self, id: u64, name: &str, data: Value) -> Value {
-        protocol::event(id, name, data, self.protocol())
-    }
+/// Lent by the session once it is set up (`ExtensionHost::set_services`).
+#[derive(Default, Clone)]
+pub struct HostServices {
+    pub builtin_tools: Vec<Arc<dyn Tool>>,
+    /// How the session streams a model's reply (pi's providers, OAuth refresh included).
+    pub stream: Option<StreamFn>,
+    pub lookup: Option<ModelLookup>,
 }
 
 /// A command an extension registered, as listed by `get_commands` and autocomplete.
@@ -315,7 +294,7 @@ impl ExtensionHost {
     /// Records a `custom` session entry at the next safe point (no one waits for it).
     pub fn queue_entry(&self, custom_type: &str, data: Option<Value>) {
         self.push_action(PendingAction {
-            action: super::calls::Action::AppendEntry {
+            action: Action::AppendEntry {
                 custom_type: custom_type.to_string(),
                 data,
             },
@@ -579,47 +558,9 @@ impl ExtensionHost {
     }
 }
 
-/// After loading, one thread handles what extensions send on their own: calls, reported
-/// errors, stderr lines and deaths.
-pub(super) fn spawn_dispatcher(rx: Receiver<(usize, ProcessEvent)>, host: Weak<ExtensionHost>) {
-    // Detached: it ends when every extension's pipes have closed (all senders dropped).
-    let _ = std::thread::Builder::new()
-        .name("pi-ext-host".into())
-        .spawn(move || {
-            for (i, ev) in rx {
-                let Some(host) = host.upgrade() else {
-                    return;
-                };
-                let Some(ext) = host.extensions.iter().find(|e| {
-                    // Indexes are those of the sources; find the extension by identity.
-                    e.source.index == i
-                }) else {
-                    continue;
-                };
-                let ext = Arc::clone(ext);
-                match ev {
-                    ProcessEvent::Stderr(line) => host.forward_stderr(&ext, &line),
-                    ProcessEvent::Died(reason) => host.report(
-                        &ext.display_path(),
-                        "process",
-                        format!("extension {reason}; disabled"),
-                    ),
-                    ProcessEvent::Message(msg) if msg["type"] == "register" => {
-                        host.registration_update(&ext, &msg);
-                        ext.process.mark_handled();
-                    }
-                    ProcessEvent::Message(msg) => {
-                        super::calls::handle(&host, &ext, msg);
-                        ext.process.mark_handled();
-                    }
-                }
-            }
-        });
-}
-
 impl ExtensionHost {
     /// An extension's stderr: by default shown on pi's stderr prefixed with its name.
-    fn forward_stderr(&self, ext: &Extension, line: &str) {
+    pub(super) fn forward_stderr(&self, ext: &Extension, line: &str) {
         let sink = Arc::clone(&self.stderr.read().unwrap_or_else(|p| p.into_inner()));
         sink(&ext.source.name(), line);
     }
@@ -631,7 +572,7 @@ impl ExtensionHost {
 
     /// A registration sent again after loading (protocol 2): what the extension registers from
     /// then on. Tools already handed to the agent keep their names.
-    fn registration_update(&self, ext: &Extension, msg: &Value) {
+    pub(super) fn registration_update(&self, ext: &Extension, msg: &Value) {
         match Registration::parse(msg) {
             Ok(mut reg) => {
                 {
@@ -725,5 +666,65 @@ impl ExtensionHost {
     /// Tells the bridge the theme's colours (`ctx.ui.theme.fg("accent", …)`).
     pub fn share_theme(&self, theme: Value) {
         self.send_bridge(theme);
+    }
+}
+
+impl ExtensionHost {
+    /// Lends the session's services (after the host was built).
+    pub fn set_services(&self, f: impl FnOnce(&mut HostServices)) {
+        f(&mut self.services.write().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(super) fn services(&self) -> HostServices {
+        self.services
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// How long drawing an extension's message may take before pi's default look is used.
+const RENDER_TIMEOUT: Duration = Duration::from_millis(1500);
+
+impl ExtensionHost {
+    /// Whether an extension draws custom messages of this type (`registerMessageRenderer`).
+    pub fn renders_messages(&self, custom_type: &str) -> bool {
+        self.active().any(|e| {
+            e.registration()
+                .message_renderers
+                .iter()
+                .any(|t| t == custom_type)
+        })
+    }
+
+    /// The lines the first extension with a renderer for the message's type draws at `width`
+    /// (already styled); `None` when none does, it answers nothing, fails or is too slow, and
+    /// pi's default look is used.
+    pub fn render_message(
+        &self,
+        message: &CustomMessage,
+        width: usize,
+        expanded: bool,
+    ) -> Option<Vec<String>> {
+        let ext = self.active().find(|e| {
+            e.registration()
+                .message_renderers
+                .contains(&message.custom_type)
+        })?;
+        let id = ext.process.next_id();
+        let custom = AgentMessage::Custom(message.clone());
+        let msg = json!({"type": "render", "id": id, "customType": message.custom_type,
+            "message": serde_json::to_value(&custom).unwrap_or_default(), "expanded": expanded, "width": width});
+        let reply = ext
+            .process
+            .request(id, msg, Some(RENDER_TIMEOUT), None, &mut |_| {})
+            .ok()?;
+        let lines = reply["lines"].as_array()?;
+        Some(
+            lines
+                .iter()
+                .map(|l| l.as_str().unwrap_or_default().to_string())
+                .collect(),
+        )
     }
 }

@@ -10,7 +10,8 @@ use crossbeam_channel::{unbounded, Receiver};
 use serde_json::{json, Map, Value};
 
 use super::discovery::{ExtensionSource, Launch};
-use super::host::{Extension, ExtensionError, ExtensionHost, HostOptions, Loaded};
+use super::extension::Extension;
+use super::host::{ExtensionError, ExtensionHost, HostOptions, Loaded};
 use super::process::{ExtensionProcess, ProcessEvent, SharedProcess};
 use super::protocol::{self, FlagType, Registration};
 
@@ -105,7 +106,7 @@ impl ExtensionHost {
         for ext in host.extensions() {
             host.register_load_mcp_servers(ext);
         }
-        super::host::spawn_dispatcher(rx, Arc::downgrade(&host));
+        super::calls::spawn_dispatcher(rx, Arc::downgrade(&host));
         Loaded { host, errors }
     }
 }

@@ -10,41 +10,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::calls::ReplyTo;
-use super::host::{Extension, ExtensionHost};
+use super::extension::Extension;
+use super::host::{ExtensionHost, HostServices};
 use super::process::RequestError;
-use crate::agent::{StreamFn, Tool, ToolContext, ToolOutput};
+use super::requests::ReplyTo;
+use crate::agent::{StreamFn, ToolContext, ToolOutput};
 use crate::ai::{
     assistant_json, spawn_stream, Abort, AssistantEvent, Context, Message, Model, StopReason,
     StreamOptions, ThinkingLevel, ToolSpec, Usage,
 };
-
-/// Finds a model and its key and headers by provider and id.
-pub type ModelLookup = Arc<
-    dyn Fn(&str, &str) -> Result<(Model, (String, Vec<(String, String)>)), String> + Send + Sync,
->;
-
-/// Lent by the session once it is set up (`ExtensionHost::set_services`).
-#[derive(Default, Clone)]
-pub struct HostServices {
-    pub builtin_tools: Vec<Arc<dyn Tool>>,
-    /// How the session streams a model's reply (pi's providers, OAuth refresh included).
-    pub stream: Option<StreamFn>,
-    pub lookup: Option<ModelLookup>,
-}
-
-impl ExtensionHost {
-    pub fn set_services(&self, f: impl FnOnce(&mut HostServices)) {
-        f(&mut self.services.write().unwrap_or_else(|p| p.into_inner()));
-    }
-
-    fn services(&self) -> HostServices {
-        self.services
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
 
 fn output_json(out: &ToolOutput) -> Value {
     json!({"content": out.content, "details": out.details})

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::host::Extension;
+use super::extension::Extension;
 use super::process::RequestError;
 use super::protocol::ToolRegistration;
 use crate::agent::{ExecutionMode, Tool, ToolContext, ToolOutput};

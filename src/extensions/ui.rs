@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::host::Extension;
+use super::extension::Extension;
 use crate::ai::Abort;
 
 /// A component an extension draws: the UI shows its lines and sends it keys.
@@ -235,51 +235,5 @@ impl ExtensionUi for DeferredUi {
             Some(ui) => ui.notice(notice),
             None => state.kept.push(notice),
         }
-    }
-}
-
-/// How long drawing an extension's message may take before pi's default look is used.
-const RENDER_TIMEOUT: Duration = Duration::from_millis(1500);
-
-impl super::ExtensionHost {
-    /// Whether an extension draws custom messages of this type (`registerMessageRenderer`).
-    pub fn renders_messages(&self, custom_type: &str) -> bool {
-        self.active().any(|e| {
-            e.registration()
-                .message_renderers
-                .iter()
-                .any(|t| t == custom_type)
-        })
-    }
-
-    /// The lines the first extension with a renderer for the message's type draws at `width`
-    /// (already styled); `None` when none does, it answers nothing, fails or is too slow, and
-    /// pi's default look is used.
-    pub fn render_message(
-        &self,
-        message: &crate::session::entry::CustomMessage,
-        width: usize,
-        expanded: bool,
-    ) -> Option<Vec<String>> {
-        let ext = self.active().find(|e| {
-            e.registration()
-                .message_renderers
-                .contains(&message.custom_type)
-        })?;
-        let id = ext.process.next_id();
-        let custom = crate::session::entry::AgentMessage::Custom(message.clone());
-        let msg = json!({"type": "render", "id": id, "customType": message.custom_type,
-            "message": serde_json::to_value(&custom).unwrap_or_default(), "expanded": expanded, "width": width});
-        let reply = ext
-            .process
-            .request(id, msg, Some(RENDER_TIMEOUT), None, &mut |_| {})
-            .ok()?;
-        let lines = reply["lines"].as_array()?;
-        Some(
-            lines
-                .iter()
-                .map(|l| l.as_str().unwrap_or_default().to_string())
-                .collect(),
-        )
     }
 }

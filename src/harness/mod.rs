@@ -10,6 +10,7 @@ mod mcp;
 pub mod model_control;
 pub mod retry;
 pub mod session_hooks;
+pub mod session_switch;
 pub mod switches;
 pub mod system_prompt;
 pub mod task;

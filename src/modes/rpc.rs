@@ -15,10 +15,9 @@
 //! Files: `rpc_input.rs` reads records and parses them into commands, `rpc_commands.rs`
 //! handles each command, `rpc_entries.rs` the entry and tree queries, `rpc_bash.rs` the `bash`
 //! command, `rpc_session.rs` the commands that replace the session, `rpc_ui.rs` extension
-//! dialogs.
+//! dialogs, `rpc_out.rs` the shared stdout writer.
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -29,10 +28,11 @@ use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Message, Model, ThinkingLevel};
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
-use crate::session::json::to_js_string;
 use crate::session::AgentMessage;
 
+pub(crate) use super::rpc_out::Out;
 use super::rpc_session;
+use crate::harness::session_switch::SwitchEnv;
 
 #[path = "rpc_bash.rs"]
 mod bash;
@@ -58,26 +58,15 @@ pub struct RpcEnv {
     pub session_dir: std::path::PathBuf,
 }
 
-/// Serialized writes of whole lines to stdout, shared by the main loop, the worker and
-/// extension UI.
-#[derive(Clone)]
-pub(crate) struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
-
-impl Out {
-    pub(crate) fn new(w: Box<dyn Write + Send>) -> Out {
-        Out(Arc::new(Mutex::new(w)))
-    }
-
-    pub(crate) fn line(&self, v: &Value) {
-        self.text_line(to_js_string(v));
-    }
-
-    /// Writes one already serialized JSON line and flushes it.
-    pub(crate) fn text_line(&self, mut text: String) {
-        text.push('\n');
-        let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        // A closed stdout means the client is gone; stdin EOF will end us.
-        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+impl RpcEnv {
+    /// What a session switch needs of this environment.
+    fn switch_env(&mut self) -> SwitchEnv<'_> {
+        SwitchEnv {
+            available_models: &*self.available_models,
+            credentials: &*self.credentials,
+            has_model: &mut self.has_model,
+            session_dir: &self.session_dir,
+        }
     }
 }
 
@@ -273,7 +262,7 @@ impl Server {
         };
         for request in host.take_mode_requests() {
             let Some(s) = self.idle.as_mut() else { return };
-            let env = &mut self.env;
+            let env = &mut self.env.switch_env();
             let result = match request {
                 ModeRequest::NewSession => rpc_session::new_session(s, env, &json!({})),
                 ModeRequest::SwitchSession(path) => {

@@ -269,10 +269,10 @@ impl Server {
                 })?;
                 Ok(Some(s.compaction_json(&r)))
             }
-            "new_session" => rpc_session::new_session(s, &mut self.env, cmd),
-            "switch_session" => rpc_session::switch_session(s, &mut self.env, cmd),
-            "fork" => rpc_session::fork(s, &mut self.env, cmd),
-            "clone" => rpc_session::clone(s, &mut self.env, cmd),
+            "new_session" => rpc_session::new_session(s, &mut self.env.switch_env(), cmd),
+            "switch_session" => rpc_session::switch_session(s, &mut self.env.switch_env(), cmd),
+            "fork" => rpc_session::fork(s, &mut self.env.switch_env(), cmd),
+            "clone" => rpc_session::clone(s, &mut self.env.switch_env(), cmd),
             "cycle_model" => {
                 let available = (self.env.available_models)();
                 let before = s.agent().thinking;

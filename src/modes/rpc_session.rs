@@ -1,56 +1,39 @@
 //! RPC commands that replace the session: `new_session`, `switch_session`, `fork` and
-//! `clone`. pi tears its runtime down and builds a new one on the target session; here the
-//! agent stays and takes over the new session's messages, model and thinking level the way
-//! pi's `createAgentSession` restores them. No events are emitted (pi emits none either).
-//! Extensions are asked first (`session_before_switch` / `session_before_fork`; a cancel
-//! answers `{cancelled: true}`) and told afterwards (`session_start`).
+//! `clone`, each a thin wrapper over the harness's switch (`harness::session_switch`). No
+//! events are emitted (pi emits none either). Extensions are asked first
+//! (`session_before_switch` / `session_before_fork`; a cancel answers `{cancelled: true}`)
+//! and told afterwards (`session_start`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::rpc::RpcEnv;
-use crate::ai::ThinkingLevel;
+use crate::harness::session_switch::SwitchEnv;
 use crate::harness::AgentSession;
-use crate::resources::model_resolve::clamp_thinking;
-use crate::session::{ops, to_llm_messages, SessionWriter};
-
-/// Where new session files go: next to the current one, else the default directory.
-fn session_dir(s: &AgentSession, env: &RpcEnv) -> PathBuf {
-    s.session
-        .path()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| env.session_dir.clone())
-}
+use crate::session::{ops, SessionWriter};
 
 /// `new_session {parentSession?}` → `{cancelled}`.
 pub fn new_session(
     s: &mut AgentSession,
-    env: &mut RpcEnv,
+    env: &mut SwitchEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
     if s.before_switch("new", None).is_some_and(|g| g.cancelled()) {
         return Ok(Some(json!({"cancelled": true})));
     }
-    let cwd = s.session.header().cwd.clone();
     let parent = cmd["parentSession"]
         .as_str()
         .filter(|p| !p.is_empty())
         .map(str::to_string);
-    let writer = if s.session.is_persisted() {
-        SessionWriter::create(&session_dir(s, env), &cwd, parent)
-    } else {
-        SessionWriter::new(&cwd, None, parent)
-    };
-    adopt(s, env, writer, "new")?;
+    let writer = s.fresh_session(env, parent);
+    s.switch_session(writer, env, "new")?;
     Ok(Some(json!({"cancelled": false})))
 }
 
 /// `switch_session {sessionPath}` → `{cancelled}`.
 pub fn switch_session(
     s: &mut AgentSession,
-    env: &mut RpcEnv,
+    env: &mut SwitchEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
     let arg = cmd["sessionPath"].as_str().unwrap_or("");
@@ -83,104 +66,39 @@ pub fn switch_session(
             s.agent().cwd.display()
         ));
     }
-    adopt(s, env, writer, "resume")?;
+    s.switch_session(writer, env, "resume")?;
     Ok(Some(json!({"cancelled": false})))
 }
 
 /// `fork {entryId}` → `{text, cancelled}`: a new session with what came before that user
 /// message.
-pub fn fork(s: &mut AgentSession, env: &mut RpcEnv, cmd: &Value) -> Result<Option<Value>, String> {
+pub fn fork(
+    s: &mut AgentSession,
+    env: &mut SwitchEnv,
+    cmd: &Value,
+) -> Result<Option<Value>, String> {
     let entry_id = cmd["entryId"].as_str().unwrap_or("");
     if s.before_fork(entry_id, "before")
         .is_some_and(|g| g.cancelled())
     {
         return Ok(Some(json!({"cancelled": true})));
     }
-    let (writer, text) = ops::fork_at(&s.session, entry_id, &session_dir(s, env))?;
-    adopt(s, env, writer, "fork")?;
+    let (writer, text) = ops::fork_at(&s.session, entry_id, &s.new_session_dir(env))?;
+    s.switch_session(writer, env, "fork")?;
     Ok(Some(json!({"text": text, "cancelled": false})))
 }
 
 /// `clone` → `{cancelled}`: a new session holding the active branch.
 pub fn clone(
     s: &mut AgentSession,
-    env: &mut RpcEnv,
+    env: &mut SwitchEnv,
     _cmd: &Value,
 ) -> Result<Option<Value>, String> {
     let leaf = s.session.leaf_id().unwrap_or("").to_string();
     if s.before_fork(&leaf, "at").is_some_and(|g| g.cancelled()) {
         return Ok(Some(json!({"cancelled": true})));
     }
-    let writer = ops::clone_branch(&s.session, &session_dir(s, env))?;
-    adopt(s, env, writer, "fork")?;
+    let writer = ops::clone_branch(&s.session, &s.new_session_dir(env))?;
+    s.switch_session(writer, env, "fork")?;
     Ok(Some(json!({"cancelled": false})))
-}
-
-/// Makes `writer` the current session. As pi's `createAgentSession`: a session with messages
-/// restores its model (when it is available with credentials) and its thinking level; an
-/// empty one records the model and thinking level it starts with. Where pi would fall back to
-/// the settings' defaults, the current model and thinking level are kept. Extensions then get
-/// `session_start` with `reason`.
-fn adopt(
-    s: &mut AgentSession,
-    env: &mut RpcEnv,
-    mut writer: SessionWriter,
-    reason: &str,
-) -> Result<(), String> {
-    let previous = s.session.path().map(|p| p.to_string_lossy().into_owned());
-    let ctx = writer.build_context();
-    let existing = !ctx.messages.is_empty();
-    if existing {
-        if let Some((provider, id)) = &ctx.model {
-            let found = (env.available_models)()
-                .into_iter()
-                .find(|m| &m.provider == provider && &m.id == id);
-            if let Some(model) = found {
-                if let Ok((key, headers)) = (env.credentials)(&model) {
-                    let agent = s.agent_mut();
-                    agent.options.api_key = key;
-                    agent.options.headers = headers;
-                    agent.model = model;
-                    env.has_model = true;
-                }
-            }
-        }
-    }
-    let mut thinking = s.agent().thinking;
-    if existing {
-        if let Some(level) = ctx.thinking_level.as_deref().and_then(ThinkingLevel::parse) {
-            thinking = level;
-        }
-    }
-    let thinking = if env.has_model {
-        clamp_thinking(&s.agent().model, thinking)
-    } else {
-        ThinkingLevel::Off
-    };
-    if env.has_model {
-        let io = |e: std::io::Error| format!("Could not write session: {e}");
-        let model = s.agent().model.clone();
-        if !existing {
-            writer
-                .append_model_change(&model.provider, &model.id)
-                .map_err(io)?;
-            writer
-                .append_thinking_level_change(thinking.as_str())
-                .map_err(io)?;
-        } else if ctx.thinking_level.is_none() {
-            writer
-                .append_thinking_level_change(thinking.as_str())
-                .map_err(io)?;
-        }
-    }
-    let agent = s.agent_mut();
-    agent.thinking = thinking;
-    agent.messages = to_llm_messages(&ctx.messages);
-    agent.options.session_id = Some(writer.session_id().to_string());
-    // pi disposes the old agent, and its queues with it.
-    agent.steering.clear();
-    agent.follow_up.clear();
-    s.session = writer;
-    s.session_replaced(reason, previous);
-    Ok(())
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, Sender};
 use serde_json::{json, Map, Value};
 
-use super::rpc::Out;
+use super::rpc_out::Out;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
 use crate::session::ids::uuid_v4;

@@ -1,17 +1,20 @@
-//! The session file vocabulary: the header line, the nine entry types and the messages a
-//! `message` entry holds. Every type serializes with pi's field names, key order and
-//! optional-field omission; unknown fields ride along in `extra`, and unknown entry types or
-//! message roles are kept as raw JSON so a rewrite never drops them.
+//! The session file vocabulary: the header line and the nine entry types (the messages a
+//! `message` entry holds are the agent's, `agent::message`). Every type serializes with pi's
+//! field names, key order and optional-field omission; unknown fields ride along in `extra`,
+//! and unknown entry types are kept as raw JSON so a rewrite never drops them.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::ai::{AssistantMessage, Extra, Message, ToolResultMessage, UserContent, UserMessage};
+use crate::ai::{Extra, UserContent};
+use crate::util::json::present;
 
-/// Deserializes a present field (even `null`) as `Some(..)`, so `null` and absent stay apart.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
+// The messages moved to `agent::message` (the loop owns their shape; storage uses them);
+// re-exported for callers of the old path.
+pub use crate::agent::message::{
+    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
+    CustomMessage,
+};
 
 /// Line 1 of a session file. `version` is absent in v1 files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,7 +286,7 @@ impl Entry {
 
     /// The JSON line (without the newline), as pi's `JSON.stringify` writes it.
     pub fn to_line(&self) -> String {
-        super::json::to_js_string(self)
+        crate::util::json::to_js_string(self)
     }
 
     /// The `type` tag.
@@ -419,203 +422,5 @@ impl Serialize for Entry {
 impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Entry::from_value(Value::deserialize(d)?))
-    }
-}
-
-/// Output of `!cmd` (or RPC `bash`), shown to the LLM as a user message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BashExecutionMessage {
-    pub command: String,
-    pub output: String,
-    /// Absent when the process was killed; `Some(None)` keeps an explicit `null`.
-    #[serde(
-        rename = "exitCode",
-        skip_serializing_if = "Option::is_none",
-        default,
-        deserialize_with = "present"
-    )]
-    pub exit_code: Option<Option<i64>>,
-    pub cancelled: bool,
-    pub truncated: bool,
-    #[serde(
-        rename = "fullOutputPath",
-        skip_serializing_if = "Option::is_none",
-        default
-    )]
-    pub full_output_path: Option<String>,
-    pub timestamp: i64,
-    /// `!!cmd`: recorded but never sent to the LLM.
-    #[serde(
-        rename = "excludeFromContext",
-        skip_serializing_if = "Option::is_none",
-        default
-    )]
-    pub exclude_from_context: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// An extension message (`hookMessage` before v3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CustomMessage {
-    #[serde(rename = "customType")]
-    pub custom_type: String,
-    pub content: UserContent,
-    pub display: bool,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        default,
-        deserialize_with = "present"
-    )]
-    pub details: Option<Value>,
-    pub timestamp: i64,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// Synthesized from a `branch_summary` entry when building context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BranchSummaryMessage {
-    pub summary: String,
-    #[serde(rename = "fromId")]
-    pub from_id: String,
-    pub timestamp: i64,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// Synthesized from a `compaction` entry when building context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompactionSummaryMessage {
-    pub summary: String,
-    #[serde(rename = "tokensBefore")]
-    pub tokens_before: u64,
-    pub timestamp: i64,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "role")]
-enum ExtraRole {
-    #[serde(rename = "bashExecution")]
-    BashExecution(BashExecutionMessage),
-    #[serde(rename = "custom")]
-    Custom(CustomMessage),
-    #[serde(rename = "branchSummary")]
-    BranchSummary(BranchSummaryMessage),
-    #[serde(rename = "compactionSummary")]
-    CompactionSummary(CompactionSummaryMessage),
-}
-
-/// A message of the agent transcript: an LLM message or one of pi's own roles. Unknown roles
-/// (and known roles whose shape does not parse) are kept as raw JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AgentMessage {
-    Llm(Message),
-    BashExecution(BashExecutionMessage),
-    Custom(CustomMessage),
-    BranchSummary(BranchSummaryMessage),
-    CompactionSummary(CompactionSummaryMessage),
-    Unknown(Value),
-}
-
-impl AgentMessage {
-    pub fn role(&self) -> &str {
-        match self {
-            AgentMessage::Llm(Message::User(_)) => "user",
-            AgentMessage::Llm(Message::Assistant(_)) => "assistant",
-            AgentMessage::Llm(Message::ToolResult(_)) => "toolResult",
-            AgentMessage::BashExecution(_) => "bashExecution",
-            AgentMessage::Custom(_) => "custom",
-            AgentMessage::BranchSummary(_) => "branchSummary",
-            AgentMessage::CompactionSummary(_) => "compactionSummary",
-            AgentMessage::Unknown(v) => v.get("role").and_then(Value::as_str).unwrap_or(""),
-        }
-    }
-
-    /// Reads a message of any shape a pi version wrote (see `normalize`); an unknown role is
-    /// kept as it is.
-    pub fn from_value(mut v: Value) -> AgentMessage {
-        super::normalize::message(&mut v);
-        let role = v.get("role").and_then(Value::as_str).unwrap_or("");
-        let parsed = match role {
-            "user" | "assistant" | "toolResult" => {
-                Message::deserialize(&v).ok().map(AgentMessage::Llm)
-            }
-            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" => {
-                ExtraRole::deserialize(&v).ok().map(|r| match r {
-                    ExtraRole::BashExecution(m) => AgentMessage::BashExecution(m),
-                    ExtraRole::Custom(m) => AgentMessage::Custom(m),
-                    ExtraRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
-                    ExtraRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
-                })
-            }
-            _ => None,
-        };
-        parsed.unwrap_or(AgentMessage::Unknown(v))
-    }
-
-    pub fn user(m: UserMessage) -> Self {
-        AgentMessage::Llm(Message::User(m))
-    }
-
-    pub fn assistant(m: AssistantMessage) -> Self {
-        AgentMessage::Llm(Message::Assistant(m))
-    }
-
-    pub fn tool_result(m: ToolResultMessage) -> Self {
-        AgentMessage::Llm(Message::ToolResult(m))
-    }
-
-    /// The `timestamp` (ms) if the message has one.
-    pub fn timestamp(&self) -> Option<i64> {
-        match self {
-            AgentMessage::Llm(Message::User(m)) => Some(m.timestamp),
-            AgentMessage::Llm(Message::Assistant(m)) => Some(m.timestamp),
-            AgentMessage::Llm(Message::ToolResult(m)) => Some(m.timestamp),
-            AgentMessage::BashExecution(m) => Some(m.timestamp),
-            AgentMessage::Custom(m) => Some(m.timestamp),
-            AgentMessage::BranchSummary(m) => Some(m.timestamp),
-            AgentMessage::CompactionSummary(m) => Some(m.timestamp),
-            AgentMessage::Unknown(v) => v.get("timestamp").and_then(Value::as_i64),
-        }
-    }
-}
-
-impl From<Message> for AgentMessage {
-    fn from(m: Message) -> Self {
-        AgentMessage::Llm(m)
-    }
-}
-
-impl Serialize for AgentMessage {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        #[serde(tag = "role")]
-        enum Ref<'a> {
-            #[serde(rename = "bashExecution")]
-            BashExecution(&'a BashExecutionMessage),
-            #[serde(rename = "custom")]
-            Custom(&'a CustomMessage),
-            #[serde(rename = "branchSummary")]
-            BranchSummary(&'a BranchSummaryMessage),
-            #[serde(rename = "compactionSummary")]
-            CompactionSummary(&'a CompactionSummaryMessage),
-        }
-        match self {
-            AgentMessage::Llm(m) => m.serialize(s),
-            AgentMessage::BashExecution(m) => Ref::BashExecution(m).serialize(s),
-            AgentMessage::Custom(m) => Ref::Custom(m).serialize(s),
-            AgentMessage::BranchSummary(m) => Ref::BranchSummary(m).serialize(s),
-            AgentMessage::CompactionSummary(m) => Ref::CompactionSummary(m).serialize(s),
-            AgentMessage::Unknown(v) => v.serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for AgentMessage {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(AgentMessage::from_value(Value::deserialize(d)?))
     }
 }

@@ -1,24 +1,23 @@
 //! The entry tree (entries linked by `parentId`), paths from a leaf to the root, and the
-//! conversion of a path into what the agent and the LLM see: `build_context` resolves
-//! compaction, branch summaries and custom messages; `to_llm_messages` turns pi's own message
-//! roles into user messages with pi's exact wording.
+//! conversion of a path into what the agent sees: `build_context` resolves compaction, branch
+//! summaries and custom messages (the agent's `to_llm_messages` then gives the LLM's view).
 
 use std::collections::{HashMap, HashSet};
 
-use super::entry::{
-    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionEntry,
-    CompactionSummaryMessage, CustomMessage, Entry,
-};
+use super::entry::{CompactionEntry, Entry};
 use super::ids::parse_iso_ms;
-use crate::ai::{Content, Extra, Message, UserContent, UserMessage};
+use crate::agent::message::{
+    AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage,
+};
+use crate::ai::{Extra, Message};
 use serde_json::Value;
 
-pub const COMPACTION_SUMMARY_PREFIX: &str =
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
-pub const BRANCH_SUMMARY_PREFIX: &str =
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+// Moved to `agent::message` (the loop owns its messages); re-exported for callers of the
+// old path.
+pub use crate::agent::message::{
+    bash_execution_text, to_llm_messages, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX,
+    COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
+};
 
 /// What a leaf resolves to: the agent transcript plus the model and thinking level to restore.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -337,71 +336,4 @@ pub(super) fn compaction_message(c: &CompactionEntry) -> AgentMessage {
 /// An entry's ISO timestamp in ms (0 if unparsable; JavaScript would give NaN).
 fn entry_ms(iso: &str) -> i64 {
     parse_iso_ms(iso).unwrap_or(0)
-}
-
-/// The text pi shows the LLM for a `bashExecution` message.
-pub fn bash_execution_text(m: &BashExecutionMessage) -> String {
-    let mut t = format!("Ran `{}`\n", m.command);
-    if m.output.is_empty() {
-        t.push_str("(no output)");
-    } else {
-        t.push_str(&format!("```\n{}\n```", m.output));
-    }
-    if m.cancelled {
-        t.push_str("\n\n(command cancelled)");
-    } else if let Some(Some(code)) = m.exit_code {
-        if code != 0 {
-            t.push_str(&format!("\n\nCommand exited with code {code}"));
-        }
-    }
-    if m.truncated {
-        if let Some(p) = m.full_output_path.as_deref().filter(|p| !p.is_empty()) {
-            t.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
-        }
-    }
-    t
-}
-
-fn user_text(text: String, timestamp: i64) -> Message {
-    Message::User(UserMessage {
-        content: UserContent::Blocks(vec![Content::text(text)]),
-        timestamp,
-        extra: Extra::new(),
-    })
-}
-
-/// What the LLM receives for a transcript (pi's `convertToLlm`): LLM messages pass through,
-/// pi's roles become user messages, excluded bash runs and unknown roles are dropped.
-pub fn to_llm_messages(messages: &[AgentMessage]) -> Vec<Message> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            AgentMessage::Llm(m) => Some(m.clone()),
-            AgentMessage::BashExecution(b) if b.exclude_from_context == Some(true) => None,
-            AgentMessage::BashExecution(b) => Some(user_text(bash_execution_text(b), b.timestamp)),
-            AgentMessage::Custom(c) => Some(Message::User(UserMessage {
-                content: match &c.content {
-                    UserContent::Text(s) => UserContent::Blocks(vec![Content::text(s.clone())]),
-                    blocks => blocks.clone(),
-                },
-                timestamp: c.timestamp,
-                extra: Extra::new(),
-            })),
-            AgentMessage::BranchSummary(b) => Some(user_text(
-                format!(
-                    "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
-                    b.summary
-                ),
-                b.timestamp,
-            )),
-            AgentMessage::CompactionSummary(c) => Some(user_text(
-                format!(
-                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
-                    c.summary
-                ),
-                c.timestamp,
-            )),
-            AgentMessage::Unknown(_) => None,
-        })
-        .collect()
 }

@@ -74,7 +74,12 @@ pub fn migrate_file(path: &Path) -> std::io::Result<bool> {
         let mut out =
             serde_json::to_string_pretty(&Value::Object(config)).map_err(std::io::Error::other)?;
         out.push('\n');
-        std::fs::write(path, out)?;
+        // Atomic, so a crash mid-write never leaves the user's bindings half written.
+        crate::util::atomic::replace(
+            path,
+            out.as_bytes(),
+            crate::util::atomic::Options::durable(),
+        )?;
     }
     Ok(migrated)
 }

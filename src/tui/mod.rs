@@ -23,6 +23,7 @@ pub mod keybindings;
 pub mod keys;
 pub mod kill_ring;
 pub mod mouse;
+pub mod oklab;
 pub mod overlay;
 pub mod renderer;
 pub mod scroll;

@@ -1,9 +1,11 @@
 //! Named colour tokens and the escape codes they become: pi's theme files (`dark`, `light`,
 //! custom JSON under `themes/`) resolved for the terminal at hand.
 //!
-//! A theme JSON has `name`, optional `vars` (name → colour) and `colors` with every
-//! [`Token`]; a colour is `"#rrggbb"`, an xterm palette index 0–255, a `vars` name, or `""`
-//! (the terminal's default). Colours are emitted as truecolor, as the nearest xterm-256
+//! A theme JSON has `name`, optional `vars` (name → colour), `appearance` and `colors` with
+//! every required [`Token`] (pi 1.x's five newer tokens are optional and fall back to an
+//! older one); a colour is `"#rgb"`/`"#rrggbb"`, `"oklch(L C H)"`, `"okhsl(H S L)"` (see
+//! [`super::oklab`]), an xterm palette index 0–255, a `vars` name, or `""` (the terminal's
+//! default). Colours are emitted as truecolor, as the nearest xterm-256
 //! entry, or not at all ([`ColorMode`]). Components receive an `Arc<Theme>`; the app may
 //! also [`install`] one process-wide theme and read it back with [`current`].
 
@@ -60,6 +62,25 @@ tokens! {
     ThinkingLow = "thinkingLow", ThinkingMedium = "thinkingMedium",
     ThinkingHigh = "thinkingHigh", ThinkingXhigh = "thinkingXhigh",
     BashMode = "bashMode",
+    // pi 1.x's optional tokens (see `Token::fallback`); keep them last.
+    ThinkingMax = "thinkingMax", ScrollbarTrack = "scrollbarTrack",
+    ScrollbarThumb = "scrollbarThumb", SearchMatchBg = "searchMatchBg",
+    SearchMatchText = "searchMatchText",
+}
+
+impl Token {
+    /// The token an optional one takes its colour from when a theme leaves it out (pi 1.x's
+    /// documented fallbacks); `None` for the required tokens.
+    pub fn fallback(self) -> Option<Token> {
+        match self {
+            Token::ThinkingMax => Some(Token::ThinkingXhigh),
+            Token::ScrollbarTrack => Some(Token::Muted),
+            Token::ScrollbarThumb => Some(Token::Text),
+            Token::SearchMatchBg => Some(Token::SelectedBg),
+            Token::SearchMatchText => Some(Token::Text),
+            _ => None,
+        }
+    }
 }
 
 /// A resolved colour value.
@@ -213,6 +234,7 @@ impl Theme {
             .ok_or_else(|| err("missing object \"colors\"".into()))?;
         let missing: Vec<&str> = Token::ALL
             .iter()
+            .filter(|t| t.fallback().is_none())
             .map(|t| t.name())
             .filter(|n| !colors.contains_key(*n))
             .collect();
@@ -223,11 +245,15 @@ impl Theme {
                 missing.join(", ")
             )));
         }
-        let mut resolved = Vec::with_capacity(Token::ALL.len());
+        let mut resolved: Vec<Color> = Vec::with_capacity(Token::ALL.len());
+        // Optional tokens come last, so their fallbacks are already resolved.
         for token in Token::ALL {
-            let value = &colors[token.name()];
-            let color = resolve(value, vars, 0)
-                .map_err(|m| err(format!("colors.{}: {m}", token.name())))?;
+            let color = match (colors.get(token.name()), token.fallback()) {
+                (Some(value), _) => resolve(value, vars, 0)
+                    .map_err(|m| err(format!("colors.{}: {m}", token.name())))?,
+                (None, Some(fallback)) => resolved[fallback as usize],
+                (None, None) => Color::Default,
+            };
             resolved.push(color);
         }
         Ok(Theme::from_colors(name, resolved, mode))
@@ -334,8 +360,7 @@ impl Theme {
             "medium" => Token::ThinkingMedium,
             "high" => Token::ThinkingHigh,
             "xhigh" => Token::ThinkingXhigh,
-            // pi 1.x has an optional `thinkingMax` colour that falls back to this one.
-            "max" => Token::ThinkingXhigh,
+            "max" => Token::ThinkingMax,
             _ => Token::ThinkingOff,
         }
     }
@@ -366,6 +391,7 @@ fn resolve(
         Value::String(s) if s.starts_with('#') => {
             parse_hex(s).ok_or_else(|| format!("invalid hex color {s:?}"))
         }
+        Value::String(s) if function_form(s).is_some() => parse_function(s),
         Value::String(s) => {
             if depth > vars.len() {
                 return Err(format!("circular variable reference {s:?}"));
@@ -381,13 +407,93 @@ fn resolve(
     }
 }
 
+/// `#rrggbb` or its three-digit short form `#rgb`.
 fn parse_hex(s: &str) -> Option<Color> {
     let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some(Color::Rgb(channel(0)?, channel(2)?, channel(4)?))
+    let digit = |i: usize| u8::from_str_radix(&hex[i..=i], 16).ok();
+    match hex.len() {
+        3 => Some(Color::Rgb(digit(0)? * 17, digit(1)? * 17, digit(2)? * 17)),
+        6 => {
+            let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+            Some(Color::Rgb(channel(0)?, channel(2)?, channel(4)?))
+        }
+        _ => None,
+    }
+}
+
+/// The function name (`oklch`/`okhsl`, any case) of a colour written as `name(...)`.
+fn function_form(s: &str) -> Option<&'static str> {
+    let open = s.find('(')?;
+    let name = &s[..open];
+    ["oklch", "okhsl"]
+        .into_iter()
+        .find(|f| name.eq_ignore_ascii_case(f))
+}
+
+/// `oklch(L C H)` (L a fraction or a percentage, H optionally in `deg`) or
+/// `okhsl(H S L)` (S and L fractions or percentages), as pi 1.x reads them.
+fn parse_function(s: &str) -> Result<Color, String> {
+    let invalid = || format!("invalid color value {s:?}");
+    let form = function_form(s).ok_or_else(invalid)?;
+    let inner = s[form.len()..]
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(invalid)?;
+    let parts: Vec<&str> = inner.split_ascii_whitespace().collect();
+    let [first, second, third] = parts[..] else {
+        return Err(invalid());
+    };
+    // A number with an optional unit; percentages become fractions.
+    let number = |text: &str, unit: &str| -> Result<f64, String> {
+        let (digits, scale) = match text.strip_suffix(unit) {
+            Some(d) if !unit.is_empty() => (d, if unit == "%" { 100.0 } else { 1.0 }),
+            _ => (text, 1.0),
+        };
+        let plain = !digits.is_empty()
+            && digits
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+        match digits.parse::<f64>() {
+            Ok(v) if plain && v.is_finite() => Ok(v / scale),
+            _ => Err(invalid()),
+        }
+    };
+    let in_unit = |v: f64, what: &str| {
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{what} must be between 0 and 1 (0% and 100%) in {s:?}"
+            ))
+        }
+    };
+    let (r, g, b) = if form == "oklch" {
+        let l = in_unit(number(first, "%")?, "lightness")?;
+        let c = number(second, "")?;
+        if c < 0.0 {
+            return Err(format!("chroma must not be negative in {s:?}"));
+        }
+        super::oklab::oklch_to_rgb(l, c, number(third, "deg")?.rem_euclid(360.0))
+    } else {
+        let h = number(first, "deg")?;
+        let sat = in_unit(number(second, "%")?, "saturation")?;
+        let l = in_unit(number(third, "%")?, "lightness")?;
+        super::oklab::okhsl_to_rgb(h, sat, l)
+    };
+    Ok(Color::Rgb(r, g, b))
+}
+
+/// A colour value as a theme file writes it (`"#rgb"`, `"oklch(…)"`, a palette index, a
+/// `vars` name…), resolved to a concrete colour: for readers of theme files other than
+/// [`Theme`] itself, such as the HTML export's `export` section.
+pub fn resolve_value(
+    value: &Value,
+    vars: &serde_json::Map<String, Value>,
+) -> Result<Color, String> {
+    resolve(value, vars, 0)
 }
 
 fn sgr(color: Color, mode: ColorMode, background: bool) -> String {
@@ -548,6 +654,7 @@ pub fn load_named(name: &str, custom_dirs: &[&Path], mode: ColorMode) -> Result<
 
 /// Every token's JSON key mapped to its resolved colour (handy for exports and tests).
 pub fn resolved_colors(theme: &Theme) -> HashMap<&'static str, Color> {
+    // Includes the optional tokens, resolved to their fallbacks when a theme omits them.
     Token::ALL
         .iter()
         .map(|t| (t.name(), theme.color(*t)))

@@ -17,7 +17,7 @@ fn builtins_define_every_token_with_pi_values() {
         assert_eq!(resolved_colors(&theme).len(), Token::ALL.len());
     }
     let dark = Theme::builtin("dark", ColorMode::TrueColor).unwrap();
-    assert_eq!(Token::ALL.len(), 51);
+    assert_eq!(Token::ALL.len(), 56);
     assert_eq!(dark.color(Token::Accent), Color::Rgb(0x8a, 0xbe, 0xb7));
     assert_eq!(dark.color(Token::Text), Color::Default);
     assert_eq!(dark.color(Token::MdHeading), Color::Rgb(0xf0, 0xc6, 0x74));
@@ -212,4 +212,80 @@ fn system_and_light_dark_pairs_follow_the_background() {
     assert!(["dark", "light"].contains(&theme.name()));
     let pair = load_named("light/dark", &[], ColorMode::TrueColor).unwrap();
     assert!(["dark", "light"].contains(&pair.name()));
+}
+
+/// A theme with every required token set to `value`, plus `extra` colour entries.
+fn theme_json(value: &str, extra: &str) -> String {
+    let colors: Vec<String> = Token::ALL
+        .iter()
+        .filter(|t| t.fallback().is_none())
+        .map(|t| format!("{:?}: {value}", t.name()))
+        .collect();
+    format!(
+        r##"{{"name":"t","appearance":"dark","vars":{{"v":"okhsl(250 60% 55%)"}},"colors":{{{}{extra}}}}}"##,
+        colors.join(",")
+    )
+}
+
+#[test]
+fn pi_1x_colour_forms_resolve_as_pi_resolves_them() {
+    let cases = [
+        (r##""#0af""##, Color::Rgb(0, 170, 255)),
+        (r##""#00AAFF""##, Color::Rgb(0, 170, 255)),
+        (r#""oklch(62% 0.1 200)""#, Color::Rgb(28, 152, 158)),
+        (r#""OKLCH(0.62 0.1 200deg)""#, Color::Rgb(28, 152, 158)),
+        (r#""okhsl(233 41% 24%)""#, Color::Rgb(33, 59, 73)),
+        (r#""okhsl(233deg 0.41 0.24)""#, Color::Rgb(33, 59, 73)),
+        (r#""v""#, Color::Rgb(78, 136, 194)),
+        ("39", Color::Index(39)),
+        (r#""""#, Color::Default),
+    ];
+    for (value, want) in cases {
+        let theme = Theme::from_json_str("t", &theme_json(value, ""), ColorMode::TrueColor)
+            .unwrap_or_else(|e| panic!("{value}: {e}"));
+        assert_eq!(theme.color(Token::Accent), want, "{value}");
+    }
+}
+
+#[test]
+fn invalid_colour_forms_are_reported_with_the_token() {
+    for value in [
+        r#""oklch(120% 0.1 200)""#,
+        r#""oklch(50% -1 200)""#,
+        r#""okhsl(200 150% 50%)""#,
+        r#""okhsl(200 50%)""#,
+        r#""oklch(inf 0 0)""#,
+        r##""#12345""##,
+    ] {
+        let err = Theme::from_json_str("t.json", &theme_json(value, ""), ColorMode::TrueColor)
+            .expect_err(value)
+            .to_string();
+        assert!(
+            err.contains("colors.accent") && err.contains("t.json"),
+            "{value}: {err}"
+        );
+    }
+}
+
+#[test]
+fn optional_1x_tokens_fall_back_or_take_their_own_colour() {
+    let theme = Theme::from_json_str("t", &theme_json("1", ""), ColorMode::TrueColor).unwrap();
+    assert_eq!(
+        theme.color(Token::ThinkingMax),
+        theme.color(Token::ThinkingXhigh)
+    );
+    assert_eq!(
+        theme.color(Token::SearchMatchBg),
+        theme.color(Token::SelectedBg)
+    );
+    let theme = Theme::from_json_str(
+        "t",
+        &theme_json("1", r##","thinkingMax":"#ff0000","scrollbarThumb":"v""##),
+        ColorMode::TrueColor,
+    )
+    .unwrap();
+    assert_eq!(theme.color(Token::ThinkingMax), Color::Rgb(255, 0, 0));
+    assert_eq!(theme.color(Token::ScrollbarThumb), Color::Rgb(78, 136, 194));
+    assert_eq!(theme.color(Token::ScrollbarTrack), Color::Index(1));
+    assert_eq!(theme.thinking_border("max"), Token::ThinkingMax);
 }

@@ -3,11 +3,12 @@
 //! `atomic` replaces a file's content atomically (the one routine for every file pi
 //! rewrites); `files` opens a file for reading only if it is a regular file, so a FIFO or a
 //! device passed where a file is expected never blocks or floods us, and tells whether two
-//! paths are the same file; `js` holds JavaScript's whitespace rules; `output_file` creates
-//! the private files that hold output the model was not shown in full; `sandbox` confines the
-//! commands pi runs (Landlock and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64, hex,
-//! percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are the one
-//! implementation of each small job.
+//! paths are the same file; `js` holds JavaScript's whitespace rules; `json` prints JSON as
+//! JavaScript's `JSON.stringify` does; `output_file` creates the private files that hold
+//! output the model was not shown in full; `sandbox` confines the commands pi runs (Landlock
+//! and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64,
+//! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
+//! the one implementation of each small job.
 
 pub mod atomic;
 pub mod browser;
@@ -15,6 +16,7 @@ pub mod date;
 pub mod encoding;
 pub mod files;
 pub mod js;
+pub mod json;
 pub mod output_file;
 pub mod process;
 pub mod random;

@@ -273,9 +273,9 @@ impl Fullscreen {
         let theme = theme::current();
         for (y, line) in screen.iter_mut().enumerate() {
             let cell = if (thumb_top..thumb_top + thumb).contains(&y) {
-                theme.fg(Token::Text, "┃")
+                theme.fg(Token::ScrollbarThumb, "┃")
             } else {
-                theme.fg(Token::Muted, "│")
+                theme.fg(Token::ScrollbarTrack, "│")
             };
             *line = splice(line, &cell, width - 1, 1, width);
         }
@@ -284,9 +284,10 @@ impl Fullscreen {
     fn highlight_matches(&self, screen: &mut [String], top: usize) {
         let Some(search) = &self.search else { return };
         let theme = theme::current();
-        let plain =
-            |s: &str| theme.underline(&theme.bg(Token::SelectedBg, &theme.fg(Token::Text, s)));
-        let current = |s: &str| theme.bold(&theme.inverse(&theme.bg(Token::SelectedBg, s)));
+        let matched =
+            |s: &str| theme.bg(Token::SearchMatchBg, &theme.fg(Token::SearchMatchText, s));
+        let plain = |s: &str| theme.underline(&matched(s));
+        let current = |s: &str| theme.bold(&theme.inverse(&matched(s)));
         let bottom = top + screen.len();
         for (i, m) in search.matches.iter().enumerate() {
             if m.last_row() < top || m.first_row() >= bottom {

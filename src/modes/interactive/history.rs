@@ -6,9 +6,9 @@ use super::app::App;
 use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, UserView};
 use super::summaries::SummaryView;
 use super::tool_view::ToolView;
-use crate::ai::{Content, Message, ThinkingLevel};
-use crate::resources::model_resolve::clamp_thinking;
-use crate::session::{ops, to_llm_messages, AgentMessage, SessionWriter};
+use crate::ai::{Content, Message};
+use crate::harness::session_switch::SwitchEnv;
+use crate::session::{ops, AgentMessage, SessionWriter};
 use crate::tui::terminal::Terminal;
 
 impl<T: Terminal> App<T> {
@@ -110,65 +110,17 @@ impl<T: Terminal> App<T> {
 
     /// Makes `writer` the current session (new, resumed, forked, cloned or imported) and
     /// shows it.
-    pub(super) fn adopt(&mut self, mut writer: SessionWriter) -> Result<(), String> {
+    pub(super) fn adopt(&mut self, writer: SessionWriter) -> Result<(), String> {
         let Some(s) = self.session.as_mut() else {
             return Err("Wait for the current response to finish first".into());
         };
-        let ctx = writer.build_context();
-        let existing = !ctx.messages.is_empty();
-        if existing {
-            if let Some((provider, id)) = &ctx.model {
-                let found = (self.env.available_models)()
-                    .into_iter()
-                    .find(|m| &m.provider == provider && &m.id == id);
-                if let Some(model) = found {
-                    if let Ok((key, headers)) = (self.env.credentials)(&model) {
-                        let agent = s.agent_mut();
-                        agent.options.api_key = key;
-                        agent.options.headers = headers;
-                        agent.model = model;
-                        self.env.has_model = true;
-                    }
-                }
-            }
-        }
-        let mut thinking = s.agent().thinking;
-        if let Some(level) = ctx
-            .thinking_level
-            .as_deref()
-            .and_then(ThinkingLevel::parse)
-            .filter(|_| existing)
-        {
-            thinking = level;
-        }
-        let thinking = if self.env.has_model {
-            clamp_thinking(&s.agent().model, thinking)
-        } else {
-            ThinkingLevel::Off
+        let mut env = SwitchEnv {
+            available_models: &*self.env.available_models,
+            credentials: &*self.env.credentials,
+            has_model: &mut self.env.has_model,
+            session_dir: &self.env.session_dir,
         };
-        if self.env.has_model {
-            let io = |e: std::io::Error| format!("Could not write session: {e}");
-            let model = s.agent().model.clone();
-            if !existing {
-                writer
-                    .append_model_change(&model.provider, &model.id)
-                    .map_err(io)?;
-                writer
-                    .append_thinking_level_change(thinking.as_str())
-                    .map_err(io)?;
-            } else if ctx.thinking_level.is_none() {
-                writer
-                    .append_thinking_level_change(thinking.as_str())
-                    .map_err(io)?;
-            }
-        }
-        let agent = s.agent_mut();
-        agent.thinking = thinking;
-        agent.messages = to_llm_messages(&ctx.messages);
-        agent.options.session_id = Some(writer.session_id().to_string());
-        agent.steering.clear();
-        agent.follow_up.clear();
-        s.session = writer;
+        s.adopt_session(writer, &mut env)?;
         // As in pi, whose start-up listing lives in the chat it clears.
         self.view.header.listing = false;
         self.render_history();

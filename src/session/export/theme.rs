@@ -89,7 +89,7 @@ fn css_vars(theme: &Theme, json: &Value) -> String {
     let pick = |key: &str, fallback: &str| {
         section
             .and_then(|s| s.get(key))
-            .and_then(|v| resolve(v, vars, 0))
+            .and_then(|v| resolve(v, vars))
             .unwrap_or_else(|| fallback.to_string())
     };
     let _ = writeln!(css, "--page-bg: {};", pick("pageBg", &derived[0]));
@@ -99,23 +99,14 @@ fn css_vars(theme: &Theme, json: &Value) -> String {
 }
 
 /// An `export` value: `#rrggbb`, a palette index, or a `vars` name; `""` means "derive".
-fn resolve(
-    v: &Value,
-    vars: Option<&serde_json::Map<String, Value>>,
-    depth: usize,
-) -> Option<String> {
-    match v {
-        Value::Number(n) => n
-            .as_u64()
-            .filter(|n| *n <= 255)
-            .map(|n| hex(rgb(Color::Index(n as u8)))),
-        Value::String(s) if s.is_empty() => None,
-        Value::String(s) if s.starts_with('#') => {
-            let ok = s.len() == 7 && s[1..].bytes().all(|b| b.is_ascii_hexdigit());
-            ok.then(|| s.to_ascii_lowercase())
-        }
-        Value::String(s) if depth < 16 => resolve(vars?.get(s)?, vars, depth + 1),
-        _ => None,
+/// An `export` colour as CSS: any theme colour form (hex, `oklch()`, `okhsl()`, a palette
+/// index, a `vars` name) becomes `#rrggbb`; the terminal default (`""`) or an invalid value
+/// leaves the derived background in place.
+fn resolve(v: &Value, vars: Option<&serde_json::Map<String, Value>>) -> Option<String> {
+    let empty = serde_json::Map::new();
+    match tui_theme::resolve_value(v, vars.unwrap_or(&empty)) {
+        Ok(Color::Default) | Err(_) => None,
+        Ok(c) => Some(hex(rgb(c))),
     }
 }
 
@@ -243,6 +234,25 @@ mod tests {
         );
         assert!(t.css().contains("--card-bg: rgb(85, 85, 85);"));
         assert!(t.css().contains("--info-bg: rgb(120, 115, 100);"));
+    }
+
+    #[test]
+    fn pi_1x_colour_forms_reach_the_page_as_hex() {
+        let d = tempfile::tempdir().unwrap();
+        let mut json: Value =
+            serde_json::from_str(tui_theme::builtin_json("dark").unwrap()).unwrap();
+        json["name"] = "oklab".into();
+        json["vars"]["card"] = "okhsl(233 41% 24%)".into();
+        json["colors"]["accent"] = "oklch(62% 0.1 200)".into();
+        json["colors"]["thinkingMax"] = "#0af".into();
+        json["export"] = serde_json::json!({"pageBg": "#0af", "cardBg": "card"});
+        std::fs::write(d.path().join("oklab.json"), json.to_string()).unwrap();
+        let t = ExportTheme::pick(&["oklab"], &[d.path()]);
+        let css = t.css();
+        assert!(css.contains("--accent: #1c989e;"), "{css}");
+        assert!(css.contains("--thinkingMax: #00aaff;"), "{css}");
+        assert!(css.contains("--page-bg: #00aaff;"), "{css}");
+        assert!(css.contains("--card-bg: #213b49;"), "{css}");
     }
 
     #[test]

@@ -1,0 +1,32 @@
+//! Serialized writes of whole JSON lines to stdout for `--mode rpc`, shared by the main loop,
+//! the run's worker thread and extension dialogs (`rpc_ui`).
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::util::json::to_js_string;
+
+/// Serialized writes of whole lines to stdout, shared by the main loop, the worker and
+/// extension UI.
+#[derive(Clone)]
+pub(crate) struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl Out {
+    pub(crate) fn new(w: Box<dyn Write + Send>) -> Out {
+        Out(Arc::new(Mutex::new(w)))
+    }
+
+    pub(crate) fn line(&self, v: &Value) {
+        self.text_line(to_js_string(v));
+    }
+
+    /// Writes one already serialized JSON line and flushes it.
+    pub(crate) fn text_line(&self, mut text: String) {
+        text.push('\n');
+        let mut out = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // A closed stdout means the client is gone; stdin EOF will end us.
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+}

@@ -1,0 +1,84 @@
+//! JSON text exactly as JavaScript's `JSON.stringify` writes it, so lines we write match pi's
+//! byte for byte. serde_json already escapes strings the same way; numbers differ (`0.0` vs
+//! `0`, `1.5e-6` vs `0.0000015`), so floats go through JavaScript's `Number#toString` rules.
+//! Also the serde helper that keeps a JSON `null` apart from an absent field.
+
+use std::io;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::ser::{Formatter, Serializer};
+
+struct JsFormatter;
+
+impl Formatter for JsFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, value: f64) -> io::Result<()> {
+        w.write_all(js_number(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, w: &mut W, value: f32) -> io::Result<()> {
+        w.write_all(js_number(value as f64).as_bytes())
+    }
+}
+
+/// JavaScript's `String(x)` for a finite number (non-finite numbers become `null`, as
+/// `JSON.stringify` writes them).
+pub fn js_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    // Rust's `{:e}` is the shortest round-trip form: `d[.ddd]e<exp>`.
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i64;
+    // value = 0.digits × 10^n
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let mut out = String::new();
+    if x < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
+/// `JSON.stringify(value)` for any serializable value.
+pub fn to_js_string<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut buf = Vec::new();
+    let mut ser = Serializer::with_formatter(&mut buf, JsFormatter);
+    if value.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    // serde_json only writes valid UTF-8.
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Deserializes a present field (even `null`) as `Some(..)`, so `null` and absent stay apart
+/// (use with `#[serde(default, deserialize_with = "present")]`).
+pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
