@@ -157,6 +157,7 @@ impl<T: Terminal> App<T> {
             }
             AgentEvent::SessionWriteError { error } => self.view.warning(&error),
             AgentEvent::AgentStart
+            | AgentEvent::EntryAppended { .. }
             | AgentEvent::AgentEnd { .. }
             | AgentEvent::AgentSettled { .. }
             | AgentEvent::TurnStart
