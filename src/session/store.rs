@@ -545,6 +545,7 @@ impl SessionWriter {
         first_kept_entry_id: &str,
         tokens_before: u64,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
     ) -> io::Result<String> {
         let e = Entry::Compaction(CompactionEntry {
@@ -555,6 +556,7 @@ impl SessionWriter {
             first_kept_entry_id: Some(first_kept_entry_id.into()),
             tokens_before,
             details,
+            usage,
             from_hook,
             extra: Extra::new(),
         });

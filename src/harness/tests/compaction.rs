@@ -299,12 +299,16 @@ fn manual_compaction_and_its_errors() {
 
     push_reply(id, reply("a1", 10));
     push_reply(id, reply("a2", 10));
-    push_reply(id, Reply::text("MANUAL"));
+    push_reply(id, reply("MANUAL", 77));
     prompt(&mut s, &"x".repeat(2000));
     prompt(&mut s, &"y".repeat(1600));
     let r = s.compact(Some("focus")).unwrap();
     assert!(r.summary.starts_with("MANUAL"));
     assert_eq!(compactions(&s).len(), 1);
+    // pi 1.x: the summary request's usage in the result and the entry.
+    assert_eq!(r.usage.input, 77);
+    assert_eq!(r.to_json()["usage"]["input"], 77);
+    assert_eq!(compactions(&s)[0].usage.as_ref().unwrap()["input"], 77);
     assert_eq!(s.compact(None).unwrap_err(), "Already compacted");
 }
 

@@ -107,7 +107,8 @@ fn compaction_keeps_from_first_kept_entry() {
     w.append_message(assistant("a1")).unwrap();
     let u2 = w.append_message(user("u2")).unwrap();
     w.append_message(assistant("a2")).unwrap();
-    w.append_compaction("SUM", &u2, 1234, None, None).unwrap();
+    w.append_compaction("SUM", &u2, 1234, None, None, None)
+        .unwrap();
     w.append_message(user("u3")).unwrap();
     w.append_message(assistant("a3")).unwrap();
     w.append_model_change("other", "m2").unwrap();
