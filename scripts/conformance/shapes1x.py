@@ -12,7 +12,8 @@ difference still fails. The changes, and nothing else:
   * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
-  * `compact` results and `compaction_end.result` carry `estimatedTokensAfter`;
+  * `compact` results and `compaction_end.result` carry `estimatedTokensAfter` and `usage`, and
+    a `compaction` entry its `usage` (in a raw session line the exact text `,"usage":{…}`);
   * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
     (v0.80.3) and, for Anthropic, a `cacheWrite1h` count, wherever a message appears: events,
     RPC answers, session entries and the raw session lines (there as the exact text
@@ -31,10 +32,13 @@ NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
 RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
 RAW_CACHE_WRITE_1H = re.compile(r',"cacheWrite1h":[0-9.eE+-]+')
+RAW_COMPACTION_USAGE = re.compile(r',"usage":\{[^{}]*"cost":\{[^{}]*\}[^{}]*\}')
 
 
 def project_line(s):
     """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
+    if s.startswith('{"type":"compaction"'):
+        return RAW_COMPACTION_USAGE.sub("", s)
     if '"role":"assistant"' not in s:
         return s
     return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
@@ -92,6 +96,7 @@ def project(v):
             data.pop("disposition", None)
         if out.get("command") == "compact":
             data.pop("estimatedTokensAfter", None)
+            data.pop("usage", None)
         if data:
             out["data"] = data
         else:
@@ -99,11 +104,15 @@ def project(v):
     elif t == "compaction_end" and isinstance(out.get("result"), dict):
         res = dict(out["result"])
         res.pop("estimatedTokensAfter", None)
+        res.pop("usage", None)
         out["result"] = res
+    elif t == "compaction" and "summary" in out:
+        out.pop("usage", None)
     if v.get("call") in ("promptAndWait", "collectEvents", "compact") and isinstance(out.get("result"), dict):
         res = dict(out["result"])
         res.pop("eventCount", None)
         res.pop("estimatedTokensAfter", None)
+        res.pop("usage", None)
         out["result"] = res
     return out
 

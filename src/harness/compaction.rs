@@ -262,6 +262,15 @@ pub fn compact(
     })
 }
 
+/// Whether the session at its current leaf has anything a compaction would summarize (pi 1.x
+/// starts no automatic compaction, and reports none, when it has not).
+pub fn has_something_to_compact(session: &SessionWriter, settings: &CompactionSettings) -> bool {
+    let tree = session.tree();
+    let path = session.leaf_id().map(|l| tree.path(l)).unwrap_or_default();
+    prepare_compaction(&path, settings)
+        .is_some_and(|p| !p.messages_to_summarize.is_empty() || !p.turn_prefix_messages.is_empty())
+}
+
 /// Compacts the session at its current leaf and appends the `compaction` entry; the caller
 /// rebuilds live context from `session.build_context()`. A failed file write does not undo
 /// the compaction (the entry is kept in memory); its text comes back alongside the result.

@@ -282,6 +282,21 @@ fn disabled_compaction_never_triggers() {
 }
 
 #[test]
+fn a_threshold_with_nothing_to_summarize_starts_no_compaction() {
+    // Over the threshold, but the kept tail holds the whole (short) conversation: pi 1.x
+    // reports no compaction at all, and sends no summary request.
+    let id = "cmp-nothing";
+    push_reply(id, reply("a1", 1900));
+    let (mut s, seen) = session(id);
+    let events = prompt(&mut s, "hi");
+    let kinds = types(&events);
+    assert!(!kinds.contains(&"compaction_start"), "{kinds:?}");
+    assert!(!kinds.contains(&"compaction_end"), "{kinds:?}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(compactions(&s).is_empty());
+}
+
+#[test]
 fn manual_compaction_and_its_errors() {
     let id = "cmp-manual";
     let (mut s, _) = session(id);
