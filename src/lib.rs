@@ -1,10 +1,12 @@
 //! pi: a minimal terminal coding agent. The library is the SDK; `main.rs` is the `pi` binary.
 //!
-//! Layers, lowest first (a module imports only from its own floor or below):
-//! `util` (bottom-floor helpers: owned child processes, shutdown on signals, terminal text
-//! cleaning) → `ai` (LLM wire APIs, models) and `resources` (config files, auth) → `agent`
-//! (the run loop) → `harness` (retry, model selection, system prompt; mode-agnostic) → `modes`
-//! (print, json) → `cli` (flags, help, dispatch).
+//! Floors, lowest first (a module imports only from the floors below it, and no two files
+//! import each other; `tests/layers.rs` checks both, DESIGN.md explains them): `util`
+//! (bottom-floor helpers) → `ai` (LLM wire APIs, models) and `tui` (terminal UI library) →
+//! `agent` (the run loop and its messages) and `resources` (config files, auth) → `session`
+//! (the JSONL store) and `tools` → `mcp` → `extensions` → `harness` (retry, compaction,
+//! session switches, system prompt; mode-agnostic) → `modes` (interactive, print, json, rpc)
+//! → `cli` (flags, help, dispatch).
 //!
 //! Embedding: build an [`agent::Agent`] (model, tools, system prompt), wrap it in a
 //! [`harness::AgentSession`] (retry, compaction, session file), then `prompt` and react to

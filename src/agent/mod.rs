@@ -71,8 +71,6 @@ pub struct Agent {
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
-    /// `Retry-After` of the last failed request, for the retry policy above us.
-    pub last_retry_after_ms: Option<u64>,
 }
 
 impl Agent {
@@ -94,7 +92,6 @@ impl Agent {
             prompt_customs: Vec::new(),
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
-            last_retry_after_ms: None,
         }
     }
 
@@ -341,7 +338,6 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         return finish(msg, None, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
-    agent.last_retry_after_ms = None;
 
     let mut builder: Option<MessageBuilder> = None;
     let signal = abort.signal();
@@ -363,12 +359,9 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
             Ok(AssistantEvent::Done { message, .. }) => {
                 return finish(message, builder.as_ref(), &emit)
             }
-            Ok(AssistantEvent::Error {
-                error,
-                retry_after_ms,
-                ..
-            }) => {
-                agent.last_retry_after_ms = retry_after_ms;
+            // `Retry-After` was honoured by the provider's own retries (`ai::provider_retry`);
+            // the agent-level auto-retry backs off on its own schedule, as pi's does.
+            Ok(AssistantEvent::Error { error, .. }) => {
                 return finish(error, builder.as_ref(), &emit);
             }
             Ok(ev) => {

@@ -118,10 +118,21 @@ impl Resolver for SameThreadResolver {
     }
 }
 
-/// `url` as a URI we can request, or why not (it came from a `baseUrl` somebody typed).
+/// How every invalid-URL error starts, so a caller can add what the URL came from.
+const INVALID_URL: &str = "Invalid URL";
+
+/// A model request's invalid URL came from the provider's `baseUrl`: say where to fix it.
+fn with_base_url_hint(mut e: HttpError) -> HttpError {
+    if e.message.starts_with(INVALID_URL) {
+        e.message.push_str(" Check the provider's baseUrl.");
+    }
+    e
+}
+
+/// `url` as a URI we can request, or why not (it came from configuration somebody typed).
 fn parse_url(url: &str) -> Result<Uri, HttpError> {
     let invalid = |why: String| HttpError {
-        message: format!("Invalid URL \"{url}\": {why}. Check the provider's baseUrl."),
+        message: format!("{INVALID_URL} \"{url}\": {why}."),
         permanent: true,
         ..Default::default()
     };
@@ -211,7 +222,7 @@ pub fn post_json_with(
     body: &str,
     response_timeout: Option<Duration>,
 ) -> Result<Body, HttpError> {
-    let uri = parse_url(url)?;
+    let uri = parse_url(url).map_err(with_base_url_hint)?;
     let mut all = vec![("content-type", "application/json")];
     all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let req = build("POST", uri, &all, body)?;
@@ -223,7 +234,7 @@ pub fn post_json_with(
     };
     let resp = agent(url, deadlines)
         .run(req)
-        .map_err(|e| transport_error(e, url))?;
+        .map_err(|e| with_base_url_hint(transport_error(e, url)))?;
     let status = resp.status().as_u16();
     if (200..300).contains(&status) {
         return Ok(Box::new(StreamBody {
@@ -487,10 +498,7 @@ fn transport_error(e: ureq::Error, url: &str) -> HttpError {
         ),
         E::Io(io) => (describe_io_error(&io), false),
         E::InvalidProxyUrl => ("Invalid proxy URL in the environment".to_string(), true),
-        E::BadUri(why) => (
-            format!("Invalid URL \"{url}\": {why}. Check the provider's baseUrl."),
-            true,
-        ),
+        E::BadUri(why) => (format!("{INVALID_URL} \"{url}\": {why}."), true),
         E::Http(err) => (format!("Invalid request: {err}"), true),
         E::ConnectProxyFailed(why) => (
             format!("Connection error: the proxy would not connect ({why})"),
@@ -625,7 +633,20 @@ mod tests {
             let e = post_json(url, &[], "{}").err().expect("must fail");
             assert!(e.permanent, "{url}: {e:?}");
             assert!(e.message.starts_with("Invalid URL"), "{url}: {}", e.message);
+            assert!(
+                e.message.ends_with("Check the provider's baseUrl."),
+                "{}",
+                e.message
+            );
         }
+        // Other requests (MCP servers, OAuth endpoints) do not blame a provider's baseUrl.
+        let e = request("GET", "htp://x/token", &[], None).unwrap_err();
+        assert!(
+            e.starts_with("Invalid URL") && !e.contains("baseUrl"),
+            "{e}"
+        );
+        let e = new_request("POST", "http//x", &[], ()).expect_err("must fail");
+        assert!(!e.message.contains("baseUrl"), "{}", e.message);
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub struct CommandInfo {
     pub description: Option<String>,
     pub extension_path: String,
     /// Where the extension comes from (`-e` is `temporary`).
-    pub scope: super::Scope,
+    pub scope: super::discovery::Scope,
     /// Whether the extension completes the command's arguments.
     pub completions: bool,
 }

@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod config_value;
 pub mod context_files;
+pub mod credential_file;
 pub mod file_lock;
 pub mod frontmatter;
 pub mod jsonc;

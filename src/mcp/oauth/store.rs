@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::OAuthError;
 use crate::ai::Abort;
-use crate::resources::auth::{with_lock, write_private_atomic};
+use crate::resources::credential_file::{with_lock, write_private_atomic};
 use crate::resources::file_lock::FileLock;
 
 /// How long to wait for `mcp-auth.json`'s lock.

@@ -3,32 +3,37 @@
 //! user bash command, or the next deadline (a frame, a spinner tick, a pending ESC), handles
 //! what came, and lets the [`Tui`] draw at most one frame.
 //!
-//! The [`AgentSession`] is owned here between runs and by a [`SessionTask`] thread during one;
+//! The [`AgentSession`] is owned here between runs and by a
+//! [`SessionTask`](crate::harness::task::SessionTask) thread (see `turn.rs`) during one;
 //! the footer keeps a snapshot so it can show the model and token totals meanwhile. Key
-//! handling lives in `keys.rs`, agent events in `events.rs`, slash commands in `commands.rs`.
+//! handling lives in `keys.rs`, agent events in `events.rs`, slash commands in `commands.rs`;
+//! the state they share is grouped in `turn`, `jobs`, `overlays`, `input` and `ext_state`.
 
 use std::io;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 
-use super::bash_job::{BashJob, BashUpdate};
+use super::background::BackgroundQuery;
+use super::bash_job::BashUpdate;
 use super::chat::ChatItem;
-use super::deferred::RunState;
-use super::events::RetryCountdown;
+use super::events;
+use super::ext_state::ExtensionState;
+use super::external::copy_to_clipboard;
 use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
+use super::fullscreen::Fullscreen;
 use super::header::{Header, HeaderInfo};
-use super::overlays::{self, ActiveOverlay};
-use super::tree_nav::TreeSummaryJob;
+use super::input::InputState;
+use super::jobs::Jobs;
+use super::overlays::{Dialogs, OverlayKind};
+use super::turn::{message_text, Turn};
 use super::view::View;
 use super::InteractiveEnv;
 use crate::agent::AgentEvent;
-use crate::harness::task::SessionTask;
 use crate::harness::AgentSession;
-use crate::session::entry::BashExecutionMessage;
 use crate::tui::components::editor::Editor;
-use crate::tui::components::loader::Loader;
-use crate::tui::stdin_buffer::{ParsedInput, StdinBuffer, ESCAPE_TIMEOUT};
+use crate::tui::mouse;
+use crate::tui::stdin_buffer::ParsedInput;
 use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::theme::{self, Token};
 use crate::tui::{InputEvent, Tui};
@@ -38,47 +43,25 @@ const TICK: Duration = Duration::from_millis(80);
 /// The longest the loop sleeps when nothing is due.
 const IDLE_WAIT: Duration = Duration::from_millis(500);
 
+/// The interactive mode: the screen, the session between runs, and one state group per
+/// concern, each owning its methods — [`Turn`] (the run in progress), [`Jobs`] (background
+/// work), [`Dialogs`] (the dialog in the editor's place), [`InputState`] (parsing keys),
+/// [`ExtensionState`] and [`BackgroundQuery`]. Feature files (`keys.rs`, `commands.rs`, …)
+/// add methods that combine them; this file composes them and runs the loop.
 pub struct App<T: Terminal> {
     pub tui: Tui<T>,
     pub view: View,
     pub(super) env: InteractiveEnv,
-    parser: StdinBuffer,
-    pending_since: Option<Instant>,
-    /// `None` while a task holds it.
+    /// `None` while a run holds it (see `turn`).
     pub(super) session: Option<AgentSession>,
-    pub(super) task: Option<SessionTask>,
-    pub(super) bash: Option<BashJob>,
-    /// `!cmd` results finished while a run held the session.
-    pub(super) pending_bash: Vec<BashExecutionMessage>,
-    pub(super) overlay: Option<ActiveOverlay>,
-    /// When Ctrl+C and Escape were last pressed (a second press soon after acts).
-    pub(super) presses: super::keys::DoublePresses,
+    pub(super) turn: Turn,
+    pub(super) jobs: Jobs,
+    pub(super) dialogs: Dialogs,
+    pub(super) input: InputState,
+    /// Extension dialogs, helper jobs and the host (see `ext_state.rs`, `extensions.rs`).
+    pub(super) ext: ExtensionState,
+    pub(super) background: BackgroundQuery,
     pub(super) exit: bool,
-    pub(super) tools_expanded: bool,
-    pub(super) hide_thinking: bool,
-    /// Index in the transcript of the assistant reply being streamed.
-    pub(super) streaming: Option<usize>,
-    /// The reply being streamed, rebuilt from its deltas.
-    pub(super) stream: Option<super::events::StreamState>,
-    /// Tool-call id → index in the transcript.
-    pub(super) tool_items: std::collections::HashMap<String, usize>,
-    /// The model while a run holds the session, and changes waiting for it to return.
-    pub(super) run_state: Option<RunState>,
-    /// The transcript length right after a compaction summary was shown during this run: when
-    /// the run ends the transcript is rebuilt around the compaction entry, as pi does.
-    pub(super) compacted_in_run: Option<usize>,
-    /// When the pending auto-retry fires, for the "Retrying in Ns" countdown.
-    pub(super) retry_countdown: Option<RetryCountdown>,
-    /// A branch summary being made before a tree navigation (its task is `task`).
-    pub(super) tree_summary: Option<TreeSummaryJob>,
-    /// The provider whose login dialog is open.
-    pub(super) pending_login: Option<super::selectors::login::ProviderOption>,
-    /// Until when a reply to the background-colour query may still pick the theme.
-    pub(super) background_query: Option<Instant>,
-    /// Extension dialogs, helper jobs and the host (see `extensions.rs`).
-    pub(super) ext: super::extensions::ExtensionState,
-    /// The clipboard read started by the paste-image key.
-    pub(super) clipboard_read: Option<Receiver<super::clipboard_image::ClipboardRead>>,
     last_tick: Instant,
     /// Disconnects when a signal starts pi's shutdown (`util::shutdown`).
     shutdown: Receiver<()>,
@@ -88,10 +71,7 @@ impl<T: Terminal> App<T> {
     /// Builds the screen for `session` (its history included) on `terminal`.
     pub fn new(terminal: T, session: AgentSession, mut env: InteractiveEnv) -> App<T> {
         let cwd = session.agent().cwd.clone();
-        let ext = super::extensions::ExtensionState::new(
-            env.extension_ui.take(),
-            session.extension_host().cloned(),
-        );
+        let ext = ExtensionState::new(env.extension_ui.take(), session.extension_host().cloned());
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
@@ -108,34 +88,22 @@ impl<T: Terminal> App<T> {
         };
         let editor = Editor::new();
         let mut view = View::new(header, editor, footer);
+        view.tools_expanded = env.verbose;
+        view.hide_thinking = env.hide_thinking;
         if env.tui.fullscreen {
-            view.fullscreen = Some(super::fullscreen::Fullscreen::new(env.tui.clone()));
+            view.fullscreen = Some(Fullscreen::new(env.tui.clone()));
         }
         let mut app = App {
             tui: Tui::new(terminal),
             view,
-            parser: StdinBuffer::new(),
-            pending_since: None,
             session: Some(session),
-            task: None,
-            bash: None,
-            pending_bash: Vec::new(),
-            overlay: None,
-            presses: Default::default(),
-            exit: false,
-            tools_expanded: env.verbose,
-            hide_thinking: env.hide_thinking,
-            streaming: None,
-            stream: None,
-            tool_items: Default::default(),
-            run_state: None,
-            compacted_in_run: None,
-            retry_countdown: None,
-            tree_summary: None,
-            pending_login: None,
-            background_query: None,
+            turn: Turn::default(),
+            jobs: Jobs::default(),
+            dialogs: Dialogs::default(),
+            input: InputState::new(),
             ext,
-            clipboard_read: None,
+            background: BackgroundQuery::default(),
+            exit: false,
             last_tick: Instant::now(),
             shutdown: crate::util::shutdown::notice(),
             env,
@@ -164,7 +132,8 @@ impl<T: Terminal> App<T> {
             self.tui
                 .enter_alt_screen(crate::tui::mouse::enable_sequence());
         }
-        self.query_background();
+        self.background
+            .send(self.tui.terminal_mut(), self.env.theme.as_deref());
         self.apply_editor_style();
         Ok(())
     }
@@ -172,10 +141,8 @@ impl<T: Terminal> App<T> {
     /// Leaves the terminal as the shell expects it; a running task is aborted and waited for
     /// so its last lines reach the session file.
     pub fn stop(&mut self) -> io::Result<()> {
-        if let Some(job) = &self.bash {
-            job.abort.abort();
-        }
-        if let Some(task) = self.task.take() {
+        self.jobs.abort_bash();
+        if let Some(task) = self.turn.take_task() {
             task.abort.abort();
             while task.events.recv().is_ok() {}
             if let Ok(s) = task.join() {
@@ -200,11 +167,11 @@ impl<T: Terminal> App<T> {
 
     /// Whether input is held back until the parser can tell a lone Escape from a sequence.
     pub fn parser_pending(&self) -> bool {
-        self.pending_since.is_some()
+        self.input.pending()
     }
 
     pub fn is_busy(&self) -> bool {
-        self.task.is_some()
+        self.turn.is_running()
     }
 
     /// The session, when no run holds it.
@@ -227,8 +194,8 @@ impl<T: Terminal> App<T> {
         if let Some(d) = self.tui.next_deadline() {
             deadline = deadline.min(d);
         }
-        if let Some(since) = self.pending_since {
-            deadline = deadline.min(since + ESCAPE_TIMEOUT);
+        if let Some(due) = self.input.deadline() {
+            deadline = deadline.min(due);
         }
         if self.animating() {
             deadline = deadline.min(self.last_tick + TICK);
@@ -248,15 +215,15 @@ impl<T: Terminal> App<T> {
         let timeout = deadline.saturating_duration_since(now);
         let never_task = crossbeam_channel::never::<AgentEvent>();
         let never_bash = crossbeam_channel::never::<BashUpdate>();
-        let task_events = self.task.as_ref().map(|t| t.events.clone());
-        let bash_updates = self.bash.as_ref().map(|b| b.updates.clone());
+        let task_events = self.turn.events();
+        let bash_updates = self.jobs.bash_updates();
         let ext_requests = self.ext.requests();
         let ext_actions = self
             .ext
-            .actions(self.session.is_some() && self.task.is_none());
+            .actions(self.session.is_some() && !self.turn.is_running());
         let ext_jobs = self.ext.jobs();
         let never_clipboard = crossbeam_channel::never();
-        let clipboard_read = self.clipboard_read.clone();
+        let clipboard_read = self.jobs.clipboard();
         select! {
             recv(input) -> ev => match ev {
                 Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
@@ -270,10 +237,11 @@ impl<T: Terminal> App<T> {
             },
             recv(task_events.as_ref().unwrap_or(&never_task)) -> ev => match ev {
                 Ok(ev) => {
-                    self.on_agent_event(ev);
+                    self.tui.request_render();
+                    events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     // Take what else already arrived so a fast stream costs one frame.
-                    while let Some(Ok(ev)) = self.task.as_ref().map(|t| t.events.try_recv()) {
-                        self.on_agent_event(ev);
+                    while let Some(ev) = self.turn.try_event() {
+                        events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
                     }
                 }
                 Err(_) => self.task_finished(),
@@ -285,34 +253,29 @@ impl<T: Terminal> App<T> {
             recv(ext_actions) -> _ => self.on_extension_actions(),
             recv(ext_jobs) -> done => self.on_extension_job(done),
             recv(clipboard_read.as_ref().unwrap_or(&never_clipboard)) -> read => {
-                self.on_clipboard_image(read.ok());
+                self.jobs
+                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read.ok());
+                self.tui.request_render();
             },
             // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
             // are shut down, the terminal is put back).
             recv(self.shutdown) -> _ => self.exit = true,
             default(timeout) => {}
         }
-        self.check_extension_dialog();
+        self.ext.check_withdrawn(&mut self.tui);
         let now = Instant::now();
-        if self
-            .pending_since
-            .is_some_and(|since| now >= since + ESCAPE_TIMEOUT)
-        {
-            self.pending_since = None;
-            let flushed = self.parser.flush_timeout();
+        if let Some(flushed) = self.input.flush_due(now) {
             self.on_parsed(flushed);
         }
-        if let Some(active) = self.overlay {
-            if overlays::pump(&mut self.view, active) {
-                self.drain_overlay();
-            }
+        if self.dialogs.pump(&mut self.view) {
+            self.drain_overlay();
         }
         if self.animating() && now >= self.last_tick + TICK {
             self.last_tick = now;
             self.tick_animations();
         }
         if self.tui.next_deadline().is_some_and(|d| d <= now) {
-            self.sync_stream();
+            self.turn.sync_stream(&mut self.view);
         }
         if let Some(fs) = &mut self.view.fullscreen {
             fs.set_height(self.tui.terminal().size().1);
@@ -323,18 +286,16 @@ impl<T: Terminal> App<T> {
 
     fn animating(&self) -> bool {
         self.view.status.is_some()
-            || self.bash.is_some()
-            || self.task.is_some()
-            || self.overlay.is_some_and(|o| {
-                matches!(
-                    o.kind,
-                    overlays::OverlayKind::Login | overlays::OverlayKind::Mcp
-                )
-            })
+            || self.jobs.bash_running()
+            || self.turn.is_running()
+            || matches!(
+                self.dialogs.kind(),
+                Some(OverlayKind::Login | OverlayKind::Mcp)
+            )
     }
 
     fn tick_animations(&mut self) {
-        self.tick_retry_countdown();
+        self.turn.tick_retry_countdown(&mut self.view);
         if let Some(loader) = &mut self.view.status {
             loader.tick();
         }
@@ -357,8 +318,7 @@ impl<T: Terminal> App<T> {
     }
 
     fn on_bytes(&mut self, bytes: &[u8]) {
-        let parsed = self.parser.feed(bytes);
-        self.pending_since = self.parser.has_pending().then(Instant::now);
+        let parsed = self.input.feed(bytes);
         self.on_parsed(parsed);
     }
 
@@ -368,7 +328,7 @@ impl<T: Terminal> App<T> {
                 ParsedInput::Event(ev) => self.on_input(&ev),
                 ParsedInput::KittyFlags(_) => {
                     self.tui.terminal_mut().kitty_reply_seen();
-                    self.parser.set_kitty_active(true);
+                    self.input.set_kitty_active();
                 }
                 ParsedInput::BackgroundColor { r, g, b } => self.on_background(r, g, b),
                 ParsedInput::Other(seq) => self.fullscreen_sequence(&seq),
@@ -382,10 +342,10 @@ impl<T: Terminal> App<T> {
         if self.fullscreen_key(event) {
             return;
         }
-        if self.extension_dialog_input(event) {
+        if self.ext.dialog_input(&mut self.tui, &mut self.view, event) {
             return;
         }
-        if self.overlay.is_some() {
+        if self.dialogs.is_open() {
             self.tui.handle_input(event, &mut self.view);
             self.drain_overlay();
             return;
@@ -409,14 +369,7 @@ impl<T: Terminal> App<T> {
 
     /// Acts on every result the active overlay has; closes it on a final one.
     pub(super) fn drain_overlay(&mut self) {
-        while let Some(active) = self.overlay {
-            let Some(outcome) = overlays::poll(&mut self.view, active) else {
-                break;
-            };
-            if outcome.closes() {
-                overlays::close(&mut self.view);
-                self.overlay = None;
-            }
+        while let Some(outcome) = self.dialogs.next_outcome(&mut self.view) {
             self.apply_overlay_outcome(outcome);
         }
         self.tui.request_render();
@@ -448,22 +401,15 @@ impl<T: Terminal> App<T> {
 
     /// Shows the "Working..." indicator (or another message) under the transcript.
     pub(super) fn show_loader(&mut self, spinner: Token, message: String) {
-        let theme = theme::current();
-        match &mut self.view.status {
-            Some(loader) => loader.set_message(message),
-            None => self.view.status = Some(Loader::new(theme, spinner, Token::Muted, message)),
-        }
+        self.view.show_loader(spinner, message);
         self.tui.request_render();
-    }
-
-    /// pi's indicator text while a run goes on (the key is in the start-up hints).
-    pub(super) fn working_message() -> String {
-        "Working...".into()
     }
 
     /// The task thread ended: take the session back and settle the screen.
     fn task_finished(&mut self) {
-        let Some(task) = self.task.take() else { return };
+        let Some(task) = self.turn.take_task() else {
+            return;
+        };
         let leftover: Vec<String> = task
             .steering
             .clear()
@@ -474,7 +420,7 @@ impl<T: Terminal> App<T> {
         match task.join() {
             Ok(session) => {
                 self.session = Some(session);
-                self.run_state = None;
+                self.turn.end();
             }
             Err(e) => {
                 self.view.error(&format!(
@@ -485,12 +431,10 @@ impl<T: Terminal> App<T> {
             }
         }
         self.view.status = None;
-        self.retry_countdown = None;
-        self.streaming = None;
-        self.stream = None;
+        self.turn.settle();
         self.view.steering.clear();
         self.view.follow_up.clear();
-        if let Some(shown_at) = self.compacted_in_run.take() {
+        if let Some(shown_at) = self.turn.take_compaction_mark() {
             self.rebuild_after_compaction(shown_at);
         }
         if !leftover.is_empty() {
@@ -500,7 +444,7 @@ impl<T: Terminal> App<T> {
         self.flush_pending_bash();
         self.report_write_errors();
         self.refresh_footer();
-        if let Some(job) = self.tree_summary.take() {
+        if let Some(job) = self.jobs.take_tree_summary() {
             self.finish_tree_navigation(job);
         }
         // What an extension command asked of the mode (a new session, quitting).
@@ -519,7 +463,7 @@ impl<T: Terminal> App<T> {
 
     pub(super) fn flush_pending_bash(&mut self) {
         if let Some(s) = self.session.as_mut() {
-            for msg in self.pending_bash.drain(..) {
+            for msg in self.jobs.take_pending_bash() {
                 crate::harness::user_bash::record(s, msg);
             }
         }
@@ -539,18 +483,89 @@ impl<T: Terminal> App<T> {
     pub(super) fn refresh_footer(&mut self) {
         if let Some(s) = &self.session {
             self.view.footer.info.refresh(s, self.env.has_model);
-        } else if let Some(r) = &self.run_state {
+        } else if let Some(r) = self.turn.run_state() {
             self.view.footer.info.set_model(Some(&r.model), r.thinking);
         }
         self.apply_editor_style();
         self.tui.request_render();
     }
-}
 
-/// The text of a queued user message.
-pub(super) fn message_text(m: &crate::ai::Message) -> String {
-    match m {
-        crate::ai::Message::User(u) => crate::session::ops::user_content_text(&u.content),
-        _ => String::new(),
+    /// Keys the fullscreen transcript takes before anyone else (search, scrolling). Returns
+    /// whether the key was taken.
+    fn fullscreen_key(&mut self, event: &InputEvent) -> bool {
+        if self.view.fullscreen.is_none() {
+            return false;
+        }
+        let list_has_focus = self.dialogs.is_open()
+            || self.ext.dialog_open()
+            || self.view.has_dialog()
+            || self.view.editor.is_showing_autocomplete();
+        // Taken out for the call so the prompt rows can be read from the view meanwhile.
+        let Some(mut fs) = self.view.fullscreen.take() else {
+            return false;
+        };
+        let taken = fs.handle_key(event, list_has_focus, || self.view.prompt_rows());
+        self.view.fullscreen = Some(fs);
+        if taken {
+            self.tui.request_render();
+        }
+        taken
+    }
+
+    /// A sequence the input parser did not interpret: a mouse report in fullscreen mode.
+    fn fullscreen_sequence(&mut self, seq: &str) {
+        if self.view.fullscreen.is_none() || seq == mouse::FOCUS_IN || seq == mouse::FOCUS_OUT {
+            return;
+        }
+        let Some(event) = mouse::parse_sgr(seq) else {
+            return;
+        };
+        let copied = {
+            let (fs, content) = self.view.fullscreen_and_content();
+            fs.handle_mouse(event, content)
+        };
+        if let Some(text) = copied {
+            self.copy_selection(&text);
+        }
+        self.tui.request_render();
+    }
+
+    /// `app.message.copy` in fullscreen mode with copy-on-select off: the selection, if any.
+    pub(super) fn copy_fullscreen_selection(&mut self) -> bool {
+        let text = {
+            let (fs, content) = self.view.fullscreen_and_content();
+            if fs.options.copy_on_select {
+                return false;
+            }
+            fs.selection_text(content)
+        };
+        match text {
+            Some(text) => {
+                self.copy_selection(&text);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn copy_selection(&mut self, text: &str) {
+        copy_to_clipboard(self.tui.terminal_mut(), text);
+        if let Some(fs) = &mut self.view.fullscreen {
+            fs.flash("Copied!");
+        }
+        self.tui.request_render();
+    }
+
+    /// The terminal answered the background query: the theme may follow it.
+    fn on_background(&mut self, r: u8, g: u8, b: u8) {
+        let global = self.env.agent_dir.join("themes");
+        let project = self.env.cwd.join(".pi").join("themes");
+        let setting = self.env.theme.as_deref();
+        if self
+            .background
+            .on_reply((r, g, b), setting, [&global, &project])
+        {
+            self.restyle();
+        }
     }
 }

@@ -4,9 +4,9 @@
 //! the terminal for its background colour (OSC 11), and switches if the reply, arriving
 //! within [`REPLY_WINDOW`], says the other.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::app::App;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, background_from_colorfgbg, ColorMode};
 
@@ -21,36 +21,55 @@ pub(super) fn initial_theme_name() -> &'static str {
     background_from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref()).theme_name()
 }
 
-impl<T: Terminal> App<T> {
-    /// Sends the background query when the theme is ours to choose.
-    pub(super) fn query_background(&mut self) {
-        if theme::follows_background(self.env.theme.as_deref()) {
-            let terminal = self.tui.terminal_mut();
+/// The background-colour query in flight, if any.
+#[derive(Default)]
+pub(super) struct BackgroundQuery {
+    /// Until when a reply may still pick the theme.
+    until: Option<Instant>,
+}
+
+impl BackgroundQuery {
+    /// Sends the query when the theme is ours to choose (`setting`: the `theme` setting).
+    pub fn send(&mut self, terminal: &mut dyn Terminal, setting: Option<&str>) {
+        if theme::follows_background(setting) {
             terminal.write(QUERY);
             // Sent at once: the reply should beat the user's first keys.
             let _ = terminal.flush();
-            self.background_query = Some(Instant::now() + REPLY_WINDOW);
+            self.until = Some(Instant::now() + REPLY_WINDOW);
         }
     }
 
-    /// The terminal answered the background query.
-    pub(super) fn on_background(&mut self, r: u8, g: u8, b: u8) {
-        let Some(until) = self.background_query.take() else {
-            return;
+    /// Whether a reply is still awaited.
+    #[cfg(test)]
+    pub fn waiting(&self) -> bool {
+        self.until.is_some()
+    }
+
+    /// The terminal answered: installs the theme for that background from the agent's or the
+    /// project's themes (`dirs`) and returns true when the screen must be restyled.
+    pub fn on_reply(
+        &mut self,
+        (r, g, b): (u8, u8, u8),
+        setting: Option<&str>,
+        dirs: [&Path; 2],
+    ) -> bool {
+        let Some(until) = self.until.take() else {
+            return false;
         };
-        if Instant::now() > until || !theme::follows_background(self.env.theme.as_deref()) {
-            return;
+        if Instant::now() > until || !theme::follows_background(setting) {
+            return false;
         }
         let background = theme::background_from_rgb(r, g, b);
-        let name = theme::resolve_name(self.env.theme.as_deref(), background);
+        let name = theme::resolve_name(setting, background);
         if theme::current().name() == name {
-            return;
+            return false;
         }
-        let global = self.env.agent_dir.join("themes");
-        let project = self.env.cwd.join(".pi").join("themes");
-        if let Ok(t) = theme::load_named(&name, &[&global, &project], ColorMode::detect()) {
-            theme::install(t);
-            self.restyle();
+        match theme::load_named(&name, &dirs, ColorMode::detect()) {
+            Ok(t) => {
+                theme::install(t);
+                true
+            }
+            Err(_) => false,
         }
     }
 }

@@ -6,9 +6,8 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::summaries::SummaryView;
+use super::text_style::{key_hint, safe};
 use super::tool_view::ToolView;
 use crate::ai::{AssistantMessage, Content, StopReason, UserContent};
 use crate::tui::components::boxed::Boxed;
@@ -20,12 +19,6 @@ use crate::tui::Component;
 
 /// Lines shown of a user bash run's output until expanded.
 const BASH_PREVIEW_LINES: usize = 20;
-
-/// Untrusted text made safe to style: escape sequences, control and invisible characters
-/// removed.
-pub fn safe(text: &str) -> String {
-    crate::util::terminal_text::clean(text)
-}
 
 /// One entry of the transcript.
 pub enum ChatItem {
@@ -453,22 +446,6 @@ impl Component for BashView {
         lines.push(border);
         lines
     }
-}
-
-/// pi's key hint: the key in `dim`, the description in `muted`.
-pub fn key_hint(theme: &Theme, action: &str, description: &str) -> String {
-    let keys = crate::tui::keybindings::current().key_text(action);
-    format!(
-        "{} {}",
-        theme.fg(Token::Dim, &keys),
-        theme.fg(Token::Muted, description)
-    )
-}
-
-/// A JSON value's string, or `None` when it is something else.
-pub fn arg_str<'a>(args: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
 }
 
 /// An extension's custom message its renderer draws (`registerMessageRenderer`): a blank row,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::app::App;
-use super::extensions::GatedOp;
+use super::ext_state::GatedOp;
 use super::selectors::login::PickerMode;
 use crate::harness::task::SessionTask;
 use crate::session::{ops, SessionWriter};
@@ -185,10 +185,10 @@ impl<T: Terminal> App<T> {
         let count = |n: u64| super::summaries::format_count(n);
         let mut lines = vec![b("Session Info"), String::new()];
         if let Some(name) = s.session.tree().name() {
-            lines.push(row("Name:", &super::chat::safe(name)));
+            lines.push(row("Name:", &super::text_style::safe(name)));
         }
         let file = st.session_file.as_deref().unwrap_or("In-memory");
-        lines.push(row("File:", &super::chat::safe(file)));
+        lines.push(row("File:", &super::text_style::safe(file)));
         lines.push(row("ID:", &st.session_id));
         lines.push(String::new());
         lines.push(b("Messages"));

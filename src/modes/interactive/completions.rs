@@ -7,50 +7,47 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::app::App;
+use super::InteractiveEnv;
 use crate::ai::Model;
 use crate::resources::loader::Resources;
 use crate::resources::packages::source::PackageSource;
 use crate::resources::packages::Scope;
 use crate::tui::autocomplete::{ArgumentCompleter, AutocompleteItem, SlashCommand};
 use crate::tui::fuzzy::fuzzy_filter;
-use crate::tui::terminal::Terminal;
 
-impl<T: Terminal> App<T> {
-    /// Built-in commands, then prompt templates and skills.
-    pub(super) fn slash_commands(&self) -> Vec<SlashCommand> {
-        let models = model_completer(self.model_candidates());
-        let mut commands: Vec<SlashCommand> = super::commands::BUILTIN
-            .iter()
-            .map(|(name, description)| {
-                let mut c = SlashCommand::new(*name, *description);
-                if *name == "model" {
-                    c.arguments = models.clone();
-                }
-                c
-            })
-            .collect();
-        let resources = &self.env.resources;
-        let tag = |path: &Path, description: &str| {
-            let tag = source_tag(resources, path, &self.env.agent_dir, &self.env.cwd);
-            match (description.is_empty(), tag) {
-                (true, tag) => format!("[{tag}]"),
-                (false, tag) => format!("[{tag}] {description}"),
+/// Built-in commands (`/model` completing `models`), then prompt templates and skills.
+pub(super) fn slash_commands(env: &InteractiveEnv, models: Vec<Model>) -> Vec<SlashCommand> {
+    let models = model_completer(models);
+    let mut commands: Vec<SlashCommand> = super::commands::BUILTIN
+        .iter()
+        .map(|(name, description)| {
+            let mut c = SlashCommand::new(*name, *description);
+            if *name == "model" {
+                c.arguments = models.clone();
             }
-        };
-        for t in &resources.templates {
-            let mut c = SlashCommand::new(t.name.clone(), tag(&t.file_path, &t.description));
-            c.argument_hint = t.argument_hint.clone();
-            commands.push(c);
+            c
+        })
+        .collect();
+    let resources = &env.resources;
+    let tag = |path: &Path, description: &str| {
+        let tag = source_tag(resources, path, &env.agent_dir, &env.cwd);
+        match (description.is_empty(), tag) {
+            (true, tag) => format!("[{tag}]"),
+            (false, tag) => format!("[{tag}] {description}"),
         }
-        for s in &resources.skills {
-            commands.push(SlashCommand::new(
-                format!("skill:{}", s.name),
-                tag(&s.file_path, &s.description),
-            ));
-        }
-        commands
+    };
+    for t in &resources.templates {
+        let mut c = SlashCommand::new(t.name.clone(), tag(&t.file_path, &t.description));
+        c.argument_hint = t.argument_hint.clone();
+        commands.push(c);
     }
+    for s in &resources.skills {
+        commands.push(SlashCommand::new(
+            format!("skill:{}", s.name),
+            tag(&s.file_path, &s.description),
+        ));
+    }
+    commands
 }
 
 /// `/model <text>`: `provider/id` completions for the candidates, matched on id and provider.

@@ -1,49 +1,25 @@
 //! Thinking-level and model changes (Shift+Tab, Ctrl+P / Shift+Ctrl+P, the model selector)
-//! made while a run holds the session. The worker thread owns the [`AgentSession`], so the
-//! [`RunState`] keeps what the footer shows and each change goes to the task's
-//! [`Switches`](crate::harness::switches::Switches): the session file records it at once
+//! made while a run holds the session. The worker thread owns the session, so the
+//! [`RunState`](super::turn::RunState) keeps what the footer shows and each change goes to
+//! the task's [`Switches`](crate::harness::switches::Switches) (see `Turn::defer_model`):
+//! the session file records it at once
 //! and whatever the run starts next (a retry, a compaction's continuation) uses it, as in
 //! pi, whose running loop keeps the model it started with.
 
 use super::app::App;
 use crate::ai::{Model, ThinkingLevel};
-use crate::harness::model_control::{
-    cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level, ScopedModel,
-};
-use crate::harness::switches::Switch;
-use crate::harness::AgentSession;
-use crate::resources::model_resolve::clamp_thinking;
+use crate::harness::model_control::{cycle_candidates, next_in_cycle, next_thinking_level};
 use crate::tui::terminal::Terminal;
-
-/// What the UI knows about the model while a run holds the session.
-pub(super) struct RunState {
-    /// The model the next turn uses (the running one unless changed).
-    pub model: Model,
-    pub thinking: ThinkingLevel,
-    pub scoped: Vec<ScopedModel>,
-    default_thinking: Option<String>,
-}
-
-impl RunState {
-    pub fn snapshot(s: &AgentSession) -> RunState {
-        RunState {
-            model: s.agent().model.clone(),
-            thinking: s.agent().thinking,
-            scoped: s.scoped_models.clone(),
-            default_thinking: s.settings.default_thinking_level().map(str::to_string),
-        }
-    }
-}
 
 impl<T: Terminal> App<T> {
     /// Shift+Tab.
     pub(super) fn cycle_thinking(&mut self) {
-        let next = match (self.session.as_mut(), self.run_state.as_ref()) {
+        let next = match (self.session.as_mut(), self.turn.run_state()) {
             (Some(s), _) => s.cycle_thinking_level(),
             (None, Some(r)) => {
                 let next = next_thinking_level(&r.model, r.thinking);
                 if let Some(level) = next {
-                    self.defer_thinking(level);
+                    self.turn.defer_thinking(level);
                 }
                 next
             }
@@ -72,7 +48,7 @@ impl<T: Terminal> App<T> {
             }
         };
         let credentials = &self.env.credentials;
-        let landed = match (self.session.as_mut(), self.run_state.as_ref()) {
+        let landed = match (self.session.as_mut(), self.turn.run_state()) {
             (Some(s), _) => match s.cycle_model(forward, &available, &|m| credentials(m)) {
                 Ok(None) => Err(scoped_note(!s.scoped_models.is_empty()).to_string()),
                 Ok(Some(c)) => Ok((c.model, c.thinking)),
@@ -90,7 +66,7 @@ impl<T: Terminal> App<T> {
                     Some(next) => {
                         let next = next.clone();
                         self.defer_model(next.model, next.thinking);
-                        let r = self.run_state.as_ref().expect("run state kept");
+                        let r = self.turn.run_state().expect("run state kept");
                         Ok((r.model.clone(), r.thinking))
                     }
                 }
@@ -122,9 +98,9 @@ impl<T: Terminal> App<T> {
     /// Chooses `model` while a run holds the session (`level`: the thinking level a scope
     /// pattern named).
     pub(super) fn defer_model(&mut self, model: Model, level: Option<ThinkingLevel>) {
-        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
+        if !self.turn.can_defer() {
             return;
-        };
+        }
         let credentials = match (self.env.credentials)(&model) {
             Ok(c) => c,
             Err(e) => {
@@ -132,28 +108,7 @@ impl<T: Terminal> App<T> {
                 return;
             }
         };
-        let level = level_for_switch(level, r.thinking, r.default_thinking.as_deref());
-        r.model = model.clone();
-        task.switches.push(Switch::Model {
-            model: Box::new(model),
-            credentials,
-        });
-        self.defer_thinking(level);
+        self.turn.defer_model(model, credentials, level);
         self.refresh_footer();
-    }
-
-    /// Sets the thinking level (clamped to the chosen model) while a run holds the session;
-    /// like pi, only a level that differs is recorded.
-    fn defer_thinking(&mut self, level: ThinkingLevel) {
-        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
-            return;
-        };
-        let level = clamp_thinking(&r.model, level);
-        if level == r.thinking {
-            return;
-        }
-        r.thinking = level;
-        let remember = r.model.reasoning || level != ThinkingLevel::Off;
-        task.switches.push(Switch::Thinking { level, remember });
     }
 }

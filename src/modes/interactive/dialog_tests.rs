@@ -56,7 +56,7 @@ fn model_command_with_an_exact_id_switches_without_a_dialog() {
     let mut h = harness_with("dlg-exact-a", &["dlg-exact-b"], false);
     h.type_bytes("/model test/dlg-exact-b\r");
     h.wait_text("Model: dlg-exact-b");
-    assert!(h.app.overlay.is_none());
+    assert!(!h.app.dialogs.is_open());
     assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-exact-b");
 }
 
@@ -128,9 +128,9 @@ fn tree_labels_are_written_while_the_tree_stays_open() {
     h.type_bytes("L");
     h.type_bytes("keep\r");
     h.wait_text("[keep]");
-    assert!(h.app.overlay.is_some(), "tree still open");
+    assert!(h.app.dialogs.is_open(), "tree still open");
     h.type_bytes("\x1b");
-    h.wait_for("the tree to close", |h| h.app.overlay.is_none());
+    h.wait_for("the tree to close", |h| !h.app.dialogs.is_open());
     assert!(session_entries(&h)
         .iter()
         .any(|e| e["type"] == "label" && e["label"] == "keep"));
@@ -147,7 +147,7 @@ fn settings_changes_apply_and_persist() {
     h.type_bytes("quiet");
     h.type_bytes("\r");
     h.type_bytes("\x1b");
-    h.wait_for("the menu to close", |h| h.app.overlay.is_none());
+    h.wait_for("the menu to close", |h| !h.app.dialogs.is_open());
     let file = h.dir.path().join("agent").join("settings.json");
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert_eq!(saved["compaction"]["enabled"], false);
@@ -201,7 +201,7 @@ fn login_lists_models_json_providers_for_api_keys_and_shows_bedrock_setup_notes(
     assert!(!h.screen().contains("My Local LLM"));
     h.type_bytes("\x1b");
     h.wait_for("the method choice again", |h| {
-        h.app.overlay.map(|o| o.kind) == Some(overlays::OverlayKind::AuthMethod)
+        h.app.dialogs.kind() == Some(overlays::OverlayKind::AuthMethod)
     });
     h.type_bytes("\x1b[B");
     h.type_bytes("\r");
@@ -226,7 +226,7 @@ fn login_lists_models_json_providers_for_api_keys_and_shows_bedrock_setup_notes(
     h.wait_text("AWS_PROFILE");
     assert!(!h.screen().contains("Enter API key"));
     h.type_bytes("\x1b");
-    h.wait_for("the notes to close", |h| h.app.overlay.is_none());
+    h.wait_for("the notes to close", |h| !h.app.dialogs.is_open());
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn ctrl_p_cycles_within_the_scope_chosen_in_scoped_models() {
     h.type_bytes("\x1b[B");
     h.type_bytes("\r");
     h.type_bytes("\x1b");
-    h.wait_for("the selector to close", |h| h.app.overlay.is_none());
+    h.wait_for("the selector to close", |h| !h.app.dialogs.is_open());
     let scope: Vec<String> = h
         .app
         .session()
@@ -401,11 +401,11 @@ fn resume_ctrl_r_renames_a_session_and_the_open_one() {
     h.wait_for("the list to come back", |h| {
         h.screen().contains("Resume Session")
     });
-    assert!(h.app.overlay.is_some(), "the picker stays open");
+    assert!(h.app.dialogs.is_open(), "the picker stays open");
     let screen = h.app.tui.terminal().screen_text().join("\n");
     assert!(screen.contains("› Shiny name"), "{screen}");
     h.type_bytes("\x1b");
-    h.wait_for("the picker to close", |h| h.app.overlay.is_none());
+    h.wait_for("the picker to close", |h| !h.app.dialogs.is_open());
     // The open session was renamed through its own writer.
     assert_eq!(
         h.app.session().unwrap().session.tree().name(),

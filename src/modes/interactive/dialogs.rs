@@ -1,19 +1,23 @@
 //! Opening the selectors (`/model`, Ctrl+L, `/scoped-models`, `/resume`, `/fork`) and acting
 //! on what they hand back. The tree navigator lives in `tree_nav.rs`, the settings menu in
 //! `settings_menu.rs`, login and logout in `login_flow.rs`; this file also routes every
-//! overlay result to its handler ([`App::apply_overlay_outcome`]).
+//! overlay result to its handler ([`App::apply_overlay_outcome`]) and asks what to do when a
+//! resumed session's folder is gone (`missing_cwd.rs`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::app::App;
-use super::extensions::GatedOp;
-use super::overlays::{self, OverlayKind, OverlayOutcome};
+use super::ext_state::GatedOp;
+use super::missing_cwd::{missing_folder, MissingCwdDialog};
+use super::overlays::{OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
 use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
+use super::standalone::MissingCwdChoice;
+use super::turn::BUSY;
 use crate::ai::Model;
 use crate::harness::model_control::ScopedModel;
 use crate::session::dir::{list_all_sessions, list_sessions};
@@ -25,7 +29,7 @@ use crate::tui::Component;
 impl<T: Terminal> App<T> {
     /// Shows `component` as the active dialog.
     pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
-        self.overlay = Some(overlays::show(&mut self.view, component, kind));
+        self.dialogs.open(&mut self.view, component, kind);
         self.tui.request_render();
         // An outcome decided at construction (an empty tree) is acted on at once.
         self.drain_overlay();
@@ -76,7 +80,7 @@ impl<T: Terminal> App<T> {
 
     /// The session's model scope (also while a run holds the session).
     pub(super) fn scoped_models(&self) -> Vec<ScopedModel> {
-        match (&self.session, &self.run_state) {
+        match (&self.session, self.turn.run_state()) {
             (Some(s), _) => s.scoped_models.clone(),
             (None, Some(r)) => r.scoped.clone(),
             (None, None) => Vec::new(),
@@ -115,7 +119,7 @@ impl<T: Terminal> App<T> {
         if !self.env.has_model {
             return None;
         }
-        match (&self.session, &self.run_state) {
+        match (&self.session, self.turn.run_state()) {
             (Some(s), _) => Some(s.agent().model.clone()),
             (None, Some(r)) => Some(r.model.clone()),
             (None, None) => None,
@@ -259,8 +263,39 @@ impl<T: Terminal> App<T> {
     }
 }
 
-/// The message for an action that needs the idle session.
-pub(super) const BUSY: &str = "Wait for the current response to finish first";
+impl<T: Terminal> App<T> {
+    /// Switches to the session in `path`, first asking what to do when its folder is gone.
+    pub(super) fn resume_checked(&mut self, path: PathBuf) -> Result<(), String> {
+        match missing_folder(&path) {
+            Some(stored) => {
+                let cwd = self.env.cwd.to_string_lossy().into_owned();
+                let dialog = MissingCwdDialog::new(path, &stored, &cwd);
+                self.show_dialog(dialog, OverlayKind::MissingCwd);
+                Ok(())
+            }
+            None => self.gated(GatedOp::Resume(path)),
+        }
+    }
+
+    /// Continue opens the session here; Fork copies it next to the current session first, as
+    /// `/new` places sessions; Cancel keeps the current session.
+    pub(super) fn apply_missing_cwd(
+        &mut self,
+        choice: MissingCwdChoice,
+        path: PathBuf,
+    ) -> Result<(), String> {
+        match choice {
+            MissingCwdChoice::Continue => self.gated(GatedOp::Resume(path)),
+            MissingCwdChoice::Fork => {
+                let cwd = self.env.cwd.to_string_lossy().into_owned();
+                let forked = crate::session::dir::fork(&path, &self.session_dir(), &cwd)
+                    .map_err(|e| format!("Could not fork session: {e}"))?;
+                self.gated(GatedOp::Resume(forked))
+            }
+            MissingCwdChoice::Cancel => Ok(()),
+        }
+    }
+}
 
 fn full_id(m: &Model) -> String {
     format!("{}/{}", m.provider, m.id)

@@ -10,7 +10,7 @@ use crate::tui::InputEvent;
 
 use super::app::App;
 use super::ext_component::RemoteComponent;
-use super::extensions::GatedOp;
+use super::ext_state::GatedOp;
 use super::selectors::tree::BranchSummary;
 
 impl<T: Terminal> App<T> {
@@ -62,7 +62,7 @@ impl<T: Terminal> App<T> {
     /// Session switches, reloads and quitting that extension commands asked for, once the
     /// session is back (the command is over).
     pub(super) fn perform_mode_requests(&mut self) {
-        if self.session.is_none() || self.task.is_some() {
+        if self.session.is_none() || self.turn.is_running() {
             return;
         }
         let Some(host) = self.ext.host.clone() else {

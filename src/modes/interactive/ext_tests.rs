@@ -329,7 +329,7 @@ fn displayed_custom_messages_show_in_a_labelled_box_and_reach_the_model() {
         .unwrap()
         .messages()
         .iter()
-        .map(crate::modes::interactive::app::message_text)
+        .map(crate::modes::interactive::turn::message_text)
         .collect();
     assert_eq!(texts, ["Remember **this**", "Invisible text"]);
 

@@ -212,10 +212,10 @@ impl Component for ExtensionDialog {
         let theme = theme::current();
         let border = theme.fg(Token::BorderAccent, &"─".repeat(width));
         let mut lines = vec![border.clone()];
-        let title = theme.bold(&theme.fg(Token::Accent, &super::chat::safe(&self.title)));
+        let title = theme.bold(&theme.fg(Token::Accent, &super::text_style::safe(&self.title)));
         lines.extend(Text::new(title, 1, 0).render(width));
         if let Body::Confirm(_, message) = &self.body {
-            lines.extend(Text::new(super::chat::safe(message), 1, 0).render(width));
+            lines.extend(Text::new(super::text_style::safe(message), 1, 0).render(width));
         }
         match &mut self.body {
             Body::Select(list) | Body::Confirm(list, _) => lines.extend(list.render(width)),

@@ -61,7 +61,7 @@ impl ExtensionChrome {
         let mut out = Vec::new();
         for w in widgets {
             for line in w.lines.iter().take(MAX_WIDGET_LINES) {
-                out.extend(Text::new(super::chat::safe(line), 1, 0).render(width));
+                out.extend(Text::new(super::text_style::safe(line), 1, 0).render(width));
             }
             if w.lines.len() > MAX_WIDGET_LINES {
                 let more = theme.fg(Token::Muted, "... (widget truncated)");

@@ -9,31 +9,28 @@
 //! works, and shortcuts run on short-lived helper threads that report back on a channel the
 //! app's loop selects on, so an extension may open a dialog while it decides.
 
-use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
-
 use super::app::App;
-use super::chat::{safe, ChatItem, CustomMessageView, RenderedMessageView};
-use super::dialogs::BUSY;
+use super::chat::ChatItem;
+use super::ext_state::{GatedOp, JobDone};
 use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
+use super::text_style::safe;
+use super::turn::BUSY;
 use crate::agent::Tool;
 use crate::ai::Abort;
-use crate::extensions::ui::{Answer, Dialog, Notice};
+use crate::extensions::ui::{Answer, Notice};
 use crate::extensions::ExtensionHost;
 use crate::harness::extensions::{InputSource, ModelLookup, UserInput};
 use crate::harness::task::SessionTask;
 use crate::resources::loader::Resources;
 use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
-use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
-use crate::tui::{Anchor, KeyEvent, OverlayId, OverlayOptions};
+use crate::tui::KeyEvent;
 
 /// Freshly started extensions for `/reload`, with the tool set and system prompt they imply.
 pub struct ReloadedExtensions {
@@ -52,119 +49,6 @@ pub struct ReloadedExtensions {
 /// the current session file.
 pub type ReloadExtensionsFn =
     Box<dyn Fn(&Resources, Option<String>) -> Result<ReloadedExtensions, String>>;
-
-/// A session change that extensions may veto (`session_before_fork` / `_switch` / `_tree`).
-#[derive(Debug, Clone)]
-pub(super) enum GatedOp {
-    Fork(String),
-    Clone,
-    Resume(PathBuf),
-    New,
-    /// `/import <args>`.
-    Import(String),
-    Tree {
-        entry_id: String,
-        summary: BranchSummary,
-    },
-}
-
-impl GatedOp {
-    /// pi's `session_start` reason after the change, if it replaces the session.
-    fn start_reason(&self) -> Option<&'static str> {
-        match self {
-            GatedOp::Fork(_) | GatedOp::Clone => Some("fork"),
-            GatedOp::Resume(_) | GatedOp::Import(_) => Some("resume"),
-            GatedOp::New => Some("new"),
-            GatedOp::Tree { .. } => None,
-        }
-    }
-}
-
-/// What a helper thread reports.
-pub(super) enum JobDone {
-    Gate { op: GatedOp, cancelled: bool },
-    Finished,
-}
-
-struct QueuedDialog {
-    dialog: Dialog,
-    reply: Sender<Answer>,
-    withdrawn: Arc<AtomicBool>,
-}
-
-struct OpenDialog {
-    id: OverlayId,
-    reply: Sender<Answer>,
-    withdrawn: Arc<AtomicBool>,
-}
-
-/// The app's side of its extensions.
-pub(super) struct ExtensionState {
-    pub(super) host: Option<Arc<ExtensionHost>>,
-    requests: Receiver<UiRequest>,
-    actions: Receiver<()>,
-    queued: VecDeque<QueuedDialog>,
-    open: Option<OpenDialog>,
-    jobs_tx: Sender<JobDone>,
-    jobs: Receiver<JobDone>,
-    pub(super) gate_pending: bool,
-}
-
-impl ExtensionState {
-    pub(super) fn new(
-        requests: Option<Receiver<UiRequest>>,
-        host: Option<Arc<ExtensionHost>>,
-    ) -> ExtensionState {
-        let (jobs_tx, jobs) = crossbeam_channel::unbounded();
-        let host = host.filter(|h| !h.is_empty());
-        ExtensionState {
-            actions: host
-                .as_ref()
-                .map_or_else(crossbeam_channel::never, |h| h.action_signal()),
-            host,
-            requests: requests.unwrap_or_else(crossbeam_channel::never),
-            queued: VecDeque::new(),
-            open: None,
-            jobs_tx,
-            jobs,
-            gate_pending: false,
-        }
-    }
-
-    /// UI requests from extensions.
-    pub(super) fn requests(&self) -> Receiver<UiRequest> {
-        self.requests.clone()
-    }
-
-    /// Ticks when extensions queued session changes (only worth watching while idle).
-    pub(super) fn actions(&self, idle: bool) -> Receiver<()> {
-        if idle {
-            self.actions.clone()
-        } else {
-            crossbeam_channel::never()
-        }
-    }
-
-    pub(super) fn jobs(&self) -> Receiver<JobDone> {
-        self.jobs.clone()
-    }
-
-    /// Whether an extension dialog is showing (its timeout is checked often then).
-    pub(super) fn dialog_open(&self) -> bool {
-        self.open.is_some()
-    }
-
-    /// Runs `work` on a helper thread that reports `JobDone::Finished`.
-    fn spawn(&self, name: &str, work: impl FnOnce() -> JobDone + Send + 'static) {
-        let tx = self.jobs_tx.clone();
-        // Detached: it ends when the extension answers or dies; the answer goes to the loop.
-        let _ = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                let _ = tx.send(work());
-            });
-    }
-}
 
 /// Skills and templates expansion that can travel to the session's worker thread.
 fn expander(resources: &Resources) -> impl Fn(&str) -> String + Send + 'static {
@@ -198,23 +82,6 @@ fn status_text(text: &str) -> String {
 }
 
 impl<T: Terminal> App<T> {
-    /// An extension's custom message in the transcript: drawn by the extension that registered
-    /// a renderer for its type, else with pi's default look.
-    pub(super) fn custom_message_item(
-        &self,
-        message: &crate::session::entry::CustomMessage,
-    ) -> ChatItem {
-        let fallback = CustomMessageView::new(&message.custom_type, &message.content);
-        let host = match &self.ext.host {
-            Some(h) if h.renders_messages(&message.custom_type) => Arc::clone(h),
-            _ => return ChatItem::Block(Box::new(fallback)),
-        };
-        let message = message.clone();
-        let expanded = self.tools_expanded;
-        let render = Box::new(move |width| host.render_message(&message, width, expanded));
-        ChatItem::Block(Box::new(RenderedMessageView::new(render, fallback)))
-    }
-
     /// One request from an extension.
     pub(super) fn on_extension_request(
         &mut self,
@@ -222,7 +89,7 @@ impl<T: Terminal> App<T> {
     ) {
         let Ok(request) = request else {
             // Every sender is gone: stop watching.
-            self.ext.requests = crossbeam_channel::never();
+            self.ext.stop_requests();
             return;
         };
         match request {
@@ -231,12 +98,8 @@ impl<T: Terminal> App<T> {
                 reply,
                 withdrawn,
             } => {
-                self.ext.queued.push_back(QueuedDialog {
-                    dialog,
-                    reply,
-                    withdrawn,
-                });
-                self.show_next_extension_dialog();
+                self.ext
+                    .queue_dialog(&mut self.tui, dialog, reply, withdrawn);
             }
             UiRequest::Notice(notice) => self.apply_notice(notice),
             UiRequest::Error(e) => self.view.push(ChatItem::note(
@@ -287,104 +150,12 @@ impl<T: Terminal> App<T> {
         &mut self,
         handle: &crate::extensions::ui::ComponentHandle,
     ) -> Option<&mut ExtensionDialog> {
-        let id = self.ext.open.as_ref()?.id;
-        self.tui
-            .overlay_mut::<ExtensionDialog>(id)
-            .filter(|d| d.custom_handle().is_some_and(|h| h.same(handle)))
+        self.ext.open_custom_dialog(&mut self.tui, handle)
     }
 
     /// Ends the dialog showing now with `answer`.
     pub(super) fn answer_open_dialog(&mut self, answer: Answer) {
-        if let Some(open) = &self.ext.open {
-            let _ = open.reply.send(answer);
-        }
-        self.close_extension_dialog();
-    }
-
-    /// Shows the oldest waiting dialog unless one is showing; skips those given up on.
-    fn show_next_extension_dialog(&mut self) {
-        if self.ext.open.is_some() {
-            return;
-        }
-        while let Some(q) = self.ext.queued.pop_front() {
-            if q.withdrawn.load(Ordering::SeqCst) {
-                continue;
-            }
-            let options = match &q.dialog {
-                Dialog::Custom {
-                    overlay: true,
-                    width,
-                    ..
-                } => OverlayOptions {
-                    anchor: Anchor::Center,
-                    width: Some(width.map_or(Extent::Percent(80.0), Extent::Cells)),
-                    ..OverlayOptions::default()
-                },
-                _ => OverlayOptions {
-                    anchor: Anchor::BottomCenter,
-                    width: Some(Extent::Percent(100.0)),
-                    ..OverlayOptions::default()
-                },
-            };
-            let id = self
-                .tui
-                .show_overlay(ExtensionDialog::new(&q.dialog), options);
-            self.ext.open = Some(OpenDialog {
-                id,
-                reply: q.reply,
-                withdrawn: q.withdrawn,
-            });
-            return;
-        }
-    }
-
-    fn close_extension_dialog(&mut self) {
-        if let Some(open) = self.ext.open.take() {
-            // A component closed by pi (abort) tells its extension.
-            if let Some(d) = self.tui.overlay_mut::<ExtensionDialog>(open.id) {
-                if let Some(h) = d.custom_handle() {
-                    h.close();
-                }
-            }
-            self.tui.close_overlay(open.id);
-        }
-        self.show_next_extension_dialog();
-        self.tui.request_render();
-    }
-
-    /// A key for the extension dialog, if it has focus; true when it took the key.
-    pub(super) fn extension_dialog_input(&mut self, event: &crate::tui::InputEvent) -> bool {
-        let Some(open) = &self.ext.open else {
-            return false;
-        };
-        if !self.tui.is_overlay_focused(open.id) {
-            return false;
-        }
-        let id = open.id;
-        self.tui.handle_input(event, &mut self.view);
-        let outcome = self
-            .tui
-            .overlay_mut::<ExtensionDialog>(id)
-            .and_then(|d| d.take_outcome());
-        if let Some(answer) = outcome {
-            if let Some(open) = &self.ext.open {
-                let _ = open.reply.send(answer);
-            }
-            self.close_extension_dialog();
-        }
-        true
-    }
-
-    /// Closes a dialog whose caller stopped waiting (timeout, abort).
-    pub(super) fn check_extension_dialog(&mut self) {
-        if self
-            .ext
-            .open
-            .as_ref()
-            .is_some_and(|o| o.withdrawn.load(Ordering::SeqCst))
-        {
-            self.close_extension_dialog();
-        }
+        self.ext.answer_open_dialog(&mut self.tui, answer);
     }
 
     /// Extensions queued session changes while pi was idle: apply them (and run the prompts
@@ -392,7 +163,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn on_extension_actions(&mut self) {
         self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
-        if pending && self.session.is_some() && self.task.is_none() {
+        if pending && self.session.is_some() && !self.turn.is_running() {
             self.run_task(|s| {
                 SessionTask::spawn(s, Box::new(|s, emit| s.run_extension_work(emit)))
             });
@@ -492,7 +263,7 @@ impl<T: Terminal> App<T> {
 
     /// Built-in commands, templates, skills, then extension commands, for the `/` popup.
     pub(super) fn install_autocomplete(&mut self) {
-        let mut commands = self.slash_commands();
+        let mut commands = super::completions::slash_commands(&self.env, self.model_candidates());
         if let Some(host) = &self.ext.host {
             for c in host.commands() {
                 if !commands.iter().any(|b| b.name == c.name) {
@@ -609,13 +380,7 @@ impl<T: Terminal> App<T> {
             old.shutdown_for("reload");
         }
         self.view.extension.clear();
-        for q in self.ext.queued.drain(..) {
-            let _ = q.reply.send(Answer::Cancelled);
-        }
-        if let Some(open) = self.ext.open.take() {
-            let _ = open.reply.send(Answer::Cancelled);
-            self.tui.close_overlay(open.id);
-        }
+        self.ext.cancel_dialogs(&mut self.tui);
         let file = session
             .session
             .path()
@@ -623,8 +388,7 @@ impl<T: Terminal> App<T> {
         let reloaded = match reload(&self.env.resources, file) {
             Ok(r) => r,
             Err(e) => {
-                self.ext.host = None;
-                self.ext.actions = crossbeam_channel::never();
+                self.ext.set_host(None);
                 self.view.error(&format!("Reload failed: {e}"));
                 return;
             }
@@ -643,8 +407,7 @@ impl<T: Terminal> App<T> {
         };
         session.start_extensions("reload");
         let after = extension_names(&reloaded.host);
-        self.ext.actions = reloaded.host.action_signal();
-        self.ext.host = (!reloaded.host.is_empty()).then_some(reloaded.host);
+        self.ext.set_host(Some(reloaded.host));
         for w in &reloaded.warnings {
             self.view.warning(w);
         }

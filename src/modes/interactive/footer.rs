@@ -149,7 +149,7 @@ impl Component for Footer {
             pwd = format!("{pwd} ({b})");
         }
         if let Some(name) = &info.session_name {
-            pwd = format!("{pwd} • {}", super::chat::safe(name));
+            pwd = format!("{pwd} • {}", super::text_style::safe(name));
         }
         // Sandbox (issue 16): shown while commands are confined.
         let sandbox = crate::util::sandbox::active_mode();

@@ -13,16 +13,14 @@
 
 use std::time::{Duration, Instant};
 
-use super::app::App;
 use super::fullscreen_search::{SearchBox, Step};
 use crate::resources::settings::Settings;
 use crate::tui::keybindings;
-use crate::tui::mouse::{self, MouseButton, MouseEvent, MouseKind};
+use crate::tui::mouse::{MouseButton, MouseEvent, MouseKind};
 use crate::tui::overlay::splice;
 use crate::tui::scroll::ScrollView;
 use crate::tui::search::highlight_row;
 use crate::tui::selection::{self, Cell, Range};
-use crate::tui::terminal::Terminal;
 use crate::tui::text::{truncate_to_width, visible_width};
 use crate::tui::theme::{self, Token};
 use crate::tui::InputEvent;
@@ -549,73 +547,5 @@ impl Fullscreen {
             .range()
             .map(|r| r.text(content))
             .filter(|t| !t.is_empty())
-    }
-}
-
-impl<T: Terminal> App<T> {
-    /// Keys the fullscreen transcript takes before anyone else (search, scrolling). Returns
-    /// whether the key was taken.
-    pub(super) fn fullscreen_key(&mut self, event: &InputEvent) -> bool {
-        if self.view.fullscreen.is_none() {
-            return false;
-        }
-        let list_has_focus = self.overlay.is_some()
-            || self.ext.dialog_open()
-            || self.view.has_dialog()
-            || self.view.editor.is_showing_autocomplete();
-        // Taken out for the call so the prompt rows can be read from the view meanwhile.
-        let Some(mut fs) = self.view.fullscreen.take() else {
-            return false;
-        };
-        let taken = fs.handle_key(event, list_has_focus, || self.view.prompt_rows());
-        self.view.fullscreen = Some(fs);
-        if taken {
-            self.tui.request_render();
-        }
-        taken
-    }
-
-    /// A sequence the input parser did not interpret: a mouse report in fullscreen mode.
-    pub(super) fn fullscreen_sequence(&mut self, seq: &str) {
-        if self.view.fullscreen.is_none() || seq == mouse::FOCUS_IN || seq == mouse::FOCUS_OUT {
-            return;
-        }
-        let Some(event) = mouse::parse_sgr(seq) else {
-            return;
-        };
-        let copied = {
-            let (fs, content) = self.view.fullscreen_and_content();
-            fs.handle_mouse(event, content)
-        };
-        if let Some(text) = copied {
-            self.copy_selection(&text);
-        }
-        self.tui.request_render();
-    }
-
-    /// `app.message.copy` in fullscreen mode with copy-on-select off: the selection, if any.
-    pub(super) fn copy_fullscreen_selection(&mut self) -> bool {
-        let text = {
-            let (fs, content) = self.view.fullscreen_and_content();
-            if fs.options.copy_on_select {
-                return false;
-            }
-            fs.selection_text(content)
-        };
-        match text {
-            Some(text) => {
-                self.copy_selection(&text);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn copy_selection(&mut self, text: &str) {
-        super::external::copy_to_clipboard(self.tui.terminal_mut(), text);
-        if let Some(fs) = &mut self.view.fullscreen {
-            fs.flash("Copied!");
-        }
-        self.tui.request_render();
     }
 }

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::chat::safe;
 use super::footer::display_cwd;
+use super::text_style::safe;
 use crate::resources::loader::Resources;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Theme, Token};

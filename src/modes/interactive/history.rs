@@ -1,14 +1,11 @@
 //! Showing a session that already has messages (`-c`, `--session`, `/resume`, `/fork`,
-//! `/tree`): the transcript is rebuilt from the session's context, and the agent takes over the
-//! new session's messages, model and thinking level the way pi restores them.
+//! `/tree`): the transcript is rebuilt from the session's context (see `replay`), and the agent
+//! takes over the new session's messages, model and thinking level the way pi restores them.
 
 use super::app::App;
-use super::chat::{AssistantView, BashOutcome, BashView, ChatItem, UserView};
-use super::summaries::SummaryView;
-use super::tool_view::ToolView;
-use crate::ai::{Content, Message};
+use super::replay;
 use crate::harness::session_switch::SwitchEnv;
-use crate::session::{ops, AgentMessage, SessionWriter};
+use crate::session::SessionWriter;
 use crate::tui::terminal::Terminal;
 
 impl<T: Terminal> App<T> {
@@ -24,72 +21,10 @@ impl<T: Terminal> App<T> {
     /// printed before it (the shell's lines, a warning) is erased.
     pub(super) fn fill_transcript(&mut self) {
         self.view.chat.clear();
-        self.tool_items.clear();
-        self.streaming = None;
-        self.stream = None;
+        self.turn.forget_transcript();
         let Some(s) = &self.session else { return };
         let messages = s.session.transcript().messages;
-        let mut items = Vec::new();
-        let mut tools: std::collections::HashMap<String, usize> = Default::default();
-        for m in &messages {
-            match m {
-                AgentMessage::Llm(Message::User(u)) => {
-                    let text = ops::user_content_text(&u.content);
-                    let first = items.is_empty() && !self.view.header.lists_resources();
-                    items.push(ChatItem::User(UserView::new(&text, first)));
-                }
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    let mut view = AssistantView::new(self.hide_thinking);
-                    view.update(a);
-                    items.push(ChatItem::Assistant(view));
-                    for c in &a.content {
-                        if let Content::ToolCall(call) = c {
-                            let view = ToolView::new(
-                                &call.name,
-                                call.arguments.clone(),
-                                self.tools_expanded,
-                            );
-                            items.push(ChatItem::Tool(Box::new(view)));
-                            tools.insert(call.id.clone(), items.len() - 1);
-                        }
-                    }
-                }
-                AgentMessage::Llm(Message::ToolResult(r)) => {
-                    if let Some(ChatItem::Tool(view)) =
-                        tools.get(&r.tool_call_id).and_then(|&i| items.get_mut(i))
-                    {
-                        let result =
-                            serde_json::json!({"content": r.content, "details": r.details});
-                        view.finish(result, r.is_error);
-                    }
-                }
-                AgentMessage::BashExecution(b) => {
-                    let mut view =
-                        BashView::new(&b.command, b.exclude_from_context == Some(true), "");
-                    view.set_output(&b.output);
-                    view.set_expanded(self.tools_expanded);
-                    view.finish(BashOutcome {
-                        exit_code: b.exit_code.flatten(),
-                        cancelled: b.cancelled,
-                        full_output_path: b.full_output_path.clone(),
-                        truncated: b.truncated,
-                    });
-                    items.push(ChatItem::Bash(view));
-                }
-                AgentMessage::CompactionSummary(c) => items.push(ChatItem::Summary(
-                    SummaryView::compaction(&c.summary, c.tokens_before, self.tools_expanded),
-                )),
-                AgentMessage::BranchSummary(b) => items.push(ChatItem::Summary(
-                    SummaryView::branch(&b.summary, self.tools_expanded),
-                )),
-                AgentMessage::Custom(c) => {
-                    if c.display {
-                        items.push(self.custom_message_item(c));
-                    }
-                }
-                AgentMessage::Unknown(_) => {}
-            }
-        }
+        let items = replay::transcript_items(&messages, &self.view, &self.ext);
         self.view.chat.replace(items);
         self.view.last_is_status = false;
     }

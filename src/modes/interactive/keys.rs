@@ -3,40 +3,14 @@
 //! selector, tool and thinking expansion, the external editor, pasting an image, follow-ups and dequeuing; and
 //! what happens to a submitted line (command, `!bash`, steer, or a new prompt).
 
-use std::time::{Duration, Instant};
-
-use super::app::{message_text, App};
-use super::bash_job::BashJob;
-use super::chat::{BashView, ChatItem};
+use super::app::App;
+use super::turn::{message_text, working_message, RunState};
 use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
 use crate::harness::task::SessionTask;
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
 use crate::tui::KeyEvent;
-
-/// A second Ctrl+C within this time exits; a second Escape on an empty editor opens the
-/// tree (pi's `doubleEscapeAction`).
-const DOUBLE_PRESS: Duration = Duration::from_millis(500);
-
-/// When the keys that act on a second press were last pressed.
-#[derive(Default)]
-pub struct DoublePresses {
-    clear: Option<Instant>,
-    escape: Option<Instant>,
-}
-
-/// Records a press at `now`; true when it is the second within [`DOUBLE_PRESS`] (and then
-/// starts over, so a third press counts as a first).
-fn second_press(last: &mut Option<Instant>, now: Instant) -> bool {
-    if last.is_some_and(|t| now.duration_since(t) < DOUBLE_PRESS) {
-        *last = None;
-        true
-    } else {
-        *last = Some(now);
-        false
-    }
-}
 
 impl<T: Terminal> App<T> {
     /// Returns whether the key was an app action (and so not for the editor).
@@ -47,18 +21,17 @@ impl<T: Terminal> App<T> {
             if self.view.editor.is_showing_autocomplete() {
                 return false;
             }
-            if let Some(job) = &self.bash {
-                job.abort.abort();
+            if self.jobs.abort_bash() {
                 return true;
             }
-            if self.task.is_some() {
+            if self.turn.is_running() {
                 self.abort_run();
                 return true;
             }
             return self.escape_when_idle();
         }
         if is("app.clear") {
-            if second_press(&mut self.presses.clear, Instant::now()) {
+            if self.input.second_clear() {
                 self.exit = true;
             } else {
                 self.view.editor.set_text("");
@@ -99,19 +72,19 @@ impl<T: Terminal> App<T> {
             return true;
         }
         if is("app.tools.expand") {
-            self.tools_expanded = !self.tools_expanded;
-            self.view.header.expanded = self.tools_expanded;
+            self.view.tools_expanded = !self.view.tools_expanded;
+            self.view.header.expanded = self.view.tools_expanded;
             for item in &mut self.view.chat {
-                item.set_expanded(self.tools_expanded);
+                item.set_expanded(self.view.tools_expanded);
             }
             return true;
         }
         if is("app.thinking.toggle") {
-            self.hide_thinking = !self.hide_thinking;
+            self.view.hide_thinking = !self.view.hide_thinking;
             for item in &mut self.view.chat {
-                item.set_hide_thinking(self.hide_thinking);
+                item.set_hide_thinking(self.view.hide_thinking);
             }
-            let state = if self.hide_thinking {
+            let state = if self.view.hide_thinking {
                 "hidden"
             } else {
                 "visible"
@@ -120,11 +93,11 @@ impl<T: Terminal> App<T> {
             return true;
         }
         if is("app.clipboard.pasteImage") {
-            self.paste_clipboard_image();
+            self.jobs.paste_clipboard_image(&self.env.clipboard);
             return true;
         }
         if is("app.editor.external") {
-            self.edit_externally();
+            super::external::edit_externally(&mut self.tui, &mut self.view);
             return true;
         }
         if is("app.message.followUp") {
@@ -133,7 +106,7 @@ impl<T: Terminal> App<T> {
                 return true;
             }
             self.view.editor.set_text("");
-            if self.task.is_some() {
+            if self.turn.is_running() {
                 self.queue_message(&text, false);
             } else {
                 self.on_submit(&text);
@@ -176,7 +149,7 @@ impl<T: Terminal> App<T> {
         if action == "none" {
             return false;
         }
-        if second_press(&mut self.presses.escape, Instant::now()) {
+        if self.input.second_escape() {
             let opened = match action.as_str() {
                 "fork" => self.open_fork_selector(),
                 _ => self.open_tree_selector(None),
@@ -194,15 +167,13 @@ impl<T: Terminal> App<T> {
         if !queued.is_empty() {
             self.restore_to_editor(queued);
         }
-        if let Some(task) = &self.task {
-            task.abort.abort();
-        }
+        self.turn.abort();
     }
 
     /// Empties both queues (of the run, or of the idle agent) and the display.
     fn take_queued(&mut self) -> Vec<String> {
-        let (steering, follow_up) = match (&self.task, &self.session) {
-            (Some(t), _) => (t.steering.clone(), t.follow_up.clone()),
+        let (steering, follow_up) = match (self.turn.queues(), &self.session) {
+            (Some(queues), _) => queues,
             (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
             (None, None) => return Vec::new(),
         };
@@ -239,7 +210,7 @@ impl<T: Terminal> App<T> {
                 return;
             }
         }
-        if self.task.is_some() {
+        if self.turn.is_running() {
             if !self.run_extension_command_now(text) {
                 self.queue_message(text, true);
             }
@@ -262,14 +233,7 @@ impl<T: Terminal> App<T> {
     /// (delivered when the agent would stop).
     fn queue_message(&mut self, text: &str, steer: bool) {
         let message = self.user_message(text);
-        let Some(task) = &self.task else { return };
-        if steer {
-            task.steering.push(message);
-            self.view.steering.push(text.to_string());
-        } else {
-            task.follow_up.push(message);
-            self.view.follow_up.push(text.to_string());
-        }
+        self.turn.queue(&mut self.view, message, text, steer);
     }
 
     fn start_prompt(&mut self, text: &str) {
@@ -279,7 +243,7 @@ impl<T: Terminal> App<T> {
             );
             return;
         }
-        if self.bash.is_some() {
+        if self.jobs.bash_running() {
             self.view
                 .warning("A bash command is running. Press Esc to cancel it first.");
             self.view.editor.set_text(text);
@@ -298,90 +262,38 @@ impl<T: Terminal> App<T> {
         let Some(session) = self.session.take() else {
             return;
         };
-        self.run_state = Some(super::deferred::RunState::snapshot(&session));
+        let run_state = RunState::snapshot(&session);
         match spawn(session) {
             Ok(task) => {
-                self.task = Some(task);
-                self.show_loader(Token::Accent, Self::working_message());
+                self.turn.begin(task, run_state);
+                self.show_loader(Token::Accent, working_message());
             }
             Err(failed) => {
                 let (session, e) = *failed;
                 self.session = Some(session);
-                self.run_state = None;
                 self.view.error(&e);
             }
         }
     }
 
     fn run_bash(&mut self, command: &str, excluded: bool) {
-        if self.bash.is_some() {
-            self.view
-                .warning("A bash command is already running. Press Esc to cancel it first.");
-            return;
-        }
         let cwd = match &self.session {
             Some(s) => s.agent().cwd.clone(),
             None => self.env.cwd.clone(),
         };
-        let cancel = keybindings::current().key_text("tui.select.cancel");
-        let mut view = BashView::new(command, excluded, &cancel);
-        view.set_expanded(self.tools_expanded);
-        self.view.push(ChatItem::Bash(view));
-        let item = self.view.chat.len() - 1;
-        match BashJob::spawn(command, excluded, cwd, item, self.ext.host.clone()) {
-            Ok(job) => self.bash = Some(job),
-            Err(e) => self.view.error(&e),
-        }
+        let host = self.ext.host.clone();
+        self.jobs
+            .start_bash(&mut self.view, command, excluded, cwd, host);
     }
 
-    /// Output or the end of a `!` command.
+    /// Output or the end of a `!` command; a result is recorded once the session is free.
     pub(super) fn on_bash_update(&mut self, update: Option<super::bash_job::BashUpdate>) {
-        use super::bash_job::BashUpdate;
-        let Some(job) = &self.bash else { return };
-        let item = job.item;
-        match update {
-            Some(BashUpdate::Output(text)) => {
-                if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
-                    view.set_output(&text);
-                }
-            }
-            Some(BashUpdate::Done(run)) => {
-                let Some(job) = self.bash.take() else { return };
-                match run {
-                    Ok(run) => {
-                        let msg = crate::harness::user_bash::bash_message(
-                            job.command.clone(),
-                            run,
-                            job.excluded,
-                        );
-                        if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
-                            view.set_output(&msg.output);
-                            view.finish(super::chat::BashOutcome {
-                                exit_code: msg.exit_code.flatten(),
-                                cancelled: msg.cancelled,
-                                full_output_path: msg.full_output_path.clone(),
-                                truncated: msg.truncated,
-                            });
-                        }
-                        self.pending_bash.push(msg);
-                        self.flush_pending_bash();
-                        self.report_write_errors();
-                    }
-                    Err(e) => {
-                        if let Some(ChatItem::Bash(view)) = self.view.chat.get_mut(item) {
-                            view.finish(super::chat::BashOutcome {
-                                exit_code: None,
-                                cancelled: false,
-                                full_output_path: None,
-                                truncated: false,
-                            });
-                        }
-                        self.view.error(&e);
-                    }
-                }
-            }
-            // The thread ended without a result (it cannot, but never hang on it).
-            None => self.bash = None,
+        if !self.jobs.bash_running() {
+            return;
+        }
+        if self.jobs.on_bash_update(&mut self.view, update) {
+            self.flush_pending_bash();
+            self.report_write_errors();
         }
         self.tui.request_render();
     }

@@ -145,10 +145,10 @@ fn without_a_theme_setting_the_terminal_is_asked_for_its_background_once() {
     let mut h = harness("ui-background");
     let frames = h.app.tui.terminal().frames().join("");
     assert!(frames.contains("\x1b]11;?\x07"), "the OSC 11 query is sent");
-    assert!(h.app.background_query.is_some());
+    assert!(h.app.background.waiting());
     // A dark reply keeps the dark theme the tests run in, and the question is settled.
     h.type_bytes("\x1b]11;rgb:1010/1010/1010\x1b\\");
-    assert!(h.app.background_query.is_none());
+    assert!(!h.app.background.waiting());
     assert_eq!(crate::tui::theme::current().name(), "dark");
     assert_eq!(
         h.app.view.editor.get_text(),

@@ -247,12 +247,12 @@ impl<T: Terminal> App<T> {
                 dialog
             }
         };
-        self.pending_login = Some(option);
+        self.dialogs.pending_login = Some(option);
         self.show_dialog(dialog, OverlayKind::Login);
     }
 
     pub(super) fn apply_login_outcome(&mut self, outcome: LoginOutcome) -> Result<(), String> {
-        let Some(option) = self.pending_login.take() else {
+        let Some(option) = self.dialogs.pending_login.take() else {
             return Ok(());
         };
         match outcome {

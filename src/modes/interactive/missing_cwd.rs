@@ -1,18 +1,14 @@
 //! pi 1.5.2's Continue / Fork / Cancel question when the chat switches to a session whose
 //! recorded folder is gone (`/resume`, an extension's `switchSession`): [`MissingCwdDialog`]
-//! (the start-up question's list in the editor's place) and what each answer does. Start-up
-//! asks the same before the chat exists (`standalone::ask_missing_cwd`).
+//! (the start-up question's list in the editor's place); `dialogs.rs` acts on the answer.
+//! Start-up asks the same before the chat exists (`standalone::ask_missing_cwd`).
 
 use std::path::{Path, PathBuf};
 
-use super::app::App;
 use super::ext_ui::ExtensionDialog;
-use super::extensions::GatedOp;
-use super::overlays::OverlayKind;
 use super::standalone::{missing_cwd_title, MissingCwdChoice};
 use crate::extensions::ui::{Answer, Dialog};
 use crate::session::SessionWriter;
-use crate::tui::terminal::Terminal;
 use crate::tui::{Component, InputEvent};
 
 /// The question about one session file.
@@ -57,42 +53,8 @@ impl Component for MissingCwdDialog {
 }
 
 /// The recorded folder of the session in `path`, when it no longer exists.
-fn missing_folder(path: &Path) -> Option<String> {
+pub(super) fn missing_folder(path: &Path) -> Option<String> {
     let writer = SessionWriter::open(path).ok()?.0;
     let stored = writer.header().cwd.clone();
     (!stored.is_empty() && !Path::new(&stored).exists()).then_some(stored)
-}
-
-impl<T: Terminal> App<T> {
-    /// Switches to the session in `path`, first asking what to do when its folder is gone.
-    pub(super) fn resume_checked(&mut self, path: PathBuf) -> Result<(), String> {
-        match missing_folder(&path) {
-            Some(stored) => {
-                let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let dialog = MissingCwdDialog::new(path, &stored, &cwd);
-                self.show_dialog(dialog, OverlayKind::MissingCwd);
-                Ok(())
-            }
-            None => self.gated(GatedOp::Resume(path)),
-        }
-    }
-
-    /// Continue opens the session here; Fork copies it next to the current session first, as
-    /// `/new` places sessions; Cancel keeps the current session.
-    pub(super) fn apply_missing_cwd(
-        &mut self,
-        choice: MissingCwdChoice,
-        path: PathBuf,
-    ) -> Result<(), String> {
-        match choice {
-            MissingCwdChoice::Continue => self.gated(GatedOp::Resume(path)),
-            MissingCwdChoice::Fork => {
-                let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let forked = crate::session::dir::fork(&path, &self.session_dir(), &cwd)
-                    .map_err(|e| format!("Could not fork session: {e}"))?;
-                self.gated(GatedOp::Resume(forked))
-            }
-            MissingCwdChoice::Cancel => Ok(()),
-        }
-    }
 }

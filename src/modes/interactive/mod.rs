@@ -1,18 +1,27 @@
 //! Interactive mode (`pi` with no `-p`/`--mode` on a terminal): the chat (on the alternate
 //! screen in pi 1.x's default fullscreen layout, `fullscreen` and `fullscreen_search`; in the
-//! terminal's own scrollback with `tuiMode: "regular"`), the editor and the footer, driven by one UI thread (see `app.rs`) while prompts
-//! run on a worker thread that owns the session.
+//! terminal's own scrollback with `tuiMode: "regular"`), the editor and the footer, driven by
+//! one UI thread (see `app.rs`) while prompts run on a worker thread that owns the session.
 //!
-//! Files: `app` (state and loop), `background` (theme from the terminal background), `keys`
-//! (app keys, submissions), `events` (agent events → transcript), `commands` (slash
-//! commands), `changelog` (`/changelog`), `completions` (what the `/` popup offers), `completions` (what the `/` popup offers), `overlays` (the dialog integration point), `dialogs`, `tree_nav`,
-//! `settings_menu`, `login_flow` (opening the selectors and acting on them), `deferred`
-//! (model changes during a run), `history` (showing and switching sessions), `standalone`
-//! (`pi -r`, `pi config`), `trust` (the start-up trust question, `/trust`), `clipboard_image` (the paste-image key), `view`, `transcript`,
-//! `chat`, `tool_view`, `diff_view`, `summaries`, `header`, `footer` (what is drawn), `bash_job` (`!cmd`), `external`
-//! (editor, clipboard), `extensions` (what extensions show and add, their session vetoes,
-//! `/reload`), `ext_ui` (the channel their requests come over, the dialog overlay),
-//! `ext_widgets` (widgets and footer statuses) and `mcp_command` (`/mcp`).
+//! Files, from the loop down: `app` (the [`App`] that composes the state below and runs the
+//! loop, dispatching input and events). Feature files add `App` methods that combine that
+//! state: `keys` (app keys, submissions), `events` (agent events → transcript), `commands`
+//! (slash commands), `changelog` (`/changelog`), `completions` (what the `/` popup offers),
+//! `dialogs`, `tree_nav`, `settings_menu`, `login_flow` (opening the selectors and acting on
+//! them), `deferred` (model changes during a run), `history` (showing and switching
+//! sessions), `trust` (the start-up trust question, `/trust`), `extensions` and `ext_remote`
+//! (what extensions show and add, their session vetoes, `/reload`), `mcp_command` (`/mcp`).
+//! The state they share, each group owning its methods and none knowing `App`: `turn` (the
+//! run in progress: its task, the streamed reply, tool boxes), `jobs` (`!cmd` via
+//! `bash_job`, the clipboard read, a branch summary), `overlays` (the dialog in the editor's
+//! place), `input` (key parsing, double presses), `ext_state` (extension channels and
+//! dialogs), `background` (theme from the terminal background). Below them, what is drawn:
+//! `view`, `transcript`, `chat`, `tool_view`, `diff_view`, `summaries`, `text_style`,
+//! `header`, `footer`, `fullscreen`, `fullscreen_search`, `ext_ui` (the channel extension
+//! requests come over, the dialog overlay), `ext_widgets`, `ext_component`, `missing_cwd`,
+//! `selectors/`, `replay` (a session's messages as transcript items); and helpers:
+//! `external` (editor, clipboard), `clipboard_image` (the paste-image key), `standalone`
+//! (`pi -r`, `pi config`).
 
 mod app;
 mod background;
@@ -28,6 +37,7 @@ mod diff_view;
 mod events;
 mod ext_component;
 mod ext_remote;
+mod ext_state;
 pub mod ext_ui;
 mod ext_widgets;
 pub mod extensions;
@@ -37,19 +47,24 @@ pub mod fullscreen;
 mod fullscreen_search;
 mod header;
 mod history;
+mod input;
+mod jobs;
 mod keys;
 mod login_flow;
 mod mcp_command;
 mod missing_cwd;
 pub mod overlays;
+mod replay;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;
 mod summaries;
+mod text_style;
 mod tool_view;
 mod transcript;
 mod tree_nav;
 pub mod trust;
+mod turn;
 mod view;
 
 #[cfg(test)]

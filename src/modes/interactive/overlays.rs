@@ -3,19 +3,19 @@
 //!
 //! A dialog is any [`Component`]; as in pi (`showSelector`) it takes the editor's place in the
 //! [`View`] — the transcript above it and the footer below stay where they are — and gets every
-//! key until it closes. The app remembers it as an [`ActiveOverlay`] (an [`OverlayKind`]
-//! naming the concrete type) and, after every key (and on every tick for the login dialog,
-//! whose flow runs on a thread), drains its results with [`poll`]. Some results leave the dialog open (a scoped-model toggle, a tree
+//! key until it closes. [`Dialogs`] remembers which it is (an [`OverlayKind`] naming the
+//! concrete type) and, after every key (and on every tick for the login dialog, whose flow
+//! runs on a thread), the app drains its results with [`Dialogs::next_outcome`]. Some results leave the dialog open (a scoped-model toggle, a tree
 //! label, a settings change, a theme preview); the rest close it ([`OverlayOutcome::closes`]).
 //! The app acts on each in `App::apply_overlay_outcome` (`dialogs.rs`).
 //!
 //! To plug in another dialog: add a variant to [`OverlayKind`] and [`OverlayOutcome`], one
-//! arm in [`poll`] that downcasts to the component and maps its `take_outcome()`, and the
+//! arm in `poll` that downcasts to the component and maps its `take_outcome()`, and the
 //! action in `App::apply_overlay_outcome`.
 
 use super::missing_cwd::MissingCwdDialog;
 use super::selectors::login::{
-    LoginDialog, LoginOutcome, PickerMode, ProviderOutcome, ProviderPicker,
+    LoginDialog, LoginOutcome, PickerMode, ProviderOption, ProviderOutcome, ProviderPicker,
 };
 use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
 use super::selectors::mcp::{McpOutcome, McpScreen};
@@ -80,29 +80,56 @@ impl OverlayOutcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ActiveOverlay {
-    pub kind: OverlayKind,
+/// The dialog in the editor's place, if any, and what its flow remembers between dialogs.
+#[derive(Default)]
+pub struct Dialogs {
+    active: Option<OverlayKind>,
+    /// The provider whose login dialog is open.
+    pub(super) pending_login: Option<ProviderOption>,
 }
 
-/// Shows `component` in the editor's place (replacing any dialog shown there).
-pub fn show<C: Component + 'static>(
-    view: &mut View,
-    component: C,
-    kind: OverlayKind,
-) -> ActiveOverlay {
-    view.show_dialog(Box::new(component));
-    ActiveOverlay { kind }
+impl Dialogs {
+    /// Shows `component` in the editor's place (replacing any dialog shown there).
+    pub fn open<C: Component + 'static>(
+        &mut self,
+        view: &mut View,
+        component: C,
+        kind: OverlayKind,
+    ) {
+        view.show_dialog(Box::new(component));
+        self.active = Some(kind);
+    }
+
+    /// Which dialog is open.
+    pub fn kind(&self) -> Option<OverlayKind> {
+        self.active
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// The open dialog's next result, if it has one; a final one closes it (the editor comes
+    /// back).
+    pub fn next_outcome(&mut self, view: &mut View) -> Option<OverlayOutcome> {
+        let outcome = poll(view, self.active?)?;
+        if outcome.closes() {
+            view.close_dialog();
+            self.active = None;
+        }
+        Some(outcome)
+    }
+
+    /// Lets a dialog fed by another thread take what arrived; true when it changed and
+    /// needs drawing.
+    pub fn pump(&self, view: &mut View) -> bool {
+        self.active.is_some_and(|kind| pump(view, kind))
+    }
 }
 
-/// Puts the editor back.
-pub fn close(view: &mut View) {
-    view.close_dialog();
-}
-
-/// Reads the next result of the active dialog, if it has one.
-pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
-    match active.kind {
+/// Reads the next result of the dialog of `kind`, if it has one.
+fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
+    match kind {
         OverlayKind::Model => view
             .dialog_mut::<ModelSelector>()?
             .take_outcome()
@@ -156,8 +183,8 @@ pub fn poll(view: &mut View, active: ActiveOverlay) -> Option<OverlayOutcome> {
 
 /// Lets a dialog fed by another thread (the OAuth login) take what arrived; true when it
 /// changed and needs drawing.
-pub fn pump(view: &mut View, active: ActiveOverlay) -> bool {
-    match active.kind {
+fn pump(view: &mut View, kind: OverlayKind) -> bool {
+    match kind {
         OverlayKind::Login => view.dialog_mut::<LoginDialog>().is_some_and(|d| d.poll()),
         OverlayKind::Mcp => view.dialog_mut::<McpScreen>().is_some_and(|s| s.poll()),
         _ => false,

@@ -12,7 +12,7 @@ fn is_border(line: &str) -> bool {
 fn assert_panel_in_place(h: &mut Harness, what: &str, model: &str) {
     let lines = h.app.tui.terminal().screen_text();
     let screen = lines.join("\n");
-    assert!(h.app.overlay.is_some(), "{what}: no dialog open\n{screen}");
+    assert!(h.app.dialogs.is_open(), "{what}: no dialog open\n{screen}");
     let n = lines.len();
     assert!(
         n >= 3 && lines[n - 1].contains(model) && lines[n - 1].contains("0.0%"),
@@ -61,10 +61,10 @@ fn open_each_panel(cols: usize, rows: usize) {
     ];
     for (what, keys) in panels {
         h.type_bytes(keys);
-        h.wait_for(what, |h| h.app.overlay.is_some());
+        h.wait_for(what, |h| h.app.dialogs.is_open());
         assert_panel_in_place(&mut h, &format!("{what} at {cols}x{rows}"), &model);
         h.type_bytes("\x1b");
-        h.wait_for("the panel to close", |h| h.app.overlay.is_none());
+        h.wait_for("the panel to close", |h| !h.app.dialogs.is_open());
         let lines = h.app.tui.terminal().screen_text();
         assert!(
             lines.last().is_some_and(|l| l.contains(&model)),
@@ -136,21 +136,18 @@ fn escape_twice_on_an_empty_editor_opens_the_session_tree() {
     h.wait_idle();
     h.wait_text("the reply");
     escape(&mut h);
-    assert!(h.app.overlay.is_none(), "one Escape does nothing");
+    assert!(!h.app.dialogs.is_open(), "one Escape does nothing");
     escape(&mut h);
-    assert_eq!(
-        h.app.overlay.map(|o| o.kind),
-        Some(overlays::OverlayKind::Tree)
-    );
+    assert_eq!(h.app.dialogs.kind(), Some(overlays::OverlayKind::Tree));
     assert_panel_in_place(&mut h, "the tree after Escape Escape", "panel-esc");
     escape(&mut h);
-    assert!(h.app.overlay.is_none(), "Escape closes the tree");
+    assert!(!h.app.dialogs.is_open(), "Escape closes the tree");
 
     // Text in the editor: Escape is the editor's; `!` bash mode: Escape clears the line.
     h.type_bytes("draft");
     escape(&mut h);
     escape(&mut h);
-    assert!(h.app.overlay.is_none());
+    assert!(!h.app.dialogs.is_open());
     assert_eq!(h.app.view.editor.get_text(), "draft");
     h.app.view.editor.set_text("!ls");
     escape(&mut h);
@@ -173,8 +170,5 @@ fn double_escape_follows_the_setting() {
     h.wait_text("the reply");
     escape(&mut h);
     escape(&mut h);
-    assert_eq!(
-        h.app.overlay.map(|o| o.kind),
-        Some(overlays::OverlayKind::Fork)
-    );
+    assert_eq!(h.app.dialogs.kind(), Some(overlays::OverlayKind::Fork));
 }

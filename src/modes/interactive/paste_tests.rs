@@ -91,7 +91,7 @@ fn no_image_on_the_clipboard_changes_nothing() {
         );
     });
     h.type_bytes("\x16");
-    h.wait_for("the clipboard read", |h| h.app.clipboard_read.is_none());
+    h.wait_for("the clipboard read", |h| h.app.jobs.clipboard().is_none());
     assert_eq!(h.app.view.editor.get_text(), "");
     assert!(!h.screen().contains("Cannot paste"), "{}", h.screen());
 }

@@ -4,11 +4,11 @@
 //! The theme list previews the highlighted theme; closing the menu shows the saved one again.
 
 use super::app::App;
-use super::dialogs::BUSY;
 use super::overlays::OverlayKind;
 use super::selectors::settings::{
     SettingChange, SettingsConfig, SettingsOutcome, SettingsSelector,
 };
+use super::turn::BUSY;
 use crate::agent::QueueMode;
 use crate::harness::AgentSession;
 use crate::resources::model_resolve::supported_thinking_levels;
@@ -98,7 +98,12 @@ impl<T: Terminal> App<T> {
             .theme
             .clone()
             .unwrap_or_else(|| theme::SYSTEM.into());
-        let config = config(s, &theme_name, available_themes(&dirs), self.hide_thinking);
+        let config = config(
+            s,
+            &theme_name,
+            available_themes(&dirs),
+            self.view.hide_thinking,
+        );
         let selector = SettingsSelector::new(&config, theme::current());
         self.show_dialog(selector, OverlayKind::Settings);
         Ok(())
@@ -158,7 +163,7 @@ impl<T: Terminal> App<T> {
                 self.install_theme(&name)?;
             }
             SettingChange::HideThinkingBlock(hidden) => {
-                self.hide_thinking = hidden;
+                self.view.hide_thinking = hidden;
                 self.env.hide_thinking = hidden;
                 for item in &mut self.view.chat {
                     item.set_hide_thinking(hidden);

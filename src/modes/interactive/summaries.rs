@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::chat::safe;
+use super::text_style::safe;
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::markdown::{DefaultTextStyle, Markdown};
 use crate::tui::components::text::{Fill, Spacer, Text};

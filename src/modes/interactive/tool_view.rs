@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::chat::{arg_str, key_hint, safe};
 use super::diff_view::render_diff;
+use super::text_style::{arg_str, key_hint, safe};
 use crate::tui::components::boxed::Boxed;
 use crate::tui::components::highlight;
 use crate::tui::components::text::{tail_rows, Fill, Text};

@@ -5,13 +5,12 @@
 //! the branch being left is made by the model on the worker thread (a [`SessionTask`]) with a
 //! loader showing; Escape aborts it and reopens the tree on the same entry.
 
-use crossbeam_channel::Receiver;
-
 use super::app::App;
-use super::dialogs::BUSY;
+use super::jobs::TreeSummaryJob;
 use super::overlays::OverlayKind;
 use super::selectors::tree::{BranchSummary, TreeOutcome, TreeSelector};
 use super::selectors::tree_layout::TreeFilter;
+use super::turn::BUSY;
 use crate::agent::Agent;
 use crate::harness::compaction::{
     summarize_branch, BranchSummaryOptions, Summarizer, SummaryError,
@@ -21,13 +20,6 @@ use crate::session::{ops, to_llm_messages, AgentMessage, Entry};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, Token};
-
-/// A navigation waiting for its branch summary.
-pub(super) struct TreeSummaryJob {
-    entry_id: String,
-    editor_text: Option<String>,
-    done: Receiver<Result<(), SummaryError>>,
-}
 
 /// Where choosing `entry` puts the leaf, and the text it gives back to the editor.
 fn navigation_target(entry: &Entry) -> (Option<String>, Option<String>) {
@@ -84,7 +76,7 @@ impl<T: Terminal> App<T> {
                 ops::set_label(&mut s.session, &entry_id, label.as_deref()).map(|_| ())
             }
             TreeOutcome::Selected { entry_id, summary } => {
-                self.gated(super::extensions::GatedOp::Tree { entry_id, summary })
+                self.gated(super::ext_state::GatedOp::Tree { entry_id, summary })
             }
         }
     }
@@ -157,13 +149,13 @@ impl<T: Terminal> App<T> {
                 }),
             )
         });
-        if self.task.is_some() {
+        if self.turn.is_running() {
             let key = keybindings::current().key_text("app.interrupt");
             self.show_loader(
                 Token::Accent,
                 format!("Summarizing branch... ({key} to cancel)"),
             );
-            self.tree_summary = Some(TreeSummaryJob {
+            self.jobs.await_tree_summary(TreeSummaryJob {
                 entry_id: entry_id.to_string(),
                 editor_text,
                 done,

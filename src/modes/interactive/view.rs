@@ -41,6 +41,10 @@ pub struct View {
     pub extension: ExtensionChrome,
     /// Fullscreen mode: the transcript scrolls in a window above the docked editor.
     pub fullscreen: Option<Fullscreen>,
+    /// Tool output and summaries shown in full (Ctrl+O); new items start this way.
+    pub tools_expanded: bool,
+    /// Thinking blocks collapsed to one line (Ctrl+T); new replies start this way.
+    pub hide_thinking: bool,
 }
 
 /// The stacked frame from the last render and what it was made of.
@@ -68,6 +72,21 @@ impl View {
         self.last_is_status = true;
     }
 
+    /// Shows the "Working..." indicator (or another message) under the transcript.
+    pub fn show_loader(&mut self, spinner: Token, message: String) {
+        match &mut self.status {
+            Some(loader) => loader.set_message(message),
+            None => {
+                self.status = Some(Loader::new(
+                    theme::current(),
+                    spinner,
+                    Token::Muted,
+                    message,
+                ))
+            }
+        }
+    }
+
     pub fn error(&mut self, text: &str) {
         self.push(ChatItem::note(Token::Error, &format!("Error: {text}")));
     }
@@ -86,10 +105,10 @@ impl View {
             lines.extend(TruncatedText::new(theme.fg(Token::Dim, &text), 1, 0).render(width));
         };
         for m in &self.steering {
-            add(format!("Steering: {}", super::chat::safe(m)));
+            add(format!("Steering: {}", super::text_style::safe(m)));
         }
         for m in &self.follow_up {
-            add(format!("Follow-up: {}", super::chat::safe(m)));
+            add(format!("Follow-up: {}", super::text_style::safe(m)));
         }
         let key =
             keybindings::display_keys(&keybindings::current().key_text("app.message.dequeue"));
@@ -132,6 +151,8 @@ impl View {
             frame: FrameCache::default(),
             extension: Default::default(),
             fullscreen: None,
+            tools_expanded: false,
+            hide_thinking: false,
         }
     }
 

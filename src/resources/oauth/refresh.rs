@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{Credentials, OAuthProvider};
-use crate::resources::auth::{with_lock, write_private_atomic};
+use crate::resources::credential_file::{with_lock, write_private_atomic};
 
 /// How long to wait for another process's refresh before giving up.
 const REFRESH_LOCK_WAIT: Duration = Duration::from_secs(90);
