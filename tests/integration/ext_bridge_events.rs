@@ -406,7 +406,7 @@ fn an_entry_an_extension_appends_is_reported_as_entry_appended() {
         "append.mjs",
         r#"
 export default function (pi) {
-  pi.on("agent_start", async () => { pi.appendEntry("my-state", { count: 2 }); });
+  pi.on("agent_end", async () => { pi.appendEntry("my-state", { count: 2 }); });
 }
 "#,
     );
