@@ -164,3 +164,46 @@ fn a_session_written_by_pi_0_87_opens_in_the_transcript() {
     let now = std::fs::read_to_string(&file).unwrap();
     assert!(now.starts_with(&text), "existing lines are never rewritten");
 }
+
+#[test]
+fn ctrl_g_edits_the_prompt_in_visual_through_a_private_temp_file_that_is_removed() {
+    let mock = MockServer::with_replies([Reply::text(API, "unused")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let tmp = pi.home().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let log = pi.home().join("editor.log");
+    let script = pi.home().join("fake-editor.sh");
+    // Records the file's name and mode, then replaces it by renaming over it, as vim does.
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nstat -c '%n %a' \"$1\" > {log}\nprintf 'edited text\\n' > \"$1.new\" && mv \"$1.new\" \"$1\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cmd = pi
+        .env("VISUAL", script.display().to_string())
+        .env("TMPDIR", tmp.display().to_string());
+    let mut child = PtyChild::spawn(cmd.command(), 80, 24);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("draft");
+    child.wait_for("draft", Duration::from_secs(5));
+    child.send("\x07");
+    child.wait_for("edited text", Duration::from_secs(10));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let (name, mode) = logged.trim().rsplit_once(' ').unwrap();
+    assert!(
+        name.starts_with(&format!("{}/pi-editor-", tmp.display())) && name.ends_with(".pi.md"),
+        "{logged}"
+    );
+    assert_eq!(mode, "600", "only the user can read the draft");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the temp file is removed"
+    );
+    child.send("\x03\x03");
+    child.wait_exit(Duration::from_secs(10));
+}

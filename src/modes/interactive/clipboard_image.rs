@@ -1,5 +1,5 @@
 //! Reading an image off the system clipboard for the paste-image key (Ctrl+V, Alt+V on
-//! Windows). As pi does, the image is saved to a `pi-clipboard-<uuid>.<ext>` file in the temp
+//! Windows). As pi does, the image is saved to a `pi-clipboard-<random>.<ext>` file in the temp
 //! directory and its path is typed into the editor; the model then looks at it with `read`.
 //!
 //! The platform's own tools do the reading: `wl-paste` on Wayland (and WSL), `xclip` on X11,
@@ -127,14 +127,19 @@ pub fn read(env: &ClipboardEnv) -> ClipboardRead {
     }
 }
 
-/// Saves a pasted image as `pi-clipboard-<uuid>.<ext>` in the save folder; returns its path.
+/// Saves a pasted image as `pi-clipboard-<random>.<ext>` in the save folder (created
+/// exclusively, readable only by the user, kept after pi exits so the reference stays valid);
+/// returns its path.
 pub fn save(env: &ClipboardEnv, image: &ClipboardImage) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
     let ext = extension_for(&image.mime_type).unwrap_or("png");
-    let path = env.save_dir.join(format!(
-        "pi-clipboard-{}.{ext}",
-        crate::session::ids::uuid_v4()
-    ));
-    std::fs::write(&path, &image.bytes)?;
+    let mut file = tempfile::Builder::new()
+        .prefix("pi-clipboard-")
+        .suffix(&format!(".{ext}"))
+        .rand_bytes(12)
+        .tempfile_in(&env.save_dir)?;
+    file.write_all(&image.bytes)?;
+    let (_, path) = file.keep().map_err(|e| e.error)?;
     Ok(path)
 }
 

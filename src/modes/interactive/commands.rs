@@ -315,16 +315,19 @@ impl<T: Terminal> App<T> {
         if !gh_available {
             return Err("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/ to share sessions.".into());
         }
-        let dir = std::env::temp_dir().join(format!("pi-share-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // A private folder of our own, removed with everything in it when `dir` drops.
+        let dir = tempfile::Builder::new()
+            .prefix("pi-share-")
+            .tempdir()
+            .map_err(|e| format!("Could not create a temp folder: {e}"))?;
         let theme = crate::tui::theme::current();
-        let file = s.export_html(Some(&dir.join("session.html")), Some(theme.name()))?;
+        let file = s.export_html(Some(&dir.path().join("session.html")), Some(theme.name()))?;
         let out = std::process::Command::new("gh")
             .args(["gist", "create", "--public=false"])
             .arg(&file)
             .output()
             .map_err(|e| format!("Could not run gh: {e}"))?;
-        let _ = std::fs::remove_dir_all(&dir);
+        drop(dir);
         if !out.status.success() {
             return Err(format!(
                 "Failed to create gist: {}",

@@ -24,15 +24,25 @@ pub(super) fn edit_externally<T: Terminal>(tui: &mut Tui<T>, view: &mut View) {
         view.warning("No editor configured. Set $VISUAL or $EDITOR environment variable.");
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let path = std::env::temp_dir().join(format!("pi-editor-{}-{nanos}.pi.md", std::process::id()));
-    if let Err(e) = std::fs::write(&path, view.editor.get_expanded_text()) {
-        view.error(&format!("Could not write the temp file: {e}"));
-        return;
-    }
+    // Created exclusively under an unpredictable name and removed when `file` drops, even
+    // if the editor replaced it (most save by renaming over it).
+    let file = tempfile::Builder::new()
+        .prefix("pi-editor-")
+        .suffix(".pi.md")
+        .tempfile()
+        .and_then(|mut f| {
+            use std::io::Write as _;
+            f.write_all(view.editor.get_expanded_text().as_bytes())?;
+            Ok(f)
+        });
+    let file = match file {
+        Ok(f) => f,
+        Err(e) => {
+            view.error(&format!("Could not write the temp file: {e}"));
+            return;
+        }
+    };
+    let path = file.path().to_path_buf();
     if let Err(e) = tui.stop() {
         view.error(&format!("Could not release the terminal: {e}"));
         return;
@@ -56,7 +66,7 @@ pub(super) fn edit_externally<T: Terminal>(tui: &mut Tui<T>, view: &mut View) {
         Ok(s) => view.warning(&format!("Editor exited with {s}; text unchanged")),
         Err(e) => view.error(&format!("Could not run {editor}: {e}")),
     }
-    let _ = std::fs::remove_file(&path);
+    drop(file);
 }
 
 /// Puts `text` on the clipboard: OSC 52 through the terminal, and the first of wl-copy,
