@@ -56,9 +56,13 @@ FUZZ_JOBS ?= 1
 fuzz:
 	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(TARGETS)
 
+# The static binary (non-PIE, see .cargo/config.toml). ring, under rustls, compiles a little C:
+# with a musl cross compiler when one is installed (`apt-get install musl-tools`), else with the
+# host's cc, which is enough for ring's C (it includes only the compiler's stdint.h and the like).
+MUSL_CC ?= $(shell command -v x86_64-linux-musl-gcc || command -v musl-gcc || echo cc)
 static:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(MUSL)' || rustup target add $(MUSL)
-	$(CARGO) build --release --target $(MUSL)
+	CC_x86_64_unknown_linux_musl='$(MUSL_CC)' $(CARGO) build --release --target $(MUSL)
 	@file $(STATIC)
 	@if file $(STATIC) | grep -Eq 'statically linked|static-pie linked'; then \
 		echo "ok: $(STATIC) is static ($$(stat -c %s $(STATIC)) bytes)"; \

@@ -62,7 +62,6 @@ fn main() {
         skills: &[],
         tools: &tools,
         cwd: &cwd.to_string_lossy(),
-        date: "today",
     });
 
     // 3. The agent and the session core (retries on; the session stays in memory).

@@ -55,10 +55,28 @@ lines.push("use super::{spec as s, ModelSpec};");
 lines.push("");
 const providers = Object.keys(MODELS);
 lines.push("/// Every built-in provider, in catalog order.");
-lines.push("pub static PROVIDERS: &[&str] = &[");
+lines.push("pub const PROVIDERS: &[&str] = &[");
 for (const p of providers) lines.push("    " + lit(current(p)) + ",");
 lines.push("];");
 lines.push("");
+// The few distinct values of the repetitive fields, which a model names by index (see
+// catalog.rs's `spec`): a compact table instead of ~1,000 copies of the same pointers.
+const distinct = (values) => [...new Set(values)];
+const all = providers.flatMap((p) => Object.values(MODELS[p]));
+const table = (doc, name, values) => {
+  lines.push("/// " + doc);
+  lines.push("pub const " + name + ": &[&str] = &[");
+  for (const v of values) lines.push("    " + v + ",");
+  lines.push("];");
+  lines.push("");
+};
+table("Every API a built-in model uses.", "APIS", distinct(all.map((m) => lit(m.api))));
+table("Every base URL a built-in model uses.", "BASE_URLS", distinct(all.map((m) => lit(m.baseUrl))));
+table(
+  "Every JSON text a built-in model uses (thinkingLevelMap, headers, compat), `\"\"` first.",
+  "JSON_TEXTS",
+  distinct(['""', ...all.flatMap((m) => [json(m.thinkingLevelMap), json(m.headers), json(m.compat)])]),
+);
 lines.push("/// Every built-in model, grouped by provider in catalog order.");
 lines.push("pub static MODELS: &[ModelSpec] = &[");
 let count = 0;

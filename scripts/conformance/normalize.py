@@ -17,7 +17,10 @@ Exactly these, nothing else:
   * `responseId` and `usage` of an assistant `message_start` event: pi 1.x prints the message
     snapshot after its provider may or may not have read the first chunk (which carries the id
     and, from Anthropic, the input usage), so they come and go from run to run on its side; we
-    always send what the first chunk said.
+    always send what the first chunk said;
+  * 1.x's `constrainedSampling` on the built-in tools' declarations and its `docs` prompt
+    section (pointers into its bundled docs), neither of which we have (listed in
+    docs/compat.md; see prompts.py).
 """
 import datetime
 import re

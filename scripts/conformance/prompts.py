@@ -23,6 +23,7 @@ DEFAULT_OPENINGS = (
 )
 DEFAULT_ENDINGS = (
     "follow links to related docs (e.g., tui.md for TUI API details)\n</docs>",  # pi 1.x
+    "Show file paths clearly when working with files\n</rules>",  # ours, sectioned (no docs)
     "follow links to related docs (e.g., tui.md for TUI API details)",  # pi's last line
     "Show file paths clearly when working with files\n",  # ours (guidelines end the prose)
     "Show file paths clearly when working with files",
@@ -70,6 +71,7 @@ def system_prompt(text):
     text = _skills_preamble(text)
     for p in CONTEXT_PREAMBLES:
         text = text.replace("# Project Context\n\n" + p + "\n", "# Project Context\n\n<context preamble>\n")
+        text = text.replace("<project_context>\n" + p + "\n", "<project_context>\n<context preamble>\n")
     if text.startswith(SUMMARIZATION_OPENINGS):
         return "<summarization system prompt>"
     if not text.startswith(DEFAULT_OPENINGS):
@@ -86,13 +88,19 @@ PROSE_SECTIONS = {"preamble", "tools", "rules", "docs"}
 
 
 def system_message(msg):
-    """A 1.x session's `role: "system"` message: its prose sections and built-in tool texts."""
+    """A 1.x session's `role: "system"` message: its prose sections and built-in tool texts.
+    The `docs` section (pointers into the TypeScript package's bundled documentation, which our
+    single binary does not ship) is pi's own prose and is dropped, as the request prompt's
+    prose normalisation absorbs it there."""
     msg = copy.deepcopy(msg)
     sections = msg.get("sections")
     if isinstance(sections, dict):
+        sections.pop("docs", None)
         for k, v in list(sections.items()):
             if k in PROSE_SECTIONS and isinstance(v, str):
                 sections[k] = "<prose; tools: %s>" % _tool_names(v + "\n\n") if k == "tools" else "<prose>"
+            elif k in ("project_context", "skills") and isinstance(v, str):
+                sections[k] = system_prompt(v)
     if isinstance(msg.get("toolsAdded"), list):
         msg["toolsAdded"] = [_tool(t) for t in msg["toolsAdded"]]
     return msg
@@ -145,7 +153,9 @@ def _tool(t):
     fn = t.get("function") if isinstance(t.get("function"), dict) else t
     if fn.get("name") not in BUILTIN_TOOLS:
         return t
-    fn = _blank_descriptions(fn)
+    # 1.x's built-in declarations ask providers that can for schema-constrained arguments;
+    # we do no constrained sampling and say so (docs/compat.md, Sessions).
+    fn = {k: v for k, v in _blank_descriptions(fn).items() if k != "constrainedSampling"}
     if fn.get("name") == "edit":
         for key in ("parameters", "input_schema"):
             if key in fn:

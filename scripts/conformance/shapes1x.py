@@ -22,7 +22,15 @@ difference still fails. The changes, and nothing else:
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
-    `agent_settled` events among others (the events themselves are compared one by one).
+    `agent_settled` events among others (the events themselves are compared one by one);
+  * persisted system messages (v0.86.0): `role: "system"` messages go, wherever they appear
+    (session entries, raw session lines, `message_start`/`message_end`, `agent_end` and
+    `get_messages` lists, a compaction's `systemMessage`); an entry whose parent was one points
+    at that one's parent, and the `<idN>` names are given again in order;
+  * the sectioned system prompt (v0.86.0): the date line is gone and the appended text,
+    context files, skills and working directory sit in `<name>` tags; both sides' prompts are
+    compared with those tags, the old headings and the date and directory labels taken out,
+    and whitespace runs made one space.
 """
 
 import re
@@ -44,16 +52,98 @@ def project_line(s):
     return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
 
 
+ID_TOKEN = re.compile(r"<id(\d+)>")
+RAW_SYSTEM_LINE = "<system message: compared under sessions>"
+PROMPT_MARKERS = re.compile(
+    r"</?(?:addendum|project_context|skills|cwd)>|</project_instructions>|# Project Context"
+    r"|Current date: <DATE>|Current working directory:|(?m:^## )")
+INSTRUCTIONS_TAG = re.compile(r'<project_instructions path="([^"]*)">')
+
+
+def _system_message(m):
+    """A persisted system message (a request's own `system` role message has no timestamp)."""
+    return isinstance(m, dict) and m.get("role") == "system" and "timestamp" in m
+
+
+def _is_system(x):
+    return isinstance(x, dict) and (_system_message(x)
+                                    or (x.get("type") in ("message_start", "message_end", "message")
+                                        and _system_message(x.get("message"))))
+
+
+def _prompt(s):
+    """A system prompt with the 1.x section tags and the 0.73.1 headings taken out."""
+    if "<cwd>" not in s and "Current working directory:" not in s:
+        return s
+    s = INSTRUCTIONS_TAG.sub(r"\1", s)
+    return " ".join(PROMPT_MARKERS.sub(" ", s).split())
+
+
+def _aliases(v, out):
+    """Dropped system entries' ids, each to its parent's."""
+    if isinstance(v, list):
+        for x in v:
+            _aliases(x, out)
+    elif isinstance(v, dict):
+        if v.get("type") == "message" and _is_system(v) and isinstance(v.get("id"), str):
+            out[v["id"]] = v.get("parentId")
+        for x in v.values():
+            _aliases(x, out)
+    elif isinstance(v, str) and v.startswith("{") and '"role":"system"' in v:
+        m = re.search(r'"id":"(<id\d+>)","parentId":(?:"(<id\d+>)"|null)', v)
+        if m:
+            out[m.group(1)] = m.group(2)
+
+
+def _without_system(v, aliases):
+    if isinstance(v, list):
+        return [_without_system(x, aliases) for x in v if not _is_system(x) and x != RAW_SYSTEM_LINE]
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if k == "systemMessage":
+                continue
+            if k == "parentId" and x in aliases:
+                while x in aliases:
+                    x = aliases[x]
+            out[k] = _without_system(x, aliases)
+        return out
+    if isinstance(v, str):
+        for a, parent in aliases.items():
+            if a in v:
+                while parent in aliases:
+                    parent = aliases[parent]
+                v = v.replace('"parentId":"%s"' % a, '"parentId":%s' % ('"%s"' % parent if parent else "null"))
+        return _prompt(v)
+    return v
+
+
+def _renumber(v, names):
+    if isinstance(v, list):
+        return [_renumber(x, names) for x in v]
+    if isinstance(v, dict):
+        return {k: _renumber(v[k], names) for k in sorted(v)}
+    if isinstance(v, str):
+        return ID_TOKEN.sub(lambda m: names.setdefault(m.group(0), "<id%d>" % (len(names) + 1)), v)
+    return v
+
+
 def project(v):
     """A copy of an observation with the 1.x-only shapes above removed."""
+    aliases = {}
+    _aliases(v, aliases)
+    return _renumber(_shapes(_without_system(v, aliases)), {})
+
+
+def _shapes(v):
     if isinstance(v, list):
-        return [project(x) for x in v if not (isinstance(x, dict) and x.get("type") in NEW_EVENTS)]
+        return [_shapes(x) for x in v if not (isinstance(x, dict) and x.get("type") in NEW_EVENTS)]
     if isinstance(v, str):
         return project_line(v)
     if not isinstance(v, dict):
         return v
     t = v.get("type")
-    out = {k: project(x) for k, x in v.items()}
+    out = {k: _shapes(x) for k, x in v.items()}
     if v.get("role") == "assistant":
         out.pop("rawStopReason", None)
         if isinstance(out.get("usage"), dict):

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::message::{AgentMessage, CustomMessage};
+use super::message::{AgentMessage, CustomMessage, SystemMessage};
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
 use crate::util::json::to_js_string;
@@ -17,7 +17,7 @@ pub enum AgentEvent {
     /// One run of the agent loop ended. `will_retry`: an automatic retry follows (set by the
     /// session, which decides).
     AgentEnd {
-        messages: Vec<Message>,
+        messages: Vec<AgentMessage>,
         will_retry: bool,
     },
     /// Nothing more will happen on its own: no retry, compaction recovery or queued message
@@ -50,6 +50,14 @@ pub enum AgentEvent {
     },
     CustomMessageEnd {
         message: CustomMessage,
+    },
+    /// The prompt and tool changes a run declares before its prompt (pi 1.x): `message_start`
+    /// and `message_end` with the `system` role message, recorded in the session.
+    SystemMessageStart {
+        message: SystemMessage,
+    },
+    SystemMessageEnd {
+        message: SystemMessage,
     },
     ToolExecutionStart {
         id: String,
@@ -141,6 +149,8 @@ impl AgentEvent {
             AgentEvent::MessageEnd { .. } => "message_end",
             AgentEvent::CustomMessageStart { .. } => "message_start",
             AgentEvent::CustomMessageEnd { .. } => "message_end",
+            AgentEvent::SystemMessageStart { .. } => "message_start",
+            AgentEvent::SystemMessageEnd { .. } => "message_end",
             AgentEvent::ToolExecutionStart { .. } => "tool_execution_start",
             AgentEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             AgentEvent::ToolExecutionEnd { .. } => "tool_execution_end",
@@ -167,7 +177,7 @@ impl AgentEvent {
                 will_retry,
             } => json!({
                 "type": "agent_end",
-                "messages": messages.iter().map(msg).collect::<Vec<_>>(),
+                "messages": serde_json::to_value(messages).unwrap_or(Value::Null),
                 "willRetry": will_retry,
             }),
             AgentEvent::AgentSettled { aborted } => {
@@ -204,6 +214,12 @@ impl AgentEvent {
             AgentEvent::CustomMessageStart { message }
             | AgentEvent::CustomMessageEnd { message } => {
                 let message = serde_json::to_value(AgentMessage::Custom(message.clone()))
+                    .unwrap_or(Value::Null);
+                json!({"type": self.type_name(), "message": message})
+            }
+            AgentEvent::SystemMessageStart { message }
+            | AgentEvent::SystemMessageEnd { message } => {
+                let message = serde_json::to_value(AgentMessage::System(message.clone()))
                     .unwrap_or(Value::Null);
                 json!({"type": self.type_name(), "message": message})
             }

@@ -10,6 +10,7 @@
 //! a crashed run.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
 use super::validate::validate_arguments;
-use super::{Agent, AgentEvent};
+use super::AgentEvent;
 use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
 
 /// Decides whether a call may run: `Some(reason)` blocks it (empty reason = pi's default). It
@@ -26,6 +27,16 @@ use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
 pub type BeforeToolCall = Arc<dyn Fn(&ToolCall, &mut Value) -> Option<String> + Send + Sync>;
 /// May rewrite a finished call's output and error flag.
 pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Send + Sync>;
+
+/// What a batch of tool calls needs from the agent that runs it.
+pub struct ToolBatch<'a> {
+    /// The tools declared for the reply being executed (MCP tools included).
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Directory tools run in.
+    pub cwd: &'a Path,
+    pub before_tool_call: Option<&'a BeforeToolCall>,
+    pub after_tool_call: Option<&'a AfterToolCall>,
+}
 
 /// After an abort, how long calls still running get to come back with their own result (a
 /// killed `bash` reports its partial output) before they are reported as aborted.
@@ -93,8 +104,8 @@ enum Prepared {
     },
 }
 
-fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared {
-    let Some(tool) = tools.iter().find(|t| t.name() == call.name).cloned() else {
+fn prepare(batch: &ToolBatch<'_>, call: &ToolCall) -> Prepared {
+    let Some(tool) = batch.tools.iter().find(|t| t.name() == call.name).cloned() else {
         return Prepared::Immediate(Finished::error(
             call,
             format!("Tool {} not found", call.name),
@@ -105,7 +116,7 @@ fn prepare(agent: &Agent, tools: &[Arc<dyn Tool>], call: &ToolCall) -> Prepared 
         Ok(a) => a,
         Err(e) => return Prepared::Immediate(Finished::error(call, e)),
     };
-    if let Some(hook) = &agent.before_tool_call {
+    if let Some(hook) = batch.before_tool_call {
         if let Some(reason) = hook(call, &mut args) {
             let reason = if reason.is_empty() {
                 "Tool execution was blocked".to_string()
@@ -224,18 +235,18 @@ impl Running {
         &mut self,
         slot: usize,
         (tool, call, args): (Arc<dyn Tool>, ToolCall, Value),
-        agent: &Agent,
+        batch: &ToolBatch<'_>,
         abort: &Abort,
         tx: &Sender<AgentEvent>,
     ) -> Result<(), String> {
         let live: Live = Arc::new(Mutex::new(true));
         let done_tx = self.done_tx.clone();
-        let ctx = (agent.cwd.clone(), abort.clone());
-        let after = agent.after_tool_call.clone();
+        let ctx = (batch.cwd.to_path_buf(), abort.clone());
+        let after = batch.after_tool_call.cloned();
         let events = tx.clone();
         let thread_call = call.clone();
         let thread_live = Arc::clone(&live);
-        let reserved = tool.reserve(&args, &agent.cwd);
+        let reserved = tool.reserve(&args, batch.cwd);
         let spawned = std::thread::Builder::new()
             .name("pi-tool".into())
             .spawn(move || {
@@ -315,16 +326,15 @@ fn start(c: &ToolCall, tx: &Sender<AgentEvent>, acks: &Receiver<()>, abort: &Abo
 /// Runs every tool call of `calls`; returns the result messages in source order and whether
 /// the batch asked to terminate the run.
 pub fn execute_calls(
-    agent: &Agent,
+    batch: &ToolBatch<'_>,
     calls: &[ToolCall],
     tx: &Sender<AgentEvent>,
     acks: &Receiver<()>,
     abort: &Abort,
 ) -> (Vec<ToolResultMessage>, bool) {
-    // The tools declared for the reply being executed (MCP tools included).
-    let tools = agent.current_tools();
     let sequential = calls.iter().any(|c| {
-        tools
+        batch
+            .tools
             .iter()
             .any(|t| t.name() == c.name && t.execution_mode() == ExecutionMode::Sequential)
     });
@@ -336,10 +346,10 @@ pub fn execute_calls(
         let outcome = if abort.is_aborted() {
             Err(Finished::error(c, ABORTED.into()))
         } else {
-            match prepare(agent, &tools, c) {
+            match prepare(batch, c) {
                 Prepared::Immediate(f) => Err(f),
                 Prepared::Ready { tool, call, args } => running
-                    .spawn(i, (tool, call, args), agent, abort, tx)
+                    .spawn(i, (tool, call, args), batch, abort, tx)
                     .map_err(|e| Finished::error(c, e)),
             }
         };

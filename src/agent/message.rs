@@ -12,6 +12,8 @@ use crate::ai::{
 };
 use crate::util::json::present;
 
+pub use super::system_message::SystemMessage;
+
 pub const COMPACTION_SUMMARY_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
@@ -103,6 +105,8 @@ enum ExtraRole {
     BranchSummary(BranchSummaryMessage),
     #[serde(rename = "compactionSummary")]
     CompactionSummary(CompactionSummaryMessage),
+    #[serde(rename = "system")]
+    System(SystemMessage),
 }
 
 /// A message of the agent transcript: an LLM message or one of pi's own roles. Unknown roles
@@ -114,6 +118,8 @@ pub enum AgentMessage {
     Custom(CustomMessage),
     BranchSummary(BranchSummaryMessage),
     CompactionSummary(CompactionSummaryMessage),
+    /// pi 1.x's prompt and tool checkpoints and patches (`role: "system"`).
+    System(SystemMessage),
     Unknown(Value),
 }
 
@@ -127,6 +133,7 @@ impl AgentMessage {
             AgentMessage::Custom(_) => "custom",
             AgentMessage::BranchSummary(_) => "branchSummary",
             AgentMessage::CompactionSummary(_) => "compactionSummary",
+            AgentMessage::System(_) => "system",
             AgentMessage::Unknown(v) => v.get("role").and_then(Value::as_str).unwrap_or(""),
         }
     }
@@ -140,12 +147,13 @@ impl AgentMessage {
             "user" | "assistant" | "toolResult" => {
                 Message::deserialize(&v).ok().map(AgentMessage::Llm)
             }
-            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" => {
+            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "system" => {
                 ExtraRole::deserialize(&v).ok().map(|r| match r {
                     ExtraRole::BashExecution(m) => AgentMessage::BashExecution(m),
                     ExtraRole::Custom(m) => AgentMessage::Custom(m),
                     ExtraRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
                     ExtraRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
+                    ExtraRole::System(m) => AgentMessage::System(m),
                 })
             }
             _ => None,
@@ -175,6 +183,7 @@ impl AgentMessage {
             AgentMessage::Custom(m) => Some(m.timestamp),
             AgentMessage::BranchSummary(m) => Some(m.timestamp),
             AgentMessage::CompactionSummary(m) => Some(m.timestamp),
+            AgentMessage::System(m) => Some(m.timestamp),
             AgentMessage::Unknown(v) => v.get("timestamp").and_then(Value::as_i64),
         }
     }
@@ -199,6 +208,8 @@ impl Serialize for AgentMessage {
             BranchSummary(&'a BranchSummaryMessage),
             #[serde(rename = "compactionSummary")]
             CompactionSummary(&'a CompactionSummaryMessage),
+            #[serde(rename = "system")]
+            System(&'a SystemMessage),
         }
         match self {
             AgentMessage::Llm(m) => m.serialize(s),
@@ -206,6 +217,7 @@ impl Serialize for AgentMessage {
             AgentMessage::Custom(m) => Ref::Custom(m).serialize(s),
             AgentMessage::BranchSummary(m) => Ref::BranchSummary(m).serialize(s),
             AgentMessage::CompactionSummary(m) => Ref::CompactionSummary(m).serialize(s),
+            AgentMessage::System(m) => Ref::System(m).serialize(s),
             AgentMessage::Unknown(v) => v.serialize(s),
         }
     }
@@ -279,7 +291,8 @@ pub fn to_llm_messages(messages: &[AgentMessage]) -> Vec<Message> {
                 ),
                 c.timestamp,
             )),
-            AgentMessage::Unknown(_) => None,
+            // The prompt and tools reach the request through the agent, not as messages.
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => None,
         })
         .collect()
 }

@@ -10,6 +10,7 @@ pub mod execute;
 pub mod message;
 pub mod normalize;
 pub mod queue;
+pub mod system_message;
 pub mod tool;
 pub mod validate;
 
@@ -29,6 +30,7 @@ use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Context, Message, Model, StopReason, StreamOptions,
     ThinkingLevel, ToolResultMessage,
 };
+use system_message::SystemMessage;
 
 /// How a run starts an LLM call; the real one is `ai::providers::stream`, tests may script it.
 pub type StreamFn =
@@ -68,6 +70,10 @@ pub struct Agent {
     /// Extension messages that join the next run's prompt after its own messages
     /// (`before_agent_start`); taken by that run, each emitted as a custom message.
     pub prompt_customs: Vec<CustomMessage>,
+    /// The prompt and tool changes the next run declares before its prompt messages (pi 1.x's
+    /// system message); taken by that run. The request itself is built from `system_prompt`
+    /// and the tools, which already hold the result.
+    pub prompt_system: Option<SystemMessage>,
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
@@ -90,6 +96,7 @@ impl Agent {
             transform_context: None,
             turn_end: None,
             prompt_customs: Vec::new(),
+            prompt_system: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
         }
@@ -232,14 +239,23 @@ fn run_loop(
     let emit = |e: AgentEvent| {
         let _ = tx.send(e);
     };
-    let mut new_messages = Vec::new();
+    let mut new_messages: Vec<AgentMessage> = Vec::new();
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
+    if let Some(message) = agent.prompt_system.take() {
+        emit(AgentEvent::SystemMessageStart {
+            message: message.clone(),
+        });
+        emit(AgentEvent::SystemMessageEnd {
+            message: message.clone(),
+        });
+        new_messages.push(AgentMessage::System(message));
+    }
     for m in prompts {
         emit(AgentEvent::MessageStart { message: m.clone() });
         emit(AgentEvent::MessageEnd { message: m.clone() });
         agent.messages.push(m.clone());
-        new_messages.push(m);
+        new_messages.push(m.into());
     }
     for message in std::mem::take(&mut agent.prompt_customs) {
         emit_custom(&emit, agent, message);
@@ -258,12 +274,12 @@ fn run_loop(
                 emit(AgentEvent::MessageStart { message: m.clone() });
                 emit(AgentEvent::MessageEnd { message: m.clone() });
                 agent.messages.push(m.clone());
-                new_messages.push(m);
+                new_messages.push(m.into());
             }
             let assistant = stream_assistant(agent, tx, abort);
             let assistant_msg = Message::Assistant(assistant.clone());
             agent.messages.push(assistant_msg.clone());
-            new_messages.push(assistant_msg.clone());
+            new_messages.push(assistant_msg.clone().into());
             if matches!(
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
@@ -278,11 +294,17 @@ fn run_loop(
             let mut results = Vec::new();
             more_tool_calls = false;
             if !calls.is_empty() {
-                let (messages, terminate) = execute::execute_calls(agent, &calls, tx, acks, abort);
+                let batch = execute::ToolBatch {
+                    tools: agent.current_tools(),
+                    cwd: &agent.cwd,
+                    before_tool_call: agent.before_tool_call.as_ref(),
+                    after_tool_call: agent.after_tool_call.as_ref(),
+                };
+                let (messages, terminate) = execute::execute_calls(&batch, &calls, tx, acks, abort);
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));
-                    new_messages.push(Message::ToolResult(r.clone()));
+                    new_messages.push(Message::ToolResult(r.clone()).into());
                 }
                 results = messages;
             }

@@ -6,25 +6,47 @@
 use super::types::{Model, ModelCost};
 use serde_json::{Map, Value};
 
-/// One built-in model as compiled into the binary. JSON-valued fields hold their JSON text, or
-/// `""` when the catalog does not set them.
+/// One built-in model as compiled into the binary. The fields most models share (provider, API,
+/// base URL, JSON texts) are indexes into the small tables of `catalog_data.rs`: 969 models each
+/// holding nine string pointers cost ~190 KB (and, in a position-independent binary, ~200 KB of
+/// relocations); this way a spec is 80 bytes with two.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelSpec {
-    pub provider: &'static str,
     pub id: &'static str,
     pub name: &'static str,
-    pub api: &'static str,
-    pub base_url: &'static str,
+    /// USD per million tokens: input, output, cacheRead, cacheWrite.
+    pub cost: [f64; 4],
+    pub context_window: u32,
+    pub max_tokens: u32,
     pub reasoning: bool,
     /// Accepts image input (`input` is `["text","image"]`, else `["text"]`).
     pub images: bool,
-    /// USD per million tokens: input, output, cacheRead, cacheWrite.
-    pub cost: [f64; 4],
-    pub context_window: u64,
-    pub max_tokens: u64,
-    pub thinking_level_map: &'static str,
-    pub headers: &'static str,
-    pub compat: &'static str,
+    provider: u8,
+    api: u8,
+    base_url: u8,
+    thinking_level_map: u8,
+    headers: u8,
+    compat: u8,
+}
+
+/// The index of `value` in `table`; a value missing from its table fails the build.
+const fn index_in(table: &[&str], value: &str) -> u8 {
+    let mut i = 0;
+    while i < table.len() {
+        let (a, b) = (table[i].as_bytes(), value.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                assert!(i <= u8::MAX as usize, "catalog table over 256 entries");
+                return i as u8;
+            }
+        }
+        i += 1;
+    }
+    panic!("catalog value missing from its table")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -43,20 +65,21 @@ const fn spec(
     headers: &'static str,
     compat: &'static str,
 ) -> ModelSpec {
+    assert!(context_window <= u32::MAX as u64 && max_tokens <= u32::MAX as u64);
     ModelSpec {
-        provider,
         id,
         name,
-        api,
-        base_url,
+        cost,
+        context_window: context_window as u32,
+        max_tokens: max_tokens as u32,
         reasoning,
         images,
-        cost,
-        context_window,
-        max_tokens,
-        thinking_level_map,
-        headers,
-        compat,
+        provider: index_in(data::PROVIDERS, provider),
+        api: index_in(data::APIS, api),
+        base_url: index_in(data::BASE_URLS, base_url),
+        thinking_level_map: index_in(data::JSON_TEXTS, thinking_level_map),
+        headers: index_in(data::JSON_TEXTS, headers),
+        compat: index_in(data::JSON_TEXTS, compat),
     }
 }
 
@@ -75,6 +98,33 @@ fn json_map(text: &str) -> Option<Map<String, Value>> {
 }
 
 impl ModelSpec {
+    pub fn provider(&self) -> &'static str {
+        data::PROVIDERS[self.provider as usize]
+    }
+
+    pub fn api(&self) -> &'static str {
+        data::APIS[self.api as usize]
+    }
+
+    pub fn base_url(&self) -> &'static str {
+        data::BASE_URLS[self.base_url as usize]
+    }
+
+    /// The JSON text of pi's `thinkingLevelMap`, or `""`.
+    pub fn thinking_level_map(&self) -> &'static str {
+        data::JSON_TEXTS[self.thinking_level_map as usize]
+    }
+
+    /// The JSON text of the model's extra `headers`, or `""`.
+    pub fn headers(&self) -> &'static str {
+        data::JSON_TEXTS[self.headers as usize]
+    }
+
+    /// The JSON text of the model's `compat` settings, or `""`.
+    pub fn compat(&self) -> &'static str {
+        data::JSON_TEXTS[self.compat as usize]
+    }
+
     /// The full [`Model`] for this spec.
     pub fn to_model(&self) -> Model {
         let mut input = vec!["text".to_string()];
@@ -84,9 +134,9 @@ impl ModelSpec {
         Model {
             id: self.id.to_string(),
             name: self.name.to_string(),
-            api: self.api.to_string(),
-            provider: self.provider.to_string(),
-            base_url: self.base_url.to_string(),
+            api: self.api().to_string(),
+            provider: self.provider().to_string(),
+            base_url: self.base_url().to_string(),
             reasoning: self.reasoning,
             input,
             cost: ModelCost {
@@ -95,11 +145,11 @@ impl ModelSpec {
                 cache_read: self.cost[2],
                 cache_write: self.cost[3],
             },
-            context_window: self.context_window,
-            max_tokens: self.max_tokens,
-            thinking_level_map: json_map(self.thinking_level_map),
-            headers: json_map(self.headers),
-            compat: json_map(self.compat),
+            context_window: u64::from(self.context_window),
+            max_tokens: u64::from(self.max_tokens),
+            thinking_level_map: json_map(self.thinking_level_map()),
+            headers: json_map(self.headers()),
+            compat: json_map(self.compat()),
         }
     }
 }
@@ -122,13 +172,13 @@ pub fn is_builtin_provider(provider: &str) -> bool {
 /// The specs of one provider (empty for unknown providers).
 pub fn provider_specs(provider: &str) -> &'static [ModelSpec] {
     let all = data::MODELS;
-    let start = match all.iter().position(|s| s.provider == provider) {
+    let start = match all.iter().position(|s| s.provider() == provider) {
         Some(i) => i,
         None => return &[],
     };
     let len = all[start..]
         .iter()
-        .take_while(|s| s.provider == provider)
+        .take_while(|s| s.provider() == provider)
         .count();
     &all[start..start + len]
 }
@@ -323,17 +373,38 @@ mod tests {
         assert_eq!(m.api, "anthropic-messages");
         assert_eq!(m.base_url, "https://api.anthropic.com");
         assert!(m.reasoning);
-        let with_headers = specs().iter().filter(|s| !s.headers.is_empty()).count();
+        let with_headers = specs().iter().filter(|s| !s.headers().is_empty()).count();
         assert_eq!(with_headers, 28);
         for s in specs() {
             let m = s.to_model();
-            assert_eq!(m.headers.is_some(), !s.headers.is_empty());
-            assert_eq!(m.compat.is_some(), !s.compat.is_empty());
+            assert_eq!(m.headers.is_some(), !s.headers().is_empty());
+            assert_eq!(m.compat.is_some(), !s.compat().is_empty());
             assert_eq!(
                 m.thinking_level_map.is_some(),
-                !s.thinking_level_map.is_empty()
+                !s.thinking_level_map().is_empty()
             );
         }
+    }
+
+    #[test]
+    fn compact_specs_read_back_their_rows() {
+        // 969 of these are compiled in: the repetitive fields are table indexes, not pointers.
+        assert_eq!(std::mem::size_of::<ModelSpec>(), 80);
+        let s = find_spec("amazon-bedrock", "anthropic.claude-opus-4-6-v1").unwrap();
+        assert_eq!(s.provider(), "amazon-bedrock");
+        assert_eq!(s.api(), "bedrock-converse-stream");
+        assert_eq!(
+            s.base_url(),
+            "https://bedrock-runtime.us-east-1.amazonaws.com"
+        );
+        assert_eq!(s.thinking_level_map(), r#"{"xhigh":"max"}"#);
+        assert_eq!((s.headers(), s.compat()), ("", ""));
+        assert_eq!((s.context_window, s.max_tokens), (1_000_000, 128_000));
+        assert_eq!(s.cost, [5.0, 25.0, 0.5, 6.25]);
+        let m = s.to_model();
+        assert_eq!((m.context_window, m.max_tokens), (1_000_000, 128_000));
+        let copilot = find_spec("github-copilot", "gpt-5.4").unwrap();
+        assert!(copilot.headers().contains("GitHubCopilotChat"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::{spec as s, ModelSpec};
 
 /// Every built-in provider, in catalog order.
-pub static PROVIDERS: &[&str] = &[
+pub const PROVIDERS: &[&str] = &[
     "amazon-bedrock",
     "anthropic",
     "azure",
@@ -38,6 +38,84 @@ pub static PROVIDERS: &[&str] = &[
     "xiaomi-token-plan-cn",
     "xiaomi-token-plan-sgp",
     "zai",
+];
+
+/// Every API a built-in model uses.
+pub const APIS: &[&str] = &[
+    "bedrock-converse-stream",
+    "anthropic-messages",
+    "azure-openai-responses",
+    "openai-completions",
+    "openai-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "mistral-conversations",
+    "openai-codex-responses",
+];
+
+/// Every base URL a built-in model uses.
+pub const BASE_URLS: &[&str] = &[
+    "https://bedrock-runtime.us-east-1.amazonaws.com",
+    "https://bedrock-runtime.eu-central-1.amazonaws.com",
+    "https://api.anthropic.com",
+    "",
+    "https://api.cerebras.ai/v1",
+    "https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/anthropic",
+    "https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/openai",
+    "https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/compat",
+    "https://api.cloudflare.com/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1",
+    "https://api.deepseek.com",
+    "https://api.fireworks.ai/inference",
+    "https://api.individual.githubcopilot.com",
+    "https://generativelanguage.googleapis.com/v1beta",
+    "https://{location}-aiplatform.googleapis.com",
+    "https://api.groq.com/openai/v1",
+    "https://router.huggingface.co/v1",
+    "https://api.kimi.com/coding",
+    "https://api.minimax.io/anthropic",
+    "https://api.minimaxi.com/anthropic",
+    "https://api.mistral.ai",
+    "https://api.moonshot.ai/v1",
+    "https://api.moonshot.cn/v1",
+    "https://api.openai.com/v1",
+    "https://chatgpt.com/backend-api",
+    "https://opencode.ai/zen/v1",
+    "https://opencode.ai/zen",
+    "https://opencode.ai/zen/go/v1",
+    "https://openrouter.ai/api/v1",
+    "https://ai-gateway.vercel.sh",
+    "https://api.x.ai/v1",
+    "https://api.xiaomimimo.com/anthropic",
+    "https://token-plan-ams.xiaomimimo.com/anthropic",
+    "https://token-plan-cn.xiaomimimo.com/anthropic",
+    "https://token-plan-sgp.xiaomimimo.com/anthropic",
+    "https://api.z.ai/api/coding/paas/v4",
+];
+
+/// Every JSON text a built-in model uses (thinkingLevelMap, headers, compat), `""` first.
+pub const JSON_TEXTS: &[&str] = &[
+    "",
+    "{\"xhigh\":\"max\"}",
+    "{\"xhigh\":\"xhigh\"}",
+    "{\"off\":null}",
+    "{\"off\":null,\"xhigh\":\"xhigh\"}",
+    "{\"sendSessionAffinityHeaders\":true}",
+    "{\"minimal\":null,\"low\":null,\"medium\":null,\"high\":\"high\",\"xhigh\":\"max\"}",
+    "{\"requiresReasoningContentOnAssistantMessages\":true,\"thinkingFormat\":\"deepseek\"}",
+    "{\"User-Agent\":\"GitHubCopilotChat/0.35.0\",\"Editor-Version\":\"vscode/1.107.0\",\"Editor-Plugin-Version\":\"copilot-chat/0.35.0\",\"Copilot-Integration-Id\":\"vscode-chat\"}",
+    "{\"supportsEagerToolInputStreaming\":false}",
+    "{\"supportsStore\":false,\"supportsDeveloperRole\":false,\"supportsReasoningEffort\":false}",
+    "{\"off\":null,\"minimal\":null,\"low\":\"LOW\",\"medium\":null,\"high\":\"HIGH\"}",
+    "{\"off\":null,\"minimal\":\"MINIMAL\",\"low\":null,\"medium\":null,\"high\":\"HIGH\"}",
+    "{\"minimal\":null,\"low\":null,\"medium\":null,\"high\":\"default\"}",
+    "{\"supportsDeveloperRole\":false}",
+    "{\"User-Agent\":\"KimiCLI/1.5\"}",
+    "{\"supportsStore\":false,\"supportsDeveloperRole\":false,\"supportsReasoningEffort\":false,\"maxTokensField\":\"max_tokens\",\"supportsStrictMode\":false}",
+    "{\"minimal\":\"medium\",\"low\":\"medium\",\"medium\":\"medium\",\"high\":\"high\"}",
+    "{\"xhigh\":\"xhigh\",\"minimal\":\"low\"}",
+    "{\"thinkingFormat\":\"qwen\"}",
+    "{\"supportsDeveloperRole\":false,\"thinkingFormat\":\"zai\"}",
+    "{\"supportsDeveloperRole\":false,\"thinkingFormat\":\"zai\",\"zaiToolStream\":true}",
 ];
 
 /// Every built-in model, grouped by provider in catalog order.

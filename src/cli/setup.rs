@@ -10,7 +10,7 @@ use super::args::{Args, Mode};
 use super::inputs;
 use super::models::ModelError;
 use crate::agent::Agent;
-use crate::ai::{now_ms, Abort, StreamOptions};
+use crate::ai::{Abort, StreamOptions};
 use crate::harness::extensions::{InputSource, UserInput};
 use crate::harness::{system_prompt, AgentSession};
 use crate::modes::print;
@@ -757,25 +757,7 @@ fn prompt_source(
         context_files: resources.context_files.clone(),
         skills: resources.skills.clone(),
         cwd: cwd.to_string_lossy().replace('\\', "/"),
-        date: local_date(),
     })
-}
-
-/// Today's local date as `YYYY-MM-DD`.
-fn local_date() -> String {
-    let now = (now_ms() / 1000) as libc::time_t;
-    // SAFETY: localtime_r only writes the `tm` we own.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let ok = unsafe { !libc::localtime_r(&now, &mut tm).is_null() };
-    if !ok {
-        return session::ids::iso_timestamp(now_ms())[..10].to_string();
-    }
-    format!(
-        "{:04}-{:02}-{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday
-    )
 }
 
 /// SIGINT, SIGTERM and SIGHUP from now on: before the mode takes over they end pi at once

@@ -4,44 +4,22 @@
 //! `agent_before_settle` → `agent_settled`), forwarding agent events, restarting extensions
 //! when the session is replaced, and applying the session changes extensions ask for at safe
 //! points (between runs, or while a command waits).
+//! What the session keeps about its extensions is `extension_binding`'s.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+pub use super::extension_binding::{ExtensionBinding, ModelLookup};
 use super::AgentSession;
-use crate::agent::{AgentEvent, StreamFn, Tool};
-use crate::ai::{now_ms, Content, Extra, Message, Model, ThinkingLevel, UserContent, UserMessage};
+use crate::agent::{AgentEvent, Tool};
+use crate::ai::{now_ms, Content, Extra, Message, ThinkingLevel, UserContent, UserMessage};
 use crate::extensions::hooks::{BeforeAgentStart, InputOutcome};
 use crate::extensions::{Action, ExtensionHost, PendingAction};
-use crate::harness::model_control::Credentials;
 use crate::session::entry::CustomMessage;
 
 /// How long a restarting extension has to register again after a session switch.
 const RESTART_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Finds a model and its credentials for an extension's `setModel`.
-pub type ModelLookup =
-    Arc<dyn Fn(&str, &str) -> Result<(Model, Credentials), String> + Send + Sync>;
-
-/// What a session keeps about its extensions.
-pub struct ExtensionBinding {
-    pub host: Arc<ExtensionHost>,
-    /// Every tool that could be active (built-ins and extension tools), for `setActiveTools`.
-    pub tool_registry: Vec<Arc<dyn Tool>>,
-    /// The system prompt before any `before_agent_start` change.
-    pub base_system_prompt: String,
-    pub models: Option<ModelLookup>,
-    /// How the session streams replies before extension providers are added.
-    base_stream: StreamFn,
-    /// A run happened since extensions last heard `agent_before_settle`/`agent_settled`.
-    settle_pending: bool,
-    /// The host's registration generation the tool set was last built from.
-    tools_generation: u64,
-    /// Rebuilds the streaming message for `message_update` subscribers (pi's SDK events
-    /// carry it).
-    pub events: crate::agent::events::SnapshotWriter,
-}
 
 /// What became of a submitted prompt (today's pi reports it as the RPC `disposition`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,6 +335,7 @@ impl AgentSession {
     /// The run gets the chained system prompt, and the returned messages join its prompt as
     /// extension (custom) messages, recorded as `custom_message` entries as pi does.
     fn apply_before_agent_start(&mut self, result: BeforeAgentStart, base: String) {
+        self.forced_prompt = result.system_prompt.clone();
         let agent = self.agent_mut();
         agent.system_prompt = result.system_prompt.unwrap_or(base);
         agent.prompt_customs = result

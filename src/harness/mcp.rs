@@ -1,7 +1,8 @@
 //! The session's side of MCP: before each prompt, servers signed in from elsewhere reconnect,
-//! the first prompt waits (briefly) for servers with direct tools, and the system prompt gets
-//! the current `mcp_servers` section, appended after everything else as pi places it
-//! (replacing the one appended before). Extensions' tool getters see MCP tools too.
+//! the first prompt waits (briefly) for servers with direct tools, and the current
+//! `mcp_servers` section is taken for the prompt (the last section, as pi places it; a change
+//! is recorded as a system message, see `system_checkpoint`). Extensions' tool getters see MCP
+//! tools too.
 
 use super::AgentSession;
 
@@ -12,18 +13,6 @@ impl AgentSession {
         mcp.reconnect_signed_in();
         mcp.wait_for_direct_servers(&self.abort);
         let section = mcp.servers_section();
-        let previous = self.mcp_section.take();
-        let prompt = &mut self.agent_mut().system_prompt;
-        if let Some(old) = previous {
-            let appended = format!("\n\n{old}");
-            if prompt.ends_with(&appended) {
-                prompt.truncate(prompt.len() - appended.len());
-            }
-        }
-        if let Some(s) = &section {
-            prompt.push_str("\n\n");
-            prompt.push_str(s);
-        }
         self.mcp_section = section;
     }
 }

@@ -5,13 +5,17 @@
 
 pub mod compaction;
 mod export;
+pub mod extension_binding;
 pub mod extensions;
 mod mcp;
 pub mod model_control;
+pub mod model_cycle;
 pub mod retry;
 pub mod session_hooks;
 pub mod session_switch;
+pub mod switch_queue;
 pub mod switches;
+pub mod system_checkpoint;
 pub mod system_prompt;
 pub mod task;
 pub mod tools;
@@ -50,13 +54,13 @@ pub struct AgentSession {
     /// Settings, where model and mode changes are remembered (in memory unless loaded).
     pub settings: Settings,
     /// The `--models` / `enabledModels` scope that model cycling goes through.
-    pub scoped_models: Vec<model_control::ScopedModel>,
+    pub scoped_models: Vec<model_cycle::ScopedModel>,
     /// Loaded extensions, once a mode attaches them (`attach_extensions`).
-    pub extensions: Option<extensions::ExtensionBinding>,
+    pub extensions: Option<extension_binding::ExtensionBinding>,
     /// Model and thinking changes made while a run holds the agent.
-    pub switches: switches::Switches,
+    pub switches: switch_queue::Switches,
     /// Changes written to the session but not yet given to the agent.
-    recorded_switches: Vec<switches::Switch>,
+    recorded_switches: Vec<switch_queue::Switch>,
     /// The `PI_*` variables the built-in bash tool gives the model's commands; kept current
     /// at the start of every run.
     pub tool_env: crate::tools::bash::SessionEnv,
@@ -64,8 +68,10 @@ pub struct AgentSession {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
     /// What the system prompt is built from, so it follows tool changes extensions make.
     pub prompt_source: Option<system_prompt::PromptSource>,
-    /// The `mcp_servers` section last appended to the system prompt.
+    /// The `mcp_servers` section for the next prompt (wrapped in its tags).
     mcp_section: Option<String>,
+    /// The prompt an extension's `before_agent_start` chose for this run: sent, not recorded.
+    forced_prompt: Option<String>,
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
@@ -104,6 +110,7 @@ impl AgentSession {
             mcp: None,
             prompt_source: None,
             mcp_section: None,
+            forced_prompt: None,
             dropped_replies: Vec::new(),
             persist_selections: true,
         }
@@ -122,6 +129,10 @@ impl AgentSession {
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
         let written = match ev {
+            AgentEvent::SystemMessageEnd { message } => Some(
+                self.session
+                    .append_message(AgentMessage::System(message.clone())),
+            ),
             AgentEvent::MessageEnd { message } => Some(
                 self.session
                     .append_message(AgentMessage::from(message.clone())),
@@ -201,8 +212,10 @@ impl AgentSession {
         on_started: &mut dyn FnMut(),
     ) {
         self.compact_before_prompt(on_event);
+        self.forced_prompt = None;
         self.before_agent_start(&prompts);
         self.prepare_mcp();
+        self.declare_system();
         on_started();
         let agent = self.agent.take().expect("a run is already active");
         self.refresh_tool_env(&agent);

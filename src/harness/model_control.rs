@@ -2,6 +2,7 @@
 //! (the `--models` scope first, else every model with a key), thinking levels clamped to
 //! what the model supports, queue modes and the auto-retry/auto-compaction toggles — each
 //! recorded in the session and remembered in the global settings the way pi remembers them.
+//! Which model or level comes next, as data, is `model_cycle`'s.
 
 use serde_json::Value;
 
@@ -9,111 +10,12 @@ use super::session_hooks::ModelSource;
 use super::AgentSession;
 use crate::agent::QueueMode;
 use crate::ai::{Model, ThinkingLevel};
-use crate::resources::model_resolve::{clamp_thinking, supported_thinking_levels};
+use crate::resources::model_resolve::clamp_thinking;
 
-/// An API key and the extra headers for one model.
-pub type Credentials = (String, Vec<(String, String)>);
-
-/// A model in the `--models` / `enabledModels` scope, with the thinking level its pattern
-/// asked for (`None` keeps the session's level when cycling to it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScopedModel {
-    pub model: Model,
-    pub thinking: Option<ThinkingLevel>,
-}
-
-/// Where a cycle landed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelCycle {
-    pub model: Model,
-    pub thinking: ThinkingLevel,
-    /// Whether the cycle went through the scoped models.
-    pub scoped: bool,
-}
-
-fn same_model(a: &Model, b: &Model) -> bool {
-    a.provider == b.provider && a.id == b.id
-}
-
-/// The level a model switch starts from (pi 1.x's rule): the scoped pattern's level, else the
-/// saved `defaultThinkingLevel`, else the level in use (clamped later to the new model).
-pub fn level_for_switch(
-    explicit: Option<ThinkingLevel>,
-    current_level: ThinkingLevel,
-    default_level: Option<&str>,
-) -> ThinkingLevel {
-    if let Some(level) = explicit {
-        return level;
-    }
-    // While selections are saved (interactive), the saved default is the last level chosen
-    // for a reasoning model, as 0.73.1 kept it; 0.73.1 fell back to `medium` where 1.x keeps
-    // the level in use.
-    default_level
-        .and_then(ThinkingLevel::parse)
-        .unwrap_or(current_level)
-}
-
-/// The level Shift+Tab moves to from `current`; `None` for a model without reasoning.
-pub fn next_thinking_level(model: &Model, current: ThinkingLevel) -> Option<ThinkingLevel> {
-    if !model.reasoning {
-        return None;
-    }
-    let levels = supported_thinking_levels(model);
-    Some(
-        levels
-            .iter()
-            .position(|l| *l == current)
-            .map(|i| levels[(i + 1) % levels.len()])
-            .unwrap_or(levels[0]),
-    )
-}
-
-/// What Ctrl+P cycles through: the scoped models that have credentials when a scope is set,
-/// else every available model.
-pub fn cycle_candidates(
-    scoped: &[ScopedModel],
-    available: &[Model],
-    has_credentials: &dyn Fn(&Model) -> bool,
-) -> Vec<ScopedModel> {
-    if scoped.is_empty() {
-        available
-            .iter()
-            .map(|m| ScopedModel {
-                model: m.clone(),
-                thinking: None,
-            })
-            .collect()
-    } else {
-        scoped
-            .iter()
-            .filter(|s| has_credentials(&s.model))
-            .cloned()
-            .collect()
-    }
-}
-
-/// The candidate after (or before) `current`, wrapping; `None` with fewer than two.
-pub fn next_in_cycle<'a>(
-    candidates: &'a [ScopedModel],
-    current: &Model,
-    forward: bool,
-) -> Option<&'a ScopedModel> {
-    let len = candidates.len();
-    if len < 2 {
-        return None;
-    }
-    let index = candidates
-        .iter()
-        .position(|c| same_model(&c.model, current))
-        .unwrap_or(0);
-    Some(
-        &candidates[if forward {
-            (index + 1) % len
-        } else {
-            (index + len - 1) % len
-        }],
-    )
-}
+pub use super::model_cycle::{
+    cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level, Credentials,
+    ModelCycle, ScopedModel,
+};
 
 impl AgentSession {
     fn note_settings_error(&mut self, result: Result<(), String>) {

@@ -8,47 +8,12 @@
 //! agent, so the mode queues the changes in this shared handle; the session thread writes
 //! them to the session file at its next event (before that event's message, which is where
 //! pi's line lands) and hands them to the agent whenever a loop ends.
+//! The queue itself is plain data in `switch_queue`; this file records and hands out what it
+//! holds.
 
-use std::sync::{Arc, Mutex};
-
-use super::model_control::Credentials;
+pub use super::switch_queue::{Switch, Switches};
 use super::AgentSession;
 use crate::agent::Agent;
-use crate::ai::{Model, ThinkingLevel};
-
-/// One change, in the order the user made it.
-#[derive(Debug, Clone)]
-pub enum Switch {
-    Model {
-        model: Box<Model>,
-        credentials: Credentials,
-    },
-    Thinking {
-        level: ThinkingLevel,
-        /// Whether it becomes `defaultThinkingLevel` (pi skips "off" on a model that cannot
-        /// think).
-        remember: bool,
-    },
-}
-
-/// The queue shared between the mode and the thread that holds the session.
-#[derive(Clone, Default)]
-pub struct Switches(Arc<Mutex<Vec<Switch>>>);
-
-impl Switches {
-    pub fn push(&self, switch: Switch) {
-        lock(&self.0).push(switch);
-    }
-
-    fn take(&self) -> Vec<Switch> {
-        std::mem::take(&mut *lock(&self.0))
-    }
-}
-
-/// The queue stays usable after a panic elsewhere: its contents are plain data.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl AgentSession {
     /// Writes queued changes to the session file and settings; the agent gets them at

@@ -1,10 +1,15 @@
-//! The system prompt: who pi is, the active tools with their one-line summaries, guidelines
-//! chosen by the tool mix (or a custom prompt instead of all that), appended text, the project
-//! context files, the skills listing (when `read` is active), then the date and working
-//! directory last. Written in our own words.
+//! The system prompt, in pi 1.x's named sections: `preamble` (who pi is, or the custom
+//! prompt), `tools` (the active tools' one-line summaries) and `rules` (guidelines chosen by the
+//! tool mix) unless a custom prompt replaces them, `addendum` (appended text), `project_context`
+//! (the context files), `skills` (when `read` or `bash` can load them) and `cwd` last; every
+//! section but the preamble is wrapped in `<name>` tags. The sections are what a session
+//! records in its system messages; the prompt is them joined by blank lines. No date: a prompt
+//! that changes each day breaks the provider's prompt cache (1.x dropped it too). Written in
+//! our own words.
 
 use std::sync::Arc;
 
+use crate::agent::system_message::render;
 use crate::agent::Tool;
 use crate::resources::context_files::{self, ContextFile};
 use crate::resources::skills::{self, Skill};
@@ -16,15 +21,16 @@ pub struct PromptInputs<'a> {
     pub append: &'a [String],
     /// `AGENTS.md` / `CLAUDE.md` files in prompt order.
     pub context_files: &'a [ContextFile],
-    /// Loaded skills; listed only when the `read` tool is active.
+    /// Loaded skills; listed only when the `read` or `bash` tool is active.
     pub skills: &'a [Skill],
     pub tools: &'a [Arc<dyn Tool>],
     pub cwd: &'a str,
-    /// Local date as `YYYY-MM-DD`.
-    pub date: &'a str,
 }
 
-fn guidelines(tools: &[Arc<dyn Tool>]) -> Vec<String> {
+/// Named prompt sections in prompt order, as `(name, text)`.
+pub type Sections = Vec<(String, String)>;
+
+fn rules(tools: &[Arc<dyn Tool>]) -> Vec<String> {
     let has = |n: &str| tools.iter().any(|t| t.name() == n);
     let mut out: Vec<String> = Vec::new();
     let search_tools = has("grep") || has("find") || has("ls");
@@ -35,13 +41,13 @@ fn guidelines(tools: &[Arc<dyn Tool>]) -> Vec<String> {
     }
     for t in tools {
         for g in t.prompt_guidelines() {
-            out.push(g.to_string());
+            out.push(g.trim().to_string());
         }
     }
     out.push("Be concise in your responses".into());
     out.push("Show file paths clearly when working with files".into());
     let mut seen = std::collections::HashSet::new();
-    out.retain(|g| seen.insert(g.clone()));
+    out.retain(|g| !g.is_empty() && seen.insert(g.clone()));
     out
 }
 
@@ -54,63 +60,103 @@ pub struct PromptSource {
     pub context_files: Vec<ContextFile>,
     pub skills: Vec<Skill>,
     pub cwd: String,
-    pub date: String,
 }
 
 impl PromptSource {
-    pub fn build(&self, tools: &[Arc<dyn Tool>]) -> String {
-        build(&PromptInputs {
+    fn inputs<'a>(&'a self, tools: &'a [Arc<dyn Tool>]) -> PromptInputs<'a> {
+        PromptInputs {
             custom: self.custom.as_deref(),
             append: &self.append,
             context_files: &self.context_files,
             skills: &self.skills,
             tools,
             cwd: &self.cwd,
-            date: &self.date,
-        })
+        }
+    }
+
+    pub fn sections(&self, tools: &[Arc<dyn Tool>]) -> Sections {
+        sections(&self.inputs(tools))
+    }
+
+    pub fn build(&self, tools: &[Arc<dyn Tool>]) -> String {
+        build(&self.inputs(tools))
     }
 }
 
-pub fn build(inputs: &PromptInputs) -> String {
-    let mut out = String::new();
+pub fn sections(inputs: &PromptInputs) -> Sections {
+    let mut raw: Sections = Vec::new();
+    let mut add = |name: &str, text: String| raw.push((name.to_string(), text));
     match inputs.custom {
-        Some(custom) => out.push_str(custom),
+        Some(custom) => add("preamble", custom.to_string()),
         None => {
-            out.push_str(
+            add(
+                "preamble",
                 "You are an expert coding assistant working inside pi, a terminal coding agent. \
-                 You help the user by reading files, running commands, editing code and writing files.\n\n",
+                 You help the user by reading files, running commands, editing code and writing files."
+                    .into(),
             );
-            out.push_str("Available tools:\n");
-            let listed: Vec<_> = inputs
+            let listed: Vec<String> = inputs
                 .tools
                 .iter()
                 .filter(|t| !t.prompt_snippet().is_empty())
+                .map(|t| format!("- {}: {}", t.name(), t.prompt_snippet()))
                 .collect();
-            if listed.is_empty() {
-                out.push_str("(none)\n");
-            }
-            for t in listed {
-                out.push_str(&format!("- {}: {}\n", t.name(), t.prompt_snippet()));
-            }
-            out.push_str("\nThe project may also provide other custom tools.\n\nGuidelines:\n");
-            for g in guidelines(inputs.tools) {
-                out.push_str(&format!("- {g}\n"));
-            }
+            let listed = if listed.is_empty() {
+                "(none)".to_string()
+            } else {
+                listed.join("\n")
+            };
+            add(
+                "tools",
+                format!("{listed}\n\nThe project may also provide other custom tools."),
+            );
+            let rules: Vec<String> = rules(inputs.tools)
+                .iter()
+                .map(|r| format!("- {r}"))
+                .collect();
+            add("rules", rules.join("\n"));
         }
     }
-    if !inputs.append.is_empty() {
-        out.push_str("\n\n");
-        out.push_str(&inputs.append.join("\n\n"));
+    let append = inputs.append.join("\n\n");
+    if !append.is_empty() {
+        add("addendum", append);
     }
-    out.push_str(&context_files::render(inputs.context_files));
-    if inputs.tools.iter().any(|t| t.name() == "read") {
-        out.push_str(&skills::format_for_prompt(inputs.skills));
+    if !inputs.context_files.is_empty() {
+        add(
+            "project_context",
+            context_files::render(inputs.context_files),
+        );
     }
-    out.push_str(&format!(
-        "\nCurrent date: {}\nCurrent working directory: {}",
-        inputs.date, inputs.cwd
-    ));
-    out
+    let reader = ["read", "bash"]
+        .into_iter()
+        .find(|r| inputs.tools.iter().any(|t| t.name() == *r));
+    if let Some(reader) = reader {
+        let listing = skills::format_for_prompt(inputs.skills, reader);
+        let listing = listing.trim();
+        if !listing.is_empty() {
+            add("skills", listing.to_string());
+        }
+    }
+    add("cwd", inputs.cwd.replace('\\', "/"));
+    raw.into_iter()
+        .map(|(name, text)| {
+            if name == "preamble" {
+                (name, text)
+            } else {
+                let wrapped = wrap(&name, &text);
+                (name, wrapped)
+            }
+        })
+        .collect()
+}
+
+/// A section's text as the prompt holds it: `<name>`, the content, `</name>`.
+pub fn wrap(name: &str, content: &str) -> String {
+    format!("<{name}>\n{content}\n</{name}>")
+}
+
+pub fn build(inputs: &PromptInputs) -> String {
+    render(sections(inputs).iter().map(|(_, text)| text.as_str()))
 }
 
 #[cfg(test)]
@@ -129,59 +175,90 @@ mod tests {
             .collect()
     }
 
+    fn skill() -> Skill {
+        Skill {
+            name: "s".into(),
+            description: "d".into(),
+            file_path: PathBuf::from("/sk/s/SKILL.md"),
+            base_dir: PathBuf::from("/sk/s"),
+            disable_model_invocation: false,
+        }
+    }
+
     #[test]
     fn sections_in_order_with_context_and_skills() {
         let files = [ContextFile {
             path: PathBuf::from("/p/AGENTS.md"),
             content: "Use tabs.".into(),
         }];
-        let skills = [Skill {
-            name: "s".into(),
-            description: "d".into(),
-            file_path: PathBuf::from("/sk/s/SKILL.md"),
-            base_dir: PathBuf::from("/sk/s"),
-            disable_model_invocation: false,
-        }];
+        let skills = [skill()];
         let read = tools(&["read", "bash"]);
-        let append = ["Extra.".to_string()];
-        let p = build(&PromptInputs {
+        let append = ["Extra.".to_string(), "More.".to_string()];
+        let inputs = PromptInputs {
             custom: Some("Custom base."),
             append: &append,
             context_files: &files,
             skills: &skills,
             tools: &read,
-            cwd: "/p",
-            date: "2025-01-02",
-        });
-        let order = [
-            "Custom base.",
-            "\n\nExtra.",
-            "# Project Context",
-            "## /p/AGENTS.md\n\nUse tabs.",
-            "<available_skills>",
-            "\nCurrent date: 2025-01-02\nCurrent working directory: /p",
-        ];
-        let mut at = 0;
-        for part in order {
-            let i = p[at..]
-                .find(part)
-                .unwrap_or_else(|| panic!("{part:?} in {p}"));
-            at += i + part.len();
-        }
-        assert!(p.ends_with("Current working directory: /p"));
+            cwd: "C:\\p",
+        };
+        let s = sections(&inputs);
+        let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["preamble", "addendum", "project_context", "skills", "cwd"]
+        );
+        assert_eq!(s[0].1, "Custom base.");
+        assert_eq!(s[1].1, "<addendum>\nExtra.\n\nMore.\n</addendum>");
+        assert!(s[2].1.starts_with("<project_context>\n"));
+        assert!(s[2].1.contains(
+            "<project_instructions path=\"/p/AGENTS.md\">\nUse tabs.\n</project_instructions>"
+        ));
+        assert!(s[3].1.starts_with("<skills>\n") && s[3].1.contains("<available_skills>"));
+        assert!(s[3].1.contains("read tool"));
+        assert_eq!(s[4].1, "<cwd>\nC:/p\n</cwd>");
+        let prompt = build(&inputs);
+        assert!(prompt.starts_with("Custom base.\n\n<addendum>"));
+        assert!(prompt.ends_with("</skills>\n\n<cwd>\nC:/p\n</cwd>"));
+        assert!(!prompt.contains("Current date"));
+    }
 
-        // Without the read tool the skills are not listed.
-        let no_read = tools(&["bash"]);
-        let p = build(&PromptInputs {
+    #[test]
+    fn default_prompt_lists_tools_and_rules_and_skills_follow_the_reader() {
+        let skills = [skill()];
+        let bash = tools(&["bash"]);
+        let s = sections(&PromptInputs {
             custom: None,
             append: &[],
             context_files: &[],
             skills: &skills,
-            tools: &no_read,
+            tools: &bash,
             cwd: "/p",
-            date: "2025-01-02",
         });
-        assert!(!p.contains("available_skills"));
-        assert!(!p.contains("# Project Context"));
+        let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["preamble", "tools", "rules", "skills", "cwd"]);
+        assert!(s[1].1.starts_with("<tools>\n- bash: "));
+        assert!(s[2]
+            .1
+            .starts_with("<rules>\n- Use bash for file exploration"));
+        assert!(s[2]
+            .1
+            .ends_with("- Show file paths clearly when working with files\n</rules>"));
+        // Without read, skills are loaded with bash.
+        assert!(s[3].1.contains("with bash"));
+
+        // No reader: no skills; no tools at all: "(none)".
+        let none = sections(&PromptInputs {
+            custom: None,
+            append: &[],
+            context_files: &[],
+            skills: &skills,
+            tools: &[],
+            cwd: "/p",
+        });
+        assert!(none
+            .iter()
+            .all(|(n, _)| n != "skills" && n != "project_context"));
+        assert!(none[1].1.starts_with("<tools>\n(none)\n\n"));
     }
 }

@@ -14,8 +14,9 @@
 //!
 //! Files: `rpc_input.rs` reads records and parses them into commands, `rpc_commands.rs`
 //! handles each command, `rpc_entries.rs` the entry and tree queries, `rpc_bash.rs` the `bash`
-//! command, `rpc_session.rs` the commands that replace the session, `rpc_ui.rs` extension
-//! dialogs, `rpc_out.rs` the shared stdout writer.
+//! command (its thread and results, driven from here), `rpc_session.rs` the commands that
+//! replace the session, `rpc_ui.rs` extension dialogs, `rpc_out.rs` the shared stdout writer
+//! and the response line.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,7 @@ use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::session::AgentMessage;
 
+use super::rpc_out::response;
 pub(crate) use super::rpc_out::Out;
 use super::rpc_session;
 use crate::harness::session_switch::SwitchEnv;
@@ -366,9 +368,42 @@ impl Server {
         self.flush_bash();
         self.perform_mode_requests();
         for id in std::mem::take(&mut self.aborts) {
-            self.out.line(&commands::response(&id, "abort", Ok(None)));
+            self.out.line(&response(&id, "abort", Ok(None)));
         }
         self.handle_waiting();
+    }
+
+    fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
+        let session_cwd = self.idle.as_ref().map(|s| s.agent().cwd.clone());
+        let host = self.extensions.clone();
+        self.bash.start(cmd, id, session_cwd, &self.out, host);
+    }
+
+    fn abort_bash(&mut self) {
+        self.bash.abort();
+    }
+
+    /// The running command ended: record it, answer, then handle the lines that waited.
+    fn bash_done(&mut self, done: Result<bash::BashDone, crossbeam_channel::RecvError>) {
+        if let Some(line) = self.bash.finished(done, self.idle.as_mut()) {
+            self.out.line(&line);
+        }
+        self.handle_waiting();
+    }
+
+    /// At stdin EOF: let running commands (and the lines behind them) finish.
+    fn finish_bash(&mut self) {
+        while let Some(done) = self.bash.done() {
+            let r = done.recv();
+            self.bash_done(r);
+        }
+    }
+
+    /// Moves recorded bash results into the session and the agent's context, once idle.
+    fn flush_bash(&mut self) {
+        if let Some(s) = self.idle.as_mut() {
+            self.bash.flush(s);
+        }
     }
 
     /// After a signal: aborts the run and waits for it to hand the session back (no wait in a

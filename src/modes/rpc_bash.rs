@@ -2,21 +2,23 @@
 //! reading stdin and `abort_bash` can stop it; its output streams as
 //! `bash_execution_update {id, delta}` events (cleaned like the stored output, escape
 //! sequences split across chunks included) and its response is written when it ends. Lines
-//! other than `abort_bash` that arrive meanwhile wait (see `Server::must_wait`) and are
+//! other than `abort_bash` that arrive meanwhile wait (see the server's `must_wait`) and are
 //! handled in order afterwards, so a client that pipes `bash` then `prompt` gets the command's
 //! output into the prompt's context. The result becomes a `bashExecution` message (no message
 //! event): appended to the session and (unless `excludeFromContext`) the agent's messages at
 //! once when idle, or when the running prompt ends.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
-use super::commands::response;
-use super::Server;
 use crate::ai::Abort;
+use crate::extensions::ExtensionHost;
 use crate::harness::user_bash::record;
+use crate::harness::AgentSession;
+use crate::modes::rpc_out::{response, Out};
 use crate::session::entry::BashExecutionMessage;
 use crate::tools::bash::{BashTool, UserRun};
 use crate::util::terminal_text::Cleaner;
@@ -61,19 +63,27 @@ impl BashState {
     }
 }
 
-impl Server {
-    pub(super) fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
+impl BashState {
+    /// Starts `cmd` on its own thread, in the idle session's directory (`session_cwd`) or the
+    /// last one known; its output streams to `out` as update events.
+    pub(super) fn start(
+        &mut self,
+        cmd: &Value,
+        id: Option<Value>,
+        session_cwd: Option<PathBuf>,
+        out: &Out,
+        host: Option<Arc<ExtensionHost>>,
+    ) {
         let command = cmd["command"].as_str().unwrap_or("").to_string();
         let exclude_from_context = cmd["excludeFromContext"].as_bool() == Some(true);
-        if let Some(s) = &self.idle {
-            self.bash.cwd = s.agent().cwd.clone();
+        if let Some(cwd) = session_cwd {
+            self.cwd = cwd;
         }
-        let cwd = self.bash.cwd.clone();
+        let cwd = self.cwd.clone();
         let abort = Abort::new();
         let (tx, done) = crossbeam_channel::bounded(1);
         let flag = abort.clone();
-        let out = self.out.clone();
-        let host = self.extensions.clone();
+        let thread_out = out.clone();
         let spawned = std::thread::Builder::new()
             .name("pi-rpc-bash".into())
             .spawn(move || {
@@ -81,7 +91,7 @@ impl Server {
                 let on_text = |text: &str| {
                     let delta = cleaner.lock().unwrap_or_else(|p| p.into_inner()).push(text);
                     if !delta.is_empty() {
-                        out.line(&update_event(&id, &delta));
+                        thread_out.line(&update_event(&id, &delta));
                     }
                 };
                 let by_ext = crate::harness::user_bash::by_extension(
@@ -103,55 +113,47 @@ impl Server {
                 });
             });
         match spawned {
-            Ok(_) => self.bash.run = Some(BashRun { abort, done }),
-            Err(e) => self.out.line(&response(&None, "bash", Err(e.to_string()))),
+            Ok(_) => self.run = Some(BashRun { abort, done }),
+            Err(e) => out.line(&response(&None, "bash", Err(e.to_string()))),
         }
     }
 
-    pub(super) fn abort_bash(&mut self) {
-        if let Some(r) = &self.bash.run {
+    pub(super) fn abort(&self) {
+        if let Some(r) = &self.run {
             r.abort.abort();
         }
     }
 
-    /// The running command ended: record it, answer, then handle the lines that waited.
-    pub(super) fn bash_done(&mut self, done: Result<BashDone, crossbeam_channel::RecvError>) {
-        self.bash.run = None;
-        if let Ok(BashDone {
+    /// The running command ended: records its result (into `idle`, the session, when there is
+    /// one) and returns the response to write.
+    pub(super) fn finished(
+        &mut self,
+        done: Result<BashDone, crossbeam_channel::RecvError>,
+        idle: Option<&mut AgentSession>,
+    ) -> Option<Value> {
+        self.run = None;
+        let BashDone {
             id,
             command,
             exclude_from_context,
             run,
-        }) = done
-        {
-            let result = run.map(|run| {
-                let msg =
-                    crate::harness::user_bash::bash_message(command, run, exclude_from_context);
-                let data = bash_result(&msg);
-                self.bash.pending.push(msg);
-                self.flush_bash();
-                data
-            });
-            self.out.line(&response(&id, "bash", result.map(Some)));
-        }
-        self.handle_waiting();
+        } = done.ok()?;
+        let result = run.map(|run| {
+            let msg = crate::harness::user_bash::bash_message(command, run, exclude_from_context);
+            let data = bash_result(&msg);
+            self.pending.push(msg);
+            if let Some(session) = idle {
+                self.flush(session);
+            }
+            data
+        });
+        Some(response(&id, "bash", result.map(Some)))
     }
 
-    /// At stdin EOF: let running commands (and the lines behind them) finish.
-    pub(super) fn finish_bash(&mut self) {
-        while let Some(done) = self.bash.done() {
-            let r = done.recv();
-            self.bash_done(r);
-        }
-    }
-
-    /// Moves recorded results into the session and the agent's context, once idle.
-    pub(super) fn flush_bash(&mut self) {
-        let Some(s) = self.idle.as_mut() else {
-            return;
-        };
-        for msg in self.bash.pending.drain(..) {
-            record(s, msg);
+    /// Moves recorded results into the session and the agent's context.
+    pub(super) fn flush(&mut self, session: &mut AgentSession) {
+        for msg in self.pending.drain(..) {
+            record(session, msg);
         }
     }
 }

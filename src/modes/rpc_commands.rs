@@ -16,33 +16,7 @@ use crate::resources::loader::Resources;
 use crate::session::{ops, AgentMessage};
 
 use super::super::rpc_session;
-
-/// `{id?, type: "response", command, success, data? | error}`.
-pub(super) fn response(
-    id: &Option<Value>,
-    command: &str,
-    result: Result<Option<Value>, String>,
-) -> Value {
-    let mut m = Map::new();
-    if let Some(id) = id {
-        m.insert("id".into(), id.clone());
-    }
-    m.insert("type".into(), "response".into());
-    m.insert("command".into(), command.into());
-    match result {
-        Ok(data) => {
-            m.insert("success".into(), true.into());
-            if let Some(d) = data {
-                m.insert("data".into(), d);
-            }
-        }
-        Err(e) => {
-            m.insert("success".into(), false.into());
-            m.insert("error".into(), e.into());
-        }
-    }
-    Value::Object(m)
-}
+use crate::modes::rpc_out::response;
 
 /// `{disposition}` of a prompt, steer or follow-up response.
 fn disposition(d: Disposition) -> Value {

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::commands::response;
 use super::Server;
+use crate::modes::rpc_out::response;
 use crate::session::entry::Entry;
 use crate::session::json::to_js_string;
 

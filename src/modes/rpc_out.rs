@@ -1,10 +1,10 @@
 //! Serialized writes of whole JSON lines to stdout for `--mode rpc`, shared by the main loop,
-//! the run's worker thread and extension dialogs (`rpc_ui`).
+//! the run's worker thread and extension dialogs (`rpc_ui`), and the shape of a response line.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::util::json::to_js_string;
 
@@ -29,4 +29,31 @@ impl Out {
         // A closed stdout means the client is gone; stdin EOF will end us.
         let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     }
+}
+
+/// `{id?, type: "response", command, success, data? | error}`.
+pub(crate) fn response(
+    id: &Option<Value>,
+    command: &str,
+    result: Result<Option<Value>, String>,
+) -> Value {
+    let mut m = Map::new();
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+    m.insert("type".into(), "response".into());
+    m.insert("command".into(), command.into());
+    match result {
+        Ok(data) => {
+            m.insert("success".into(), true.into());
+            if let Some(d) = data {
+                m.insert("data".into(), d);
+            }
+        }
+        Err(e) => {
+            m.insert("success".into(), false.into());
+            m.insert("error".into(), e.into());
+        }
+    }
+    Value::Object(m)
 }

@@ -86,15 +86,16 @@ pub fn find_prompt_file(
     (global.is_file().then_some(global), skipped)
 }
 
-/// The `# Project Context` section of the system prompt (empty without files).
+/// The `project_context` section of the system prompt: an introduction, then each file in a
+/// `<project_instructions path="…">` element (1.x dropped the Markdown headings for tags).
 pub fn render(files: &[ContextFile]) -> String {
-    if files.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n\n# Project Context\n\n");
-    out.push_str("Instructions and conventions provided for this project:\n\n");
+    let mut parts = vec!["Instructions and conventions provided for this project:".to_string()];
     for f in files {
-        out.push_str(&format!("## {}\n\n{}\n\n", f.path.display(), f.content));
+        parts.push(format!(
+            "<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+            f.path.display(),
+            f.content
+        ));
     }
-    out
+    parts.join("\n\n")
 }

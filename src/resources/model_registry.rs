@@ -34,7 +34,7 @@ impl ModelEntry {
     }
     pub fn provider(&self) -> &str {
         match self {
-            ModelEntry::Builtin(s) => s.provider,
+            ModelEntry::Builtin(s) => s.provider(),
             ModelEntry::Custom(m) => &m.provider,
         }
     }
@@ -52,13 +52,13 @@ impl ModelEntry {
     }
     pub fn context_window(&self) -> u64 {
         match self {
-            ModelEntry::Builtin(s) => s.context_window,
+            ModelEntry::Builtin(s) => u64::from(s.context_window),
             ModelEntry::Custom(m) => m.context_window,
         }
     }
     pub fn max_tokens(&self) -> u64 {
         match self {
-            ModelEntry::Builtin(s) => s.max_tokens,
+            ModelEntry::Builtin(s) => u64::from(s.max_tokens),
             ModelEntry::Custom(m) => m.max_tokens,
         }
     }
@@ -153,7 +153,7 @@ impl ModelRegistry {
         }
         let find_provider = |name: &str| config.providers.iter().find(|(n, _)| n == name);
         for spec in catalog::specs() {
-            let pconf = find_provider(spec.provider).map(|(_, p)| p);
+            let pconf = find_provider(spec.provider()).map(|(_, p)| p);
             let provider_override = pconf.filter(|p| p.base_url.is_some() || p.compat.is_some());
             let model_override = pconf
                 .and_then(|p| p.model_overrides.iter().find(|(id, _)| id == spec.id))
@@ -462,12 +462,12 @@ fn custom_model(
         .api
         .as_deref()
         .or(provider_api)
-        .or(builtin.map(|s| s.api))?;
+        .or(builtin.map(|s| s.api()))?;
     let base_url = def
         .base_url
         .as_deref()
         .or(provider_base_url)
-        .or(builtin.map(|s| s.base_url))?;
+        .or(builtin.map(|s| s.base_url()))?;
     let cost = def.cost.unwrap_or([0.0; 4]);
     Some(Model {
         id: def.id.clone(),

@@ -340,8 +340,9 @@ pub fn escape_xml(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
-/// The skills section of the system prompt (empty when no skill is visible to the model).
-pub fn format_for_prompt(skills: &[Skill]) -> String {
+/// The skills section of the system prompt (empty when no skill is visible to the model);
+/// `reader` is the tool that loads a skill file (`read`, else `bash`).
+pub fn format_for_prompt(skills: &[Skill], reader: &str) -> String {
     let visible: Vec<&Skill> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
@@ -351,7 +352,11 @@ pub fn format_for_prompt(skills: &[Skill]) -> String {
     }
     let mut lines = vec![
         "\n\nSkills give you specialized instructions for particular kinds of tasks.".to_string(),
-        "When a task fits a skill's description, load its file with the read tool first.".into(),
+        if reader == "read" {
+            "When a task fits a skill's description, load its file with the read tool first.".into()
+        } else {
+            "When a task fits a skill's description, load its file with bash first.".into()
+        },
         "Relative paths inside a skill file are relative to the skill's directory (the folder holding the file); use the resulting absolute paths in tool calls.".into(),
         String::new(),
         "<available_skills>".into(),

@@ -85,6 +85,7 @@ pub fn estimate_tokens(m: &AgentMessage) -> u64 {
         AgentMessage::BashExecution(b) => ceil_quarter(js_len(&b.command) + js_len(&b.output)),
         AgentMessage::BranchSummary(b) => ceil_quarter(js_len(&b.summary)),
         AgentMessage::CompactionSummary(c) => ceil_quarter(js_len(&c.summary)),
+        AgentMessage::System(m) => ceil_quarter(m.estimated_chars(js_len)),
         AgentMessage::Unknown(_) => 0,
     }
 }
@@ -154,16 +155,37 @@ fn estimate_with<T>(
     }
 }
 
-/// pi's `estimateContextTokens` over a transcript.
+/// pi's `estimateContextTokens` over a transcript. Without any usage to go by, the system
+/// messages count once, as the prompt and tools they replay to (1.x), not patch by patch.
 pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
-    estimate_with(
+    let estimate = estimate_with(
         messages,
         |m| match m {
             AgentMessage::Llm(m) => assistant_usage(m),
             _ => None,
         },
         estimate_tokens,
-    )
+    );
+    if estimate.last_usage_index.is_some() {
+        return estimate;
+    }
+    let systems = messages.iter().filter_map(|m| match m {
+        AgentMessage::System(s) => Some(s),
+        _ => None,
+    });
+    let current = crate::agent::system_message::SystemState::replay(systems).checkpoint(0);
+    let tokens = current.map_or(0, |s| estimate_tokens(&AgentMessage::System(s)))
+        + messages
+            .iter()
+            .filter(|m| !matches!(m, AgentMessage::System(_)))
+            .map(estimate_tokens)
+            .sum::<u64>();
+    ContextEstimate {
+        tokens,
+        usage_tokens: 0,
+        trailing_tokens: tokens,
+        last_usage_index: None,
+    }
 }
 
 /// The same over the agent's live (LLM) messages.
@@ -451,6 +473,9 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
             .iter()
             .filter(|e| !matches!(e, Entry::Compaction(_)))
             .filter_map(|e| message_of_entry(e))
+            // pi 1.x: system messages are prompt state, not conversation; the compaction
+            // entry carries their replay.
+            .filter(|m| !matches!(m, AgentMessage::System(_)))
             .collect()
     };
     let messages_to_summarize = for_summary(boundary_start..history_end.max(boundary_start));

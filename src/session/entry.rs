@@ -13,8 +13,11 @@ use crate::util::json::present;
 // re-exported for callers of the old path.
 pub use crate::agent::message::{
     AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    CustomMessage,
+    CustomMessage, SystemMessage,
 };
+
+/// pi's current session file format version.
+pub const CURRENT_VERSION: u64 = 3;
 
 /// Line 1 of a session file. `version` is absent in v1 files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,7 +46,7 @@ impl SessionHeader {
     pub fn new(id: &str, timestamp: &str, cwd: &str, parent_session: Option<String>) -> Self {
         SessionHeader {
             kind: "session".into(),
-            version: Some(super::CURRENT_VERSION),
+            version: Some(CURRENT_VERSION),
             id: id.into(),
             timestamp: timestamp.into(),
             cwd: cwd.into(),

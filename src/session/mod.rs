@@ -21,12 +21,9 @@ pub mod ops;
 pub mod store;
 pub mod tree;
 
-pub use entry::{AgentMessage, Entry, SessionHeader};
+pub use entry::{AgentMessage, Entry, SessionHeader, CURRENT_VERSION};
 pub use store::SessionWriter;
 pub use tree::{build_context, to_llm_messages, SessionContext, Tree};
-
-/// pi's current session file format version.
-pub const CURRENT_VERSION: u64 = 3;
 
 #[cfg(test)]
 #[path = "tests/compaction.rs"]

@@ -289,6 +289,7 @@ pub fn estimate_tokens(m: &AgentMessage) -> u64 {
         AgentMessage::BashExecution(b) => js_len(&b.command) + js_len(&b.output),
         AgentMessage::BranchSummary(b) => js_len(&b.summary),
         AgentMessage::CompactionSummary(c) => js_len(&c.summary),
+        AgentMessage::System(m) => m.estimated_chars(js_len),
         AgentMessage::Unknown(_) => 0,
     };
     (chars as u64).div_ceil(4)

@@ -548,19 +548,39 @@ impl SessionWriter {
         usage: Option<Value>,
         from_hook: Option<bool>,
     ) -> io::Result<String> {
+        let now = now_ms();
+        let mut extra = Extra::new();
+        // pi 1.x: the prompt and tools declared so far, so the context after the compaction
+        // (which leaves out the system messages before it) still has them.
+        let checkpoint = self.system_state().checkpoint(now);
+        if let Some(m) = checkpoint.and_then(|m| serde_json::to_value(AgentMessage::System(m)).ok())
+        {
+            extra.insert("systemMessage".into(), m);
+        }
         let e = Entry::Compaction(CompactionEntry {
             id: self.new_id(),
             parent_id: self.parent(),
-            timestamp: now_iso(),
+            timestamp: iso_timestamp(now),
             summary: summary.into(),
             first_kept_entry_id: Some(first_kept_entry_id.into()),
             tokens_before,
             details,
             usage,
             from_hook,
-            extra: Extra::new(),
+            extra,
         });
         self.append(e)
+    }
+
+    /// The prompt and tools the current branch has declared (its system messages replayed).
+    pub fn system_state(&self) -> crate::agent::system_message::SystemState {
+        let context = self.build_context();
+        crate::agent::system_message::SystemState::replay(context.messages.iter().filter_map(|m| {
+            match m {
+                AgentMessage::System(s) => Some(s),
+                _ => None,
+            }
+        }))
     }
 
     /// Moves the leaf to `from` (`None`: before the root) and appends a `branch_summary` there.

@@ -80,7 +80,7 @@ fn system_prompt_flags_and_tool_sets_reach_the_request() {
     let system = body["messages"][0]["content"].as_str().unwrap_or_default();
     assert!(system.starts_with("You are TESTBOT."), "{system}");
     assert!(
-        system.contains("EXTRA RULE") && system.contains("Current working directory:"),
+        system.contains("<addendum>\nEXTRA RULE\n</addendum>") && system.contains("\n\n<cwd>\n"),
         "{system}"
     );
     assert!(

@@ -284,7 +284,10 @@ export default function (pi) {
         })
         .filter(|k| !k.ends_with("_change") && k != "session")
         .collect();
-    assert_eq!(kinds, ["custom", "custom_message", "user", "assistant"]);
+    assert_eq!(
+        kinds,
+        ["custom", "custom_message", "system", "user", "assistant"]
+    );
 }
 
 #[test]

@@ -585,9 +585,14 @@ fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
         .map(|v| v["message"].clone())
         .collect();
     let roles: Vec<&str> = starts.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "custom", "assistant"], "{}", out.stdout);
-    assert_eq!(starts[1]["customType"], "ctx");
-    assert_eq!(starts[1]["details"], json!({"n": 1}));
+    assert_eq!(
+        roles,
+        ["system", "user", "custom", "assistant"],
+        "{}",
+        out.stdout
+    );
+    assert_eq!(starts[2]["customType"], "ctx");
+    assert_eq!(starts[2]["details"], json!({"n": 1}));
     assert_eq!(mock.requests()[0].user_texts(), ["hello", "Extra context"]);
     // Recorded as pi records it: a custom_message entry, not a user message.
     let dir = pi.agent_dir().join("sessions");
@@ -615,6 +620,7 @@ fn before_agent_start_messages_are_custom_messages_after_the_prompt() {
         kinds,
         [
             "session",
+            "message:system",
             "message:user",
             "custom_message",
             "message:assistant"

@@ -44,6 +44,8 @@ fn json_mode_prints_header_then_events() {
             "message_start",
             "message_end",
             "message_start",
+            "message_end",
+            "message_start",
             "message_update",
             "message_end",
             "turn_end",
@@ -58,10 +60,12 @@ fn json_mode_prints_header_then_events() {
         .iter()
         .filter(|l| l["type"] == "message_start")
         .collect();
-    assert_eq!(starts[0]["message"]["role"], "user");
-    assert_eq!(starts[1]["message"]["role"], "assistant");
+    // pi 1.x: the prompt checkpoint, then the user message.
+    assert_eq!(starts[0]["message"]["role"], "system");
+    assert_eq!(starts[1]["message"]["role"], "user");
+    assert_eq!(starts[2]["message"]["role"], "assistant");
     assert_eq!(
-        starts[1]["message"]["stopReason"], "pending",
+        starts[2]["message"]["stopReason"], "pending",
         "today's pi marks the message still streaming"
     );
 
@@ -87,7 +91,7 @@ fn json_mode_prints_header_then_events() {
         lines.last().unwrap(),
         &serde_json::json!({"type": "agent_settled", "aborted": false})
     );
-    let costs = &end["messages"][1]["usage"]["cost"];
+    let costs = &end["messages"][2]["usage"]["cost"];
     assert!(costs["total"].is_u64() || costs["total"].is_f64());
     assert!(
         !out.stdout.contains("\"total\":0.0"),

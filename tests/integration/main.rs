@@ -37,4 +37,5 @@ mod rpc;
 mod sandbox;
 mod sessions;
 mod signals;
+mod system_messages;
 mod tools;

@@ -33,7 +33,7 @@ fn approved_project_sends_context_skills_and_expands_templates() {
     out.assert_code(0).assert_no_panic();
     let req = &mock.requests()[0];
     let body = req.body_text();
-    assert!(body.contains("# Project Context"), "{body}");
+    assert!(body.contains("<project_context>"), "{body}");
     assert!(body.contains("Always answer in haiku."), "{body}");
     assert!(body.contains("<available_skills>"), "{body}");
     assert!(body.contains("<name>lint-fix</name>"), "{body}");

@@ -280,9 +280,10 @@ fn fork_keeps_what_came_before_the_chosen_user_message() {
         k["data"],
         serde_json::json!({"text": "second question", "cancelled": false})
     );
-    assert_eq!(roles(by_id(&all, "m")), ["user", "assistant"]);
+    // The prompt checkpoint written before the first question comes along.
+    assert_eq!(roles(by_id(&all, "m")), ["system", "user", "assistant"]);
     assert_eq!(
-        by_id(&all, "m")["data"]["messages"][0]["content"][0]["text"],
+        by_id(&all, "m")["data"]["messages"][1]["content"][0]["text"],
         "first question"
     );
     let forked = by_id(&all, "s")["data"]["sessionFile"]
@@ -307,7 +308,8 @@ fn fork_keeps_what_came_before_the_chosen_user_message() {
         &[&at_first, r#"{"id":"m","type":"get_messages"}"#],
     );
     assert_eq!(by_id(&all, "k2")["data"]["text"], "first question");
-    assert_eq!(by_id(&all, "m")["data"]["messages"], serde_json::json!([]));
+    // Only the prompt checkpoint came before the first question.
+    assert_eq!(roles(by_id(&all, "m")), ["system"]);
 }
 
 #[test]
@@ -349,7 +351,7 @@ fn clone_copies_the_branch_and_switch_session_goes_back() {
     );
     assert_eq!(
         roles(by_id(&all, "m")),
-        ["user", "assistant", "user", "assistant"]
+        ["system", "user", "assistant", "user", "assistant"]
     );
     assert_eq!(
         by_id(&all, "s2")["data"]["sessionFile"],
@@ -706,9 +708,16 @@ fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
     );
     assert_eq!(
         roles_of(by_id(&all, "m1")),
-        ["user", "assistant", "user", "assistant", "bashExecution"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "bashExecution"
+        ]
     );
-    let bash = &by_id(&all, "m1")["data"]["messages"][4];
+    let bash = &by_id(&all, "m1")["data"]["messages"][5];
     assert_eq!(bash["command"], "echo hi");
     assert_eq!(bash["output"], "hi\n");
     assert_eq!(by_id(&all, "c")["success"], true, "{all:?}");
@@ -729,9 +738,10 @@ fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
         .as_u64()
         .is_some_and(|t| t > 0));
     let after = roles_of(by_id(&all, "m2"));
-    assert_eq!(after[0], "compactionSummary", "{after:?}");
+    // The compaction's prompt checkpoint, then its summary (pi 1.x).
+    assert_eq!(after[..2], ["system", "compactionSummary"], "{after:?}");
     assert_eq!(
-        by_id(&all, "m2")["data"]["messages"][0]["summary"],
+        by_id(&all, "m2")["data"]["messages"][1]["summary"],
         "## Goal\nSUMMARY"
     );
     assert!(after.contains(&"bashExecution".to_string()), "{after:?}");

@@ -24,7 +24,7 @@ CASES = [
                      c("getSessionStats"), c("getMessages"), c("getForkMessages"), c("getStderr")]),
     ccase("prompt", [c("promptAndWait", "hello"), c("getMessages"), c("getLastAssistantText"), c("getSessionStats"),
                      c("setSessionName", "my-test-session"), c("getState"), c("getForkMessages")],
-          turns=["hi back"]),
+          turns=["hi back"], follows="0.87.1", note="1.x: totalMessages counts the prompt checkpoint entry"),
     ccase("models", [c("setModel", "mock", "mock-two"), c("getState"), c("cycleModel"), c("getState"),
                      c("setModel", "mock", "mock-model"), c("setThinkingLevel", "high"), c("getState"),
                      c("cycleThinkingLevel"), c("cycleThinkingLevel"), c("getState"), c("setModel", "mock", "nope")],

@@ -358,7 +358,7 @@ impl<T: Terminal> App<T> {
         self.list_extensions_in_header();
         self.list_mcp_in_header();
         self.install_autocomplete();
-        if let Err(e) = super::load_theme(&self.env) {
+        if let Err(e) = super::env::load_theme(&self.env) {
             self.view.error(&e);
         }
         self.view.invalidate();

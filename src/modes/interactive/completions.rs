@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::InteractiveEnv;
+use super::env::InteractiveEnv;
 use crate::ai::Model;
 use crate::resources::loader::Resources;
 use crate::resources::packages::source::PackageSource;

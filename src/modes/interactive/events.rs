@@ -146,6 +146,9 @@ pub(super) fn on_agent_event(
         | AgentEvent::TurnEnd { .. }
         | AgentEvent::MessageStart { .. }
         | AgentEvent::MessageEnd { .. }
-        | AgentEvent::CustomMessageEnd { .. } => {}
+        | AgentEvent::CustomMessageEnd { .. }
+        // The transcript does not show the prompt checkpoints.
+        | AgentEvent::SystemMessageStart { .. }
+        | AgentEvent::SystemMessageEnd { .. } => {}
     }
 }

@@ -20,35 +20,16 @@ use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
 use super::text_style::safe;
 use super::turn::BUSY;
-use crate::agent::Tool;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Notice};
 use crate::extensions::ExtensionHost;
-use crate::harness::extensions::{InputSource, ModelLookup, UserInput};
+use crate::harness::extensions::{InputSource, UserInput};
 use crate::harness::task::SessionTask;
 use crate::resources::loader::Resources;
 use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
 use crate::tui::KeyEvent;
-
-/// Freshly started extensions for `/reload`, with the tool set and system prompt they imply.
-pub struct ReloadedExtensions {
-    pub host: Arc<ExtensionHost>,
-    /// The active tools (built-ins and extension tools, filtered as on the command line).
-    pub tools: Vec<Arc<dyn Tool>>,
-    /// Every tool that could be active, for `setActiveTools`.
-    pub registry: Vec<Arc<dyn Tool>>,
-    pub system_prompt: String,
-    pub models: Option<ModelLookup>,
-    /// Discovery warnings to show.
-    pub warnings: Vec<String>,
-}
-
-/// Stops nothing: discovers and starts the extensions again for the reloaded resources and
-/// the current session file.
-pub type ReloadExtensionsFn =
-    Box<dyn Fn(&Resources, Option<String>) -> Result<ReloadedExtensions, String>>;
 
 /// Skills and templates expansion that can travel to the session's worker thread.
 fn expander(resources: &Resources) -> impl Fn(&str) -> String + Send + 'static {

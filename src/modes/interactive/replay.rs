@@ -76,7 +76,7 @@ pub(super) fn transcript_items(
                     items.push(ext.message_item(c, screen.tools_expanded));
                 }
             }
-            AgentMessage::Unknown(_) => {}
+            AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
         }
     }
     items

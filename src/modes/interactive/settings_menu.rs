@@ -121,7 +121,7 @@ impl<T: Terminal> App<T> {
             }
             SettingsOutcome::Closed => {
                 // Whatever was previewed last, the saved theme is what stays.
-                if let Err(e) = super::load_theme(&self.env) {
+                if let Err(e) = super::env::load_theme(&self.env) {
                     self.view.error(&e);
                 }
                 self.restyle();

@@ -183,6 +183,7 @@ impl<T: Terminal> App<T> {
         if let Some(s) = self.session.as_mut() {
             let ctx = s.session.build_context();
             s.agent_mut().messages = to_llm_messages(&ctx.messages);
+            s.restore_tools_from_transcript();
         }
         self.render_history();
         if let Some(text) = editor_text {

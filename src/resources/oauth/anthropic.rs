@@ -5,9 +5,10 @@
 use serde_json::{json, Value};
 
 use super::callback::{callback_host, CallbackServer};
-use super::{
-    expiry_from, obtain_code, pkce, post_json, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS,
+use super::flow::{
+    expiry_from, obtain_code, post_json, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS,
 };
+use super::pkce;
 use crate::ai::stream::Abort;
 
 /// Endpoints and client of the flow (tests point them at a mock server).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{get_json, post_form, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS};
+use super::flow::{get_json, post_form, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS};
 use crate::ai::stream::Abort;
 
 /// The editor identity Copilot's token endpoint expects.

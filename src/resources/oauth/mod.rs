@@ -8,110 +8,19 @@
 //! manual input. Credentials are stored in auth.json exactly as pi stores them
 //! (`{"type":"oauth","refresh","access","expires",...extras}`); [`refresh`] keeps them fresh
 //! under pi's lock.
+//!
+//! This file holds the registry of built-in providers; `flow` what every flow shares (the
+//! traits, the credentials, the token requests), one file per provider beside it.
 
 pub mod anthropic;
 pub mod callback;
+pub mod flow;
 pub mod github_copilot;
 pub mod openai_codex;
 pub mod pkce;
 pub mod refresh;
 
-use std::time::Duration;
-
-use crossbeam_channel::Receiver;
-use serde_json::{json, Map, Value};
-
-use crate::ai::http;
-use crate::ai::stream::Abort;
-use callback::{Callback, CallbackServer};
-
-/// How a login flow talks to its user.
-pub trait LoginUi {
-    /// Show the URL to open (and try to open it), with optional instructions.
-    fn on_auth(&self, url: &str, instructions: Option<&str>);
-    /// Ask for one line of input; `Err` cancels the login.
-    fn prompt(&self, message: &str, placeholder: Option<&str>) -> Result<String, String>;
-    /// A progress note ("Exchanging authorization code for tokens...").
-    fn progress(&self, message: &str);
-    /// A channel on which a pasted code or redirect URL may arrive *while* the callback server
-    /// waits (whichever comes first wins). `None`: only the callback, then [`LoginUi::prompt`].
-    fn manual_input(&self) -> Option<Receiver<String>> {
-        None
-    }
-}
-
-/// OAuth credentials as stored in auth.json (minus `"type":"oauth"`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Credentials {
-    pub refresh: String,
-    pub access: String,
-    /// Expiry in milliseconds since the epoch (already shortened by a safety margin where pi
-    /// does so).
-    pub expires: i64,
-    /// Provider extras (`accountId`, `enterpriseUrl`, or fields written by other tools).
-    pub extra: Map<String, Value>,
-}
-
-impl Credentials {
-    /// Reads a stored `{"type":"oauth",...}` entry.
-    pub fn from_json(v: &Value) -> Option<Self> {
-        let obj = v.as_object()?;
-        if obj.get("type").and_then(Value::as_str) != Some("oauth") {
-            return None;
-        }
-        let s = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let expires = obj.get("expires").and_then(Value::as_f64).unwrap_or(0.0) as i64;
-        let mut extra = obj.clone();
-        for k in ["type", "refresh", "access", "expires"] {
-            extra.remove(k);
-        }
-        Some(Credentials {
-            refresh: s("refresh"),
-            access: s("access"),
-            expires,
-            extra,
-        })
-    }
-
-    /// The auth.json entry.
-    pub fn to_json(&self) -> Value {
-        let mut obj = Map::new();
-        obj.insert("type".into(), json!("oauth"));
-        obj.insert("refresh".into(), json!(self.refresh));
-        obj.insert("access".into(), json!(self.access));
-        obj.insert("expires".into(), json!(self.expires));
-        for (k, v) in &self.extra {
-            obj.insert(k.clone(), v.clone());
-        }
-        Value::Object(obj)
-    }
-
-    /// pi refreshes once `now >= expires` (the margin is baked into `expires`).
-    pub fn is_expired(&self) -> bool {
-        self.expires_within(0)
-    }
-
-    /// Whether less than `ms` milliseconds of validity are left.
-    pub fn expires_within(&self, ms: i64) -> bool {
-        crate::ai::types::now_ms().saturating_add(ms) >= self.expires
-    }
-
-    pub fn extra_str(&self, key: &str) -> Option<&str> {
-        self.extra.get(key).and_then(Value::as_str)
-    }
-}
-
-/// One OAuth provider: how to log in, refresh, and turn credentials into an API key.
-pub trait OAuthProvider: Send + Sync {
-    fn id(&self) -> &'static str;
-    /// The display name pi shows in `/login`.
-    fn name(&self) -> &'static str;
-    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, String>;
-    fn refresh(&self, creds: &Credentials) -> Result<Credentials, String>;
-    fn api_key(&self, creds: &Credentials) -> String {
-        creds.access.clone()
-    }
-}
+pub use flow::{parse_authorization_input, Credentials, LoginUi, OAuthProvider};
 
 /// The built-in providers with their real endpoints, in pi's order.
 pub fn providers() -> Vec<Box<dyn OAuthProvider>> {
@@ -143,135 +52,6 @@ pub fn request_credentials(
     let base_url = (provider_id == "github-copilot").then(|| github_copilot::base_url_for(&creds));
     Ok(Some((flow.api_key(&creds), base_url)))
 }
-
-/// `code` and `state` from what a user pasted: a full redirect URL, `code#state`, a query
-/// string, or a bare code.
-pub fn parse_authorization_input(input: &str) -> (Option<String>, Option<String>) {
-    let value = input.trim();
-    if value.is_empty() {
-        return (None, None);
-    }
-    let non_empty = |s: Option<String>| s.filter(|s| !s.is_empty());
-    if let Some((scheme, rest)) = value.split_once("://") {
-        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()) {
-            let query = rest
-                .split_once('?')
-                .map(|(_, q)| q.split('#').next().unwrap_or(""))
-                .unwrap_or("");
-            return (
-                non_empty(pkce::query_value(query, "code")),
-                non_empty(pkce::query_value(query, "state")),
-            );
-        }
-    }
-    if let Some((code, state)) = value.split_once('#') {
-        return (non_empty(Some(code.into())), non_empty(Some(state.into())));
-    }
-    if value.contains("code=") {
-        return (
-            non_empty(pkce::query_value(value, "code")),
-            non_empty(pkce::query_value(value, "state")),
-        );
-    }
-    (Some(value.to_string()), None)
-}
-
-/// Waits for the browser callback or a pasted answer (whichever first), then falls back to
-/// asking. Returns `(code, state)`; a pasted state must match `expected_state`.
-pub(crate) fn obtain_code(
-    server: Option<&CallbackServer>,
-    ui: &dyn LoginUi,
-    abort: &Abort,
-    expected_state: &str,
-    prompt: &str,
-) -> Result<(String, String), String> {
-    let from_paste = |input: &str| -> Result<Option<(String, String)>, String> {
-        let (code, state) = parse_authorization_input(input);
-        if state.as_deref().is_some_and(|s| s != expected_state) {
-            return Err("OAuth state mismatch".into());
-        }
-        Ok(code.map(|c| (c, state.unwrap_or_else(|| expected_state.to_string()))))
-    };
-    if let Some(server) = server {
-        let never = crossbeam_channel::never();
-        let mut manual = ui.manual_input();
-        loop {
-            if abort.is_aborted() {
-                return Err("Login cancelled".into());
-            }
-            crossbeam_channel::select! {
-                recv(server.receiver()) -> cb => {
-                    if let Ok(Callback { code, state, .. }) = cb {
-                        return Ok((code, state));
-                    }
-                    break;
-                }
-                recv(manual.as_ref().unwrap_or(&never)) -> input => match input {
-                    Ok(text) => {
-                        if let Some(found) = from_paste(&text)? {
-                            return Ok(found);
-                        }
-                        break;
-                    }
-                    // The paste side closed (stdin at EOF): keep waiting for the browser.
-                    Err(_) => manual = None,
-                },
-                default(Duration::from_millis(100)) => {}
-            }
-        }
-    }
-    let input = ui.prompt(prompt, None)?;
-    from_paste(&input)?.ok_or_else(|| "Missing authorization code".to_string())
-}
-
-/// POSTs a JSON body and returns the JSON answer; non-2xx statuses are errors with the body.
-pub(crate) fn post_json(url: &str, body: &Value) -> Result<Value, String> {
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json"),
-    ];
-    answer(
-        url,
-        http::request("POST", url, &headers, Some(&body.to_string())),
-    )
-}
-
-/// POSTs a form body and returns the JSON answer.
-pub(crate) fn post_form(
-    url: &str,
-    pairs: &[(&str, &str)],
-    extra: &[(&str, &str)],
-) -> Result<Value, String> {
-    let mut headers = vec![
-        ("content-type", "application/x-www-form-urlencoded"),
-        ("accept", "application/json"),
-    ];
-    headers.extend_from_slice(extra);
-    let body = pkce::form_encode(pairs);
-    answer(url, http::request("POST", url, &headers, Some(&body)))
-}
-
-/// GETs a JSON document.
-pub(crate) fn get_json(url: &str, headers: &[(&str, &str)]) -> Result<Value, String> {
-    answer(url, http::request("GET", url, headers, None))
-}
-
-fn answer(url: &str, r: Result<(u16, String), String>) -> Result<Value, String> {
-    let (status, text) = r.map_err(|e| format!("request to {url} failed: {e}"))?;
-    if !(200..300).contains(&status) {
-        return Err(format!("HTTP {status} from {url}: {}", text.trim()));
-    }
-    serde_json::from_str(&text).map_err(|e| format!("invalid JSON from {url}: {e}"))
-}
-
-/// `now + expires_in seconds - margin`, in milliseconds.
-pub(crate) fn expiry_from(expires_in: Option<f64>, margin_ms: i64) -> Result<i64, String> {
-    let secs = expires_in.ok_or("token response has no expires_in")?;
-    Ok(crate::ai::types::now_ms() + (secs * 1000.0) as i64 - margin_ms)
-}
-
-/// pi subtracts five minutes from Anthropic and Copilot expiries.
-pub(crate) const FIVE_MINUTES_MS: i64 = 5 * 60 * 1000;
 
 #[cfg(test)]
 mod tests;

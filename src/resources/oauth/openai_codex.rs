@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use super::callback::{callback_host, CallbackServer};
-use super::{expiry_from, obtain_code, pkce, post_form, Credentials, LoginUi, OAuthProvider};
+use super::flow::{expiry_from, obtain_code, post_form, Credentials, LoginUi, OAuthProvider};
+use super::pkce;
 use crate::ai::stream::Abort;
 
 /// Endpoints and client of the flow (tests point them at a mock server).

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{Credentials, OAuthProvider};
+use super::flow::{Credentials, OAuthProvider};
 use crate::resources::credential_file::{with_lock, write_private_atomic};
 
 /// How long to wait for another process's refresh before giving up.

@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::anthropic::Anthropic;
+use super::flow::*;
 use super::github_copilot::{base_url_for, normalize_domain, GithubCopilot};
 use super::openai_codex::OpenAiCodex;
 use super::pkce::{challenge_for, parse_query, query_value};
 use super::refresh::fresh_credentials;
 use super::*;
+use crate::ai::stream::Abort;
 use crate::util::encoding::base64url_encode;
 
 #[derive(Debug, Clone)]

@@ -76,12 +76,11 @@ fn context_files_agent_dir_first_then_root_down_to_cwd() {
     assert_eq!(files.len(), 1);
 
     let rendered = context_files::render(&files);
-    assert!(rendered.starts_with("\n\n# Project Context\n\n"));
-    assert!(rendered.contains(&format!(
-        "## {}\n\nglobal\n\n",
+    assert!(rendered.starts_with("Instructions and conventions provided for this project:\n\n"));
+    assert!(rendered.ends_with(&format!(
+        "<project_instructions path=\"{}\">\nglobal\n</project_instructions>",
         agent.join("AGENTS.md").display()
     )));
-    assert_eq!(context_files::render(&[]), "");
 }
 
 /// pi (every version): context files are instructions, not code; trust never gates them.
@@ -358,14 +357,15 @@ fn skills_block_escapes_and_hides_disabled() {
         ),
         skill("hidden", "never listed", "/s/hidden/SKILL.md", true),
     ];
-    let block = skills::format_for_prompt(&list);
-    assert!(block.starts_with("\n\n"));
+    let block = skills::format_for_prompt(&list, "read");
+    assert!(block.contains("with the read tool"));
+    assert!(skills::format_for_prompt(&list, "bash").contains("with bash"));
     assert!(block.contains(
         "<available_skills>\n  <skill>\n    <name>a&amp;b</name>\n    <description>Use &lt;when&gt; &quot;quoted&quot; &amp; &apos;single&apos;</description>\n    <location>/s/a&amp;b/SKILL.md</location>\n  </skill>\n</available_skills>"
     ));
     assert!(block.ends_with("</available_skills>"));
     assert!(!block.contains("hidden"));
-    assert_eq!(skills::format_for_prompt(&list[1..]), "");
+    assert_eq!(skills::format_for_prompt(&list[1..], "read"), "");
 }
 
 #[test]

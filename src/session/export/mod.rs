@@ -13,23 +13,9 @@ pub mod theme;
 use std::path::{Path, PathBuf};
 
 use super::store::SessionWriter;
-use crate::ai::ToolSpec;
 
-pub use page::{esc, read_session_data, render_html, session_data_json, DATA_OPEN};
+pub use page::{esc, read_session_data, render_html, session_data_json, ExportOptions, DATA_OPEN};
 pub use theme::ExportTheme;
-
-/// What a live session adds to a file export.
-#[derive(Default)]
-pub struct ExportOptions<'a> {
-    /// The page's colours; `None` is pi's default for the terminal (dark unless `COLORFGBG`
-    /// says light).
-    pub theme: Option<ExportTheme>,
-    /// The agent's system prompt, shown atop the conversation of sessions that do not record
-    /// their own (pi 1.x records it as `system` messages).
-    pub system_prompt: Option<&'a str>,
-    /// The agent's tools, listed with their parameters.
-    pub tools: Option<&'a [ToolSpec]>,
-}
 
 /// pi's default output name: `pi-session-<file name without .jsonl>.html` in the cwd.
 pub fn default_output_path(session_path: &Path) -> PathBuf {

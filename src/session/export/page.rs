@@ -2,13 +2,15 @@
 //! colours and the session embedded as pi embeds it — base64 of the JSON
 //! `{header, entries, leafId, systemPrompt?, tools?}` in
 //! `<script id="session-data" type="application/json">`, so tooling that reads pi's exports
-//! reads ours. Base64 keeps every byte of session text out of the markup.
+//! reads ours. Base64 keeps every byte of session text out of the markup. [`ExportOptions`] is
+//! what a live session adds to it (theme, system prompt, tools).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::ExportOptions;
+use super::theme::ExportTheme;
+use crate::ai::ToolSpec;
 use crate::session::json::to_js_string;
 use crate::session::SessionWriter;
 
@@ -25,6 +27,19 @@ const JS: [&str; 3] = [
 /// Where the embedded session sits: this opening tag, the base64 text, `</script>`.
 pub const DATA_OPEN: &str = r#"<script id="session-data" type="application/json">"#;
 
+/// What a live session adds to a file export.
+#[derive(Default)]
+pub struct ExportOptions<'a> {
+    /// The page's colours; `None` is pi's default for the terminal (dark unless `COLORFGBG`
+    /// says light).
+    pub theme: Option<ExportTheme>,
+    /// The agent's system prompt, shown atop the conversation of sessions that do not record
+    /// their own (pi 1.x records it as `system` messages).
+    pub system_prompt: Option<&'a str>,
+    /// The agent's tools, listed with their parameters.
+    pub tools: Option<&'a [ToolSpec]>,
+}
+
 /// The whole page for `w` at its current leaf.
 pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
     let data = session_data_json(w, opts);
@@ -36,7 +51,7 @@ pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
     let theme = match &opts.theme {
         Some(t) => t,
         None => {
-            default_theme = super::ExportTheme::default_for_terminal();
+            default_theme = ExportTheme::default_for_terminal();
             &default_theme
         }
     };

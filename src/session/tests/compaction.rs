@@ -381,3 +381,41 @@ fn branch_entries_stop_at_the_common_ancestor() {
         "files come from every entry"
     );
 }
+
+/// pi 1.x: system messages are prompt state, never summarized (the compaction entry records
+/// their replay instead).
+#[test]
+fn system_messages_are_not_summarized() {
+    let system = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "P"}, "timestamp": 1}));
+    let big = "y".repeat(800);
+    let w = session_of(vec![
+        system,
+        user("u1"),
+        assistant("a1"),
+        user(&big),
+        assistant("a2"),
+    ]);
+    let p = path(&w);
+    let prep = prepare_compaction(&p, &settings(100)).unwrap();
+    let roles: Vec<&str> = prep
+        .messages_to_summarize
+        .iter()
+        .map(AgentMessage::role)
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+}
+
+/// Without usage, a checkpoint and its patches count once, as the state they replay to.
+#[test]
+fn estimate_counts_the_replayed_system_state_once() {
+    let checkpoint = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "x".repeat(400)}, "timestamp": 1}));
+    let patch = AgentMessage::from_value(json!({"role": "system", "content": "",
+        "sections": {"preamble": "y".repeat(40)}, "timestamp": 2}));
+    let u = user("hi");
+    let e = estimate_context_tokens(&[checkpoint.clone(), u.clone(), patch]);
+    assert_eq!(e.tokens, 10 + estimate_tokens(&u));
+    let e = estimate_context_tokens(&[checkpoint, u.clone()]);
+    assert_eq!(e.tokens, 100 + estimate_tokens(&u));
+}

@@ -221,3 +221,50 @@ fn bash_execution_texts() {
         ])
     );
 }
+
+/// pi 1.x: a compaction records the prompt and tools declared so far (its `systemMessage`),
+/// and the context after it starts with that checkpoint instead of the system messages it
+/// left behind.
+#[test]
+fn compaction_records_the_declared_prompt_and_tools() {
+    let mut w = SessionWriter::in_memory("/w");
+    let system = |v: Value| AgentMessage::from_value(v);
+    w.append_message(system(json!({"role": "system", "content": "",
+        "sections": {"preamble": "P", "cwd": "<cwd>\n/w\n</cwd>"}, "timestamp": 1,
+        "toolsAdded": [{"name": "read", "description": "r", "parameters": {}}]})))
+        .unwrap();
+    w.append_message(user("u1")).unwrap();
+    w.append_message(assistant("a1")).unwrap();
+    w.append_message(system(
+        json!({"role": "system", "content": "", "timestamp": 2,
+        "sections": {"cwd": "<cwd>\n/x\n</cwd>"}, "toolsRemoved": [{"name": "read"}]}),
+    ))
+    .unwrap();
+    let u2 = w.append_message(user("u2")).unwrap();
+    w.append_message(assistant("a2")).unwrap();
+    w.append_compaction("SUM", &u2, 10, None, None).unwrap();
+    let entry = w.entries().last().unwrap().to_value();
+    let checkpoint = &entry["systemMessage"];
+    assert_eq!(checkpoint["role"], "system");
+    assert_eq!(
+        checkpoint["sections"],
+        json!({"preamble": "P", "cwd": "<cwd>\n/x\n</cwd>"})
+    );
+    assert!(checkpoint.get("toolsAdded").is_none());
+    assert_eq!(
+        checkpoint["timestamp"].as_i64(),
+        Some(crate::util::date::parse_iso_ms(entry["timestamp"].as_str().unwrap()).unwrap())
+    );
+    let ctx = w.build_context();
+    let roles: Vec<&str> = ctx.messages.iter().map(AgentMessage::role).collect();
+    assert_eq!(roles, ["system", "compactionSummary", "user", "assistant"]);
+    assert_eq!(w.system_state().prompt(), "P\n\n<cwd>\n/x\n</cwd>");
+
+    // Nothing declared: no checkpoint.
+    let mut old = SessionWriter::in_memory("/w");
+    old.append_message(user("u1")).unwrap();
+    let a = old.append_message(assistant("a1")).unwrap();
+    old.append_compaction("SUM", &a, 10, None, None).unwrap();
+    let entry = old.entries().last().unwrap().to_value();
+    assert!(entry.get("systemMessage").is_none());
+}

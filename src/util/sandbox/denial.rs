@@ -10,16 +10,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::{paths, Sandbox};
-
-/// Why a confined command failed, as far as the sandbox is to blame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Explanation {
-    /// One line for the model: what was refused, and what to do instead.
-    pub line: String,
-    /// A few words for the user ("writing /etc/y is blocked").
-    pub summary: String,
-}
+use super::{paths, Explanation, Sandbox};
 
 /// Error texts of a refused open, write, unlink or mkdir.
 const PERMISSION_ERRORS: [&str; 4] = [

@@ -25,7 +25,6 @@ use std::process::Command;
 use std::sync::{Arc, RwLock};
 
 pub use config::{Config, Fallback, Mode};
-pub use denial::Explanation;
 pub use paths::resolve_for_write;
 
 /// Devices every command may write (and read): the usual sinks and sources. Not `/dev/pts`
@@ -59,6 +58,15 @@ pub struct Sandbox {
     /// The seccomp program in force (empty when none is needed or, after a "warn" fallback,
     /// none can be had).
     filter: Vec<libc::sock_filter>,
+}
+
+/// Why a confined command failed, as far as the sandbox is to blame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// One line for the model: what was refused, and what to do instead.
+    pub line: String,
+    /// A few words for the user ("writing /etc/y is blocked").
+    pub summary: String,
 }
 
 /// A sandbox ready for use, and the warning to show once when it enforces less than asked.
