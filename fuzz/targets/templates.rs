@@ -1,14 +1,14 @@
 //! Prompt-template arguments (`resources::templates`): `/name args` splits its arguments as
-//! pi does (quoted words round-trip) and substitutes `$N`, `${@:N}`, `${@:N:L}`, `$ARGUMENTS`
-//! and `$@` as pi's four global regular-expression replacements do, in the same order, with
-//! argument values inserted literally.
+//! pi does (quoted words round-trip) and substitutes `${N:-default}`, `${@:-default}`, `$N`,
+//! `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` as pi 1.x's single global regular-expression
+//! replacement does, with argument values inserted literally.
 //!
 //! Input: the template body up to a NUL byte, then what follows `/name ` on the command line.
 
 use std::path::PathBuf;
 
 use pi::resources::templates::{expand, parse_args, substitute_args, Template};
-use regex::{NoExpand, Regex};
+use regex::Regex;
 
 use super::input::Input;
 
@@ -52,39 +52,49 @@ pub fn run(data: &[u8]) {
     assert_eq!(parse_args(&quoted.join(" \t")), words);
 }
 
-/// pi's substitution: `/\$(\d+)/g`, then `/\$\{@:(\d+)(?::(\d+))?\}/g`, then `$ARGUMENTS`,
-/// then `$@`, each over the result of the one before.
+/// pi 1.x's substitution: one global regular expression, leftmost alternative first —
+/// `${N|ARGUMENTS|@:-default}`, `${@:N[:L]}`, `$ARGUMENTS|$@|$N` — over the template once.
 fn reference(content: &str, args: &[String]) -> String {
     thread_local! {
-        static POSITIONAL: Regex = Regex::new(r"\$([0-9]+)").expect("valid");
-        static SLICE: Regex = Regex::new(r"\$\{@:([0-9]+)(?::([0-9]+))?\}").expect("valid");
-        static ALL: Regex = Regex::new(r"\$ARGUMENTS").expect("valid");
-        static AT: Regex = Regex::new(r"\$@").expect("valid");
+        static PLACEHOLDER: Regex = Regex::new(
+            r"\$\{([0-9]+|ARGUMENTS|@):-([^}]*)\}|\$\{@:([0-9]+)(?::([0-9]+))?\}|\$(ARGUMENTS|@|[0-9]+)",
+        )
+        .expect("valid");
     }
     // JavaScript's parseInt of a long digit string is a huge number, past any argument.
     let number = |s: &str| s.parse::<usize>().unwrap_or(usize::MAX);
-    let r = POSITIONAL.with(|re| {
-        re.replace_all(content, |c: &regex::Captures| {
-            let n = number(&c[1]);
-            match n.checked_sub(1).and_then(|i| args.get(i)) {
-                Some(a) => a.clone(),
-                None => String::new(),
-            }
-        })
-        .into_owned()
-    });
-    let r = SLICE.with(|re| {
-        re.replace_all(&r, |c: &regex::Captures| {
-            let start = number(&c[1]).saturating_sub(1).min(args.len());
-            let end = match c.get(2) {
-                Some(len) => start.saturating_add(number(len.as_str())).min(args.len()),
-                None => args.len(),
-            };
-            args[start..end].join(" ")
-        })
-        .into_owned()
-    });
     let all = args.join(" ");
-    let r = ALL.with(|re| re.replace_all(&r, NoExpand(&all)).into_owned());
-    AT.with(|re| re.replace_all(&r, NoExpand(&all)).into_owned())
+    let positional = |s: &str| {
+        number(s)
+            .checked_sub(1)
+            .and_then(|i| args.get(i))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let target = |t: &str| match t {
+        "ARGUMENTS" | "@" => all.clone(),
+        n => positional(n),
+    };
+    PLACEHOLDER.with(|re| {
+        re.replace_all(content, |c: &regex::Captures| {
+            if let Some(t) = c.get(1) {
+                let value = target(t.as_str());
+                return if value.is_empty() {
+                    c[2].to_string()
+                } else {
+                    value
+                };
+            }
+            if let Some(start) = c.get(3) {
+                let start = number(start.as_str()).saturating_sub(1).min(args.len());
+                let end = match c.get(4) {
+                    Some(len) => start.saturating_add(number(len.as_str())).min(args.len()),
+                    None => args.len(),
+                };
+                return args[start..end].join(" ");
+            }
+            target(&c[5])
+        })
+        .into_owned()
+    })
 }

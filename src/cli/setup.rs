@@ -261,7 +261,11 @@ fn interactive(mut args: Args) -> i32 {
         args.tui_mode.as_deref(),
     );
     // `--verbose` overrides `quietStartup`.
-    let quiet_startup = !args.verbose && settings.bool(&["quietStartup"]).unwrap_or(false);
+    let quiet_startup = if args.verbose {
+        crate::modes::interactive::QuietStartup::Off
+    } else {
+        crate::modes::interactive::QuietStartup::from_setting(settings.merged.get("quietStartup"))
+    };
     let hide_thinking = settings.bool(&["hideThinkingBlock"]).unwrap_or(false);
     let models_error = prepared.models.load_error();
     let models = std::rc::Rc::new(std::cell::RefCell::new(prepared.models));

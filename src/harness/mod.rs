@@ -75,10 +75,6 @@ pub struct AgentSession {
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
-    /// Whether model and thinking-level changes become the global defaults in settings.json.
-    /// pi 1.x keeps them session-scoped unless saved explicitly (RPC turns this off); the
-    /// terminal UI still saves them as 0.73.1 did until its explicit save key exists.
-    pub persist_selections: bool,
 }
 
 impl AgentSession {
@@ -112,7 +108,6 @@ impl AgentSession {
             mcp_section: None,
             forced_prompt: None,
             dropped_replies: Vec::new(),
-            persist_selections: true,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::resources::model_resolve::clamp_thinking;
 
 pub use super::model_cycle::{
     cycle_candidates, level_for_switch, next_in_cycle, next_thinking_level, Credentials,
-    ModelCycle, ScopedModel,
+    ModelCycle, SavedDefault, ScopedModel,
 };
 
 impl AgentSession {
@@ -47,16 +47,6 @@ impl AgentSession {
         self.session
             .append_model_change(&model.provider, &model.id)
             .map_err(|e| e.to_string())?;
-        if self.persist_selections {
-            let saved = self
-                .settings
-                .set_global("defaultProvider", model.provider.clone().into())
-                .and_then(|_| {
-                    self.settings
-                        .set_global("defaultModel", model.id.clone().into())
-                });
-            self.note_settings_error(saved);
-        }
         self.emit_model_select(&previous, source);
         Ok(self.set_thinking_level(level))
     }
@@ -95,8 +85,9 @@ impl AgentSession {
         }))
     }
 
-    /// Sets the thinking level, clamped to the model. When it changes, the change is recorded
-    /// in the session and remembered as the default; returns the new level then.
+    /// Sets the thinking level, clamped to the model, for this session only (pi 1.x saves it
+    /// only on an explicit request, see [`AgentSession::save_default`]). When it changes, the
+    /// change is recorded in the session; returns the new level then.
     pub fn set_thinking_level(&mut self, level: ThinkingLevel) -> Option<ThinkingLevel> {
         let model = self.agent().model.clone();
         let level = clamp_thinking(&model, level);
@@ -109,13 +100,16 @@ impl AgentSession {
         if let Err(e) = self.session.append_thinking_level_change(level.as_str()) {
             self.write_errors.push(e.to_string());
         }
-        if self.persist_selections && (model.reasoning || level != ThinkingLevel::Off) {
-            let saved = self
-                .settings
-                .set_global("defaultThinkingLevel", level.as_str().into());
+        Some(level)
+    }
+
+    /// Writes a start-up default (`defaultProvider`/`defaultModel`, `defaultThinkingLevel`)
+    /// to the global settings: the selectors' Ctrl+S. A failure joins the write errors.
+    pub fn save_default(&mut self, default: &SavedDefault) {
+        for (key, value) in default.entries() {
+            let saved = self.settings.set_global(key, value.into());
             self.note_settings_error(saved);
         }
-        Some(level)
     }
 
     /// The next level the model supports; `None` for a model without reasoning.

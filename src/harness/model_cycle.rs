@@ -108,3 +108,28 @@ pub fn next_in_cycle<'a>(
         }],
     )
 }
+
+/// A start-up default the user saves explicitly (pi 1.x's `persist: true`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SavedDefault {
+    Model {
+        provider: String,
+        id: String,
+    },
+    /// The level as chosen, not clamped to the model (pi saves the requested level).
+    Thinking(ThinkingLevel),
+}
+
+impl SavedDefault {
+    pub(super) fn entries(&self) -> Vec<(&'static str, String)> {
+        match self {
+            SavedDefault::Model { provider, id } => vec![
+                ("defaultProvider", provider.clone()),
+                ("defaultModel", id.clone()),
+            ],
+            SavedDefault::Thinking(level) => {
+                vec![("defaultThinkingLevel", level.as_str().to_string())]
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::model_cycle::Credentials;
+use super::model_cycle::{Credentials, SavedDefault};
 use crate::ai::{Model, ThinkingLevel};
 
 /// One change, in the order the user made it.
@@ -14,12 +14,9 @@ pub enum Switch {
         model: Box<Model>,
         credentials: Credentials,
     },
-    Thinking {
-        level: ThinkingLevel,
-        /// Whether it becomes `defaultThinkingLevel` (pi skips "off" on a model that cannot
-        /// think).
-        remember: bool,
-    },
+    Thinking(ThinkingLevel),
+    /// A start-up default saved explicitly (Ctrl+S in a selector); settings only.
+    Save(SavedDefault),
 }
 
 /// The queue shared between the mode and the thread that holds the session.

@@ -22,28 +22,14 @@ impl AgentSession {
         for switch in self.switches.take() {
             let written = match &switch {
                 Switch::Model { model, .. } => {
-                    let saved = self
-                        .settings
-                        .set_global("defaultProvider", model.provider.clone().into())
-                        .and_then(|_| {
-                            self.settings
-                                .set_global("defaultModel", model.id.clone().into())
-                        });
-                    if let Err(e) = saved {
-                        self.write_errors.push(e);
-                    }
                     self.session.append_model_change(&model.provider, &model.id)
                 }
-                Switch::Thinking { level, remember } => {
-                    if *remember {
-                        let saved = self
-                            .settings
-                            .set_global("defaultThinkingLevel", level.as_str().into());
-                        if let Err(e) = saved {
-                            self.write_errors.push(e);
-                        }
-                    }
+                Switch::Thinking(level) => {
                     self.session.append_thinking_level_change(level.as_str())
+                }
+                Switch::Save(default) => {
+                    self.save_default(default);
+                    continue;
                 }
             };
             if let Err(e) = written {
@@ -63,7 +49,8 @@ impl AgentSession {
                     agent.options.headers = credentials.1;
                     agent.model = *model;
                 }
-                Switch::Thinking { level, .. } => agent.thinking = level,
+                Switch::Thinking(level) => agent.thinking = level,
+                Switch::Save(_) => {}
             }
         }
     }

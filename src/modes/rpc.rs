@@ -161,9 +161,7 @@ fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<Str
 }
 
 /// Runs the server until stdin closes; returns the exit code.
-pub fn run(mut session: AgentSession, env: RpcEnv) -> i32 {
-    // pi 1.x (0.84.3): model and thinking changes a client makes last for the session only.
-    session.persist_selections = false;
+pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     let out = Out::new(Box::new(std::io::stdout()));
     let ui = Arc::new(super::rpc_ui::RpcUi::new(out.clone()));
     // Sandbox (issue 16): "run once without the sandbox?" is a confirm request to the client;

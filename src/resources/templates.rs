@@ -163,87 +163,105 @@ pub fn parse_args(s: &str) -> Vec<String> {
     args
 }
 
-fn digits(s: &[u8], from: usize) -> usize {
-    s[from..].iter().take_while(|b| b.is_ascii_digit()).count()
+/// The number of ASCII digits at the start of `s`.
+fn digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
 }
 
-/// Replaces `$<digits>` (missing → empty). Argument values are never rescanned.
-fn replace_positional(content: &str, args: &[String]) -> String {
-    let b = content.as_bytes();
-    let mut out = String::with_capacity(content.len());
-    let mut last = 0;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'$' {
-            let n = digits(b, i + 1);
-            if n > 0 {
-                out.push_str(&content[last..i]);
-                let idx: usize = content[i + 1..i + 1 + n].parse().unwrap_or(usize::MAX);
-                if let Some(a) = idx.checked_sub(1).and_then(|k| args.get(k)) {
-                    out.push_str(a);
-                }
-                i += 1 + n;
-                last = i;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out.push_str(&content[last..]);
-    out
-}
-
-/// Replaces `${@:N}` and `${@:N:L}` (1-based; 0 counts as 1).
-fn replace_slices(content: &str, args: &[String]) -> String {
-    let b = content.as_bytes();
-    let mut out = String::with_capacity(content.len());
-    let mut last = 0;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"${@:") {
-            let s = i + 4;
-            let n = digits(b, s);
-            if n > 0 {
-                let start: usize = content[s..s + n].parse().unwrap_or(usize::MAX);
-                let mut j = s + n;
-                let mut len = None;
-                let mut ok = true;
-                if b.get(j) == Some(&b':') {
-                    let m = digits(b, j + 1);
-                    if m == 0 {
-                        ok = false;
-                    } else {
-                        len = Some(content[j + 1..j + 1 + m].parse().unwrap_or(usize::MAX));
-                        j += 1 + m;
-                    }
-                }
-                if ok && b.get(j) == Some(&b'}') {
-                    out.push_str(&content[last..i]);
-                    let from = start.saturating_sub(1).min(args.len());
-                    let to = match len {
-                        Some(l) => from.saturating_add(l).min(args.len()),
-                        None => args.len(),
-                    };
-                    out.push_str(&args[from..to].join(" "));
-                    i = j + 1;
-                    last = i;
-                    continue;
-                }
-            }
-        }
-        i += 1;
-    }
-    out.push_str(&content[last..]);
-    out
-}
-
-/// Substitutes the argument placeholders in `content`, in pi's order.
+/// Substitutes the argument placeholders in `content` in one left-to-right pass, as pi 1.x
+/// does, so argument values are never rescanned: `${N:-default}` and `${@:-default}` (also
+/// `${ARGUMENTS:-default}`; the default when the value is empty), `${@:N}` and `${@:N:L}`
+/// (1-based; 0 counts as 1), `$ARGUMENTS`, `$@` and `$N` (missing → empty). Anything else
+/// stays as written.
 pub fn substitute_args(content: &str, args: &[String]) -> String {
     let all = args.join(" ");
-    let r = replace_positional(content, args);
-    let r = replace_slices(&r, args);
-    let r = r.replace("$ARGUMENTS", &all);
-    r.replace("$@", &all)
+    let mut out = String::with_capacity(content.len());
+    let mut rest = content;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        match placeholder(after, args, &all) {
+            Some((value, used)) => {
+                out.push_str(&value);
+                rest = &after[used..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value of the placeholder starting right after a `$` in `s`, and how many bytes of `s`
+/// it spans; `None` when no placeholder starts there.
+fn placeholder(s: &str, args: &[String], all: &str) -> Option<(String, usize)> {
+    let positional = |number: &str| {
+        let index: usize = number.parse().unwrap_or(usize::MAX);
+        index
+            .checked_sub(1)
+            .and_then(|i| args.get(i))
+            .map_or("", String::as_str)
+    };
+    let Some(inner) = s.strip_prefix('{') else {
+        // `$ARGUMENTS`, `$@`, `$N`.
+        if s.starts_with("ARGUMENTS") {
+            return Some((all.to_string(), "ARGUMENTS".len()));
+        }
+        if s.starts_with('@') {
+            return Some((all.to_string(), 1));
+        }
+        let n = digits(s);
+        return (n > 0).then(|| (positional(&s[..n]).to_string(), n));
+    };
+    // `${N:-default}`, `${@:-default}`, `${ARGUMENTS:-default}`: the default runs to the
+    // first `}` and stands in for an empty value.
+    let n = digits(inner);
+    let target = if n > 0 {
+        Some((positional(&inner[..n]), n))
+    } else if inner.starts_with("ARGUMENTS:-") {
+        Some((all, "ARGUMENTS".len()))
+    } else if inner.starts_with("@:-") {
+        Some((all, 1))
+    } else {
+        None
+    };
+    if let Some((value, target_len)) = target {
+        let default = inner[target_len..].strip_prefix(":-")?;
+        let close = default.find('}')?;
+        let used = 1 + target_len + 2 + close + 1;
+        let value = if value.is_empty() {
+            &default[..close]
+        } else {
+            value
+        };
+        return Some((value.to_string(), used));
+    }
+    // `${@:N}` and `${@:N:L}`.
+    let slice = inner.strip_prefix("@:")?;
+    let n = digits(slice);
+    if n == 0 {
+        return None;
+    }
+    let start: usize = slice[..n].parse().unwrap_or(usize::MAX);
+    let mut end = n;
+    let mut len = None;
+    if let Some(more) = slice[n..].strip_prefix(':') {
+        let m = digits(more);
+        if m == 0 {
+            return None;
+        }
+        len = Some(more[..m].parse::<usize>().unwrap_or(usize::MAX));
+        end += 1 + m;
+    }
+    if !slice[end..].starts_with('}') {
+        return None;
+    }
+    let from = start.saturating_sub(1).min(args.len());
+    let to = len.map_or(args.len(), |l| from.saturating_add(l).min(args.len()));
+    Some((args[from..to].join(" "), 1 + 2 + end + 1))
 }
 
 /// Expands `/name args` when `name` is a template; otherwise returns `text` unchanged.

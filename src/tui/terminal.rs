@@ -73,8 +73,23 @@ pub trait Terminal {
     fn clear_screen(&mut self) {
         self.write("\x1b[2J\x1b[H");
     }
+    /// Sets the window title; each run of control characters (C0, DEL, C1) becomes one
+    /// space, so a title made of a session name cannot end the sequence or start another.
     fn set_title(&mut self, title: &str) {
-        self.write(&format!("\x1b]0;{title}\x07"));
+        let mut clean = String::with_capacity(title.len());
+        let mut in_controls = false;
+        for c in title.chars() {
+            if c.is_control() {
+                if !in_controls {
+                    clean.push(' ');
+                }
+                in_controls = true;
+            } else {
+                clean.push(c);
+                in_controls = false;
+            }
+        }
+        self.write(&format!("\x1b]0;{clean}\x07"));
     }
 
     /// Whether the Kitty keyboard protocol was negotiated.

@@ -496,7 +496,9 @@ pub fn resolve_value(
     resolve(value, vars, 0)
 }
 
-fn sgr(color: Color, mode: ColorMode, background: bool) -> String {
+/// The escape sequence that sets `color` as foreground (or background) in `mode` ("" without
+/// colour): for fixed brand colours drawn outside any theme token, such as pi's logo.
+pub fn sgr(color: Color, mode: ColorMode, background: bool) -> String {
     let (base, default) = if background { (48, 49) } else { (38, 39) };
     match (mode, color) {
         (ColorMode::NoColor, _) => String::new(),

@@ -13,7 +13,7 @@ fn a_prompt_is_streamed_on_screen_saved_to_the_session_and_ctrl_d_exits() {
     let mock = MockServer::with_replies([Reply::text(API, "Hello from the pty mock.")]);
     let pi = PiCommand::for_mock(API, &mock);
     let mut child = PtyChild::spawn(pi.command(), 80, 24);
-    child.wait_for("pi v", Duration::from_secs(10));
+    child.wait_for("▀▀█  v", Duration::from_secs(10));
     child.wait_for("mock-model", Duration::from_secs(5));
     child.send("say hello");
     child.wait_for("say hello", Duration::from_secs(5));

@@ -23,7 +23,7 @@ use super::ext_state::ExtensionState;
 use super::external::copy_to_clipboard;
 use super::footer::{display_cwd, git_branch, Footer, FooterInfo};
 use super::fullscreen::Fullscreen;
-use super::header::{Header, HeaderInfo};
+use super::header::{Header, HeaderInfo, QuietStartup};
 use super::input::InputState;
 use super::jobs::Jobs;
 use super::overlays::{Dialogs, OverlayKind};
@@ -65,6 +65,8 @@ pub struct App<T: Terminal> {
     last_tick: Instant,
     /// Disconnects when a signal starts pi's shutdown (`util::shutdown`).
     shutdown: Receiver<()>,
+    /// The terminal title last written; `None` until the terminal is started.
+    title: Option<String>,
 }
 
 impl<T: Terminal> App<T> {
@@ -75,7 +77,9 @@ impl<T: Terminal> App<T> {
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
-            quiet: env.quiet_startup && !env.verbose,
+            quiet: env.quiet_startup == QuietStartup::On && !env.verbose,
+            details: env.quiet_startup == QuietStartup::Off || env.verbose,
+            logo: super::header::supports_logo(),
             listing: true,
         };
         let footer = Footer {
@@ -106,6 +110,7 @@ impl<T: Terminal> App<T> {
             exit: false,
             last_tick: Instant::now(),
             shutdown: crate::util::shutdown::notice(),
+            title: None,
             env,
         };
         // After the history: rendering it starts the chat afresh.
@@ -135,7 +140,32 @@ impl<T: Terminal> App<T> {
         self.background
             .send(self.tui.terminal_mut(), self.env.theme.as_deref());
         self.apply_editor_style();
+        self.title = Some(String::new());
+        self.update_title();
         Ok(())
+    }
+
+    /// pi's terminal title, `π - <session name> - <folder>` (`π - <folder>` without a name),
+    /// written when it changes: at start-up, on a rename, on a session switch. The terminal
+    /// replaces the control characters a name may carry.
+    fn update_title(&mut self) {
+        let (Some(last), Some(s)) = (&self.title, &self.session) else {
+            return;
+        };
+        let folder = s
+            .agent()
+            .cwd
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let title = match &self.view.footer.info.session_name {
+            Some(name) => format!("π - {name} - {folder}"),
+            None => format!("π - {folder}"),
+        };
+        if *last != title {
+            self.tui.terminal_mut().set_title(&title);
+            self.title = Some(title);
+        }
     }
 
     /// Leaves the terminal as the shell expects it; a running task is aborted and waited for
@@ -487,6 +517,7 @@ impl<T: Terminal> App<T> {
             self.view.footer.info.set_model(Some(&r.model), r.thinking);
         }
         self.apply_editor_style();
+        self.update_title();
         self.tui.request_render();
     }
 
@@ -520,10 +551,14 @@ impl<T: Terminal> App<T> {
         let Some(event) = mouse::parse_sgr(seq) else {
             return;
         };
-        let copied = {
+        let (copied, clicked) = {
             let (fs, content) = self.view.fullscreen_and_content();
-            fs.handle_mouse(event, content)
+            let copied = fs.handle_mouse(event, content);
+            (copied, fs.take_click())
         };
+        if let Some(row) = clicked {
+            self.view.toggle_tool_at(row);
+        }
         if let Some(text) = copied {
             self.copy_selection(&text);
         }

@@ -17,6 +17,7 @@ use crate::tui::{keybindings, Component};
 pub const BUILTIN: &[(&str, &str)] = &[
     ("settings", "Open settings menu"),
     ("model", "Select model (opens selector UI)"),
+    ("thinking", "Set thinking level"),
     ("scoped-models", "Enable/disable models for Ctrl+P cycling"),
     (
         "export",
@@ -68,6 +69,7 @@ impl<T: Terminal> App<T> {
                 | "copy"
                 | "session"
                 | "model"
+                | "thinking"
                 | "login"
                 | "logout"
                 | "trust"
@@ -107,7 +109,7 @@ impl<T: Terminal> App<T> {
             "name" => self.set_name(args),
             "new" => self.gated(GatedOp::New),
             "export" => self.export(args),
-            "import" => self.gated(GatedOp::Import(args.to_string())),
+            "import" => self.import_checked(args),
             "compact" => {
                 let instructions = (!args.is_empty()).then(|| args.to_string());
                 self.run_task(|s| {
@@ -126,6 +128,7 @@ impl<T: Terminal> App<T> {
             "tree" => self.open_tree_selector(None),
             "resume" => self.open_session_picker(),
             "model" => self.model_command(args),
+            "thinking" => self.thinking_command(args),
             "scoped-models" => self.open_scoped_models(),
             "settings" => self.open_settings(),
             "login" => self.open_provider_picker(PickerMode::Login),

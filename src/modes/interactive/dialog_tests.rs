@@ -479,3 +479,46 @@ fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
             .is_some_and(|s| s.session.path() == Some(file.as_path()))
     });
 }
+
+#[test]
+fn importing_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel() {
+    let mut h = harness_with("dlg-import-orphan", &[], true);
+    prompt(&mut h, "dlg-import-orphan", "current work", "current reply");
+    let current = h
+        .app
+        .session()
+        .unwrap()
+        .session
+        .path()
+        .unwrap()
+        .to_path_buf();
+    let file = orphaned_session(&h);
+    let command = format!("/import {}\r", file.display());
+    // Cancel keeps the current session and says so.
+    h.type_bytes(&command);
+    h.wait_text("cwd from session file does not exist");
+    h.type_bytes("\x1b[B\x1b[B\r");
+    h.wait_text("Import cancelled");
+    assert_eq!(
+        h.app.session().unwrap().session.path(),
+        Some(current.as_path())
+    );
+    // Fork: a copy beside the current session, recorded in this folder.
+    h.type_bytes(&command);
+    h.wait_text("continue in current cwd");
+    h.type_bytes("\x1b[B\r");
+    h.wait_text("orphan question");
+    let s = h.app.session().unwrap();
+    let forked = s.session.path().unwrap().to_path_buf();
+    assert_eq!(forked.parent(), current.parent());
+    assert_eq!(s.session.header().cwd, h.dir.path().to_string_lossy());
+    // Continue imports the file as /import does.
+    h.type_bytes(&command);
+    h.wait_text("continue in current cwd");
+    h.type_bytes("\r");
+    h.wait_text("Session imported from:");
+    assert_eq!(
+        h.app.session().unwrap().session.path(),
+        Some(file.as_path())
+    );
+}

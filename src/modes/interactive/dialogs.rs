@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::app::App;
 use super::ext_state::GatedOp;
-use super::missing_cwd::{missing_folder, MissingCwdDialog};
+use super::missing_cwd::{missing_folder, MissingCwdDialog, MissingCwdTarget};
 use super::overlays::{OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
@@ -38,10 +38,19 @@ impl<T: Terminal> App<T> {
     /// Acts on one result of the active dialog.
     pub(super) fn apply_overlay_outcome(&mut self, outcome: OverlayOutcome) {
         let result = match outcome {
-            OverlayOutcome::Model(ModelOutcome::Selected(model)) => self.change_model(*model),
+            OverlayOutcome::Model(ModelOutcome::Selected(model)) => {
+                self.change_model(*model, false)
+            }
+            OverlayOutcome::Model(ModelOutcome::SelectedAsDefault(model)) => {
+                self.change_model(*model, true)
+            }
+            OverlayOutcome::Thinking(o) => {
+                self.apply_thinking_outcome(o);
+                Ok(())
+            }
             OverlayOutcome::ScopedModels(o) => self.apply_scoped_models(o),
             OverlayOutcome::Session(SessionOutcome::Selected(path)) => self.resume_checked(path),
-            OverlayOutcome::MissingCwd(choice, path) => self.apply_missing_cwd(choice, path),
+            OverlayOutcome::MissingCwd(choice, target) => self.apply_missing_cwd(choice, target),
             OverlayOutcome::Session(SessionOutcome::Renamed { path, name }) => {
                 self.rename_session(&path, &name)
             }
@@ -92,7 +101,7 @@ impl<T: Terminal> App<T> {
     pub(super) fn model_command(&mut self, search: &str) -> Result<(), String> {
         if !search.is_empty() {
             if let Some(model) = exact_model_match(search, &self.model_candidates()) {
-                return self.change_model(model);
+                return self.change_model(model, false);
             }
         }
         self.open_model_selector(search);
@@ -111,6 +120,15 @@ impl<T: Terminal> App<T> {
         if let Some(e) = &self.env.models_error {
             selector = selector.with_error(e.clone());
         }
+        if let Some(s) = &self.session {
+            if let Some((provider, id)) = s
+                .settings
+                .default_provider()
+                .zip(s.settings.default_model())
+            {
+                selector = selector.with_default(provider, id);
+            }
+        }
         self.show_dialog(selector, OverlayKind::Model);
     }
 
@@ -124,22 +142,6 @@ impl<T: Terminal> App<T> {
             (None, Some(r)) => Some(r.model.clone()),
             (None, None) => None,
         }
-    }
-
-    /// Switches to `model` now, or for the next turn when a run holds the session.
-    pub(super) fn change_model(&mut self, model: Model) -> Result<(), String> {
-        let credentials = (self.env.credentials)(&model)?;
-        let id = model.id.clone();
-        match self.session.as_mut() {
-            Some(s) => {
-                s.set_model(model, credentials)?;
-                self.env.has_model = true;
-                self.refresh_footer();
-            }
-            None => self.defer_model(model, None),
-        }
-        self.view.status_note(&format!("Model: {id}"));
-        Ok(())
     }
 
     pub(super) fn open_scoped_models(&mut self) -> Result<(), String> {
@@ -266,33 +268,59 @@ impl<T: Terminal> App<T> {
 impl<T: Terminal> App<T> {
     /// Switches to the session in `path`, first asking what to do when its folder is gone.
     pub(super) fn resume_checked(&mut self, path: PathBuf) -> Result<(), String> {
-        match missing_folder(&path) {
+        self.ask_if_folder_gone(MissingCwdTarget::Resume(path))
+    }
+
+    /// `/import <path>`: asks first when the file's recorded folder is gone (pi 1.5.2).
+    pub(super) fn import_checked(&mut self, args: &str) -> Result<(), String> {
+        let path = crate::resources::expand_tilde(args);
+        if args.is_empty() || !path.is_file() {
+            // `import` reports the usage or the missing file.
+            return self.gated(GatedOp::Import(args.to_string()));
+        }
+        let typed = args.to_string();
+        self.ask_if_folder_gone(MissingCwdTarget::Import { path, typed })
+    }
+
+    /// Shows the Continue / Fork / Cancel question when the session's folder is gone, else
+    /// goes ahead.
+    fn ask_if_folder_gone(&mut self, target: MissingCwdTarget) -> Result<(), String> {
+        match missing_folder(target.path()) {
             Some(stored) => {
                 let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let dialog = MissingCwdDialog::new(path, &stored, &cwd);
+                let dialog = MissingCwdDialog::new(target, &stored, &cwd);
                 self.show_dialog(dialog, OverlayKind::MissingCwd);
                 Ok(())
             }
-            None => self.gated(GatedOp::Resume(path)),
+            None => self.apply_missing_cwd(MissingCwdChoice::Continue, target),
         }
     }
 
-    /// Continue opens the session here; Fork copies it next to the current session first, as
-    /// `/new` places sessions; Cancel keeps the current session.
+    /// Continue opens the session (or imports the file) here; Fork copies it next to the
+    /// current session first, as `/new` places sessions; Cancel keeps the current session.
     pub(super) fn apply_missing_cwd(
         &mut self,
         choice: MissingCwdChoice,
-        path: PathBuf,
+        target: MissingCwdTarget,
     ) -> Result<(), String> {
-        match choice {
-            MissingCwdChoice::Continue => self.gated(GatedOp::Resume(path)),
-            MissingCwdChoice::Fork => {
+        match (choice, target) {
+            (MissingCwdChoice::Continue, MissingCwdTarget::Resume(path)) => {
+                self.gated(GatedOp::Resume(path))
+            }
+            (MissingCwdChoice::Continue, MissingCwdTarget::Import { typed, .. }) => {
+                self.gated(GatedOp::Import(typed))
+            }
+            (MissingCwdChoice::Fork, target) => {
                 let cwd = self.env.cwd.to_string_lossy().into_owned();
-                let forked = crate::session::dir::fork(&path, &self.session_dir(), &cwd)
+                let forked = crate::session::dir::fork(target.path(), &self.session_dir(), &cwd)
                     .map_err(|e| format!("Could not fork session: {e}"))?;
                 self.gated(GatedOp::Resume(forked))
             }
-            MissingCwdChoice::Cancel => Ok(()),
+            (MissingCwdChoice::Cancel, MissingCwdTarget::Import { .. }) => {
+                self.view.status_note("Import cancelled");
+                Ok(())
+            }
+            (MissingCwdChoice::Cancel, MissingCwdTarget::Resume(_)) => Ok(()),
         }
     }
 }

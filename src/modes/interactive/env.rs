@@ -49,7 +49,7 @@ pub struct InteractiveEnv {
     /// `--verbose`: start with the full help and resource listing.
     pub verbose: bool,
     /// `quietStartup` setting.
-    pub quiet_startup: bool,
+    pub quiet_startup: super::header::QuietStartup,
     /// `hideThinkingBlock` setting.
     pub hide_thinking: bool,
     /// The `theme` setting.

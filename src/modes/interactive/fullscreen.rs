@@ -104,6 +104,8 @@ struct Pointer {
     dragged: bool,
     /// The last press: when, where, and how many clicks it made.
     last_click: Option<(Instant, Cell, u8)>,
+    /// The content row of a single click just released (no drag), for the app to act on.
+    clicked: Option<usize>,
 }
 
 impl Pointer {
@@ -476,6 +478,10 @@ impl Fullscreen {
             }
             MouseKind::Release if self.pointer.pressed => {
                 self.pointer.pressed = false;
+                let single = matches!(self.pointer.last_click, Some((_, _, 1)));
+                if !self.pointer.dragged && single {
+                    self.pointer.clicked = self.pointer.anchor.map(|cell| cell.row);
+                }
                 let range = self.pointer.range()?;
                 self.options
                     .copy_on_select
@@ -484,6 +490,11 @@ impl Fullscreen {
             }
             _ => None,
         }
+    }
+
+    /// The content row of the single click released last, once.
+    pub fn take_click(&mut self) -> Option<usize> {
+        self.pointer.clicked.take()
     }
 
     fn press(&mut self, cell: Cell, content: &[String]) {

@@ -71,7 +71,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     // A short session: transcript at the top, the dock at the bottom, blank between.
     let rows = h.visible();
     assert_eq!(rows.len(), 24);
-    assert!(rows[1].contains("pi v"), "{rows:#?}");
+    assert!(rows[1].contains("▀▀█  v"), "{rows:#?}");
     assert!(
         rows[23].contains("fs-scroll"),
         "footer on the last row: {rows:#?}"
@@ -79,7 +79,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     long_reply(&mut h, "fs-scroll", "first question", 30);
     let rows = h.visible();
     assert!(rows[23].contains("fs-scroll"), "{rows:#?}");
-    assert!(!h.shows("pi v"), "the header scrolled out of the window");
+    assert!(!h.shows("▀▀█  v"), "the header scrolled out of the window");
     assert!(!h.shows("Jump to latest message"));
 
     h.key(PAGE_UP);
@@ -94,7 +94,7 @@ fn the_transcript_scrolls_above_the_docked_editor_by_keys_and_wheel() {
     assert!(!h.shows("Jump to latest message"));
 
     h.key(CTRL_HOME);
-    assert!(h.shows("pi v"), "{:#?}", h.visible());
+    assert!(h.shows("▀▀█  v"), "{:#?}", h.visible());
     // Wheel down (three notches), then the prompt jump lands on the user message.
     let top = h.app.view.fullscreen.as_ref().unwrap().scroll().top();
     for _ in 0..3 {
@@ -304,4 +304,52 @@ fn the_scrollbar_shows_as_the_setting_says() {
     long_reply(&mut h, "fs-bar-hidden", "bar", 30);
     h.key(PAGE_UP);
     assert!(!scrollbar_column(&h).contains('┃'));
+}
+
+#[test]
+fn a_click_on_a_finished_tool_block_expands_and_collapses_it() {
+    let mut h = fullscreen("fs-click", |_| {});
+    let file = h.dir.path().join("lines.txt");
+    let body: Vec<String> = (1..=30).map(|i| format!("file line {i}")).collect();
+    std::fs::write(&file, body.join("\n")).unwrap();
+    push_reply(
+        "fs-click",
+        Reply {
+            blocks: vec![Block::ToolCall {
+                id: "call_read".into(),
+                name: "read".into(),
+                arguments: json!({"path": file.to_string_lossy()}),
+            }],
+            ..Default::default()
+        },
+    );
+    push_reply("fs-click", Reply::text("read it"));
+    h.type_bytes("show the file\r");
+    h.wait_idle();
+    h.wait_for("the reply", |h| h.shows("read it"));
+    assert!(h.shows("more lines"), "collapsed: {:#?}", h.visible());
+    assert!(!h.shows("file line 30"));
+    let y = h
+        .visible()
+        .iter()
+        .position(|l| l.contains("file line 2"))
+        .unwrap();
+    let click = |h: &mut Harness| {
+        h.key(&format!("\x1b[<0;5;{}M", y + 1));
+        h.key(&format!("\x1b[<0;5;{}m", y + 1));
+    };
+    click(&mut h);
+    h.key(CTRL_END);
+    assert!(h.shows("file line 30"), "expanded: {:#?}", h.visible());
+    assert!(!h.shows("more lines"));
+    // Clicking the same block again collapses it; other blocks were never touched.
+    let y = h
+        .visible()
+        .iter()
+        .position(|l| l.contains("file line 30"))
+        .unwrap();
+    h.key(&format!("\x1b[<0;5;{}M", y + 1));
+    h.key(&format!("\x1b[<0;5;{}m", y + 1));
+    h.key(CTRL_END);
+    assert!(h.shows("more lines"), "collapsed again: {:#?}", h.visible());
 }

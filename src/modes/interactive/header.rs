@@ -1,7 +1,8 @@
-//! The start-up header: pi's name and version, the key hints (compact, or the full list once
-//! Ctrl+O expands), and the loaded context files, skills and prompt templates — the same
-//! texts pi prints, with the keys taken from the current keybindings — plus the running
-//! extensions and the MCP servers.
+//! The start-up header: pi 1.x's two-line logo with the version, the key hints (compact, or
+//! the full list once Ctrl+O expands), and the loaded context files, skills and prompt
+//! templates — the same texts pi prints, with the keys taken from the current keybindings —
+//! plus the running extensions and the MCP servers. `quietStartup` hides it all (`true`) or
+//! only the listing (`"header"`).
 
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use super::footer::display_cwd;
 use super::text_style::safe;
 use crate::resources::loader::Resources;
 use crate::tui::keybindings;
-use crate::tui::theme::{self, Theme, Token};
+use crate::tui::theme::{self, Color, ColorMode, Theme, Token};
 use crate::tui::Component;
 
 /// What the header lists, captured at start-up and after `/reload`.
@@ -57,11 +58,78 @@ impl HeaderInfo {
     }
 }
 
+/// The `quietStartup` setting: `false`, `"header"` (the header without the resource listing)
+/// or `true` (nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum QuietStartup {
+    #[default]
+    Off,
+    Header,
+    On,
+}
+
+impl QuietStartup {
+    /// Reads the setting's value; anything else counts as the default, as in pi.
+    pub fn from_setting(value: Option<&serde_json::Value>) -> QuietStartup {
+        match value {
+            Some(serde_json::Value::Bool(true)) => QuietStartup::On,
+            Some(serde_json::Value::String(s)) if s == "header" => QuietStartup::Header,
+            _ => QuietStartup::Off,
+        }
+    }
+
+    /// As the settings menu and settings.json spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuietStartup::Off => "false",
+            QuietStartup::Header => "header",
+            QuietStartup::On => "true",
+        }
+    }
+}
+
+/// pi's logo colours, fixed across themes (they follow only the colour mode).
+const CORAL: Color = Color::Rgb(228, 138, 122);
+const BLUE: Color = Color::Rgb(79, 142, 179);
+const YELLOW: Color = Color::Rgb(234, 182, 93);
+const RESET: &str = "\x1b[0m";
+
+/// The logo, 4 cells by 2 lines of half blocks (a coral arch over a blue leg and a yellow
+/// one); the top line is padded to the bottom's width.
+fn logo_lines(mode: ColorMode) -> [String; 2] {
+    let fg = |c| theme::sgr(c, mode, false);
+    let top = format!(
+        "{}{}▀{RESET}{}▀█{RESET} ",
+        fg(CORAL),
+        theme::sgr(BLUE, mode, true),
+        fg(CORAL)
+    );
+    let bottom = format!("{}█▀{RESET} {}█{RESET}", fg(BLUE), fg(YELLOW));
+    [top, bottom]
+}
+
+/// The text stand-in for terminals that draw half blocks with gaps (Apple Terminal): "Pi"
+/// in the logo's coral and yellow.
+fn wordmark(mode: ColorMode) -> String {
+    let fg = |c| theme::sgr(c, mode, false);
+    format!("{}P{RESET}{}i{RESET}", fg(CORAL), fg(YELLOW))
+}
+
+/// Whether the terminal draws the half-block logo well (not Apple Terminal).
+pub fn supports_logo() -> bool {
+    std::env::var("TERM_PROGRAM").map_or(true, |t| t != "Apple_Terminal")
+}
+
 pub struct Header {
     pub info: HeaderInfo,
     pub expanded: bool,
-    /// `quietStartup`: only the name line and no listing.
+    /// `quietStartup: true` (and no `--verbose`): no header at all.
     pub quiet: bool,
+    /// The loaded resources may be listed (`quietStartup` neither `true` nor `"header"`, or
+    /// `--verbose`).
+    pub details: bool,
+    /// The half-block logo, else the "Pi" wordmark on its own line ([`supports_logo`]).
+    pub logo: bool,
     /// The resource listing is shown (pi drops it with the chat it lives in when the
     /// transcript is rebuilt: a new, resumed or compacted session).
     pub listing: bool,
@@ -79,11 +147,16 @@ impl Header {
     fn intro(&self, theme: &Theme) -> String {
         let kb = keybindings::current();
         let k = |id: &str| kb.key_text(id);
-        let logo = format!(
-            "{}{}",
-            theme.bold(&theme.fg(Token::Accent, "pi")),
-            theme.fg(Token::Dim, &format!(" v{}", crate::VERSION))
-        );
+        let version = theme.fg(Token::Dim, &format!("v{}", crate::VERSION));
+        // The logo's first line carries the version, its second the first line of hints.
+        let with_logo = |hints: &str| {
+            if self.logo {
+                let [top, bottom] = logo_lines(theme.mode());
+                format!("{top} {version}\n{bottom} {hints}")
+            } else {
+                format!("{} {version}\n{hints}", wordmark(theme.mode()))
+            }
+        };
         let onboarding = theme.fg(
             Token::Dim,
             "Pi can explain its own features and look up its docs. Ask it how to use or extend Pi.",
@@ -114,11 +187,14 @@ impl Header {
                 ("!!".into(), "to run bash (no context)"),
                 (k("app.message.followUp"), "to queue follow-up"),
                 (k("app.message.dequeue"), "to edit all queued messages"),
-                (k("app.clipboard.pasteImage"), "to paste image"),
+                (
+                    k("app.clipboard.pasteImage"),
+                    "to paste files on macOS, images, or text",
+                ),
                 ("drop files".into(), "to attach"),
             ];
             let lines: Vec<String> = rows.iter().map(|(key, d)| hint(theme, key, d)).collect();
-            format!("{logo}\n{}\n\n{onboarding}", lines.join("\n"))
+            format!("{}\n\n{onboarding}", with_logo(&lines.join("\n")))
         } else {
             let sep = theme.fg(Token::Muted, " · ");
             let compact = [
@@ -133,14 +209,19 @@ impl Header {
                 hint(theme, &k("app.tools.expand"), "more"),
             ]
             .join(&sep);
+            let resources = if self.details {
+                " and loaded resources"
+            } else {
+                ""
+            };
             let press = theme.fg(
                 Token::Dim,
                 &format!(
-                    "Press {} to show full startup help and loaded resources.",
+                    "Press {} to show full startup help{resources}.",
                     k("app.tools.expand")
                 ),
             );
-            format!("{logo}\n{compact}\n{press}\n\n{onboarding}")
+            format!("{}\n{press}\n\n{onboarding}", with_logo(&compact))
         }
     }
 
@@ -172,6 +253,7 @@ impl Header {
     pub fn lists_resources(&self) -> bool {
         let i = &self.info;
         !self.quiet
+            && self.details
             && self.listing
             && !(i.context_files.is_empty()
                 && i.skills.is_empty()
@@ -190,7 +272,7 @@ impl Component for Header {
         let mut lines = vec![String::new()];
         lines.extend(Text::new(self.intro(&theme), 1, 0).render(width));
         lines.push(String::new());
-        if !self.listing {
+        if !self.listing || !self.details {
             return lines;
         }
         let info = &self.info;
@@ -234,5 +316,76 @@ impl Component for Header {
             lines.push(String::new());
         }
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::text::strip_ansi;
+
+    fn header(details: bool, logo: bool) -> Header {
+        Header {
+            info: HeaderInfo {
+                prompts: vec!["/review".into()],
+                ..HeaderInfo::default()
+            },
+            expanded: false,
+            quiet: false,
+            details,
+            logo,
+            listing: true,
+        }
+    }
+
+    fn plain(h: &mut Header) -> Vec<String> {
+        h.render(100)
+            .iter()
+            .map(|l| strip_ansi(l).trim_end().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_logo_carries_the_version_and_the_first_hints() {
+        let lines = plain(&mut header(true, true));
+        assert_eq!(lines[1], format!(" ▀▀█  v{}", crate::VERSION));
+        assert!(
+            lines[2].starts_with(" █▀ █ escape interrupt · "),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            lines[3],
+            " Press ctrl+o to show full startup help and loaded resources."
+        );
+        assert!(lines.iter().any(|l| l == "[Prompts]"), "{lines:#?}");
+        assert!(!lines.iter().any(|l| l.contains("[Themes]")));
+    }
+
+    #[test]
+    fn without_the_logo_the_wordmark_stands_above_the_hints() {
+        let lines = plain(&mut header(true, false));
+        assert_eq!(lines[1], format!(" Pi v{}", crate::VERSION));
+        assert!(lines[2].starts_with(" escape interrupt · "), "{lines:#?}");
+    }
+
+    #[test]
+    fn quiet_startup_header_keeps_the_header_without_the_listing() {
+        let mut h = header(false, true);
+        let lines = plain(&mut h);
+        assert_eq!(lines[3], " Press ctrl+o to show full startup help.");
+        assert!(!lines.iter().any(|l| l == "[Prompts]"), "{lines:#?}");
+        assert!(!h.lists_resources());
+        assert_eq!(
+            QuietStartup::from_setting(Some(&serde_json::json!("header"))),
+            QuietStartup::Header
+        );
+        assert_eq!(
+            QuietStartup::from_setting(Some(&serde_json::json!(true))),
+            QuietStartup::On
+        );
+        assert_eq!(
+            QuietStartup::from_setting(Some(&serde_json::json!("loud"))),
+            QuietStartup::Off
+        );
     }
 }

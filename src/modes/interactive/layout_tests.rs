@@ -55,7 +55,7 @@ fn check_layout(cols: usize, rows: usize, model: &str) {
     edit_exchange(&mut h, model);
     let all = h.screen();
     for part in [
-        "pi v0.73.1",
+        "▀▀█  v0.73.1",
         "change beta in notes",
         "edit ",
         "Edited notes.txt",

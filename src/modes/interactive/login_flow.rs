@@ -281,7 +281,7 @@ impl<T: Terminal> App<T> {
                 match default {
                     Some(model) => {
                         let id = model.id.clone();
-                        self.change_model(model)?;
+                        self.change_model(model, true)?;
                         self.view
                             .status_note(&format!("{action}. Selected {id}. {saved}"));
                         Ok(())

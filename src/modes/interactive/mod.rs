@@ -77,9 +77,10 @@ pub use env::{
     load_theme, CredentialsFn, InteractiveEnv, OAuthProviderFn, ReloadExtensionsFn,
     ReloadedExtensions,
 };
+pub use header::QuietStartup;
 
 use crate::harness::AgentSession;
-use crate::tui::terminal::{ProcessTerminal, Terminal};
+use crate::tui::terminal::ProcessTerminal;
 
 /// pi 1.x's command that reopens `session` (printed on exit): `pi --session <id>`, with
 /// `--session-dir` when the session is not in this folder's default directory. `None` when
@@ -123,13 +124,6 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
     crate::tui::keybindings::install(loaded.bindings);
     let terminal = ProcessTerminal::new();
     let input = terminal.events();
-    let title = format!(
-        "π - {}",
-        env.cwd
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
     let abort = session.abort.clone();
     crate::util::shutdown::take_over(move || abort.abort());
     let mut app = App::new(terminal, session, env);
@@ -137,7 +131,6 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
         eprintln!("Error: could not start the terminal UI: {e}");
         return 1;
     }
-    app.tui.terminal_mut().set_title(&title);
     let result = app.run(&input);
     let stopped = app.stop();
     if let Some(host) = app.session().and_then(|s| s.extension_host()) {

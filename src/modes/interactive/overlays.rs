@@ -13,7 +13,7 @@
 //! arm in `poll` that downcasts to the component and maps its `take_outcome()`, and the
 //! action in `App::apply_overlay_outcome`.
 
-use super::missing_cwd::MissingCwdDialog;
+use super::missing_cwd::{MissingCwdDialog, MissingCwdTarget};
 use super::selectors::login::{
     LoginDialog, LoginOutcome, PickerMode, ProviderOption, ProviderOutcome, ProviderPicker,
 };
@@ -23,6 +23,7 @@ use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
 use super::selectors::settings::{SettingsOutcome, SettingsSelector};
+use super::selectors::thinking::{ThinkingOutcome, ThinkingSelector};
 use super::selectors::tree::{TreeOutcome, TreeSelector};
 use super::selectors::trust::{TrustOutcome, TrustSelector};
 use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
@@ -34,6 +35,7 @@ use crate::tui::Component;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverlayKind {
     Model,
+    Thinking,
     ScopedModels,
     Sessions,
     Tree,
@@ -51,6 +53,7 @@ pub enum OverlayKind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum OverlayOutcome {
     Model(ModelOutcome),
+    Thinking(ThinkingOutcome),
     ScopedModels(ScopedModelsOutcome),
     Session(SessionOutcome),
     Tree(TreeOutcome),
@@ -61,7 +64,7 @@ pub enum OverlayOutcome {
     Login(LoginOutcome),
     Trust(TrustOutcome),
     Mcp(McpOutcome),
-    MissingCwd(MissingCwdChoice, std::path::PathBuf),
+    MissingCwd(MissingCwdChoice, MissingCwdTarget),
 }
 
 impl OverlayOutcome {
@@ -134,6 +137,10 @@ fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
             .dialog_mut::<ModelSelector>()?
             .take_outcome()
             .map(OverlayOutcome::Model),
+        OverlayKind::Thinking => view
+            .dialog_mut::<ThinkingSelector>()?
+            .take_outcome()
+            .map(OverlayOutcome::Thinking),
         OverlayKind::ScopedModels => view
             .dialog_mut::<ScopedModelsSelector>()?
             .take_outcome()
@@ -177,7 +184,7 @@ fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
         OverlayKind::MissingCwd => view
             .dialog_mut::<MissingCwdDialog>()?
             .take_outcome()
-            .map(|(choice, path)| OverlayOutcome::MissingCwd(choice, path)),
+            .map(|(choice, target)| OverlayOutcome::MissingCwd(choice, target)),
     }
 }
 

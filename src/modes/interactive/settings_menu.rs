@@ -4,12 +4,14 @@
 //! The theme list previews the highlighted theme; closing the menu shows the saved one again.
 
 use super::app::App;
+use super::header::QuietStartup;
 use super::overlays::OverlayKind;
 use super::selectors::settings::{
     SettingChange, SettingsConfig, SettingsOutcome, SettingsSelector,
 };
 use super::turn::BUSY;
 use crate::agent::QueueMode;
+use crate::harness::model_control::SavedDefault;
 use crate::harness::AgentSession;
 use crate::resources::model_resolve::supported_thinking_levels;
 use crate::tui::terminal::Terminal;
@@ -74,7 +76,7 @@ fn config(
         transport: text("transport", "sse"),
         hide_thinking_block: hide_thinking,
         collapse_changelog: flag(&["collapseChangelog"], false),
-        quiet_startup: flag(&["quietStartup"], false),
+        quiet_startup: QuietStartup::from_setting(s.settings.merged.get("quietStartup")),
         enable_install_telemetry: flag(&["enableInstallTelemetry"], true),
         double_escape_action: text("doubleEscapeAction", "tree"),
         tree_filter_mode: text("treeFilterMode", "default"),
@@ -135,7 +137,9 @@ impl<T: Terminal> App<T> {
         // Changes the session itself records and remembers.
         match &change {
             SettingChange::ThinkingLevel(level) => {
+                // The menu's entry is the start-up default: applied and saved.
                 s.set_thinking_level(*level);
+                s.save_default(&SavedDefault::Thinking(*level));
                 self.refresh_footer();
                 return Ok(());
             }

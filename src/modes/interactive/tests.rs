@@ -14,7 +14,7 @@ use crate::ai::{Abort, Model, ModelCost};
 use crate::harness::tools::{select, ToolChoice};
 use crate::resources::loader::Resources;
 use crate::resources::settings::{RetrySettings, Settings};
-use crate::tui::terminal::TerminalEvent;
+use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::virtual_terminal::VirtualTerminal;
 
 #[path = "dialog_tests.rs"]
@@ -29,6 +29,8 @@ mod layout_tests;
 mod panel_tests;
 #[path = "paste_tests.rs"]
 mod paste_tests;
+#[path = "selection_tests.rs"]
+mod selection_tests;
 #[path = "tool_output_tests.rs"]
 mod tool_output_tests;
 #[path = "transcript_tests.rs"]
@@ -126,7 +128,7 @@ fn harness_setup(
         cwd: dir.path().to_path_buf(),
         notices: Vec::new(),
         verbose: false,
-        quiet_startup: false,
+        quiet_startup: QuietStartup::Off,
         hide_thinking: false,
         theme: None,
         provider_count: 1,
@@ -217,7 +219,7 @@ fn a_prompt_is_streamed_into_the_transcript() {
     h.wait_text("Hello streaming world");
     let screen = h.screen();
     assert!(screen.contains(" hi there"), "{screen}");
-    assert!(screen.contains("pi v0.73.1"), "{screen}");
+    assert!(screen.contains("▀▀█  v0.73.1"), "{screen}");
     assert!(
         screen.contains("ui-stream"),
         "footer names the model: {screen}"
@@ -356,6 +358,33 @@ fn ctrl_d_on_an_empty_editor_exits_and_ctrl_c_twice_exits() {
     let mut h = harness("ui-exit2");
     h.type_bytes("\x04");
     assert!(h.app.exited());
+}
+
+#[test]
+fn the_terminal_title_names_the_session_without_its_control_characters() {
+    let mut h = harness("ui-title");
+    let folder = h
+        .dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    h.app.tui.terminal_mut().flush().unwrap();
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(
+        frames.contains(&format!("\x1b]0;π - {folder}\x07")),
+        "the folder at start-up"
+    );
+    let s = h.app.session.as_mut().unwrap();
+    crate::session::ops::set_name(&mut s.session, "evil\x1b]0;x\x07\x07name").unwrap();
+    h.app.refresh_footer();
+    h.app.tui.terminal_mut().flush().unwrap();
+    let frames = h.app.tui.terminal().frames().join("");
+    assert!(
+        frames.contains(&format!("\x1b]0;π - evil ]0;x name - {folder}\x07")),
+        "the name, each run of control characters one space: {frames:?}"
+    );
 }
 
 #[test]

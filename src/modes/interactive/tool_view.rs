@@ -87,6 +87,16 @@ impl ToolView {
         }
     }
 
+    /// A click on a finished call's block flips its own expansion (pi 1.x fullscreen);
+    /// returns whether there was anything to flip.
+    pub fn toggle_expanded(&mut self) -> bool {
+        if self.result.is_none() {
+            return false;
+        }
+        self.set_expanded(!self.expanded);
+        true
+    }
+
     pub fn set_expanded(&mut self, expanded: bool) {
         self.expanded = expanded;
         self.rebuild();

@@ -141,6 +141,15 @@ impl Transcript {
         rows
     }
 
+    /// The index of the item that drew transcript row `row` (as last laid out).
+    pub fn item_at_row(&self, row: usize) -> Option<usize> {
+        let mut end = 0;
+        self.cached.iter().position(|cached| {
+            end += cached.lines.len();
+            row < end
+        })
+    }
+
     /// The first row that changed since the last call (`None`: nothing did).
     pub fn take_changed_from(&mut self) -> Option<usize> {
         self.changed_from.take()

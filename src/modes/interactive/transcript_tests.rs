@@ -184,9 +184,9 @@ fn the_first_frame_keeps_what_the_terminal_showed_before_pi() {
         .tui
         .terminal_mut()
         .write("$ pi\r\nWarning: printed before the UI\r\n");
-    h.wait_text("pi v0.73.1");
+    h.wait_text("▀▀█  v0.73.1");
     let lines = h.app.tui.terminal().screen_lines();
     assert_eq!(lines[0], "$ pi", "{lines:#?}");
     assert_eq!(lines[1], "Warning: printed before the UI", "{lines:#?}");
-    assert_eq!(lines[3], " pi v0.73.1", "{lines:#?}");
+    assert_eq!(lines[3], " ▀▀█  v0.73.1", "{lines:#?}");
 }

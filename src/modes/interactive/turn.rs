@@ -19,7 +19,7 @@ use crate::ai::stream::MessageBuilder;
 use crate::ai::{
     AssistantEvent, AssistantMessage, Content, Message, Model, StopReason, ThinkingLevel,
 };
-use crate::harness::model_control::{level_for_switch, Credentials, ScopedModel};
+use crate::harness::model_control::{level_for_switch, Credentials, SavedDefault, ScopedModel};
 use crate::harness::switches::Switch;
 use crate::harness::task::SessionTask;
 use crate::harness::AgentSession;
@@ -375,8 +375,24 @@ impl Turn {
             return;
         }
         r.thinking = level;
-        let remember = r.model.reasoning || level != ThinkingLevel::Off;
-        task.switches.push(Switch::Thinking { level, remember });
+        task.switches.push(Switch::Thinking(level));
+    }
+
+    /// Saves a start-up default (Ctrl+S in a selector) while a run holds the session: the
+    /// session thread writes it with the other queued changes.
+    pub fn defer_save(&mut self, default: SavedDefault) {
+        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
+            return;
+        };
+        if let SavedDefault::Thinking(level) = &default {
+            r.default_thinking = Some(level.as_str().to_string());
+        }
+        task.switches.push(Switch::Save(default));
+    }
+
+    /// The saved `defaultThinkingLevel` as the run started with it (or saved since).
+    pub fn default_thinking(&self) -> Option<&str> {
+        self.run_state.as_ref()?.default_thinking.as_deref()
     }
 
     /// Moves the "Retrying in Ns" line on as the wait runs down.

@@ -258,6 +258,22 @@ impl View {
         (fs, &self.frame.lines[..end])
     }
 
+    /// A click on content row `row`: a finished tool call's block there expands or collapses
+    /// (pi 1.x's fullscreen click regions).
+    pub fn toggle_tool_at(&mut self, row: usize) {
+        let Some(index) = row
+            .checked_sub(self.frame.header.len())
+            .and_then(|r| self.chat.item_at_row(r))
+        else {
+            return;
+        };
+        if matches!(self.chat.get(index), Some(ChatItem::Tool(_))) {
+            if let Some(ChatItem::Tool(tool)) = self.chat.get_mut(index) {
+                tool.toggle_expanded();
+            }
+        }
+    }
+
     /// The content rows user messages start on (the prompt-jump targets).
     pub fn prompt_rows(&self) -> Vec<usize> {
         let header = self.frame.header.len();

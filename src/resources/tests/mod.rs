@@ -414,6 +414,22 @@ fn template_arguments_every_form() {
     // Positional values are not rescanned for `$<digit>`.
     let tricky = vec!["$2".to_string(), "x".to_string()];
     assert_eq!(templates::substitute_args("$1 $2", &tricky), "$2 x");
+    // pi 1.x: defaults for an empty value, one pass so no value is rescanned.
+    assert_eq!(s("${1:-x} ${9:-seven} ${@:-none}"), "a seven a b c d e f");
+    assert_eq!(
+        s("${0:-zero} ${ARGUMENTS:-x} ${1:-open"),
+        "zero a b c d e f ${1:-open"
+    );
+    let none: Vec<String> = Vec::new();
+    assert_eq!(
+        templates::substitute_args("Focus on ${1:-correctness, security}. ${@:-all}", &none),
+        "Focus on correctness, security. all"
+    );
+    let tricky = vec!["$ARGUMENTS ${@:1}".to_string()];
+    assert_eq!(
+        templates::substitute_args("$1|$@", &tricky),
+        "$ARGUMENTS ${@:1}|$ARGUMENTS ${@:1}"
+    );
     // Found by the fuzzer: text that is not ASCII around the placeholders.
     assert_eq!(s("Café ✓ $1 ${@:2:1} ${@:1"), "Café ✓ a b c ${@:1");
 }

@@ -16,6 +16,36 @@ pub fn key_text(action: &str) -> String {
     keybindings::current().key_text(action)
 }
 
+/// The keys bound to `action` with each part capitalised (`Enter`, `Ctrl+S`), as pi's
+/// selectors print them in their bottom hint line.
+pub fn key_display_text(action: &str) -> String {
+    let capitalised = |part: &str| {
+        let mut chars = part.chars();
+        chars.next().map_or_else(String::new, |c| {
+            c.to_uppercase().chain(chars).collect::<String>()
+        })
+    };
+    key_text(action)
+        .split('/')
+        .map(|k| k.split('+').map(capitalised).collect::<Vec<_>>().join("+"))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The `Enter to select · Ctrl+S to set as default · Escape to cancel` line of the model and
+/// thinking selectors (`save`: the action that saves the default).
+pub fn select_or_save_hint(theme: &Theme, save: &str) -> String {
+    theme.fg(
+        Token::Dim,
+        &format!(
+            "  {} to select · {} to set as default · {} to cancel",
+            key_display_text("tui.select.confirm"),
+            key_display_text(save),
+            key_display_text("tui.select.cancel")
+        ),
+    )
+}
+
 /// `keys description`, the keys dim and the description muted.
 pub fn key_hint(theme: &Theme, action: &str, description: &str) -> String {
     format!(

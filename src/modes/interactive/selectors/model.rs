@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::common::{border, fit, key_hint, position_line, scroll_window, step_wrapping};
+use super::common::{
+    border, fit, key_hint, position_line, scroll_window, select_or_save_hint, step_wrapping,
+};
 use crate::ai::types::Model;
 use crate::resources::model_resolve::locale_compare;
 use crate::tui::components::input::Input;
@@ -17,8 +19,10 @@ const MAX_VISIBLE: usize = 10;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelOutcome {
-    /// The app switches to it and saves it as the default (`defaultProvider`/`defaultModel`).
+    /// The app switches to it for this session.
     Selected(Box<Model>),
+    /// Ctrl+S: switches to it and saves it as the default (`defaultProvider`/`defaultModel`).
+    SelectedAsDefault(Box<Model>),
     Cancelled,
 }
 
@@ -31,6 +35,8 @@ enum Scope {
 pub struct ModelSelector {
     theme: Arc<Theme>,
     current: Option<(String, String)>,
+    /// The saved `defaultProvider`/`defaultModel`, marked `· default`.
+    default: Option<(String, String)>,
     all: Vec<Model>,
     scoped: Vec<Model>,
     scope: Scope,
@@ -73,6 +79,7 @@ impl ModelSelector {
         let mut selector = ModelSelector {
             theme,
             current,
+            default: None,
             all,
             scoped,
             scope,
@@ -91,6 +98,18 @@ impl ModelSelector {
     pub fn with_search(mut self, query: &str) -> ModelSelector {
         self.search.set_value(query);
         self.refilter();
+        self
+    }
+
+    /// Marks the saved default model and lists it right after the current one.
+    pub fn with_default(mut self, provider: &str, id: &str) -> ModelSelector {
+        let default = Some((provider.to_string(), id.to_string()));
+        let current = self.current.clone();
+        self.all
+            .sort_by_key(|m| (!same(m, &current), !same(m, &default)));
+        self.default = default;
+        self.refilter();
+        self.select_current();
         self
     }
 
@@ -171,11 +190,14 @@ impl ModelSelector {
         for row in start..end {
             let model = &self.active()[self.filtered[row]];
             let badge = t.fg(Token::Muted, &format!("[{}]", model.provider));
-            let check = if same(model, &self.current) {
+            let mut check = if same(model, &self.current) {
                 t.fg(Token::Success, " ✓")
             } else {
                 String::new()
             };
+            if same(model, &self.default) {
+                check.push_str(&t.fg(Token::Muted, " · default"));
+            }
             lines.push(if row == self.selected {
                 format!(
                     "{}{} {badge}{check}",
@@ -210,6 +232,7 @@ impl Component for ModelSelector {
         lines.push(String::new());
         lines.extend(self.rows());
         lines.push(String::new());
+        lines.push(select_or_save_hint(&self.theme, "app.models.save"));
         lines.push(border(&self.theme, Token::Border, width));
         fit(lines, width)
     }
@@ -233,6 +256,10 @@ impl Component for ModelSelector {
         } else if is("tui.select.confirm") {
             if let Some(model) = self.selected_model() {
                 self.outcome = Some(ModelOutcome::Selected(Box::new(model.clone())));
+            }
+        } else if is("app.models.save") {
+            if let Some(model) = self.selected_model() {
+                self.outcome = Some(ModelOutcome::SelectedAsDefault(Box::new(model.clone())));
             }
         } else if is("tui.select.cancel") {
             self.outcome = Some(ModelOutcome::Cancelled);

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::super::header::QuietStartup;
 use super::common::{border, fit};
 use super::thinking::level_list;
 use crate::ai::types::ThinkingLevel;
@@ -38,7 +39,7 @@ pub struct SettingsConfig {
     pub transport: String,
     pub hide_thinking_block: bool,
     pub collapse_changelog: bool,
-    pub quiet_startup: bool,
+    pub quiet_startup: QuietStartup,
     pub enable_install_telemetry: bool,
     pub double_escape_action: String,
     pub tree_filter_mode: String,
@@ -70,7 +71,7 @@ pub enum SettingChange {
     Transport(String),
     HideThinkingBlock(bool),
     CollapseChangelog(bool),
-    QuietStartup(bool),
+    QuietStartup(QuietStartup),
     EnableInstallTelemetry(bool),
     DoubleEscapeAction(String),
     TreeFilterMode(String),
@@ -104,7 +105,14 @@ impl SettingChange {
             C::Transport(s) => ("transport", None, json!(s)),
             C::HideThinkingBlock(b) => ("hideThinkingBlock", None, json!(b)),
             C::CollapseChangelog(b) => ("collapseChangelog", None, json!(b)),
-            C::QuietStartup(b) => ("quietStartup", None, json!(b)),
+            C::QuietStartup(q) => (
+                "quietStartup",
+                None,
+                match q {
+                    QuietStartup::Header => json!("header"),
+                    q => json!(*q == QuietStartup::On),
+                },
+            ),
             C::EnableInstallTelemetry(b) => ("enableInstallTelemetry", None, json!(b)),
             C::DoubleEscapeAction(s) => ("doubleEscapeAction", None, json!(s)),
             C::TreeFilterMode(s) => ("treeFilterMode", None, json!(s)),
@@ -141,7 +149,11 @@ impl SettingChange {
             "transport" => C::Transport(text()?),
             "hide-thinking" => C::HideThinkingBlock(flag()?),
             "collapse-changelog" => C::CollapseChangelog(flag()?),
-            "quiet-startup" => C::QuietStartup(flag()?),
+            "quiet-startup" => C::QuietStartup(match value {
+                "header" => QuietStartup::Header,
+                _ if flag()? => QuietStartup::On,
+                _ => QuietStartup::Off,
+            }),
             "install-telemetry" => C::EnableInstallTelemetry(flag()?),
             "double-escape-action" => C::DoubleEscapeAction(text()?),
             "tree-filter-mode" => C::TreeFilterMode(text()?),
@@ -373,7 +385,13 @@ fn items(config: &SettingsConfig, theme: &Arc<Theme>, queue: &Queue) -> Vec<Sett
         ),
         bool_item("hide-thinking", "Hide thinking", c.hide_thinking_block, "Hide thinking blocks in assistant responses"),
         bool_item("collapse-changelog", "Collapse changelog", c.collapse_changelog, "Show condensed changelog after updates"),
-        bool_item("quiet-startup", "Quiet startup", c.quiet_startup, "Disable verbose printing at startup"),
+        choice_item(
+            "quiet-startup",
+            "Quiet startup",
+            c.quiet_startup.as_str(),
+            &["true", "header", "false"],
+            "Disable verbose printing at startup (header: keep only the startup header)",
+        ),
         bool_item(
             "install-telemetry",
             "Install telemetry",

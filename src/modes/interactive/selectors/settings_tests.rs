@@ -19,7 +19,7 @@ pub fn config() -> SettingsConfig {
         transport: "sse".into(),
         hide_thinking_block: false,
         collapse_changelog: false,
-        quiet_startup: false,
+        quiet_startup: QuietStartup::Off,
         enable_install_telemetry: true,
         double_escape_action: "tree".into(),
         tree_filter_mode: "default".into(),
