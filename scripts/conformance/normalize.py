@@ -14,6 +14,10 @@ Exactly these, nothing else:
     instruction text of summarisation requests (see prompts.py);
   * `additionalProperties: false` in the built-in edit tool's schema, which 1.x dropped and
     we follow (listed in docs/compat.md; see prompts.py);
+  * `responseId` and `usage` of an assistant `message_start` event: pi 1.x prints the message
+    snapshot after its provider may or may not have read the first chunk (which carries the id
+    and, from Anthropic, the input usage), so they come and go from run to run on its side; we
+    always send what the first chunk said;
   * 1.x's `constrainedSampling` on the built-in tools' declarations and its `docs` prompt
     section (pointers into its bundled docs), neither of which we have (listed in
     docs/compat.md; see prompts.py).
@@ -89,6 +93,9 @@ class Normalizer:
 
     def _walk(self, v, key):
         if isinstance(v, dict):
+            msg = v.get("message")
+            if v.get("type") == "message_start" and isinstance(msg, dict) and msg.get("role") == "assistant":
+                v = dict(v, message={k: x for k, x in msg.items() if k not in ("responseId", "usage")})
             if v.get("role") == "system" and "sections" in v:
                 v = prompts.system_message(v)
             return {self.string(k): self._walk(x, k) for k, x in v.items()}

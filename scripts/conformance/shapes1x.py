@@ -12,10 +12,12 @@ difference still fails. The changes, and nothing else:
   * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
-  * `compact` results and `compaction_end.result` carry `estimatedTokensAfter`;
+  * `compact` results and `compaction_end.result` carry `estimatedTokensAfter` and `usage`, and
+    a `compaction` entry its `usage` (in a raw session line the exact text `,"usage":{…}`);
   * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
-    (v0.80.3), wherever a message appears: events, RPC answers, session entries and the raw
-    session lines (there as the exact text `,"rawStopReason":"…"` and `"reasoning":N,`);
+    (v0.80.3) and, for Anthropic, a `cacheWrite1h` count, wherever a message appears: events,
+    RPC answers, session entries and the raw session lines (there as the exact text
+    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`);
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
@@ -37,13 +39,17 @@ DISPOSITION_COMMANDS = {"prompt", "steer", "follow_up"}
 NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
 RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
+RAW_CACHE_WRITE_1H = re.compile(r',"cacheWrite1h":[0-9.eE+-]+')
+RAW_COMPACTION_USAGE = re.compile(r',"usage":\{[^{}]*"cost":\{[^{}]*\}[^{}]*\}')
 
 
 def project_line(s):
     """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
+    if s.startswith('{"type":"compaction"'):
+        return RAW_COMPACTION_USAGE.sub("", s)
     if '"role":"assistant"' not in s:
         return s
-    return RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s))
+    return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
 
 
 ID_TOKEN = re.compile(r"<id(\d+)>")
@@ -143,6 +149,7 @@ def _shapes(v):
         if isinstance(out.get("usage"), dict):
             usage = dict(out["usage"])
             usage.pop("reasoning", None)
+            usage.pop("cacheWrite1h", None)
             out["usage"] = usage
     if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
         details = dict(out["details"])
@@ -179,6 +186,7 @@ def _shapes(v):
             data.pop("disposition", None)
         if out.get("command") == "compact":
             data.pop("estimatedTokensAfter", None)
+            data.pop("usage", None)
         if data:
             out["data"] = data
         else:
@@ -186,10 +194,44 @@ def _shapes(v):
     elif t == "compaction_end" and isinstance(out.get("result"), dict):
         res = dict(out["result"])
         res.pop("estimatedTokensAfter", None)
+        res.pop("usage", None)
         out["result"] = res
+    elif t == "compaction" and "summary" in out:
+        out.pop("usage", None)
     if v.get("call") in ("promptAndWait", "collectEvents", "compact") and isinstance(out.get("result"), dict):
         res = dict(out["result"])
         res.pop("eventCount", None)
         res.pop("estimatedTokensAfter", None)
+        res.pop("usage", None)
         out["result"] = res
+    return out
+
+
+# Against 0.87.1: the fields 1.5.2 added after 0.87.1 that we write (docs/compat.md marks them
+# "adopted (1.5.2; 0.87.1 lacks it)"). A case equal to 0.87.1 once exactly these are taken out
+# of both sides is scored "follows 1.5.2":
+#   * `agent_settled.aborted`;
+#   * `data.disposition` of `prompt` / `steer` / `follow_up` responses;
+#   * `tool_execution_end.durationMs`.
+
+
+def project_152(v):
+    """A copy of an observation with the 1.5.2-only fields above removed."""
+    if isinstance(v, list):
+        return [project_152(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    t = v.get("type")
+    out = {k: project_152(x) for k, x in v.items()}
+    if t == "agent_settled":
+        out.pop("aborted", None)
+    elif t == "tool_execution_end":
+        out.pop("durationMs", None)
+    elif t == "response" and out.get("command") in DISPOSITION_COMMANDS and isinstance(out.get("data"), dict):
+        data = dict(out["data"])
+        data.pop("disposition", None)
+        if data:
+            out["data"] = data
+        else:
+            out.pop("data")
     return out

@@ -92,6 +92,11 @@ pub enum AgentEvent {
     CompactionStart {
         reason: CompactionReason,
     },
+    /// An entry an extension appended with `appendEntry` (pi 1.x's `entry_appended`): the
+    /// entry as written to the session file.
+    EntryAppended {
+        entry: Value,
+    },
     /// A session (or settings) write failed, or the session file had to be written again:
     /// the conversation may not be saved. Not in pi, which only warns in print mode; every
     /// mode reports this one as it happens.
@@ -154,6 +159,7 @@ impl AgentEvent {
             AgentEvent::CompactionStart { .. } => "compaction_start",
             AgentEvent::CompactionEnd { .. } => "compaction_end",
             AgentEvent::SessionWriteError { .. } => "session_write_error",
+            AgentEvent::EntryAppended { .. } => "entry_appended",
         }
     }
 
@@ -273,6 +279,9 @@ impl AgentEvent {
             }
             AgentEvent::SessionWriteError { error } => {
                 json!({"type": "session_write_error", "error": error})
+            }
+            AgentEvent::EntryAppended { entry } => {
+                json!({"type": "entry_appended", "entry": entry})
             }
             AgentEvent::CompactionEnd {
                 reason,
@@ -471,6 +480,9 @@ mod tests {
                 error_message: None,
             },
             AgentEvent::TurnStart,
+            AgentEvent::EntryAppended {
+                entry: json!({"type": "custom", "id": "a1b2c3d4", "customType": "k"}),
+            },
         ];
         let mut w = SnapshotWriter::new();
         for ev in events {

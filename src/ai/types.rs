@@ -113,15 +113,28 @@ pub struct Usage {
     #[serde(rename = "totalTokens")]
     pub total_tokens: u64,
     pub cost: Cost,
+    /// Anthropic's one-hour cache writes (part of `cache_write`), written after `cost` as pi 1.x
+    /// writes them; absent for other providers.
+    #[serde(
+        rename = "cacheWrite1h",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub cache_write_1h: Option<u64>,
 }
 
 impl Usage {
-    /// Fills `cost` from per-million-token prices, as pi's `calculateCost` does.
+    /// Fills `cost` from per-million-token prices, as pi's `calculateCost` does (1.x: one-hour
+    /// cache writes cost twice the input price).
     pub fn apply_pricing(&mut self, price: &ModelCost) {
+        let long_writes = self.cache_write_1h.unwrap_or(0).min(self.cache_write);
+        let short_writes = self.cache_write - long_writes;
         self.cost.input = price.input * self.input as f64 / 1e6;
         self.cost.output = price.output * self.output as f64 / 1e6;
         self.cost.cache_read = price.cache_read * self.cache_read as f64 / 1e6;
-        self.cost.cache_write = price.cache_write * self.cache_write as f64 / 1e6;
+        self.cost.cache_write = (price.cache_write * short_writes as f64
+            + price.input * 2.0 * long_writes as f64)
+            / 1e6;
         self.cost.total =
             self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
     }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::agent::{Agent, StreamFn};
 use crate::ai::{
     Abort, AssistantEvent, AssistantMessage, Content, Context, Message, Model, StopReason,
-    StreamOptions, ThinkingLevel,
+    StreamOptions, ThinkingLevel, Usage,
 };
 use crate::session::branch_summary::{collect_entries_for_branch_summary, prepare_branch_entries};
 use crate::session::compaction::{
@@ -32,6 +32,8 @@ pub struct CompactionResult {
     pub tokens_before: u64,
     /// `{readFiles, modifiedFiles}`.
     pub details: Value,
+    /// What the summary requests used, summed (pi 1.x's compaction `usage`).
+    pub usage: Usage,
 }
 
 impl CompactionResult {
@@ -40,9 +42,33 @@ impl CompactionResult {
             "summary": self.summary,
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
+            "usage": self.usage,
             "details": self.details,
         })
     }
+}
+
+/// Two requests' usage added up, as pi 1.x sums a split turn's two summary requests (the
+/// optional counts stay absent unless either side has them).
+fn combine_usage(a: &Usage, b: &Usage) -> Usage {
+    let opt = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (None, None) => None,
+        _ => Some(x.unwrap_or(0) + y.unwrap_or(0)),
+    };
+    let mut sum = *a;
+    sum.input += b.input;
+    sum.output += b.output;
+    sum.cache_read += b.cache_read;
+    sum.cache_write += b.cache_write;
+    sum.reasoning = opt(a.reasoning, b.reasoning);
+    sum.cache_write_1h = opt(a.cache_write_1h, b.cache_write_1h);
+    sum.total_tokens += b.total_tokens;
+    sum.cost.input += b.cost.input;
+    sum.cost.output += b.cost.output;
+    sum.cost.cache_read += b.cost.cache_read;
+    sum.cost.cache_write += b.cost.cache_write;
+    sum.cost.total += b.cost.total;
+    sum
 }
 
 /// Why a summary could not be made.
@@ -125,19 +151,19 @@ impl<'a> Summarizer<'a> {
         }
     }
 
-    /// The reply's text blocks joined by newlines, or `<label> failed: <error>`.
+    /// The reply's text blocks joined by newlines and its usage, or `<label> failed: <error>`.
     fn summary_text(
         &self,
         request: String,
         max_tokens: u64,
         label: &str,
-    ) -> Result<String, SummaryError> {
+    ) -> Result<(String, Usage), SummaryError> {
         let reply = self.complete(request, max_tokens)?;
         if reply.stop_reason == StopReason::Error {
             let why = reply.error_message.as_deref().unwrap_or("Unknown error");
             return Err(SummaryError::Failed(format!("{label} failed: {why}")));
         }
-        Ok(text_blocks(&reply))
+        Ok((text_blocks(&reply), reply.usage))
     }
 }
 
@@ -157,14 +183,14 @@ fn serialize(messages: &[AgentMessage]) -> String {
     serialize_conversation(&to_llm_messages(messages))
 }
 
-/// The history summary (updating `previous_summary` when there is one).
+/// The history summary (updating `previous_summary` when there is one) and its usage.
 pub fn generate_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer,
     reserve_tokens: u64,
     custom_instructions: Option<&str>,
     previous_summary: Option<&str>,
-) -> Result<String, SummaryError> {
+) -> Result<(String, Usage), SummaryError> {
     let max_tokens = (0.8 * reserve_tokens as f64).floor() as u64;
     let request =
         history_summary_request(&serialize(messages), previous_summary, custom_instructions);
@@ -175,7 +201,7 @@ fn turn_prefix_summary(
     messages: &[AgentMessage],
     summarizer: &Summarizer,
     reserve_tokens: u64,
-) -> Result<String, SummaryError> {
+) -> Result<(String, Usage), SummaryError> {
     let max_tokens = (0.5 * reserve_tokens as f64).floor() as u64;
     let request = turn_prefix_request(&serialize(messages));
     summarizer.summary_text(request, max_tokens, "Turn prefix summarization")
@@ -197,14 +223,14 @@ pub fn compact(
             prep.previous_summary.as_deref(),
         )
     };
-    let mut summary = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
+    let (mut summary, usage) = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
         let (history, prefix) = std::thread::scope(|s| {
             let prefix =
                 s.spawn(|| turn_prefix_summary(&prep.turn_prefix_messages, summarizer, reserve));
             let history = if prep.messages_to_summarize.is_empty() {
-                Ok("No prior history.".to_string())
+                Ok(("No prior history.".to_string(), None))
             } else {
-                history()
+                history().map(|(text, usage)| (text, Some(usage)))
             };
             let prefix = prefix.join().unwrap_or_else(|_| {
                 Err(SummaryError::Failed(
@@ -213,7 +239,12 @@ pub fn compact(
             });
             (history, prefix)
         });
-        join_split_turn(&history?, &prefix?)
+        let ((history, history_usage), (prefix, prefix_usage)) = (history?, prefix?);
+        let usage = match history_usage {
+            Some(h) => combine_usage(&h, &prefix_usage),
+            None => prefix_usage,
+        };
+        (join_split_turn(&history, &prefix), usage)
     } else {
         history()?
     };
@@ -227,7 +258,17 @@ pub fn compact(
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
         tokens_before: prep.tokens_before,
         details: prep.file_ops.details(),
+        usage,
     })
+}
+
+/// Whether the session at its current leaf has anything a compaction would summarize (pi 1.x
+/// starts no automatic compaction, and reports none, when it has not).
+pub fn has_something_to_compact(session: &SessionWriter, settings: &CompactionSettings) -> bool {
+    let tree = session.tree();
+    let path = session.leaf_id().map(|l| tree.path(l)).unwrap_or_default();
+    prepare_compaction(&path, settings)
+        .is_some_and(|p| !p.messages_to_summarize.is_empty() || !p.turn_prefix_messages.is_empty())
 }
 
 /// Compacts the session at its current leaf and appends the `compaction` entry; the caller
@@ -238,7 +279,6 @@ pub fn compact_session(
     summarizer: &Summarizer,
     settings: &CompactionSettings,
     custom_instructions: Option<&str>,
-    automatic: bool,
 ) -> Result<(CompactionResult, Option<String>), SummaryError> {
     let prep = {
         let tree = session.tree();
@@ -255,13 +295,14 @@ pub fn compact_session(
             }
         }
     };
-    check_fits(&prep, summarizer.model.context_window, automatic)?;
+    check_fits(&prep, summarizer.model.context_window)?;
     let result = compact(&prep, summarizer, custom_instructions)?;
     let written = session.append_compaction(
         &result.summary,
         &result.first_kept_entry_id,
         result.tokens_before,
         Some(result.details.clone()),
+        serde_json::to_value(result.usage).ok(),
         Some(false),
     );
     // The error names the file and what went wrong.
@@ -275,11 +316,12 @@ fn prompt_tokens(instructions_len: usize) -> u64 {
     (SUMMARIZATION_SYSTEM_PROMPT.len() + instructions_len) as u64 / 4
 }
 
-/// Refuses a compaction whose summary request cannot succeed: an automatic one with nothing to
-/// summarize (a request about an empty conversation only costs the user time), or a request —
+/// Refuses a compaction whose summary request cannot succeed: one with nothing to summarize
+/// (the kept tail already holds the whole conversation; a request about an empty conversation
+/// only costs the user time — pi 1.x refuses it too, manual or automatic), or a request —
 /// conversation, prompt and the summary's own budget — larger than the model's window.
-fn check_fits(prep: &Preparation, window: u64, automatic: bool) -> Result<(), SummaryError> {
-    if automatic && prep.messages_to_summarize.is_empty() && prep.turn_prefix_messages.is_empty() {
+fn check_fits(prep: &Preparation, window: u64) -> Result<(), SummaryError> {
+    if prep.messages_to_summarize.is_empty() && prep.turn_prefix_messages.is_empty() {
         return Err(SummaryError::Unavailable(
             "Nothing to compact (session too small)".into(),
         ));
@@ -450,17 +492,38 @@ mod fit_tests {
     #[test]
     fn a_summary_request_must_fit_the_window_and_have_something_to_summarize() {
         let small = CompactionSettings::default().for_window(4096);
-        assert!(check_fits(&prep(4000, small), 4096, true).is_ok());
+        assert!(check_fits(&prep(4000, small), 4096).is_ok());
         // pi's reserve on a 4K model: the summary alone asks for more than the window.
-        let err = check_fits(&prep(4000, CompactionSettings::default()), 4096, true).unwrap_err();
+        let err = check_fits(&prep(4000, CompactionSettings::default()), 4096).unwrap_err();
         assert!(
             format!("{err:?}").contains("4096-token context window"),
             "{err:?}"
         );
-        let err = check_fits(&prep(40_000, small), 4096, true).unwrap_err();
+        let err = check_fits(&prep(40_000, small), 4096).unwrap_err();
         assert!(format!("{err:?}").contains("would not fit"), "{err:?}");
-        // An automatic compaction of nothing is not attempted; a requested one is.
-        assert!(check_fits(&prep(0, small), 4096, true).is_err());
-        assert!(check_fits(&prep(0, small), 4096, false).is_ok());
+        // A compaction of nothing is not attempted, requested or automatic (pi 1.x).
+        let err = check_fits(&prep(0, small), 4096).unwrap_err();
+        assert!(format!("{err:?}").contains("Nothing to compact"), "{err:?}");
+    }
+
+    #[test]
+    fn a_split_turns_two_summary_requests_add_up() {
+        let a = Usage {
+            input: 10,
+            output: 2,
+            total_tokens: 12,
+            reasoning: Some(1),
+            ..Default::default()
+        };
+        let b = Usage {
+            input: 5,
+            output: 1,
+            total_tokens: 6,
+            ..Default::default()
+        };
+        let sum = combine_usage(&a, &b);
+        assert_eq!((sum.input, sum.output, sum.total_tokens), (15, 3, 18));
+        assert_eq!(sum.reasoning, Some(1));
+        assert_eq!(sum.cache_write_1h, None);
     }
 }

@@ -506,11 +506,20 @@ impl AgentSession {
                 *trigger |= trigger_turn;
                 Ok(Value::Null)
             }
-            Action::AppendEntry { custom_type, data } => self
-                .session
-                .append_custom(&custom_type, data)
-                .map(|_| Value::Null)
-                .map_err(|e| format!("Could not write session: {e}")),
+            Action::AppendEntry { custom_type, data } => {
+                let id = self
+                    .session
+                    .append_custom(&custom_type, data)
+                    .map_err(|e| format!("Could not write session: {e}"))?;
+                let entry = self
+                    .session
+                    .line_of(&id)
+                    .and_then(|l| serde_json::from_str(&l).ok());
+                if let Some(entry) = entry {
+                    on_event(&AgentEvent::EntryAppended { entry });
+                }
+                Ok(Value::Null)
+            }
             Action::SetModel { provider, model_id } => {
                 let lookup = self.extensions.as_ref().and_then(|b| b.models.clone());
                 let Some(lookup) = lookup else {

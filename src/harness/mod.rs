@@ -31,7 +31,9 @@ use crate::session::compaction::{
     calculate_context_tokens, estimate_llm_context_tokens, should_compact,
 };
 use crate::session::{to_llm_messages, AgentMessage, SessionWriter};
-use compaction::{compact_session, CompactionResult, Summarizer, SummaryError};
+use compaction::{
+    compact_session, has_something_to_compact, CompactionResult, Summarizer, SummaryError,
+};
 
 /// pi's message when an overflow persists after one compact-and-retry.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one \
@@ -419,7 +421,6 @@ impl AgentSession {
                 &summarizer,
                 &self.compaction.for_window(agent.model.context_window),
                 custom_instructions,
-                false,
             )
         };
         let out = match outcome {
@@ -587,6 +588,12 @@ impl AgentSession {
         will_retry: bool,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Option<Run> {
+        let settings = self.compaction.for_window(agent.model.context_window);
+        if !has_something_to_compact(&self.session, &settings) {
+            // As pi 1.x: no compaction events at all then.
+            self.agent = Some(agent);
+            return None;
+        }
         on_event(&AgentEvent::CompactionStart { reason });
         let end = |result, aborted, error_message| AgentEvent::CompactionEnd {
             reason,
@@ -603,8 +610,7 @@ impl AgentSession {
         }
         let outcome = {
             let summarizer = Summarizer::for_agent(&agent, &self.abort);
-            let settings = self.compaction.for_window(agent.model.context_window);
-            compact_session(&mut self.session, &summarizer, &settings, None, true)
+            compact_session(&mut self.session, &summarizer, &settings, None)
         };
         match outcome {
             Ok((result, write_error)) => {

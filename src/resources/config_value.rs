@@ -1,6 +1,8 @@
 //! pi's config value resolution for API keys and header values: `!command` runs the rest via
-//! `sh -c` (trimmed stdout, 10 s timeout, cached per process in the cached form); otherwise the
-//! name of a set, non-empty environment variable; otherwise the literal text.
+//! `sh -c` (trimmed stdout, 10 s timeout, cached per process in the cached form); a value with
+//! a `$` is a pi 1.x template (`$NAME`, `${NAME}`, `$$`, `$!`, below); otherwise the name of a
+//! set, non-empty environment variable (0.73.1; 1.x takes it literally); otherwise the literal
+//! text.
 //!
 //! pi 1.x's template form (`mcp.json` `env` and `headers`) is [`resolve_template_or_err`]:
 //! `${NAME}` and `$NAME` expand environment variables inside the text, `$$` and `$!` are a
@@ -32,19 +34,22 @@ pub fn resolve_config_value(config: &str) -> Option<String> {
         }
         return value;
     }
-    Some(env_or_literal(config))
+    env_or_literal(config)
 }
 
 /// Resolves `config` without the command cache (models.json values, resolved per request).
 pub fn resolve_config_value_uncached(config: &str) -> Option<String> {
     match config.strip_prefix('!') {
         Some(cmd) => run_command(cmd),
-        None => Some(env_or_literal(config)),
+        None => env_or_literal(config),
     }
 }
 
 /// Like [`resolve_config_value_uncached`] but a failure is an error naming `description`.
 pub fn resolve_config_value_or_err(config: &str, description: &str) -> Result<String, String> {
+    if is_template(config) {
+        return resolve_template_or_err(config, description);
+    }
     match resolve_config_value_uncached(config) {
         Some(v) => Ok(v),
         None => match config.strip_prefix('!') {
@@ -161,11 +166,19 @@ pub fn clear_config_value_cache() {
     }
 }
 
-fn env_or_literal(config: &str) -> String {
-    match std::env::var(config) {
+/// A plain value (not a command) that pi 1.x reads as a template.
+fn is_template(config: &str) -> bool {
+    !config.starts_with('!') && config.contains('$')
+}
+
+fn env_or_literal(config: &str) -> Option<String> {
+    if is_template(config) {
+        return resolve_template_or_err(config, "value").ok();
+    }
+    Some(match std::env::var(config) {
         Ok(v) if !v.is_empty() => v,
         _ => config.to_string(),
-    }
+    })
 }
 
 /// Runs `cmd` through `sh -c`; trimmed stdout on success, `None` on failure, empty output or
@@ -266,6 +279,37 @@ mod tests {
         assert_eq!(
             resolve_config_value("sk-literal").as_deref(),
             Some("sk-literal")
+        );
+    }
+
+    #[test]
+    fn api_keys_take_pi_1x_templates_and_still_read_bare_env_names() {
+        std::env::set_var("PI_TEST_CONFIG_VALUE_TPL", "tpl-key");
+        // 1.x: `$NAME` / `${NAME}` in models.json and auth.json values.
+        for cfg in ["$PI_TEST_CONFIG_VALUE_TPL", "${PI_TEST_CONFIG_VALUE_TPL}"] {
+            assert_eq!(resolve_config_value(cfg).as_deref(), Some("tpl-key"));
+            assert_eq!(
+                resolve_config_value_or_err(cfg, "API key").as_deref(),
+                Ok("tpl-key")
+            );
+        }
+        assert_eq!(
+            resolve_config_value_uncached("Bearer $PI_TEST_CONFIG_VALUE_TPL").as_deref(),
+            Some("Bearer tpl-key")
+        );
+        assert_eq!(resolve_config_value("sk-$$1").as_deref(), Some("sk-$1"));
+        assert_eq!(
+            resolve_config_value_or_err("$PI_TEST_CONFIG_VALUE_TPL_UNSET", "API key").unwrap_err(),
+            "Failed to resolve API key from environment variable: PI_TEST_CONFIG_VALUE_TPL_UNSET"
+        );
+        assert_eq!(
+            resolve_config_value("$PI_TEST_CONFIG_VALUE_TPL_UNSET"),
+            None
+        );
+        // 0.73.1 files keep working: a bare name of a set variable is still read.
+        assert_eq!(
+            resolve_config_value("PI_TEST_CONFIG_VALUE_TPL").as_deref(),
+            Some("tpl-key")
         );
     }
 }

@@ -114,6 +114,9 @@ pub struct CompactionEntry {
         deserialize_with = "present"
     )]
     pub details: Option<Value>,
+    /// What the summary requests used (pi 1.x), written where 1.x writes it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub usage: Option<Value>,
     #[serde(rename = "fromHook", skip_serializing_if = "Option::is_none", default)]
     pub from_hook: Option<bool>,
     #[serde(flatten)]

@@ -400,7 +400,7 @@ pub fn stats(w: &SessionWriter, context_window: u64) -> SessionStats {
                     _ => {}
                 }
             }
-            Entry::Compaction(c) => add_usage(&mut tokens, &mut cost, c.extra.get("usage")),
+            Entry::Compaction(c) => add_usage(&mut tokens, &mut cost, c.usage.as_ref()),
             Entry::BranchSummary(b) => add_usage(&mut tokens, &mut cost, b.extra.get("usage")),
             Entry::Unknown(v) if entry.kind() == "usage" => {
                 add_usage(&mut tokens, &mut cost, v.get("usage"))

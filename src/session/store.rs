@@ -545,6 +545,7 @@ impl SessionWriter {
         first_kept_entry_id: &str,
         tokens_before: u64,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
     ) -> io::Result<String> {
         let now = now_ms();
@@ -564,6 +565,7 @@ impl SessionWriter {
             first_kept_entry_id: Some(first_kept_entry_id.into()),
             tokens_before,
             details,
+            usage,
             from_hook,
             extra,
         });

@@ -395,3 +395,50 @@ export default function (pi) {
     child.send("\x04");
     child.wait_exit(Duration::from_secs(10));
 }
+
+/// pi 1.x's `entry_appended`: JSON mode reports an entry an extension appends, as written.
+#[test]
+fn an_entry_an_extension_appends_is_reported_as_entry_appended() {
+    if !have_node("an_entry_an_extension_appends_is_reported_as_entry_appended") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "append.mjs",
+        r#"
+export default function (pi) {
+  pi.on("agent_end", async () => { pi.appendEntry("my-state", { count: 2 }); });
+}
+"#,
+    );
+    let out = with_ext(pi.again(), &ext)
+        .args(["--mode", "json", "-p", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let appended: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "entry_appended")
+        .collect();
+    assert_eq!(appended.len(), 1, "{}", out.stdout);
+    let entry = &appended[0]["entry"];
+    assert_eq!(entry["type"], "custom");
+    assert_eq!(entry["customType"], "my-state");
+    assert_eq!(entry["data"], json!({"count": 2}));
+    let file = std::fs::read_dir(pi.agent_dir().join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .next()
+        .unwrap();
+    let written: Vec<serde_json::Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(written.contains(entry), "the entry as written: {entry}");
+}

@@ -730,6 +730,7 @@ fn get_messages_keeps_bash_runs_and_compaction_summaries_as_they_are() {
             "firstKeptEntryId",
             "tokensBefore",
             "estimatedTokensAfter",
+            "usage",
             "details"
         ]
     );

@@ -608,6 +608,65 @@ fn a_session_written_by_pi_0_87_resumes_here_with_the_context_pi_sends() {
     assert!(now.starts_with(&text), "only appended to");
 }
 
+/// The other branch of the same 0.87.1 folder: cut after its leaf (the rename that follows
+/// "Third answer."), the file resumes on that branch — past the compaction, before the branch
+/// summary — with the messages pi 0.87.1 itself sends for it (recorded side by side).
+#[test]
+fn the_other_branch_of_a_pi_0_87_session_resumes_with_its_own_messages() {
+    let mock = MockServer::with_replies([Reply::text(API, "resumed on the old branch")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let dir = pi.cwd().to_string_lossy().into_owned();
+    let full = include_str!("../../fixtures/sessions/pi-0.87.1-rpc.jsonl");
+    let leaf = full.find(r#""id":"20bbfaf5""#).expect("the rename entry");
+    let end = leaf + full[leaf..].find('\n').unwrap() + 1;
+    let text = full[..end].replacen(
+        r#""cwd":"/tmp/g87/proj""#,
+        &format!(r#""cwd":{}"#, serde_json::to_string(&dir).unwrap()),
+        1,
+    );
+    let file = pi.cwd().join("old-branch.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let pi = pi.args(["-p", "--session", file.to_str().unwrap(), "next"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "resumed on the old branch\n");
+    let body = &mock.requests()[0].body;
+    let sent: Vec<(String, String)> = body["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| {
+            let text = match &m["content"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(b) => {
+                    b.iter().filter_map(|b| b["text"].as_str()).collect()
+                }
+                _ => String::new(),
+            };
+            (m["role"].as_str().unwrap().to_string(), text)
+        })
+        .collect();
+    let roles: Vec<&str> = sent.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["user", "user", "assistant", "user", "assistant", "user"],
+        "{sent:?}"
+    );
+    assert!(sent[0]
+        .1
+        .starts_with("The conversation history before this point was compacted"));
+    let rest: Vec<&str> = sent[1..].iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        rest,
+        [
+            "second question",
+            "Second answer.",
+            "after compaction",
+            "Third answer.",
+            "next"
+        ]
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with(&text));
+}
+
 #[test]
 fn an_empty_session_file_becomes_a_new_session_like_pi() {
     let mock = MockServer::with_replies([Reply::text(API, "fresh")]);

@@ -151,7 +151,8 @@ CASES = [
                                                                          "thinkingSignature": "sig"},
                                                                         {"type": "text", "text": "visible"}],
                                        "api": "openai-completions", "provider": "mock", "model": "mock-model",
-                                       "usage": usage(), "stopReason": "stop", "timestamp": 2})),
+                                       "usage": usage(), "stopReason": "stop", "timestamp": 2}),
+           follows="0.87.1", note="issue 20: 1.x replays reasoning only under a Chat Completions reasoning field"),
     resume(S + "thinking-fixture", v3(user("q"),
                                       __import__("json").load(open(__import__("os").path.join(
                                           __import__("harness").FIXTURES, "assistant-message-with-thinking-code.json"))))),

@@ -536,6 +536,12 @@ fn read_usage(usage: &mut Usage, u: &Value, cost: &ModelCost) {
     if let Some(v) = field("cache_creation_input_tokens") {
         usage.cache_write = v;
     }
+    if let Some(v) = u
+        .pointer("/cache_creation/ephemeral_1h_input_tokens")
+        .and_then(Value::as_u64)
+    {
+        usage.cache_write_1h = Some(v);
+    }
     usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
     usage.apply_pricing(cost);
 }
@@ -600,14 +606,19 @@ pub fn parse_stream_with<R: Read>(
             "error" => return Err(stream_error_message(&ev.data)),
             "message_start" => {
                 let msg = &v["message"];
-                w.partial.usage = Usage::default();
+                // pi 1.x records the one-hour share of cache writes for every Anthropic reply.
+                w.partial.usage = Usage {
+                    cache_write_1h: Some(0),
+                    ..Usage::default()
+                };
                 read_usage(&mut w.partial.usage, &msg["usage"], cost);
+                // Before `start`, so `message_start` carries the id as pi's does.
+                if let Some(id) = msg.get("id").and_then(Value::as_str) {
+                    w.partial.response_id = Some(id.to_string());
+                }
                 if !started {
                     started = true;
                     w.start();
-                }
-                if let Some(id) = msg.get("id").and_then(Value::as_str) {
-                    w.partial.response_id = Some(id.to_string());
                 }
             }
             "content_block_start" => {

@@ -540,6 +540,7 @@ pub fn parse_stream_with<R: Read>(
                 reasoning: Some(n("thoughtsTokenCount")),
                 total_tokens: n("totalTokenCount"),
                 cost: Cost::default(),
+                cache_write_1h: None,
             };
             w.partial.usage.apply_pricing(cost);
         }

@@ -337,6 +337,7 @@ fn parse_usage(u: &Value) -> Usage {
         reasoning: None,
         total_tokens: total,
         cost: Cost::default(),
+        cache_write_1h: None,
     }
 }
 

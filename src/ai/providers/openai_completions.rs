@@ -384,10 +384,12 @@ fn convert_assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Op
         if !joined.is_empty() {
             m.insert("content".into(), json!(joined));
         }
+        // Only a field a Chat Completions server reads back: a signature from another provider
+        // (an id, an encrypted blob) would become a bogus top-level key (pi 1.x).
         if let Some(sig) = thinking
             .first()
             .and_then(|t| t.thinking_signature.as_deref())
-            .filter(|s| !s.is_empty())
+            .filter(|s| REASONING_FIELDS.contains(s))
         {
             let all: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
             m.insert(sig.to_string(), json!(all.join("\n")));
@@ -507,6 +509,7 @@ pub fn parse_usage(u: &Value) -> Usage {
         )),
         total_tokens: input + output + cache_read + cache_write,
         cost: Cost::default(),
+        cache_write_1h: None,
     }
 }
 
@@ -528,7 +531,9 @@ const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasonin
 /// Translates a Chat Completions SSE body into events on `w`. Usage is set on `w.partial`
 /// without pricing (the caller applies the model's prices).
 pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
-    w.start();
+    // `start` waits for the first chunk, so `message_start` carries its response id and model
+    // as pi's does (pi reads the first chunk before its listeners see `start`).
+    let mut started = false;
     let abort = w.abort.clone();
     let mut text_idx: Option<usize> = None;
     let mut thinking_idx: Option<usize> = None;
@@ -538,7 +543,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
     let mut saw_finish = false;
     let mut error_message: Option<String> = None;
 
-    read_events(reader, &abort, |ev| {
+    let read = read_events(reader, &abort, |ev| {
         let data = ev.data.trim();
         if data.is_empty() {
             return Ok(true);
@@ -567,6 +572,10 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
             if !m.is_empty() && m != w.partial.model && w.partial.response_model.is_none() {
                 w.partial.response_model = Some(m.to_string());
             }
+        }
+        if !started {
+            started = true;
+            w.start();
         }
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
@@ -694,7 +703,11 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
             }
         }
         Ok(true)
-    })?;
+    });
+    if !started {
+        w.start();
+    }
+    read?;
 
     if !saw_done && !saw_finish {
         return Err(oc::CONNECTION_LOST.to_string());

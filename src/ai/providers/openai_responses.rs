@@ -517,6 +517,7 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                         )),
                         total_tokens: oc::tokens(u.get("total_tokens")),
                         cost: Cost::default(),
+                        cache_write_1h: None,
                     };
                 }
                 let mut reason = map_status(resp.get("status").and_then(Value::as_str))?;

@@ -282,6 +282,21 @@ fn disabled_compaction_never_triggers() {
 }
 
 #[test]
+fn a_threshold_with_nothing_to_summarize_starts_no_compaction() {
+    // Over the threshold, but the kept tail holds the whole (short) conversation: pi 1.x
+    // reports no compaction at all, and sends no summary request.
+    let id = "cmp-nothing";
+    push_reply(id, reply("a1", 1900));
+    let (mut s, seen) = session(id);
+    let events = prompt(&mut s, "hi");
+    let kinds = types(&events);
+    assert!(!kinds.contains(&"compaction_start"), "{kinds:?}");
+    assert!(!kinds.contains(&"compaction_end"), "{kinds:?}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(compactions(&s).is_empty());
+}
+
+#[test]
 fn manual_compaction_and_its_errors() {
     let id = "cmp-manual";
     let (mut s, _) = session(id);
@@ -299,12 +314,16 @@ fn manual_compaction_and_its_errors() {
 
     push_reply(id, reply("a1", 10));
     push_reply(id, reply("a2", 10));
-    push_reply(id, Reply::text("MANUAL"));
+    push_reply(id, reply("MANUAL", 77));
     prompt(&mut s, &"x".repeat(2000));
     prompt(&mut s, &"y".repeat(1600));
     let r = s.compact(Some("focus")).unwrap();
     assert!(r.summary.starts_with("MANUAL"));
     assert_eq!(compactions(&s).len(), 1);
+    // pi 1.x: the summary request's usage in the result and the entry.
+    assert_eq!(r.usage.input, 77);
+    assert_eq!(r.to_json()["usage"]["input"], 77);
+    assert_eq!(compactions(&s)[0].usage.as_ref().unwrap()["input"], 77);
     assert_eq!(s.compact(None).unwrap_err(), "Already compacted");
 }
 

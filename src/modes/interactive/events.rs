@@ -139,6 +139,7 @@ pub(super) fn on_agent_event(
         }
         AgentEvent::SessionWriteError { error } => view.warning(&error),
         AgentEvent::AgentStart
+        | AgentEvent::EntryAppended { .. }
         | AgentEvent::AgentEnd { .. }
         | AgentEvent::AgentSettled { .. }
         | AgentEvent::TurnStart

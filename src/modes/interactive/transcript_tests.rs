@@ -6,8 +6,16 @@ use super::*;
 
 #[test]
 fn ctrl_o_after_compact_expands_the_summary_in_the_rebuilt_transcript() {
-    let mut h = harness_with("tr-compact", &[], true);
+    // A short kept tail, so the first exchange is summarized (pi 1.x compacts nothing when
+    // the kept tail already holds the whole conversation).
+    let mut h = harness_setup("tr-compact", &[], true, &mut |_, s, _| {
+        s.compaction.keep_recent_tokens = 5;
+    });
     h.resize(100, 30);
+    push_reply("tr-compact", Reply::text("early reply"));
+    h.type_bytes("early question\r");
+    h.wait_idle();
+    h.wait_text("early reply");
     push_reply("tr-compact", Reply::text("first reply"));
     h.type_bytes("first question\r");
     h.wait_idle();

@@ -219,6 +219,7 @@ fn prepare_respects_previous_compaction_boundary_and_carries_files() {
         &kept,
         1234,
         Some(json!({"readFiles": ["README.md"], "modifiedFiles": ["src/prev.rs"]})),
+        None,
         Some(false),
     )
     .unwrap();

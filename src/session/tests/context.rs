@@ -107,7 +107,8 @@ fn compaction_keeps_from_first_kept_entry() {
     w.append_message(assistant("a1")).unwrap();
     let u2 = w.append_message(user("u2")).unwrap();
     w.append_message(assistant("a2")).unwrap();
-    w.append_compaction("SUM", &u2, 1234, None, None).unwrap();
+    w.append_compaction("SUM", &u2, 1234, None, None, None)
+        .unwrap();
     w.append_message(user("u3")).unwrap();
     w.append_message(assistant("a3")).unwrap();
     w.append_model_change("other", "m2").unwrap();
@@ -241,7 +242,8 @@ fn compaction_records_the_declared_prompt_and_tools() {
     .unwrap();
     let u2 = w.append_message(user("u2")).unwrap();
     w.append_message(assistant("a2")).unwrap();
-    w.append_compaction("SUM", &u2, 10, None, None).unwrap();
+    w.append_compaction("SUM", &u2, 10, None, None, None)
+        .unwrap();
     let entry = w.entries().last().unwrap().to_value();
     let checkpoint = &entry["systemMessage"];
     assert_eq!(checkpoint["role"], "system");
@@ -263,7 +265,8 @@ fn compaction_records_the_declared_prompt_and_tools() {
     let mut old = SessionWriter::in_memory("/w");
     old.append_message(user("u1")).unwrap();
     let a = old.append_message(assistant("a1")).unwrap();
-    old.append_compaction("SUM", &a, 10, None, None).unwrap();
+    old.append_compaction("SUM", &a, 10, None, None, None)
+        .unwrap();
     let entry = old.entries().last().unwrap().to_value();
     assert!(entry.get("systemMessage").is_none());
 }

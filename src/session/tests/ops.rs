@@ -196,7 +196,7 @@ fn stats_of_the_fixture_match_pi() {
     // Right after a compaction the context size is unknown.
     let mut w2 = w;
     w2.branch("34fd133e").unwrap();
-    w2.append_compaction("sum", "730ca084", 5000, None, None)
+    w2.append_compaction("sum", "730ca084", 5000, None, None, None)
         .unwrap();
     let cu = stats(&w2, 1000).context_usage.unwrap();
     assert_eq!((cu.tokens, cu.percent), (None, None));

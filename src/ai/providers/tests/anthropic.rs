@@ -43,6 +43,10 @@ fn parses_plain_text() {
         (12, 7, 200, 100)
     );
     assert_eq!(u.total_tokens, 319);
+    // 1.x writes the one-hour share of the cache writes (none here) after `cost`.
+    assert_eq!(u.cache_write_1h, Some(0));
+    let line = serde_json::to_string(&u).unwrap();
+    assert!(line.ends_with(r#"},"cacheWrite1h":0}"#), "{line}");
     assert!(
         (u.cost.total - (12.0 * 3.0 + 7.0 * 15.0 + 200.0 * 0.3 + 100.0 * 3.75) / 1e6).abs() < 1e-12
     );
@@ -50,12 +54,12 @@ fn parses_plain_text() {
 
 #[test]
 fn the_start_event_carries_the_input_usage_of_message_start() {
-    // pi's message_start shows Anthropic's input usage, not zeros (and no response id yet).
+    // pi's message_start shows Anthropic's input usage, not zeros, and (1.x) the message id.
     let events = run("text.sse", &[usize::MAX]);
     let Some(AssistantEvent::Start { partial }) = events.first() else {
         panic!("no start event first");
     };
-    assert_eq!(partial.response_id, None);
+    assert_eq!(partial.response_id.as_deref(), Some("msg_01TextFixture"));
     assert_eq!(partial.usage.input, 12);
 }
 
@@ -501,4 +505,24 @@ fn cut_anywhere_never_panics_and_always_terminates() {
 fn normalizes_foreign_tool_call_ids() {
     assert_eq!(normalize_id("call_abc|fc/1.2"), "call_abc_fc_1_2");
     assert_eq!(normalize_id(&"x".repeat(80)).len(), 64);
+}
+
+#[test]
+fn one_hour_cache_writes_are_read_and_priced_at_twice_the_input_rate() {
+    let mut u = Usage::default();
+    let price = ModelCost {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+    };
+    let wire = serde_json::json!({"input_tokens": 10, "cache_creation_input_tokens": 100,
+        "cache_creation": {"ephemeral_5m_input_tokens": 60, "ephemeral_1h_input_tokens": 40}});
+    read_usage(&mut u, &wire, &price);
+    assert_eq!((u.cache_write, u.cache_write_1h), (100, Some(40)));
+    let want = (60.0 * 3.75 + 40.0 * 3.0 * 2.0) / 1e6;
+    assert!((u.cost.cache_write - want).abs() < 1e-15, "{u:?}");
+    // Other providers' usage has no such field.
+    let line = serde_json::to_string(&Usage::default()).unwrap();
+    assert!(!line.contains("cacheWrite1h"), "{line}");
 }

@@ -54,6 +54,32 @@ fn plain_text() {
 }
 
 #[test]
+fn the_start_event_carries_the_first_chunks_response_id() {
+    // pi 1.x's message_start already shows the completion id and the served model.
+    let m = test_model("openai-completions");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut w = StreamWriter::new(tx, &m, Abort::new());
+    parse_stream(&fixture("text.sse")[..], &mut w).unwrap();
+    let Ok(AssistantEvent::Start { partial }) = rx.try_recv() else {
+        panic!("no start event first");
+    };
+    assert_eq!(partial.response_id.as_deref(), Some("chatcmpl-AbC123"));
+    assert_eq!(
+        partial.response_model.as_deref(),
+        Some("mock-model-2025-01-01")
+    );
+}
+
+#[test]
+fn an_empty_stream_still_starts_before_it_fails() {
+    let m = test_model("openai-completions");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut w = StreamWriter::new(tx, &m, Abort::new());
+    assert!(parse_stream(&b""[..], &mut w).is_err());
+    assert!(matches!(rx.try_recv(), Ok(AssistantEvent::Start { .. })));
+}
+
+#[test]
 fn reasoning_then_text_with_cached_usage() {
     let r = run("reasoning.sse");
     assert_eq!(
@@ -389,4 +415,29 @@ fn an_empty_reply_names_the_models_window() {
         with_window("Connection lost".into(), 4096),
         "Connection lost"
     );
+}
+
+#[test]
+fn replayed_thinking_goes_back_only_under_a_reasoning_field() {
+    let model = test_model("openai-completions");
+    let compat = Compat::resolve(&model);
+    let with_signature = |sig: &str| {
+        let mut a = AssistantMessage::empty(&model);
+        a.content = vec![
+            Content::Thinking(ThinkingContent {
+                thinking: "hidden thoughts".into(),
+                thinking_signature: Some(sig.into()),
+                redacted: false,
+            }),
+            Content::text("visible"),
+        ];
+        convert_assistant(&model, &a, &compat).unwrap()
+    };
+    let m = with_signature("reasoning_content");
+    assert_eq!(m["reasoning_content"], "hidden thoughts");
+    assert_eq!(m["content"], "visible");
+    // Another provider's signature is not a field name (pi 1.x sends nothing then).
+    let m = with_signature("sig");
+    assert!(m.get("sig").is_none(), "{m}");
+    assert_eq!(m["content"], "visible");
 }
