@@ -447,7 +447,9 @@ impl Server {
         if sandbox != crate::util::sandbox::Mode::Off {
             m.insert("sandbox".into(), sandbox.as_str().into());
         }
-        m.insert("messageCount".into(), s.messages().len().into());
+        // pi counts its agent messages: system checkpoints and `!!` bash runs included, as the
+        // running count (the snapshot of those messages) does.
+        m.insert("messageCount".into(), s.agent_messages().len().into());
         m.insert(
             "pendingMessageCount".into(),
             (agent.steering.len() + agent.follow_up.len()).into(),
