@@ -192,7 +192,8 @@ def roundtrip():
         sent_ours = texts(env.last_request()[1:])
         after_ours = open(path, "rb").read()
         checks = [
-            ("0.87.1 lists our messages", roles == ["compactionSummary", "user", "assistant", "user", "assistant"]),
+            # Our prompt checkpoint is read by 0.87.1 as its own (`system`), then the compacted context.
+            ("0.87.1 lists our messages", roles == ["system", "compactionSummary", "user", "assistant", "user", "assistant"]),
             ("0.87.1 sees the name", name == "renamed-by-rust"),
             ("0.87.1 sends the compacted context", [r for r, _ in sent_ts] == ["user", "user", "assistant", "user", "assistant", "user"]),
             ("0.87.1 only appends", after_ts.startswith(written)),
