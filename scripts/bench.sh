@@ -862,7 +862,8 @@ for name, base in impls:
     # late in a long reply as early in a short one (no per-delta copy of the message so far).
     # Today's pi says `agent_settled` once it takes the next prompt; 0.73.1 ends with agent_end.
     idle = "agent_settled" if name == "pi (rust)" else "agent_end"
-    per = rpc_stream_costs(rpc, max(5, runs // 3), idle)
+    # Each round is ~0.3 s; the difference measured is a few ms, so it takes many rounds.
+    per = rpc_stream_costs(rpc, max(21, runs), idle)
     for n, key, what in ((1000, "rpc_1k", "10 x 1,000"), (10000, "rpc_10k", "1 x 10,000")):
         if per is None:
             rows[key].append("failed")
