@@ -3,6 +3,7 @@
 //! block bookkeeping so providers only translate wire events; `spawn_stream` guarantees exactly
 //! one terminal event (`Done` or `Error`) even if the provider returns an error or panics.
 
+use crate::util::sort;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -321,7 +322,7 @@ impl StreamWriter {
     /// Ends every block still open, in content order.
     pub fn end_all_blocks(&mut self) {
         let mut open = self.open.clone();
-        open.sort_unstable();
+        sort::sort(&mut open);
         for i in open {
             self.end_block(i);
         }
@@ -518,7 +519,7 @@ impl MessageBuilder {
     /// with the final content taken from `finished` (the message the stream ended with).
     pub fn end_events(&self, finished: &AssistantMessage) -> Vec<AssistantEvent> {
         let mut open = self.open.clone();
-        open.sort_unstable();
+        sort::sort(&mut open);
         open.dedup();
         open.into_iter()
             .filter_map(|index| match finished.content.get(index) {

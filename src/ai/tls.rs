@@ -5,6 +5,7 @@
 //! but read only when a server's chain does not verify against the bundled roots — once per
 //! process, each certificate file once however many links point at it.
 
+use crate::util::sort;
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ impl ExtraRoots {
                 continue;
             };
             let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            names.sort();
+            sort::sort(&mut names);
             files.extend(names);
         }
         let mut seen_files = HashSet::new();

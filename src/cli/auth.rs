@@ -4,6 +4,7 @@
 //! resolved credential, refreshing an OAuth login first). Their options are read with the main
 //! command line parser, so `--provider`/`--model` mean what they mean everywhere.
 
+use crate::util::sort;
 use serde_json::{json, Map, Value};
 
 use crate::resources::model_registry::ModelRegistry;
@@ -348,7 +349,7 @@ fn print_credential(kind: Kind, args: &super::args::Args, o: &Options) -> Result
         }
         (None, Some(m)) => {
             let mut stored = registry.auth().list();
-            stored.sort();
+            sort::sort(&mut stored);
             let found: Vec<String> = stored
                 .into_iter()
                 .filter(|p| {

@@ -11,6 +11,7 @@
 //! Test hook: `PI_OAUTH_TEST_BASE=<http://host:port>` points every OAuth endpoint at that server
 //! (`/authorize`, `/token`, GitHub's real paths) and uses a free callback port.
 
+use crate::util::sort;
 use std::io::{BufRead, IsTerminal, Write};
 
 use crossbeam_channel::Receiver;
@@ -83,7 +84,7 @@ fn login_providers(custom: &[(String, String)]) -> Vec<String> {
         )
         .chain(custom.iter().map(|(id, _)| id.clone()))
         .collect();
-    ids.sort();
+    sort::sort(&mut ids);
     ids.dedup();
     ids
 }
@@ -205,7 +206,7 @@ pub fn auth_logout(args: &[String]) -> i32 {
         None if !known => {
             eprintln!("Unknown provider \"{}\".", visible(provider));
             let mut ids = auth.list();
-            ids.sort();
+            sort::sort(&mut ids);
             let ids = if ids.is_empty() {
                 "none".to_string()
             } else {

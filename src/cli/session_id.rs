@@ -2,6 +2,7 @@
 //! exactly that id or creates it (with `--no-session` it names the in-memory session, with
 //! `--fork` the new copy), and `-n/--name` gives the session its display name at start-up.
 
+use crate::util::sort;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -68,7 +69,7 @@ pub fn find_exact(dir: &Path, agent_dir: &Path, cwd: &str, id: &str) -> Option<P
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
-    files.sort();
+    sort::sort(&mut files);
     files.into_iter().find(|p| {
         header_id(p).is_some_and(|(found, found_cwd)| found == id && (!shared || found_cwd == cwd))
     })

@@ -2,6 +2,7 @@
 //! resources, model registry, the initial message, model and key resolution, the system prompt,
 //! `/skill:` and template expansion, signal handling, then print/json mode.
 
+use crate::util::sort;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -273,7 +274,7 @@ fn interactive(mut args: Args) -> i32 {
     let for_reload = std::rc::Rc::clone(&models);
     let for_count = models.borrow().available();
     let mut providers: Vec<&str> = for_count.iter().map(|m| m.provider.as_str()).collect();
-    providers.sort_unstable();
+    sort::sort(&mut providers);
     providers.dedup();
     let provider_count = providers.len();
     let reload_options = ResourceOptions {

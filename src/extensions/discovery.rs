@@ -11,6 +11,7 @@
 //!
 //! Everything else (READMEs, data files, non-executable scripts) is ignored.
 
+use crate::util::sort;
 use std::path::{Path, PathBuf};
 
 use crate::resources::trust::ProjectScope;
@@ -213,7 +214,7 @@ fn scan_dir(dir: &Path, scope: Scope, found: &mut Vec<(PathBuf, Launch, Scope)>)
                 .is_some_and(|n| n.starts_with('.'))
         })
         .collect();
-    paths.sort();
+    sort::sort(&mut paths);
     for p in paths {
         for launch in launch_for(&p) {
             found.push((p.clone(), launch, scope));

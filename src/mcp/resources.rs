@@ -4,6 +4,7 @@
 //! JSON (`{server?, resources: [{server, …}], nextCursor?}`): one page of one server, or every
 //! page of every server. MCP App resources (`ui://`, `profile=mcp-app`) and icons are left out.
 
+use crate::util::sort;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -169,7 +170,7 @@ impl ResourceTool {
             return Err("cursor can only be used when a server is specified".into());
         }
         let mut sorted = servers;
-        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        sort::sort_by(&mut sorted, |a, b| a.name.cmp(&b.name));
         // Every server at once, as pi lists them: one slow server does not add to the others.
         let results: Vec<Result<Vec<Value>, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = sorted

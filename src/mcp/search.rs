@@ -4,6 +4,7 @@
 //! namespace (name, description, instructions) as extra fields; a tool matching more query
 //! terms ranks first, and a query that is exactly a tool's name puts that tool on top.
 
+use crate::util::sort;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -269,7 +270,7 @@ pub fn rank(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> 
         let is_exact = normalized == exact || normalized.ends_with(&format!("__{exact}"));
         matches.push((is_exact, covered, score, &d.name));
     }
-    matches.sort_by(|a, b| {
+    sort::sort_by(&mut matches, |a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(b.2.partial_cmp(&a.2).unwrap_or(std::cmp::Ordering::Equal))

@@ -3,6 +3,7 @@
 //! the Agent Skills rules (problems are warnings naming the file), the `<available_skills>` block
 //! for the system prompt, and `/skill:name args` expansion.
 
+use crate::util::sort;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -135,7 +136,7 @@ pub fn scan_dir_reporting(
             .into_iter()
             .filter(|p| p.parent().is_some_and(|d| !nested(d))),
     );
-    out.sort();
+    sort::sort(&mut out);
     out
 }
 

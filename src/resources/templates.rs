@@ -2,6 +2,7 @@
 //! named with `--prompt-template`. `/name args` becomes the template body with `$1`…`$N`,
 //! `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` substituted, in that order.
 
+use crate::util::sort;
 use std::path::{Path, PathBuf};
 
 use super::frontmatter;
@@ -79,7 +80,7 @@ fn md_files(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
         .collect();
-    out.sort();
+    sort::sort(&mut out);
     out
 }
 

@@ -2,6 +2,7 @@
 //! file names `<timestamp>_<id>.jsonl`, listing with pi's metadata, the newest session for
 //! `-c`, id-prefix lookup for `--session`, and forking a session into another project.
 
+use crate::util::sort;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -182,12 +183,12 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
         .collect();
-    files.sort();
+    sort::sort(&mut files);
     files
 }
 
 fn sort_newest_first(list: &mut [SessionInfo]) {
-    list.sort_by_key(|s| std::cmp::Reverse(s.modified_ms));
+    sort::sort_by_key(list, |s| std::cmp::Reverse(s.modified_ms));
 }
 
 /// Sessions in one directory, newest (by `modified_ms`) first.
@@ -209,7 +210,7 @@ pub fn list_all_sessions(agent_dir: &Path) -> Vec<SessionInfo> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
-    dirs.sort();
+    sort::sort(&mut dirs);
     let mut list: Vec<SessionInfo> = dirs
         .iter()
         .flat_map(|d| jsonl_files(d))

@@ -3,6 +3,7 @@
 //! current version (`write_migrated`), the original copied beside it first, every line we
 //! could not read kept as it was. Lines that cannot be used are reported with their number.
 
+use crate::util::sort;
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -369,7 +370,7 @@ fn parse_from(r: impl Read) -> Result<ParsedSession, LoadError> {
         lines.push(text);
     }
     // In line order (the ones found while reading come first otherwise).
-    warnings.sort_by_key(|(n, _)| *n);
+    sort::sort_by_key(&mut warnings, |(n, _)| *n);
     let warnings = warnings.into_iter().map(|(_, w)| w).collect();
     Ok(ParsedSession {
         header,

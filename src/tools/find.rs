@@ -4,6 +4,7 @@
 //! a git repository, smart case, directories shown with a trailing `/`. Results are sorted by
 //! path so the answer is stable.
 
+use crate::util::sort;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -95,7 +96,7 @@ impl Tool for FindTool {
         if found.is_empty() {
             return Ok(ToolOutput::text("No files found matching pattern"));
         }
-        found.sort_unstable();
+        sort::sort(&mut found);
         // pi 1.x: the notice only when more than `limit` paths exist.
         let more = found.len() > limit;
         found.truncate(limit);

@@ -1,6 +1,7 @@
 //! The `ls` tool: one directory's entries, sorted case-insensitively the way pi's
 //! `localeCompare` orders them, directories suffixed with `/`, dotfiles included.
 
+use crate::util::sort;
 use std::cmp::Ordering;
 use std::io;
 use std::path::Path;
@@ -69,7 +70,7 @@ impl Tool for LsTool {
         }
         // A stable sort keeps names equal when lowercased (`A`, `a`) in directory order, as
         // JavaScript's stable `sort` does.
-        names.sort_by(|a, b| locale_cmp(&a.to_lowercase(), &b.to_lowercase()));
+        sort::sort_by_cached_key_with(&mut names, |n| n.to_lowercase(), |a, b| locale_cmp(a, b));
 
         let mut rows = Vec::new();
         let mut limit_reached = false;

@@ -6,6 +6,7 @@
 //! Providers are synchronous and called on the UI thread; the file walk is bounded so a
 //! huge tree cannot stall typing. Columns are byte offsets into the line.
 
+use crate::util::sort;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -194,7 +195,9 @@ impl CombinedProvider {
             };
             found.push((score, fuzzy, rel, is_dir));
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        sort::sort_by(&mut found, |a, b| {
+            b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
+        });
         found
             .into_iter()
             .take(20)
@@ -260,7 +263,9 @@ impl CombinedProvider {
                 Some((is_dir, item))
             })
             .collect();
-        items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.label.cmp(&b.1.label)));
+        sort::sort_by(&mut items, |a, b| {
+            b.0.cmp(&a.0).then_with(|| a.1.label.cmp(&b.1.label))
+        });
         items.into_iter().map(|(_, i)| i).collect()
     }
 }

@@ -7,6 +7,7 @@
 //! its path) and ignored, old non-namespaced ids (`cursorUp`, `selectModel`) are migrated
 //! the way pi migrates them, and keys claimed by several actions are reported as conflicts.
 
+use crate::util::sort;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -55,7 +56,7 @@ pub fn migrate_config(raw: &Map<String, Value>) -> (Map<String, Value>, bool) {
         }
     }
     let mut extras: Vec<(String, Value)> = renamed.into_iter().collect();
-    extras.sort_by(|a, b| a.0.cmp(&b.0));
+    sort::sort_by(&mut extras, |a, b| a.0.cmp(&b.0));
     ordered.extend(extras);
     (ordered, migrated)
 }

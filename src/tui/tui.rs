@@ -27,6 +27,7 @@
 //! }
 //! ```
 
+use crate::util::sort;
 use std::any::Any;
 use std::io;
 use std::time::{Duration, Instant};
@@ -293,7 +294,7 @@ impl<T: Terminal> Tui<T> {
             .iter_mut()
             .filter(|o| !o.hidden && o.options.is_visible(cols, rows))
             .collect();
-        visible.sort_by_key(|o| o.order);
+        sort::sort_by_key(&mut visible, |o| o.order);
         let placed: Vec<Placed> = visible
             .into_iter()
             .map(|o| {

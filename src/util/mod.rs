@@ -8,7 +8,8 @@
 //! output the model was not shown in full; `sandbox` confines the commands pi runs (Landlock
 //! and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64,
 //! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
-//! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm.
+//! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
+//! `sort` is every sort in the crate, compiled once instead of once per element type.
 
 pub mod atomic;
 pub mod browser;
@@ -23,4 +24,5 @@ pub mod process;
 pub mod random;
 pub mod sandbox;
 pub mod shutdown;
+pub mod sort;
 pub mod terminal_text;

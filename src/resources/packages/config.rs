@@ -2,6 +2,7 @@
 //! display names, and switching one on or off the way pi records it — a `+path` / `-path`
 //! entry (relative to the package root) in the package's object-form settings entry.
 
+use crate::util::sort;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -81,15 +82,15 @@ pub fn groups(resolved: &PackageResources) -> Vec<ConfigGroup> {
             resource: r.clone(),
         });
     }
-    groups.sort_by(|a, b| {
+    sort::sort_by(&mut groups, |a, b| {
         (a.scope == Scope::Project)
             .cmp(&(b.scope == Scope::Project))
             .then_with(|| a.source.cmp(&b.source))
     });
     for g in &mut groups {
-        g.kinds.sort_by_key(|(k, _)| *k as usize);
+        sort::sort_by_key(&mut g.kinds, |(k, _)| *k as usize);
         for (_, items) in &mut g.kinds {
-            items.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+            sort::sort_by(items, |a, b| a.display_name.cmp(&b.display_name));
         }
     }
     groups

@@ -2,6 +2,7 @@
 //! descriptions in an aligned second column and a `→` on the selected row; `tui.select.*`
 //! keys move (wrapping around), confirm and cancel. The app polls [`SelectList::take_result`].
 
+use crate::util::sort;
 use std::sync::Arc;
 
 use crate::tui::keybindings;
@@ -110,7 +111,7 @@ impl SelectList {
             .enumerate()
             .filter_map(|(i, item)| fuzzy_score(filter, item.display()).map(|s| (s, i)))
             .collect();
-        scored.sort_by_key(|(score, i)| (-score, *i));
+        sort::sort_by_key(&mut scored, |(score, i)| (-score, *i));
         self.visible = scored.into_iter().map(|(_, i)| i).collect();
         self.selected = 0;
     }

@@ -3,6 +3,7 @@
 //! Non-S3 services sign the already-encoded path encoded once more, which is why a Bedrock
 //! model id such as `…-v1:0` appears as `%253A` in the canonical request.
 
+use crate::util::sort;
 use ring::{digest, hmac};
 
 use crate::util::encoding::{hex, percent_decode, percent_encode};
@@ -87,7 +88,7 @@ fn canonical_query(query: &str) -> String {
             )
         })
         .collect();
-    pairs.sort();
+    sort::sort(&mut pairs);
     pairs
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -154,7 +155,7 @@ pub fn signature(
         }
         canon.push((k, v.split_whitespace().collect::<Vec<_>>().join(" ")));
     }
-    canon.sort();
+    sort::sort(&mut canon);
     let signed_headers = canon
         .iter()
         .map(|(k, _)| k.as_str())

@@ -6,6 +6,7 @@
 //! session's [`McpManager`] and redraws when the manager's generation moves; slow actions run
 //! on their own threads and show in the server's state or message.
 
+use crate::util::sort;
 use std::sync::Arc;
 
 use super::common::{border, fit, key_hint};
@@ -200,7 +201,7 @@ impl McpScreen {
 
     fn servers_menu(&self) -> Menu {
         let mut views = self.manager.snapshot();
-        views.sort_by(|a, b| {
+        sort::sort_by(&mut views, |a, b| {
             attention_rank(a)
                 .cmp(&attention_rank(b))
                 .then_with(|| a.entry.name.cmp(&b.entry.name))

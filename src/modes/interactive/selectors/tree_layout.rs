@@ -4,6 +4,7 @@
 //! visible ancestor, single-child chains stay flat, and each fork indents its branches one step
 //! with `├─`/`└─` and `│` gutters.
 
+use crate::util::sort;
 use std::collections::{HashMap, HashSet};
 
 use super::tree_text::{is_bookkeeping, is_silent_assistant, role, searchable_text};
@@ -129,7 +130,8 @@ impl TreeModel {
                 .parent_id()
                 .and_then(|p| file_index.get(p).copied());
         }
-        let active_first = |list: &mut Vec<usize>| list.sort_by_key(|i| !on_path.contains(i));
+        let active_first =
+            |list: &mut Vec<usize>| sort::sort_by_key(list, |i| !on_path.contains(i));
         active_first(&mut roots);
         // Depth-first without recursion (sessions can be thousands of entries deep).
         let mut order = Vec::with_capacity(entries.len());
