@@ -3,7 +3,6 @@
 //! block bookkeeping so providers only translate wire events; `spawn_stream` guarantees exactly
 //! one terminal event (`Done` or `Error`) even if the provider returns an error or panics.
 
-use crate::util::sort;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +10,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::partial_json::parse_partial_json;
 use super::types::*;
+use crate::util::sort;
 
 /// Events a stream may run ahead of its listener: enough to absorb a burst, small enough that
 /// a slow reader (a blocked stdout) holds the provider back.

@@ -5,7 +5,6 @@
 //! but read only when a server's chain does not verify against the bundled roots — once per
 //! process, each certificate file once however many links point at it.
 
-use crate::util::sort;
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,6 +20,8 @@ use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
     TransportAdapter,
 };
+
+use crate::util::sort;
 
 /// The process's client configuration: the bundled roots, then those of the environment.
 pub fn client_config() -> Arc<ClientConfig> {

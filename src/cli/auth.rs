@@ -4,11 +4,11 @@
 //! resolved credential, refreshing an OAuth login first). Their options are read with the main
 //! command line parser, so `--provider`/`--model` mean what they mean everywhere.
 
-use crate::util::sort;
 use serde_json::{json, Map, Value};
 
 use crate::resources::model_registry::ModelRegistry;
 use crate::resources::oauth;
+use crate::util::sort;
 
 const HELP: &str = "Usage:
   pi auth login <provider> [--api-key] [--no-browser]

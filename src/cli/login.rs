@@ -11,7 +11,6 @@
 //! Test hook: `PI_OAUTH_TEST_BASE=<http://host:port>` points every OAuth endpoint at that server
 //! (`/authorize`, `/token`, GitHub's real paths) and uses a free callback port.
 
-use crate::util::sort;
 use std::io::{BufRead, IsTerminal, Write};
 
 use crossbeam_channel::Receiver;
@@ -22,6 +21,7 @@ use crate::ai::stream::Abort;
 use crate::resources::auth::AuthStorage;
 use crate::resources::oauth::{self, LoginUi, OAuthProvider};
 use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
+use crate::util::sort;
 
 /// `pi auth login`'s usage line.
 pub const LOGIN_USAGE: &str = "pi auth login <provider> [--api-key] [--no-browser]";

@@ -2,7 +2,6 @@
 //! exactly that id or creates it (with `--no-session` it names the in-memory session, with
 //! `--fork` the new copy), and `-n/--name` gives the session its display name at start-up.
 
-use crate::util::sort;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -12,6 +11,7 @@ use crate::resources::settings::Settings;
 use crate::session::dir::{fork_with_id, session_dir, session_file_name};
 use crate::session::ids::iso_timestamp;
 use crate::session::{SessionHeader, SessionWriter};
+use crate::util::sort;
 
 /// pi's rule: letters, digits, `.`, `_` and `-`, starting and ending with a letter or digit.
 pub fn validate(id: &str) -> Result<(), String> {

@@ -2,7 +2,6 @@
 //! resources, model registry, the initial message, model and key resolution, the system prompt,
 //! `/skill:` and template expansion, signal handling, then print/json mode.
 
-use crate::util::sort;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -20,6 +19,7 @@ use crate::resources::settings::Settings;
 use crate::resources::trust::{self, TrustDecision};
 use crate::session;
 use crate::util::shutdown;
+use crate::util::sort;
 
 /// How long a mode has to shut down after SIGINT, SIGTERM or SIGHUP before pi exits anyway.
 const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(3);

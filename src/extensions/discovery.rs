@@ -11,10 +11,10 @@
 //!
 //! Everything else (READMEs, data files, non-executable scripts) is ignored.
 
-use crate::util::sort;
 use std::path::{Path, PathBuf};
 
 use crate::resources::trust::ProjectScope;
+use crate::util::sort;
 
 /// Where an extension was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

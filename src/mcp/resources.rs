@@ -4,7 +4,6 @@
 //! JSON (`{server?, resources: [{server, …}], nextCursor?}`): one page of one server, or every
 //! page of every server. MCP App resources (`ui://`, `profile=mcp-app`) and icons are left out.
 
-use crate::util::sort;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -16,6 +15,7 @@ pub use super::content::{LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE, RESOURCE
 use super::rpc::{McpError, METHOD_NOT_FOUND};
 use crate::agent::{Tool, ToolContext, ToolOutput};
 use crate::ai::{Abort, Content};
+use crate::util::sort;
 
 /// The servers the tools reach, once the servers still connecting have settled.
 pub type ServersFn = Arc<dyn Fn(&Abort) -> Vec<Arc<ServerConnection>> + Send + Sync>;

@@ -4,7 +4,6 @@
 //! namespace (name, description, instructions) as extra fields; a tool matching more query
 //! terms ranks first, and a query that is exactly a tool's name puts that tool on top.
 
-use crate::util::sort;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -13,6 +12,7 @@ use serde_json::{json, Value};
 use super::tools::Namespace;
 use crate::agent::{Tool, ToolContext, ToolOutput};
 use crate::ai::Abort;
+use crate::util::sort;
 
 pub const TOOL_SEARCH: &str = "tool_search";
 const DEFAULT_LIMIT: usize = 8;

@@ -3,12 +3,12 @@
 //! the Agent Skills rules (problems are warnings naming the file), the `<available_skills>` block
 //! for the system prompt, and `/skill:name args` expansion.
 
-use crate::util::sort;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::frontmatter;
 use super::trust::ProjectScope;
+use crate::util::sort;
 
 const MAX_NAME_LEN: usize = 64;
 const MAX_DESCRIPTION_LEN: usize = 1024;

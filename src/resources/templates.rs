@@ -2,11 +2,11 @@
 //! named with `--prompt-template`. `/name args` becomes the template body with `$1`…`$N`,
 //! `${@:N}`, `${@:N:L}`, `$ARGUMENTS` and `$@` substituted, in that order.
 
-use crate::util::sort;
 use std::path::{Path, PathBuf};
 
 use super::frontmatter;
 use super::trust::ProjectScope;
+use crate::util::sort;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {

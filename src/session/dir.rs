@@ -2,7 +2,6 @@
 //! file names `<timestamp>_<id>.jsonl`, listing with pi's metadata, the newest session for
 //! `-c`, id-prefix lookup for `--session`, and forking a session into another project.
 
-use crate::util::sort;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -12,6 +11,7 @@ use super::entry::SessionHeader;
 use super::file::{has_valid_header, parse_lines};
 use super::ids::{iso_timestamp, parse_iso_ms, uuid_v7};
 use crate::ai::now_ms;
+use crate::util::sort;
 
 /// `/home/ada/proj` → `--home-ada-proj--`: one leading `/` or `\` dropped, then every `/`,
 /// `\` and `:` replaced by `-`.

@@ -3,7 +3,6 @@
 //! current version (`write_migrated`), the original copied beside it first, every line we
 //! could not read kept as it was. Lines that cannot be used are reported with their number.
 
-use crate::util::sort;
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -17,6 +16,7 @@ use super::lines::{parse_json, LineReader};
 use super::normalize;
 use super::CURRENT_VERSION;
 use crate::util::files::open_regular;
+use crate::util::sort;
 
 /// A session file as loaded (and migrated in memory if it was older).
 #[derive(Debug, Clone)]

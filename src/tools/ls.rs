@@ -1,7 +1,6 @@
 //! The `ls` tool: one directory's entries, sorted case-insensitively the way pi's
 //! `localeCompare` orders them, directories suffixed with `/`, dotfiles included.
 
-use crate::util::sort;
 use std::cmp::Ordering;
 use std::io;
 use std::path::Path;
@@ -10,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::search_util::{count_arg, finish, resolve_to_cwd, str_arg, ABORTED};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+use crate::util::sort;
 
 const DEFAULT_LIMIT: usize = 500;
 

@@ -6,11 +6,11 @@
 //! Providers are synchronous and called on the UI thread; the file walk is bounded so a
 //! huge tree cannot stall typing. Columns are byte offsets into the line.
 
-use crate::util::sort;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::fuzzy::{fuzzy_filter, fuzzy_match};
+use crate::util::sort;
 
 /// One entry of the popup: `value` is inserted, `label` shown, `description` dimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,6 @@
 //! its path) and ignored, old non-namespaced ids (`cursorUp`, `selectModel`) are migrated
 //! the way pi migrates them, and keys claimed by several actions are reported as conflicts.
 
-use crate::util::sort;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -15,6 +14,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde_json::{Map, Value};
 
 use super::keys::{parse_key_id, KeyEvent};
+use crate::util::sort;
 
 #[path = "keybindings_defaults.rs"]
 mod defaults;

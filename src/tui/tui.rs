@@ -27,7 +27,6 @@
 //! }
 //! ```
 
-use crate::util::sort;
 use std::any::Any;
 use std::io;
 use std::time::{Duration, Instant};
@@ -38,6 +37,7 @@ use super::terminal::{
     note_alt_screen, Terminal, AUTOWRAP_OFF, AUTOWRAP_ON, ENTER_ALT_SCREEN, EXIT_ALT_SCREEN,
 };
 use super::{Component, InputEvent, KeyKind, CURSOR_MARKER};
+use crate::util::sort;
 
 /// Frames are at least this far apart (about 60 per second).
 pub const MIN_RENDER_INTERVAL: Duration = Duration::from_millis(16);

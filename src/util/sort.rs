@@ -21,8 +21,11 @@ pub fn sort_by<T>(items: &mut [T], mut compare: impl FnMut(&T, &T) -> Ordering) 
     if items.len() < 2 {
         return;
     }
-    let order = sorted_order(items.len(), &mut |a, b| compare(&items[a], &items[b]));
-    apply_order(items, order);
+    let mut order = sorted_order(items.len(), &mut |a, b| {
+        // SAFETY: `sorted_order` only passes indices below the length it was given.
+        unsafe { compare(items.get_unchecked(a), items.get_unchecked(b)) }
+    });
+    apply_order(items, order.as_mut_slice());
 }
 
 /// Sorts `items` by a key computed at every comparison, stably (`slice::sort_by_key`): for
@@ -48,31 +51,74 @@ pub fn sort_by_cached_key_with<T, K>(
         return;
     }
     let keys: Vec<K> = items.iter().map(key).collect();
-    let order = sorted_order(items.len(), &mut |a, b| compare_keys(&keys[a], &keys[b]));
+    let mut order = sorted_order(keys.len(), &mut |a, b| {
+        // SAFETY: `sorted_order` only passes indices below the length it was given.
+        unsafe { compare_keys(keys.get_unchecked(a), keys.get_unchecked(b)) }
+    });
     drop(keys);
-    apply_order(items, order);
+    apply_order(items, order.as_mut_slice());
+}
+
+/// Up to this many elements are ordered by insertion on the stack, without an allocation
+/// (the standard sort does the same below 20).
+const SHORT: usize = 16;
+
+/// A permutation of `0..len`: position `i` names the element that belongs at `i`. `u32`
+/// halves what the sort moves; longer slices than that do not fit in memory anyway.
+struct Order {
+    short: [u32; SHORT],
+    long: Vec<u32>,
+    len: usize,
+}
+
+impl Order {
+    fn as_mut_slice(&mut self) -> &mut [u32] {
+        if self.len <= SHORT {
+            &mut self.short[..self.len]
+        } else {
+            &mut self.long
+        }
+    }
 }
 
 /// The indices `0..len` in the order `compare` puts the elements they stand for, equal ones
-/// by index. The only instantiation of the standard library's sort in the crate.
+/// by index. Holds the only instantiation of the standard library's sort in the crate.
 #[inline(never)]
-fn sorted_order(len: usize, compare: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..len).collect();
-    // The standard sort is stable, so indices of equal elements stay ascending.
-    #[allow(clippy::disallowed_methods)]
-    order.sort_by(|&a, &b| compare(a, b));
+fn sorted_order(len: usize, compare: &mut dyn FnMut(usize, usize) -> Ordering) -> Order {
+    let mut order = Order {
+        short: [0; SHORT],
+        long: Vec::new(),
+        len,
+    };
+    if len <= SHORT {
+        let short = &mut order.short[..len];
+        for i in 0..len {
+            short[i] = i as u32;
+            let mut j = i;
+            while j > 0 && compare(short[j - 1] as usize, short[j] as usize) == Ordering::Greater {
+                short.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    } else {
+        assert!(u32::try_from(len).is_ok(), "cannot sort {len} elements");
+        order.long = (0..len as u32).collect();
+        // The standard sort is stable, so indices of equal elements stay ascending.
+        #[allow(clippy::disallowed_methods)]
+        order.long.sort_by(|&a, &b| compare(a as usize, b as usize));
+    }
     order
 }
 
 /// Rearranges `items` so that position `i` holds the element that was at `order[i]`
 /// (`order` is a permutation of `0..items.len()`), one cycle of the permutation at a time.
-fn apply_order<T>(items: &mut [T], mut order: Vec<usize>) {
+fn apply_order<T>(items: &mut [T], order: &mut [u32]) {
     for start in 0..items.len() {
         // Every position of a cycle already walked has `order[i] == i`.
         let mut hole = start;
         loop {
-            let source = order[hole];
-            order[hole] = hole;
+            let source = order[hole] as usize;
+            order[hole] = hole as u32;
             if source == start || source == hole {
                 break;
             }
@@ -143,6 +189,7 @@ mod tests {
     #[test]
     fn matches_std_stable_sort_on_random_data() {
         for round in 0..200 {
+            // Lengths on both sides of `SHORT`.
             let len = round % 67;
             let bytes = pseudo_random_bytes(round as u64 + 1, len * 2);
             // Few distinct keys, so equal keys are common; the payload tells them apart.
@@ -190,7 +237,8 @@ mod tests {
         ];
         for order in orders {
             let mut items: Vec<String> = (0..order.len()).map(|i| i.to_string()).collect();
-            apply_order(&mut items, order.to_vec());
+            let mut permutation: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+            apply_order(&mut items, &mut permutation);
             let expected: Vec<String> = order.iter().map(|i| i.to_string()).collect();
             assert_eq!(items, expected, "order {order:?}");
         }

@@ -4,7 +4,6 @@
 //! plus the running extensions and the MCP servers. `quietStartup` hides it all (`true`) or
 //! only the listing (`"header"`).
 
-use crate::util::sort;
 use std::path::Path;
 
 use super::footer::display_cwd;
@@ -13,6 +12,7 @@ use crate::resources::loader::Resources;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Color, ColorMode, Theme, Token};
 use crate::tui::Component;
+use crate::util::sort;
 
 /// What the header lists, captured at start-up and after `/reload`.
 #[derive(Debug, Clone, Default)]

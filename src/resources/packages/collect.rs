@@ -3,7 +3,6 @@
 //! a manifest, the conventional `extensions/`, `skills/`, `prompts/` and `themes/` directories;
 //! then the per-package filters from settings narrow that down.
 
-use crate::util::sort;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +10,7 @@ use serde_json::Value;
 
 use super::source::{normalize, relative_to};
 use super::ResourceKind;
+use crate::util::sort;
 
 /// A file found in a package and whether the filters leave it on.
 #[derive(Debug, Clone, PartialEq)]

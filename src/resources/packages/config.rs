@@ -2,7 +2,6 @@
 //! display names, and switching one on or off the way pi records it — a `+path` / `-path`
 //! entry (relative to the package root) in the package's object-form settings entry.
 
-use crate::util::sort;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -10,6 +9,7 @@ use serde_json::{Map, Value};
 use super::source::relative_to;
 use super::{PackageResource, PackageResources, ResourceKind, Scope};
 use crate::resources::settings::Settings;
+use crate::util::sort;
 
 /// One resource as the selector shows it.
 #[derive(Debug, Clone, PartialEq)]

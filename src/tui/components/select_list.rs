@@ -2,13 +2,13 @@
 //! descriptions in an aligned second column and a `→` on the selected row; `tui.select.*`
 //! keys move (wrapping around), confirm and cancel. The app polls [`SelectList::take_result`].
 
-use crate::util::sort;
 use std::sync::Arc;
 
 use crate::tui::keybindings;
 use crate::tui::text::{truncate_to_width, visible_width};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent, KeyCode};
+use crate::util::sort;
 
 const DEFAULT_PRIMARY_COLUMN: usize = 32;
 const PRIMARY_GAP: usize = 2;

@@ -3,10 +3,10 @@
 //! Non-S3 services sign the already-encoded path encoded once more, which is why a Bedrock
 //! model id such as `…-v1:0` appears as `%253A` in the canonical request.
 
-use crate::util::sort;
 use ring::{digest, hmac};
 
 use crate::util::encoding::{hex, percent_decode, percent_encode};
+use crate::util::sort;
 
 /// AWS credentials as the signer needs them.
 #[derive(Debug, Clone, PartialEq, Eq)]

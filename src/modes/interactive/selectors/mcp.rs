@@ -6,7 +6,6 @@
 //! session's [`McpManager`] and redraws when the manager's generation moves; slow actions run
 //! on their own threads and show in the server's state or message.
 
-use crate::util::sort;
 use std::sync::Arc;
 
 use super::common::{border, fit, key_hint};
@@ -18,6 +17,7 @@ use crate::mcp::{McpManager, ServerView};
 use crate::tui::components::select_list::{SelectItem, SelectList, SelectResult};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE_ITEMS: usize = 12;
 

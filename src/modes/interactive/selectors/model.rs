@@ -2,7 +2,6 @@
 //! first and marked ✓, filtered fuzzily as the user types; Tab switches between all models
 //! and the scoped set (`--models` / `/scoped-models`) when there is one.
 
-use crate::util::sort;
 use std::sync::Arc;
 
 use super::common::{
@@ -15,6 +14,7 @@ use crate::tui::fuzzy::fuzzy_filter;
 use crate::tui::keybindings;
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE: usize = 10;
 

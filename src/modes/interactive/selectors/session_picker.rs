@@ -6,7 +6,6 @@
 //! the highlighted session's file after a confirmation; in `/resume` (not `pi -r`) Ctrl+R
 //! renames it (the app writes the name).
 
-use crate::util::sort;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,6 +18,7 @@ use crate::tui::keybindings;
 use crate::tui::text::{truncate_to_width, visible_width};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE: usize = 10;
 

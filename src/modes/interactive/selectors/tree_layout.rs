@@ -4,11 +4,11 @@
 //! visible ancestor, single-child chains stay flat, and each fork indents its branches one step
 //! with `├─`/`└─` and `│` gutters.
 
-use crate::util::sort;
 use std::collections::{HashMap, HashSet};
 
 use super::tree_text::{is_bookkeeping, is_silent_assistant, role, searchable_text};
 use crate::session::entry::Entry;
+use crate::util::sort;
 
 /// Which entries `/tree` lists (pi's `treeFilterMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
