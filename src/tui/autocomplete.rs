@@ -195,12 +195,11 @@ impl CombinedProvider {
             };
             found.push((score, fuzzy, rel, is_dir));
         }
-        sort::sort_by(&mut found, |a, b| {
+        sort::sort_and_truncate_by(&mut found, 20, |a, b| {
             b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
         });
         found
             .into_iter()
-            .take(20)
             .map(|(_, _, rel, is_dir)| {
                 let display = format!("{display_base}{rel}");
                 let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
@@ -493,6 +492,19 @@ mod tests {
         assert_eq!(s.items[0].value, "@src/tui/");
         let done = p.apply(&lines("@tui"), 0, 4, &s.items[0], &s.prefix);
         assert_eq!(done.lines, lines("@src/tui/"));
+    }
+
+    #[test]
+    fn at_references_list_the_best_twenty_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in (0..30).rev() {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
+        }
+        let p = provider(dir.path());
+        let s = p.suggestions(&lines("@f"), 0, 2, false).unwrap();
+        let values: Vec<&str> = s.items.iter().map(|i| i.value.as_str()).collect();
+        let expected: Vec<String> = (0..20).map(|i| format!("@f{i:02}.txt")).collect();
+        assert_eq!(values, expected);
     }
 
     #[test]

@@ -294,7 +294,10 @@ impl<T: Terminal> Tui<T> {
             .iter_mut()
             .filter(|o| !o.hidden && o.options.is_visible(cols, rows))
             .collect();
-        sort::sort_by_key(&mut visible, |o| o.order);
+        // Every frame: overlays are usually stacked in the order they were shown already.
+        if !visible.is_sorted_by_key(|o| o.order) {
+            sort::sort_by_key(&mut visible, |o| o.order);
+        }
         let placed: Vec<Placed> = visible
             .into_iter()
             .map(|o| {
