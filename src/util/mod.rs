@@ -9,6 +9,7 @@
 //! and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64,
 //! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
+//! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
 //! `sort` is every sort in the crate, compiled once instead of once per element type.
 
 pub mod atomic;
@@ -20,6 +21,7 @@ pub mod js;
 pub mod json;
 pub mod math;
 pub mod output_file;
+pub mod panic;
 pub mod process;
 pub mod random;
 pub mod sandbox;
