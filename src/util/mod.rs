@@ -11,6 +11,7 @@
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
 //! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
 //! `sort` is every sort in the crate, compiled once instead of once per element type.
+//! `packed` inflates the cold text `build.rs` compiles in deflated.
 
 pub mod atomic;
 pub mod browser;
@@ -21,6 +22,7 @@ pub mod js;
 pub mod json;
 pub mod math;
 pub mod output_file;
+pub mod packed;
 pub mod panic;
 pub mod process;
 pub mod random;
