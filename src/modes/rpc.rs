@@ -142,9 +142,10 @@ struct Server {
 
 /// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the main
 /// loop may itself be waiting on an extension that waits on this answer), every other line to
-/// the main loop; `None` at EOF. Detached on purpose: it ends at stdin EOF, or with the process.
-fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<String>> {
-    let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
+/// the main loop; the channel disconnects at EOF (after the last line). Detached on purpose: it
+/// ends at stdin EOF, or with the process.
+fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<String> {
+    let (tx, lines) = crossbeam_channel::unbounded::<String>();
     let _ = std::thread::Builder::new()
         .name("pi-rpc-stdin".into())
         .spawn(move || {
@@ -153,9 +154,8 @@ fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<Str
                     answers.resolve(&v);
                     return true;
                 }
-                tx.send(Some(record)).is_ok()
+                tx.send(record).is_ok()
             });
-            let _ = tx.send(None);
         });
     lines
 }
@@ -198,7 +198,7 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     };
     let never = crossbeam_channel::never::<()>();
     let never_done = crossbeam_channel::never::<AgentSession>();
-    let never_bash = crossbeam_channel::never::<bash::BashDone>();
+    let never_bash = crossbeam_channel::never::<crate::harness::user_bash::BashUpdate>();
     let abort = server.idle.as_ref().map(|s| s.abort.clone());
     crate::util::shutdown::take_over(move || {
         if let Some(a) = &abort {
@@ -226,8 +226,8 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         select! {
             recv(lines) -> line => match line {
                 // Empty lines too: pi answers them with a parse error.
-                Ok(Some(l)) => server.on_line(l),
-                _ => break,
+                Ok(l) => server.on_line(l),
+                Err(_) => break,
             },
             recv(done) -> session => server.session_back(session.ok()),
             recv(loop_started) -> _ => server.handle_waiting(),
@@ -382,7 +382,7 @@ impl Server {
     }
 
     /// The running command ended: record it, answer, then handle the lines that waited.
-    fn bash_done(&mut self, done: Result<bash::BashDone, crossbeam_channel::RecvError>) {
+    fn bash_done(&mut self, done: Result<crate::harness::user_bash::BashUpdate, crossbeam_channel::RecvError>) {
         if let Some(line) = self.bash.finished(done, self.idle.as_mut()) {
             self.out.line(&line);
         }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 
 use super::background::BackgroundQuery;
-use super::bash_job::BashUpdate;
+use crate::harness::user_bash::BashUpdate;
 use super::chat::ChatItem;
 use super::env::InteractiveEnv;
 use super::events;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 
-use super::bash_job::{BashJob, BashUpdate};
+use super::bash_job::BashJob;
+use crate::harness::user_bash::BashUpdate;
 use super::chat::{BashOutcome, BashView, ChatItem};
 use super::clipboard_image::{self, ClipboardEnv, ClipboardRead};
 use super::view::View;
