@@ -9,6 +9,7 @@
 //! and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64,
 //! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm.
+//! `reply` carries one-shot answers between threads.
 
 pub mod atomic;
 pub mod browser;
@@ -21,6 +22,7 @@ pub mod math;
 pub mod output_file;
 pub mod process;
 pub mod random;
+pub mod reply;
 pub mod sandbox;
 pub mod shutdown;
 pub mod terminal_text;
