@@ -174,10 +174,7 @@ impl TreeModel {
             .enumerate()
             .map(|(i, n)| (n.entry.id().to_string(), i))
             .collect();
-        let active = on_path
-            .iter()
-            .filter_map(|&i| position[i])
-            .collect();
+        let active = on_path.iter().filter_map(|&i| position[i]).collect();
         let leaf = leaf_id
             .and_then(|id| file_index.get(id))
             .and_then(|&i| position[i]);
