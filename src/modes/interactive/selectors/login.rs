@@ -183,8 +183,9 @@ pub enum LoginOutcome {
     Failed(String),
 }
 
-/// What the flow thread tells the dialog.
-enum FlowMessage {
+/// What the flow thread tells the dialog (and `/mcp`'s sign-in page, which never prompts and
+/// gets its result another way).
+pub(super) enum FlowMessage {
     Auth {
         url: String,
         instructions: Option<String>,
