@@ -2,7 +2,7 @@
 //! `"<provider> <id>"`, sorted by provider then id.
 
 use super::model_registry::{ModelEntry, ModelRegistry};
-use super::model_resolve::locale_compare;
+use crate::util::collate::locale_compare;
 use crate::util::sort;
 
 /// pi's token counts: `200K`, `1M`, `8.2K`, `1.1M`, or the plain number below 1000.

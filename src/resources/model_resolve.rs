@@ -4,8 +4,8 @@
 use super::model_registry::{ModelEntry, ModelRegistry};
 use crate::ai::catalog;
 use crate::ai::types::{Model, ThinkingLevel};
+use crate::util::collate::locale_compare;
 use crate::util::sort;
-use std::cmp::Ordering;
 
 /// A model chosen from the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,33 +14,6 @@ pub struct Resolved {
     /// From a `:<level>` suffix on the pattern.
     pub thinking: Option<ThinkingLevel>,
     pub warning: Option<String>,
-}
-
-/// Approximates JavaScript's `localeCompare` (ICU root collation) for ASCII-ish ids:
-/// punctuation < digits < letters, letters compared case-insensitively first, then lowercase
-/// before uppercase.
-pub fn locale_compare(a: &str, b: &str) -> Ordering {
-    const PUNCT: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-    fn key(c: char) -> (u8, u32) {
-        if c.is_whitespace() {
-            (0, c as u32)
-        } else if let Some(i) = PUNCT.find(c) {
-            (1, i as u32)
-        } else if c.is_ascii_digit() {
-            (2, c as u32)
-        } else if c.is_alphabetic() {
-            (3, c.to_lowercase().next().unwrap_or(c) as u32)
-        } else {
-            (1, 100 + c as u32)
-        }
-    }
-    let primary = a.chars().map(key).cmp(b.chars().map(key));
-    if primary != Ordering::Equal {
-        return primary;
-    }
-    // Tertiary: lowercase sorts before uppercase.
-    let case = |c: char| if c.is_uppercase() { 1u8 } else { 0 };
-    a.chars().map(case).cmp(b.chars().map(case))
 }
 
 /// Ids without a `-YYYYMMDD` date suffix, or ending in `-latest`, are aliases.
@@ -664,12 +637,9 @@ mod tests {
     }
 
     #[test]
-    fn alias_and_collation_helpers() {
+    fn alias_helper() {
         assert!(is_alias("claude-sonnet-4-5"));
         assert!(!is_alias("claude-sonnet-4-5-20250929"));
         assert!(is_alias("mistral-large-latest"));
-        assert_eq!(locale_compare("a-b", "a1"), Ordering::Less);
-        assert_eq!(locale_compare("B", "a"), Ordering::Greater);
-        assert_eq!(locale_compare("a", "A"), Ordering::Less);
     }
 }

@@ -1,7 +1,6 @@
 //! The `ls` tool: one directory's entries, sorted case-insensitively the way pi's
 //! `localeCompare` orders them, directories suffixed with `/`, dotfiles included.
 
-use std::cmp::Ordering;
 use std::io;
 use std::path::Path;
 
@@ -9,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::search_util::{count_arg, finish, resolve_to_cwd, str_arg, ABORTED};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+use crate::util::collate::locale_compare_folded;
 use crate::util::sort;
 
 const DEFAULT_LIMIT: usize = 500;
@@ -70,7 +70,11 @@ impl Tool for LsTool {
         }
         // A stable sort keeps names equal when lowercased (`A`, `a`) in directory order, as
         // JavaScript's stable `sort` does.
-        sort::sort_by_cached_key_with(&mut names, |n| n.to_lowercase(), |a, b| locale_cmp(a, b));
+        sort::sort_by_cached_key_with(
+            &mut names,
+            |n| n.to_lowercase(),
+            |a, b| locale_compare_folded(a, b),
+        );
 
         let mut rows = Vec::new();
         let mut limit_reached = false;
@@ -123,51 +127,6 @@ fn node_error(e: &io::Error, syscall: &str, path: &Path) -> String {
         _ => return format!("{e}, {syscall} '{}'", path.display()),
     };
     format!("{code}, {syscall} '{}'", path.display())
-}
-
-/// Collation weight of one character under ICU's root order for the cases that matter in file
-/// names: whitespace, then punctuation and symbols (in ICU's order), then digits, then letters;
-/// other characters follow by code point.
-fn weight(c: char) -> (u8, u32) {
-    const PUNCT: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-    if let Some(i) = PUNCT.find(c) {
-        return (0, i as u32);
-    }
-    if c.is_ascii_digit() {
-        return (1, c as u32);
-    }
-    if c.is_ascii_alphabetic() {
-        return (2, c as u32);
-    }
-    if c.is_alphabetic() {
-        // Latin letters with diacritics sort with their base letter (é next to e).
-        if let Some(base) = latin_base(c) {
-            return (2, base as u32);
-        }
-        return (3, c as u32);
-    }
-    (0, 1000 + c as u32)
-}
-
-fn latin_base(c: char) -> Option<char> {
-    let base = match c {
-        'à'..='å' => 'a',
-        'ç' => 'c',
-        'è'..='ë' => 'e',
-        'ì'..='ï' => 'i',
-        'ñ' => 'n',
-        'ò'..='ö' | 'ø' => 'o',
-        'ù'..='ü' => 'u',
-        'ý' | 'ÿ' => 'y',
-        _ => return None,
-    };
-    Some(base)
-}
-
-fn locale_cmp(a: &str, b: &str) -> Ordering {
-    let primary = a.chars().map(weight).cmp(b.chars().map(weight));
-    // Same letters ignoring accents: the unaccented form first, as ICU's secondary level does.
-    primary.then_with(|| a.cmp(b))
 }
 
 #[cfg(test)]

@@ -12,10 +12,12 @@
 //! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
 //! `packed` inflates the cold text `build.rs` compiles in deflated;
 //! `reply` carries one-shot answers between threads; `sort` is every sort in the crate,
-//! compiled once instead of once per element type.
+//! compiled once instead of once per element type; `collate` orders names as JavaScript's
+//! `localeCompare` does.
 
 pub mod atomic;
 pub mod browser;
+pub mod collate;
 pub mod date;
 pub mod encoding;
 pub mod files;

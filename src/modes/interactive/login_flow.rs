@@ -15,11 +15,11 @@ use super::selectors::login::{
 use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
 use crate::ai::catalog;
 use crate::resources::auth::AuthStorage;
-use crate::resources::model_resolve::locale_compare;
 use crate::resources::oauth;
 use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, Token};
+use crate::util::collate::locale_compare;
 use crate::util::sort;
 
 /// Bedrock signs requests with AWS credentials, so its "login" is a page of setup notes.

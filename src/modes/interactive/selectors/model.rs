@@ -8,12 +8,12 @@ use super::common::{
     border, fit, key_hint, position_line, scroll_window, select_or_save_hint, step_wrapping,
 };
 use crate::ai::types::Model;
-use crate::resources::model_resolve::locale_compare;
 use crate::tui::components::input::Input;
 use crate::tui::fuzzy::fuzzy_filter;
 use crate::tui::keybindings;
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::collate::locale_compare;
 use crate::util::sort;
 
 const MAX_VISIBLE: usize = 10;
