@@ -6,6 +6,7 @@
 //! the highlighted session's file after a confirmation; in `/resume` (not `pi -r`) Ctrl+R
 //! renames it (the app writes the name).
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -444,17 +445,11 @@ impl SessionPicker {
 
 /// Sessions nested under the session they were forked from, newest first at every level.
 fn threaded(sessions: &[SessionInfo], candidates: &[usize]) -> Vec<Row> {
-    let parent_of = |i: usize| {
-        let parent = sessions[i].parent_session_path.as_deref()?;
-        candidates
-            .iter()
-            .copied()
-            .find(|c| same_file(&sessions[*c].path, Path::new(parent)))
-    };
-    let mut children: std::collections::HashMap<Option<usize>, Vec<usize>> = Default::default();
+    let mut forks = ForkParents::new(sessions, candidates);
+    let mut children: HashMap<Option<usize>, Vec<usize>> = Default::default();
     for &i in candidates {
         children
-            .entry(parent_of(i).filter(|p| *p != i))
+            .entry(forks.parent_of(i).filter(|p| *p != i))
             .or_default()
             .push(i);
     }
@@ -470,7 +465,7 @@ fn threaded(sessions: &[SessionInfo], candidates: &[usize]) -> Vec<Row> {
     for (k, &r) in roots.iter().enumerate().rev() {
         stack.push((r, 0, Vec::new(), k + 1 == roots.len()));
     }
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     while let Some((i, depth, continues, last)) = stack.pop() {
         if !seen.insert(i) {
             continue;
@@ -494,6 +489,59 @@ fn threaded(sessions: &[SessionInfo], candidates: &[usize]) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// Finds the session each one was forked from among the candidates, with the candidates'
+/// paths indexed once so threading stays linear in the number of sessions.
+struct ForkParents<'a> {
+    sessions: &'a [SessionInfo],
+    candidates: &'a [usize],
+    /// Each path's first position in `candidates` (owned keys, like `by_file`'s, so the
+    /// binary holds one map type instead of two).
+    by_path: HashMap<PathBuf, usize>,
+    /// Each file's (canonical path's) first position in `candidates`, built on first need.
+    by_file: Option<HashMap<PathBuf, usize>>,
+}
+
+impl<'a> ForkParents<'a> {
+    fn new(sessions: &'a [SessionInfo], candidates: &'a [usize]) -> Self {
+        let mut by_path = HashMap::with_capacity(candidates.len());
+        for (position, &i) in candidates.iter().enumerate() {
+            by_path.entry(sessions[i].path.clone()).or_insert(position);
+        }
+        ForkParents {
+            sessions,
+            candidates,
+            by_path,
+            by_file: None,
+        }
+    }
+
+    /// The first candidate that is the parent's file, by the same path or another one
+    /// (a symlinked folder), as [`same_file`] decides.
+    fn parent_of(&mut self, session: usize) -> Option<usize> {
+        let parent = Path::new(self.sessions[session].parent_session_path.as_deref()?);
+        let same_path = self.by_path.get(parent).copied();
+        let (sessions, candidates) = (self.sessions, self.candidates);
+        let by_file = self.by_file.get_or_insert_with(|| {
+            let mut by_file = HashMap::new();
+            for (position, &i) in candidates.iter().enumerate() {
+                if let Ok(file) = sessions[i].path.canonicalize() {
+                    by_file.entry(file).or_insert(position);
+                }
+            }
+            by_file
+        });
+        let same_file = match parent.canonicalize() {
+            Ok(file) => by_file.get(&file).copied(),
+            Err(_) => None,
+        };
+        let position = match (same_path, same_file) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(candidates[position])
+    }
 }
 
 impl Component for SessionPicker {

@@ -192,3 +192,165 @@ fn ctrl_r_renames_the_highlighted_session_in_resume_only() {
     assert!(s.take_outcome().is_none());
     assert!(screen(&mut s, 100).join("\n").contains("Resume Session"));
 }
+
+/// `threaded` as it was before parents were looked up in an index (a linear `find` per
+/// session), kept to prove the threading unchanged.
+fn old_threaded(sessions: &[SessionInfo], candidates: &[usize]) -> Vec<Row> {
+    let parent_of = |i: usize| {
+        let parent = sessions[i].parent_session_path.as_deref()?;
+        candidates
+            .iter()
+            .copied()
+            .find(|c| same_file(&sessions[*c].path, Path::new(parent)))
+    };
+    let mut children: std::collections::HashMap<Option<usize>, Vec<usize>> = Default::default();
+    for &i in candidates {
+        children
+            .entry(parent_of(i).filter(|p| *p != i))
+            .or_default()
+            .push(i);
+    }
+    for list in children.values_mut() {
+        sort::sort_by(list, |a, b| {
+            sessions[*b].modified_ms.cmp(&sessions[*a].modified_ms)
+        });
+    }
+    let mut rows = Vec::new();
+    let mut stack: Vec<(usize, usize, Vec<bool>, bool)> = Vec::new();
+    let roots = children.get(&None).cloned().unwrap_or_default();
+    for (k, &r) in roots.iter().enumerate().rev() {
+        stack.push((r, 0, Vec::new(), k + 1 == roots.len()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    while let Some((i, depth, continues, last)) = stack.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        let prefix = if depth == 0 {
+            String::new()
+        } else {
+            let mut p: String = continues
+                .iter()
+                .map(|c| if *c { "│  " } else { "   " })
+                .collect();
+            p.push_str(if last { "└─ " } else { "├─ " });
+            p
+        };
+        rows.push(Row { session: i, prefix });
+        let kids = children.get(&Some(i)).cloned().unwrap_or_default();
+        for (k, &c) in kids.iter().enumerate().rev() {
+            let mut next = continues.clone();
+            next.push(depth > 0 && !last);
+            stack.push((c, depth + 1, next, k + 1 == kids.len()));
+        }
+    }
+    rows
+}
+
+fn pairs(rows: Vec<Row>) -> Vec<(usize, String)> {
+    rows.into_iter().map(|r| (r.session, r.prefix)).collect()
+}
+
+/// A session whose file need not exist, forked from `parent` (a path) if given.
+fn bare(path: PathBuf, parent: Option<&Path>, modified_ms: i64) -> SessionInfo {
+    SessionInfo {
+        path,
+        id: String::new(),
+        cwd: String::new(),
+        name: None,
+        parent_session_path: parent.map(|p| p.to_string_lossy().into_owned()),
+        created: String::new(),
+        modified_ms,
+        message_count: 0,
+        first_message: String::new(),
+        all_messages_text: String::new(),
+    }
+}
+
+#[test]
+fn threading_a_long_chain_and_a_wide_tree() {
+    let dir = Path::new("/nonexistent/sessions");
+    let path = |k: usize| dir.join(format!("{k}.jsonl"));
+
+    // A chain of 2,000 forks, listed newest (deepest) first.
+    let n = 2_000;
+    let sessions: Vec<SessionInfo> = (0..n)
+        .rev()
+        .map(|k| bare(path(k), k.checked_sub(1).map(path).as_deref(), k as i64))
+        .collect();
+    let all: Vec<usize> = (0..n).collect();
+    let rows = pairs(threaded(&sessions, &all));
+    assert_eq!(rows.len(), n);
+    for (depth, (session, prefix)) in rows.iter().enumerate() {
+        assert_eq!(*session, n - 1 - depth);
+        let expected = match depth {
+            0 => String::new(),
+            _ => "   ".repeat(depth) + "└─ ",
+        };
+        assert_eq!(*prefix, expected);
+    }
+
+    // One root with 1,000 forks, each forked once more; children listed before parents.
+    let root = bare(path(0), None, 0);
+    let mut sessions = Vec::new();
+    for k in 1..=1_000 {
+        let grandchild = path(10_000 + k);
+        sessions.push(bare(grandchild, Some(&path(k)), k as i64));
+        sessions.push(bare(path(k), Some(&path(0)), k as i64));
+    }
+    sessions.push(root);
+    let all: Vec<usize> = (0..sessions.len()).collect();
+    let rows = pairs(threaded(&sessions, &all));
+    let mut expected = vec![(sessions.len() - 1, String::new())];
+    for k in (1..=1_000).rev() {
+        let last = k == 1;
+        let child = 2 * (k - 1) + 1;
+        expected.push((child, if last { "   └─ " } else { "   ├─ " }.to_string()));
+        let under = if last {
+            "      └─ "
+        } else {
+            "   │  └─ "
+        };
+        expected.push((child - 1, under.to_string()));
+    }
+    assert_eq!(rows, expected);
+}
+
+#[test]
+fn threading_matches_the_linear_search_it_replaced() {
+    // Real files, parents named through a symlinked folder, missing parents, self-parents,
+    // cycles, equal times and a filtered candidate list.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir(&dir).unwrap();
+    let alias = tmp.path().join("alias");
+    std::os::unix::fs::symlink(&dir, &alias).unwrap();
+    let n = 300;
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    let sessions: Vec<SessionInfo> = (0..n)
+        .map(|k| {
+            let path = dir.join(format!("{k}.jsonl"));
+            std::fs::write(&path, "{}\n").unwrap();
+            let target = next(n as u64 + 40);
+            let parent = match next(4) {
+                0 => None,
+                1 => Some(alias.join(format!("{target}.jsonl"))),
+                _ => Some(dir.join(format!("{target}.jsonl"))),
+            };
+            bare(path, parent.as_deref(), next(50) as i64)
+        })
+        .collect();
+    let all: Vec<usize> = (0..n).collect();
+    let some: Vec<usize> = (0..n).filter(|k| k % 3 != 0).collect();
+    for candidates in [&all, &some] {
+        let rows = pairs(threaded(&sessions, candidates));
+        assert!(rows.iter().any(|(_, prefix)| prefix.contains('─')));
+        assert_eq!(rows, pairs(old_threaded(&sessions, candidates)));
+    }
+}
