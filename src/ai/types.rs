@@ -9,7 +9,7 @@ use serde::de::{self, Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::util::json::{tag_index, untagged_fields};
+use crate::util::json::{object, tag_index, untagged_fields};
 
 /// Unknown JSON fields carried through untouched.
 pub type Extra = Map<String, Value>;
@@ -656,49 +656,73 @@ pub fn assistant_json(m: &AssistantMessage) -> Value {
 }
 
 impl AssistantEvent {
+    /// The event's `type` in pi's JSON.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AssistantEvent::Start { .. } => "start",
+            AssistantEvent::TextStart { .. } => "text_start",
+            AssistantEvent::TextDelta { .. } => "text_delta",
+            AssistantEvent::TextEnd { .. } => "text_end",
+            AssistantEvent::ThinkingStart { .. } => "thinking_start",
+            AssistantEvent::ThinkingDelta { .. } => "thinking_delta",
+            AssistantEvent::ThinkingEnd { .. } => "thinking_end",
+            AssistantEvent::ToolCallStart { .. } => "toolcall_start",
+            AssistantEvent::ToolCallDelta { .. } => "toolcall_delta",
+            AssistantEvent::ToolCallEnd { .. } => "toolcall_end",
+            AssistantEvent::Meta { .. } => "meta",
+            AssistantEvent::Done { .. } => "done",
+            AssistantEvent::Error { .. } => "error",
+        }
+    }
+
     /// The event as pi's `assistantMessageEvent` without any message snapshot: `type`, the
     /// content index and the delta or final content (`done` and `error` keep their message,
     /// the last key). Listeners that print snapshots add `partial` themselves.
     pub fn to_json(&self) -> Value {
-        use serde_json::json;
+        let at = |index: &usize| Value::from(*index);
+        let s = |t: &String| Value::String(t.clone());
+        let kind = self.type_name();
         match self {
-            AssistantEvent::Start { .. } => json!({"type": "start"}),
-            AssistantEvent::TextStart { index } => {
-                json!({"type": "text_start", "contentIndex": index})
+            AssistantEvent::Start { .. } | AssistantEvent::Meta { .. } => {
+                object(&mut [("type", kind.into())])
             }
-            AssistantEvent::TextDelta { index, delta } => {
-                json!({"type": "text_delta", "contentIndex": index, "delta": delta})
+            AssistantEvent::TextStart { index }
+            | AssistantEvent::ThinkingStart { index }
+            | AssistantEvent::ToolCallStart { index, .. } => {
+                object(&mut [("type", kind.into()), ("contentIndex", at(index))])
             }
-            AssistantEvent::TextEnd { index, content } => {
-                json!({"type": "text_end", "contentIndex": index, "content": content})
-            }
-            AssistantEvent::ThinkingStart { index } => {
-                json!({"type": "thinking_start", "contentIndex": index})
-            }
-            AssistantEvent::ThinkingDelta { index, delta } => {
-                json!({"type": "thinking_delta", "contentIndex": index, "delta": delta})
-            }
-            AssistantEvent::ThinkingEnd { index, content } => {
-                json!({"type": "thinking_end", "contentIndex": index, "content": content})
-            }
-            AssistantEvent::ToolCallStart { index, .. } => {
-                json!({"type": "toolcall_start", "contentIndex": index})
-            }
-            AssistantEvent::ToolCallDelta { index, delta } => {
-                json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta})
-            }
-            AssistantEvent::ToolCallEnd { index, tool_call } => json!({
-                "type": "toolcall_end",
-                "contentIndex": index,
-                "toolCall": Content::ToolCall(tool_call.clone()),
-            }),
-            AssistantEvent::Meta { .. } => json!({"type": "meta"}),
-            AssistantEvent::Done { reason, message } => {
-                json!({"type": "done", "reason": reason, "message": assistant_json(message)})
-            }
-            AssistantEvent::Error { reason, error, .. } => {
-                json!({"type": "error", "reason": reason, "error": assistant_json(error)})
-            }
+            AssistantEvent::TextDelta { index, delta }
+            | AssistantEvent::ThinkingDelta { index, delta }
+            | AssistantEvent::ToolCallDelta { index, delta } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                ("delta", s(delta)),
+            ]),
+            AssistantEvent::TextEnd { index, content }
+            | AssistantEvent::ThinkingEnd { index, content } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                ("content", s(content)),
+            ]),
+            AssistantEvent::ToolCallEnd { index, tool_call } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                (
+                    "toolCall",
+                    serde_json::to_value(Content::ToolCall(tool_call.clone()))
+                        .unwrap_or(Value::Null),
+                ),
+            ]),
+            AssistantEvent::Done { reason, message } => object(&mut [
+                ("type", kind.into()),
+                ("reason", reason.as_str().into()),
+                ("message", assistant_json(message)),
+            ]),
+            AssistantEvent::Error { reason, error, .. } => object(&mut [
+                ("type", kind.into()),
+                ("reason", reason.as_str().into()),
+                ("error", assistant_json(error)),
+            ]),
         }
     }
 

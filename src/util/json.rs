@@ -146,3 +146,14 @@ pub fn untagged_fields<T: DeserializeOwned>(
     extra(&mut t).shift_remove(tag);
     Ok(t)
 }
+
+/// A JSON object of `pairs` in their order, as `json!({..})` builds it but without a copy of
+/// its insertion code (and a `to_value` of every value) at each call site. The values are
+/// taken out of the slice.
+pub fn object(pairs: &mut [(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    for (k, v) in pairs {
+        m.insert((*k).to_string(), v.take());
+    }
+    Value::Object(m)
+}
