@@ -378,10 +378,7 @@ fn agent_events() -> Vec<AgentEvent> {
         });
     }
     for event in assistant_events() {
-        events.push(AgentEvent::MessageUpdate {
-            event,
-            usage: usage.clone(),
-        });
+        events.push(AgentEvent::MessageUpdate { event, usage });
     }
     events
 }
