@@ -6,9 +6,43 @@
 //! whole `.text`, the code of one `-p` round trip mapped most of the binary; packed, it maps
 //! about what it uses. The script only orders sections (`INSERT BEFORE .text` keeps the default
 //! layout), so a stale list costs memory, never correctness.
+//!
+//! It also deflates the cold text the binary carries (`PACKS`, read through `util::packed`).
+
+/// Text only rare paths read, shipped deflated: each group becomes one `Pack`,
+/// `$OUT_DIR/<name>.pack.rs`. Files in a group are written out in this order (the bridge's entry
+/// point last: its presence marks a complete install). Themes stay plain text: every
+/// interactive start reads them.
+const PACKS: &[(&str, &[&str])] = &[
+    (
+        "node_bridge",
+        &[
+            "src/extensions/node/typebox.mjs",
+            "src/extensions/node/tui.mjs",
+            "src/extensions/node/ui.mjs",
+            "src/extensions/node/ai.mjs",
+            "src/extensions/node/agent_core.mjs",
+            "src/extensions/node/coding_agent.mjs",
+            "src/extensions/node/api.mjs",
+            "src/extensions/node/bridge.mjs",
+        ],
+    ),
+    (
+        "export_page",
+        &[
+            "src/session/export/viewer.html",
+            "src/session/export/viewer.css",
+            "src/session/export/markup.js",
+            "src/session/export/session.js",
+            "src/session/export/viewer.js",
+        ],
+    ),
+    ("changelog", &["CHANGELOG.md"]),
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    pack_cold_text();
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     // scripts/hot-text.sh profiles a binary linked without the list: valgrind names no
     // function outside `.text`.
@@ -30,5 +64,38 @@ fn main() {
     let gnu = std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "gnu");
     if release && linux && gnu {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
+/// Writes each of `PACKS` as one raw DEFLATE stream (`<name>.deflate`, miniz_oxide's best level)
+/// and the expression that declares it (`<name>.pack.rs`).
+fn pack_cold_text() {
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    for (name, files) in PACKS {
+        let mut text = Vec::new();
+        let mut table = String::new();
+        // FNV-1a over each file's name, then its text.
+        let mut fingerprint: u64 = 0xcbf2_9ce4_8422_2325;
+        for path in *files {
+            println!("cargo:rerun-if-changed={path}");
+            let body = std::fs::read_to_string(manifest.join(path))
+                .unwrap_or_else(|e| panic!("{path}: {e}"));
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            for b in file_name.bytes().chain(body.bytes()) {
+                fingerprint ^= u64::from(b);
+                fingerprint = fingerprint.wrapping_mul(0x0100_0000_01b3);
+            }
+            table.push_str(&format!("({file_name:?}, {}), ", body.len()));
+            text.extend_from_slice(body.as_bytes());
+        }
+        let deflated = miniz_oxide::deflate::compress_to_vec(&text, 10);
+        let blob = out.join(format!("{name}.deflate"));
+        std::fs::write(&blob, deflated).unwrap_or_else(|e| panic!("{}: {e}", blob.display()));
+        let code = format!(
+            "crate::util::packed::Pack::new(include_bytes!({blob:?}), &[{table}], {fingerprint:#x})\n"
+        );
+        let decl = out.join(format!("{name}.pack.rs"));
+        std::fs::write(&decl, code).unwrap_or_else(|e| panic!("{}: {e}", decl.display()));
     }
 }

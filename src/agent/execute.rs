@@ -9,7 +9,6 @@
 //! tool results come back in source order. A tool that panics produces an error result, never
 //! a crashed run.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -165,7 +164,7 @@ fn run_prepared(
         on_update: &on_update,
     };
     let started = Instant::now();
-    let outcome = catch_unwind(AssertUnwindSafe(|| tool.execute(&call.id, args, &ctx)));
+    let outcome = crate::util::panic::catch(|| tool.execute(&call.id, args, &ctx));
     let duration = Some(started.elapsed());
     let mut finished = match outcome {
         Ok(Ok(output)) => Finished {
@@ -178,11 +177,14 @@ fn run_prepared(
             duration,
             ..Finished::error(call, message)
         },
-        Err(_) => Finished {
+        Err(panic) => Finished {
             duration,
             ..Finished::error(
                 call,
-                format!("Tool {} failed unexpectedly (internal error)", call.name),
+                format!(
+                    "Tool {} failed unexpectedly (internal error: {panic})",
+                    call.name
+                ),
             )
         },
     };

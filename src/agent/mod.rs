@@ -158,9 +158,9 @@ impl Agent {
         let handle = std::thread::Builder::new()
             .name("pi-agent-run".into())
             .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let outcome = crate::util::panic::catch(|| {
                     run_loop(&mut self, prompts, &tx, &acks_rx, &abort)
-                }));
+                });
                 if outcome.is_err() {
                     // The loop panicked mid-run: still close the run so listeners never hang.
                     let _ = tx.send(AgentEvent::AgentEnd {

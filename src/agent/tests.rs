@@ -314,7 +314,13 @@ fn invalid_arguments_failures_and_panics_become_error_results() {
         r[0].1
     );
     assert_eq!((r[1].1.as_str(), r[1].2), ("it failed", true));
-    assert!(r[2].2 && r[2].1.contains("failed unexpectedly"));
+    assert_eq!(
+        (r[2].1.as_str(), r[2].2),
+        (
+            "Tool echo failed unexpectedly (internal error: tool blew up)",
+            true
+        )
+    );
     match agent.messages.last().unwrap() {
         Message::Assistant(a) => assert_eq!(a.text(), "recovered"),
         m => panic!("{m:?}"),

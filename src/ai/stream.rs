@@ -554,20 +554,12 @@ where
         let tx = tx.clone();
         move || {
             let mut w = StreamWriter::new(tx, &model, abort);
-            let outcome =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| produce(&mut w)));
+            let outcome = crate::util::panic::catch(|| produce(&mut w));
             match outcome {
                 Ok(Ok(())) if w.abort.is_aborted() => w.fail("Request was aborted"),
                 Ok(Ok(())) => w.finish(),
                 Ok(Err(e)) => w.fail(&e),
-                Err(p) => {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
-                    w.fail(&format!("Internal error in provider stream: {msg}"));
-                }
+                Err(msg) => w.fail(&format!("Internal error in provider stream: {msg}")),
             }
         }
     });

@@ -9,17 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The bridge's files: `bridge.mjs` is the entry point.
-const FILES: &[(&str, &str)] = &[
-    ("typebox.mjs", include_str!("node/typebox.mjs")),
-    ("tui.mjs", include_str!("node/tui.mjs")),
-    ("ui.mjs", include_str!("node/ui.mjs")),
-    ("ai.mjs", include_str!("node/ai.mjs")),
-    ("agent_core.mjs", include_str!("node/agent_core.mjs")),
-    ("coding_agent.mjs", include_str!("node/coding_agent.mjs")),
-    ("api.mjs", include_str!("node/api.mjs")),
-    ("bridge.mjs", include_str!("node/bridge.mjs")),
-];
+use crate::util::packed::Pack;
+
+/// The bridge's files (`src/extensions/node/*.mjs`, deflated by build.rs), `bridge.mjs`, the
+/// entry point, last.
+static FILES: Pack = include!(concat!(env!("OUT_DIR"), "/node_bridge.pack.rs"));
 
 /// The `node` to use: `$PI_NODE`, else `node` on PATH.
 fn node_program() -> Option<PathBuf> {
@@ -67,19 +61,8 @@ fn cache_dir() -> PathBuf {
         .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("pi")
-        .join(format!("node-bridge-{}", content_hash()))
-}
-
-/// A hash of the embedded files, so a new pi never runs an old bridge.
-fn content_hash() -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (name, text) in FILES {
-        for b in name.bytes().chain(text.bytes()) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+        // A hash of the files, so a new pi never runs an old bridge.
+        .join(format!("node-bridge-{:016x}", FILES.fingerprint()))
 }
 
 /// Writes the bridge files (once per content version); returns the bridge's path.
@@ -92,7 +75,7 @@ pub fn install() -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-    for (name, text) in FILES {
+    for (name, text) in FILES.unpack().files() {
         // Replaced atomically, so a concurrent pi never sees half a file.
         crate::util::atomic::replace(&dir.join(name), text.as_bytes(), Default::default())
             .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;

@@ -246,12 +246,17 @@ fn update_restore(f: impl FnOnce(&mut Restore)) {
 }
 
 /// Installs (once) a panic hook that restores the terminal before the previous hook prints
-/// the panic, so the message is readable and the shell is usable afterwards.
+/// the panic, so the message is readable and the shell is usable afterwards. A panic that
+/// becomes an error (`util::panic::catch`: a tool call, a provider stream) leaves the screen
+/// alone: the session goes on, and the message reaches the user as that error.
 pub fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            if crate::util::panic::caught_here() {
+                return;
+            }
             restore_terminal();
             previous(info);
         }));

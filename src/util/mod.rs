@@ -8,7 +8,9 @@
 //! output the model was not shown in full; `sandbox` confines the commands pi runs (Landlock
 //! and seccomp); `browser` opens a sign-in URL when there is a desktop. `encoding` (base64,
 //! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
-//! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm.
+//! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
+//! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
+//! `packed` inflates the cold text `build.rs` compiles in deflated.
 
 pub mod atomic;
 pub mod browser;
@@ -19,6 +21,8 @@ pub mod js;
 pub mod json;
 pub mod math;
 pub mod output_file;
+pub mod packed;
+pub mod panic;
 pub mod process;
 pub mod random;
 pub mod sandbox;

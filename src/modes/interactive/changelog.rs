@@ -9,9 +9,10 @@ use crate::tui::components::markdown::Markdown;
 use crate::tui::components::text::Text;
 use crate::tui::theme::{self, Theme, Token};
 use crate::tui::Component;
+use crate::util::packed::Pack;
 
-/// The changelog shipped with this build.
-const BUNDLED: &str = include_str!("../../../CHANGELOG.md");
+/// The changelog shipped with this build (deflated by build.rs).
+static BUNDLED: Pack = include!(concat!(env!("OUT_DIR"), "/changelog.pack.rs"));
 
 /// The version entries of a changelog, newest first as written: each from its `## [x.y.z]`
 /// heading up to the next `## ` line. Headings without a version end the entry before them
@@ -61,9 +62,15 @@ pub fn markdown(text: &str) -> String {
 
 /// The `/changelog` block of the transcript.
 pub fn view() -> ChatItem {
+    let bundled = BUNDLED.unpack();
     ChatItem::Block(Box::new(ChangelogView {
         theme: theme::current(),
-        body: Markdown::new(markdown(BUNDLED), 1, 1, theme::current()),
+        body: Markdown::new(
+            markdown(bundled.file("CHANGELOG.md")),
+            1,
+            1,
+            theme::current(),
+        ),
     }))
 }
 
@@ -112,7 +119,7 @@ mod tests {
 
     #[test]
     fn the_bundled_changelog_has_this_version() {
-        let all = entries(BUNDLED);
+        let all = entries(BUNDLED.unpack().file("CHANGELOG.md"));
         assert!(
             all[0].starts_with(&format!("## [{}]", crate::VERSION)),
             "{:?}",

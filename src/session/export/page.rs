@@ -1,4 +1,4 @@
-//! The exported page: the viewer template (HTML, CSS, JS compiled in once) with the theme's
+//! The exported page: the viewer template (HTML, CSS, JS compiled in deflated) with the theme's
 //! colours and the session embedded as pi embeds it — base64 of the JSON
 //! `{header, entries, leafId, systemPrompt?, tools?}` in
 //! `<script id="session-data" type="application/json">`, so tooling that reads pi's exports
@@ -13,16 +13,13 @@ use super::theme::ExportTheme;
 use crate::ai::ToolSpec;
 use crate::session::json::to_js_string;
 use crate::session::SessionWriter;
+use crate::util::packed::Pack;
 
-const TEMPLATE: &str = include_str!("viewer.html");
-const CSS: &str = include_str!("viewer.css");
-/// One script in three files: markup (escaping, highlighting, Markdown), the session's data and
+/// The viewer's files (deflated by build.rs): the template `viewer.html`, `viewer.css`, and one
+/// script in three files: markup (escaping, highlighting, Markdown), the session's data and
 /// entries, the viewer around them.
-const JS: [&str; 3] = [
-    include_str!("markup.js"),
-    include_str!("session.js"),
-    include_str!("viewer.js"),
-];
+static VIEWER: Pack = include!(concat!(env!("OUT_DIR"), "/export_page.pack.rs"));
+const SCRIPTS: [&str; 3] = ["markup.js", "session.js", "viewer.js"];
 
 /// Where the embedded session sits: this opening tag, the base64 text, `</script>`.
 pub const DATA_OPEN: &str = r#"<script id="session-data" type="application/json">"#;
@@ -56,20 +53,24 @@ pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
         }
     };
     let generator = format!("pi {}", crate::VERSION);
-    let mut html =
-        String::with_capacity(TEMPLATE.len() + CSS.len() + JS.len() + data.len() / 3 * 4 + 4096);
+    let viewer = VIEWER.unpack();
+    let template = viewer.file("viewer.html");
+    let css = viewer.file("viewer.css");
+    let viewer_len: usize = viewer.files().map(|(_, text)| text.len()).sum();
+    let mut html = String::with_capacity(viewer_len + data.len() / 3 * 4 + 4096);
     fill(
         &mut html,
+        template,
         &[
             ("GENERATOR", &|h: &mut String| h.push_str(&esc(&generator))),
             ("TITLE", &|h: &mut String| h.push_str(&title)),
             ("THEME_VARS", &|h: &mut String| h.push_str(theme.css())),
-            ("CSS", &|h: &mut String| h.push_str(CSS)),
+            ("CSS", &|h: &mut String| h.push_str(css)),
             ("SESSION_DATA", &|h: &mut String| {
                 crate::util::encoding::base64_encode_into(data.as_bytes(), h)
             }),
             ("JS", &|h: &mut String| {
-                JS.iter().for_each(|js| h.push_str(js))
+                SCRIPTS.iter().for_each(|js| h.push_str(viewer.file(js)))
             }),
         ],
     );
@@ -78,10 +79,10 @@ pub fn render_html(w: &SessionWriter, opts: &ExportOptions<'_>) -> String {
 
 type Writer<'a> = &'a dyn Fn(&mut String);
 
-/// Copies the template into `out`, replacing each `{{KEY}}` by its writer's output in one
+/// Copies `template` into `out`, replacing each `{{KEY}}` by its writer's output in one
 /// pass (so nothing inserted is ever scanned for placeholders).
-fn fill(out: &mut String, parts: &[(&str, Writer<'_>)]) {
-    let mut rest = TEMPLATE;
+fn fill(out: &mut String, template: &str, parts: &[(&str, Writer<'_>)]) {
+    let mut rest = template;
     while let Some(start) = rest.find("{{") {
         let Some(len) = rest[start + 2..].find("}}") else {
             break;
