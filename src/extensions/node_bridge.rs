@@ -94,20 +94,16 @@ pub fn install() -> Result<PathBuf, String> {
 
 /// The built-in catalog as the bridge reads it (a JSON array of pi's model objects in catalog
 /// order), written beside the bridge once per catalog version (`PI_CATALOG_FINGERPRINT`, set by
-/// build.rs from the sources that decide the JSON); returns its path.
-fn catalog_file() -> Result<PathBuf, String> {
+/// build.rs from the sources that decide the JSON); returns its path, or `None` when it cannot
+/// be written.
+fn catalog_file() -> Option<PathBuf> {
     let file = cache_dir().join(concat!("catalog-", env!("PI_CATALOG_FINGERPRINT"), ".json"));
-    if file.is_file() {
-        return Ok(file);
+    if !file.is_file() {
+        let models = catalog::specs().iter().map(|s| model_json(&s.to_model()));
+        let text = Value::Array(models.collect()).to_string();
+        crate::util::atomic::replace(&file, text.as_bytes(), Default::default()).ok()?;
     }
-    let models = catalog::specs()
-        .iter()
-        .map(|s| model_json(&s.to_model()))
-        .collect();
-    let text = serde_json::to_string(&Value::Array(models)).map_err(|e| e.to_string())?;
-    crate::util::atomic::replace(&file, text.as_bytes(), Default::default())
-        .map_err(|e| format!("could not write {}: {e}", file.display()))?;
-    Ok(file)
+    Some(file)
 }
 
 fn model_json(model: &crate::ai::Model) -> Value {
@@ -128,7 +124,7 @@ pub fn models_message(registry: &ModelRegistry) -> Value {
             providers.push(entry.provider());
         }
         let index = match entry {
-            ModelEntry::Builtin(spec) if catalog_file.is_ok() => catalog::index_of(spec),
+            ModelEntry::Builtin(spec) if catalog_file.is_some() => catalog::index_of(spec),
             _ => None,
         };
         match (index, run) {
@@ -150,7 +146,7 @@ pub fn models_message(registry: &ModelRegistry) -> Value {
     providers.retain(|p| registry.has_configured_auth(p));
     json!({
         "type": "models",
-        "catalog": catalog_file.ok(),
+        "catalog": catalog_file,
         "entries": entries,
         "auth": providers,
     })
