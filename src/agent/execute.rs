@@ -282,7 +282,10 @@ impl Running {
         let mut deadline: Option<Instant> =
             abort.is_aborted().then(|| Instant::now() + ABORT_GRACE);
         while !self.out.is_empty() {
-            let timeout = deadline.map_or(crossbeam_channel::never(), crossbeam_channel::at);
+            // `Duration::MAX` waits without a time limit.
+            let wait = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             let abort_signal = if deadline.is_some() {
                 crossbeam_channel::never()
             } else {
@@ -298,7 +301,7 @@ impl Running {
                 recv(abort_signal) -> _ => {
                     deadline = Some(Instant::now() + ABORT_GRACE);
                 }
-                recv(timeout) -> _ => break,
+                default(wait) => break,
             }
         }
         for (slot, call, live) in self.out.drain(..) {

@@ -155,12 +155,17 @@ fn build<B>(
     headers: &[(&str, &str)],
     body: B,
 ) -> Result<Request<B>, HttpError> {
+    // The head is built once for every body type.
+    build_head(method, uri, headers).map(|head| head.map(|()| body))
+}
+
+fn build_head(method: &str, uri: Uri, headers: &[(&str, &str)]) -> Result<Request<()>, HttpError> {
     let method = Method::from_bytes(method.as_bytes()).map_err(|e| HttpError {
         message: format!("Invalid request method {method:?}: {e}"),
         permanent: true,
         ..Default::default()
     })?;
-    let mut req = Request::new(body);
+    let mut req = Request::new(());
     *req.method_mut() = method;
     *req.uri_mut() = uri;
     for (k, v) in headers {

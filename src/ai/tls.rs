@@ -129,12 +129,21 @@ fn verifier(store: RootCertStore, provider: &Arc<CryptoProvider>) -> Arc<WebPkiS
 
 /// Verifies against the bundled roots; a chain they reject is tried again with the extra roots
 /// added, which are loaded then, once. The union trusts exactly what one store of both would.
-#[derive(Debug)]
 pub struct FallbackVerifier {
     provider: Arc<CryptoProvider>,
     bundled: Arc<WebPkiServerVerifier>,
     sources: ExtraRoots,
     extended: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
+}
+
+/// rustls asks a verifier for `Debug`; the derived one would print the root stores, and
+/// linking that printing for every certificate type costs more than it ever tells.
+impl std::fmt::Debug for FallbackVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FallbackVerifier")
+            .field("sources", &self.sources)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FallbackVerifier {
@@ -205,9 +214,19 @@ impl ServerCertVerifier for FallbackVerifier {
 
 /// The ureq connector that adds TLS to connections for `https://` URLs (with the process's
 /// configuration unless given another).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct TlsConnector {
     config: Option<Arc<ClientConfig>>,
+}
+
+/// ureq asks a connector for `Debug`; printing the whole rustls configuration would link a
+/// printer for each of its parts.
+impl std::fmt::Debug for TlsConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsConnector")
+            .field("own_config", &self.config.is_some())
+            .finish()
+    }
 }
 
 impl TlsConnector {

@@ -14,6 +14,7 @@ use super::switches::Switches;
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Abort, Message};
+use crate::util::reply::{reply, ReplyRx};
 
 /// A task that could not start hands the session back with the reason.
 pub type SpawnError = Box<(AgentSession, String)>;
@@ -42,7 +43,7 @@ impl SessionTask {
     pub fn spawn(session: AgentSession, work: TaskWork) -> Result<SessionTask, SpawnError> {
         let (events_tx, events) = crossbeam_channel::unbounded();
         // The session travels through a channel so a failed spawn leaves it with us.
-        let (session_tx, session_rx) = crossbeam_channel::bounded::<AgentSession>(1);
+        let (session_tx, session_rx) = reply::<AgentSession>();
         let spawned = std::thread::Builder::new()
             .name("pi-session-task".into())
             .spawn(move || run_task(&session_rx, &events_tx, work));
@@ -63,7 +64,7 @@ impl SessionTask {
         );
         if let Err(returned) = session_tx.send(session) {
             return Err(Box::new((
-                returned.0,
+                returned,
                 "The agent thread ended before it started".into(),
             )));
         }
@@ -96,7 +97,7 @@ impl SessionTask {
 }
 
 fn run_task(
-    session_rx: &Receiver<AgentSession>,
+    session_rx: &ReplyRx<AgentSession>,
     events: &Sender<AgentEvent>,
     work: TaskWork,
 ) -> AgentSession {

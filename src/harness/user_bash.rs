@@ -12,6 +12,14 @@ use crate::tools::truncate::{truncate_tail, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
 use super::AgentSession;
 
+/// What the thread running a user's command sends back: the output so far (interactive mode
+/// shows it; RPC streams it as events instead), then the run's end.
+pub(crate) enum BashUpdate {
+    /// The output so far.
+    Output(String),
+    Done(Result<UserRun, String>),
+}
+
 /// Asks extensions' `user_bash` handlers about a command the user typed: `None` to run it
 /// here, else the run an extension made of it (or why the command is not run: a handler
 /// failed, and the host reported it).

@@ -27,9 +27,11 @@ use serde_json::{json, Value};
 
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Message, Model, ThinkingLevel};
+use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::session::AgentMessage;
+use crate::util::reply::{self, ReplyRx};
 
 use super::rpc_out::response;
 pub(crate) use super::rpc_out::Out;
@@ -108,7 +110,7 @@ fn queue_texts(q: &MessageQueue) -> Vec<String> {
 /// A run holding the session on its worker thread.
 struct Running {
     /// The session, handed back when the work is done; disconnected if the worker died.
-    done: Receiver<AgentSession>,
+    done: ReplyRx<AgentSession>,
     /// A message each time the run's agent loop starts.
     loop_started: Receiver<()>,
     /// Whether the agent loop is between `agent_start` and `agent_end`. Outside of that the
@@ -142,9 +144,10 @@ struct Server {
 
 /// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the main
 /// loop may itself be waiting on an extension that waits on this answer), every other line to
-/// the main loop; `None` at EOF. Detached on purpose: it ends at stdin EOF, or with the process.
-fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<String>> {
-    let (tx, lines) = crossbeam_channel::unbounded::<Option<String>>();
+/// the main loop; the channel disconnects at EOF (after the last line). Detached on purpose: it
+/// ends at stdin EOF, or with the process.
+fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<String> {
+    let (tx, lines) = crossbeam_channel::unbounded::<String>();
     let _ = std::thread::Builder::new()
         .name("pi-rpc-stdin".into())
         .spawn(move || {
@@ -153,9 +156,8 @@ fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<Option<Str
                     answers.resolve(&v);
                     return true;
                 }
-                tx.send(Some(record)).is_ok()
+                tx.send(record).is_ok()
             });
-            let _ = tx.send(None);
         });
     lines
 }
@@ -197,8 +199,8 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         extensions: extensions.clone(),
     };
     let never = crossbeam_channel::never::<()>();
-    let never_done = crossbeam_channel::never::<AgentSession>();
-    let never_bash = crossbeam_channel::never::<bash::BashDone>();
+    let never_done = ReplyRx::<AgentSession>::never();
+    let never_bash = crossbeam_channel::never::<BashUpdate>();
     let abort = server.idle.as_ref().map(|s| s.abort.clone());
     crate::util::shutdown::take_over(move || {
         if let Some(a) = &abort {
@@ -226,10 +228,10 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         select! {
             recv(lines) -> line => match line {
                 // Empty lines too: pi answers them with a parse error.
-                Ok(Some(l)) => server.on_line(l),
-                _ => break,
+                Ok(l) => server.on_line(l),
+                Err(_) => break,
             },
-            recv(done) -> session => server.session_back(session.ok()),
+            recv(done.raw()) -> session => server.session_back(session.ok().map(reply::open)),
             recv(loop_started) -> _ => server.handle_waiting(),
             recv(bash_done) -> r => server.bash_done(r),
             recv(idle_actions) -> _ => server.start_run(|s, on_event| s.run_extension_work(on_event)),
@@ -382,7 +384,7 @@ impl Server {
     }
 
     /// The running command ended: record it, answer, then handle the lines that waited.
-    fn bash_done(&mut self, done: Result<bash::BashDone, crossbeam_channel::RecvError>) {
+    fn bash_done(&mut self, done: Result<BashUpdate, crossbeam_channel::RecvError>) {
         if let Some(line) = self.bash.finished(done, self.idle.as_mut()) {
             self.out.line(&line);
         }
@@ -420,7 +422,7 @@ impl Server {
             if let Some(r) = &self.running {
                 let (done, started) = (r.done.clone(), r.loop_started.clone());
                 select! {
-                    recv(done) -> s => self.session_back(s.ok()),
+                    recv(done.raw()) -> s => self.session_back(s.ok().map(reply::open)),
                     recv(started) -> _ => self.handle_waiting(),
                 }
             } else if !self.waiting.is_empty() {
@@ -453,7 +455,7 @@ impl Server {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .messages = session.agent_messages();
-        let (done_tx, done) = crossbeam_channel::bounded(1);
+        let (done_tx, done) = reply::reply();
         let (started_tx, loop_started) = crossbeam_channel::unbounded();
         let in_loop = Arc::new(AtomicBool::new(false));
         let mut listener = RunListener {

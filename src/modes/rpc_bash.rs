@@ -16,24 +16,20 @@ use serde_json::{json, Map, Value};
 
 use crate::ai::Abort;
 use crate::extensions::ExtensionHost;
-use crate::harness::user_bash::record;
+use crate::harness::user_bash::{record, BashUpdate};
 use crate::harness::AgentSession;
 use crate::modes::rpc_out::{response, Out};
 use crate::session::entry::BashExecutionMessage;
-use crate::tools::bash::{BashTool, UserRun};
+use crate::tools::bash::BashTool;
 use crate::util::terminal_text::Cleaner;
-
-/// What a finished `bash` thread hands back.
-pub(super) struct BashDone {
-    id: Option<Value>,
-    command: String,
-    exclude_from_context: bool,
-    run: Result<UserRun, String>,
-}
 
 struct BashRun {
     abort: Abort,
-    done: Receiver<BashDone>,
+    /// Gets the run's end (`BashUpdate::Done`; the output streams as events instead).
+    done: Receiver<BashUpdate>,
+    id: Option<Value>,
+    command: String,
+    exclude_from_context: bool,
 }
 
 /// The server's bash state.
@@ -54,7 +50,7 @@ impl BashState {
     }
 
     /// The channel the main loop waits on for the running command, if any.
-    pub(super) fn done(&self) -> Option<Receiver<BashDone>> {
+    pub(super) fn done(&self) -> Option<Receiver<BashUpdate>> {
         self.run.as_ref().map(|r| r.done.clone())
     }
 
@@ -84,9 +80,11 @@ impl BashState {
         let (tx, done) = crossbeam_channel::bounded(1);
         let flag = abort.clone();
         let thread_out = out.clone();
+        let (thread_id, thread_command) = (id.clone(), command.clone());
         let spawned = std::thread::Builder::new()
             .name("pi-rpc-bash".into())
             .spawn(move || {
+                let (id, command) = (thread_id, thread_command);
                 let cleaner = std::sync::Mutex::new(Cleaner::default());
                 let on_text = |text: &str| {
                     let delta = cleaner.lock().unwrap_or_else(|p| p.into_inner()).push(text);
@@ -105,15 +103,18 @@ impl BashState {
                     Some(run) => run,
                     None => BashTool::default().run_user(&command, &cwd, flag, &on_text),
                 };
-                let _ = tx.send(BashDone {
+                let _ = tx.send(BashUpdate::Done(run));
+            });
+        match spawned {
+            Ok(_) => {
+                self.run = Some(BashRun {
+                    abort,
+                    done,
                     id,
                     command,
                     exclude_from_context,
-                    run,
-                });
-            });
-        match spawned {
-            Ok(_) => self.run = Some(BashRun { abort, done }),
+                })
+            }
             Err(e) => out.line(&response(&None, "bash", Err(e.to_string()))),
         }
     }
@@ -128,16 +129,18 @@ impl BashState {
     /// one) and returns the response to write.
     pub(super) fn finished(
         &mut self,
-        done: Result<BashDone, crossbeam_channel::RecvError>,
+        done: Result<BashUpdate, crossbeam_channel::RecvError>,
         idle: Option<&mut AgentSession>,
     ) -> Option<Value> {
-        self.run = None;
-        let BashDone {
+        let BashRun {
             id,
             command,
             exclude_from_context,
-            run,
-        } = done.ok()?;
+            ..
+        } = self.run.take()?;
+        let Ok(BashUpdate::Done(run)) = done else {
+            return None;
+        };
         let result = run.map(|run| {
             let msg = crate::harness::user_bash::bash_message(command, run, exclude_from_context);
             let data = bash_result(&msg);

@@ -117,9 +117,8 @@ impl ExtensionUi for RpcUi {
             Dialog::Custom { .. } => return Answer::Cancelled,
         };
         self.request(&id, method, fields);
-        let timeout = dialog
-            .timeout()
-            .map_or(crossbeam_channel::never(), crossbeam_channel::after);
+        // `Duration::MAX` waits without a time limit.
+        let wait = dialog.timeout().unwrap_or(Duration::MAX);
         let aborted = abort.signal();
         let answer = crossbeam_channel::select! {
             recv(rx) -> response => match response {
@@ -127,7 +126,7 @@ impl ExtensionUi for RpcUi {
                 Err(_) => Answer::Cancelled,
             },
             recv(aborted) -> _ => Answer::Cancelled,
-            recv(timeout) -> _ => Answer::Cancelled,
+            default(wait) => Answer::Cancelled,
         };
         self.pending
             .lock()

@@ -161,11 +161,6 @@ enum Stop {
     TimedOut,
 }
 
-enum Msg {
-    Data(Vec<u8>),
-    Eof,
-}
-
 /// A finished (or stopped) command: its output accumulator, final snapshot and how it ended.
 struct Finished {
     acc: Accumulator,
@@ -395,8 +390,9 @@ impl BashTool {
             false => spawn_error(&shell, &e),
         })?;
 
-        // Bounded so a fast producer waits for us instead of filling memory.
-        let (tx, rx) = bounded::<Msg>(8);
+        // Bounded so a fast producer waits for us instead of filling memory. The reader's end
+        // (EOF or a read error) disconnects the channel after the last chunk.
+        let (tx, rx) = bounded::<Vec<u8>>(8);
         match child.output.take() {
             Some(out) => spawn_reader(out, tx),
             None => drop(tx),
@@ -449,14 +445,14 @@ impl BashTool {
             }
             select! {
                 recv(data) -> msg => match msg {
-                    Ok(Msg::Data(bytes)) => {
+                    Ok(bytes) => {
                         on_text(&acc.append(&bytes));
                         dirty = true;
                         if let Some((_, _, active)) = exit.as_mut() {
                             *active = Instant::now();
                         }
                     }
-                    Ok(Msg::Eof) | Err(_) => {
+                    Err(_) => {
                         eof = true;
                         data = crossbeam_channel::never();
                     }
@@ -494,15 +490,16 @@ impl BashTool {
     }
 }
 
-fn spawn_reader(mut pipe: impl Read + Send + 'static, tx: Sender<Msg>) {
-    // Detached: it ends at EOF, on a read error, or when the tool stops listening.
+fn spawn_reader(mut pipe: impl Read + Send + 'static, tx: Sender<Vec<u8>>) {
+    // Detached: it ends at EOF, on a read error, or when the tool stops listening; its end
+    // drops `tx`, which tells the tool there is no more output.
     std::thread::spawn(move || {
         let mut buf = vec![0u8; READ_CHUNK];
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    if tx.send(Msg::Data(buf[..n].to_vec())).is_err() {
+                    if tx.send(buf[..n].to_vec()).is_err() {
                         return;
                     }
                 }
@@ -510,7 +507,6 @@ fn spawn_reader(mut pipe: impl Read + Send + 'static, tx: Sender<Msg>) {
                 Err(_) => break,
             }
         }
-        let _ = tx.send(Msg::Eof);
     });
 }
 

@@ -10,7 +10,8 @@
 //! hex, percent-encoding), `random` and `date` (calendar days, ISO-8601 and HTTP dates) are
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
 //! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
-//! `packed` inflates the cold text `build.rs` compiles in deflated.
+//! `packed` inflates the cold text `build.rs` compiles in deflated;
+//! `reply` carries one-shot answers between threads.
 
 pub mod atomic;
 pub mod browser;
@@ -25,6 +26,7 @@ pub mod packed;
 pub mod panic;
 pub mod process;
 pub mod random;
+pub mod reply;
 pub mod sandbox;
 pub mod shutdown;
 pub mod terminal_text;

@@ -46,7 +46,7 @@ pub fn send(
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
     let (method, url_owned) = (method.to_string(), url.to_string());
-    let (tx, rx) = crossbeam_channel::bounded(1);
+    let (tx, rx) = crate::util::reply::reply();
     // Detached: it ends within the request timeout; a caller that stopped waiting drops its
     // answer.
     std::thread::Builder::new()

@@ -286,6 +286,11 @@ impl ServerStore {
     /// Changes the state under the file's lock and returns the new one. A legacy entry moves
     /// to this server's key.
     pub fn update(&self, change: impl FnOnce(&mut State)) -> Result<State, String> {
+        // One copy of the locked read-modify-write for every caller's closure.
+        self.update_with(Box::new(change))
+    }
+
+    fn update_with(&self, change: Box<dyn FnOnce(&mut State) + '_>) -> Result<State, String> {
         self.store.edit(|states| {
             let current = states
                 .get(&self.key)

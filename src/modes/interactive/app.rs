@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 
 use super::background::BackgroundQuery;
-use super::bash_job::BashUpdate;
 use super::chat::ChatItem;
 use super::env::InteractiveEnv;
 use super::events;
@@ -30,6 +29,7 @@ use super::overlays::{Dialogs, OverlayKind};
 use super::turn::{message_text, Turn};
 use super::view::View;
 use crate::agent::AgentEvent;
+use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::tui::components::editor::Editor;
 use crate::tui::mouse;
@@ -37,6 +37,7 @@ use crate::tui::stdin_buffer::ParsedInput;
 use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::theme::{self, Token};
 use crate::tui::{InputEvent, Tui};
+use crate::util::reply::{self, ReplyRx};
 
 /// How often spinners and elapsed times move.
 const TICK: Duration = Duration::from_millis(80);
@@ -252,7 +253,7 @@ impl<T: Terminal> App<T> {
             .ext
             .actions(self.session.is_some() && !self.turn.is_running());
         let ext_jobs = self.ext.jobs();
-        let never_clipboard = crossbeam_channel::never();
+        let never_clipboard = ReplyRx::never();
         let clipboard_read = self.jobs.clipboard();
         select! {
             recv(input) -> ev => match ev {
@@ -282,9 +283,10 @@ impl<T: Terminal> App<T> {
             recv(ext_requests) -> request => self.on_extension_request(request),
             recv(ext_actions) -> _ => self.on_extension_actions(),
             recv(ext_jobs) -> done => self.on_extension_job(done),
-            recv(clipboard_read.as_ref().unwrap_or(&never_clipboard)) -> read => {
+            recv(clipboard_read.as_ref().unwrap_or(&never_clipboard).raw()) -> read => {
+                let read = read.ok().map(reply::open);
                 self.jobs
-                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read.ok());
+                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read);
                 self.tui.request_render();
             },
             // A signal: quit as `/quit` does (the run is aborted and waited for, extensions

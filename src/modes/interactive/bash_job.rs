@@ -11,14 +11,8 @@ use std::sync::Arc;
 
 use crate::ai::Abort;
 use crate::extensions::ExtensionHost;
-use crate::harness::user_bash::by_extension;
-use crate::tools::bash::{BashTool, UserRun};
-
-pub enum BashUpdate {
-    /// The output so far.
-    Output(String),
-    Done(Result<UserRun, String>),
-}
+use crate::harness::user_bash::{by_extension, BashUpdate};
+use crate::tools::bash::BashTool;
 
 pub struct BashJob {
     pub command: String,

@@ -6,11 +6,10 @@
 //! `osascript` on macOS. Each runs with a timeout, and the whole read runs on a helper thread
 //! ([`spawn_read`]) so the UI never waits for a clipboard owner that does not answer.
 
+use crate::util::reply::{reply, ReplyRx};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-
-use crossbeam_channel::Receiver;
 
 use crate::util::process::{self, RunOptions};
 
@@ -82,8 +81,8 @@ pub enum ClipboardRead {
 }
 
 /// Reads the clipboard on a helper thread; the answer arrives on the receiver.
-pub fn spawn_read(env: ClipboardEnv) -> Receiver<ClipboardRead> {
-    let (tx, rx) = crossbeam_channel::bounded(1);
+pub fn spawn_read(env: ClipboardEnv) -> ReplyRx<ClipboardRead> {
+    let (tx, rx) = reply();
     let spawned = std::thread::Builder::new()
         .name("clipboard-image".into())
         .spawn(move || {
@@ -91,7 +90,7 @@ pub fn spawn_read(env: ClipboardEnv) -> Receiver<ClipboardRead> {
         });
     if spawned.is_err() {
         // No thread, no read: the dropped sender reports it as a closed channel.
-        return crossbeam_channel::never();
+        return ReplyRx::never();
     }
     rx
 }

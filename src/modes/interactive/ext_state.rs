@@ -21,6 +21,7 @@ use crate::session::entry::CustomMessage;
 use crate::tui::overlay::Extent;
 use crate::tui::terminal::Terminal;
 use crate::tui::{Anchor, InputEvent, OverlayId, OverlayOptions, Tui};
+use crate::util::reply::ReplyTx;
 
 /// A session change that extensions may veto (`session_before_fork` / `_switch` / `_tree`).
 #[derive(Debug, Clone)]
@@ -57,13 +58,13 @@ pub(super) enum JobDone {
 
 struct QueuedDialog {
     dialog: Dialog,
-    reply: Sender<Answer>,
+    reply: ReplyTx<Answer>,
     withdrawn: Arc<AtomicBool>,
 }
 
 struct OpenDialog {
     id: OverlayId,
-    reply: Sender<Answer>,
+    reply: ReplyTx<Answer>,
     withdrawn: Arc<AtomicBool>,
 }
 
@@ -169,7 +170,7 @@ impl ExtensionState {
         &mut self,
         tui: &mut Tui<T>,
         dialog: Dialog,
-        reply: Sender<Answer>,
+        reply: ReplyTx<Answer>,
         withdrawn: Arc<AtomicBool>,
     ) {
         self.queued.push_back(QueuedDialog {
@@ -193,10 +194,12 @@ impl ExtensionState {
 
     /// Ends the dialog showing now with `answer`.
     pub(super) fn answer_open_dialog<T: Terminal>(&mut self, tui: &mut Tui<T>, answer: Answer) {
-        if let Some(open) = &self.open {
+        if let Some(open) = self.open.take() {
             let _ = open.reply.send(answer);
+            close_overlay(tui, open.id);
         }
-        self.close_dialog(tui);
+        self.show_next_dialog(tui);
+        tui.request_render();
     }
 
     /// A key for the extension dialog, if it has focus (`view` is the screen under it); true
@@ -283,15 +286,19 @@ impl ExtensionState {
 
     fn close_dialog<T: Terminal>(&mut self, tui: &mut Tui<T>) {
         if let Some(open) = self.open.take() {
-            // A component closed by pi (abort) tells its extension.
-            if let Some(d) = tui.overlay_mut::<ExtensionDialog>(open.id) {
-                if let Some(h) = d.custom_handle() {
-                    h.close();
-                }
-            }
-            tui.close_overlay(open.id);
+            close_overlay(tui, open.id);
         }
         self.show_next_dialog(tui);
         tui.request_render();
     }
+}
+
+/// Closes a dialog's overlay; a component closed by pi (answered, aborted) tells its extension.
+fn close_overlay<T: Terminal>(tui: &mut Tui<T>, id: OverlayId) {
+    if let Some(d) = tui.overlay_mut::<ExtensionDialog>(id) {
+        if let Some(h) = d.custom_handle() {
+            h.close();
+        }
+    }
+    tui.close_overlay(id);
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender};
 
 use super::ext_component::RemoteComponent;
 use crate::ai::Abort;
@@ -19,6 +19,7 @@ use crate::tui::components::select_list::{SelectItem, SelectList, SelectResult};
 use crate::tui::components::text::Text;
 use crate::tui::theme::{self, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::reply::{reply, ReplyTx};
 
 /// How often a waiting dialog looks at its deadline and the abort flag.
 const POLL: Duration = Duration::from_millis(50);
@@ -29,7 +30,7 @@ pub enum UiRequest {
     /// stopped waiting (timeout, abort): close the overlay without answering.
     Dialog {
         dialog: Dialog,
-        reply: Sender<Answer>,
+        reply: ReplyTx<Answer>,
         withdrawn: Arc<AtomicBool>,
     },
     Notice(Notice),
@@ -74,7 +75,7 @@ impl ExtensionUi for ChannelUi {
             return Answer::Cancelled;
         }
         let deadline = dialog.timeout().map(|t| Instant::now() + t);
-        let (reply, answer) = bounded(1);
+        let (reply, answer) = reply();
         let withdrawn = Arc::new(AtomicBool::new(false));
         let request = UiRequest::Dialog {
             dialog,

@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 
-use super::bash_job::{BashJob, BashUpdate};
+use crate::util::reply::ReplyRx;
+
+use super::bash_job::BashJob;
 use super::chat::{BashOutcome, BashView, ChatItem};
 use super::clipboard_image::{self, ClipboardEnv, ClipboardRead};
 use super::view::View;
 use crate::extensions::ExtensionHost;
 use crate::harness::compaction::SummaryError;
+use crate::harness::user_bash::BashUpdate;
 use crate::session::entry::BashExecutionMessage;
 use crate::tui::keybindings;
 
@@ -25,7 +28,7 @@ pub(super) struct Jobs {
     /// `!cmd` results finished while a run held the session.
     pending_bash: Vec<BashExecutionMessage>,
     /// The clipboard read started by the paste-image key.
-    clipboard_read: Option<Receiver<ClipboardRead>>,
+    clipboard_read: Option<ReplyRx<ClipboardRead>>,
     /// A branch summary being made before a tree navigation (its task is the turn's).
     tree_summary: Option<TreeSummaryJob>,
 }
@@ -34,7 +37,7 @@ pub(super) struct Jobs {
 pub(super) struct TreeSummaryJob {
     pub entry_id: String,
     pub editor_text: Option<String>,
-    pub done: Receiver<Result<(), SummaryError>>,
+    pub done: ReplyRx<Result<(), SummaryError>>,
 }
 
 impl Jobs {
@@ -60,7 +63,7 @@ impl Jobs {
     }
 
     /// The result of the clipboard read, if one runs.
-    pub fn clipboard(&self) -> Option<Receiver<ClipboardRead>> {
+    pub fn clipboard(&self) -> Option<ReplyRx<ClipboardRead>> {
         self.clipboard_read.clone()
     }
 

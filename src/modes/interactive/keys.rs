@@ -287,7 +287,7 @@ impl<T: Terminal> App<T> {
     }
 
     /// Output or the end of a `!` command; a result is recorded once the session is free.
-    pub(super) fn on_bash_update(&mut self, update: Option<super::bash_job::BashUpdate>) {
+    pub(super) fn on_bash_update(&mut self, update: Option<crate::harness::user_bash::BashUpdate>) {
         if !self.jobs.bash_running() {
             return;
         }

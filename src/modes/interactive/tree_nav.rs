@@ -113,7 +113,7 @@ impl<T: Terminal> App<T> {
             .settings
             .u64(&["branchSummary", "reserveTokens"])
             .unwrap_or(16384);
-        let (tx, done) = crossbeam_channel::bounded(1);
+        let (tx, done) = crate::util::reply::reply();
         let target = entry_id.to_string();
         self.run_task(move |session| {
             SessionTask::spawn(

@@ -183,8 +183,9 @@ pub enum LoginOutcome {
     Failed(String),
 }
 
-/// What the flow thread tells the dialog.
-enum FlowMessage {
+/// What the flow thread tells the dialog (and `/mcp`'s sign-in page, which never prompts and
+/// gets its result another way).
+pub(super) enum FlowMessage {
     Auth {
         url: String,
         instructions: Option<String>,
@@ -193,7 +194,8 @@ enum FlowMessage {
     Prompt {
         message: String,
         placeholder: Option<String>,
-        reply: Sender<Result<String, String>>,
+        /// Gets the typed answer; dropped when the user cancels.
+        reply: Sender<String>,
     },
     ManualInput(Sender<String>),
     Finished(Result<Credentials, String>),
@@ -230,9 +232,7 @@ impl LoginUi for DialogLoginUi {
         self.to_dialog
             .send(prompt)
             .map_err(|_| "Login cancelled".to_string())?;
-        answer
-            .recv()
-            .unwrap_or_else(|_| Err("Login cancelled".into()))
+        answer.recv().map_err(|_| "Login cancelled".to_string())
     }
 
     fn progress(&self, message: &str) {
@@ -249,7 +249,7 @@ impl LoginUi for DialogLoginUi {
 /// Where typed input goes right now.
 enum Answer {
     None,
-    Prompt(Sender<Result<String, String>>),
+    Prompt(Sender<String>),
     Manual(Sender<String>),
     ApiKey,
     /// Only text to read (setup instructions); Enter or Escape closes.
@@ -428,8 +428,9 @@ impl LoginDialog {
 
     fn cancel(&mut self) {
         self.abort.abort();
-        if let Answer::Prompt(reply) = std::mem::replace(&mut self.answer, Answer::None) {
-            let _ = reply.send(Err("Login cancelled".into()));
+        if matches!(self.answer, Answer::Prompt(_)) {
+            // Dropping the reply tells the waiting flow that the prompt was cancelled.
+            self.answer = Answer::None;
         }
         self.outcome = Some(LoginOutcome::Cancelled);
     }
@@ -440,7 +441,7 @@ impl LoginDialog {
             Answer::None => {}
             Answer::Info => self.outcome = Some(LoginOutcome::Cancelled),
             Answer::Prompt(reply) => {
-                let _ = reply.send(Ok(value));
+                let _ = reply.send(value);
             }
             Answer::Manual(tx) => {
                 let _ = tx.send(value);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::common::{border, key_hint};
+use super::login::FlowMessage;
 use crate::ai::Abort;
 use crate::mcp::McpManager;
 use crate::resources::oauth::LoginUi;
@@ -16,16 +17,10 @@ use crate::tui::components::input::Input;
 use crate::tui::keybindings;
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::reply::{reply, ReplyRx};
 
 /// `Err` holds pi's message (`Sign-in cancelled.`, `Sign-in failed: …`, `Signed in, but …`).
 pub type SignInResult = Result<(), String>;
-
-enum FlowMessage {
-    Auth(String),
-    Progress(String),
-    Paste(Sender<String>),
-    Finished(SignInResult),
-}
 
 /// The sign-in thread's side.
 struct PageUi {
@@ -34,7 +29,10 @@ struct PageUi {
 
 impl LoginUi for PageUi {
     fn on_auth(&self, url: &str, _instructions: Option<&str>) {
-        let _ = self.to_page.send(FlowMessage::Auth(url.to_string()));
+        let _ = self.to_page.send(FlowMessage::Auth {
+            url: url.to_string(),
+            instructions: None,
+        });
         crate::util::browser::open(url);
     }
 
@@ -50,7 +48,7 @@ impl LoginUi for PageUi {
 
     fn manual_input(&self) -> Option<Receiver<String>> {
         let (tx, rx) = unbounded();
-        self.to_page.send(FlowMessage::Paste(tx)).ok()?;
+        self.to_page.send(FlowMessage::ManualInput(tx)).ok()?;
         Some(rx)
     }
 }
@@ -59,6 +57,7 @@ pub struct SignInPage {
     server: String,
     theme: Arc<Theme>,
     from_flow: Receiver<FlowMessage>,
+    done: ReplyRx<SignInResult>,
     abort: Abort,
     status: String,
     url: Option<String>,
@@ -71,11 +70,13 @@ impl SignInPage {
     /// Starts signing in to `server` on a thread.
     pub fn start(manager: Arc<McpManager>, server: &str, theme: Arc<Theme>) -> SignInPage {
         let (tx, rx) = unbounded();
+        let (done_tx, done) = reply();
         let abort = Abort::new();
         let page = SignInPage {
             server: server.to_string(),
             theme,
             from_flow: rx,
+            done,
             abort: abort.clone(),
             status: "Contacting the authorization server…".into(),
             url: None,
@@ -91,7 +92,7 @@ impl SignInPage {
             .name("pi-mcp-signin".into())
             .spawn(move || {
                 let result = manager.sign_in(&name, &ui, &abort);
-                let _ = ui.to_page.send(FlowMessage::Finished(result));
+                let _ = done_tx.send(result);
             });
         let mut page = page;
         if let Err(e) = spawned {
@@ -106,18 +107,24 @@ impl SignInPage {
 
     /// Applies what the sign-in thread sent; true when something changed.
     pub fn poll(&mut self) -> bool {
+        // The result first: the messages sent before it are then all here too.
+        let finished = self.done.try_recv().ok();
         let messages: Vec<FlowMessage> = self.from_flow.try_iter().collect();
-        let changed = !messages.is_empty();
+        let changed = !messages.is_empty() || finished.is_some();
         for m in messages {
             match m {
-                FlowMessage::Auth(url) => self.url = Some(url),
+                FlowMessage::Auth { url, .. } => self.url = Some(url),
                 FlowMessage::Progress(text) => self.status = text,
-                FlowMessage::Paste(tx) => {
+                FlowMessage::ManualInput(tx) => {
                     self.input.set_value("");
                     self.paste = Some(tx);
                 }
-                FlowMessage::Finished(r) => self.result = Some(r),
+                // `PageUi` never prompts, and the result comes over `done`.
+                FlowMessage::Prompt { .. } | FlowMessage::Finished(_) => {}
             }
+        }
+        if finished.is_some() {
+            self.result = finished;
         }
         changed
     }

@@ -144,8 +144,11 @@ impl TreeModel {
             active_first(&mut kids);
             stack.extend(kids.into_iter().rev());
         }
-        let position: HashMap<usize, usize> =
-            order.iter().enumerate().map(|(pos, i)| (*i, pos)).collect();
+        // By file index: its place in `order` (none for an entry no root reaches).
+        let mut position: Vec<Option<usize>> = vec![None; entries.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            position[i] = Some(pos);
+        }
         let nodes: Vec<Node> = order
             .iter()
             .map(|&i| {
@@ -157,8 +160,7 @@ impl TreeModel {
                 let parent = e
                     .parent_id()
                     .and_then(|p| file_index.get(p))
-                    .and_then(|p| position.get(p))
-                    .copied();
+                    .and_then(|&p| position[p]);
                 Node {
                     entry: e.clone(),
                     parent,
@@ -172,14 +174,10 @@ impl TreeModel {
             .enumerate()
             .map(|(i, n)| (n.entry.id().to_string(), i))
             .collect();
-        let active = on_path
-            .iter()
-            .filter_map(|i| position.get(i).copied())
-            .collect();
+        let active = on_path.iter().filter_map(|&i| position[i]).collect();
         let leaf = leaf_id
             .and_then(|id| file_index.get(id))
-            .and_then(|i| position.get(i))
-            .copied();
+            .and_then(|&i| position[i]);
         TreeModel {
             nodes,
             by_id,
@@ -342,16 +340,15 @@ impl TreeModel {
 
     /// The row of `node` or of its nearest visible ancestor; the last row if none.
     pub fn nearest_visible_row(&self, node: usize) -> usize {
-        let rows: HashMap<usize, usize> = self
-            .visible
-            .iter()
-            .enumerate()
-            .map(|(r, i)| (*i, r))
-            .collect();
+        // By node: its row, if shown.
+        let mut rows: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        for (r, &i) in self.visible.iter().enumerate() {
+            rows[i] = Some(r);
+        }
         let mut at = Some(node);
         while let Some(i) = at {
-            if let Some(r) = rows.get(&i) {
-                return *r;
+            if let Some(r) = rows[i] {
+                return r;
             }
             at = self.nodes[i].parent;
         }
