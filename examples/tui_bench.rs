@@ -16,6 +16,9 @@
 //!
 //!   cargo run --release --example tui_bench [-- <stream seconds>]
 
+// Not part of the binary: std's sorts are fine here (clippy.toml keeps them out of `src/`).
+#![allow(clippy::disallowed_methods)]
+
 #[path = "support/canned_reply.rs"]
 mod canned_reply;
 #[path = "support/shared.rs"]

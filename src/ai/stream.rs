@@ -10,6 +10,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::partial_json::parse_partial_json;
 use super::types::*;
+use crate::util::sort;
 
 /// Events a stream may run ahead of its listener: enough to absorb a burst, small enough that
 /// a slow reader (a blocked stdout) holds the provider back.
@@ -321,7 +322,7 @@ impl StreamWriter {
     /// Ends every block still open, in content order.
     pub fn end_all_blocks(&mut self) {
         let mut open = self.open.clone();
-        open.sort_unstable();
+        sort::sort(&mut open);
         for i in open {
             self.end_block(i);
         }
@@ -518,7 +519,7 @@ impl MessageBuilder {
     /// with the final content taken from `finished` (the message the stream ended with).
     pub fn end_events(&self, finished: &AssistantMessage) -> Vec<AssistantEvent> {
         let mut open = self.open.clone();
-        open.sort_unstable();
+        sort::sort(&mut open);
         open.dedup();
         open.into_iter()
             .filter_map(|index| match finished.content.get(index) {

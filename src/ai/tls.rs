@@ -21,6 +21,8 @@ use ureq::unversioned::transport::{
     TransportAdapter,
 };
 
+use crate::util::sort;
+
 /// The process's client configuration: the bundled roots, then those of the environment.
 pub fn client_config() -> Arc<ClientConfig> {
     static CONFIG: OnceLock<Arc<ClientConfig>> = OnceLock::new();
@@ -75,7 +77,7 @@ impl ExtraRoots {
                 continue;
             };
             let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            names.sort();
+            sort::sort(&mut names);
             files.extend(names);
         }
         let mut seen_files = HashSet::new();

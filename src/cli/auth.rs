@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::resources::model_registry::ModelRegistry;
 use crate::resources::oauth;
+use crate::util::sort;
 
 const HELP: &str = "Usage:
   pi auth login <provider> [--api-key] [--no-browser]
@@ -348,7 +349,7 @@ fn print_credential(kind: Kind, args: &super::args::Args, o: &Options) -> Result
         }
         (None, Some(m)) => {
             let mut stored = registry.auth().list();
-            stored.sort();
+            sort::sort(&mut stored);
             let found: Vec<String> = stored
                 .into_iter()
                 .filter(|p| {

@@ -21,6 +21,7 @@ use crate::ai::stream::Abort;
 use crate::resources::auth::AuthStorage;
 use crate::resources::oauth::{self, LoginUi, OAuthProvider};
 use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
+use crate::util::sort;
 
 /// `pi auth login`'s usage line.
 pub const LOGIN_USAGE: &str = "pi auth login <provider> [--api-key] [--no-browser]";
@@ -83,7 +84,7 @@ fn login_providers(custom: &[(String, String)]) -> Vec<String> {
         )
         .chain(custom.iter().map(|(id, _)| id.clone()))
         .collect();
-    ids.sort();
+    sort::sort(&mut ids);
     ids.dedup();
     ids
 }
@@ -205,7 +206,7 @@ pub fn auth_logout(args: &[String]) -> i32 {
         None if !known => {
             eprintln!("Unknown provider \"{}\".", visible(provider));
             let mut ids = auth.list();
-            ids.sort();
+            sort::sort(&mut ids);
             let ids = if ids.is_empty() {
                 "none".to_string()
             } else {

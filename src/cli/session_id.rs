@@ -11,6 +11,7 @@ use crate::resources::settings::Settings;
 use crate::session::dir::{fork_with_id, session_dir, session_file_name};
 use crate::session::ids::iso_timestamp;
 use crate::session::{SessionHeader, SessionWriter};
+use crate::util::sort;
 
 /// pi's rule: letters, digits, `.`, `_` and `-`, starting and ending with a letter or digit.
 pub fn validate(id: &str) -> Result<(), String> {
@@ -68,7 +69,7 @@ pub fn find_exact(dir: &Path, agent_dir: &Path, cwd: &str, id: &str) -> Option<P
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
-    files.sort();
+    sort::sort(&mut files);
     files.into_iter().find(|p| {
         header_id(p).is_some_and(|(found, found_cwd)| found == id && (!shared || found_cwd == cwd))
     })

@@ -19,6 +19,7 @@ use crate::resources::settings::Settings;
 use crate::resources::trust::{self, TrustDecision};
 use crate::session;
 use crate::util::shutdown;
+use crate::util::sort;
 
 /// How long a mode has to shut down after SIGINT, SIGTERM or SIGHUP before pi exits anyway.
 const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(3);
@@ -273,7 +274,7 @@ fn interactive(mut args: Args) -> i32 {
     let for_reload = std::rc::Rc::clone(&models);
     let for_count = models.borrow().available();
     let mut providers: Vec<&str> = for_count.iter().map(|m| m.provider.as_str()).collect();
-    providers.sort_unstable();
+    sort::sort(&mut providers);
     providers.dedup();
     let provider_count = providers.len();
     let reload_options = ResourceOptions {

@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::resources::trust::ProjectScope;
+use crate::util::sort;
 
 /// Where an extension was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +214,7 @@ fn scan_dir(dir: &Path, scope: Scope, found: &mut Vec<(PathBuf, Launch, Scope)>)
                 .is_some_and(|n| n.starts_with('.'))
         })
         .collect();
-    paths.sort();
+    sort::sort(&mut paths);
     for p in paths {
         for launch in launch_for(&p) {
             found.push((p.clone(), launch, scope));

@@ -6,6 +6,7 @@
 //! listed server is a `tool_search` server.
 
 use super::config::ServerConfig;
+use crate::util::sort;
 
 const MAX_DESCRIPTION_CHARS: usize = 250;
 const MAX_SECTION_CHARS: usize = 4096;
@@ -60,12 +61,7 @@ pub fn render(servers: &[Listed]) -> Option<String> {
     if listed.is_empty() {
         return None;
     }
-    listed.sort_by(|a, b| {
-        a.name
-            .to_lowercase()
-            .cmp(&b.name.to_lowercase())
-            .then(a.name.cmp(b.name))
-    });
+    sort::sort_by_cached_key(&mut listed, |l| (l.name.to_lowercase(), l.name));
     let intro = "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.";
     let heads: Vec<String> = listed
         .iter()

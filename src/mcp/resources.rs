@@ -15,6 +15,7 @@ pub use super::content::{LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE, RESOURCE
 use super::rpc::{McpError, METHOD_NOT_FOUND};
 use crate::agent::{Tool, ToolContext, ToolOutput};
 use crate::ai::{Abort, Content};
+use crate::util::sort;
 
 /// The servers the tools reach, once the servers still connecting have settled.
 pub type ServersFn = Arc<dyn Fn(&Abort) -> Vec<Arc<ServerConnection>> + Send + Sync>;
@@ -169,7 +170,7 @@ impl ResourceTool {
             return Err("cursor can only be used when a server is specified".into());
         }
         let mut sorted = servers;
-        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        sort::sort_by(&mut sorted, |a, b| a.name.cmp(&b.name));
         // Every server at once, as pi lists them: one slow server does not add to the others.
         let results: Vec<Result<Vec<Value>, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = sorted

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::tools::Namespace;
 use crate::agent::{Tool, ToolContext, ToolOutput};
 use crate::ai::Abort;
+use crate::util::sort;
 
 pub const TOOL_SEARCH: &str = "tool_search";
 const DEFAULT_LIMIT: usize = 8;
@@ -269,7 +270,7 @@ pub fn rank(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> 
         let is_exact = normalized == exact || normalized.ends_with(&format!("__{exact}"));
         matches.push((is_exact, covered, score, &d.name));
     }
-    matches.sort_by(|a, b| {
+    sort::sort_by(&mut matches, |a, b| {
         b.0.cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then(b.2.partial_cmp(&a.2).unwrap_or(std::cmp::Ordering::Equal))

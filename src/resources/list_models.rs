@@ -3,6 +3,7 @@
 
 use super::model_registry::{ModelEntry, ModelRegistry};
 use super::model_resolve::locale_compare;
+use crate::util::sort;
 
 /// pi's token counts: `200K`, `1M`, `8.2K`, `1.1M`, or the plain number below 1000.
 pub fn format_token_count(count: u64) -> String {
@@ -83,7 +84,7 @@ pub fn list_models_table(registry: &ModelRegistry, search: Option<&str>) -> Stri
     if rows.is_empty() {
         return format!("No models matching \"{}\"\n", search.unwrap_or_default());
     }
-    rows.sort_by(|a, b| {
+    sort::sort_by(&mut rows, |a, b| {
         locale_compare(a.provider(), b.provider()).then_with(|| locale_compare(a.id(), b.id()))
     });
     let rows = rows

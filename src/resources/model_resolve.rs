@@ -4,6 +4,7 @@
 use super::model_registry::{ModelEntry, ModelRegistry};
 use crate::ai::catalog;
 use crate::ai::types::{Model, ThinkingLevel};
+use crate::util::sort;
 use std::cmp::Ordering;
 
 /// A model chosen from the command line.
@@ -109,7 +110,7 @@ fn try_match<'a>(pattern: &str, models: &[&'a ModelEntry]) -> Option<&'a ModelEn
         &mut aliases
     };
     // Stable sort, highest first, as JavaScript's sort with `b.localeCompare(a)`.
-    pool.sort_by(|a, b| locale_compare(b.id(), a.id()));
+    sort::sort_by(pool, |a, b| locale_compare(b.id(), a.id()));
     pool.first().copied()
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter;
 use super::trust::ProjectScope;
+use crate::util::sort;
 
 const MAX_NAME_LEN: usize = 64;
 const MAX_DESCRIPTION_LEN: usize = 1024;
@@ -135,7 +136,7 @@ pub fn scan_dir_reporting(
             .into_iter()
             .filter(|p| p.parent().is_some_and(|d| !nested(d))),
     );
-    out.sort();
+    sort::sort(&mut out);
     out
 }
 

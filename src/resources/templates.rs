@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter;
 use super::trust::ProjectScope;
+use crate::util::sort;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
@@ -79,7 +80,7 @@ fn md_files(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
         .collect();
-    out.sort();
+    sort::sort(&mut out);
     out
 }
 

@@ -344,14 +344,16 @@ impl FileOps {
     /// `(readFiles, modifiedFiles)`: modified = written ∪ edited; read excludes modified;
     /// both sorted.
     pub fn lists(&self) -> (Vec<String>, Vec<String>) {
-        let modified: BTreeSet<&String> = self.written.iter().chain(&self.edited).collect();
+        // `union` walks both sorted sets in order, so no sort is needed (collecting into a
+        // `BTreeSet` would compile one more copy of the standard sort).
+        let modified = self.written.union(&self.edited).cloned().collect();
         let read = self
             .read
             .iter()
-            .filter(|f| !modified.contains(f))
+            .filter(|f| !self.written.contains(*f) && !self.edited.contains(*f))
             .cloned()
             .collect();
-        (read, modified.into_iter().cloned().collect())
+        (read, modified)
     }
 
     /// The `details` object a compaction or branch summary stores.

@@ -11,6 +11,7 @@ use super::entry::SessionHeader;
 use super::file::{has_valid_header, parse_lines};
 use super::ids::{iso_timestamp, parse_iso_ms, uuid_v7};
 use crate::ai::now_ms;
+use crate::util::sort;
 
 /// `/home/ada/proj` → `--home-ada-proj--`: one leading `/` or `\` dropped, then every `/`,
 /// `\` and `:` replaced by `-`.
@@ -182,12 +183,12 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
         .collect();
-    files.sort();
+    sort::sort(&mut files);
     files
 }
 
 fn sort_newest_first(list: &mut [SessionInfo]) {
-    list.sort_by_key(|s| std::cmp::Reverse(s.modified_ms));
+    sort::sort_by_key(list, |s| std::cmp::Reverse(s.modified_ms));
 }
 
 /// Sessions in one directory, newest (by `modified_ms`) first.
@@ -209,7 +210,7 @@ pub fn list_all_sessions(agent_dir: &Path) -> Vec<SessionInfo> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
-    dirs.sort();
+    sort::sort(&mut dirs);
     let mut list: Vec<SessionInfo> = dirs
         .iter()
         .flat_map(|d| jsonl_files(d))

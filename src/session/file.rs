@@ -16,6 +16,7 @@ use super::lines::{parse_json, LineReader};
 use super::normalize;
 use super::CURRENT_VERSION;
 use crate::util::files::open_regular;
+use crate::util::sort;
 
 /// A session file as loaded (and migrated in memory if it was older).
 #[derive(Debug, Clone)]
@@ -369,7 +370,7 @@ fn parse_from(r: impl Read) -> Result<ParsedSession, LoadError> {
         lines.push(text);
     }
     // In line order (the ones found while reading come first otherwise).
-    warnings.sort_by_key(|(n, _)| *n);
+    sort::sort_by_key(&mut warnings, |(n, _)| *n);
     let warnings = warnings.into_iter().map(|(_, w)| w).collect();
     Ok(ParsedSession {
         header,

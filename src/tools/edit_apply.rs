@@ -6,6 +6,7 @@
 //! new text takes the line ending of the line it replaces.
 
 use super::fuzzy::{self, normalize_for_fuzzy};
+use crate::util::sort;
 
 /// One requested replacement.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +119,7 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<Applied,
         }
         matched.push((at, len, i));
     }
-    matched.sort_by_key(|m| m.0);
+    sort::sort_by_key(&mut matched, |m| m.0);
     for w in matched.windows(2) {
         if w[0].0 + w[0].1 > w[1].0 {
             return Err(format!(

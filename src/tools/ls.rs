@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::search_util::{count_arg, finish, resolve_to_cwd, str_arg, ABORTED};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
+use crate::util::sort;
 
 const DEFAULT_LIMIT: usize = 500;
 
@@ -69,7 +70,7 @@ impl Tool for LsTool {
         }
         // A stable sort keeps names equal when lowercased (`A`, `a`) in directory order, as
         // JavaScript's stable `sort` does.
-        names.sort_by(|a, b| locale_cmp(&a.to_lowercase(), &b.to_lowercase()));
+        sort::sort_by_cached_key_with(&mut names, |n| n.to_lowercase(), |a, b| locale_cmp(a, b));
 
         let mut rows = Vec::new();
         let mut limit_reached = false;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::fuzzy::{fuzzy_filter, fuzzy_match};
+use crate::util::sort;
 
 /// One entry of the popup: `value` is inserted, `label` shown, `description` dimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,10 +195,11 @@ impl CombinedProvider {
             };
             found.push((score, fuzzy, rel, is_dir));
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        sort::sort_and_truncate_by(&mut found, 20, |a, b| {
+            b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
+        });
         found
             .into_iter()
-            .take(20)
             .map(|(_, _, rel, is_dir)| {
                 let display = format!("{display_base}{rel}");
                 let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
@@ -260,7 +262,9 @@ impl CombinedProvider {
                 Some((is_dir, item))
             })
             .collect();
-        items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.label.cmp(&b.1.label)));
+        sort::sort_by(&mut items, |a, b| {
+            b.0.cmp(&a.0).then_with(|| a.1.label.cmp(&b.1.label))
+        });
         items.into_iter().map(|(_, i)| i).collect()
     }
 }
@@ -488,6 +492,19 @@ mod tests {
         assert_eq!(s.items[0].value, "@src/tui/");
         let done = p.apply(&lines("@tui"), 0, 4, &s.items[0], &s.prefix);
         assert_eq!(done.lines, lines("@src/tui/"));
+    }
+
+    #[test]
+    fn at_references_list_the_best_twenty_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in (0..30).rev() {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
+        }
+        let p = provider(dir.path());
+        let s = p.suggestions(&lines("@f"), 0, 2, false).unwrap();
+        let values: Vec<&str> = s.items.iter().map(|i| i.value.as_str()).collect();
+        let expected: Vec<String> = (0..20).map(|i| format!("@f{i:02}.txt")).collect();
+        assert_eq!(values, expected);
     }
 
     #[test]

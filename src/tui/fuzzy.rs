@@ -2,6 +2,8 @@
 //! appear in order (case-insensitively); consecutive runs and word-boundary hits score
 //! better, gaps and late matches worse. Lower scores are better.
 
+use crate::util::sort;
+
 /// Result of matching one query against one text.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FuzzyMatch {
@@ -125,7 +127,7 @@ pub fn fuzzy_filter<T>(items: Vec<T>, query: &str, text: impl Fn(&T) -> &str) ->
             Some((total, item))
         })
         .collect();
-    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sort::sort_by(&mut scored, |a, b| a.0.total_cmp(&b.0));
     scored.into_iter().map(|(_, item)| item).collect()
 }
 

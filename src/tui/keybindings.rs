@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde_json::{Map, Value};
 
 use super::keys::{parse_key_id, KeyEvent};
+use crate::util::sort;
 
 #[path = "keybindings_defaults.rs"]
 mod defaults;
@@ -55,7 +56,7 @@ pub fn migrate_config(raw: &Map<String, Value>) -> (Map<String, Value>, bool) {
         }
     }
     let mut extras: Vec<(String, Value)> = renamed.into_iter().collect();
-    extras.sort_by(|a, b| a.0.cmp(&b.0));
+    sort::sort_by(&mut extras, |a, b| a.0.cmp(&b.0));
     ordered.extend(extras);
     (ordered, migrated)
 }

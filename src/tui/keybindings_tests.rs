@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::tui::keys::{KeyCode, Mods};
+use crate::util::sort;
 
 fn write(dir: &Path, text: &str) {
     std::fs::write(dir.join("keybindings.json"), text).unwrap();
@@ -20,7 +21,7 @@ fn defaults_cover_tui_and_app_actions() {
     assert!(!b.matches(&ctrl_p_shift, "app.model.cycleForward"));
     let ids: Vec<&str> = all_definitions().map(|d| d.id).collect();
     let mut unique = ids.clone();
-    unique.sort_unstable();
+    sort::sort(&mut unique);
     unique.dedup();
     assert_eq!(unique.len(), ids.len(), "duplicate action ids");
     for d in all_definitions() {

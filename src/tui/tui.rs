@@ -37,6 +37,7 @@ use super::terminal::{
     note_alt_screen, Terminal, AUTOWRAP_OFF, AUTOWRAP_ON, ENTER_ALT_SCREEN, EXIT_ALT_SCREEN,
 };
 use super::{Component, InputEvent, KeyKind, CURSOR_MARKER};
+use crate::util::sort;
 
 /// Frames are at least this far apart (about 60 per second).
 pub const MIN_RENDER_INTERVAL: Duration = Duration::from_millis(16);
@@ -293,7 +294,10 @@ impl<T: Terminal> Tui<T> {
             .iter_mut()
             .filter(|o| !o.hidden && o.options.is_visible(cols, rows))
             .collect();
-        visible.sort_by_key(|o| o.order);
+        // Every frame: overlays are usually stacked in the order they were shown already.
+        if !visible.is_sorted_by_key(|o| o.order) {
+            sort::sort_by_key(&mut visible, |o| o.order);
+        }
         let placed: Vec<Placed> = visible
             .into_iter()
             .map(|o| {

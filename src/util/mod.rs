@@ -11,7 +11,8 @@
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
 //! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
 //! `packed` inflates the cold text `build.rs` compiles in deflated;
-//! `reply` carries one-shot answers between threads.
+//! `reply` carries one-shot answers between threads; `sort` is every sort in the crate,
+//! compiled once instead of once per element type.
 
 pub mod atomic;
 pub mod browser;
@@ -29,4 +30,5 @@ pub mod random;
 pub mod reply;
 pub mod sandbox;
 pub mod shutdown;
+pub mod sort;
 pub mod terminal_text;

@@ -1,6 +1,9 @@
 //! The one integration-test binary: drives the real `pi` binary against the in-process mock
 //! LLM server in `tests/support`. Modules are grouped by area.
 
+// Not part of the binary: std's sorts are fine here (clippy.toml keeps them out of `src/`).
+#![allow(clippy::disallowed_methods)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -13,6 +13,7 @@ use crate::ai::{Context, Model, ModelCost, Usage};
 use crate::session::compaction::SUMMARIZATION_SYSTEM_PROMPT;
 use crate::session::tree::COMPACTION_SUMMARY_PREFIX;
 use crate::session::Entry;
+use crate::util::sort;
 
 type Seen = Arc<Mutex<Vec<(Context, Option<u64>)>>>;
 
@@ -418,7 +419,7 @@ fn split_turn_makes_two_summaries_and_joins_them() {
     );
     let seen = seen.lock().unwrap();
     let mut budgets: Vec<Option<u64>> = seen[seen.len() - 2..].iter().map(|(_, m)| *m).collect();
-    budgets.sort();
+    sort::sort(&mut budgets);
     assert_eq!(budgets, [Some(250), Some(400)]);
 }
 

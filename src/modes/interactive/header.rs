@@ -12,6 +12,7 @@ use crate::resources::loader::Resources;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Color, ColorMode, Theme, Token};
 use crate::tui::Component;
+use crate::util::sort;
 
 /// What the header lists, captured at start-up and after `/reload`.
 #[derive(Debug, Clone, Default)]
@@ -289,18 +290,18 @@ impl Component for Header {
         }
         if !info.skills.is_empty() {
             let mut names: Vec<String> = info.skills.iter().map(|(n, _)| n.clone()).collect();
-            names.sort();
+            sort::sort(&mut names);
             let paths: Vec<String> = info.skills.iter().map(|(_, p)| p.clone()).collect();
             sections.push(self.section(&theme, "Skills", &names, &paths));
         }
         if !info.prompts.is_empty() {
             let mut names = info.prompts.clone();
-            names.sort();
+            sort::sort(&mut names);
             sections.push(self.section(&theme, "Prompts", &names, &info.prompts));
         }
         if !info.extensions.is_empty() {
             let mut names: Vec<String> = info.extensions.iter().map(|(n, _)| n.clone()).collect();
-            names.sort();
+            sort::sort(&mut names);
             let paths: Vec<String> = info.extensions.iter().map(|(_, p)| p.clone()).collect();
             sections.push(self.section(&theme, "Extensions", &names, &paths));
         }

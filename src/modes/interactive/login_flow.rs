@@ -20,6 +20,7 @@ use crate::resources::oauth;
 use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, Token};
+use crate::util::sort;
 
 /// Bedrock signs requests with AWS credentials, so its "login" is a page of setup notes.
 const BEDROCK: &str = "amazon-bedrock";
@@ -128,7 +129,7 @@ impl<T: Terminal> App<T> {
                     .collect()
             }
         };
-        options.sort_by(|a, b| locale_compare(&a.name, &b.name));
+        sort::sort_by(&mut options, |a, b| locale_compare(&a.name, &b.name));
         let picker = ProviderPicker::new(mode, options, theme::current());
         self.show_dialog(picker, OverlayKind::Providers(mode));
         Ok(())
@@ -173,7 +174,7 @@ impl<T: Terminal> App<T> {
             });
             return Ok(());
         }
-        options.sort_by(|a, b| locale_compare(&a.name, &b.name));
+        sort::sort_by(&mut options, |a, b| locale_compare(&a.name, &b.name));
         let picker = ProviderPicker::new(PickerMode::Login, options, theme::current());
         self.show_dialog(picker, OverlayKind::Providers(PickerMode::Login));
         Ok(())
@@ -306,7 +307,7 @@ impl<T: Terminal> App<T> {
             .into_iter()
             .map(|m| m.provider)
             .collect();
-        providers.sort_unstable();
+        sort::sort(&mut providers);
         providers.dedup();
         self.view.footer.info.show_provider = providers.len() > 1;
         self.env.provider_count = providers.len();

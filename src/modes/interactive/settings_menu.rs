@@ -17,6 +17,7 @@ use crate::resources::model_resolve::supported_thinking_levels;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, ColorMode};
 use crate::tui::Component;
+use crate::util::sort;
 
 /// The built-in themes, then `*.json` themes of the agent's and the project's `themes/`.
 fn available_themes(dirs: &[std::path::PathBuf]) -> Vec<String> {
@@ -33,7 +34,7 @@ fn available_themes(dirs: &[std::path::PathBuf]) -> Vec<String> {
             })
             .filter(|n| !names.contains(n))
             .collect();
-        found.sort();
+        sort::sort(&mut found);
         names.extend(found);
     }
     names

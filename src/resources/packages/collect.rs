@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::source::{normalize, relative_to};
 use super::ResourceKind;
+use crate::util::sort;
 
 /// A file found in a package and whether the filters leave it on.
 #[derive(Debug, Clone, PartialEq)]
@@ -186,7 +187,7 @@ fn glob_under(root: &Path, pattern: &str) -> Vec<PathBuf> {
             }
         }
     }
-    out.sort();
+    sort::sort(&mut out);
     out
 }
 
@@ -292,7 +293,7 @@ fn extension_entries(dir: &Path) -> Vec<PathBuf> {
         })
         .map(|e| e.path())
         .collect();
-    paths.sort();
+    sort::sort(&mut paths);
     let mut out = Vec::new();
     for p in paths {
         if p.is_file() && is_extension_file(&p) {
@@ -393,7 +394,7 @@ mod tests {
         let on = |p: &[&str]| {
             let pats: Vec<String> = p.iter().map(|s| s.to_string()).collect();
             let mut v: Vec<PathBuf> = apply_patterns(&all, &pats, base).into_iter().collect();
-            v.sort();
+            sort::sort(&mut v);
             v
         };
         assert_eq!(on(&["ext/*.ts", "!ext/legacy.ts"]), vec![all[0].clone()]);

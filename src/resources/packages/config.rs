@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::source::relative_to;
 use super::{PackageResource, PackageResources, ResourceKind, Scope};
 use crate::resources::settings::Settings;
+use crate::util::sort;
 
 /// One resource as the selector shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,15 +82,15 @@ pub fn groups(resolved: &PackageResources) -> Vec<ConfigGroup> {
             resource: r.clone(),
         });
     }
-    groups.sort_by(|a, b| {
+    sort::sort_by(&mut groups, |a, b| {
         (a.scope == Scope::Project)
             .cmp(&(b.scope == Scope::Project))
             .then_with(|| a.source.cmp(&b.source))
     });
     for g in &mut groups {
-        g.kinds.sort_by_key(|(k, _)| *k as usize);
+        sort::sort_by_key(&mut g.kinds, |(k, _)| *k as usize);
         for (_, items) in &mut g.kinds {
-            items.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+            sort::sort_by(items, |a, b| a.display_name.cmp(&b.display_name));
         }
     }
     groups

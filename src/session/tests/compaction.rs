@@ -290,6 +290,19 @@ fn prepare_split_turn_separates_turn_prefix() {
 }
 
 #[test]
+fn file_lists_are_sorted_once_each_and_modified_files_are_not_read() {
+    let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+    let ops = FileOps {
+        read: set(&["b", "d", "a"]),
+        written: set(&["z", "b"]),
+        edited: set(&["c", "b", "a"]),
+    };
+    let (read, modified) = ops.lists();
+    assert_eq!(read, ["d"]);
+    assert_eq!(modified, ["a", "b", "c", "z"]);
+}
+
+#[test]
 fn serialization_labels_each_part_and_cuts_long_tool_results() {
     let long = "r".repeat(2500);
     let msgs = vec![

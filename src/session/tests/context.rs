@@ -6,6 +6,7 @@ use super::files_tests::{assistant, user};
 use super::tree::*;
 use super::*;
 use crate::ai::Message;
+use crate::util::sort;
 use serde_json::{json, Value};
 
 const EXPECTED: &str = include_str!("../../../fixtures/sessions/ts-all-entries.context.json");
@@ -78,7 +79,7 @@ fn two_leaves_two_paths() {
     let entries = fixture_entries();
     let tree = Tree::new(&entries);
     let mut leaves: Vec<&str> = tree.leaves().iter().map(|e| e.id()).collect();
-    leaves.sort();
+    sort::sort(&mut leaves);
     assert_eq!(leaves, ["4fd429ea", "5ea2d42c"]);
     let a = tree.path("4fd429ea");
     let b = tree.path("5ea2d42c");

@@ -1,3 +1,5 @@
+use std::path::Path;
+
 use serde_json::json;
 
 use super::super::search_util::test_support::{run, text, write};
@@ -155,4 +157,28 @@ fn aborted_before_start() {
         .execute("c", json!({"pattern": "*"}), &ctx)
         .unwrap_err();
     assert_eq!(err, "Operation aborted");
+}
+
+#[test]
+fn hits_sort_in_path_order() {
+    // Names around `/` in byte order (space, `-`, `.`, digits) and names that are prefixes of
+    // others, so plain byte order of the whole path would differ from component order.
+    let names = [
+        "a", "a b", "a-b", "a.b", "a0", "ab", "a/b", "a/b/c", "a b/c", "a-b/c", "a.b/c", "é",
+        "a/-", "a/ ", "b", "B", "a/b c",
+    ];
+    for root in ["/work/tree", "rel/./tree", "/", "/x//y/"] {
+        let paths: Vec<(PathBuf, bool)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (Path::new(root).join(n), i % 3 == 0))
+            .collect();
+        let mut expected = paths.clone();
+        #[allow(clippy::disallowed_methods)] // `Path`'s own order is the reference
+        expected.sort();
+        let mut found = paths;
+        found.reverse();
+        sort_in_path_order(&mut found);
+        assert_eq!(found, expected, "under {root}");
+    }
 }

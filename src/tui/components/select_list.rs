@@ -8,6 +8,7 @@ use crate::tui::keybindings;
 use crate::tui::text::{truncate_to_width, visible_width};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent, KeyCode};
+use crate::util::sort;
 
 const DEFAULT_PRIMARY_COLUMN: usize = 32;
 const PRIMARY_GAP: usize = 2;
@@ -110,7 +111,7 @@ impl SelectList {
             .enumerate()
             .filter_map(|(i, item)| fuzzy_score(filter, item.display()).map(|s| (s, i)))
             .collect();
-        scored.sort_by_key(|(score, i)| (-score, *i));
+        sort::sort_by_key(&mut scored, |(score, i)| (-score, *i));
         self.visible = scored.into_iter().map(|(_, i)| i).collect();
         self.selected = 0;
     }

@@ -6,6 +6,7 @@
 use ring::{digest, hmac};
 
 use crate::util::encoding::{hex, percent_decode, percent_encode};
+use crate::util::sort;
 
 /// AWS credentials as the signer needs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +88,7 @@ fn canonical_query(query: &str) -> String {
             )
         })
         .collect();
-    pairs.sort();
+    sort::sort(&mut pairs);
     pairs
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -154,7 +155,7 @@ pub fn signature(
         }
         canon.push((k, v.split_whitespace().collect::<Vec<_>>().join(" ")));
     }
-    canon.sort();
+    sort::sort(&mut canon);
     let signed_headers = canon
         .iter()
         .map(|(k, _)| k.as_str())

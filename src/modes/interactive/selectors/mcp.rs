@@ -17,6 +17,7 @@ use crate::mcp::{McpManager, ServerView};
 use crate::tui::components::select_list::{SelectItem, SelectList, SelectResult};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE_ITEMS: usize = 12;
 
@@ -200,7 +201,7 @@ impl McpScreen {
 
     fn servers_menu(&self) -> Menu {
         let mut views = self.manager.snapshot();
-        views.sort_by(|a, b| {
+        sort::sort_by(&mut views, |a, b| {
             attention_rank(a)
                 .cmp(&attention_rank(b))
                 .then_with(|| a.entry.name.cmp(&b.entry.name))

@@ -14,6 +14,7 @@ use crate::tui::fuzzy::fuzzy_filter;
 use crate::tui::keybindings;
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE: usize = 10;
 
@@ -66,7 +67,7 @@ impl ModelSelector {
         let current = current.map(|m| (m.provider.clone(), m.id.clone()));
         let mut all = available;
         // Current first, then by provider (stable within a provider).
-        all.sort_by(|a, b| {
+        sort::sort_by(&mut all, |a, b| {
             same(b, &current)
                 .cmp(&same(a, &current))
                 .then_with(|| locale_compare(&a.provider, &b.provider))
@@ -105,8 +106,7 @@ impl ModelSelector {
     pub fn with_default(mut self, provider: &str, id: &str) -> ModelSelector {
         let default = Some((provider.to_string(), id.to_string()));
         let current = self.current.clone();
-        self.all
-            .sort_by_key(|m| (!same(m, &current), !same(m, &default)));
+        sort::sort_by_key(&mut self.all, |m| (!same(m, &current), !same(m, &default)));
         self.default = default;
         self.refilter();
         self.select_current();

@@ -18,6 +18,7 @@ use crate::tui::keybindings;
 use crate::tui::text::{truncate_to_width, visible_width};
 use crate::tui::theme::{Theme, Token};
 use crate::tui::{Component, InputEvent};
+use crate::util::sort;
 
 const MAX_VISIBLE: usize = 10;
 
@@ -162,7 +163,9 @@ impl SessionPicker {
             threaded(sessions, &candidates)
         } else {
             let mut order: Vec<usize> = candidates;
-            order.sort_by(|a, b| sessions[*b].modified_ms.cmp(&sessions[*a].modified_ms));
+            sort::sort_by(&mut order, |a, b| {
+                sessions[*b].modified_ms.cmp(&sessions[*a].modified_ms)
+            });
             if !query.is_empty() {
                 let parsed = parse(&query);
                 let mut scored: Vec<(f64, usize)> = order
@@ -170,7 +173,7 @@ impl SessionPicker {
                     .filter_map(|i| score(&sessions[i], &parsed).map(|s| (s, i)))
                     .collect();
                 if self.sort == Sort::Relevance {
-                    scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    sort::sort_by(&mut scored, |a, b| a.0.total_cmp(&b.0));
                 }
                 order = scored.into_iter().map(|(_, i)| i).collect();
             }
@@ -456,7 +459,9 @@ fn threaded(sessions: &[SessionInfo], candidates: &[usize]) -> Vec<Row> {
             .push(i);
     }
     for list in children.values_mut() {
-        list.sort_by(|a, b| sessions[*b].modified_ms.cmp(&sessions[*a].modified_ms));
+        sort::sort_by(list, |a, b| {
+            sessions[*b].modified_ms.cmp(&sessions[*a].modified_ms)
+        });
     }
     let mut rows = Vec::new();
     // (session, depth, ancestors-continue flags, is last)

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::tree_text::{is_bookkeeping, is_silent_assistant, role, searchable_text};
 use crate::session::entry::Entry;
+use crate::util::sort;
 
 /// Which entries `/tree` lists (pi's `treeFilterMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +130,8 @@ impl TreeModel {
                 .parent_id()
                 .and_then(|p| file_index.get(p).copied());
         }
-        let active_first = |list: &mut Vec<usize>| list.sort_by_key(|i| !on_path.contains(i));
+        let active_first =
+            |list: &mut Vec<usize>| sort::sort_by_key(list, |i| !on_path.contains(i));
         active_first(&mut roots);
         // Depth-first without recursion (sessions can be thousands of entries deep).
         let mut order = Vec::with_capacity(entries.len());
