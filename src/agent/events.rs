@@ -1,12 +1,12 @@
 //! The agent's event taxonomy (`AgentEvent` in pi-agent-core, plus the session-level retry
 //! events), with the exact JSON shapes `--mode json` and RPC print.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::message::{AgentMessage, CustomMessage, SystemMessage};
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
-use crate::util::json::to_js_string;
+use crate::util::json::{object, to_js_string};
 
 // Events are built once and moved through a channel; boxing the big variants would only add
 // allocations.
@@ -170,33 +170,40 @@ impl AgentEvent {
     }
 
     pub fn to_json(&self) -> Value {
+        let kind = self.type_name();
+        let s = |t: &String| Value::String(t.clone());
         match self {
-            AgentEvent::AgentStart => json!({"type": "agent_start"}),
+            AgentEvent::AgentStart | AgentEvent::TurnStart => object(&mut [("type", kind.into())]),
             AgentEvent::AgentEnd {
                 messages,
                 will_retry,
-            } => json!({
-                "type": "agent_end",
-                "messages": serde_json::to_value(messages).unwrap_or(Value::Null),
-                "willRetry": will_retry,
-            }),
+            } => object(&mut [
+                ("type", kind.into()),
+                (
+                    "messages",
+                    serde_json::to_value(messages).unwrap_or(Value::Null),
+                ),
+                ("willRetry", (*will_retry).into()),
+            ]),
             AgentEvent::AgentSettled { aborted } => {
-                json!({"type": "agent_settled", "aborted": aborted})
+                object(&mut [("type", kind.into()), ("aborted", (*aborted).into())])
             }
-            AgentEvent::TurnStart => json!({"type": "turn_start"}),
             AgentEvent::TurnEnd {
                 message,
                 tool_results,
-            } => json!({
-                "type": "turn_end",
-                "message": msg(message),
-                "toolResults": tool_results
-                    .iter()
-                    .map(|r| msg(&Message::ToolResult(r.clone())))
-                    .collect::<Vec<_>>(),
-            }),
-            AgentEvent::MessageStart { message } => {
-                json!({"type": "message_start", "message": msg(message)})
+            } => object(&mut [
+                ("type", kind.into()),
+                ("message", msg(message)),
+                (
+                    "toolResults",
+                    tool_results
+                        .iter()
+                        .map(|r| msg(&Message::ToolResult(r.clone())))
+                        .collect(),
+                ),
+            ]),
+            AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
+                object(&mut [("type", kind.into()), ("message", msg(message))])
             }
             // Today's pi writes the delta alone, with the usage so far; `toolcall_start` names
             // the call.
@@ -206,35 +213,42 @@ impl AgentEvent {
                     inner["id"] = id.as_str().into();
                     inner["toolName"] = name.as_str().into();
                 }
-                json!({"type": "message_update", "usage": usage, "assistantMessageEvent": inner})
-            }
-            AgentEvent::MessageEnd { message } => {
-                json!({"type": "message_end", "message": msg(message)})
+                object(&mut [
+                    ("type", kind.into()),
+                    ("usage", serde_json::to_value(usage).unwrap_or(Value::Null)),
+                    ("assistantMessageEvent", inner),
+                ])
             }
             AgentEvent::CustomMessageStart { message }
             | AgentEvent::CustomMessageEnd { message } => {
                 let message = serde_json::to_value(AgentMessage::Custom(message.clone()))
                     .unwrap_or(Value::Null);
-                json!({"type": self.type_name(), "message": message})
+                object(&mut [("type", kind.into()), ("message", message)])
             }
             AgentEvent::SystemMessageStart { message }
             | AgentEvent::SystemMessageEnd { message } => {
                 let message = serde_json::to_value(AgentMessage::System(message.clone()))
                     .unwrap_or(Value::Null);
-                json!({"type": self.type_name(), "message": message})
+                object(&mut [("type", kind.into()), ("message", message)])
             }
-            AgentEvent::ToolExecutionStart { id, name, args } => json!({
-                "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
-            }),
+            AgentEvent::ToolExecutionStart { id, name, args } => object(&mut [
+                ("type", kind.into()),
+                ("toolCallId", s(id)),
+                ("toolName", s(name)),
+                ("args", args.clone()),
+            ]),
             AgentEvent::ToolExecutionUpdate {
                 id,
                 name,
                 args,
                 partial_result,
-            } => json!({
-                "type": "tool_execution_update", "toolCallId": id, "toolName": name,
-                "args": args, "partialResult": partial_result
-            }),
+            } => object(&mut [
+                ("type", kind.into()),
+                ("toolCallId", s(id)),
+                ("toolName", s(name)),
+                ("args", args.clone()),
+                ("partialResult", partial_result.clone()),
+            ]),
             AgentEvent::ToolExecutionEnd {
                 id,
                 name,
@@ -242,10 +256,13 @@ impl AgentEvent {
                 is_error,
                 duration_ms,
             } => {
-                let mut v = json!({
-                    "type": "tool_execution_end", "toolCallId": id, "toolName": name,
-                    "result": result, "isError": is_error
-                });
+                let mut v = object(&mut [
+                    ("type", kind.into()),
+                    ("toolCallId", s(id)),
+                    ("toolName", s(name)),
+                    ("result", result.clone()),
+                    ("isError", (*is_error).into()),
+                ]);
                 if let Some(ms) = duration_ms {
                     v["durationMs"] = (ms.round() as u64).into();
                 }
@@ -256,17 +273,20 @@ impl AgentEvent {
                 max_attempts,
                 delay_ms,
                 error_message,
-            } => json!({
-                "type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts,
-                "delayMs": delay_ms, "errorMessage": error_message
-            }),
+            } => object(&mut [
+                ("type", kind.into()),
+                ("attempt", (*attempt).into()),
+                ("maxAttempts", (*max_attempts).into()),
+                ("delayMs", (*delay_ms).into()),
+                ("errorMessage", s(error_message)),
+            ]),
             AgentEvent::AutoRetryEnd {
                 success,
                 attempt,
                 final_error,
             } => {
                 let mut m = Map::new();
-                m.insert("type".into(), "auto_retry_end".into());
+                m.insert("type".into(), kind.into());
                 m.insert("success".into(), (*success).into());
                 m.insert("attempt".into(), (*attempt).into());
                 if let Some(e) = final_error {
@@ -275,13 +295,13 @@ impl AgentEvent {
                 Value::Object(m)
             }
             AgentEvent::CompactionStart { reason } => {
-                json!({"type": "compaction_start", "reason": reason.as_str()})
+                object(&mut [("type", kind.into()), ("reason", reason.as_str().into())])
             }
             AgentEvent::SessionWriteError { error } => {
-                json!({"type": "session_write_error", "error": error})
+                object(&mut [("type", kind.into()), ("error", s(error))])
             }
             AgentEvent::EntryAppended { entry } => {
-                json!({"type": "entry_appended", "entry": entry})
+                object(&mut [("type", kind.into()), ("entry", entry.clone())])
             }
             AgentEvent::CompactionEnd {
                 reason,
@@ -292,7 +312,7 @@ impl AgentEvent {
             } => {
                 // Absent fields are left out, as `JSON.stringify` drops `undefined`.
                 let mut m = Map::new();
-                m.insert("type".into(), "compaction_end".into());
+                m.insert("type".into(), kind.into());
                 m.insert("reason".into(), reason.as_str().into());
                 if let Some(r) = result {
                     m.insert("result".into(), r.clone());
@@ -360,7 +380,11 @@ impl SnapshotWriter {
                 let snapshot = msg(&Message::Assistant(b.snapshot()));
                 let mut inner = event.to_json();
                 inner["partial"] = snapshot.clone();
-                json!({"type": "message_update", "assistantMessageEvent": inner, "message": snapshot})
+                object(&mut [
+                    ("type", "message_update".into()),
+                    ("assistantMessageEvent", inner),
+                    ("message", snapshot),
+                ])
             }
             _ => ev.to_json(),
         }
@@ -382,6 +406,10 @@ fn update_line(event: &AssistantEvent, builder: &MessageBuilder) -> String {
     line.push('}');
     line
 }
+
+#[cfg(test)]
+#[path = "events_json_tests.rs"]
+mod json_tests;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::ai::{
     AssistantMessage, Content, Extra, Message, ToolResultMessage, UserContent, UserMessage,
 };
-use crate::util::json::present;
+use crate::util::json::{present, untagged_fields};
 
 pub use super::system_message::SystemMessage;
 
@@ -94,21 +94,6 @@ pub struct CompactionSummaryMessage {
     pub extra: Extra,
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "role")]
-enum ExtraRole {
-    #[serde(rename = "bashExecution")]
-    BashExecution(BashExecutionMessage),
-    #[serde(rename = "custom")]
-    Custom(CustomMessage),
-    #[serde(rename = "branchSummary")]
-    BranchSummary(BranchSummaryMessage),
-    #[serde(rename = "compactionSummary")]
-    CompactionSummary(CompactionSummaryMessage),
-    #[serde(rename = "system")]
-    System(SystemMessage),
-}
-
 /// A message of the agent transcript: an LLM message or one of pi's own roles. Unknown roles
 /// (and known roles whose shape does not parse) are kept as raw JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,20 +128,27 @@ impl AgentMessage {
     pub fn from_value(mut v: Value) -> AgentMessage {
         super::normalize::message(&mut v);
         let role = v.get("role").and_then(Value::as_str).unwrap_or("");
+        // Each role's reader is called directly (see `Message::from_json`); the role, which
+        // the struct takes into `extra`, is taken out again.
         let parsed = match role {
-            "user" | "assistant" | "toolResult" => {
-                Message::deserialize(&v).ok().map(AgentMessage::Llm)
+            "user" | "assistant" | "toolResult" => Message::from_json(&v).map(AgentMessage::Llm),
+            "bashExecution" => {
+                untagged_fields(&v, "role", |m: &mut BashExecutionMessage| &mut m.extra)
+                    .map(AgentMessage::BashExecution)
             }
-            "bashExecution" | "custom" | "branchSummary" | "compactionSummary" | "system" => {
-                ExtraRole::deserialize(&v).ok().map(|r| match r {
-                    ExtraRole::BashExecution(m) => AgentMessage::BashExecution(m),
-                    ExtraRole::Custom(m) => AgentMessage::Custom(m),
-                    ExtraRole::BranchSummary(m) => AgentMessage::BranchSummary(m),
-                    ExtraRole::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
-                    ExtraRole::System(m) => AgentMessage::System(m),
-                })
+            "custom" => untagged_fields(&v, "role", |m: &mut CustomMessage| &mut m.extra)
+                .map(AgentMessage::Custom),
+            "branchSummary" => {
+                untagged_fields(&v, "role", |m: &mut BranchSummaryMessage| &mut m.extra)
+                    .map(AgentMessage::BranchSummary)
             }
-            _ => None,
+            "compactionSummary" => {
+                untagged_fields(&v, "role", |m: &mut CompactionSummaryMessage| &mut m.extra)
+                    .map(AgentMessage::CompactionSummary)
+            }
+            "system" => untagged_fields(&v, "role", |m: &mut SystemMessage| &mut m.extra)
+                .map(AgentMessage::System),
+            _ => return AgentMessage::Unknown(v),
         };
         parsed.unwrap_or(AgentMessage::Unknown(v))
     }

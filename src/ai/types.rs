@@ -3,8 +3,13 @@
 //! pi (field names, order and optional-field omission), and unknown fields read from disk are
 //! kept in `extra` so a rewrite never drops them.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use serde::de::{self, Error as _, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+
+use crate::util::json::{object, tag_index, untagged_fields};
 
 /// Unknown JSON fields carried through untouched.
 pub type Extra = Map<String, Value>;
@@ -172,11 +177,41 @@ impl StopReason {
 }
 
 /// User content: pi accepts a bare string on read but always writes blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
     Blocks(Vec<Content>),
+}
+
+/// Read as serde's untagged enum reads it (a string, else a list of blocks; any failure is
+/// the one untagged error), without buffering the value first.
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = UserContent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<UserContent, E> {
+                Ok(UserContent::Text(s.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<UserContent, E> {
+                Ok(UserContent::Text(s))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UserContent, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(block) = seq.next_element::<Content>()? {
+                    blocks.push(block);
+                }
+                Ok(UserContent::Blocks(blocks))
+            }
+        }
+        d.deserialize_any(Text).map_err(|_| {
+            D::Error::custom("data did not match any variant of untagged enum UserContent")
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -296,8 +331,8 @@ pub struct ToolResultMessage {
     pub extra: Extra,
 }
 
-/// A message of the LLM conversation, tagged by `role`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A message of the LLM conversation, tagged by `role` (read by [`Message::from_json`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role")]
 pub enum Message {
     #[serde(rename = "user")]
@@ -308,13 +343,36 @@ pub enum Message {
     ToolResult(ToolResultMessage),
 }
 
+/// `Message`'s roles, in declaration order.
+const MESSAGE_ROLES: &[&str] = &["user", "assistant", "toolResult"];
+
 impl Message {
+    /// Reads a message from its JSON, as serde's internally tagged enum would (same result,
+    /// same errors), dispatching on `role` itself: one reader per role instead of a buffered
+    /// copy of the object per message.
+    pub fn from_json(v: &Value) -> Result<Message, serde_json::Error> {
+        match tag_index(v, "role", "Message", MESSAGE_ROLES)? {
+            0 => untagged_fields(v, "role", |m: &mut UserMessage| &mut m.extra).map(Message::User),
+            1 => untagged_fields(v, "role", |m: &mut AssistantMessage| &mut m.extra)
+                .map(Message::Assistant),
+            _ => untagged_fields(v, "role", |m: &mut ToolResultMessage| &mut m.extra)
+                .map(Message::ToolResult),
+        }
+    }
+
     pub fn user_text(text: impl Into<String>) -> Self {
         Message::User(UserMessage {
             content: UserContent::Blocks(vec![Content::text(text)]),
             timestamp: now_ms(),
             extra: Extra::new(),
         })
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Message::from_json(&v).map_err(D::Error::custom)
     }
 }
 
@@ -598,49 +656,73 @@ pub fn assistant_json(m: &AssistantMessage) -> Value {
 }
 
 impl AssistantEvent {
+    /// The event's `type` in pi's JSON.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AssistantEvent::Start { .. } => "start",
+            AssistantEvent::TextStart { .. } => "text_start",
+            AssistantEvent::TextDelta { .. } => "text_delta",
+            AssistantEvent::TextEnd { .. } => "text_end",
+            AssistantEvent::ThinkingStart { .. } => "thinking_start",
+            AssistantEvent::ThinkingDelta { .. } => "thinking_delta",
+            AssistantEvent::ThinkingEnd { .. } => "thinking_end",
+            AssistantEvent::ToolCallStart { .. } => "toolcall_start",
+            AssistantEvent::ToolCallDelta { .. } => "toolcall_delta",
+            AssistantEvent::ToolCallEnd { .. } => "toolcall_end",
+            AssistantEvent::Meta { .. } => "meta",
+            AssistantEvent::Done { .. } => "done",
+            AssistantEvent::Error { .. } => "error",
+        }
+    }
+
     /// The event as pi's `assistantMessageEvent` without any message snapshot: `type`, the
     /// content index and the delta or final content (`done` and `error` keep their message,
     /// the last key). Listeners that print snapshots add `partial` themselves.
     pub fn to_json(&self) -> Value {
-        use serde_json::json;
+        let at = |index: &usize| Value::from(*index);
+        let s = |t: &String| Value::String(t.clone());
+        let kind = self.type_name();
         match self {
-            AssistantEvent::Start { .. } => json!({"type": "start"}),
-            AssistantEvent::TextStart { index } => {
-                json!({"type": "text_start", "contentIndex": index})
+            AssistantEvent::Start { .. } | AssistantEvent::Meta { .. } => {
+                object(&mut [("type", kind.into())])
             }
-            AssistantEvent::TextDelta { index, delta } => {
-                json!({"type": "text_delta", "contentIndex": index, "delta": delta})
+            AssistantEvent::TextStart { index }
+            | AssistantEvent::ThinkingStart { index }
+            | AssistantEvent::ToolCallStart { index, .. } => {
+                object(&mut [("type", kind.into()), ("contentIndex", at(index))])
             }
-            AssistantEvent::TextEnd { index, content } => {
-                json!({"type": "text_end", "contentIndex": index, "content": content})
-            }
-            AssistantEvent::ThinkingStart { index } => {
-                json!({"type": "thinking_start", "contentIndex": index})
-            }
-            AssistantEvent::ThinkingDelta { index, delta } => {
-                json!({"type": "thinking_delta", "contentIndex": index, "delta": delta})
-            }
-            AssistantEvent::ThinkingEnd { index, content } => {
-                json!({"type": "thinking_end", "contentIndex": index, "content": content})
-            }
-            AssistantEvent::ToolCallStart { index, .. } => {
-                json!({"type": "toolcall_start", "contentIndex": index})
-            }
-            AssistantEvent::ToolCallDelta { index, delta } => {
-                json!({"type": "toolcall_delta", "contentIndex": index, "delta": delta})
-            }
-            AssistantEvent::ToolCallEnd { index, tool_call } => json!({
-                "type": "toolcall_end",
-                "contentIndex": index,
-                "toolCall": Content::ToolCall(tool_call.clone()),
-            }),
-            AssistantEvent::Meta { .. } => json!({"type": "meta"}),
-            AssistantEvent::Done { reason, message } => {
-                json!({"type": "done", "reason": reason, "message": assistant_json(message)})
-            }
-            AssistantEvent::Error { reason, error, .. } => {
-                json!({"type": "error", "reason": reason, "error": assistant_json(error)})
-            }
+            AssistantEvent::TextDelta { index, delta }
+            | AssistantEvent::ThinkingDelta { index, delta }
+            | AssistantEvent::ToolCallDelta { index, delta } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                ("delta", s(delta)),
+            ]),
+            AssistantEvent::TextEnd { index, content }
+            | AssistantEvent::ThinkingEnd { index, content } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                ("content", s(content)),
+            ]),
+            AssistantEvent::ToolCallEnd { index, tool_call } => object(&mut [
+                ("type", kind.into()),
+                ("contentIndex", at(index)),
+                (
+                    "toolCall",
+                    serde_json::to_value(Content::ToolCall(tool_call.clone()))
+                        .unwrap_or(Value::Null),
+                ),
+            ]),
+            AssistantEvent::Done { reason, message } => object(&mut [
+                ("type", kind.into()),
+                ("reason", reason.as_str().into()),
+                ("message", assistant_json(message)),
+            ]),
+            AssistantEvent::Error { reason, error, .. } => object(&mut [
+                ("type", kind.into()),
+                ("reason", reason.as_str().into()),
+                ("error", assistant_json(error)),
+            ]),
         }
     }
 

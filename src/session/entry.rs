@@ -3,11 +3,12 @@
 //! field names, key order and optional-field omission; unknown fields ride along in `extra`,
 //! and unknown entry types are kept as raw JSON so a rewrite never drops them.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::ai::{Extra, UserContent};
-use crate::util::json::present;
+use crate::util::json::{present, untagged_fields};
 
 // The messages moved to `agent::message` (the loop owns their shape; storage uses them);
 // re-exported for callers of the old path.
@@ -213,35 +214,63 @@ pub struct SessionInfoEntry {
     pub extra: Extra,
 }
 
-/// The known entry types, tagged by `type`.
-// Most entries are messages, so boxing the large variant would cost an allocation per line.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-enum Known {
-    #[serde(rename = "message")]
-    Message(MessageEntry),
-    #[serde(rename = "model_change")]
-    ModelChange(ModelChangeEntry),
-    #[serde(rename = "thinking_level_change")]
-    ThinkingLevelChange(ThinkingLevelChangeEntry),
-    #[serde(rename = "compaction")]
-    Compaction(CompactionEntry),
-    #[serde(rename = "branch_summary")]
-    BranchSummary(BranchSummaryEntry),
-    #[serde(rename = "custom")]
-    Custom(CustomEntry),
-    #[serde(rename = "custom_message")]
-    CustomMessage(CustomMessageEntry),
-    #[serde(rename = "label")]
-    Label(LabelEntry),
-    #[serde(rename = "session_info")]
-    SessionInfo(SessionInfoEntry),
+/// The entry types this version reads into typed entries; others stay `Unknown`.
+const KNOWN_TYPES: [&str; 9] = [
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+/// Reads one entry type's fields from its (shaped) line (see `untagged_fields`).
+fn fields<T: DeserializeOwned>(v: &Value, extra: fn(&mut T) -> &mut Extra) -> Option<T> {
+    untagged_fields(v, "type", extra).ok()
+}
+
+/// The fields of a `message` entry besides the message.
+#[derive(Deserialize)]
+struct MessageEntryFields {
+    id: String,
+    #[serde(rename = "parentId")]
+    parent_id: Option<String>,
+    timestamp: String,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+/// A shaped `message` line as an entry. The message is moved out of the line rather than
+/// copied (it is most of the line), and put back if the other fields do not parse.
+fn message_entry(mut v: Value) -> Entry {
+    let message = v.get_mut("message").map(Value::take).unwrap_or_default();
+    match MessageEntryFields::deserialize(&v) {
+        Ok(mut f) => {
+            f.extra.shift_remove("type");
+            f.extra.shift_remove("message");
+            Entry::Message(MessageEntry {
+                id: f.id,
+                parent_id: f.parent_id,
+                timestamp: f.timestamp,
+                message: AgentMessage::from_value(message),
+                extra: f.extra,
+            })
+        }
+        Err(_) => {
+            if let Some(slot) = v.get_mut("message") {
+                *slot = message;
+            }
+            Entry::Unknown(v)
+        }
+    }
 }
 
 /// One line after the header. A line whose `type` is unknown (or whose known shape does not
 /// parse) is kept verbatim as `Unknown`.
-// Most entries are messages (see `Known`).
+// Most entries are messages, so boxing the large variant would cost an allocation per line.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
@@ -259,31 +288,39 @@ pub enum Entry {
 
 impl Entry {
     /// Reads an entry from a parsed JSON line; never fails.
-    pub fn from_value(v: Value) -> Entry {
-        const KNOWN: [&str; 9] = [
-            "message",
-            "model_change",
-            "thinking_level_change",
-            "compaction",
-            "branch_summary",
-            "custom",
-            "custom_message",
-            "label",
-            "session_info",
-        ];
+    pub fn from_value(mut v: Value) -> Entry {
         let known = v
             .get("type")
             .and_then(Value::as_str)
-            .is_some_and(|t| KNOWN.contains(&t));
+            .is_some_and(|t| KNOWN_TYPES.contains(&t));
         if !known || super::normalize::unusable_entry(&v).is_some() {
             return Entry::Unknown(v);
         }
-        let mut v = v;
         super::normalize::entry(&mut v);
-        match Known::deserialize(&v) {
-            Ok(k) => k.into(),
-            Err(_) => Entry::Unknown(v),
-        }
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        // Dispatching on the tag here (rather than with serde's internally tagged enums, which
+        // buffer the whole line and then each variant again) keeps one small reader per type.
+        let parsed = match kind {
+            "message" => return message_entry(v),
+            "model_change" => {
+                fields(&v, |e: &mut ModelChangeEntry| &mut e.extra).map(Entry::ModelChange)
+            }
+            "thinking_level_change" => fields(&v, |e: &mut ThinkingLevelChangeEntry| &mut e.extra)
+                .map(Entry::ThinkingLevelChange),
+            "compaction" => {
+                fields(&v, |e: &mut CompactionEntry| &mut e.extra).map(Entry::Compaction)
+            }
+            "branch_summary" => {
+                fields(&v, |e: &mut BranchSummaryEntry| &mut e.extra).map(Entry::BranchSummary)
+            }
+            "custom" => fields(&v, |e: &mut CustomEntry| &mut e.extra).map(Entry::Custom),
+            "custom_message" => {
+                fields(&v, |e: &mut CustomMessageEntry| &mut e.extra).map(Entry::CustomMessage)
+            }
+            "label" => fields(&v, |e: &mut LabelEntry| &mut e.extra).map(Entry::Label),
+            _ => fields(&v, |e: &mut SessionInfoEntry| &mut e.extra).map(Entry::SessionInfo),
+        };
+        parsed.unwrap_or(Entry::Unknown(v))
     }
 
     pub fn to_value(&self) -> Value {
@@ -369,22 +406,6 @@ impl Entry {
     }
 }
 
-impl From<Known> for Entry {
-    fn from(k: Known) -> Entry {
-        match k {
-            Known::Message(e) => Entry::Message(e),
-            Known::ModelChange(e) => Entry::ModelChange(e),
-            Known::ThinkingLevelChange(e) => Entry::ThinkingLevelChange(e),
-            Known::Compaction(e) => Entry::Compaction(e),
-            Known::BranchSummary(e) => Entry::BranchSummary(e),
-            Known::Custom(e) => Entry::Custom(e),
-            Known::CustomMessage(e) => Entry::CustomMessage(e),
-            Known::Label(e) => Entry::Label(e),
-            Known::SessionInfo(e) => Entry::SessionInfo(e),
-        }
-    }
-}
-
 impl Serialize for Entry {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -428,5 +449,21 @@ impl Serialize for Entry {
 impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Entry::from_value(Value::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_message_line_whose_fields_do_not_parse_keeps_its_message_in_place() {
+        let line = json!({"type": "message", "id": 5, "parentId": null, "timestamp": "t",
+                          "message": {"role": "user", "content": "hi", "timestamp": 1}, "z": 1});
+        match message_entry(line.clone()) {
+            Entry::Unknown(kept) => assert_eq!(kept.to_string(), line.to_string()),
+            other => panic!("typed: {other:?}"),
+        }
     }
 }

@@ -52,3 +52,6 @@ mod ops_tests;
 #[cfg(test)]
 #[path = "tests/robust.rs"]
 mod robust_tests;
+#[cfg(test)]
+#[path = "tests/tagged.rs"]
+mod tagged_tests;

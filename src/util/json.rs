@@ -1,12 +1,15 @@
 //! JSON text exactly as JavaScript's `JSON.stringify` writes it, so lines we write match pi's
 //! byte for byte. serde_json already escapes strings the same way; numbers differ (`0.0` vs
 //! `0`, `1.5e-6` vs `0.0000015`), so floats go through JavaScript's `Number#toString` rules.
-//! Also the serde helper that keeps a JSON `null` apart from an absent field.
+//! Also the serde helpers that keep a JSON `null` apart from an absent field and read tagged
+//! objects (`type`, `role`) without serde's buffering of internally tagged enums.
 
 use std::io;
 
+use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::ser::{Formatter, Serializer};
+use serde_json::{Map, Value};
 
 struct JsFormatter;
 
@@ -81,4 +84,76 @@ pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
+}
+
+/// The tag of an object read as an internally tagged enum named `name` whose variants are
+/// `variants` (in declaration order): the variant's index, or serde's own error for that enum.
+pub fn tag_index(
+    v: &Value,
+    tag: &'static str,
+    name: &str,
+    variants: &'static [&'static str],
+) -> Result<usize, serde_json::Error> {
+    // serde also reads such an enum from a list whose first element is the tag.
+    let found = match v {
+        Value::Object(o) => o.get(tag),
+        Value::Array(a) => a.first(),
+        _ => {
+            let expected = format!("internally tagged enum {name}");
+            return Err(serde_json::Error::invalid_type(
+                unexpected(v),
+                &expected.as_str(),
+            ));
+        }
+    };
+    match found {
+        None => Err(serde_json::Error::missing_field(tag)),
+        Some(Value::String(s)) => variants
+            .iter()
+            .position(|k| k == s)
+            .ok_or_else(|| serde_json::Error::unknown_variant(s, variants)),
+        Some(other) => Err(serde_json::Error::invalid_type(
+            unexpected(other),
+            &"variant identifier",
+        )),
+    }
+}
+
+fn unexpected(v: &Value) -> Unexpected<'_> {
+    match v {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Unexpected::Unsigned(u),
+            (_, Some(i), _) => Unexpected::Signed(i),
+            (_, _, f) => Unexpected::Float(f.unwrap_or(0.0)),
+        },
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// Reads the variant struct of a tagged object: a struct that keeps every field it does not
+/// name in `extra`. The tag lands there and is taken out again, so the result is what serde's
+/// internally tagged enums give, without their buffering the whole object first.
+pub fn untagged_fields<T: DeserializeOwned>(
+    v: &Value,
+    tag: &str,
+    extra: fn(&mut T) -> &mut Map<String, Value>,
+) -> Result<T, serde_json::Error> {
+    let mut t = T::deserialize(v)?;
+    extra(&mut t).shift_remove(tag);
+    Ok(t)
+}
+
+/// A JSON object of `pairs` in their order, as `json!({..})` builds it but without a copy of
+/// its insertion code (and a `to_value` of every value) at each call site. The values are
+/// taken out of the slice.
+pub fn object(pairs: &mut [(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    for (k, v) in pairs {
+        m.insert((*k).to_string(), v.take());
+    }
+    Value::Object(m)
 }
