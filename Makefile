@@ -20,6 +20,8 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 
+# `scripts/icount.sh OLD_PI NEW_PI` compares two builds by callgrind instruction counts on the same
+# workloads (deterministic, unlike wall-clock time on a shared machine).
 bench:
 	scripts/bench.sh
 
