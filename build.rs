@@ -7,7 +7,8 @@
 //! about what it uses. The script only orders sections (`INSERT BEFORE .text` keeps the default
 //! layout), so a stale list costs memory, never correctness.
 //!
-//! It also deflates the cold text the binary carries (`PACKS`, read through `util::packed`).
+//! It also deflates the cold text the binary carries (`PACKS`, read through `util::packed`), and
+//! fingerprints the sources of the built-in model catalog (`PI_CATALOG_FINGERPRINT`).
 
 /// Text only rare paths read, shipped deflated: each group becomes one `Pack`,
 /// `$OUT_DIR/<name>.pack.rs`. Files in a group are written out in this order (the bridge's entry
@@ -43,6 +44,7 @@ const PACKS: &[(&str, &[&str])] = &[
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     pack_cold_text();
+    fingerprint_catalog();
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     // scripts/hot-text.sh profiles a binary linked without the list: valgrind names no
     // function outside `.text`.
@@ -98,4 +100,27 @@ fn pack_cold_text() {
         let decl = out.join(format!("{name}.pack.rs"));
         std::fs::write(&decl, code).unwrap_or_else(|e| panic!("{}: {e}", decl.display()));
     }
+}
+
+/// The sources that decide the JSON of the built-in catalog the extension bridge reads from its
+/// cache directory (`extensions::node_bridge`): a change to any of them names a new file.
+const CATALOG_SOURCES: &[&str] = &[
+    "src/ai/catalog_data.rs",
+    "src/ai/catalog.rs",
+    "src/ai/types.rs",
+];
+
+/// Sets `PI_CATALOG_FINGERPRINT`: FNV-1a over `CATALOG_SOURCES`, 16 hex digits.
+fn fingerprint_catalog() {
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let mut fingerprint: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in CATALOG_SOURCES {
+        println!("cargo:rerun-if-changed={path}");
+        let body = std::fs::read(manifest.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for b in body {
+            fingerprint ^= u64::from(b);
+            fingerprint = fingerprint.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    println!("cargo:rustc-env=PI_CATALOG_FINGERPRINT={fingerprint:016x}");
 }

@@ -159,6 +159,14 @@ pub fn specs() -> &'static [ModelSpec] {
     data::MODELS
 }
 
+/// The position of `spec` in [`specs`], when it is one of them.
+pub fn index_of(spec: &ModelSpec) -> Option<usize> {
+    let all = data::MODELS.as_ptr_range();
+    let at: *const ModelSpec = spec;
+    all.contains(&at)
+        .then(|| (at as usize - all.start as usize) / std::mem::size_of::<ModelSpec>())
+}
+
 /// The built-in providers in catalog order (pi-ai's `getProviders()`).
 pub fn providers() -> &'static [&'static str] {
     data::PROVIDERS

@@ -190,8 +190,7 @@ pub fn share_models(host: &ExtensionHost, models: &mut super::models::Models) {
     if host.is_empty() {
         return;
     }
-    let json = |list: Vec<crate::ai::Model>| serde_json::to_value(list).unwrap_or_default();
-    host.share_models(json(models.all()), json(models.available()));
+    host.share_models(models.registry());
 }
 
 /// A list of tools.

@@ -80,9 +80,9 @@ impl Models {
         self.registry.available()
     }
 
-    /// Every known model (built-in, models.json, extension providers).
-    pub fn all(&self) -> Vec<Model> {
-        self.registry.all()
+    /// The registry behind these answers.
+    pub fn registry(&self) -> &ModelRegistry {
+        &self.registry
     }
 
     /// Adds the model providers extensions registered (`pi.registerProvider`); a malformed one

@@ -654,8 +654,10 @@ impl ExtensionHost {
 
     /// Tells the bridge which models exist and which can be used (`ctx.modelRegistry`,
     /// `getModel`).
-    pub fn share_models(&self, all: Value, available: Value) {
-        self.send_bridge(json!({"type": "models", "all": all, "available": available}));
+    pub fn share_models(&self, registry: &crate::resources::model_registry::ModelRegistry) {
+        if self.node.is_some() {
+            self.send_bridge(super::node_bridge::models_message(registry));
+        }
     }
 
     /// Tells the bridge the terminal's width, so components render to fit.

@@ -5,10 +5,19 @@
 //! packages and TypeBox from stand-ins, and speaks protocol 2 for all of them over one pipe.
 //! TypeScript runs through Node's type stripping (Node ≥ 22.6) or jiti (found, or installed by
 //! the bridge into the cache directory on first use).
+//!
+//! Also what the bridge learns of pi's models: the built-in catalog is written once, as JSON,
+//! beside the bridge, and each session sends only which catalog models it has (ranges), its
+//! other models whole, and which providers have a key; the bridge reads the catalog file the
+//! first time an extension asks for models.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use serde_json::{json, Value};
+
+use crate::ai::catalog;
+use crate::resources::model_registry::{ModelEntry, ModelRegistry};
 use crate::util::packed::Pack;
 
 /// The bridge's files (`src/extensions/node/*.mjs`, deflated by build.rs), `bridge.mjs`, the
@@ -81,6 +90,66 @@ pub fn install() -> Result<PathBuf, String> {
             .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;
     }
     Ok(bridge)
+}
+
+/// The built-in catalog as the bridge reads it (a JSON array of pi's model objects in catalog
+/// order), written beside the bridge once per catalog version (`PI_CATALOG_FINGERPRINT`, set by
+/// build.rs from the sources that decide the JSON); returns its path, or `None` when it cannot
+/// be written.
+fn catalog_file() -> Option<PathBuf> {
+    let file = cache_dir().join(concat!("catalog-", env!("PI_CATALOG_FINGERPRINT"), ".json"));
+    if !file.is_file() {
+        let models = catalog::specs().iter().map(|s| model_json(&s.to_model()));
+        let text = Value::Array(models.collect()).to_string();
+        crate::util::atomic::replace(&file, text.as_bytes(), Default::default()).ok()?;
+    }
+    Some(file)
+}
+
+fn model_json(model: &crate::ai::Model) -> Value {
+    serde_json::to_value(model).unwrap_or_default()
+}
+
+/// The bridge's `models` message for `registry`: `entries` in registry order, each a
+/// `[start, end]` range of catalog models or a whole model, and `auth`, the providers whose
+/// models are available. Without a catalog file every model is sent whole.
+pub fn models_message(registry: &ModelRegistry) -> Value {
+    let catalog_file = catalog_file();
+    let mut entries = Vec::new();
+    // Catalog models `[start, end)` not pushed yet.
+    let mut run: Option<(usize, usize)> = None;
+    let mut providers: Vec<&str> = Vec::new();
+    for entry in registry.entries() {
+        if providers.last() != Some(&entry.provider()) && !providers.contains(&entry.provider()) {
+            providers.push(entry.provider());
+        }
+        let index = match entry {
+            ModelEntry::Builtin(spec) if catalog_file.is_some() => catalog::index_of(spec),
+            _ => None,
+        };
+        match (index, run) {
+            (Some(i), Some((start, end))) if end == i => run = Some((start, i + 1)),
+            _ => {
+                if let Some((start, end)) = run.take() {
+                    entries.push(json!([start, end]));
+                }
+                match index {
+                    Some(i) => run = Some((i, i + 1)),
+                    None => entries.push(model_json(&entry.to_model())),
+                }
+            }
+        }
+    }
+    if let Some((start, end)) = run {
+        entries.push(json!([start, end]));
+    }
+    providers.retain(|p| registry.has_configured_auth(p));
+    json!({
+        "type": "models",
+        "catalog": catalog_file,
+        "entries": entries,
+        "auth": providers,
+    })
 }
 
 /// The command line that starts the bridge.

@@ -103,8 +103,10 @@ mod tests {
     fn an_answer_arrives_typed_and_a_dropped_sender_means_none() {
         let (tx, rx) = reply::<String>();
         let waiting = rx.clone();
-        std::thread::spawn(move || tx.send("done".to_string()).unwrap());
+        let sender = std::thread::spawn(move || tx.send("done".to_string()).unwrap());
         assert_eq!(waiting.recv(), Ok("done".to_string()));
+        // The sender is dropped when its thread ends, not when the answer arrives.
+        sender.join().unwrap();
         assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 
         let (tx, rx) = reply::<u32>();

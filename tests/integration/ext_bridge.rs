@@ -379,3 +379,133 @@ export default function (pi) { writeFileSync("loaded.txt", "yes"); }
     assert_eq!(calls.lines().count(), 1, "installed once: {calls}");
     assert!(calls.starts_with("install --prefix "), "{calls}");
 }
+
+#[test]
+fn extensions_see_the_registrys_models_in_order_with_overrides_and_other_extensions_providers() {
+    if !have_node("extensions_see_the_registrys_models_in_order_with_overrides_and_other_extensions_providers") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let models = json!({"providers": {
+        "mock": {"baseUrl": base_url_for(API, mock.port()), "api": API, "apiKey": "test-key",
+            "models": [{"id": "mock-model"}]},
+        // A built-in model changed in the middle of the catalog.
+        "anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"name": "Overridden Sonnet"}}},
+    }});
+    let auth = json!({"anthropic": {"type": "api_key", "key": "test-anthropic-key"}});
+    let pi = PiCommand::new()
+        .write_agent_file("models.json", &models.to_string())
+        .write_agent_file("auth.json", &auth.to_string());
+    let relay = module(
+        &pi,
+        "relay.mjs",
+        r#"
+export default function (pi) {
+  pi.registerProvider("relay", {
+    baseUrl: "http://relay.invalid", apiKey: "relay-key", api: "openai-completions",
+    models: [{ id: "relay-1", name: "Relay", contextWindow: 1000, maxTokens: 100 }],
+  });
+}
+"#,
+    );
+    let seen = pi.home().join("seen.json");
+    let look = module(
+        &pi,
+        "look.mjs",
+        &r#"
+import { writeFileSync } from "node:fs";
+import { getModel, getModels, getProviders } from "@mariozechner/pi-ai";
+export default function (pi) {
+  pi.on("agent_start", (_event, ctx) => {
+    const r = ctx.modelRegistry;
+    writeFileSync(SEEN, JSON.stringify({
+      all: r.getAll(),
+      available: r.getAvailable().map((m) => `${m.provider}/${m.id}`),
+      found: r.find("anthropic", "claude-sonnet-4-5"),
+      auth: [r.hasConfiguredAuth(r.find("mock", "mock-model")), r.hasConfiguredAuth(r.find("openai", "gpt-4o"))],
+      relay: getModel("relay", "relay-1"),
+      mockIds: getModels("mock").map((m) => m.id),
+      providers: getProviders(),
+      current: ctx.model,
+      stable: r.getAll() === r.getAll() && r.getAvailable() === r.getAvailable(),
+    }));
+  });
+}
+"#
+        .replace("SEEN", &format!("{:?}", seen.to_string_lossy())),
+    );
+    let out = with_ext(pi.again(), &relay)
+        .args(["-e", &look.to_string_lossy()])
+        .args(["--model", "mock/mock-model", "-p", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "ok\n", "{}", out.stderr);
+    let seen: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+
+    // Every model pi's registry has, in its order and JSON form, then the extension's provider.
+    let registry = pi::resources::model_registry::ModelRegistry::load(pi.agent_dir());
+    let expected: Vec<serde_json::Value> = registry
+        .all()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    let all = seen["all"].as_array().unwrap();
+    assert_eq!(all.len(), expected.len() + 1);
+    for (got, want) in all.iter().zip(&expected) {
+        assert_eq!(as_js(got), as_js(want));
+    }
+    let relay_model = &all[expected.len()];
+    assert_eq!(
+        (
+            &relay_model["provider"],
+            &relay_model["id"],
+            &relay_model["contextWindow"]
+        ),
+        (&json!("relay"), &json!("relay-1"), &json!(1000))
+    );
+    assert_eq!(&seen["relay"], relay_model);
+    assert_eq!(seen["found"]["name"], "Overridden Sonnet");
+    assert_eq!(seen["found"]["baseUrl"], "https://api.anthropic.com");
+    assert!(all.iter().any(|m| m == &seen["found"]));
+
+    // Available: the models of the providers with a key (auth.json, models.json, the extension's).
+    let keyed = ["anthropic", "mock", "relay"];
+    let available: Vec<String> = all
+        .iter()
+        .filter(|m| keyed.contains(&m["provider"].as_str().unwrap()))
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["provider"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(available.len() > 3);
+    assert_eq!(seen["available"], json!(available));
+    assert_eq!(seen["auth"], json!([true, false]));
+
+    assert_eq!(seen["mockIds"], json!(["mock-model"]));
+    let providers = seen["providers"].as_array().unwrap();
+    for p in ["anthropic", "openai", "mock", "relay"] {
+        assert!(
+            providers.contains(&json!(p)),
+            "{p} missing from {providers:?}"
+        );
+    }
+    assert_eq!(seen["current"]["id"], "mock-model");
+    assert_eq!(seen["current"]["baseUrl"], base_url_for(API, mock.port()));
+    assert_eq!(seen["stable"], true);
+}
+
+/// `v` with every number as a float, as JavaScript holds them (`0.0` comes back as `0`).
+fn as_js(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(a) => Value::Array(a.iter().map(as_js).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), as_js(v))).collect()),
+        other => other.clone(),
+    }
+}

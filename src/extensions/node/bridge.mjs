@@ -8,7 +8,7 @@
 // jiti where Node lacks it (found, or installed once into the cache directory with npm).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire, register } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -231,6 +231,41 @@ const runtime = {
 };
 globalThis[Symbol.for("pi.bridge")] = runtime;
 
+/**
+ * The session's models (`all`, `available`) from pi's `models` message, built the first time an
+ * extension asks: `entries` lists them in order, each a whole model or a `[start, end]` range of
+ * the built-in catalog, which pi wrote once as JSON to the file `catalog`; `auth` names the
+ * providers whose models are available.
+ */
+function sessionModels({ catalog, entries = [], auth = [] }) {
+  let all, available;
+  const builtins = () => {
+    if (!catalog || !entries.some(Array.isArray)) return [];
+    try {
+      return JSON.parse(readFileSync(catalog, "utf8"));
+    } catch (err) {
+      log(`pi: could not read the model catalog ${catalog}: ${err?.message ?? err}`);
+      return [];
+    }
+  };
+  return {
+    get all() {
+      if (!all) {
+        const catalogModels = builtins();
+        all = entries.flatMap((e) => (Array.isArray(e) ? catalogModels.slice(e[0], e[1]) : [e]));
+      }
+      return all;
+    },
+    get available() {
+      if (!available) {
+        const keyed = new Set(auth);
+        available = this.all.filter((m) => keyed.has(m.provider));
+      }
+      return available;
+    },
+  };
+}
+
 // ---- the protocol loop -----------------------------------------------------------------------
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -259,7 +294,7 @@ lines.on("line", (line) => {
       runtime.builtins = msg.tools ?? [];
       return;
     case "models":
-      runtime.models = { all: msg.all ?? [], available: msg.available ?? [] };
+      runtime.models = sessionModels(msg);
       return;
   }
   let ext = extensions.get(msg.ext);
