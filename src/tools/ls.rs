@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::search_util::{count_arg, finish, resolve_to_cwd, str_arg, ABORTED};
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
-use crate::util::collate::locale_compare_folded;
+use crate::util::collate::locale_compare;
 use crate::util::sort;
 
 const DEFAULT_LIMIT: usize = 500;
@@ -73,7 +73,7 @@ impl Tool for LsTool {
         sort::sort_by_cached_key_with(
             &mut names,
             |n| n.to_lowercase(),
-            |a, b| locale_compare_folded(a, b),
+            |a, b| locale_compare(a, b),
         );
 
         let mut rows = Vec::new();

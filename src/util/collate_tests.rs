@@ -1,134 +1,594 @@
 use super::*;
 
-/// `model_resolve::locale_compare` before the two helpers became one, kept to prove its
-/// callers' order unchanged.
-fn old_model_compare(a: &str, b: &str) -> Ordering {
-    const PUNCT: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-    fn key(c: char) -> (u8, u32) {
-        if c.is_whitespace() {
-            (0, c as u32)
-        } else if let Some(i) = PUNCT.find(c) {
-            (1, i as u32)
-        } else if c.is_ascii_digit() {
-            (2, c as u32)
-        } else if c.is_alphabetic() {
-            (3, c.to_lowercase().next().unwrap_or(c) as u32)
-        } else {
-            (1, 100 + c as u32)
-        }
-    }
-    let primary = a.chars().map(key).cmp(b.chars().map(key));
-    if primary != Ordering::Equal {
-        return primary;
-    }
-    let case = |c: char| if c.is_uppercase() { 1u8 } else { 0 };
-    a.chars().map(case).cmp(b.chars().map(case))
-}
-
-/// `tools::ls::locale_cmp` before the two helpers became one.
-fn old_ls_compare(a: &str, b: &str) -> Ordering {
-    fn weight(c: char) -> (u8, u32) {
-        const PUNCT: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-        if let Some(i) = PUNCT.find(c) {
-            return (0, i as u32);
-        }
-        if c.is_ascii_digit() {
-            return (1, c as u32);
-        }
-        if c.is_ascii_alphabetic() {
-            return (2, c as u32);
-        }
-        if c.is_alphabetic() {
-            if let Some(base) = latin_base(c) {
-                return (2, base as u32);
+/// Checks every pair in each group of [`NODE_ORDER`] against Node: earlier rows sort first,
+/// strings in one row compare equal.
+fn check_node_order(compare: impl Fn(&str, &str) -> Ordering) {
+    let mut wrong = Vec::new();
+    for (group, rows) in NODE_ORDER {
+        for (i, row) in rows.iter().enumerate() {
+            for (j, other) in rows.iter().enumerate() {
+                let want = i.cmp(&j);
+                for a in row.iter() {
+                    for b in other.iter() {
+                        let got = compare(a, b);
+                        if got != want {
+                            wrong.push(format!("{group}: {a:?} vs {b:?}: {got:?}, Node {want:?}"));
+                        }
+                    }
+                }
             }
-            return (3, c as u32);
-        }
-        (0, 1000 + c as u32)
-    }
-    let primary = a.chars().map(weight).cmp(b.chars().map(weight));
-    primary.then_with(|| a.cmp(b))
-}
-
-/// Characters from every group either rule set treats specially.
-const ALPHABET: &[char] = &[
-    ' ', '\t', '\n', '\u{a0}', '\u{2003}', '_', '-', '.', '$', '~', '§', '€', '0', '7', '9', 'a',
-    'A', 'b', 'B', 'e', 'E', 'é', 'É', 'è', 'z', 'Z', 'ø', 'Ø', 'ß', 'ÿ', 'ñ', 'Ω', 'Ω', 'K', 'K',
-    'İ', 'ı', 'σ', 'Σ', 'ς', 'я', 'Я', '中', '\u{301}', 'ℋ', '٣',
-];
-
-/// Every string of up to two characters from [`ALPHABET`], then pseudo-random longer ones.
-fn corpus() -> Vec<String> {
-    let mut out = vec![String::new()];
-    for &x in ALPHABET {
-        out.push(x.to_string());
-        for &y in ALPHABET {
-            out.push([x, y].iter().collect());
         }
     }
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    for _ in 0..2_000 {
-        let len = 3 + (state % 5) as usize;
-        let s: String = (0..len)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                ALPHABET[(state >> 33) as usize % ALPHABET.len()]
-            })
-            .collect();
-        out.push(s);
-    }
-    out
-}
-
-#[test]
-fn model_order_is_unchanged() {
-    let corpus = corpus();
-    for a in &corpus {
-        for b in corpus.iter().step_by(7) {
-            assert_eq!(
-                locale_compare(a, b),
-                old_model_compare(a, b),
-                "{a:?} vs {b:?}"
-            );
-        }
-    }
-}
-
-#[test]
-fn ls_order_is_unchanged() {
-    // `ls` compares lowercased names.
-    let corpus: Vec<String> = corpus().iter().map(|s| s.to_lowercase()).collect();
-    for a in &corpus {
-        for b in corpus.iter().step_by(7) {
-            assert_eq!(
-                locale_compare_folded(a, b),
-                old_ls_compare(a, b),
-                "{a:?} vs {b:?}"
-            );
-        }
-    }
-}
-
-#[test]
-fn lowercasing_a_lowercased_character_changes_nothing() {
-    // `locale_compare_folded` lowercases each letter again, which is only harmless because
-    // lowercase mapping is idempotent: check it for every character.
-    for c in (0..=0x10ffff).filter_map(char::from_u32) {
-        for d in c.to_lowercase() {
-            assert_eq!(d.to_lowercase().next(), Some(d), "{c:?}");
-        }
-    }
+    assert!(
+        wrong.is_empty(),
+        "{} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn orders_like_node() {
-    // Node's `localeCompare` gives these.
-    assert_eq!(locale_compare("a-b", "a1"), Ordering::Less);
-    assert_eq!(locale_compare("B", "a"), Ordering::Greater);
-    assert_eq!(locale_compare("a", "A"), Ordering::Less);
-    assert_eq!(locale_compare_folded("é", "f"), Ordering::Less);
-    assert_eq!(locale_compare_folded("e", "é"), Ordering::Less);
-    assert_eq!(locale_compare_folded("a b", "a_b"), Ordering::Less);
+    check_node_order(locale_compare);
 }
+
+#[test]
+fn never_panics_and_stays_antisymmetric_on_any_character() {
+    let samples: Vec<String> = (0..=0x3000)
+        .step_by(7)
+        .filter_map(char::from_u32)
+        .map(|c| format!("a{c}"))
+        .collect();
+    for a in &samples {
+        for b in samples.iter().step_by(13) {
+            assert_eq!(
+                locale_compare(a, b),
+                locale_compare(b, a).reverse(),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+}
+
+/// Node 20's `localeCompare` order, printed by `node scripts/collate_table.js`.
+const NODE_ORDER: &[(&str, &[&[&str]])] = &[
+    (
+        "single_characters",
+        &[
+            &["\t"],
+            &[" "],
+            &["\u{a0}"],
+            &["_"],
+            &["-"],
+            &[","],
+            &[";"],
+            &[":"],
+            &["!"],
+            &["¡"],
+            &["?"],
+            &["¿"],
+            &["."],
+            &["'"],
+            &["\""],
+            &["«"],
+            &["»"],
+            &["("],
+            &[")"],
+            &["["],
+            &["]"],
+            &["{"],
+            &["}"],
+            &["§"],
+            &["@"],
+            &["*"],
+            &["/"],
+            &["\\"],
+            &["&"],
+            &["#"],
+            &["%"],
+            &["`"],
+            &["^"],
+            &["°"],
+            &["©"],
+            &["+"],
+            &["±"],
+            &["<"],
+            &["="],
+            &[">"],
+            &["|"],
+            &["~"],
+            &["$"],
+            &["£"],
+            &["¥"],
+            &["€"],
+            &["0"],
+            &["1"],
+            &["2"],
+            &["3"],
+            &["4"],
+            &["5"],
+            &["6"],
+            &["7"],
+            &["8"],
+            &["9"],
+            &["a"],
+            &["A"],
+            &["á"],
+            &["Á"],
+            &["à"],
+            &["À"],
+            &["â"],
+            &["Â"],
+            &["å"],
+            &["Å"],
+            &["ä"],
+            &["Ä"],
+            &["ã"],
+            &["Ã"],
+            &["æ"],
+            &["Æ"],
+            &["b"],
+            &["B"],
+            &["c"],
+            &["C"],
+            &["ç"],
+            &["Ç"],
+            &["d"],
+            &["D"],
+            &["đ"],
+            &["Đ"],
+            &["ð"],
+            &["Ð"],
+            &["e"],
+            &["E"],
+            &["é"],
+            &["É"],
+            &["è"],
+            &["È"],
+            &["ê"],
+            &["Ê"],
+            &["ë"],
+            &["Ë"],
+            &["f"],
+            &["F"],
+            &["g"],
+            &["G"],
+            &["h"],
+            &["H"],
+            &["i"],
+            &["I"],
+            &["ı"],
+            &["j"],
+            &["J"],
+            &["k"],
+            &["K"],
+            &["l"],
+            &["L"],
+            &["ł"],
+            &["Ł"],
+            &["m"],
+            &["M"],
+            &["n"],
+            &["N"],
+            &["ñ"],
+            &["Ñ"],
+            &["ŋ"],
+            &["Ŋ"],
+            &["o"],
+            &["O"],
+            &["ö"],
+            &["Ö"],
+            &["ø"],
+            &["Ø"],
+            &["œ"],
+            &["Œ"],
+            &["p"],
+            &["P"],
+            &["q"],
+            &["Q"],
+            &["r"],
+            &["R"],
+            &["s"],
+            &["S"],
+            &["SS"],
+            &["ß"],
+            &["t"],
+            &["T"],
+            &["u"],
+            &["U"],
+            &["ü"],
+            &["Ü"],
+            &["v"],
+            &["V"],
+            &["w"],
+            &["W"],
+            &["x"],
+            &["X"],
+            &["y"],
+            &["Y"],
+            &["z"],
+            &["Z"],
+            &["þ"],
+            &["Þ"],
+            &["µ"],
+            &["Μ"],
+        ],
+    ),
+    (
+        "a_c_b",
+        &[
+            &["a\tb"],
+            &["a b"],
+            &["a\u{a0}b"],
+            &["a_b"],
+            &["a-b"],
+            &["a,b"],
+            &["a;b"],
+            &["a:b"],
+            &["a!b"],
+            &["a¡b"],
+            &["a?b"],
+            &["a¿b"],
+            &["a.b"],
+            &["a'b"],
+            &["a\"b"],
+            &["a«b"],
+            &["a»b"],
+            &["a(b"],
+            &["a)b"],
+            &["a[b"],
+            &["a]b"],
+            &["a{b"],
+            &["a}b"],
+            &["a§b"],
+            &["a@b"],
+            &["a*b"],
+            &["a/b"],
+            &["a\\b"],
+            &["a&b"],
+            &["a#b"],
+            &["a%b"],
+            &["a`b"],
+            &["a^b"],
+            &["a°b"],
+            &["a©b"],
+            &["a+b"],
+            &["a±b"],
+            &["a<b"],
+            &["a=b"],
+            &["a>b"],
+            &["a|b"],
+            &["a~b"],
+            &["a$b"],
+            &["a£b"],
+            &["a¥b"],
+            &["a€b"],
+            &["a0b"],
+            &["a1b"],
+            &["a2b"],
+            &["a3b"],
+            &["a4b"],
+            &["a5b"],
+            &["a6b"],
+            &["a7b"],
+            &["a8b"],
+            &["a9b"],
+            &["aab"],
+            &["aAb"],
+            &["aáb"],
+            &["aÁb"],
+            &["aàb"],
+            &["aÀb"],
+            &["aâb"],
+            &["aÂb"],
+            &["aåb"],
+            &["aÅb"],
+            &["aäb"],
+            &["aÄb"],
+            &["aãb"],
+            &["aÃb"],
+            &["aæb"],
+            &["aÆb"],
+            &["abb"],
+            &["aBb"],
+            &["acb"],
+            &["aCb"],
+            &["açb"],
+            &["aÇb"],
+            &["adb"],
+            &["aDb"],
+            &["ađb"],
+            &["aĐb"],
+            &["aðb"],
+            &["aÐb"],
+            &["aeb"],
+            &["aEb"],
+            &["aéb"],
+            &["aÉb"],
+            &["aèb"],
+            &["aÈb"],
+            &["aêb"],
+            &["aÊb"],
+            &["aëb"],
+            &["aËb"],
+            &["afb"],
+            &["aFb"],
+            &["agb"],
+            &["aGb"],
+            &["ahb"],
+            &["aHb"],
+            &["aib"],
+            &["aIb"],
+            &["aıb"],
+            &["ajb"],
+            &["aJb"],
+            &["akb"],
+            &["aKb"],
+            &["alb"],
+            &["aLb"],
+            &["ałb"],
+            &["aŁb"],
+            &["amb"],
+            &["aMb"],
+            &["anb"],
+            &["aNb"],
+            &["añb"],
+            &["aÑb"],
+            &["aŋb"],
+            &["aŊb"],
+            &["aob"],
+            &["aOb"],
+            &["aöb"],
+            &["aÖb"],
+            &["aøb"],
+            &["aØb"],
+            &["aœb"],
+            &["aŒb"],
+            &["apb"],
+            &["aPb"],
+            &["aqb"],
+            &["aQb"],
+            &["arb"],
+            &["aRb"],
+            &["asb"],
+            &["aSb"],
+            &["aSSb"],
+            &["aßb"],
+            &["atb"],
+            &["aTb"],
+            &["aub"],
+            &["aUb"],
+            &["aüb"],
+            &["aÜb"],
+            &["avb"],
+            &["aVb"],
+            &["awb"],
+            &["aWb"],
+            &["axb"],
+            &["aXb"],
+            &["ayb"],
+            &["aYb"],
+            &["azb"],
+            &["aZb"],
+            &["aþb"],
+            &["aÞb"],
+            &["aµb"],
+            &["aΜb"],
+        ],
+    ),
+    (
+        "digits",
+        &[
+            &["0"],
+            &["01"],
+            &["1"],
+            &["10"],
+            &["1a"],
+            &["9"],
+            &["a1"],
+            &["file 1"],
+            &["file_1"],
+            &["file-1"],
+            &["file.1"],
+            &["file01"],
+            &["file1"],
+            &["file10"],
+            &["file9"],
+            &["v1-9"],
+            &["v1.10"],
+            &["v1.9"],
+        ],
+    ),
+    (
+        "accents_and_case",
+        &[
+            &["a"],
+            &["A"],
+            &["á", "a\u{301}"],
+            &["Á"],
+            &["à"],
+            &["å"],
+            &["ä"],
+            &["áa"],
+            &["ab"],
+            &["aB"],
+            &["Ab"],
+            &["áb"],
+            &["ae"],
+            &["AE"],
+            &["æ"],
+            &["Æ"],
+            &["az"],
+            &["b"],
+            &["d"],
+            &["đ"],
+            &["ð"],
+            &["dz"],
+            &["e"],
+            &["E"],
+            &["é"],
+            &["É"],
+            &["ez"],
+            &["f"],
+            &["i"],
+            &["iz"],
+            &["ı"],
+            &["n"],
+            &["ñ"],
+            &["nz"],
+            &["o"],
+            &["ö"],
+            &["ø"],
+            &["oe"],
+            &["œ"],
+            &["oz"],
+            &["ss"],
+            &["SS"],
+            &["ß"],
+            &["st"],
+        ],
+    ),
+    (
+        "spaces",
+        &[
+            &["\ta"],
+            &[" a"],
+            &["\u{a0}a"],
+            &["a"],
+            &["a\tb"],
+            &["a b"],
+            &["a\u{a0}b"],
+            &["A b"],
+            &["a_b"],
+            &["a-b"],
+            &["ab"],
+        ],
+    ),
+    (
+        "names",
+        &[
+            &["_private"],
+            &["-dash"],
+            &[".env"],
+            &[".gitignore"],
+            &["(paren)"],
+            &["[bracket]"],
+            &["{brace}"],
+            &["§para"],
+            &["@at"],
+            &["#hash"],
+            &["+plus"],
+            &["=eq"],
+            &["~tilde"],
+            &["$dollar"],
+            &["€uro"],
+            &["a b"],
+            &["a_b"],
+            &["a-b"],
+            &["a.b"],
+            &["ab"],
+            &["åland"],
+            &["cargo.lock"],
+            &["Cargo.toml"],
+            &["mu"],
+            &["naïve"],
+            &["nu"],
+            &["ñu"],
+            &["øre"],
+            &["Readme"],
+            &["README.md"],
+            &["readme.txt"],
+            &["resume.pdf"],
+            &["Resume.pdf"],
+            &["résumé.pdf"],
+            &["src"],
+            &["Src"],
+            &["uber"],
+            &["Uber"],
+            &["über"],
+            &["zebra"],
+            &["Zürich"],
+            &["µs"],
+        ],
+    ),
+    (
+        "model_ids",
+        &[
+            &["anthropic"],
+            &["claude-3-5-sonnet"],
+            &["claude-3.5-sonnet"],
+            &["claude-opus-4"],
+            &["Claude-Opus-4"],
+            &["Gemini 2.5"],
+            &["gemini_2"],
+            &["gemini-2.5-pro"],
+            &["google"],
+            &["gpt-4"],
+            &["gpt-4.1"],
+            &["gpt-4o"],
+            &["gpt-4o-mini"],
+            &["gpt-5"],
+            &["llama3:8b"],
+            &["llama3/8b"],
+            &["mistral-large"],
+            &["Mistral-Large"],
+            &["o1"],
+            &["o3"],
+            &["o3-mini"],
+            &["openai"],
+            &["OpenAI"],
+            &["openrouter"],
+            &["qwen-2.5"],
+            &["qwen2.5-coder"],
+            &["x-ai"],
+            &["xai"],
+            &["z.ai"],
+            &["zai"],
+        ],
+    ),
+    (
+        "ls_names",
+        &[
+            &["_private"],
+            &["-dash"],
+            &[".env"],
+            &[".gitignore"],
+            &["(paren)"],
+            &["[bracket]"],
+            &["{brace}"],
+            &["§para"],
+            &["@at"],
+            &["#hash"],
+            &["+plus"],
+            &["=eq"],
+            &["~tilde"],
+            &["$dollar"],
+            &["€uro"],
+            &["a b"],
+            &["a_b"],
+            &["a-b"],
+            &["a.b"],
+            &["ab"],
+            &["åland"],
+            &["cargo.lock"],
+            &["cargo.toml"],
+            &["mu"],
+            &["naïve"],
+            &["nu"],
+            &["ñu"],
+            &["øre"],
+            &["readme"],
+            &["readme.md"],
+            &["readme.txt"],
+            &["resume.pdf"],
+            &["résumé.pdf"],
+            &["src"],
+            &["uber"],
+            &["über"],
+            &["zebra"],
+            &["zürich"],
+            &["µs"],
+        ],
+    ),
+];
+
