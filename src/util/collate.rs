@@ -50,14 +50,56 @@ mod mark {
 /// Compares as JavaScript's `a.localeCompare(b)` does in Node: `Equal` only where Node says 0.
 /// `ls` passes names it has lowercased, as pi does.
 pub fn locale_compare(a: &str, b: &str) -> Ordering {
+    // Every character weighs the same wherever it stands, so a shared start decides nothing.
+    let mut common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(common) {
+        common -= 1;
+    }
+    let (a, b) = (&a[common..], &b[common..]);
+    let primaries = |s| Primaries {
+        chars: str::chars(s),
+        pending: None,
+    };
     primaries(a)
         .cmp(primaries(b))
         .then_with(|| secondaries(a).cmp(secondaries(b)))
         .then_with(|| tertiaries(a).cmp(tertiaries(b)))
 }
 
-fn primaries(s: &str) -> impl Iterator<Item = u32> + '_ {
-    s.chars().flat_map(|c| element(c).primaries())
+/// The base weights of a string's characters: the level nearly every comparison ends on, so
+/// ASCII skips [`element`].
+struct Primaries<'a> {
+    chars: std::str::Chars<'a>,
+    /// The second weight of an expanding letter (`æ`, `ß`).
+    pending: Option<u32>,
+}
+
+impl Iterator for Primaries<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if let Some(primary) = self.pending.take() {
+            return Some(primary);
+        }
+        loop {
+            let c = self.chars.next()?;
+            if c.is_ascii() {
+                match ASCII_PRIMARY[c as usize] {
+                    IGNORABLE => continue,
+                    primary => return Some(primary),
+                }
+            }
+            let element = element(c);
+            match element.len {
+                0 => continue,
+                1 => return Some(element.primary[0]),
+                _ => {
+                    self.pending = Some(element.primary[1]);
+                    return Some(element.primary[0]);
+                }
+            }
+        }
+    }
 }
 
 fn secondaries(s: &str) -> impl Iterator<Item = u8> + '_ {
@@ -66,6 +108,43 @@ fn secondaries(s: &str) -> impl Iterator<Item = u8> + '_ {
 
 fn tertiaries(s: &str) -> impl Iterator<Item = u8> + '_ {
     s.chars().flat_map(|c| element(c).tertiaries())
+}
+
+/// The primary weight of a control character: it has none.
+const IGNORABLE: u32 = 0;
+
+/// The primary weight of every ASCII character, the only ones most names hold.
+static ASCII_PRIMARY: [u32; 128] = ascii_primaries();
+
+const fn ascii_primaries() -> [u32; 128] {
+    let mut table = [IGNORABLE; 128];
+    let spaces = SPACES.as_bytes();
+    let mut i = 0;
+    while i < spaces.len() {
+        table[spaces[i] as usize] = 1 + i as u32;
+        i += 1;
+    }
+    // Weights are byte offsets into PUNCT: increasing, which is all the order needs.
+    let punct = PUNCT.as_bytes();
+    let mut i = 0;
+    while i < punct.len() {
+        if punct[i].is_ascii() {
+            table[punct[i] as usize] = PUNCT_BASE + i as u32;
+        }
+        i += 1;
+    }
+    let mut d = 0;
+    while d < 10 {
+        table[(b'0' + d) as usize] = DIGIT_BASE + d as u32;
+        d += 1;
+    }
+    let mut letter = b'a';
+    while letter <= b'z' {
+        table[letter as usize] = latin_primary(letter as char);
+        table[letter.to_ascii_uppercase() as usize] = latin_primary(letter as char);
+        letter += 1;
+    }
+    table
 }
 
 /// One character's collation elements: up to two base weights, then an accent weight.
@@ -79,10 +158,6 @@ struct Element {
 }
 
 impl Element {
-    fn primaries(self) -> impl Iterator<Item = u32> {
-        self.primary.into_iter().take(self.len)
-    }
-
     /// A 0 per base weight, then the accent if there is one.
     fn secondaries(self) -> impl Iterator<Item = u8> {
         let accent = (self.mark != 0).then_some(self.mark);
@@ -96,14 +171,26 @@ impl Element {
 }
 
 fn element(c: char) -> Element {
+    let ignorable = |mark| Element {
+        primary: [0, 0],
+        len: 0,
+        mark,
+        tertiary: LOWER,
+    };
     let single = |primary| Element {
         primary: [primary, 0],
         len: 1,
         mark: 0,
         tertiary: LOWER,
     };
-    if let Some(i) = SPACES.find(c) {
-        return single(i as u32);
+    if c.is_ascii() {
+        return match ASCII_PRIMARY[c as usize] {
+            IGNORABLE => ignorable(0),
+            primary => Element {
+                tertiary: if c.is_ascii_uppercase() { UPPER } else { LOWER },
+                ..single(primary)
+            },
+        };
     }
     if c == '\u{a0}' {
         return Element {
@@ -117,31 +204,25 @@ fn element(c: char) -> Element {
     if let Some(i) = PUNCT.find(c) {
         return single(PUNCT_BASE + i as u32);
     }
-    if let Some(d) = c.to_digit(10) {
-        return single(DIGIT_BASE + d);
-    }
     if let Some(mark) = combining_mark(c) {
-        return Element {
-            primary: [0, 0],
-            len: 0,
-            mark,
-            tertiary: LOWER,
-        };
+        return ignorable(mark);
     }
     if c.is_control() {
-        // Ignorable in ICU, like a lone combining mark without a weight of its own.
-        return Element {
-            primary: [0, 0],
-            len: 0,
-            mark: 0,
-            tertiary: LOWER,
-        };
+        // Controls are ignorable in ICU.
+        return ignorable(0);
     }
     if !c.is_alphanumeric() {
         return single(OTHER_SYMBOL + c as u32);
     }
     let lower = c.to_lowercase().next().unwrap_or(c);
     let tertiary = if c.is_uppercase() { UPPER } else { LOWER };
+    if lower.is_ascii() {
+        // The Kelvin sign and the like.
+        return Element {
+            tertiary,
+            ..element(lower)
+        };
+    }
     let (letters, mark) = latin(lower).unwrap_or(("", 0));
     let mut element = Element {
         primary: [0, 0],
@@ -165,7 +246,7 @@ fn element(c: char) -> Element {
 
 /// A Latin letter's primary weight; `ı`, `ŋ` and `þ` are letters of their own after `i`,
 /// `n` and `z`.
-fn latin_primary(letter: char) -> u32 {
+const fn latin_primary(letter: char) -> u32 {
     let (base, after) = match letter {
         'ı' => ('i', 1),
         'ŋ' => ('n', 1),
@@ -178,12 +259,6 @@ fn latin_primary(letter: char) -> u32 {
 /// The base letters and accent of a lowercase Latin letter.
 fn latin(c: char) -> Option<(&'static str, u8)> {
     use mark::*;
-    if c.is_ascii_lowercase() {
-        // Every ASCII letter is its own base; `ASCII` indexes it without allocating.
-        const ASCII: &str = "abcdefghijklmnopqrstuvwxyz";
-        let i = (c as u8 - b'a') as usize;
-        return Some((&ASCII[i..=i], 0));
-    }
     let found = match c {
         'á' => ("a", ACUTE),
         'à' => ("a", GRAVE),

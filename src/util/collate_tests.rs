@@ -591,4 +591,3 @@ const NODE_ORDER: &[(&str, &[&[&str]])] = &[
         ],
     ),
 ];
-
