@@ -361,8 +361,6 @@ impl ServerConnection {
 
     fn finish_attempt(&self, result: Attempt) {
         let mut inner = lock(&self.inner);
-        inner.opening = false;
-        inner.attempts += 1;
         let tools_changed = match result {
             Attempt::Connected(Connected { client, tools }) if !self.shutdown.is_aborted() => {
                 inner.status.state = ConnState::Connected;
@@ -381,6 +379,8 @@ impl ServerConnection {
             }
             Attempt::Connected(Connected { client, .. }) => {
                 inner.status.state = ConnState::Closed;
+                inner.opening = false;
+                inner.attempts += 1;
                 drop(inner);
                 client.close();
                 self.changed.notify_all();
@@ -410,6 +410,12 @@ impl ServerConnection {
         if tools_changed {
             self.hooks.tools_changed(self);
         }
+        // Settled only now that the tools are registered: whoever waits for the server (the
+        // first prompt's tool list, `wait_attempt`) never sees it connected without its tools.
+        let mut inner = lock(&self.inner);
+        inner.opening = false;
+        inner.attempts += 1;
+        drop(inner);
         self.changed.notify_all();
         self.hooks.state_changed(self);
     }

@@ -98,7 +98,12 @@ fn output_a_background_process_keeps_writing_after_the_shell_exits_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let err = run_in(
         dir.path(),
-        json!({"command": "(while :; do echo tick; sleep 0.01; done) & exit 3", "timeout": 0.5}),
+        // One process writing every 10 ms, already running when the shell exits (a `sleep`
+        // forked per line can leave the pipe quiet past the 100 ms grace on a loaded machine).
+        json!({
+            "command": "perl -e '$|=1; while (1) { print \"tick\\n\"; select(undef, undef, undef, 0.01) }' & sleep 0.2; exit 3",
+            "timeout": 0.5
+        }),
         Abort::new(),
     )
     .unwrap_err();
