@@ -3,8 +3,9 @@
 //! layer (`src/agent/`, `src/ai/`) never name the session storage (`crate::session`).
 //!
 //! A file imports another when it names an item of it through a `crate::`, `super::` or
-//! `self::` path, or a bare path into one of its own child modules (`child::f()`,
-//! `pub use child::X`), in a `use` or anywhere in its code. A path lands in the file that
+//! `self::` path, a bare path into one of its own child modules (`child::f()`,
+//! `pub use child::X`), or a path through a name a `use` brought in (`use crate::ai::types;`
+//! … `types::Message`), in a `use` or anywhere in its code. A path lands in the file that
 //! defines the item: when a module only re-exports a name (`pub use child::X`), a path through
 //! it (`super::X`) lands in the file it was re-exported from, so a `mod.rs` that declares and
 //! re-exports is a facade its children never depend on. Modules are found the way rustc finds
@@ -148,7 +149,17 @@ fn the_checker_sees_circles_and_ignores_comments_strings_and_tests() {
     write(
         "src/lib.rs",
         "pub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod agent;\npub mod session;\n\
-         pub mod facade;\npub mod owner;\n",
+         pub mod facade;\npub mod owner;\npub mod e;\npub mod tree;\n",
+    );
+    // e -> tree::leaf -> e, with e naming the leaf through a module it imported by name.
+    write(
+        "src/e.rs",
+        "use crate::tree;\npub struct E;\nfn f() { tree::leaf::g() }\n",
+    );
+    write("src/tree/mod.rs", "pub mod leaf;\n");
+    write(
+        "src/tree/leaf.rs",
+        "use crate::e as up;\npub fn g() {}\nfn h() { let _ = up::E; }\n",
     );
     // a -> b -> c -> a through a use group, an expression path and `super`.
     write("src/a.rs", "use crate::{b::B, d};\npub struct A;\n");
@@ -193,6 +204,7 @@ fn the_checker_sees_circles_and_ignores_comments_strings_and_tests() {
         cycles,
         [
             vec!["src/a.rs", "src/b.rs", "src/c.rs"],
+            vec!["src/e.rs", "src/tree/leaf.rs"],
             vec!["src/owner/mod.rs", "src/owner/part.rs"]
         ]
     );
@@ -646,6 +658,27 @@ fn scan(
         imported: BTreeMap::new(),
         globs: Vec::new(),
     };
+    // The names `use` brings in from this crate, anywhere in the file, so a path that starts
+    // with one (`use crate::ai::types;` … `types::Message`) lands where it leads. A `use`
+    // inside a function is read as the whole file's: that can only add imports.
+    let mut aliases: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, t) in tokens.iter().enumerate() {
+        if t.text != "use" || (k > 0 && matches!(tokens[k - 1].text.as_str(), "::" | ".")) {
+            continue;
+        }
+        let mut p = k + 1;
+        if tokens.get(p).is_some_and(|t| t.text == "::") {
+            p += 1;
+        }
+        let mut leaves = Vec::new();
+        use_tree(&tokens, &mut p, Vec::new(), &mut leaves);
+        for leaf in leaves.into_iter().filter(|l| !l.glob) {
+            let name = leaf.alias.clone().or_else(|| leaf.path.last().cloned());
+            if let (Some(name), Some(target)) = (name, absolute(&leaf.path, module, children)) {
+                aliases.entry(name).or_insert(target);
+            }
+        }
+    }
     let mut uses = Vec::new();
     let mut depth = 0usize;
     let mut k = 0;
@@ -680,7 +713,9 @@ fn scan(
             k = p;
             continue;
         }
-        let rooted = matches!(text, "crate" | "super" | "self") || children.contains(text);
+        let rooted = matches!(text, "crate" | "super" | "self")
+            || children.contains(text)
+            || aliases.contains_key(text);
         if rooted && !after_colons && tokens.get(k + 1).is_some_and(|t| t.text == "::") {
             let mut segs = vec![text.to_string()];
             let mut p = k + 1;
@@ -692,7 +727,15 @@ fn scan(
                 segs.push(tokens[p + 1].text.clone());
                 p += 2;
             }
-            out.paths.extend(absolute(&segs, module, children));
+            let path = match aliases.get(text) {
+                Some(target) if !children.contains(text) && !is_path_keyword(text) => {
+                    let mut path = target.clone();
+                    path.extend(segs.into_iter().skip(1));
+                    Some(path)
+                }
+                _ => absolute(&segs, module, children),
+            };
+            out.paths.extend(path);
             k = p;
             continue;
         }
@@ -720,6 +763,10 @@ fn scan(
         // Otherwise (`use Kind::*` of a local enum, …) the name stays the module's own.
     }
     out
+}
+
+fn is_path_keyword(s: &str) -> bool {
+    matches!(s, "crate" | "super" | "self")
 }
 
 /// The module a path lands in: the file that defines the item it names, following the
