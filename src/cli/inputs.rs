@@ -76,8 +76,8 @@ mod tests {
 
     #[test]
     fn file_args_are_wrapped_like_pi() {
-        let dir = std::env::temp_dir().join(format!("pi-inputs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         std::fs::write(dir.join("a.txt"), "hello").unwrap();
         std::fs::write(dir.join("empty.txt"), "").unwrap();
         std::fs::write(
@@ -139,6 +139,5 @@ mod tests {
             err,
             format!("File not found: {}", dir.join("missing").display())
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

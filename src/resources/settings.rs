@@ -508,7 +508,8 @@ mod tests {
 
     #[test]
     fn project_overrides_global_one_level_deep() {
-        let dir = std::env::temp_dir().join(format!("pi-settings-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let agent = dir.join("agent");
         let cwd = dir.join("proj");
         std::fs::create_dir_all(&agent).unwrap();
@@ -533,6 +534,5 @@ mod tests {
         let s = Settings::load(&agent, &cwd);
         assert_eq!(s.warnings.len(), 1);
         assert!(s.warnings[0].contains("project settings"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
