@@ -245,7 +245,9 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         // pi does on graceful shutdown.
         server.finish();
     } else {
-        // A signal: the run is aborted; its last lines still reach the session.
+        // A signal: the command is killed and answered, the run aborted; their last lines
+        // still reach the session.
+        server.answer_killed_bash();
         server.stop_run();
     }
     if let Some(host) = extensions {
@@ -403,6 +405,21 @@ impl Server {
     fn flush_bash(&mut self) {
         if let Some(s) = self.idle.as_mut() {
             self.bash.flush(s);
+        }
+    }
+
+    /// After a signal: answers the running command, already killed, so a client waiting on
+    /// its id is not left hanging. Nothing queued behind it starts.
+    fn answer_killed_bash(&mut self) {
+        let Some(done) = self.bash.done() else {
+            return;
+        };
+        // Its reader returns within the abort's bound even if an escaped process holds the
+        // pipes open.
+        self.bash.abort();
+        let r = done.recv();
+        if let Some(line) = self.bash.finished(r, self.idle.as_mut()) {
+            self.out.line(&line);
         }
     }
 

@@ -91,9 +91,17 @@ fn rpc_bash_is_killed_with_its_tree_on_every_shutdown_signal() {
         talk.send(&cmd.to_string());
         let sleeper = pid_in(&pidfile);
         talk.signal(sig);
-        let (status, _, stderr) = talk.wait_exit();
+        let (status, lines, stderr) = talk.wait_exit();
         assert_eq!(status, Some(code), "signal {sig}: {stderr}");
         assert_gone(sleeper, "the RPC bash command's background sleep");
+        // The command is answered before pi exits, so a client waiting on its id is not left
+        // hanging (pi exits without answering; docs/compat.md).
+        let answer = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["type"] == "response" && v["id"] == "b");
+        let answer = answer.unwrap_or_else(|| panic!("signal {sig}: no answer in {lines:?}"));
+        assert_eq!(answer["data"]["cancelled"], true, "{answer}");
     }
 }
 
