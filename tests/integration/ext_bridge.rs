@@ -188,6 +188,53 @@ export default function (pi) {
 }
 
 #[test]
+fn an_extension_writing_to_stdout_stays_enabled_and_its_text_goes_to_stderr() {
+    if !have_node("an_extension_writing_to_stdout_stays_enabled_and_its_text_goes_to_stderr") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    // Like pi's notify.ts example: a terminal notification written straight to stdout, which
+    // is the bridge's protocol stream.
+    let ext = module(
+        &pi,
+        "notify.mjs",
+        r#"
+export default function (pi) {
+  pi.on("agent_end", () => { process.stdout.write("\x1b]777;notify;Pi;Ready\x07"); });
+  pi.on("before_agent_start", () => ({ message: { customType: "n", content: "still here", display: false } }));
+}
+"#,
+    );
+    let mut rpc = with_ext(pi, &ext)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    for id in ["a", "b"] {
+        rpc.send(&json!({"id": id, "type": "prompt", "message": id}).to_string());
+        rpc.expect("agent_end", |v| v["type"] == "agent_end");
+    }
+    let (code, lines, stderr) = rpc.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        lines.iter().all(|l| !l.contains("777")),
+        "nothing reaches pi's own stdout: {lines:?}"
+    );
+    assert_eq!(
+        stderr
+            .matches("[notify] \x1b]777;notify;Pi;Ready\x07")
+            .count(),
+        2,
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains("disabled"), "{stderr}");
+    let requests = mock.requests();
+    assert!(
+        requests[1].body_text().contains("still here"),
+        "the extension still runs on the second prompt"
+    );
+}
+
+#[test]
 fn every_typescript_extension_shares_one_node_process_and_restarts_with_the_session() {
     if !have_node(
         "every_typescript_extension_shares_one_node_process_and_restarts_with_the_session",

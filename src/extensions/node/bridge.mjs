@@ -24,8 +24,17 @@ import * as typebox from "./typebox.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 
 // Everything an extension prints goes to stderr: stdout belongs to the protocol. A line is
-// tagged `@<ext> ` so pi can say which extension wrote it.
-const protocolOut = process.stdout;
+// tagged `@<ext> ` so pi can say which extension wrote it. That includes raw
+// `process.stdout.write`s (a terminal notification's escape sequence, say): written to the
+// protocol stream they would break it.
+const writeProtocol = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, encoding, callback) => {
+  const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
+  log(text.endsWith("\n") ? text.slice(0, -1) : text);
+  const done = typeof encoding === "function" ? encoding : callback;
+  if (typeof done === "function") queueMicrotask(() => done());
+  return true;
+};
 const als = new AsyncLocalStorage();
 function log(...args) {
   const ext = als.getStore();
@@ -47,7 +56,7 @@ console.error = log;
 console.debug = log;
 
 function send(msg) {
-  protocolOut.write(JSON.stringify(msg) + "\n");
+  writeProtocol(JSON.stringify(msg) + "\n");
 }
 
 // ---- module aliases --------------------------------------------------------------------------
