@@ -327,9 +327,17 @@ impl AgentSession {
                 .collect(),
             _ => Vec::new(),
         };
-        let trigger = json!({"messageType": "user", "prompt": prompt_text, "images": images});
+        let mut trigger = json!({"messageType": "user", "prompt": prompt_text, "images": images});
+        self.add_prompt_options(&mut trigger);
         let result = host.before_agent_start(trigger, &base, &self.abort);
         self.apply_before_agent_start(result, base);
+    }
+
+    /// `before_agent_start`'s `systemPromptOptions`: what the base prompt is built from.
+    fn add_prompt_options(&self, trigger: &mut Value) {
+        if let Some(source) = &self.prompt_source {
+            trigger["systemPromptOptions"] = source.options(&self.agent().tools);
+        }
     }
 
     /// The run gets the chained system prompt, and the returned messages join its prompt as
@@ -614,7 +622,8 @@ impl AgentSession {
             return;
         }
         let message = self.agent().messages.last().cloned();
-        let trigger = json!({"messageType": "custom", "message": message});
+        let mut trigger = json!({"messageType": "custom", "message": message});
+        self.add_prompt_options(&mut trigger);
         let result = host.before_agent_start(trigger, &base, &self.abort);
         self.apply_before_agent_start(result, base);
     }

@@ -81,6 +81,44 @@ impl PromptSource {
     pub fn build(&self, tools: &[Arc<dyn Tool>]) -> String {
         build(&self.inputs(tools))
     }
+
+    /// What the prompt was built from, in the shape of pi's `BuildSystemPromptOptions`
+    /// (`before_agent_start`'s `systemPromptOptions`); absent fields are left out as in pi.
+    pub fn options(&self, tools: &[Arc<dyn Tool>]) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let mut snippets = Map::new();
+        let mut guidelines = Vec::new();
+        for t in tools {
+            if !t.prompt_snippet().is_empty() {
+                snippets.insert(t.name().to_string(), t.prompt_snippet().into());
+            }
+            guidelines.extend(t.prompt_guidelines().iter().map(|g| Value::from(*g)));
+        }
+        let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        let mut out = json!({
+            "cwd": self.cwd,
+            "skills": self.skills.iter().map(|s| json!({
+                "name": s.name,
+                "description": s.description,
+                "filePath": path(&s.file_path),
+                "baseDir": path(&s.base_dir),
+                "disableModelInvocation": s.disable_model_invocation,
+            })).collect::<Vec<_>>(),
+            "contextFiles": self.context_files.iter()
+                .map(|f| json!({"path": path(&f.path), "content": f.content}))
+                .collect::<Vec<_>>(),
+            "selectedTools": tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            "toolSnippets": snippets,
+            "promptGuidelines": guidelines,
+        });
+        if let Some(custom) = &self.custom {
+            out["customPrompt"] = custom.as_str().into();
+        }
+        if !self.append.is_empty() {
+            out["appendSystemPrompt"] = self.append.join("\n\n").into();
+        }
+        out
+    }
 }
 
 pub fn sections(inputs: &PromptInputs) -> Sections {

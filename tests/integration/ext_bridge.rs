@@ -157,7 +157,7 @@ fn before_agent_start_sees_the_union_and_turn_end_can_ask_for_one_more_turn() {
 export default function (pi) {
   let asked = false;
   pi.on("before_agent_start", (event, ctx) => ({
-    message: { customType: "note", content: `type=${event.messageType} prompt=${event.prompt} mode=${ctx.mode} trusted=${ctx.isProjectTrusted()}`, display: false },
+    message: { customType: "note", content: `type=${event.messageType} prompt=${event.prompt} mode=${ctx.mode} trusted=${ctx.isProjectTrusted()} tools=${event.systemPromptOptions.selectedTools} snippet=${event.systemPromptOptions.toolSnippets.read !== undefined} cwd=${event.systemPromptOptions.cwd === process.cwd()}`, display: false },
   }));
   pi.on("turn_end", (event) => {
     if (asked || event.toolResults.length) return;
@@ -179,6 +179,10 @@ export default function (pi) {
     assert!(
         first.contains("type=user prompt=hello mode=print trusted=true"),
         "a project without its own pi resources is trusted: {first}"
+    );
+    assert!(
+        first.contains("tools=read,bash,edit,write snippet=true cwd=true"),
+        "systemPromptOptions says what the prompt is built from: {first}"
     );
     let second = requests[1].user_texts();
     assert_eq!(
