@@ -75,7 +75,8 @@ impl Container {
                         let since = since.min(cached.lines.len()).min(lines.len());
                         let same = since == lines.len() && since == cached.lines.len();
                         if !same {
-                            let end = reuse::overwrite_at(&mut cached.lines, since, &lines[since..]);
+                            let end =
+                                reuse::overwrite_at(&mut cached.lines, since, &lines[since..]);
                             cached.lines.truncate(end);
                         }
                         (!same).then_some(since)

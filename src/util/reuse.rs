@@ -37,7 +37,11 @@ mod tests {
         assert_eq!(dst, strings(&["a", "x", "y", "d"]));
         assert_eq!(overwrite_at(&mut dst, 3, &strings(&["p", "q"])), 5);
         assert_eq!(dst, strings(&["a", "x", "y", "p", "q"]));
-        assert_eq!(overwrite_at(&mut dst, 9, &strings(&["z"])), 6, "past the end appends");
+        assert_eq!(
+            overwrite_at(&mut dst, 9, &strings(&["z"])),
+            6,
+            "past the end appends"
+        );
         assert_eq!(dst.last().map(String::as_str), Some("z"));
     }
 
