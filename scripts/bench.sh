@@ -961,7 +961,8 @@ for name, base in impls:
     it = bench_interactive(base, n)
     if it:
         rows["tui_start"].append(f"{float(it['startup_ms']):.1f} ms")
-        rows["tui_idle"].append(f"{float(it['idle_rss_kib']) / 1024:.1f} MiB")
+        anon = f" ({float(it['idle_anon_kib']) / 1024:.1f} MiB anonymous)" if "idle_anon_kib" in it else ""
+        rows["tui_idle"].append(f"{float(it['idle_rss_kib']) / 1024:.1f} MiB{anon}")
         rows["tui_key"].append(f"{float(it['keystroke_ms']):.2f} ms (p95 {float(it['keystroke_p95_ms']):.2f} ms, "
                                f"{float(it['loaded_rss_kib']) / 1024:.0f} MiB loaded)")
     else:

@@ -305,9 +305,22 @@ impl ModelRegistry {
 
     /// Entries whose provider has auth configured.
     pub fn available_entries(&self) -> Vec<&ModelEntry> {
+        // Entries come grouped by provider: ask once per run of the same provider, not once
+        // per model (each ask locks and hashes).
+        let mut last: Option<(&str, bool)> = None;
         self.entries
             .iter()
-            .filter(|e| self.has_configured_auth(e.provider()))
+            .filter(|e| {
+                let provider = e.provider();
+                match last {
+                    Some((p, known)) if p == provider => known,
+                    _ => {
+                        let known = self.has_configured_auth(provider);
+                        last = Some((provider, known));
+                        known
+                    }
+                }
+            })
             .collect()
     }
 

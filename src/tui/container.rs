@@ -8,6 +8,7 @@
 //! identity, so code that edits `children` directly stays correct.
 
 use super::Component;
+use crate::util::reuse;
 
 #[derive(Default)]
 pub struct Container {
@@ -74,8 +75,9 @@ impl Container {
                         let since = since.min(cached.lines.len()).min(lines.len());
                         let same = since == lines.len() && since == cached.lines.len();
                         if !same {
-                            cached.lines.truncate(since);
-                            cached.lines.extend_from_slice(&lines[since..]);
+                            let end =
+                                reuse::overwrite_at(&mut cached.lines, since, &lines[since..]);
+                            cached.lines.truncate(end);
                         }
                         (!same).then_some(since)
                     }
@@ -120,17 +122,19 @@ impl Container {
         let Some(from) = first_changed else {
             return;
         };
+        // Rows from `from` on are overwritten in place, reusing their buffers.
         let from = from.min(cache.lines.len());
-        cache.lines.truncate(from);
+        let mut row = from;
         let mut start = 0;
         for child in &cache.children {
             let end = start + child.lines.len();
             if end > from {
                 let skip = from.saturating_sub(start);
-                cache.lines.extend_from_slice(&child.lines[skip..]);
+                row = reuse::overwrite_at(&mut cache.lines, row, &child.lines[skip..]);
             }
             start = end;
         }
+        cache.lines.truncate(row);
         cache.dirty_from = Some(cache.dirty_from.map_or(from, |d| d.min(from)));
     }
 }
@@ -286,6 +290,55 @@ mod tests {
             (vec!["x".to_string()], 0),
             "new width: all new"
         );
+    }
+
+    /// Lines that follow an edit, counting on the container to notice through `revision`.
+    struct Editable(Rc<std::cell::RefCell<(Vec<String>, u64)>>);
+
+    impl Component for Editable {
+        fn render(&mut self, width: usize) -> Vec<String> {
+            let lines = &self.0.borrow().0;
+            lines.iter().map(|l| format!("{l}@{width}")).collect()
+        }
+        fn revision(&self) -> Option<u64> {
+            Some(self.0.borrow().1)
+        }
+    }
+
+    #[test]
+    fn rows_overwritten_in_place_never_keep_stale_text() {
+        // The stacked rows reuse their buffers: after every edit, shrink, growth and width
+        // change the container must equal one built from scratch.
+        let state = Rc::new(std::cell::RefCell::new((Vec::new(), next_revision())));
+        let set = |lines: &[&str]| {
+            *state.borrow_mut() = (
+                lines.iter().map(|l| l.to_string()).collect(),
+                next_revision(),
+            );
+        };
+        let mut inner = Container::new();
+        inner.push(StaticLines(vec!["top".into()]));
+        inner.push(Editable(Rc::clone(&state)));
+        let mut c = Container::new();
+        c.push(inner);
+        c.push(StaticLines(vec!["bottom".into()]));
+        let steps: [(&[&str], usize); 6] = [
+            (&["a long first line", "b"], 40),
+            (&["x"], 40),
+            (&["a long first line", "b", "c", "d"], 40),
+            (&["a long first line", "B"], 40),
+            (&["a long first line", "B"], 20),
+            (&[], 20),
+        ];
+        for (lines, width) in steps {
+            set(lines);
+            let (got, _) = borrowed(&mut c, width);
+            let mut fresh = Container::new();
+            fresh.push(StaticLines(vec!["top".into()]));
+            fresh.push(Editable(Rc::clone(&state)));
+            fresh.push(StaticLines(vec!["bottom".into()]));
+            assert_eq!(got, fresh.render(width), "after {lines:?} at {width}");
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ use super::components::terminal_image::{is_image_line, kitty_delete};
 use super::terminal::{Terminal, HIDE_CURSOR, SHOW_CURSOR};
 use super::text::{slice_by_column, visible_width};
 use super::{CURSOR_MARKER, LINE_RESET};
+use crate::util::reuse;
 
 pub const SYNC_BEGIN: &str = "\x1b[?2026h";
 pub const SYNC_END: &str = "\x1b[?2026l";
@@ -80,6 +81,8 @@ pub struct Renderer {
     images: BTreeMap<usize, Vec<u32>>,
     /// Drawing on the alternate screen (full repaints never clear the scrollback).
     alt_screen: bool,
+    /// The last frame's output buffer, kept so the next frame writes into its allocation.
+    spare: String,
 }
 
 impl Default for Renderer {
@@ -109,6 +112,7 @@ impl Renderer {
             overflow_reported: false,
             images: BTreeMap::new(),
             alt_screen: false,
+            spare: String::new(),
         }
     }
 
@@ -171,16 +175,23 @@ impl Renderer {
 
     /// Finds the cursor marker in the visible rows, strips it, diffs `lines` against the
     /// previous frame and writes the update as one flushed block.
+    /// The lines are borrowed (the marker is stripped from them in place), so a caller that
+    /// keeps its frame buffer can pass `&mut frame` and refill it next time.
     pub fn render(
         &mut self,
         term: &mut dyn Terminal,
-        mut lines: Vec<String>,
+        mut lines: impl AsMut<[String]>,
         overlays_active: bool,
     ) -> io::Result<()> {
+        let lines = lines.as_mut();
         let (width, height) = term.size();
-        let cursor = extract_cursor(&mut lines, height);
-        let out = self.frame(lines, cursor, width, height, overlays_active);
-        write_out(term, &out)
+        let cursor = extract_cursor(lines, height);
+        let frame = Frame {
+            above: &[],
+            screen: lines,
+        };
+        let out = self.frame_parts(frame, 0, cursor, width, height, overlays_active);
+        self.write_out(term, out)
     }
 
     /// Like [`Renderer::render`] for a frame given in two parts: `above`, the rows scrolled
@@ -192,12 +203,12 @@ impl Renderer {
         &mut self,
         term: &mut dyn Terminal,
         above: &[String],
-        mut screen: Vec<String>,
+        screen: &mut [String],
         unchanged_before: usize,
         overlays_active: bool,
     ) -> io::Result<()> {
         let (width, height) = term.size();
-        let cursor = extract_cursor(&mut screen, height).map(|c| CursorPos {
+        let cursor = extract_cursor(screen, height).map(|c| CursorPos {
             row: c.row + above.len(),
             col: c.col,
         });
@@ -210,7 +221,27 @@ impl Renderer {
             height,
             overlays_active,
         );
-        write_out(term, &out)
+        self.write_out(term, out)
+    }
+
+    /// Writes a frame's bytes and keeps the buffer for the next frame.
+    fn write_out(&mut self, term: &mut dyn Terminal, out: String) -> io::Result<()> {
+        let result = if out.is_empty() {
+            Ok(())
+        } else {
+            term.write(&out);
+            term.flush()
+        };
+        self.spare = out;
+        result
+    }
+
+    /// An empty output buffer (the previous frame's allocation) opened with [`SYNC_BEGIN`].
+    fn begin(&mut self) -> String {
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
+        out.push_str(SYNC_BEGIN);
+        out
     }
 
     /// Bytes that leave the cursor on a fresh line below the content and show it, for
@@ -240,7 +271,7 @@ impl Renderer {
     ) -> String {
         let frame = Frame {
             above: &[],
-            screen: lines,
+            screen: &lines,
         };
         self.frame_parts(frame, 0, cursor, width, height, overlays_active)
     }
@@ -287,18 +318,18 @@ impl Renderer {
                 if new_len.saturating_sub(1) < self.viewport_top {
                     return self.full(lines, cursor, width, true);
                 }
-                let mut out = String::new();
+                let mut out = self.begin();
                 self.delete_images(&mut out, new_len, prev_len - 1);
                 self.erase_from(&mut out, new_len);
                 self.store_rows(&lines, new_len, new_len);
                 return self.commit(out, new_len, cursor, width);
             }
             None => {
-                let mut out = String::new();
+                let mut out = self.begin();
                 self.place_cursor(&mut out, cursor, new_len);
                 self.previous_width = width;
                 self.previous_height = height;
-                return wrap_sync(out);
+                return end_sync(out);
             }
         };
         if first < self.viewport_top {
@@ -310,7 +341,7 @@ impl Renderer {
             last = last.max(row);
         }
 
-        let mut out = String::new();
+        let mut out = self.begin();
         self.delete_images(&mut out, first, last);
         let last = last.min(new_len.saturating_sub(1));
         if new_len > prev_len && first == prev_len && first > 0 {
@@ -353,7 +384,7 @@ impl Renderer {
     ) -> String {
         self.full_redraws += 1;
         self.force_clear = false;
-        let mut out = String::new();
+        let mut out = self.begin();
         if clear {
             for ids in self.images.values() {
                 for &id in ids {
@@ -382,9 +413,9 @@ impl Renderer {
         }
         self.cursor_at = None;
         let len = lines.len();
-        self.previous.clear();
-        self.previous.extend(lines.above.iter().cloned());
-        self.previous.extend(lines.screen);
+        let end = reuse::overwrite_at(&mut self.previous, 0, lines.above);
+        let end = reuse::overwrite_at(&mut self.previous, end, lines.screen);
+        self.previous.truncate(end);
         self.images.clear();
         for (row, line) in self.previous.iter().enumerate() {
             let ids = kitty_image_ids(line);
@@ -444,7 +475,7 @@ impl Renderer {
         self.max_lines_rendered = self.max_lines_rendered.max(len);
         self.previous_width = width;
         self.previous_height = self.height;
-        wrap_sync(out)
+        end_sync(out)
     }
 
     fn place_cursor(&mut self, out: &mut String, cursor: Option<CursorPos>, len: usize) {
@@ -547,14 +578,14 @@ fn push_move(out: &mut String, rows: isize) {
     }
 }
 
-fn wrap_sync(body: String) -> String {
-    if body.is_empty() {
-        return body;
+/// Closes a buffer from [`Renderer::begin`] with [`SYNC_END`], or empties it when nothing
+/// was written after [`SYNC_BEGIN`] (no frame to send).
+fn end_sync(mut out: String) -> String {
+    if out.len() == SYNC_BEGIN.len() {
+        out.clear();
+    } else {
+        out.push_str(SYNC_END);
     }
-    let mut out = String::with_capacity(body.len() + SYNC_BEGIN.len() + SYNC_END.len());
-    out.push_str(SYNC_BEGIN);
-    out.push_str(&body);
-    out.push_str(SYNC_END);
     out
 }
 
@@ -562,7 +593,7 @@ fn wrap_sync(body: String) -> String {
 /// rest (the screen, with the cursor marker stripped and overlays drawn in).
 struct Frame<'a> {
     above: &'a [String],
-    screen: Vec<String>,
+    screen: &'a [String],
 }
 
 impl Frame<'_> {
@@ -605,14 +636,6 @@ fn kitty_image_ids(line: &str) -> Vec<u32> {
         }
     }
     ids
-}
-
-fn write_out(term: &mut dyn Terminal, out: &str) -> io::Result<()> {
-    if out.is_empty() {
-        return Ok(());
-    }
-    term.write(out);
-    term.flush()
 }
 
 /// Finds [`CURSOR_MARKER`] in the bottom `height` rows (the ones on screen), removes it and

@@ -663,8 +663,9 @@ pub fn resolved_colors(theme: &Theme) -> HashMap<&'static str, Color> {
         .collect()
 }
 
+static GLOBAL: OnceLock<RwLock<Arc<Theme>>> = OnceLock::new();
+
 fn global() -> &'static RwLock<Arc<Theme>> {
-    static GLOBAL: OnceLock<RwLock<Arc<Theme>>> = OnceLock::new();
     GLOBAL.get_or_init(|| RwLock::new(Arc::new(Theme::dark())))
 }
 
@@ -679,8 +680,14 @@ pub fn current() -> Arc<Theme> {
 /// Replaces the process-wide theme (start-up, `/settings`, hot reload); components holding
 /// the old `Arc` keep it until the app invalidates and rebuilds them.
 pub fn install(theme: Theme) {
-    let mut guard = global().write().unwrap_or_else(|e| e.into_inner());
-    *guard = Arc::new(theme);
+    // The first install (start-up) becomes the initial theme: no dark theme is built first
+    // only to be replaced.
+    let mut theme = Some(theme);
+    let lock =
+        GLOBAL.get_or_init(|| RwLock::new(Arc::new(theme.take().unwrap_or_else(Theme::dark))));
+    if let Some(theme) = theme {
+        *lock.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(theme);
+    }
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use super::terminal::{
     note_alt_screen, Terminal, AUTOWRAP_OFF, AUTOWRAP_ON, ENTER_ALT_SCREEN, EXIT_ALT_SCREEN,
 };
 use super::{Component, InputEvent, KeyKind, CURSOR_MARKER};
-use crate::util::sort;
+use crate::util::{reuse, sort};
 
 /// Frames are at least this far apart (about 60 per second).
 pub const MIN_RENDER_INTERVAL: Duration = Duration::from_millis(16);
@@ -94,6 +94,8 @@ pub struct Tui<T: Terminal> {
     previous_screen_top: usize,
     /// On the alternate screen: the mouse-tracking sequence that was turned on ("" for none).
     alt_screen: Option<&'static str>,
+    /// The rows on screen as composed for the last frame, refilled in place each frame.
+    screen: Vec<String>,
 }
 
 impl<T: Terminal> Tui<T> {
@@ -110,6 +112,7 @@ impl<T: Terminal> Tui<T> {
             last_root: None,
             previous_screen_top: 0,
             alt_screen: None,
+            screen: Vec::new(),
         }
     }
 
@@ -285,9 +288,10 @@ impl<T: Terminal> Tui<T> {
             }
         };
         let top = lines.len().saturating_sub(rows);
-        let mut screen = lines[top..].to_vec();
+        let screen = &mut self.screen;
+        reuse::assign(screen, &lines[top..]);
         if focus != Focus::Base {
-            strip_markers(&mut screen);
+            strip_markers(screen);
         }
         let mut visible: Vec<&mut Overlay> = self
             .overlays
@@ -317,7 +321,7 @@ impl<T: Terminal> Tui<T> {
                 )
             })
             .collect();
-        overlay::composite(&mut screen, &placed, cols, rows);
+        overlay::composite(screen, &placed, cols, rows);
         let overlays_active = !self.overlays.is_empty();
         // Rows drawn as screen rows last time (overlays, stripped markers) may differ from
         // the root's own lines even where the root did not change.

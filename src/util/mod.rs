@@ -11,7 +11,8 @@
 //! the one implementation of each small job; `math` is `ln`/`exp`/`powf` without linking libm;
 //! `panic` is where a panic becomes an error (a tool call, a provider stream, the agent loop);
 //! `packed` inflates the cold text `build.rs` compiles in deflated;
-//! `reply` carries one-shot answers between threads; `sort` is every sort in the crate,
+//! `reply` carries one-shot answers between threads; `reuse` overwrites a kept buffer's
+//! elements in place (frames of rendered lines); `sort` is every sort in the crate,
 //! compiled once instead of once per element type; `collate` orders names as JavaScript's
 //! `localeCompare` does.
 
@@ -30,6 +31,7 @@ pub mod panic;
 pub mod process;
 pub mod random;
 pub mod reply;
+pub mod reuse;
 pub mod sandbox;
 pub mod shutdown;
 pub mod sort;

@@ -21,7 +21,7 @@ impl Harness {
 
     /// Renders `lines` and returns the bytes written for this frame ("" when none).
     fn paint(&mut self, lines: &[&str]) -> String {
-        let lines = lines.iter().map(|l| l.to_string()).collect();
+        let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         self.renderer
             .render(&mut self.term, lines, false)
             .expect("virtual terminal never fails");
