@@ -141,7 +141,10 @@ impl BashState {
         let Ok(BashUpdate::Done(run)) = done else {
             return None;
         };
-        let result = run.map(|run| {
+        let result = run.map(|mut run| {
+            // Killed by pi's shutdown: cancelled, whether its end or the signal's notice came
+            // first.
+            run.cancelled |= crate::util::shutdown::signal().is_some();
             let msg = crate::harness::user_bash::bash_message(command, run, exclude_from_context);
             let data = bash_result(&msg);
             self.pending.push(msg);
