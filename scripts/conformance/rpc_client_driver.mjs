@@ -80,8 +80,12 @@ for (const step of spec.steps) {
 		if (typeof fn !== "function") throw new Error(`RpcClient has no method ${step.call}`);
 		let result = await withTimeout(fn.apply(client, resolve(step.args ?? [])), step.timeout ?? 10000, step.call);
 		if (step.save) saved[step.save] = result;
-		if (["promptAndWait", "collectEvents"].includes(step.call) && Array.isArray(result)) {
+		if (step.call === "promptAndWait" && Array.isArray(result)) {
 			result = { eventCount: result.length };
+		} else if (step.call === "collectEvents" && Array.isArray(result)) {
+			// How many it caught depends on how soon after the prompt it started listening (a
+			// race on a loaded machine); every event is compared in full anyway.
+			result = { lastEvent: result.at(-1)?.type };
 		}
 		if (step.call === "onEvent") result = typeof result;
 		rec.ok = true;
