@@ -412,7 +412,12 @@ fn streamed_updates_written_directly_match_the_map_built_line() {
     usage.cost.output = 1e21;
     usage.cost.total = 1.5;
     usage.cost.cache_read = f64::NAN;
-    let texts = ["", "x", "tab\t\"q\" \\ \u{1} \u{7f} \u{2028} 日本 🦀", "{\"a\":"];
+    let texts = [
+        "",
+        "x",
+        "tab\t\"q\" \\ \u{1} \u{7f} \u{2028} 日本 🦀",
+        "{\"a\":",
+    ];
     for (n, text) in texts.iter().enumerate() {
         let index = n * 1000;
         let events = [
