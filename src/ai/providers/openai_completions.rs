@@ -3,12 +3,12 @@
 //! resolved `Compat` flags); `parse_stream` turns `chat.completion.chunk` SSE data into
 //! assistant events: one text block, one thinking block, tool calls by stream index.
 
-use std::borrow::Cow;
 use std::io::Read;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use super::hot::ChatChunk as HotChunk;
 use super::openai_compat::{self as oc, Compat, ThinkingFormat};
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -648,74 +648,6 @@ struct ToolCallPart<'a> {
     name: Option<&'a str>,
     arguments: Option<&'a str>,
 }
-
-/// The shape of nearly every chunk of a stream: one choice whose delta holds text, reasoning
-/// text or one tool call's fragment, and nothing that ends or prices the reply. Read into
-/// borrowed fields, as a `Value` map per chunk cost more than all the rest of a delta's way
-/// out. A chunk that does not fit exactly (`Never` fields that are present, other types,
-/// several choices or calls) fails here and is read as a `Value`, so both agree.
-// The `Never` fields are never read: they only refuse chunks that set them.
-#[allow(dead_code)]
-#[derive(serde::Deserialize)]
-struct HotChunk<'a> {
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    model: Option<Cow<'a, str>>,
-    error: Option<Never>,
-    usage: Option<Never>,
-    #[serde(borrow)]
-    choices: [HotChoice<'a>; 1],
-}
-
-// The `Never` fields are never read: they only refuse chunks that set them.
-#[allow(dead_code)]
-#[derive(serde::Deserialize)]
-struct HotChoice<'a> {
-    finish_reason: Option<Never>,
-    usage: Option<Never>,
-    #[serde(borrow)]
-    delta: HotDelta<'a>,
-}
-
-// The `Never` fields are never read: they only refuse chunks that set them.
-#[allow(dead_code)]
-#[derive(serde::Deserialize)]
-struct HotDelta<'a> {
-    #[serde(borrow)]
-    content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning_text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    tool_calls: Option<[HotToolCall<'a>; 1]>,
-    reasoning_details: Option<Never>,
-}
-
-#[derive(serde::Deserialize)]
-struct HotToolCall<'a> {
-    index: Option<i64>,
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    function: Option<HotFunction<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct HotFunction<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    arguments: Option<Cow<'a, str>>,
-}
-
-/// Reads only from `null` (as an absent `Option`): a field that must not be set for a chunk
-/// to take the hot path.
-#[derive(serde::Deserialize)]
-enum Never {}
 
 /// Handles `data` if it is a [`HotChunk`]; false if it is not (nothing was done then).
 fn hot_chunk(data: &str, blocks: &mut Blocks, w: &mut StreamWriter) -> bool {
