@@ -10,6 +10,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use crate::util::json::present;
+
 /// Reads only as an absent `Option` (`null` or a missing field): a field that must not be set
 /// for an event to take the hot path.
 #[derive(Deserialize)]
@@ -100,4 +102,57 @@ pub struct AnthropicDelta<'a> {
     pub partial_json: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub signature: Option<Cow<'a, str>>,
+}
+
+// --- google-generative-ai -----------------------------------------------------------------
+
+/// A chunk with at most one candidate of one text or thought part and no end, error or
+/// function call. Fields whose mere presence counts (even `null`) are read with `present`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoogleChunk<'a> {
+    #[serde(borrow)]
+    pub response_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub candidates: Option<[GoogleCandidate<'a>; 1]>,
+    #[serde(default, deserialize_with = "present")]
+    pub usage_metadata: Option<Option<GoogleUsage>>,
+    #[serde(default, deserialize_with = "present")]
+    pub error: Option<Never>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoogleCandidate<'a> {
+    #[serde(borrow)]
+    pub content: Option<GoogleContent<'a>>,
+    pub finish_reason: Option<Never>,
+}
+
+#[derive(Deserialize)]
+pub struct GoogleContent<'a> {
+    #[serde(borrow)]
+    pub parts: Option<[GooglePart<'a>; 1]>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GooglePart<'a> {
+    #[serde(borrow)]
+    pub text: Option<Cow<'a, str>>,
+    pub thought: Option<bool>,
+    #[serde(borrow)]
+    pub thought_signature: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    pub function_call: Option<Never>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GoogleUsage {
+    pub prompt_token_count: Option<u64>,
+    pub candidates_token_count: Option<u64>,
+    pub thoughts_token_count: Option<u64>,
+    pub cached_content_token_count: Option<u64>,
+    pub total_token_count: Option<u64>,
 }
