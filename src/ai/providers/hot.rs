@@ -156,3 +156,33 @@ pub struct GoogleUsage {
     pub cached_content_token_count: Option<u64>,
     pub total_token_count: Option<u64>,
 }
+
+// --- mistral-conversations ----------------------------------------------------------------
+
+/// A chunk with one choice whose delta's `content` is a plain string (or absent), no tool
+/// calls, no end and no usage. Its `object` is checked by the reader (`"error"` is not hot).
+#[derive(Deserialize)]
+pub struct MistralChunk<'a> {
+    #[serde(borrow)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub object: Option<Cow<'a, str>>,
+    pub error: Option<Never>,
+    pub usage: Option<Never>,
+    #[serde(borrow)]
+    pub choices: [MistralChoice<'a>; 1],
+}
+
+#[derive(Deserialize)]
+pub struct MistralChoice<'a> {
+    pub finish_reason: Option<Never>,
+    #[serde(borrow)]
+    pub delta: MistralDelta<'a>,
+}
+
+#[derive(Deserialize)]
+pub struct MistralDelta<'a> {
+    #[serde(borrow)]
+    pub content: Option<Cow<'a, str>>,
+    pub tool_calls: Option<Never>,
+}
