@@ -186,3 +186,14 @@ pub struct MistralDelta<'a> {
     pub content: Option<Cow<'a, str>>,
     pub tool_calls: Option<Never>,
 }
+
+// --- openai-responses (and Azure, Codex) --------------------------------------------------
+
+/// An event with a `type` and perhaps a string `delta` (the reader checks the type).
+#[derive(Deserialize)]
+pub struct ResponsesDelta<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow)]
+    pub delta: Option<Cow<'a, str>>,
+}
