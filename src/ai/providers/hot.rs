@@ -197,3 +197,40 @@ pub struct ResponsesDelta<'a> {
     #[serde(borrow)]
     pub delta: Option<Cow<'a, str>>,
 }
+
+// --- bedrock-converse-stream --------------------------------------------------------------
+
+/// A `contentBlockDelta` event's payload. `toolUse` and `reasoningContent` count when present
+/// at all (even `null`), as the full reading has it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BedrockBlockDelta<'a> {
+    pub content_block_index: Option<u64>,
+    #[serde(borrow)]
+    pub delta: Option<BedrockDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BedrockDelta<'a> {
+    #[serde(borrow)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub tool_use: Option<Option<BedrockToolUse<'a>>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub reasoning_content: Option<Option<BedrockReasoning<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub struct BedrockToolUse<'a> {
+    #[serde(borrow)]
+    pub input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub struct BedrockReasoning<'a> {
+    #[serde(borrow)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub signature: Option<Cow<'a, str>>,
+}
