@@ -333,6 +333,13 @@ impl AgentEvent {
     }
 }
 
+thread_local! {
+    /// The usage last written by [`delta_update_line`] and its JSON: it seldom changes while
+    /// a reply streams, and writing its dozen fields was most of a delta line's cost.
+    static USAGE_JSON: std::cell::RefCell<(Option<crate::ai::Usage>, Vec<u8>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
+}
+
 /// The `message_update` of a block start or a delta, written straight out instead of through a
 /// map: one such line goes out per streamed delta. The bytes are those of `to_json`'s map (the
 /// tests compare them); other events return `None`.
@@ -348,7 +355,15 @@ fn delta_update_line(event: &AssistantEvent, usage: &crate::ai::Usage) -> Option
     };
     let mut line = Vec::with_capacity(320 + fields[0].1.len() + fields[1].1.len());
     line.extend_from_slice(b"{\"type\":\"message_update\",\"usage\":");
-    write_js(&mut line, usage).ok()?;
+    USAGE_JSON.with_borrow_mut(|(last, json)| {
+        if last.as_ref() != Some(usage) {
+            json.clear();
+            write_js(json, usage).ok()?;
+            *last = Some(*usage);
+        }
+        line.extend_from_slice(json);
+        Some(())
+    })?;
     line.extend_from_slice(b",\"assistantMessageEvent\":{\"type\":\"");
     line.extend_from_slice(event.type_name().as_bytes());
     line.extend_from_slice(b"\",\"contentIndex\":");

@@ -441,8 +441,15 @@ fn streamed_updates_written_directly_match_the_map_built_line() {
                 name: format!("n{text}"),
             },
         ];
-        for event in events {
-            let ev = AgentEvent::MessageUpdate { event, usage };
+        // The usage's JSON is kept between lines; a changed usage must show.
+        for (event, usage) in events
+            .into_iter()
+            .zip([usage, Usage::default()].iter().cycle())
+        {
+            let ev = AgentEvent::MessageUpdate {
+                event,
+                usage: *usage,
+            };
             assert_eq!(ev.to_json_line(), to_js_string(&ev.to_json()), "{ev:?}");
         }
     }

@@ -48,33 +48,27 @@ impl SseParser {
             }
         }
         let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b == b'\n' || b == b'\r' {
-                // A line whole in this chunk is read in place; only a line split across
-                // chunks goes through `buf` (kept, with its capacity, for the next one).
-                if self.buf.is_empty() {
-                    self.line(&bytes[start..i], &mut out);
-                } else {
-                    self.buf.extend_from_slice(&bytes[start..i]);
-                    let line = std::mem::take(&mut self.buf);
-                    self.line(&line, &mut out);
-                    self.buf = line;
-                    self.buf.clear();
-                }
-                if b == b'\r' {
-                    if i + 1 < bytes.len() {
-                        if bytes[i + 1] == b'\n' {
-                            i += 1;
-                        }
-                    } else {
-                        self.skip_lf = true;
-                    }
-                }
-                start = i + 1;
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+            let end = start + at;
+            // A line whole in this chunk is read in place; only a line split across chunks
+            // goes through `buf` (kept, with its capacity, for the next one).
+            if self.buf.is_empty() {
+                self.line(&bytes[start..end], &mut out);
+            } else {
+                self.buf.extend_from_slice(&bytes[start..end]);
+                let line = std::mem::take(&mut self.buf);
+                self.line(&line, &mut out);
+                self.buf = line;
+                self.buf.clear();
             }
-            i += 1;
+            start = end + 1;
+            if bytes[end] == b'\r' {
+                match bytes.get(start) {
+                    Some(b'\n') => start += 1,
+                    Some(_) => {}
+                    None => self.skip_lf = true,
+                }
+            }
         }
         self.buf.extend_from_slice(&bytes[start..]);
         out
