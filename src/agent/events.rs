@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::message::{AgentMessage, CustomMessage, SystemMessage};
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{AssistantEvent, AssistantMessage, Message, ToolResultMessage};
-use crate::util::json::{object, to_js_string};
+use crate::util::json::{object, to_js_string, write_js};
 
 // Events are built once and moved through a channel; boxing the big variants would only add
 // allocations.
@@ -166,6 +166,11 @@ impl AgentEvent {
     /// The event as one line of today's pi JSON/RPC output (no newline). A `message_update` is
     /// its delta alone; [`SnapshotWriter`] writes the shapes that carry the message so far.
     pub fn to_json_line(&self) -> String {
+        if let AgentEvent::MessageUpdate { event, usage } = self {
+            if let Some(line) = delta_update_line(event, usage) {
+                return line;
+            }
+        }
         to_js_string(&self.to_json())
     }
 
@@ -326,6 +331,51 @@ impl AgentEvent {
             }
         }
     }
+}
+
+thread_local! {
+    /// The usage last written by [`delta_update_line`] and its JSON: it seldom changes while
+    /// a reply streams, and writing its dozen fields was most of a delta line's cost.
+    static USAGE_JSON: std::cell::RefCell<(Option<crate::ai::Usage>, Vec<u8>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
+}
+
+/// The `message_update` of a block start or a delta, written straight out instead of through a
+/// map: one such line goes out per streamed delta. The bytes are those of `to_json`'s map (the
+/// tests compare them); other events return `None`.
+fn delta_update_line(event: &AssistantEvent, usage: &crate::ai::Usage) -> Option<String> {
+    use AssistantEvent as E;
+    let (index, fields): (usize, [(&str, &str); 2]) = match event {
+        E::TextDelta { index, delta }
+        | E::ThinkingDelta { index, delta }
+        | E::ToolCallDelta { index, delta } => (*index, [("delta", delta), ("", "")]),
+        E::TextStart { index } | E::ThinkingStart { index } => (*index, [("", ""); 2]),
+        E::ToolCallStart { index, id, name } => (*index, [("id", id), ("toolName", name)]),
+        _ => return None,
+    };
+    let mut line = Vec::with_capacity(320 + fields[0].1.len() + fields[1].1.len());
+    line.extend_from_slice(b"{\"type\":\"message_update\",\"usage\":");
+    USAGE_JSON.with_borrow_mut(|(last, json)| {
+        if last.as_ref() != Some(usage) {
+            json.clear();
+            write_js(json, usage).ok()?;
+            *last = Some(*usage);
+        }
+        line.extend_from_slice(json);
+        Some(())
+    })?;
+    line.extend_from_slice(b",\"assistantMessageEvent\":{\"type\":\"");
+    line.extend_from_slice(event.type_name().as_bytes());
+    line.extend_from_slice(b"\",\"contentIndex\":");
+    line.extend_from_slice(index.to_string().as_bytes());
+    for (key, value) in fields.iter().filter(|(key, _)| !key.is_empty()) {
+        line.extend_from_slice(b",\"");
+        line.extend_from_slice(key.as_bytes());
+        line.extend_from_slice(b"\":");
+        write_js(&mut line, *value).ok()?;
+    }
+    line.extend_from_slice(b"}}");
+    String::from_utf8(line).ok()
 }
 
 /// Writes events in pi's SDK shape, which extensions get (and JSON/RPC clients got from pi

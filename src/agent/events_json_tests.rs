@@ -397,3 +397,60 @@ fn every_event_serializes_as_the_json_macro_shapes_did() {
         assert_eq!(ev.to_json_line(), to_js_string(&old));
     }
 }
+
+#[test]
+fn streamed_updates_written_directly_match_the_map_built_line() {
+    let mut usage = Usage {
+        input: 12,
+        output: 3_000_000_000,
+        reasoning: Some(7),
+        total_tokens: 99,
+        cache_write_1h: Some(1),
+        ..Usage::default()
+    };
+    usage.cost.input = 0.000_000_3;
+    usage.cost.output = 1e21;
+    usage.cost.total = 1.5;
+    usage.cost.cache_read = f64::NAN;
+    let texts = [
+        "",
+        "x",
+        "tab\t\"q\" \\ \u{1} \u{7f} \u{2028} 日本 🦀",
+        "{\"a\":",
+    ];
+    for (n, text) in texts.iter().enumerate() {
+        let index = n * 1000;
+        let events = [
+            AssistantEvent::TextStart { index },
+            AssistantEvent::ThinkingStart { index },
+            AssistantEvent::TextDelta {
+                index,
+                delta: text.to_string(),
+            },
+            AssistantEvent::ThinkingDelta {
+                index,
+                delta: text.to_string(),
+            },
+            AssistantEvent::ToolCallDelta {
+                index,
+                delta: text.to_string(),
+            },
+            AssistantEvent::ToolCallStart {
+                index,
+                id: text.to_string(),
+                name: format!("n{text}"),
+            },
+        ];
+        // The usage's JSON is kept between lines; a changed usage must show.
+        for (event, usage) in events
+            .into_iter()
+            .zip([usage, Usage::default()].iter().cycle())
+        {
+            let ev = AgentEvent::MessageUpdate {
+                event,
+                usage: *usage,
+            };
+            assert_eq!(ev.to_json_line(), to_js_string(&ev.to_json()), "{ev:?}");
+        }
+    }
+}

@@ -48,25 +48,27 @@ impl SseParser {
             }
         }
         let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b == b'\n' || b == b'\r' {
-                self.buf.extend_from_slice(&bytes[start..i]);
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+            let end = start + at;
+            // A line whole in this chunk is read in place; only a line split across chunks
+            // goes through `buf` (kept, with its capacity, for the next one).
+            if self.buf.is_empty() {
+                self.line(&bytes[start..end], &mut out);
+            } else {
+                self.buf.extend_from_slice(&bytes[start..end]);
                 let line = std::mem::take(&mut self.buf);
                 self.line(&line, &mut out);
-                if b == b'\r' {
-                    if i + 1 < bytes.len() {
-                        if bytes[i + 1] == b'\n' {
-                            i += 1;
-                        }
-                    } else {
-                        self.skip_lf = true;
-                    }
-                }
-                start = i + 1;
+                self.buf = line;
+                self.buf.clear();
             }
-            i += 1;
+            start = end + 1;
+            if bytes[end] == b'\r' {
+                match bytes.get(start) {
+                    Some(b'\n') => start += 1,
+                    Some(_) => {}
+                    None => self.skip_lf = true,
+                }
+            }
         }
         self.buf.extend_from_slice(&bytes[start..]);
         out
@@ -103,7 +105,11 @@ impl SseParser {
         if line[0] == b':' {
             return;
         }
-        let line = String::from_utf8_lossy(line);
+        // Valid UTF-8 (nearly always) is read where it lies; only a bad line is copied.
+        let line = match std::str::from_utf8(line) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(line),
+        };
         let (field, value) = match line.find(':') {
             Some(p) => {
                 let v = &line[p + 1..];
@@ -112,7 +118,10 @@ impl SseParser {
             None => (&line[..], ""),
         };
         match field {
-            "event" => self.event = value.to_string(),
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+            }
             "id" if !value.contains('\0') => self.last_event_id = Some(value.to_string()),
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                 self.retry_ms = value.parse().ok();
@@ -129,10 +138,11 @@ impl SseParser {
     }
 
     fn dispatch(&mut self) -> Option<SseEvent> {
-        let event = std::mem::take(&mut self.event);
         if !self.has_data {
+            self.event.clear();
             return None;
         }
+        let event = std::mem::take(&mut self.event);
         self.has_data = false;
         Some(SseEvent {
             event,
@@ -259,6 +269,18 @@ mod tests {
         let mut p = SseParser::new();
         assert!(p.push(b"data: {\"half").is_empty());
         assert_eq!(p.finish(), None);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_whole_or_split() {
+        let bytes = b"data: a\xffb\xe6\x97\n\ndata: ok\n\n";
+        for split in 0..=bytes.len() {
+            let mut p = SseParser::new();
+            let mut got = p.push(&bytes[..split]);
+            got.extend(p.push(&bytes[split..]));
+            let data: Vec<&str> = got.iter().map(|e| e.data.as_str()).collect();
+            assert_eq!(data, ["a\u{fffd}b\u{fffd}", "ok"], "split at {split}");
+        }
     }
 
     #[test]

@@ -70,12 +70,19 @@ pub fn js_number(x: f64) -> String {
 /// `JSON.stringify(value)` for any serializable value.
 pub fn to_js_string<T: Serialize + ?Sized>(value: &T) -> String {
     let mut buf = Vec::new();
-    let mut ser = Serializer::with_formatter(&mut buf, JsFormatter);
-    if value.serialize(&mut ser).is_err() {
+    if write_js(&mut buf, value).is_err() {
         return String::new();
     }
     // serde_json only writes valid UTF-8.
     String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Appends `JSON.stringify(value)` to `buf`, for lines written piece by piece.
+pub fn write_js<T: Serialize + ?Sized>(
+    buf: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    value.serialize(&mut Serializer::with_formatter(buf, JsFormatter))
 }
 
 /// Deserializes a present field (even `null`) as `Some(..)`, so `null` and absent stay apart

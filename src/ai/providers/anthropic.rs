@@ -3,11 +3,13 @@
 //! grouped into one user turn, budget or adaptive thinking, API-key or OAuth headers) and
 //! translates the SSE stream (`message_start` … `message_stop`) into `AssistantEvent`s.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use super::hot::{or_empty, AnthropicBlockDelta, AnthropicDelta};
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -514,6 +516,30 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
 }
 
 /// State of one streamed content block: its wire index and, for tool calls, the raw JSON.
+/// Applies a `content_block_delta` to the open block it names (`wire` is its `index`).
+fn block_delta(w: &mut StreamWriter, blocks: &mut [OpenBlock], wire: u64, d: &AnthropicDelta) {
+    let Some(b) = blocks.iter_mut().find(|b| b.wire == wire) else {
+        return;
+    };
+    let idx = b.content;
+    // Absent and non-string fields read as "".
+    match (or_empty(&d.kind), w.partial.content.get(idx)) {
+        ("text_delta", Some(Content::Text(_))) => w.text_delta(idx, or_empty(&d.text)),
+        ("thinking_delta", Some(Content::Thinking(_))) => {
+            w.thinking_delta(idx, or_empty(&d.thinking))
+        }
+        ("input_json_delta", Some(Content::ToolCall(_))) => {
+            b.json.push_str(or_empty(&d.partial_json));
+            w.toolcall_delta(idx, or_empty(&d.partial_json));
+        }
+        ("signature_delta", Some(Content::Thinking(t))) => {
+            let sig = t.thinking_signature.clone().unwrap_or_default() + or_empty(&d.signature);
+            set_signature(w, idx, Some(sig));
+        }
+        _ => {}
+    }
+}
+
 struct OpenBlock {
     wire: u64,
     content: usize,
@@ -590,6 +616,16 @@ pub fn parse_stream_with<R: Read>(
         } else {
             ev.event.as_str()
         };
+        if let Ok(hot) = serde_json::from_str::<AnthropicBlockDelta>(&ev.data) {
+            if hot.kind == "content_block_delta" {
+                if !started {
+                    started = true;
+                    w.start();
+                }
+                block_delta(w, &mut blocks, hot.index.unwrap_or(0), &hot.delta);
+                return Ok(true);
+            }
+        }
         let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
             format!(
                 "Could not parse Anthropic SSE event {name}: {e}; data={}",
@@ -662,27 +698,16 @@ pub fn parse_stream_with<R: Read>(
                 });
             }
             "content_block_delta" => {
-                let Some(b) = blocks.iter_mut().find(|b| b.wire == wire) else {
-                    return Ok(true);
-                };
                 let d = &v["delta"];
-                let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
-                let idx = b.content;
-                match (s("type"), w.partial.content.get(idx)) {
-                    ("text_delta", Some(Content::Text(_))) => w.text_delta(idx, s("text")),
-                    ("thinking_delta", Some(Content::Thinking(_))) => {
-                        w.thinking_delta(idx, s("thinking"))
-                    }
-                    ("input_json_delta", Some(Content::ToolCall(_))) => {
-                        b.json.push_str(s("partial_json"));
-                        w.toolcall_delta(idx, s("partial_json"));
-                    }
-                    ("signature_delta", Some(Content::Thinking(t))) => {
-                        let sig = t.thinking_signature.clone().unwrap_or_default() + s("signature");
-                        set_signature(w, idx, Some(sig));
-                    }
-                    _ => {}
-                }
+                let s = |k: &str| d.get(k).and_then(Value::as_str).map(Cow::Borrowed);
+                let delta = AnthropicDelta {
+                    kind: s("type"),
+                    text: s("text"),
+                    thinking: s("thinking"),
+                    partial_json: s("partial_json"),
+                    signature: s("signature"),
+                };
+                block_delta(w, &mut blocks, wire, &delta);
             }
             "content_block_stop" => {
                 if let Some(pos) = blocks.iter().position(|b| b.wire == wire) {

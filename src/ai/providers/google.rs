@@ -18,6 +18,7 @@ use crate::ai::transform::transform_messages;
 use crate::ai::types::*;
 
 use super::anthropic::merge_headers;
+use super::hot::{GoogleChunk, GoogleUsage};
 
 /// Makes generated tool-call ids unique within the process.
 static TOOL_CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -496,6 +497,10 @@ pub fn parse_stream_with<R: Read>(
         if data.is_empty() {
             return Ok(true);
         }
+        if let Ok(hot) = serde_json::from_str::<GoogleChunk>(data) {
+            hot_chunk(w, hot, &mut current, cost);
+            return Ok(true);
+        }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| format!("Could not parse Google SSE chunk: {e}; data={}", clip(data)))?;
         if let Some(err) = chunk.get("error") {
@@ -516,7 +521,12 @@ pub fn parse_stream_with<R: Read>(
             .and_then(|c| c.get("parts"))
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
-            handle_part(w, part, &mut current);
+            let text = Part {
+                text: part.get("text").and_then(Value::as_str),
+                thought: part.get("thought").and_then(Value::as_bool) == Some(true),
+                signature: part.get("thoughtSignature").and_then(Value::as_str),
+            };
+            handle_part(w, text, part.get("functionCall"), &mut current);
         }
         if let Some(reason) = candidate
             .and_then(|c| c.get("finishReason"))
@@ -531,18 +541,14 @@ pub fn parse_stream_with<R: Read>(
         }
         if let Some(u) = chunk.get("usageMetadata") {
             let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let cached = n("cachedContentTokenCount");
-            w.partial.usage = Usage {
-                input: n("promptTokenCount").saturating_sub(cached),
-                output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
-                cache_read: cached,
-                cache_write: 0,
-                reasoning: Some(n("thoughtsTokenCount")),
-                total_tokens: n("totalTokenCount"),
-                cost: Cost::default(),
-                cache_write_1h: None,
+            let counts = GoogleUsage {
+                prompt_token_count: Some(n("promptTokenCount")),
+                candidates_token_count: Some(n("candidatesTokenCount")),
+                thoughts_token_count: Some(n("thoughtsTokenCount")),
+                cached_content_token_count: Some(n("cachedContentTokenCount")),
+                total_token_count: Some(n("totalTokenCount")),
             };
-            w.partial.usage.apply_pricing(cost);
+            set_usage(w, &counts, cost);
         }
         Ok(true)
     })?;
@@ -561,14 +567,56 @@ pub fn parse_stream_with<R: Read>(
     }
 }
 
-fn handle_part(w: &mut StreamWriter, part: &Value, current: &mut Current) {
-    let signature = part
-        .get("thoughtSignature")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(String::from);
-    if let Some(text) = part.get("text").and_then(Value::as_str) {
-        let thinking = part.get("thought").and_then(Value::as_bool) == Some(true);
+/// A chunk of the hot shape: a text or thought part, perhaps usage so far.
+fn hot_chunk(w: &mut StreamWriter, chunk: GoogleChunk, current: &mut Current, cost: &ModelCost) {
+    if w.partial.response_id.is_none() {
+        if let Some(id) = chunk.response_id.filter(|s| !s.is_empty()) {
+            w.partial.response_id = Some(id.into_owned());
+        }
+    }
+    let parts = chunk.candidates.and_then(|[c]| c.content?.parts);
+    if let Some([part]) = &parts {
+        let text = Part {
+            text: part.text.as_deref(),
+            thought: part.thought == Some(true),
+            signature: part.thought_signature.as_deref(),
+        };
+        handle_part(w, text, None, current);
+    }
+    if let Some(usage) = chunk.usage_metadata {
+        set_usage(w, &usage.unwrap_or_default(), cost);
+    }
+}
+
+/// Usage from `usageMetadata`'s counts (absent ones are 0), priced.
+fn set_usage(w: &mut StreamWriter, u: &GoogleUsage, cost: &ModelCost) {
+    let n = |count: Option<u64>| count.unwrap_or(0);
+    let cached = n(u.cached_content_token_count);
+    let thoughts = n(u.thoughts_token_count);
+    w.partial.usage = Usage {
+        input: n(u.prompt_token_count).saturating_sub(cached),
+        output: n(u.candidates_token_count) + thoughts,
+        cache_read: cached,
+        cache_write: 0,
+        reasoning: Some(thoughts),
+        total_tokens: n(u.total_token_count),
+        cost: Cost::default(),
+        cache_write_1h: None,
+    };
+    w.partial.usage.apply_pricing(cost);
+}
+
+/// A part's text fields, as strings where they are strings.
+struct Part<'a> {
+    text: Option<&'a str>,
+    thought: bool,
+    signature: Option<&'a str>,
+}
+
+fn handle_part(w: &mut StreamWriter, part: Part<'_>, call: Option<&Value>, current: &mut Current) {
+    let signature = part.signature.filter(|s| !s.is_empty()).map(String::from);
+    if let Some(text) = part.text {
+        let thinking = part.thought;
         let idx = match *current {
             Some((i, t)) if t == thinking => i,
             other => {
@@ -598,7 +646,7 @@ fn handle_part(w: &mut StreamWriter, part: &Value, current: &mut Current) {
             }
         }
     }
-    if let Some(fc) = part.get("functionCall") {
+    if let Some(fc) = call {
         if let Some((i, _)) = current.take() {
             w.end_block(i);
         }

@@ -11,6 +11,7 @@ use std::io::Read;
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use super::hot::MistralChunk;
 use super::openai_compat as oc;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -442,6 +443,20 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         if data == "[DONE]" {
             saw_done = true;
             return Ok(false);
+        }
+        if let Ok(hot) = serde_json::from_str::<MistralChunk>(data) {
+            if hot.object.as_deref() != Some("error") {
+                if w.partial.response_id.is_none() {
+                    if let Some(id) = hot.id.filter(|s| !s.is_empty()) {
+                        w.partial.response_id = Some(id.into_owned());
+                    }
+                }
+                let [choice] = hot.choices;
+                if let Some(text) = choice.delta.content {
+                    cur.append(w, Kind::Text, &text);
+                }
+                return Ok(true);
+            }
         }
         let chunk = oc::parse_chunk(data)?;
         if let Some(msg) = chunk_error(&chunk) {

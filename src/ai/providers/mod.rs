@@ -6,6 +6,7 @@ pub mod azure_openai_responses;
 pub mod bedrock;
 pub mod cloud;
 pub mod google;
+pub mod hot;
 pub mod mistral;
 pub mod openai_codex_responses;
 pub mod openai_compat;

@@ -3,12 +3,12 @@
 //! resolved `Compat` flags); `parse_stream` turns `chat.completion.chunk` SSE data into
 //! assistant events: one text block, one thinking block, tool calls by stream index.
 
-use std::collections::HashMap;
 use std::io::Read;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use super::hot::ChatChunk as HotChunk;
 use super::openai_compat::{self as oc, Compat, ThinkingFormat};
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -528,17 +528,171 @@ pub fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
 
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
 
+/// What a stream has opened so far: its one text and one thinking block, and its tool calls by
+/// stream index and by id (a handful each, so a list beats hashing on every fragment).
+#[derive(Default)]
+struct Blocks {
+    started: bool,
+    text: Option<usize>,
+    thinking: Option<usize>,
+    by_stream_index: Vec<(i64, usize)>,
+    by_id: Vec<(String, usize)>,
+}
+
+impl Blocks {
+    /// The chunk's response id and model (kept from the first that has them), then `start`.
+    fn meta(&mut self, w: &mut StreamWriter, id: Option<&str>, model: Option<&str>) {
+        if w.partial.response_id.is_none() {
+            if let Some(id) = id.filter(|s| !s.is_empty()) {
+                w.partial.response_id = Some(id.to_string());
+            }
+        }
+        if let Some(m) = model {
+            if !m.is_empty() && m != w.partial.model && w.partial.response_model.is_none() {
+                w.partial.response_model = Some(m.to_string());
+            }
+        }
+        if !self.started {
+            self.started = true;
+            w.start();
+        }
+    }
+
+    fn text(&mut self, w: &mut StreamWriter, text: Option<&str>) {
+        if let Some(text) = text.filter(|s| !s.is_empty()) {
+            let i = *self.text.get_or_insert_with(|| w.text_start());
+            w.text_delta(i, text);
+        }
+    }
+
+    /// The first of the reasoning fields (`REASONING_FIELDS` order) holding text.
+    fn reasoning<'s>(
+        &mut self,
+        w: &mut StreamWriter,
+        fields: impl IntoIterator<Item = (&'static str, Option<&'s str>)>,
+    ) {
+        let found = fields
+            .into_iter()
+            .find_map(|(f, s)| s.filter(|s| !s.is_empty()).map(|s| (f, s)));
+        let Some((field, text)) = found else {
+            return;
+        };
+        let i = match self.thinking {
+            Some(i) => i,
+            None => {
+                let i = w.thinking_start();
+                if let Some(Content::Thinking(t)) = w.partial.content.get_mut(i) {
+                    t.thinking_signature = Some(field.to_string());
+                }
+                self.thinking = Some(i);
+                i
+            }
+        };
+        w.thinking_delta(i, text);
+    }
+
+    fn tool_call(&mut self, w: &mut StreamWriter, call: ToolCallPart<'_>) {
+        let ToolCallPart {
+            index: stream_index,
+            id,
+            name,
+            arguments,
+        } = call;
+        let id = id.filter(|s| !s.is_empty());
+        let name = name.filter(|s| !s.is_empty());
+        let by_index = stream_index
+            .and_then(|si| self.by_stream_index.iter().find(|(s, _)| *s == si))
+            .map(|(_, idx)| *idx);
+        let existing = by_index.or_else(|| {
+            let id = id?;
+            self.by_id
+                .iter()
+                .find(|(s, _)| s == id)
+                .map(|(_, idx)| *idx)
+        });
+        let idx = match existing {
+            Some(i) => i,
+            None => w.toolcall_start(id.unwrap_or(""), name.unwrap_or("")),
+        };
+        if let Some(si) = stream_index {
+            if !self.by_stream_index.iter().any(|(s, _)| *s == si) {
+                self.by_stream_index.push((si, idx));
+            }
+        }
+        if let Some(id) = id {
+            match self.by_id.iter_mut().find(|(s, _)| s == id) {
+                Some(entry) => entry.1 = idx,
+                None => self.by_id.push((id.to_string(), idx)),
+            }
+        }
+        if let Some(Content::ToolCall(block)) = w.partial.content.get_mut(idx) {
+            if block.id.is_empty() {
+                if let Some(id) = id {
+                    block.id = id.to_string();
+                }
+            }
+            if block.name.is_empty() {
+                if let Some(n) = name {
+                    block.name = n.to_string();
+                }
+            }
+        }
+        w.toolcall_delta(idx, arguments.unwrap_or(""));
+    }
+}
+
+/// One entry of a delta's `tool_calls`, its fields read as strings where they are strings.
+struct ToolCallPart<'a> {
+    index: Option<i64>,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    arguments: Option<&'a str>,
+}
+
+/// Handles `data` if it is a [`HotChunk`]; false if it is not (nothing was done then).
+fn hot_chunk(data: &str, blocks: &mut Blocks, w: &mut StreamWriter) -> bool {
+    let Ok(HotChunk {
+        id,
+        model,
+        choices: [choice],
+        ..
+    }) = serde_json::from_str::<HotChunk>(data)
+    else {
+        return false;
+    };
+    blocks.meta(w, id.as_deref(), model.as_deref());
+    let d = choice.delta;
+    blocks.text(w, d.content.as_deref());
+    blocks.reasoning(
+        w,
+        [
+            (REASONING_FIELDS[0], d.reasoning_content.as_deref()),
+            (REASONING_FIELDS[1], d.reasoning.as_deref()),
+            (REASONING_FIELDS[2], d.reasoning_text.as_deref()),
+        ],
+    );
+    if let Some([call]) = &d.tool_calls {
+        let function = call.function.as_ref();
+        blocks.tool_call(
+            w,
+            ToolCallPart {
+                index: call.index,
+                id: call.id.as_deref(),
+                name: function.and_then(|f| f.name.as_deref()),
+                arguments: function.and_then(|f| f.arguments.as_deref()),
+            },
+        );
+    }
+    true
+}
+
 /// Translates a Chat Completions SSE body into events on `w`. Usage is set on `w.partial`
 /// without pricing (the caller applies the model's prices).
 pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
     // `start` waits for the first chunk, so `message_start` carries its response id and model
     // as pi's does (pi reads the first chunk before its listeners see `start`).
-    let mut started = false;
     let abort = w.abort.clone();
-    let mut text_idx: Option<usize> = None;
-    let mut thinking_idx: Option<usize> = None;
-    let mut by_stream_index: HashMap<i64, usize> = HashMap::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut blocks = Blocks::default();
     let mut saw_done = false;
     let mut saw_finish = false;
     let mut error_message: Option<String> = None;
@@ -552,6 +706,9 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
             saw_done = true;
             return Ok(false);
         }
+        if hot_chunk(data, &mut blocks, w) {
+            return Ok(true);
+        }
         let chunk = oc::parse_chunk(data)?;
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(oc::error_message(err));
@@ -559,24 +716,8 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         if !chunk.is_object() {
             return Ok(true);
         }
-        if w.partial.response_id.is_none() {
-            if let Some(id) = chunk
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                w.partial.response_id = Some(id.to_string());
-            }
-        }
-        if let Some(m) = chunk.get("model").and_then(Value::as_str) {
-            if !m.is_empty() && m != w.partial.model && w.partial.response_model.is_none() {
-                w.partial.response_model = Some(m.to_string());
-            }
-        }
-        if !started {
-            started = true;
-            w.start();
-        }
+        let str_of = |key: &str| chunk.get(key).and_then(Value::as_str);
+        blocks.meta(w, str_of("id"), str_of("model"));
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
             w.partial.usage = parse_usage(u);
@@ -607,76 +748,22 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
             return Ok(true);
         };
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            let i = *text_idx.get_or_insert_with(|| w.text_start());
-            w.text_delta(i, text);
-        }
-        let reasoning = REASONING_FIELDS.iter().find_map(|f| {
-            delta
-                .get(*f)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(|s| (*f, s))
-        });
-        if let Some((field, text)) = reasoning {
-            let i = match thinking_idx {
-                Some(i) => i,
-                None => {
-                    let i = w.thinking_start();
-                    if let Some(Content::Thinking(t)) = w.partial.content.get_mut(i) {
-                        t.thinking_signature = Some(field.to_string());
-                    }
-                    thinking_idx = Some(i);
-                    i
-                }
-            };
-            w.thinking_delta(i, text);
-        }
+        let str_at = |key: &str| delta.get(key).and_then(Value::as_str);
+        blocks.text(w, str_at("content"));
+        blocks.reasoning(w, REASONING_FIELDS.map(|f| (f, str_at(f))));
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for tc in calls {
-                let stream_index = tc.get("index").and_then(Value::as_i64);
-                let id = tc
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
                 let func = tc.get("function");
-                let name = func
-                    .and_then(|f| f.get("name"))
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
-                let existing = stream_index
-                    .and_then(|si| by_stream_index.get(&si).copied())
-                    .or_else(|| id.and_then(|id| by_id.get(id).copied()));
-                let idx = match existing {
-                    Some(i) => i,
-                    None => w.toolcall_start(id.unwrap_or(""), name.unwrap_or("")),
-                };
-                if let Some(si) = stream_index {
-                    by_stream_index.entry(si).or_insert(idx);
-                }
-                if let Some(id) = id {
-                    by_id.insert(id.to_string(), idx);
-                }
-                if let Some(Content::ToolCall(block)) = w.partial.content.get_mut(idx) {
-                    if block.id.is_empty() {
-                        if let Some(id) = id {
-                            block.id = id.to_string();
-                        }
-                    }
-                    if block.name.is_empty() {
-                        if let Some(n) = name {
-                            block.name = n.to_string();
-                        }
-                    }
-                }
-                let args = func
-                    .and_then(|f| f.get("arguments"))
-                    .and_then(Value::as_str);
-                w.toolcall_delta(idx, args.unwrap_or(""));
+                let func_str = |key: &str| func.and_then(|f| f.get(key)).and_then(Value::as_str);
+                blocks.tool_call(
+                    w,
+                    ToolCallPart {
+                        index: tc.get("index").and_then(Value::as_i64),
+                        id: tc.get("id").and_then(Value::as_str),
+                        name: func_str("name"),
+                        arguments: func_str("arguments"),
+                    },
+                );
             }
         }
         if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
@@ -704,7 +791,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         }
         Ok(true)
     });
-    if !started {
+    if !blocks.started {
         w.start();
     }
     read?;

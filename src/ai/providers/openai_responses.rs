@@ -9,6 +9,7 @@ use std::io::Read;
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use super::hot::{or_empty, ResponsesDelta};
 use super::openai_compat as oc;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::provider_retry::{self, Rules};
@@ -361,6 +362,61 @@ fn kind(v: &Value) -> &str {
     v.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
+/// The events that add text to the current item (a summary part's end adds its separator).
+const DELTA_KINDS: [&str; 6] = [
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_text.delta",
+    "response.output_text.delta",
+    "response.refusal.delta",
+    "response.function_call_arguments.delta",
+];
+
+/// Applies a [`DELTA_KINDS`] event whose `delta` is `d` to the item being streamed.
+fn apply_delta(w: &mut StreamWriter, cur: &mut Option<Current>, ty: &str, d: &str) {
+    match ty {
+        "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
+            let delta = if ty.ends_with(".delta") { d } else { "\n\n" };
+            if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "reasoning") {
+                if append_last(&mut c.item, "summary", "text", delta) {
+                    w.thinking_delta(c.block, delta);
+                }
+            }
+        }
+        "response.reasoning_text.delta" => {
+            if let Some(c) = cur.as_ref().filter(|c| kind(&c.item) == "reasoning") {
+                w.thinking_delta(c.block, d);
+            }
+        }
+        "response.output_text.delta" | "response.refusal.delta" => {
+            let (want, field) = if ty == "response.output_text.delta" {
+                ("output_text", "text")
+            } else {
+                ("refusal", "refusal")
+            };
+            if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "message") {
+                let last = c
+                    .item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .and_then(|a| a.last());
+                if last.map(kind) == Some(want) {
+                    append_last(&mut c.item, "content", field, d);
+                    w.text_delta(c.block, d);
+                }
+            }
+        }
+        "response.function_call_arguments.delta" => {
+            if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
+                c.args.push_str(d);
+                // Parsed once, at `.done` (parsing every fragment is quadratic).
+                w.toolcall_delta(c.block, d);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Translates a Responses SSE body into events on `w`. Usage is set on `w.partial` without
 /// pricing (the caller applies the model's prices).
 pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
@@ -383,6 +439,13 @@ pub(crate) fn parse_stream_mapped<R: Read>(
         let data = ev.data.trim();
         if data.is_empty() || data.starts_with("[DONE]") {
             return Ok(true);
+        }
+        // Deltas are read into borrowed fields (`map` leaves them as they are).
+        if let Ok(hot) = serde_json::from_str::<ResponsesDelta>(data) {
+            if DELTA_KINDS.contains(&&*hot.kind) {
+                apply_delta(w, &mut cur, &hot.kind, or_empty(&hot.delta));
+                return Ok(true);
+            }
         }
         let e = map(oc::parse_chunk(data)?)?;
         if let Some(err) = e.get("error").filter(|v| v.is_object()) {
@@ -429,27 +492,6 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                     push_part(&mut c.item, "summary", part);
                 }
             }
-            "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
-                let delta = if ty.ends_with(".delta") {
-                    e.get("delta")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string()
-                } else {
-                    "\n\n".to_string()
-                };
-                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "reasoning") {
-                    if append_last(&mut c.item, "summary", "text", &delta) {
-                        w.thinking_delta(c.block, &delta);
-                    }
-                }
-            }
-            "response.reasoning_text.delta" => {
-                if let Some(c) = cur.as_ref().filter(|c| kind(&c.item) == "reasoning") {
-                    let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
-                    w.thinking_delta(c.block, d);
-                }
-            }
             "response.content_part.added" => {
                 if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "message") {
                     let part = e.get("part").cloned().unwrap_or(Value::Null);
@@ -458,33 +500,9 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                     }
                 }
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                let (want, field) = if ty == "response.output_text.delta" {
-                    ("output_text", "text")
-                } else {
-                    ("refusal", "refusal")
-                };
-                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "message") {
-                    let last_kind = c
-                        .item
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .and_then(|a| a.last())
-                        .map(|p| kind(p).to_string());
-                    if last_kind.as_deref() == Some(want) {
-                        let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
-                        append_last(&mut c.item, "content", field, d);
-                        w.text_delta(c.block, d);
-                    }
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
-                    let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
-                    c.args.push_str(d);
-                    // Parsed once, at `.done` (parsing every fragment is quadratic).
-                    w.toolcall_delta(c.block, d);
-                }
+            t if DELTA_KINDS.contains(&t) => {
+                let d = e.get("delta").and_then(Value::as_str).unwrap_or("");
+                apply_delta(w, &mut cur, t, d);
             }
             "response.function_call_arguments.done" => {
                 if let Some(c) = cur.as_mut().filter(|c| kind(&c.item) == "function_call") {
@@ -608,13 +626,19 @@ fn append_last(item: &mut Value, key: &str, field: &str, delta: &str) -> bool {
     else {
         return false;
     };
-    let mut s = last
-        .get(field)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    s.push_str(delta);
-    last[field] = json!(s);
+    if last.is_null() {
+        *last = json!({});
+    }
+    let Some(part) = last.as_object_mut() else {
+        return false;
+    };
+    // In place: copying the text so far on every delta would make a reply quadratic.
+    match part.get_mut(field) {
+        Some(Value::String(s)) => s.push_str(delta),
+        _ => {
+            part.insert(field.into(), delta.into());
+        }
+    }
     true
 }
 

@@ -17,6 +17,7 @@ use crossbeam_channel::Receiver;
 use serde_json::Value;
 
 use super::cloud::{amz_date, now_secs, process_env, SharedEnv};
+use super::hot::BedrockBlockDelta;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::types::*;
@@ -162,6 +163,61 @@ pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), 
     }
 }
 
+fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// A `contentBlockDelta`'s `delta`, its fields as strings where they are strings.
+struct BlockDelta<'a> {
+    text: Option<&'a str>,
+    /// `toolUse` (when present): its `input`.
+    tool_input: Option<Option<&'a str>>,
+    /// `reasoningContent` (when present): its `text` and `signature`.
+    reasoning: Option<(Option<&'a str>, Option<&'a str>)>,
+}
+
+/// Applies a `contentBlockDelta` to the block open at `index` (text and reasoning blocks have
+/// no start event; their first delta opens them).
+fn block_delta(w: &mut StreamWriter, blocks: &mut Blocks, index: u64, d: BlockDelta<'_>) {
+    let open = |blocks: &Blocks| blocks.iter().find(|(b, _)| *b == index).map(|(_, c)| *c);
+    if let Some(text) = d.text {
+        let i = match open(blocks) {
+            Some(i) => i,
+            None => {
+                let i = w.text_start();
+                blocks.push((index, i));
+                i
+            }
+        };
+        if matches!(w.partial.content.get(i), Some(Content::Text(_))) {
+            w.text_delta(i, text);
+        }
+    } else if let Some(input) = d.tool_input {
+        if let Some(i) = open(blocks) {
+            w.toolcall_delta(i, input.unwrap_or(""));
+        }
+    } else if let Some((text, sig)) = d.reasoning {
+        let i = match open(blocks) {
+            Some(i) => i,
+            None => {
+                let i = w.thinking_start();
+                blocks.push((index, i));
+                i
+            }
+        };
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
+            w.thinking_delta(i, text);
+        }
+        if let Some(sig) = sig {
+            if let Some(Content::Thinking(t)) = w.partial.content.get_mut(i) {
+                t.thinking_signature
+                    .get_or_insert_with(String::new)
+                    .push_str(sig);
+            }
+        }
+    }
+}
+
 fn handle_message(
     msg: &Frame,
     w: &mut StreamWriter,
@@ -181,13 +237,29 @@ fn handle_message(
         _ => {}
     }
     let event = msg.header(":event-type").unwrap_or("");
+    if event == "contentBlockDelta" {
+        if let Ok(hot) = serde_json::from_slice::<BedrockBlockDelta>(&msg.payload) {
+            if let Some(d) = &hot.delta {
+                let reasoning = d.reasoning_content.as_ref().map(|r| match r {
+                    Some(r) => (r.text.as_deref(), r.signature.as_deref()),
+                    None => (None, None),
+                });
+                let view = BlockDelta {
+                    text: d.text.as_deref(),
+                    tool_input: d.tool_use.as_ref().map(|t| t.as_ref()?.input.as_deref()),
+                    reasoning,
+                };
+                block_delta(w, blocks, hot.content_block_index.unwrap_or(0), view);
+            }
+            return Ok(());
+        }
+    }
     let data: Value = serde_json::from_slice(&msg.payload)
         .map_err(|e| format!("Could not parse Bedrock {event} event: {e}"))?;
     let index = data
         .get("contentBlockIndex")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    let open = |blocks: &Blocks| blocks.iter().find(|(b, _)| *b == index).map(|(_, c)| *c);
     match event {
         "messageStart" => {
             let role = data
@@ -211,48 +283,14 @@ fn handle_message(
         }
         "contentBlockDelta" => {
             let delta = data.get("delta").unwrap_or(&Value::Null);
-            if let Some(text) = delta.get("text").and_then(Value::as_str) {
-                // Text blocks have no start event; the first delta opens one.
-                let i = match open(blocks) {
-                    Some(i) => i,
-                    None => {
-                        let i = w.text_start();
-                        blocks.push((index, i));
-                        i
-                    }
-                };
-                if matches!(w.partial.content.get(i), Some(Content::Text(_))) {
-                    w.text_delta(i, text);
-                }
-            } else if let Some(tool) = delta.get("toolUse") {
-                if let Some(i) = open(blocks) {
-                    let input = tool.get("input").and_then(Value::as_str).unwrap_or("");
-                    w.toolcall_delta(i, input);
-                }
-            } else if let Some(r) = delta.get("reasoningContent") {
-                let i = match open(blocks) {
-                    Some(i) => i,
-                    None => {
-                        let i = w.thinking_start();
-                        blocks.push((index, i));
-                        i
-                    }
-                };
-                if let Some(text) = r
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
-                    w.thinking_delta(i, text);
-                }
-                if let Some(sig) = r.get("signature").and_then(Value::as_str) {
-                    if let Some(Content::Thinking(t)) = w.partial.content.get_mut(i) {
-                        t.thinking_signature
-                            .get_or_insert_with(String::new)
-                            .push_str(sig);
-                    }
-                }
-            }
+            let view = BlockDelta {
+                text: text(delta, "text"),
+                tool_input: delta.get("toolUse").map(|t| text(t, "input")),
+                reasoning: delta
+                    .get("reasoningContent")
+                    .map(|r| (text(r, "text"), text(r, "signature"))),
+            };
+            block_delta(w, blocks, index, view);
         }
         "contentBlockStop" => {
             if let Some(pos) = blocks.iter().position(|(b, _)| *b == index) {

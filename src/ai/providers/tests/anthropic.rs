@@ -526,3 +526,24 @@ fn one_hour_cache_writes_are_read_and_priced_at_twice_the_input_rate() {
     let line = serde_json::to_string(&Usage::default()).unwrap();
     assert!(!line.contains("cacheWrite1h"), "{line}");
 }
+
+#[test]
+fn hot_block_deltas_read_as_the_full_reading_does() {
+    // A duplicate `type` (the last one counts) makes the hot shape refuse an event the full
+    // reading takes as before.
+    let m = model();
+    for name in ["text.sse", "thinking.sse", "tool_call.sse"] {
+        let hot = String::from_utf8(fixture("anthropic", name)).unwrap();
+        let cold = hot.replace(
+            "{\"type\":\"content_block_delta\",",
+            "{\"type\":\"x\",\"type\":\"content_block_delta\",",
+        );
+        // (`message_delta` reads as the shape too; the parser checks the type.)
+        let refused =
+            hot_lines::<AnthropicBlockDelta>(&hot) - hot_lines::<AnthropicBlockDelta>(&cold);
+        assert!(refused >= 2, "{name}");
+        assert_same_reading(hot.as_bytes(), cold.as_bytes(), &m, |r, w| {
+            parse_stream_with(r, w, &m.cost, None)
+        });
+    }
+}

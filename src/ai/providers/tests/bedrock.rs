@@ -582,3 +582,93 @@ fn missing_credentials_fail_before_any_request() {
         [format!("error error {}", credentials::MISSING_CREDENTIALS)]
     );
 }
+
+#[test]
+fn hot_block_deltas_read_as_the_full_reading_does() {
+    let events = [
+        ("messageStart", r#"{"role":"assistant"}"#),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"why\u00e9"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"c2"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"reasoningContent":null}}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"text":"a \"b\"\n","p":"xyz"}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"text":null,"toolUse":{"input":"x"}}}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":1}"#),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"read"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"path\":"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":2,"delta":{"toolUse":null}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"\"a\"}"}}}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":2}"#),
+        ("messageStop", r#"{"stopReason":"tool_use"}"#),
+    ];
+    let stream = |cold: bool| -> Vec<u8> {
+        events
+            .iter()
+            .flat_map(|(t, payload)| {
+                // A duplicate `contentBlockIndex` (the last one counts) refuses the hot shape.
+                let payload = match cold {
+                    true => payload.replacen(
+                        "{\"contentBlockIndex\":",
+                        "{\"contentBlockIndex\":9,\"contentBlockIndex\":",
+                        1,
+                    ),
+                    false => payload.to_string(),
+                };
+                encode_event(t, &payload)
+            })
+            .collect()
+    };
+    let hot_shapes = events
+        .iter()
+        .filter(|(t, p)| {
+            *t == "contentBlockDelta" && serde_json::from_str::<BedrockBlockDelta>(p).is_ok()
+        })
+        .count();
+    assert_eq!(hot_shapes, 8);
+    assert!(serde_json::from_str::<BedrockBlockDelta>(
+        r#"{"contentBlockIndex":9,"contentBlockIndex":0}"#
+    )
+    .is_err());
+    let (hot, cold) = (stream(false), stream(true));
+    for sizes in [&[usize::MAX][..], &[1, 7]] {
+        let (a, b) = (run(&hot, sizes), run(&cold, sizes));
+        assert_eq!(summary(&a), summary(&b));
+        assert_eq!(untimed(final_message(&a)), untimed(final_message(&b)));
+        let trace = summary(&a);
+        assert!(
+            trace.contains(&"thinking_delta 0 why\u{e9}".to_string()),
+            "{trace:?}"
+        );
+        assert!(
+            trace.contains(&"toolcall_end 2 t1 read {\"path\":\"a\"}".to_string()),
+            "{trace:?}"
+        );
+    }
+}

@@ -468,3 +468,36 @@ fn model_name_patterns() {
     assert!(is_valid_signature("dGV4dC1zaWc="));
     assert!(!is_valid_signature("not base64!"));
 }
+
+#[test]
+fn hot_chunks_read_as_the_full_reading_does() {
+    let chunks = [
+        r#"{"candidates":[{"content":{"parts":[{"text":"why\u00e9","thought":true,"thoughtSignature":"s1"}],"role":"model"},"index":0}],"responseId":"r1"}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":" so","thought":true}]}}],"usageMetadata":null}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":"Hi \"x\"\n","thoughtSignature":""}]}}],"usageMetadata":{"promptTokenCount":3}}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":"!","thought":false}]}}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":5,"thoughtsTokenCount":2,"cachedContentTokenCount":10,"totalTokenCount":37}}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}"#,
+    ];
+    let hot: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    let cold = hot.replace("{\"candidates\":", "{\"candidates\":null,\"candidates\":");
+    assert_eq!(hot_lines::<GoogleChunk>(&hot), chunks.len() - 1);
+    assert_eq!(hot_lines::<GoogleChunk>(&cold), 0);
+    let m = model();
+    assert_same_reading(hot.as_bytes(), cold.as_bytes(), &m, |r, w| {
+        parse_stream_with(r, w, &m.cost)
+    });
+    let events = run_parser(hot.as_bytes(), &[usize::MAX], &m, |r, w| {
+        parse_stream_with(r, w, &m.cost)
+    });
+    let message = final_message(&events);
+    assert_eq!(message.usage.input, 20);
+    assert!(summary(&events).contains(&"thinking_end 0 why\u{e9} so".to_string()));
+    // (Not tool_call.sse: its generated call ids differ per run.)
+    for name in ["text.sse", "thinking.sse"] {
+        let hot = String::from_utf8(fixture("google", name)).unwrap();
+        let cold = hot.replace("{\"candidates\":", "{\"candidates\":null,\"candidates\":");
+        assert_same_reading(hot.as_bytes(), cold.as_bytes(), &m, |r, w| {
+            parse_stream_with(r, w, &m.cost)
+        });
+    }
+}

@@ -364,3 +364,28 @@ fn streams_over_http_and_reports_status_errors() {
     }
     server.join().unwrap();
 }
+
+#[test]
+fn hot_text_chunks_read_as_the_full_reading_does() {
+    for name in ["text.sse", "thinking.sse", "tool_call.sse", "length.sse"] {
+        let hot = String::from_utf8(fixture(name)).unwrap();
+        // A duplicate `id` (the last one counts) makes the hot shape refuse every chunk.
+        let cold = hot.replace("{\"id\":", "{\"id\":null,\"id\":");
+        let count = |s: &str| {
+            s.lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter(|d| serde_json::from_str::<MistralChunk>(d).is_ok())
+                .count()
+        };
+        assert!(count(&hot) >= 1, "{name}");
+        assert_eq!(count(&cold), 0, "{name}");
+        let (a, b) = (
+            run_all_chunkings(hot.as_bytes(), &model(), parse_stream),
+            run_all_chunkings(cold.as_bytes(), &model(), parse_stream),
+        );
+        assert_eq!(a.trace, b.trace, "{name}");
+        let mut m = b.message.clone();
+        m.timestamp = a.message.timestamp;
+        assert_eq!(m, a.message, "{name}");
+    }
+}

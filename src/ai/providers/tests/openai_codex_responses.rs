@@ -221,3 +221,19 @@ fn one_request_end_to_end() {
         .iter()
         .any(|l| l.eq_ignore_ascii_case("chatgpt-account-id: acct-1")));
 }
+
+#[test]
+fn hot_deltas_read_as_the_full_reading_does() {
+    let hot = String::from_utf8(fixture("tool_call.sse")).unwrap();
+    let cold = hot.replace("{\"type\":", "{\"type\":\"x\",\"type\":");
+    let m = model();
+    let (a, b) = (
+        run_all_chunkings(hot.as_bytes(), &m, parse),
+        run_all_chunkings(cold.as_bytes(), &m, parse),
+    );
+    assert_eq!(a.trace, b.trace);
+    let mut message = b.message.clone();
+    message.timestamp = a.message.timestamp;
+    assert_eq!(message, a.message);
+    assert!(a.trace.iter().any(|l| l.contains("_delta")));
+}

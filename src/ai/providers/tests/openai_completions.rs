@@ -441,3 +441,82 @@ fn replayed_thinking_goes_back_only_under_a_reasoning_field() {
     assert!(m.get("sig").is_none(), "{m}");
     assert_eq!(m["content"], "visible");
 }
+
+/// `data`'s chunks, each made to miss the hot path in a way the full reading ignores.
+fn cold_copy(data: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(data)
+        .replace("\"delta\":{}", "\"delta\":{\"reasoning_details\":[]}")
+        .replace("\"delta\":{\"", "\"delta\":{\"reasoning_details\":[],\"")
+        .into_bytes()
+}
+
+fn hot_chunks(data: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(data);
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| serde_json::from_str::<HotChunk>(d).is_ok())
+        .count()
+}
+
+#[test]
+fn hot_chunks_read_as_the_full_reading_does() {
+    let model = test_model("openai-completions");
+    for name in [
+        "text.sse",
+        "reasoning.sse",
+        "tool_call.sse",
+        "content_filter.sse",
+    ] {
+        let hot = fixture(name);
+        let cold = cold_copy(&hot);
+        assert!(hot_chunks(&hot) >= 2, "{name} takes the hot path");
+        assert_eq!(hot_chunks(&cold), 0, "{name} copy misses it");
+        let (a, b) = (
+            run_all_chunkings(&hot, &model, parse_stream),
+            run_all_chunkings(&cold, &model, parse_stream),
+        );
+        assert_eq!(a.trace, b.trace, "{name}");
+        let mut m = b.message.clone();
+        m.timestamp = a.message.timestamp;
+        assert_eq!(m, a.message, "{name}");
+    }
+    // Escaped strings, several tool calls by index and id, each reasoning field.
+    let chunks = [
+        r#"{"id":"r1","model":"m2","choices":[{"delta":{"content":"a\"\u00e9\n"}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning":"","reasoning_text":"why"}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"read","arguments":"{\"p"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"ls"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{"arguments":"\":1}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ];
+    let hot: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    let hot = format!("{hot}data: [DONE]\n\n").into_bytes();
+    let cold = cold_copy(&hot);
+    assert_eq!(hot_chunks(&hot), chunks.len() - 1);
+    let (a, b) = (
+        run_all_chunkings(&hot, &model, parse_stream),
+        run_all_chunkings(&cold, &model, parse_stream),
+    );
+    assert_eq!(a.trace, b.trace);
+    assert!(
+        a.trace.contains(&"text_delta 0 a\"é\n".to_string()),
+        "{:?}",
+        a.trace
+    );
+    assert!(
+        a.trace
+            .contains(&"toolcall_end 2 c1 read {\"p\":1}".to_string()),
+        "{:?}",
+        a.trace
+    );
+    assert!(
+        a.trace.contains(&"toolcall_end 3 c2 ls {}".to_string()),
+        "{:?}",
+        a.trace
+    );
+    let mut m = b.message.clone();
+    m.timestamp = a.message.timestamp;
+    assert_eq!(m, a.message);
+    assert_eq!(a.message.response_id.as_deref(), Some("r1"));
+}

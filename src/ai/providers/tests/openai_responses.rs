@@ -271,3 +271,40 @@ fn foreign_ids_are_normalized_for_openai() {
     // A foreign text block has no signature: ids fall back to msg_<index>.
     assert_eq!(body["input"][2]["id"], "msg_1");
 }
+
+/// `stream` with every event's `type` doubled (the last one counts), which the hot shape
+/// refuses and the full reading takes as before.
+fn cold_copy(stream: &str) -> String {
+    stream.replace("{\"type\":", "{\"type\":\"x\",\"type\":")
+}
+
+#[test]
+fn hot_deltas_read_as_the_full_reading_does() {
+    let model = test_model("openai-responses");
+    for name in [
+        "text.sse",
+        "reasoning.sse",
+        "tool_call.sse",
+        "incomplete.sse",
+    ] {
+        let hot = String::from_utf8(fixture(name)).unwrap();
+        let cold = cold_copy(&hot);
+        let count = |s: &str| {
+            s.lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter_map(|d| serde_json::from_str::<ResponsesDelta>(d).ok())
+                .filter(|e| DELTA_KINDS.contains(&&*e.kind))
+                .count()
+        };
+        assert!(count(&hot) >= 2, "{name}");
+        assert_eq!(count(&cold), 0, "{name}");
+        let (a, b) = (
+            run_all_chunkings(hot.as_bytes(), &model, parse_stream),
+            run_all_chunkings(cold.as_bytes(), &model, parse_stream),
+        );
+        assert_eq!(a.trace, b.trace, "{name}");
+        let mut m = b.message.clone();
+        m.timestamp = a.message.timestamp;
+        assert_eq!(m, a.message, "{name}");
+    }
+}

@@ -134,6 +134,32 @@ pub fn untimed(mut m: AssistantMessage) -> AssistantMessage {
     m
 }
 
+/// Checks a stream read through the providers' hot shapes (`hot`) gives the events and message
+/// of the same stream made to miss them (`cold`, read as `Value`s), at several chunkings.
+pub fn assert_same_reading(
+    hot: &[u8],
+    cold: &[u8],
+    model: &Model,
+    parse: impl Fn(Chunked<'_>, &mut StreamWriter) -> Result<(), String>,
+) {
+    assert_ne!(hot, cold, "the cold copy must differ");
+    for sizes in [&[usize::MAX][..], &[1, 7]] {
+        let a = run_parser(hot, sizes, model, &parse);
+        let b = run_parser(cold, sizes, model, &parse);
+        assert_eq!(summary(&a), summary(&b));
+        assert_eq!(untimed(final_message(&a)), untimed(final_message(&b)));
+    }
+}
+
+/// How many `data:` lines of `stream` read as the hot shape `T`.
+pub fn hot_lines<'a, T: serde::Deserialize<'a>>(stream: &'a str) -> usize {
+    stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| serde_json::from_str::<T>(d).is_ok())
+        .count()
+}
+
 pub fn tool_result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: id.into(),
