@@ -284,13 +284,14 @@ def rpc_session(cmd, prompts, idle_event):
     return wall, (usage.ru_utime + usage.ru_stime) * 1000
 
 def rpc_stream_costs(cmd, n, idle_event):
-    """Streaming cost per event against the length of the reply: the same 10,000 one-character
-    deltas as ten prompts of 1,000 and as one prompt of 10,000, each in one RPC process, plus
-    the same prompts with a one-delta reply (keys 10 and 1: the process and per-prompt cost
-    to subtract), all interleaved `n` times. {1000, 10000, 10, 1: (median wall ms, median CPU
-    ms of pi)}; None on failure."""
-    shapes = {1000: ["BENCH_STREAM 1000"] * 10, 10000: ["BENCH_STREAM 10000"],
-              10: ["BENCH_STREAM 1"] * 10, 1: ["BENCH_STREAM 1"]}
+    """Streaming cost per event against the length of the reply: the same 100,000 one-character
+    deltas as a hundred prompts of 1,000 and as ten prompts of 10,000, each in one RPC
+    process, plus the same prompts with a one-delta reply (keys 100 and 10: the process and
+    per-prompt cost to subtract), all interleaved `n` times. 100,000 deltas (~0.5 s of CPU)
+    keep the kernel's CPU accounting granularity (a few ms) small against what is compared.
+    {1000, 10000, 100, 10: (median wall ms, median CPU ms of pi)}; None on failure."""
+    shapes = {1000: ["BENCH_STREAM 1000"] * 100, 10000: ["BENCH_STREAM 10000"] * 10,
+              100: ["BENCH_STREAM 1"] * 100, 10: ["BENCH_STREAM 1"] * 10}
     walls = {k: [] for k in shapes}
     cpus = {k: [] for k in shapes}
     for _ in range(n):
@@ -857,26 +858,27 @@ for name, base in impls:
     rpc = base + ["--mode", "rpc", "--no-session", "--model", "mock/mock-model"]
     st = wall_with_stdin(rpc, b'{"id":"1","type":"get_state"}\n', runs)
     rows["rpc_state"].append(f"{st:.1f} ms" if st else "failed")
-    # Per-event cost of a streamed reply against its length: 10,000 deltas as ten 1,000-delta
-    # replies and as one 10,000-delta reply, one process each. Flat means a delta costs the same
+    # Per-event cost of a streamed reply against its length: 100,000 deltas as a hundred
+    # 1,000-delta replies and as ten 10,000-delta replies, one process each. Flat means a delta costs the same
     # late in a long reply as early in a short one (no per-delta copy of the message so far).
     # Today's pi says `agent_settled` once it takes the next prompt; 0.73.1 ends with agent_end.
     idle = "agent_settled" if name == "pi (rust)" else "agent_end"
-    # Each round is ~0.3 s; the difference measured is a few ms, so it takes many rounds.
-    per = rpc_stream_costs(rpc, max(21, runs), idle)
-    for n, key, what in ((1000, "rpc_1k", "10 x 1,000"), (10000, "rpc_10k", "1 x 10,000")):
+    # A round is ~1.5 s for pi (rust) and tens of seconds for the TypeScript pi (its rounds are
+    # few; its per-delta cost is far above the accounting granularity anyway).
+    per = rpc_stream_costs(rpc, max(15, runs) if name == "pi (rust)" else 3, idle)
+    for n, key, what in ((1000, "rpc_1k", "100 x 1,000"), (10000, "rpc_10k", "10 x 10,000")):
         if per is None:
             rows[key].append("failed")
             continue
         w, c = per[n]
-        rows[key].append(f"{w:.0f} ms wall, CPU {c:.0f} ms ({c / 10:.1f} µs/event; {what} deltas)")
+        rows[key].append(f"{w:.0f} ms wall, CPU {c:.0f} ms ({c / 100:.1f} µs/event; {what} deltas)")
     if per is None:
         rows["rpc_ratio"].append("n/a")
     else:
-        # Net of what does not depend on the reply's length: the process and each prompt (ten
-        # prompts of one delta, one prompt of one delta), so both sides count only deltas.
-        short = (per[1000][1] - per[10][1]) / (10 * 999)
-        long_ = (per[10000][1] - per[1][1]) / 9999
+        # Net of what does not depend on the reply's length: the process and each prompt (as
+        # many prompts of one delta), so both sides count only deltas.
+        short = (per[1000][1] - per[100][1]) / (100 * 999)
+        long_ = (per[10000][1] - per[10][1]) / (10 * 9999)
         if short <= 0 or long_ <= 0:
             rows["rpc_ratio"].append("n/a (too noisy)")
         else:
@@ -1037,7 +1039,7 @@ labels = {
     "write_ratio": "CPU at 200,000 / at 50,000 chars",
     "rpc_state": "rpc: start, get_state, exit (median)",
     "rpc_1k": "rpc: streaming 1,000-delta replies, one process (median)",
-    "rpc_10k": "rpc: streaming a 10,000-delta reply, one process (median)",
+    "rpc_10k": "rpc: streaming 10,000-delta replies, one process (median)",
     "rpc_ratio": "rpc: CPU per delta, 10,000-delta / 1,000-delta replies",
     "version": "pi --version, wall (median)",
     "version_rss": "pi --version, peak RSS (median)",
