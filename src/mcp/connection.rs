@@ -357,15 +357,36 @@ impl ServerConnection {
                         sleep_unless(*delay, &self.shutdown);
                     }
                     _ => {
-                        break Attempt::Failed(match f.stderr {
+                        let mut why = match f.stderr {
                             Some(t) => format!("{}\n{t}", f.error),
                             None => f.error.to_string(),
-                        })
+                        };
+                        if let Some(hint) = self.offline_hint() {
+                            why.push('\n');
+                            why.push_str(&hint);
+                        }
+                        break Attempt::Failed(why);
                     }
                 },
             }
         };
         self.finish_attempt(result);
+    }
+
+    /// Offline, a server started through a package runner may fail only because what it runs
+    /// is not in the runner's cache: say so beside the runner's own words.
+    fn offline_hint(&self) -> Option<String> {
+        let TransportConfig::Stdio { command, .. } = &self.config.transport else {
+            return None;
+        };
+        let program = Path::new(command).file_name()?.to_str()?;
+        let runner = ["npx", "npm", "pnpm", "pnpx", "bunx", "uvx", "uv", "pipx"].contains(&program);
+        (runner && crate::util::offline::offline()).then(|| {
+            format!(
+                "pi is offline (PI_OFFLINE or --offline), so {program} may use only what its cache \
+                 holds. Run it once while online, or start pi without PI_OFFLINE."
+            )
+        })
     }
 
     fn finish_attempt(&self, result: Attempt) {

@@ -25,6 +25,7 @@ pub mod files;
 pub mod js;
 pub mod json;
 pub mod math;
+pub mod offline;
 pub mod output_file;
 pub mod packed;
 pub mod panic;
