@@ -466,10 +466,17 @@ fn interactive_mode_shows_mcp_reports_and_runs_mcp_tools() {
 /// (each message went on its own thread) and the GET notification stream opened only after
 /// it, so the tools a server registers on `initialized` (as the reference `server-everything`
 /// does) were missing in some starts and their `list_changed` was lost. The server saw the
-/// messages in protocol order, and every tool is there, on every start.
+/// messages in protocol order, a `list_changed` heard while listing lists again, and every
+/// tool is there, on every start.
 #[test]
 fn streamable_http_messages_go_in_protocol_order_and_every_tool_is_listed() {
-    let all = ["add", "after_initialized", "from_stream", "shout"];
+    let all = [
+        "add",
+        "after_initialized",
+        "during_list",
+        "from_stream",
+        "shout",
+    ];
     for start in 1..=4 {
         let server = HttpServer::start_order_server();
         let pi = PiCommand::new().write_agent_file(
@@ -495,6 +502,11 @@ fn streamable_http_messages_go_in_protocol_order_and_every_tool_is_listed() {
                 "GET",
                 "tools/list"
             ],
+            "start {start}: {seen:?}"
+        );
+        // The `list_changed` that came while listing made pi list again.
+        assert!(
+            seen[4..].contains(&"tools/list".to_string()),
             "start {start}: {seen:?}"
         );
     }

@@ -2,7 +2,8 @@
 when the client says `notifications/initialized` and announces it with `list_changed` on the
 GET notification stream (lost when that stream is not open yet). It takes a moment to do so,
 so a client that lists tools before its `initialized` is acknowledged sees the list without
-it. A second tool appears the moment the GET stream opens, announced on that stream. Every
+it. A second tool appears the moment the GET stream opens, announced on that stream, and a
+third while the first `tools/list` is answered (with the list as it was before). Every
 message the server sees is logged in order; `GET /log` answers the log as JSON.
 Standard library only. Usage: python3 mcp_order_server.py <port>"""
 import json
@@ -113,6 +114,14 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "tools/list":
             with lock:
                 result = {"tools": tool_list()}
+                first = log.count("tools/list") == 1
+                if first:
+                    # A tool registered while the first listing is under way: announced
+                    # now, missing from the answer, which was taken before.
+                    tools["during_list"] = "Registered while the first tools/list ran."
+                    announce()
+            if first:
+                time.sleep(0.2)
         elif method == "ping":
             result = {}
         else:
