@@ -252,3 +252,35 @@ fn a_server_wait_over_the_cap_is_not_retried_and_says_why() {
         out.stderr
     );
 }
+
+/// The interactive countdown shows the server's wait, and Escape ends it: no second request.
+#[test]
+fn the_countdown_shows_the_servers_wait_and_escape_cancels_it() {
+    use crate::support::pty::PtyChild;
+    use std::time::Duration;
+    let api = "openai-completions";
+    let mock = MockServer::with_replies([
+        Reply::api_error(api, 429, "Too many requests").header("Retry-After", "50"),
+        Reply::text(api, "must not be used"),
+    ]);
+    let pi = PiCommand::for_mock(api, &mock);
+    let mut child = PtyChild::spawn(pi.command(), 120, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("hello");
+    child.send("\r");
+    child.wait_for("Retrying (1/3) in ", Duration::from_secs(10));
+    let screen = child.screen();
+    let secs: u64 = screen
+        .split("Retrying (1/3) in ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no countdown: {screen}"));
+    assert!((40..=50).contains(&secs), "counts down from 50 s: {screen}");
+    child.send("\x1b");
+    child.wait_for("Retry cancelled", Duration::from_secs(5));
+    assert_eq!(mock.request_count(), 1, "the retry was cancelled");
+    child.send("\x04");
+    let status = child.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+}
