@@ -44,6 +44,7 @@ fn start_cost() -> f64 {
             tool_filter: None,
             tool_exclude: None,
             reporter: Arc::new(|_: &str, _: &str| {}),
+            has_ui: false,
             extension_servers: None,
         });
         times.push(t.elapsed().as_secs_f64() * 1e6);

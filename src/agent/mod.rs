@@ -77,6 +77,9 @@ pub struct Agent {
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
+    /// The wait the server asked for when the last request failed (`Retry-After`,
+    /// `retry-after-ms`, Google's `RetryInfo`), for the auto-retry above us.
+    pub last_retry_after_ms: Option<u64>,
 }
 
 impl Agent {
@@ -99,6 +102,7 @@ impl Agent {
             prompt_system: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
+            last_retry_after_ms: None,
         }
     }
 
@@ -360,6 +364,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         return finish(msg, None, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
+    agent.last_retry_after_ms = None;
 
     let mut builder: Option<MessageBuilder> = None;
     let signal = abort.signal();
@@ -381,9 +386,14 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
             Ok(AssistantEvent::Done { message, .. }) => {
                 return finish(message, builder.as_ref(), &emit)
             }
-            // `Retry-After` was honoured by the provider's own retries (`ai::provider_retry`);
-            // the agent-level auto-retry backs off on its own schedule, as pi's does.
-            Ok(AssistantEvent::Error { error, .. }) => {
+            // The server's wait outlives the provider's own retries (none by default): the
+            // auto-retry waits for it too, as pi's SDK clients do.
+            Ok(AssistantEvent::Error {
+                error,
+                retry_after_ms,
+                ..
+            }) => {
+                agent.last_retry_after_ms = retry_after_ms;
                 return finish(error, builder.as_ref(), &emit);
             }
             Ok(ev) => {

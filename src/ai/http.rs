@@ -249,7 +249,7 @@ pub fn post_json_with(
             seen_data: false,
         }));
     }
-    let retry_after_ms = server_delay_ms(
+    let header_delay_ms = server_delay_ms(
         header(&resp, "retry-after-ms"),
         header(&resp, "retry-after"),
         crate::ai::types::now_ms(),
@@ -266,6 +266,7 @@ pub fn post_json_with(
         .into_reader()
         .take(64 * 1024)
         .read_to_string(&mut text);
+    let retry_after_ms = header_delay_ms.or_else(|| retry_info_delay_ms(&text));
     Err(HttpError {
         status: Some(status),
         message: status_message(status, &text),
@@ -296,6 +297,31 @@ pub fn server_delay_ms(
             Some((at - now_ms).max(0) as u64)
         }
     }
+}
+
+/// The wait in a Google API error's `google.rpc.RetryInfo` detail (`"retryDelay": "37s"`),
+/// which Gemini and Vertex send with a 429 instead of a `Retry-After` header. The error may
+/// come alone or as the first item of an array.
+pub fn retry_info_delay_ms(body: &str) -> Option<u64> {
+    let doc: serde_json::Value = serde_json::from_str(body).ok()?;
+    let error = match &doc {
+        serde_json::Value::Array(items) => items.first()?.get("error")?,
+        other => other.get("error")?,
+    };
+    error
+        .get("details")?
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d.get("@type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|d| {
+            let secs = d.get("retryDelay")?.as_str()?.trim().strip_suffix('s')?;
+            let secs: f64 = secs.parse().ok()?;
+            (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).round() as u64)
+        })
 }
 
 /// The payload of the I/O error a [`StreamBody`] fails with; [`describe_io_error`] passes its
@@ -605,6 +631,13 @@ mod tests {
         );
         assert_eq!(server_delay_ms(None, Some("later, maybe"), 0), None);
         assert_eq!(server_delay_ms(None, None, 0), None);
+        let google = r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure"},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37.5s"}]}}"#;
+        assert_eq!(retry_info_delay_ms(google), Some(37_500));
+        assert_eq!(retry_info_delay_ms(&format!("[{google}]")), Some(37_500));
+        assert_eq!(retry_info_delay_ms(r#"{"error":{"details":[]}}"#), None);
+        assert_eq!(retry_info_delay_ms("not json"), None);
     }
 
     #[test]

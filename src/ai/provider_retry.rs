@@ -184,6 +184,21 @@ fn next(rules: Rules, err: &HttpError, retry_index: u32, policy: &ProviderRetry)
     }
 }
 
+/// A transient failure whose server wait is over the cap (0 = none) says so in pi's words
+/// even with no provider retries left: the agent-level auto-retry honours the same wait and
+/// gives up on it, and the user learns why.
+fn over_the_cap(err: HttpError, cap_ms: u64) -> HttpError {
+    let transient = err
+        .status
+        .is_some_and(|s| matches!(s, 408 | 409 | 429) || s >= 500);
+    match err.retry_after_ms {
+        Some(ms) if transient && cap_ms > 0 && ms > cap_ms => {
+            delay_too_long(&err, ms, cap_ms, true)
+        }
+        _ => err,
+    }
+}
+
 /// How many retries `rules` allow under `policy`.
 fn retry_budget(rules: Rules, policy: &ProviderRetry) -> u32 {
     match rules {
@@ -251,6 +266,7 @@ pub fn post(
                 retry_index += 1;
             }
             Next::GiveUp => {
+                let err = over_the_cap(err, policy.max_retry_delay_ms);
                 w.retry_after_ms = err.retry_after_ms;
                 return Err(err);
             }

@@ -669,6 +669,7 @@ fn start_mcp(
             .filter(|t| t.iter().any(|e| e.starts_with("mcp__"))),
         tool_exclude: args.exclude_tools.clone(),
         reporter,
+        has_ui: hookup.is_some(),
         extension_servers: Some(extensions.mcp_servers()),
     }))
 }

@@ -308,7 +308,16 @@ impl AgentSession {
             // Known before `agent_end`, which says whether a retry follows.
             let retry_delay = failed.and_then(|_| {
                 let next = attempt + 1;
-                (next <= self.retry.max_retries).then(|| retry::retry_delay_ms(&self.retry, next))
+                (next <= self.retry.max_retries)
+                    .then(|| {
+                        retry::auto_retry_wait_ms(
+                            &self.retry,
+                            next,
+                            agent.last_retry_after_ms,
+                            agent.options.provider_retry.max_retry_delay_ms,
+                        )
+                    })
+                    .flatten()
             });
             on_event(&AgentEvent::AgentEnd {
                 messages: end.unwrap_or_default(),

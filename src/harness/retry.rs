@@ -117,9 +117,27 @@ pub fn is_retryable(msg: &AssistantMessage, context_window: u64) -> bool {
     !is_context_overflow(msg, context_window) && is_retryable_error_message(err)
 }
 
-/// The wait before retry number `attempt` (1-based): `baseDelayMs` doubling, capped at
-/// `retry.maxAgentDelayMs`. Like pi, this layer does not read `Retry-After`; the provider
-/// layer does.
+/// The wait before retry number `attempt` (1-based): the server's own wait when it named one
+/// (`Retry-After`, `retry-after-ms`, Google's `RetryInfo`), as pi's SDK clients and its Google
+/// client honour it, else [`retry_delay_ms`]. `None` when the server asked for longer than
+/// `max_server_wait_ms` (`retry.provider.maxRetryDelayMs`, 0 = no cap): pi gives up rather
+/// than wait beyond it, and retrying sooner would only be refused again. The failed reply
+/// already says "Server requested Ns retry delay (max: Ms)".
+pub fn auto_retry_wait_ms(
+    settings: &RetrySettings,
+    attempt: u32,
+    server_wait_ms: Option<u64>,
+    max_server_wait_ms: u64,
+) -> Option<u64> {
+    match server_wait_ms {
+        Some(ms) if max_server_wait_ms > 0 && ms > max_server_wait_ms => None,
+        Some(ms) => Some(ms),
+        None => Some(retry_delay_ms(settings, attempt)),
+    }
+}
+
+/// The backoff before retry number `attempt` (1-based) when the server named no wait:
+/// `baseDelayMs` doubling, capped at `retry.maxAgentDelayMs`.
 pub fn retry_delay_ms(settings: &RetrySettings, attempt: u32) -> u64 {
     settings
         .base_delay_ms
@@ -193,5 +211,18 @@ mod tests {
         assert_eq!(retry_delay_ms(&s, 3), 8000);
         assert_eq!(retry_delay_ms(&s, 6), 60_000);
         assert_eq!(retry_delay_ms(&s, 200), 60_000);
+    }
+
+    #[test]
+    fn the_servers_wait_wins_up_to_its_cap() {
+        let s = RetrySettings::default();
+        assert_eq!(auto_retry_wait_ms(&s, 1, None, 60_000), Some(2000));
+        assert_eq!(
+            auto_retry_wait_ms(&s, 1, Some(10_000), 60_000),
+            Some(10_000)
+        );
+        assert_eq!(auto_retry_wait_ms(&s, 3, Some(150), 60_000), Some(150));
+        assert_eq!(auto_retry_wait_ms(&s, 1, Some(60_001), 60_000), None);
+        assert_eq!(auto_retry_wait_ms(&s, 1, Some(600_000), 0), Some(600_000));
     }
 }

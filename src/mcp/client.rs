@@ -254,8 +254,11 @@ impl Client {
             )));
         }
         self.transport.set_protocol_version(&info.protocol_version);
-        self.notify("notifications/initialized", None)?;
-        self.transport.initialized();
+        self.transport.send_initialized(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            self.timeout,
+            abort,
+        )?;
         Ok(info)
     }
 

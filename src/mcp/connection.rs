@@ -9,6 +9,7 @@
 //! credentials it was given is shown as needing a sign-in (`needs-auth`) rather than failed.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
@@ -32,6 +33,8 @@ use crate::resources::config_value::resolve_template_or_err;
 const CONNECT_RETRY_DELAYS: [Duration; 2] =
     [Duration::from_millis(250), Duration::from_millis(1000)];
 const POLL: Duration = Duration::from_millis(50);
+/// Listings in a row at connect while the server keeps announcing changes.
+const MAX_SETUP_LISTINGS: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnState {
@@ -103,12 +106,17 @@ pub struct ServerConnection {
     connecting: Mutex<Option<Arc<dyn Transport>>>,
     hooks: Arc<dyn Hooks>,
     me: Weak<ServerConnection>,
+    /// `notifications/tools/list_changed` heard so far: a listing that saw it move while it
+    /// ran is out of date and is done again.
+    tools_announced: AtomicU64,
 }
 
 /// A finished handshake: the client and the tools it listed.
 struct Connected {
     client: Arc<Client>,
     tools: Vec<Value>,
+    /// [`ServerConnection::tools_announced`] when the listing began.
+    listed_at: u64,
 }
 
 /// A failed attempt: why, and what a stdio server said on stderr.
@@ -200,6 +208,7 @@ impl ServerConnection {
             connecting: Mutex::new(None),
             hooks,
             me: me.clone(),
+            tools_announced: AtomicU64::new(0),
         })
     }
 
@@ -348,10 +357,15 @@ impl ServerConnection {
                         sleep_unless(*delay, &self.shutdown);
                     }
                     _ => {
-                        break Attempt::Failed(match f.stderr {
+                        let mut why = match f.stderr {
                             Some(t) => format!("{}\n{t}", f.error),
                             None => f.error.to_string(),
-                        })
+                        };
+                        if let Some(hint) = self.offline_hint() {
+                            why.push('\n');
+                            why.push_str(&hint);
+                        }
+                        break Attempt::Failed(why);
                     }
                 },
             }
@@ -359,10 +373,35 @@ impl ServerConnection {
         self.finish_attempt(result);
     }
 
+    /// Offline, a server started through a package runner may fail only because what it runs
+    /// is not in the runner's cache: say so beside the runner's own words.
+    fn offline_hint(&self) -> Option<String> {
+        let TransportConfig::Stdio { command, .. } = &self.config.transport else {
+            return None;
+        };
+        let program = Path::new(command).file_name()?.to_str()?;
+        let runner = ["npx", "npm", "pnpm", "pnpx", "bunx", "uvx", "uv", "pipx"].contains(&program);
+        (runner && crate::util::offline::offline()).then(|| {
+            format!(
+                "pi is offline (PI_OFFLINE or --offline), so {program} may use only what its cache \
+                 holds. Run it once while online, or start pi without PI_OFFLINE."
+            )
+        })
+    }
+
     fn finish_attempt(&self, result: Attempt) {
         let mut inner = lock(&self.inner);
         let tools_changed = match result {
-            Attempt::Connected(Connected { client, tools }) if !self.shutdown.is_aborted() => {
+            Attempt::Connected(Connected {
+                client,
+                tools,
+                listed_at,
+            }) if !self.shutdown.is_aborted() => {
+                // Announced after the last listing but before the client was here to
+                // refresh: list again now that it is.
+                if self.tools_announced.load(Ordering::SeqCst) != listed_at {
+                    self.refresh_tools_in_background();
+                }
                 inner.status.state = ConnState::Connected;
                 inner.status.error = None;
                 inner.status.tools = tools;
@@ -468,25 +507,37 @@ impl ServerConnection {
         };
         *lock(&closed_client) = Some(Arc::downgrade(&client));
         // Servers without the tools capability (prompts or resources only) do not list tools.
-        let tools = if client.has_capability("tools") {
-            match client.list_tools(Some(&self.shutdown)) {
+        let mut listed_at = self.tools_announced.load(Ordering::SeqCst);
+        let mut tools = Vec::new();
+        let mut listings = 0;
+        while client.has_capability("tools") && listings < MAX_SETUP_LISTINGS {
+            listings += 1;
+            tools = match client.list_tools(Some(&self.shutdown)) {
                 Ok(t) => t,
                 Err(error) => {
                     let stderr = client.stderr_tail();
                     client.close();
                     return Err(Box::new(Failure { error, stderr }));
                 }
+            };
+            // A `list_changed` while listing: the answer may predate it.
+            let now = self.tools_announced.load(Ordering::SeqCst);
+            if now == listed_at {
+                break;
             }
-        } else {
-            Vec::new()
-        };
+            listed_at = now;
+        }
         if client.is_closed() {
             return Err(Box::new(Failure {
                 error: McpError::Other("connection closed during setup".into()),
                 stderr: client.stderr_tail(),
             }));
         }
-        Ok(Connected { client, tools })
+        Ok(Connected {
+            client,
+            tools,
+            listed_at,
+        })
     }
 
     fn make_transport(&self, sink: super::rpc::Sink) -> Result<Arc<dyn Transport>, McpError> {
@@ -544,13 +595,19 @@ impl ServerConnection {
                 }
             }
             "notifications/tools/list_changed" => {
-                let Some(me) = self.me.upgrade() else { return };
-                let _ = std::thread::Builder::new()
-                    .name("pi-mcp-tools".into())
-                    .spawn(move || me.refresh_tools());
+                // Counted first: a connect still listing sees it and lists again.
+                self.tools_announced.fetch_add(1, Ordering::SeqCst);
+                self.refresh_tools_in_background();
             }
             _ => {}
         }
+    }
+
+    fn refresh_tools_in_background(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        let _ = std::thread::Builder::new()
+            .name("pi-mcp-tools".into())
+            .spawn(move || me.refresh_tools());
     }
 
     fn refresh_tools(&self) {

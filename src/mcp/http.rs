@@ -2,8 +2,9 @@
 //! message is a POST on its own thread; a request's answer is a JSON body (one message or a
 //! batch) or an SSE stream, read until the answer arrives. The server's `Mcp-Session-Id` is
 //! sent back on every request, `MCP-Protocol-Version` once negotiated, and `DELETE` ends the
-//! session on close. After `initialized`, a GET stream carries server-initiated messages (a
-//! 405 means the server has none). A stream that ends or breaks before the answer it carries,
+//! session on close. `notifications/initialized` is acknowledged by the server (202) and the
+//! GET stream that carries server-initiated messages is open (or refused: a 405 means the
+//! server has none) before any request follows, so the server sees the protocol's order. A stream that ends or breaks before the answer it carries,
 //! from a server that numbers its events, is resumed with a GET and `Last-Event-ID` (with
 //! backoff, or the server's `retry:`), as pi does; so is the GET stream when it drops. Bodies
 //! and events are limited to 16 MiB. Credentials come
@@ -13,18 +14,24 @@
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
 
 use super::rpc::{classify, Incoming, Kind, McpError, Sink, Transport, MAX_MESSAGE_BYTES};
 use crate::ai::http::{self, header};
 use crate::ai::sse::SseParser;
+use crate::ai::Abort;
 
 type Response = ureq::http::Response<ureq::Body>;
 
 /// How long the server-to-client stream may stay silent before it is reopened.
 const GET_STREAM_IDLE: Duration = Duration::from_secs(300);
+/// How long requests wait for the notification stream to open after `initialized`.
+const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(2);
+/// How often a wait looks at the abort flag.
+const POLL: Duration = Duration::from_millis(50);
 const MAX_ERROR_BODY_BYTES: u64 = 8 * 1024;
 const ERROR_BODY_CHARS: usize = 500;
 /// Attempts to resume a stream in a row (reset whenever one brings events).
@@ -265,9 +272,6 @@ impl Inner {
                 &mut resp.into_body().into_reader().take(MAX_ERROR_BODY_BYTES),
                 &mut std::io::sink(),
             );
-            if method == "notifications/initialized" {
-                self.open_get_stream();
-            }
             return;
         };
         let status = resp.status().as_u16();
@@ -482,9 +486,28 @@ impl Inner {
         }
     }
 
+    /// POSTs `notifications/initialized` and waits for the server's acknowledgement (202, or
+    /// any 2xx); then opens the notification stream, reporting on `opened` once the server
+    /// answered the GET (or refused it), before anything is read from it.
+    fn initialized(self: &Arc<Self>, message: &Value, opened: Sender<()>) -> Result<(), McpError> {
+        let resp = self.request(
+            "POST",
+            "application/json, text/event-stream",
+            Some(&message.to_string()),
+            &[],
+        )?;
+        let _ = std::io::copy(
+            &mut resp.into_body().into_reader().take(MAX_ERROR_BODY_BYTES),
+            &mut std::io::sink(),
+        );
+        self.open_get_stream(opened);
+        Ok(())
+    }
+
     /// The server-to-client stream: reopened (resuming after its last event id) when it
-    /// drops, with backoff, a few times in a row.
-    fn open_get_stream(self: &Arc<Self>) {
+    /// drops, with backoff, a few times in a row. `opened` hears once when the first GET is
+    /// answered (with a stream or not).
+    fn open_get_stream(self: &Arc<Self>, opened: Sender<()>) {
         let inner = Arc::clone(self);
         // Detached: it ends when the server closes the stream for good, or on its next read
         // after the transport closed.
@@ -493,8 +516,13 @@ impl Inner {
             .spawn(move || {
                 let mut cursor = Cursor::default();
                 let mut attempt = 0u32;
+                let mut opened = Some(opened);
                 while !inner.closed.load(Ordering::SeqCst) {
-                    match inner.open_sse_stream(cursor.last_event_id.as_deref()) {
+                    let stream = inner.open_sse_stream(cursor.last_event_id.as_deref());
+                    if let Some(tx) = opened.take() {
+                        let _ = tx.send(());
+                    }
+                    match stream {
                         Ok(None) => return,
                         Ok(Some(resp)) => {
                             let opened = std::time::Instant::now();
@@ -539,6 +567,36 @@ fn read_limited(resp: Response) -> Result<String, McpError> {
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
+impl HttpTransport {
+    /// The next value from `rx`, polling the abort flag and the close; `Timeout(timeout)`
+    /// at `deadline`.
+    fn wait_for<T>(
+        &self,
+        rx: &Receiver<T>,
+        deadline: Instant,
+        abort: Option<&Abort>,
+        timeout: Duration,
+    ) -> Result<T, McpError> {
+        loop {
+            if abort.is_some_and(Abort::is_aborted) {
+                return Err(McpError::Aborted);
+            }
+            if self.inner.closed.load(Ordering::SeqCst) {
+                return Err(McpError::Closed(None));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(McpError::Timeout(timeout));
+            }
+            match rx.recv_timeout(left.min(POLL)) {
+                Ok(v) => return Ok(v),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(McpError::Closed(None)),
+            }
+        }
+    }
+}
+
 impl Transport for HttpTransport {
     fn send(&self, message: Value) -> Result<(), McpError> {
         if self.inner.closed.load(Ordering::SeqCst) {
@@ -552,6 +610,36 @@ impl Transport for HttpTransport {
             .spawn(move || inner.post(message))
             .map(|_| ())
             .map_err(|e| McpError::Other(format!("could not start a thread: {e}")))
+    }
+
+    fn send_initialized(
+        &self,
+        message: Value,
+        timeout: Duration,
+        abort: Option<&Abort>,
+    ) -> Result<(), McpError> {
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(McpError::Closed(None));
+        }
+        let inner = Arc::clone(&self.inner);
+        let (acked_tx, acked) = bounded(1);
+        let (opened_tx, opened) = bounded(1);
+        // On its own thread so that abort and close are heard while the server takes its time.
+        std::thread::Builder::new()
+            .name("pi-mcp-http".into())
+            .spawn(move || {
+                let _ = acked_tx.send(inner.initialized(&message, opened_tx));
+            })
+            .map_err(|e| McpError::Other(format!("could not start a thread: {e}")))?;
+        let deadline = Instant::now() + timeout;
+        self.wait_for(&acked, deadline, abort, timeout)??;
+        // The stream is only where the server's own messages go; a server slow to open it
+        // gets a moment, not the whole timeout, before requests go ahead.
+        let stream_deadline = deadline.min(Instant::now() + GET_STREAM_OPEN_WAIT);
+        match self.wait_for(&opened, stream_deadline, abort, timeout) {
+            Err(McpError::Timeout(_)) => Ok(()),
+            other => other,
+        }
     }
 
     fn set_protocol_version(&self, version: &str) {

@@ -44,6 +44,9 @@ pub struct McpOptions {
     /// `--exclude-tools`: MCP tools (and `tool_search`) matching an entry are never offered.
     pub tool_exclude: Option<Vec<String>>,
     pub reporter: Reporter,
+    /// Interactive: problems point at `/mcp`; otherwise (print, JSON, RPC) at what a user can
+    /// run from a shell.
+    pub has_ui: bool,
     /// The servers extensions register (connected beside the configured ones).
     pub extension_servers: Option<Arc<ExtensionServers>>,
 }
@@ -97,6 +100,7 @@ pub struct McpManager {
     /// The start-up report was made (it is made once).
     reported: AtomicBool,
     pub(super) reporter: Reporter,
+    has_ui: bool,
     pub(super) log: Arc<ServerLog>,
     pub(super) auth: AuthContext,
     hooks: Arc<ManagerHooks>,
@@ -215,6 +219,7 @@ impl McpManager {
                 waited_for_startup: AtomicBool::new(false),
                 reported: AtomicBool::new(false),
                 reporter: options.reporter,
+                has_ui: options.has_ui,
                 log: Arc::new(ServerLog::new(options.agent_dir.join("mcp.log"))),
                 auth: AuthContext::for_agent_dir(&options.agent_dir),
                 hooks: Arc::clone(&hooks),
@@ -416,11 +421,29 @@ impl McpManager {
         let body: Vec<String> = lines.iter().map(|l| format!("  {l}")).collect();
         (self.reporter)(
             &format!(
-                "MCP servers need attention:\n{}\nRun /mcp to fix.",
-                body.join("\n")
+                "MCP servers need attention:\n{}\n{}",
+                body.join("\n"),
+                self.how_to_fix()
             ),
             "warning",
         );
+    }
+
+    /// The last line of the start-up report. `/mcp` exists only in the interactive mode; a
+    /// print or RPC user gets commands and files they can act on from a shell.
+    fn how_to_fix(&self) -> String {
+        if self.has_ui {
+            return "Run /mcp to fix.".into();
+        }
+        let global = super::config::global_path(&self.agent_dir);
+        let project = lock(&self.state).project_config.clone();
+        let files = match project {
+            Some(p) => format!("{} or {}", global.display(), p.display()),
+            None => global.display().to_string(),
+        };
+        format!(
+            "Run `pi mcp list` to check them and `pi mcp login <server>` to sign in; the servers are configured in {files}."
+        )
     }
 
     /// Waits until every server `pick` selects has no connect under way, `abort` is raised, or

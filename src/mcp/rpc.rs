@@ -103,8 +103,17 @@ pub trait Transport: Send + Sync {
     fn send(&self, message: Value) -> Result<(), McpError>;
     /// The version `initialize` agreed on (HTTP sends it as a header).
     fn set_protocol_version(&self, _version: &str) {}
-    /// After `notifications/initialized` (HTTP opens its server-to-client stream).
-    fn initialized(&self) {}
+    /// Sends `notifications/initialized` and returns once requests may follow it. HTTP waits
+    /// until the server acknowledged it and its notification stream is open, so the server
+    /// sees the protocol's order and a `list_changed` it sends right away is not lost.
+    fn send_initialized(
+        &self,
+        message: Value,
+        _timeout: Duration,
+        _abort: Option<&crate::ai::Abort>,
+    ) -> Result<(), McpError> {
+        self.send(message)
+    }
     /// Stops the transport; the child or the HTTP session ends. May take the kill grace time.
     fn close(&self);
     /// The last lines the server wrote to stderr (stdio only).

@@ -86,6 +86,11 @@ fn spawn_error(command: &str, e: &std::io::Error) -> McpError {
 /// Starts the server and its reader and writer threads.
 pub fn start(spec: &StdioSpec, sink: Sink) -> Result<Arc<dyn Transport>, McpError> {
     let mut cmd = Command::new(&spec.command);
+    if crate::util::offline::offline() {
+        // `npx -y`/`uvx` would otherwise wait on the registry (npm retries for a minute):
+        // offline they use their cache or fail at once. The server's own `env` still wins.
+        cmd.envs(crate::util::offline::RUNNER_OFFLINE_ENV);
+    }
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))

@@ -14,7 +14,8 @@
 //! `reply` carries one-shot answers between threads; `reuse` overwrites a kept buffer's
 //! elements in place (frames of rendered lines); `sort` is every sort in the crate,
 //! compiled once instead of once per element type; `collate` orders names as JavaScript's
-//! `localeCompare` does.
+//! `localeCompare` does; `offline` reads `PI_OFFLINE` for every network path pi takes on its
+//! own account.
 
 pub mod atomic;
 pub mod browser;
@@ -25,6 +26,7 @@ pub mod files;
 pub mod js;
 pub mod json;
 pub mod math;
+pub mod offline;
 pub mod output_file;
 pub mod packed;
 pub mod panic;

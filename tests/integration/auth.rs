@@ -195,6 +195,7 @@ fn print_bearer_token_refreshes_a_token_about_to_expire() {
     let mock = MockServer::with_replies([Reply::error(200, &token.to_string())]);
     let soon = now_ms() + 10 * 60_000;
     let pi = PiCommand::new()
+        .env("PI_OFFLINE", "")
         .env("PI_OAUTH_TEST_BASE", mock.url())
         .write_agent_file(
             "auth.json",

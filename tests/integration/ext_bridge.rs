@@ -350,7 +350,7 @@ export default function (pi) {
     child.wait_exit(Duration::from_secs(10));
 }
 
-fn node_strips_types() -> bool {
+pub(crate) fn node_strips_types() -> bool {
     let Ok(out) = std::process::Command::new("node").arg("--version").output() else {
         return false;
     };
@@ -407,6 +407,8 @@ export default function (pi) { writeFileSync("loaded.txt", "yes"); }
         with_ext(pi.again(), &ext)
             .env("PI_NPM", npm.to_string_lossy())
             .env("PI_JITI", "")
+            // Online: offline, jiti is never installed (tests/integration/offline.rs).
+            .env("PI_OFFLINE", "")
             .args(["--model", "mock/mock-model", "-p", "hi"])
             .run()
     };

@@ -30,6 +30,7 @@ mod mcp_faults;
 mod mcp_interactive;
 mod mcp_oauth;
 mod mock_selftest;
+mod offline;
 mod packages;
 mod print;
 mod processes;

@@ -461,3 +461,70 @@ fn interactive_mode_shows_mcp_reports_and_runs_mcp_tools() {
         "the server outlived interactive pi"
     );
 }
+
+/// Issue 35: over Streamable HTTP, `tools/list` used to race `notifications/initialized`
+/// (each message went on its own thread) and the GET notification stream opened only after
+/// it, so the tools a server registers on `initialized` (as the reference `server-everything`
+/// does) were missing in some starts and their `list_changed` was lost. The server saw the
+/// messages in protocol order, a `list_changed` heard while listing lists again, and every
+/// tool is there, on every start.
+#[test]
+fn streamable_http_messages_go_in_protocol_order_and_every_tool_is_listed() {
+    let all = [
+        "add",
+        "after_initialized",
+        "during_list",
+        "from_stream",
+        "shout",
+    ];
+    for start in 1..=4 {
+        let server = HttpServer::start_order_server();
+        let pi = PiCommand::new().write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({"order": {"url": server.url, "exposure": "direct"}})),
+        );
+        let list = pi.again().args(["mcp", "list"]).run();
+        list.assert_code(0).assert_no_panic();
+        let tools_line = list
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("tools: "))
+            .unwrap_or_else(|| panic!("start {start}: no tools line: {}", list.stdout));
+        let mut tools: Vec<&str> = tools_line.split(", ").collect();
+        tools.sort_unstable();
+        assert_eq!(tools, all, "start {start}: {}", list.stdout);
+        let seen = server.seen();
+        assert_eq!(
+            seen[..4],
+            [
+                "initialize",
+                "notifications/initialized",
+                "GET",
+                "tools/list"
+            ],
+            "start {start}: {seen:?}"
+        );
+        // The `list_changed` that came while listing made pi list again.
+        assert!(
+            seen[4..].contains(&"tools/list".to_string()),
+            "start {start}: {seen:?}"
+        );
+    }
+
+    // A `-p` run offers the model every tool too.
+    let server = HttpServer::start_order_server();
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let out = PiCommand::for_mock(API, &mock)
+        .write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({"order": {"url": server.url, "exposure": "direct"}})),
+        )
+        .args(["-p", "which tools?"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let offered = tool_names(&mock.requests()[0].body);
+    for tool in all {
+        let name = format!("mcp__order__{tool}");
+        assert!(offered.contains(&name), "{name} missing: {offered:?}");
+    }
+}

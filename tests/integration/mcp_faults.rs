@@ -329,9 +329,13 @@ fn an_invalid_entry_is_reported_once_and_the_others_still_connect() {
     out.assert_code(0).assert_no_panic();
     assert_eq!(tool_results(&mock.requests()[1]), ["works"]);
     let report = format!(
-        "MCP servers need attention:\n  config: {}: server \"old\": legacy SSE transport is not supported; use the streamable HTTP URL\n  dead: failed: MCP connection closed\nRun /mcp to fix.\n",
-        config.display()
+        "MCP servers need attention:\n  config: {}: server \"old\": legacy SSE transport is not supported; use the streamable HTTP URL\n  dead: failed: MCP connection closed\nRun `pi mcp list` to check them and `pi mcp login <server>` to sign in; the servers are configured in {} or {}.\n",
+        config.display(),
+        config.display(),
+        cmd.cwd().join(".pi/mcp.json").display()
     );
+    // `/mcp` exists only in the interactive mode (issue 35).
+    assert!(!out.stderr.contains("Run /mcp"), "{}", out.stderr);
     assert_eq!(
         out.stderr.matches("MCP servers need attention").count(),
         1,

@@ -321,7 +321,8 @@ fn git_install_failure_is_reported() {
             "GIT_CONFIG_KEY_0",
             "url.file:///nonexistent-pi-test/.insteadOf",
         )
-        .env("GIT_CONFIG_VALUE_0", "https://example.com/");
+        .env("GIT_CONFIG_VALUE_0", "https://example.com/")
+        .env("PI_OFFLINE", "");
     let out = cmd
         .again()
         .args(["install", "git:example.com/no/repo"])

@@ -74,16 +74,34 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub fn start() -> HttpServer {
-        let python = deps_dir().join("venv/bin/python");
+        Self::start_script("mcp_http_server.py", deps_dir().join("venv/bin/python"))
+    }
+
+    /// `tests/support/mcp_order_server.py` (standard library only): logs the messages it
+    /// sees in order and registers tools on `initialized` and when its GET stream opens.
+    pub fn start_order_server() -> HttpServer {
+        Self::start_script("mcp_order_server.py", PathBuf::from("python3"))
+    }
+
+    /// What the order server saw, in order (`GET` for its notification stream).
+    pub fn seen(&self) -> Vec<String> {
+        let url = self.url.replace("/mcp", "/log");
+        let body = ureq::get(&url)
+            .call()
+            .expect("the order server's log")
+            .into_body()
+            .read_to_string()
+            .unwrap();
+        serde_json::from_str(&body).unwrap()
+    }
+
+    fn start_script(name: &str, python: PathBuf) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let script = format!(
-            "{}/tests/support/mcp_http_server.py",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let script = format!("{}/tests/support/{name}", env!("CARGO_MANIFEST_DIR"));
         let mut child = Command::new(python)
             .arg(script)
             .arg(port.to_string())

@@ -155,8 +155,16 @@ function findJiti(fromFile) {
 /** Installs jiti into `<cache>/jiti` with npm (once per cache), saying so on stderr. */
 function installJiti() {
   const target = join(cacheDir, "jiti");
-  mkdirSync(target, { recursive: true });
   const npm = process.env.PI_NPM || "npm";
+  // Offline, npm would only wait on a registry it may not use (a minute or more): say so now.
+  if (/^(1|true|yes)$/i.test(process.env.PI_OFFLINE ?? "")) {
+    throw new Error(
+      `TypeScript extensions need Node.js >= 22.6 or the jiti package (Node.js ${process.version} here), ` +
+        `and pi is offline (PI_OFFLINE or --offline), so it does not install jiti with ${npm}. ` +
+        `Install it once while online (npm install -g jiti), set PI_JITI to a jiti directory, or use Node.js >= 22.6.`,
+    );
+  }
+  mkdirSync(target, { recursive: true });
   log(`pi: loading TypeScript here needs jiti (Node.js ${process.version}); installing it into ${target} (once)...`);
   // pi's handshake waits while this runs.
   const ext = als.getStore();

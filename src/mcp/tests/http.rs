@@ -327,6 +327,7 @@ fn connections_retry_transient_failures_and_forgotten_sessions() {
         Some("tools/list") => {
             json_answer(json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"tools": []}}))
         }
+        Some("notifications/initialized") => (202, vec![], "text/plain", Vec::new()),
         _ => (405, vec![], "text/plain", Vec::new()),
     });
     let config = crate::mcp::config::validate("h", &json!({"url": url})).unwrap();

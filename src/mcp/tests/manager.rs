@@ -36,6 +36,7 @@ fn manager_excluding(
         reporter: Arc::new(move |msg: &str, kind: &str| {
             r.lock().unwrap().push(format!("{kind}: {msg}"))
         }),
+        has_ui: true,
         extension_servers: None,
     });
     (m, reports, dir)
@@ -63,6 +64,7 @@ fn nothing_configured_costs_nothing() {
         tool_filter: None,
         tool_exclude: None,
         reporter: Arc::new(|_: &str, _: &str| {}),
+        has_ui: false,
         extension_servers: None,
     });
     assert!(m.snapshot().is_empty());

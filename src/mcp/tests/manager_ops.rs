@@ -44,6 +44,7 @@ fn start(servers: Value, trusted: bool, registry: Option<Arc<ExtensionServers>>)
         tool_filter: None,
         tool_exclude: None,
         reporter: Arc::new(move |m: &str, k: &str| r.lock().unwrap().push(format!("{k}: {m}"))),
+        has_ui: true,
         extension_servers: registry,
     });
     Setup {

@@ -65,6 +65,9 @@ fn refresh_locked_within(
             // Another thread or process refreshed while we waited for the lock.
             return Ok(stored);
         }
+        if crate::util::offline::offline() {
+            return Err(offline_refusal(id));
+        }
         let fresh = provider
             .refresh(&stored)
             .map_err(|e| refresh_failed(id, &e))?;
@@ -79,6 +82,16 @@ fn refresh_locked_within(
         write_private_atomic(auth_path, &text)?;
         Credentials::from_json(&merged).ok_or_else(|| refresh_failed(id, "bad credentials"))
     })
+}
+
+/// Offline, an expired token is not refreshed: the refresh is pi's own network use, and an
+/// unreachable sign-in server would only keep the request waiting.
+fn offline_refusal(provider: &str) -> String {
+    format!(
+        "The OAuth token for {provider} has expired, and pi is offline (PI_OFFLINE or \
+         --offline), so it was not refreshed. Your stored login was kept; start pi without \
+         PI_OFFLINE to refresh it."
+    )
 }
 
 /// The user-facing message for a failed refresh.

@@ -16,12 +16,8 @@ use super::source::{self, PackageSource};
 use super::{PackageContext, PackageEntry, Scope};
 use crate::resources::settings::Settings;
 
-/// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs at startup, no updates.
-pub fn offline() -> bool {
-    std::env::var("PI_OFFLINE")
-        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-        .unwrap_or(false)
-}
+/// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs, no updates.
+pub use crate::util::offline::offline;
 
 /// Receives each step's start message.
 type ProgressFn = Box<dyn FnMut(&str)>;
@@ -208,12 +204,17 @@ impl PackageManager {
     }
 
     fn install_parsed(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+        let refused = |what: &str| crate::util::offline::refused(&format!("Installing {what}"));
         match parsed {
+            PackageSource::Npm { spec, .. } if offline() => Err(refused(&format!("npm:{spec}"))),
             PackageSource::Npm { spec, .. } => self.install_npm_specs(&[spec], scope),
             PackageSource::Git { repo, git_ref, .. } => {
                 let target = self.install_path(parsed, scope)?;
                 if target.exists() {
                     return Ok(());
+                }
+                if offline() {
+                    return Err(refused(repo));
                 }
                 ensure_gitignore(&self.git_root(scope))?;
                 if let Some(parent) = target.parent() {

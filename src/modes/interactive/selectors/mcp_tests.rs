@@ -31,6 +31,7 @@ fn manager(dir: &Path, servers: Value) -> Arc<McpManager> {
         tool_filter: None,
         tool_exclude: None,
         reporter: Arc::new(|_: &str, _: &str| {}),
+        has_ui: true,
         extension_servers: None,
     });
     assert!(m.wait_until_settled(Duration::from_secs(20)));
