@@ -59,17 +59,7 @@ pub fn strips_types(version: (u32, u32)) -> bool {
 
 /// The cache directory holding the bridge: `$XDG_CACHE_HOME/pi` or `~/.cache/pi`.
 fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        // Node starts in the session's directory, so a relative cache must be made absolute.
-        .map(|p| match std::env::current_dir() {
-            Ok(cwd) if p.is_relative() => cwd.join(p),
-            _ => p,
-        })
-        .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("pi")
+    crate::util::sandbox::pi_cache_dir()
         // A hash of the files, so a new pi never runs an old bridge.
         .join(format!("node-bridge-{:016x}", FILES.fingerprint()))
 }
