@@ -149,6 +149,9 @@ impl Sandbox {
         let cache = pi_cache_dir();
         let cache = cache.canonicalize().unwrap_or(cache);
         if roots.iter().any(|r| cache.starts_with(r)) {
+            // Made now if missing: Landlock keeps only an existing directory read-only, and a
+            // command must not plant a bridge or jiti there before pi writes its own.
+            let _ = std::fs::create_dir_all(&cache);
             protected.push(cache);
         }
         if let Some((root, p)) = roots
