@@ -108,18 +108,24 @@ impl Sweep {
         }
         if self.walked.is_some() {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let dirs: Vec<(PathBuf, Stamp)> =
-                state.dirs.iter().map(|(p, s)| (p.clone(), *s)).collect();
-            for (dir, was) in dirs {
-                match stamp(&dir) {
+            // One lstat per directory; only the few that changed are copied out.
+            let changed: Vec<(PathBuf, Option<Stamp>)> = state
+                .dirs
+                .iter()
+                .filter_map(|(dir, was)| {
+                    let now = stamp(dir);
+                    (now != Some(*was)).then(|| (dir.clone(), now))
+                })
+                .collect();
+            for (dir, now) in changed {
+                match now {
                     None => {
                         state.dirs.remove(&dir);
                     }
-                    Some(now) if now != was => {
+                    Some(now) => {
                         state.dirs.insert(dir.clone(), now);
                         walk(&dir, &mut state, &mut created, false, &self.roots);
                     }
-                    Some(_) => {}
                 }
             }
         }
