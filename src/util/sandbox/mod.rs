@@ -198,6 +198,19 @@ impl Sandbox {
                 missing.join("\n  missing ")
             ));
         };
+        let warning = match (warning, sweep.truncated()) {
+            (w, false) => w,
+            (w, true) => Some(
+                w.into_iter()
+                    .chain([format!(
+                        "{} has more than {} folders: the sandbox watches the {1} nearest the top for repositories (.git) a command creates, not the deeper ones that already exist",
+                        cwd.display(),
+                        sweep::BASELINE_DIRS
+                    )])
+                    .collect::<Vec<_>>()
+                    .join("\nWarning: "),
+            ),
+        };
         let temp_dir = tempfile::Builder::new()
             .prefix("pi-sandbox-")
             .tempdir()

@@ -48,7 +48,13 @@ struct State {
     dirs: HashMap<PathBuf, Stamp>,
     /// Guarded entries that existed when the sandbox started (below the top level).
     known: HashSet<PathBuf>,
+    /// The working directory had more than [`BASELINE_DIRS`] directories at the start.
+    truncated: bool,
 }
+
+/// How many existing directories of the working directory are watched (the shallowest
+/// first): at about 1 µs an `lstat`, a command's check costs at most ~10 ms.
+pub const BASELINE_DIRS: usize = 10_000;
 
 /// The post-command check of one sandbox.
 #[derive(Debug)]
@@ -57,6 +63,8 @@ pub struct Sweep {
     roots: Vec<PathBuf>,
     walked: Option<PathBuf>,
     state: Mutex<State>,
+    /// When the sandbox started: a guarded entry born before it is never a command's.
+    started: std::time::SystemTime,
 }
 
 /// Which guarded names each root's top level held when a command started.
@@ -67,6 +75,7 @@ impl Sweep {
     /// Walks `walked` (the working directory, when writable) once. Returns the sweep and the
     /// guarded entries already there (nested ones included), for the sandbox to protect.
     pub fn start(roots: &[PathBuf], walked: Option<&Path>) -> (Sweep, Vec<PathBuf>) {
+        let started = std::time::SystemTime::now();
         let mut state = State::default();
         let mut found = Vec::new();
         if let Some(root) = walked {
@@ -80,8 +89,17 @@ impl Sweep {
             roots: roots.to_vec(),
             walked: walked.map(Path::to_path_buf),
             state: Mutex::new(state),
+            started,
         };
         (sweep, found)
+    }
+
+    /// Whether the working directory was too big to watch whole (see [`BASELINE_DIRS`]).
+    pub fn truncated(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .truncated
     }
 
     /// Call before a confined command starts.
@@ -117,6 +135,7 @@ impl Sweep {
                     (now != Some(*was)).then(|| (dir.clone(), now))
                 })
                 .collect();
+            let mut nested = Vec::new();
             for (dir, now) in changed {
                 match now {
                     None => {
@@ -124,8 +143,21 @@ impl Sweep {
                     }
                     Some(now) => {
                         state.dirs.insert(dir.clone(), now);
-                        walk(&dir, &mut state, &mut created, false, &self.roots);
+                        walk(&dir, &mut state, &mut nested, false, &self.roots);
                     }
+                }
+            }
+            // Beyond the baseline's reach (a huge tree), a folder pi never listed may hold a
+            // repository older than the sandbox: its birth time tells; without one, it stays.
+            for p in nested {
+                let old = match std::fs::symlink_metadata(&p).and_then(|m| m.created()) {
+                    Ok(born) => born < self.started,
+                    Err(_) => state.truncated,
+                };
+                if old {
+                    state.known.insert(p);
+                } else {
+                    created.push(p);
                 }
             }
         }
@@ -161,9 +193,11 @@ impl Sweep {
     }
 }
 
-/// Lists `dir`: guarded names below the top level not known from the start are `found`
-/// (with `baseline`, everything guarded is); directories pi does not know yet are stamped
-/// and walked whole. Symlinks are never followed, guarded directories never entered.
+/// Lists `dir`, then the directories pi does not know yet below it, breadth first: guarded
+/// names below the top level not known from the start are `found` (with `baseline`, all
+/// guarded names are), new directories are stamped. The `baseline` walk stops tracking at
+/// [`BASELINE_DIRS`]; directories made later are always tracked. Symlinks are never followed,
+/// guarded directories never entered.
 fn walk(
     dir: &Path,
     state: &mut State,
@@ -171,34 +205,41 @@ fn walk(
     baseline: bool,
     roots: &[PathBuf],
 ) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let top = roots.iter().any(|r| r == dir);
-    let mut bare = [false; 3];
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let path = dir.join(&name);
-        if GUARDED.iter().any(|g| OsStr::new(g) == name) {
-            if !top && (baseline || !state.known.contains(&path)) {
-                found.push(path);
-            }
+    let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
-        }
-        for (i, n) in ["HEAD", "objects", "refs"].iter().enumerate() {
-            bare[i] |= OsStr::new(n) == name;
-        }
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && !state.dirs.contains_key(&path) {
-            if let Some(s) = stamp(&path) {
-                state.dirs.insert(path.clone(), s);
-                walk(&path, state, found, baseline, roots);
+        };
+        let top = roots.iter().any(|r| *r == dir);
+        let mut bare = [false; 3];
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let path = dir.join(&name);
+            if GUARDED.iter().any(|g| OsStr::new(g) == name) {
+                if !top && (baseline || !state.known.contains(&path)) {
+                    found.push(path);
+                }
+                continue;
+            }
+            for (i, n) in ["HEAD", "objects", "refs"].iter().enumerate() {
+                bare[i] |= OsStr::new(n) == name;
+            }
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && !state.dirs.contains_key(&path) {
+                if baseline && state.dirs.len() >= BASELINE_DIRS {
+                    state.truncated = true;
+                    continue;
+                }
+                if let Some(s) = stamp(&path) {
+                    state.dirs.insert(path.clone(), s);
+                    queue.push_back(path);
+                }
             }
         }
-    }
-    // A bare repository: git takes a directory holding these for a repository of its own.
-    if bare == [true; 3] && !top && (baseline || !state.known.contains(dir)) {
-        found.push(dir.to_path_buf());
+        // A bare repository: git takes a directory holding these for a repository of its own.
+        if bare == [true; 3] && !top && (baseline || !state.known.contains(&dir)) {
+            found.push(dir);
+        }
     }
 }
 
@@ -246,6 +287,35 @@ mod tests {
         }
         assert!(root.join("old/.git").exists() && root.join("src/deep/sub").exists());
         assert_eq!(sweep.after(&sweep.before()), None);
+    }
+
+    #[test]
+    fn a_huge_tree_is_watched_from_the_top_and_new_folders_always() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for i in 0..BASELINE_DIRS + 5 {
+            std::fs::create_dir_all(root.join(format!("d{}/n{i}", i % 3))).unwrap();
+        }
+        // An existing repository too deep for the baseline walk.
+        let deep = root.join(format!(
+            "d2/n{}/.git",
+            BASELINE_DIRS + 4 - (BASELINE_DIRS + 4) % 3 + 2
+        ));
+        std::fs::create_dir_all(&deep).unwrap();
+        let (sweep, _) = sweep_of(&root);
+        assert!(sweep.truncated());
+        // The top-level folders are watched, and a folder made now is tracked too.
+        let before = sweep.before();
+        std::fs::create_dir_all(root.join("d1/new/deeper")).unwrap();
+        assert_eq!(sweep.after(&before), None);
+        let before = sweep.before();
+        std::fs::create_dir(root.join("d1/new/deeper/.git")).unwrap();
+        std::fs::create_dir(root.join("d2/new")).unwrap();
+        let msg = sweep.after(&before).unwrap();
+        assert!(!root.join("d1/new/deeper/.git").exists());
+        // Listed only now, but older than the sandbox: kept.
+        assert!(deep.is_dir(), "{msg}");
+        assert!(!msg.contains(&deep.display().to_string()), "{msg}");
     }
 
     #[test]
