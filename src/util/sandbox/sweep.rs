@@ -210,7 +210,7 @@ fn walk(
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let top = roots.iter().any(|r| *r == dir);
+        let top = roots.contains(&dir);
         let mut bare = [false; 3];
         for entry in entries.flatten() {
             let name = entry.file_name();
