@@ -407,3 +407,38 @@ fn the_rpc_confirmation_shows_the_whole_command_escaped() {
     assert_eq!(code, Some(0));
     assert!(!home.join("hidden-tail").exists());
 }
+
+#[test]
+fn the_interactive_confirmation_shows_the_whole_command_escaped() {
+    use std::time::Duration;
+
+    use crate::support::pty::PtyChild;
+
+    kernel_has_landlock_and_seccomp();
+    let padding = "x".repeat(250);
+    // `\r` would move the cursor back over the command if the dialog interpreted it.
+    let command = format!("echo {padding} > /dev/null\r; touch ~/hidden-tail");
+    let mock = MockServer::start();
+    scripted(&mock, &[("i1", "bash", json!({"command": command}))]);
+    let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "read-only"]);
+    let home = pi.home().to_path_buf();
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("sandbox: read-only", Duration::from_secs(10));
+    child.send("go");
+    child.wait_for("go", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Run it once without the sandbox?", Duration::from_secs(10));
+    let screen = child.screen();
+    assert!(
+        screen.contains("/dev/null\\r; touch ~/hidden-tail"),
+        "the tail is not shown:\n{screen}"
+    );
+    // "No" is the second choice.
+    child.send("\x1b[B");
+    std::thread::sleep(Duration::from_millis(100));
+    child.send("\r");
+    child.wait_for("done", Duration::from_secs(10));
+    child.send("\x04");
+    assert!(child.wait_exit(Duration::from_secs(10)).success());
+    assert!(!home.join("hidden-tail").exists());
+}
