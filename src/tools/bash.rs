@@ -286,10 +286,13 @@ impl BashTool {
             on_text(&line);
             tail.push_str(&line);
         }
+        let mut exit_code = exit_code;
         if let Some(why) = &f.swept {
             let line = format!("\n{why}\n");
             on_text(&line);
             tail.push_str(&line);
+            // Issue 29: what the command made was undone, so it did not succeed.
+            exit_code = Some(exit_code.filter(|c| *c != 0).unwrap_or(1));
         }
         Ok(UserRun {
             dropped,

@@ -442,3 +442,24 @@ fn the_interactive_confirmation_shows_the_whole_command_escaped() {
     assert!(child.wait_exit(Duration::from_secs(10)).success());
     assert!(!home.join("hidden-tail").exists());
 }
+
+#[test]
+fn rpc_bash_git_init_is_undone_too() {
+    kernel_has_landlock_and_seccomp();
+    let pi = PiCommand::new().args(["--sandbox", "workspace-write", "--mode", "rpc"]);
+    let cwd = pi.cwd().to_path_buf();
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"b","type":"bash","command":"git init -q && echo inited"}"#);
+    let done = talk.expect("bash response", |v| {
+        v["type"] == "response" && v["id"] == "b"
+    });
+    let output = done["data"]["output"].as_str().unwrap_or_default();
+    assert!(
+        output.contains("inited") && output.contains("may not create a repository (.git)"),
+        "{done}"
+    );
+    assert_eq!(done["data"]["exitCode"], 1, "{done}");
+    let (code, _, _) = talk.finish();
+    assert_eq!(code, Some(0));
+    assert!(!cwd.join(".git").exists());
+}
