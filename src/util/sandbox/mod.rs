@@ -368,9 +368,10 @@ impl Sandbox {
         self.sweep.before()
     }
 
-    /// Call after a confined command (or a `write`/`edit` tool call) ended: removes any
-    /// repository (`.git`) or `.pi` it created in a writable root and returns the error to show
-    /// the model and the user (issue 29).
+    /// Call after a confined command ended: removes any repository (`.git`) or `.pi` it
+    /// created in a writable root and returns the error to show the model and the user
+    /// (issue 29). The write/edit tools need no such check: [`Sandbox::check_write`] refuses
+    /// any path through a `.git` or `.pi`.
     pub fn after_command(&self, before: &Before) -> Option<String> {
         self.sweep.after(before)
     }
