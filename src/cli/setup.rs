@@ -477,8 +477,8 @@ pub fn prepare_with(
     let scope = &trust.scope;
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
-    let sandbox_warning = install_sandbox(args, &settings, &cwd, &agent_dir)?;
-    for w in config_warnings.into_iter().chain(sandbox_warning) {
+    let sandbox_warnings = install_sandbox(args, &settings, &cwd, &agent_dir)?;
+    for w in config_warnings.into_iter().chain(sandbox_warnings) {
         match hookup {
             Some(_) => notices.push(w),
             None => eprintln!("Warning: {w}"),
@@ -682,13 +682,24 @@ fn install_sandbox(
     settings: &Settings,
     cwd: &Path,
     agent_dir: &Path,
-) -> Result<Option<String>, String> {
+) -> Result<Vec<String>, String> {
     use crate::util::sandbox::{self, Config, Sandbox};
-    let config = Config::resolve(settings.merged.get("sandbox"), args.sandbox)
-        .map_err(|e| format!("Error: {e}"))?;
+    // Issue 29: a project may only tighten the sandbox, never loosen it.
+    let layered = Config::resolve_layers(
+        settings.global_map().get("sandbox"),
+        settings.project_map().get("sandbox"),
+        args.sandbox,
+    )
+    .map_err(|e| format!("Error: {e}"))?;
+    let config = layered.config;
+    let mut warnings = layered.warnings;
+    if config.mode != sandbox::Mode::Off && settings.project_map().contains_key("npmCommand") {
+        warnings.push(crate::resources::packages::PROJECT_NPM_COMMAND_IGNORED.to_string());
+    }
     let prepared = Sandbox::prepare(&config, cwd, agent_dir)?;
     sandbox::install(prepared.sandbox.map(std::sync::Arc::new));
-    Ok(prepared.warning)
+    warnings.extend(prepared.warning);
+    Ok(warnings)
 }
 
 /// What pi's createAgentSession records at start-up: a session with no messages yet gets the

@@ -41,6 +41,9 @@ pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<V
         .map(Duration::from_millis);
     let mut cmd = Command::new(command);
     cmd.args(&args).current_dir(&dir);
+    let sandbox = crate::util::sandbox::active();
+    // Issue 29: a .git or .pi the program created is removed once it has ended.
+    let before = sandbox.as_ref().map(|s| s.before_command());
     let out = process::run(
         &mut cmd,
         &RunOptions {
@@ -50,14 +53,22 @@ pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<V
             kill_grace: KILL_GRACE,
             capture_stderr: true,
             // Sandbox (issue 16): what extensions run for their tools is confined too.
-            sandbox: crate::util::sandbox::active(),
+            sandbox: sandbox.clone(),
         },
     )
     .map_err(|e| format!("exec: could not start {command}: {e}"))?;
-    let code = out.status.and_then(|s| s.code());
+    let mut code = out.status.and_then(|s| s.code());
+    let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if let Some(why) = sandbox
+        .zip(before)
+        .and_then(|(s, before)| s.after_command(&before))
+    {
+        stderr.push_str(&format!("\n{why}\n"));
+        code = Some(code.filter(|c| *c != 0).unwrap_or(1));
+    }
     Ok(json!({
         "stdout": String::from_utf8_lossy(&out.stdout),
-        "stderr": String::from_utf8_lossy(&out.stderr),
+        "stderr": stderr,
         "code": code,
         "killed": out.killed(),
     }))

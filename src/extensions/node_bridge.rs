@@ -59,37 +59,55 @@ pub fn strips_types(version: (u32, u32)) -> bool {
 
 /// The cache directory holding the bridge: `$XDG_CACHE_HOME/pi` or `~/.cache/pi`.
 fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        // Node starts in the session's directory, so a relative cache must be made absolute.
-        .map(|p| match std::env::current_dir() {
-            Ok(cwd) if p.is_relative() => cwd.join(p),
-            _ => p,
-        })
-        .or_else(|| crate::resources::trust::home_dir().map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("pi")
+    crate::util::sandbox::pi_cache_dir()
         // A hash of the files, so a new pi never runs an old bridge.
         .join(format!("node-bridge-{:016x}", FILES.fingerprint()))
 }
 
-/// Writes the bridge files (once per content version); returns the bridge's path.
+/// Writes the bridge files, or checks the ones already written byte for byte against the
+/// copy in the binary and rewrites (atomically) any that differ: a file in the cache may have
+/// been replaced since (issue 29: with the cache inside a writable root, a confined command
+/// could), and a tampered bridge must never run. Returns the bridge's path.
 pub fn install() -> Result<PathBuf, String> {
-    let dir = cache_dir();
+    install_in(&cache_dir())
+}
+
+fn install_in(dir: &Path) -> Result<PathBuf, String> {
     let bridge = dir.join("bridge.mjs");
-    // bridge.mjs is written last, so its presence means the set is complete.
-    if bridge.is_file() {
-        return Ok(bridge);
+    // A symlink planted in place of the directory or a file is removed, never written through.
+    if dir.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        let _ = std::fs::remove_file(dir);
     }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    // bridge.mjs comes last, so a concurrent pi that sees it sees the whole set.
     for (name, text) in FILES.unpack().files() {
+        let path = dir.join(name);
+        if same_bytes(&path, text.as_bytes()) {
+            continue;
+        }
+        if path.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+            let _ = std::fs::remove_file(&path);
+        }
         // Replaced atomically, so a concurrent pi never sees half a file.
-        crate::util::atomic::replace(&dir.join(name), text.as_bytes(), Default::default())
+        crate::util::atomic::replace(&path, text.as_bytes(), Default::default())
             .map_err(|e| format!("could not write the Node.js bridge: {e}"))?;
     }
     Ok(bridge)
+}
+
+/// Whether `path` is a regular file (not a symlink) holding exactly `want`.
+fn same_bytes(path: &Path, want: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() || meta.len() != want.len() as u64 {
+        return false;
+    }
+    let mut have = Vec::with_capacity(want.len());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(want.len() as u64 + 1).read_to_end(&mut have))
+        .is_ok_and(|_| have == want)
 }
 
 /// The built-in catalog as the bridge reads it (a JSON array of pi's model objects in catalog
@@ -98,6 +116,10 @@ pub fn install() -> Result<PathBuf, String> {
 /// be written.
 fn catalog_file() -> Option<PathBuf> {
     let file = cache_dir().join(concat!("catalog-", env!("PI_CATALOG_FINGERPRINT"), ".json"));
+    if file.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+        // Never written through a planted symlink.
+        let _ = std::fs::remove_file(&file);
+    }
     if !file.is_file() {
         let models = catalog::specs().iter().map(|s| model_json(&s.to_model()));
         let text = Value::Array(models.collect()).to_string();
@@ -170,6 +192,29 @@ pub fn command() -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tampered_bridge_is_rewritten_before_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = install_in(dir.path()).unwrap();
+        let good = std::fs::read(&bridge).unwrap();
+        std::fs::write(
+            &bridge,
+            "import fs from 'fs'; fs.writeFileSync('/tmp/x', '');",
+        )
+        .unwrap();
+        // A file replaced by a symlink: the link is removed, its target never written.
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("target");
+        std::fs::write(&target, "keep").unwrap();
+        let other = FILES.unpack().files().next().unwrap().0;
+        std::fs::remove_file(dir.path().join(other)).unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join(other)).unwrap();
+        assert_eq!(install_in(dir.path()).unwrap(), bridge);
+        assert_eq!(std::fs::read(&bridge).unwrap(), good);
+        assert!(!dir.path().join(other).is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
 
     #[test]
     fn versions_decide_type_stripping() {

@@ -169,6 +169,8 @@ struct Finished {
     /// How long after the start the shell exited, when it did.
     exited_after: Option<Duration>,
     stop: Option<Stop>,
+    /// The sandbox's error when the command created a `.git` or `.pi` (removed again).
+    swept: Option<String>,
 }
 
 /// The shell's exit code; a shell killed by a signal gets the shell convention 128 + signal, as
@@ -284,6 +286,14 @@ impl BashTool {
             on_text(&line);
             tail.push_str(&line);
         }
+        let mut exit_code = exit_code;
+        if let Some(why) = &f.swept {
+            let line = format!("\n{why}\n");
+            on_text(&line);
+            tail.push_str(&line);
+            // Issue 29: what the command made was undone, so it did not succeed.
+            exit_code = Some(exit_code.filter(|c| *c != 0).unwrap_or(1));
+        }
         Ok(UserRun {
             dropped,
             tail,
@@ -300,6 +310,36 @@ impl BashTool {
         ctx: &ToolContext,
         sandbox: Option<Arc<Sandbox>>,
     ) -> Result<ToolOutput, String> {
+        let mut swept = None;
+        let result = self.run_judged(command, timeout, ctx, sandbox, &mut swept);
+        // Issue 29: a command that made a .git or .pi fails, whatever its own status.
+        match swept {
+            None => result,
+            Some(why) => Err(match result {
+                Ok(out) => {
+                    let text: String = out
+                        .content
+                        .iter()
+                        .filter_map(|c| match c {
+                            Content::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    format!("{text}\n\n{why}")
+                }
+                Err(e) => format!("{e}\n\n{why}"),
+            }),
+        }
+    }
+
+    fn run_judged(
+        &self,
+        command: &str,
+        timeout: Option<f64>,
+        ctx: &ToolContext,
+        sandbox: Option<Arc<Sandbox>>,
+        swept: &mut Option<String>,
+    ) -> Result<ToolOutput, String> {
         (ctx.on_update)(ToolOutput::default());
         let limit = check_timeout(timeout)?;
         let Finished {
@@ -308,7 +348,9 @@ impl BashTool {
             status,
             exited_after,
             stop,
+            swept: found,
         } = self.spawn_and_wait(command, limit, ctx, &|_| {}, sandbox.clone())?;
+        *swept = found;
         match stop {
             Some(Stop::Aborted) => {
                 let (text, _) = acc.format(&snapshot, "");
@@ -379,6 +421,10 @@ impl BashTool {
         }
         // Its own session, as pi spawns with `detached: true`, so the whole tree can be killed.
         let confined = sandbox.is_some();
+        // Issue 29: what the command leaves in the roots is checked once it has ended.
+        let before = sandbox
+            .as_ref()
+            .map(|s| (Arc::clone(s), s.before_command()));
         let options = SpawnOptions {
             new_session: true,
             merge_output: true,
@@ -486,6 +532,7 @@ impl BashTool {
                 .filter(|&(_, at, _)| stop.is_none_or(|(_, since)| at <= since))
                 .map(|(_, at, _)| at.duration_since(started)),
             stop: stop.map(|(s, _)| s),
+            swept: before.and_then(|(s, b)| s.after_command(&b)),
         })
     }
 }

@@ -447,14 +447,12 @@ fn the_setting_is_read_from_project_settings_only_when_trusted() {
             .to_string()
     };
     kernel_has_landlock_and_seccomp();
+    // The project may tighten the user's sandbox (issue 29: never loosen it).
     let pi = PiCommand::new()
-        .write_agent_file("settings.json", r#"{"sandbox": "read-only"}"#)
-        .write_file(
-            ".pi/settings.json",
-            r#"{"sandbox": {"mode": "workspace-write"}}"#,
-        );
-    assert_eq!(state(&["--no-approve"], &pi), "read-only");
-    assert_eq!(state(&["--approve"], &pi), "workspace-write");
+        .write_agent_file("settings.json", r#"{"sandbox": "workspace-write"}"#)
+        .write_file(".pi/settings.json", r#"{"sandbox": {"mode": "read-only"}}"#);
+    assert_eq!(state(&["--no-approve"], &pi), "workspace-write");
+    assert_eq!(state(&["--approve"], &pi), "read-only");
     assert_eq!(state(&["--approve", "--sandbox", "off"], &pi), "off");
     // Nothing configured: off, and get_state is exactly pi's.
     let out = PiCommand::new()

@@ -113,6 +113,18 @@ pub fn entries_of(settings: &Map<String, Value>) -> Vec<PackageEntry> {
         .unwrap_or_default()
 }
 
+/// The warning shown once when a project's `npmCommand` is not obeyed under the sandbox.
+pub const PROJECT_NPM_COMMAND_IGNORED: &str = "the project's .pi/settings.json sets npmCommand; ignored while the sandbox is on (a project may not choose a program pi runs unconfined). Set npmCommand in your own settings (~/.pi/agent/settings.json) instead.";
+
+/// Whether commands are or will be confined: a sandbox is installed, or the user's own
+/// settings ask for one (`pi install` and friends run without installing it).
+fn sandbox_wanted(settings: &crate::resources::settings::Settings) -> bool {
+    use crate::util::sandbox::{active_mode, Config, Mode};
+    active_mode() != Mode::Off
+        || Config::resolve(settings.global_map().get("sandbox"), None)
+            .map_or(true, |c| c.mode != Mode::Off)
+}
+
 /// Where packages live and which npm to run; shared by resolution and management.
 #[derive(Debug, Clone)]
 pub struct PackageContext {
@@ -123,16 +135,23 @@ pub struct PackageContext {
 }
 
 impl PackageContext {
-    /// Reads `npmCommand` from merged settings.
+    /// Reads `npmCommand` from merged settings; under a sandbox only from the user's own
+    /// (issue 29: a project's `npmCommand` would run a program of its choosing unconfined).
     pub fn new(
         cwd: &Path,
         agent_dir: &Path,
         settings: &crate::resources::settings::Settings,
     ) -> Self {
+        let npm_command = if sandbox_wanted(settings) {
+            crate::resources::settings::Settings::in_memory(settings.global_map().clone())
+                .string_list("npmCommand")
+        } else {
+            settings.string_list("npmCommand")
+        };
         PackageContext {
             cwd: cwd.to_path_buf(),
             agent_dir: agent_dir.to_path_buf(),
-            npm_command: settings.string_list("npmCommand"),
+            npm_command,
         }
     }
 

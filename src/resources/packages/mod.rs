@@ -16,7 +16,10 @@ pub mod manager;
 pub mod resolve;
 pub mod source;
 
-pub use entry::{entries_of, Filters, PackageContext, PackageEntry, ResourceKind, Scope};
+pub use entry::{
+    entries_of, Filters, PackageContext, PackageEntry, ResourceKind, Scope,
+    PROJECT_NPM_COMMAND_IGNORED,
+};
 pub use manager::PackageManager;
 pub use resolve::{resolve, resolve_for_run, Missing, PackageResource, PackageResources};
 pub use source::PackageSource;

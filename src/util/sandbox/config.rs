@@ -4,6 +4,12 @@
 //! The setting is a mode name (`"sandbox": "workspace-write"`) or an object
 //! (`{"mode": …, "writableRoots": […], "network": true, "fallback": "warn"}`). A value pi does
 //! not understand is an error, never read as "off": a typo must not silently unconfine.
+//!
+//! The user's own settings and `--sandbox` set the sandbox; a project's `.pi/settings.json`
+//! may only tighten it ([`Config::resolve_layers`]): a stricter mode (off < workspace-write <
+//! read-only), `network: false`, `fallback: "error"`. What would loosen it — turning it off,
+//! extra writable roots, an open network, a "warn" fallback — is ignored with a warning, so a
+//! file the model (or a cloned repository) wrote cannot weaken the next run.
 
 use serde_json::Value;
 
@@ -20,6 +26,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// How strict the mode is: off < workspace-write < read-only.
+    fn strictness(self) -> u8 {
+        match self {
+            Mode::Off => 0,
+            Mode::WorkspaceWrite => 1,
+            Mode::ReadOnly => 2,
+        }
+    }
+
     pub const NAMES: &'static str = "off, read-only, workspace-write";
 
     pub fn parse(s: &str) -> Option<Mode> {
@@ -106,6 +121,73 @@ impl Config {
     }
 }
 
+/// The sandbox from its layers, and a warning for each thing the project asked for and did
+/// not get.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layered {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// From the user's own `sandbox` setting (`~/.pi/agent/settings.json`), the project's
+    /// (`.pi/settings.json`, only read in a trusted folder) and the `--sandbox` flag. The
+    /// project may only tighten what the user set; the flag's mode wins over both.
+    pub fn resolve_layers(
+        user: Option<&Value>,
+        project: Option<&Value>,
+        flag: Option<Mode>,
+    ) -> Result<Layered, String> {
+        let mut config = Config::resolve(user, None)?;
+        let mut warnings = Vec::new();
+        if let Some(project) = project.filter(|v| !v.is_null()) {
+            let asked = Config::resolve(Some(project), None)
+                .map_err(|e| format!("{e} (in the project's .pi/settings.json)"))?;
+            let mode_set = match project {
+                Value::String(_) => true,
+                Value::Object(o) => o.get("mode").is_some_and(|v| !v.is_null()),
+                _ => false,
+            };
+            let mut ignored = Vec::new();
+            if mode_set {
+                if asked.mode.strictness() >= config.mode.strictness() {
+                    config.mode = asked.mode;
+                } else {
+                    ignored.push(format!("mode \"{}\"", asked.mode.as_str()));
+                }
+            }
+            if let Value::Object(o) = project {
+                if o.get("network") == Some(&Value::Bool(false)) {
+                    config.network = false;
+                } else if asked.network && !config.network {
+                    ignored.push("network: true".into());
+                }
+                match o.get("fallback").and_then(Value::as_str) {
+                    Some("error") => config.fallback = Fallback::Refuse,
+                    Some("warn") if config.fallback != Fallback::Warn => {
+                        ignored.push("fallback \"warn\"".into())
+                    }
+                    _ => {}
+                }
+            }
+            if !asked.writable_roots.is_empty() {
+                ignored.push(format!("writableRoots {:?}", asked.writable_roots));
+            }
+            let on = flag.unwrap_or(config.mode) != Mode::Off;
+            if on && !ignored.is_empty() {
+                warnings.push(format!(
+                    "the project's .pi/settings.json asks the sandbox for {}; ignored: a project may only tighten the sandbox. Loosen it in your own settings (~/.pi/agent/settings.json) or with --sandbox.",
+                    ignored.join(", ")
+                ));
+            }
+        }
+        if let Some(mode) = flag {
+            config.mode = mode;
+        }
+        Ok(Layered { config, warnings })
+    }
+}
+
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s).ok_or_else(|| invalid("sandbox", &Value::String(s.into()), Mode::NAMES))
 }
@@ -158,6 +240,72 @@ mod tests {
         assert_eq!((c.mode, c.network), (Mode::ReadOnly, true));
         let c = Config::resolve(Some(&json!("workspace-write")), Some(Mode::Off)).unwrap();
         assert_eq!(c.mode, Mode::Off);
+    }
+
+    fn layers(user: Value, project: Value, flag: Option<Mode>) -> Layered {
+        let user = (!user.is_null()).then_some(user);
+        Config::resolve_layers(user.as_ref(), Some(&project), flag).unwrap()
+    }
+
+    #[test]
+    fn a_project_cannot_loosen_what_the_user_set() {
+        let l = layers(
+            json!("workspace-write"),
+            json!({"mode": "off", "writableRoots": ["~"], "network": true, "fallback": "warn"}),
+            None,
+        );
+        assert_eq!(
+            l.config,
+            Config {
+                mode: Mode::WorkspaceWrite,
+                ..Config::default()
+            }
+        );
+        assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+        for part in [
+            "mode \"off\"",
+            "writableRoots",
+            "network: true",
+            "fallback \"warn\"",
+        ] {
+            assert!(l.warnings[0].contains(part), "{part}: {}", l.warnings[0]);
+        }
+        // The flag's mode still wins; the project's loosening is still ignored.
+        let l = layers(json!(null), json!({"network": true}), Some(Mode::ReadOnly));
+        assert_eq!((l.config.mode, l.config.network), (Mode::ReadOnly, false));
+        assert_eq!(l.warnings.len(), 1);
+    }
+
+    #[test]
+    fn a_project_may_tighten() {
+        let l = layers(
+            json!({"mode": "workspace-write", "network": true, "fallback": "warn", "writableRoots": ["/x"]}),
+            json!({"mode": "read-only", "network": false, "fallback": "error"}),
+            None,
+        );
+        assert_eq!(
+            l.config,
+            Config {
+                mode: Mode::ReadOnly,
+                writable_roots: vec!["/x".into()],
+                network: false,
+                fallback: Fallback::Refuse,
+            }
+        );
+        assert!(l.warnings.is_empty());
+        // A project may turn the sandbox on where the user has none.
+        let l = layers(json!(null), json!("workspace-write"), None);
+        assert_eq!(l.config.mode, Mode::WorkspaceWrite);
+        // Asking for what the user already allows is no loosening.
+        let l = layers(
+            json!({"mode": "workspace-write", "network": true}),
+            json!({"mode": "workspace-write", "network": true}),
+            None,
+        );
+        assert!(l.config.network && l.warnings.is_empty());
+        // --sandbox off wins over everything.
+        let l = layers(json!("read-only"), json!("read-only"), Some(Mode::Off));
+        assert_eq!(l.config.mode, Mode::Off);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod denial;
 mod landlock;
 mod paths;
 mod seccomp;
+mod sweep;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -24,8 +25,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, RwLock};
 
-pub use config::{Config, Fallback, Mode};
+pub use config::{Config, Fallback, Layered, Mode};
 pub use paths::resolve_for_write;
+pub use sweep::Before;
 
 /// Devices every command may write (and read): the usual sinks and sources. Not `/dev/pts`
 /// (a confined command must not write into the user's terminals), not `/dev/shm`.
@@ -58,6 +60,8 @@ pub struct Sandbox {
     /// The seccomp program in force (empty when none is needed or, after a "warn" fallback,
     /// none can be had).
     filter: Vec<libc::sock_filter>,
+    /// Finds the `.git` and `.pi` entries a command created (issue 29).
+    sweep: sweep::Sweep,
 }
 
 /// Why a confined command failed, as far as the sandbox is to blame.
@@ -133,8 +137,23 @@ impl Sandbox {
                 }
             }
         }
+        // Read-only even inside a root (issue 29): pi's agent directory, each root's `.git`
+        // and `.pi` (existing or not), any `.git`/`.pi` deeper in the working directory, and
+        // pi's cache, whose files pi runs later (the Node.js bridge, jiti).
+        let walked = (config.mode == Mode::WorkspaceWrite).then_some(cwd.as_path());
+        let (sweep, nested) = sweep::Sweep::start(&roots, walked);
         let mut protected = vec![agent_dir.clone()];
         protected.extend(roots.iter().map(|r| r.join(".git")));
+        protected.extend(roots.iter().map(|r| r.join(".pi")));
+        protected.extend(nested);
+        let cache = pi_cache_dir();
+        let cache = cache.canonicalize().unwrap_or(cache);
+        if roots.iter().any(|r| cache.starts_with(r)) {
+            // Made now if missing: Landlock keeps only an existing directory read-only, and a
+            // command must not plant a bridge or jiti there before pi writes its own.
+            let _ = std::fs::create_dir_all(&cache);
+            protected.push(cache);
+        }
         if let Some((root, p)) = roots
             .iter()
             .find_map(|r| protected.iter().find(|p| r.starts_with(p)).map(|p| (r, p)))
@@ -179,6 +198,19 @@ impl Sandbox {
                 missing.join("\n  missing ")
             ));
         };
+        let warning = match (warning, sweep.truncated()) {
+            (w, false) => w,
+            (w, true) => Some(
+                w.into_iter()
+                    .chain([format!(
+                        "{} has more than {} folders: the sandbox watches the {1} nearest the top for repositories (.git) a command creates, not the deeper ones that already exist",
+                        cwd.display(),
+                        sweep::BASELINE_DIRS
+                    )])
+                    .collect::<Vec<_>>()
+                    .join("\nWarning: "),
+            ),
+        };
         let temp_dir = tempfile::Builder::new()
             .prefix("pi-sandbox-")
             .tempdir()
@@ -199,6 +231,7 @@ impl Sandbox {
                 network: config.network,
                 landlock,
                 filter,
+                sweep,
             }),
             warning,
         })
@@ -268,11 +301,15 @@ impl Sandbox {
     pub fn check_write(&self, path: &Path) -> Result<(), String> {
         let real = resolve_for_write(path);
         let name = self.mode.as_str();
-        if let Some(p) = self.protected_holding(&real) {
+        if let Some(p) = self
+            .protected_holding(&real)
+            .map(Path::to_path_buf)
+            .or_else(|| self.guarded_entry(&real))
+        {
             return Err(format!(
                 "Sandbox ({name}): {} is read-only ({}). {}",
                 real.display(),
-                self.why_protected(p),
+                self.why_protected(&p),
                 self.where_writable()
             ));
         }
@@ -303,9 +340,40 @@ impl Sandbox {
     fn why_protected(&self, p: &Path) -> &'static str {
         if p == self.agent_dir {
             "pi's agent directory, with its credentials"
-        } else {
+        } else if p.file_name().is_some_and(|n| n == ".pi") {
+            "pi's project configuration: the next pi started here would obey it"
+        } else if p.file_name().is_some_and(|n| n == ".git") {
             "a repository's .git: its hooks and config would run with the user's full rights"
+        } else {
+            "pi's cache: pi runs the code kept there"
         }
+    }
+
+    /// The `.git` or `.pi` (at any depth in a writable root, existing or not) that holds
+    /// `real`: the write/edit tools never write one (issue 29).
+    fn guarded_entry(&self, real: &Path) -> Option<PathBuf> {
+        let root = self.roots.iter().find(|r| real.starts_with(r))?;
+        let mut at = root.clone();
+        for part in real.strip_prefix(root).ok()?.components() {
+            at.push(part);
+            if part.as_os_str() == ".git" || part.as_os_str() == ".pi" {
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// Call before a confined command starts; hand the result to [`Sandbox::after_command`].
+    pub fn before_command(&self) -> Before {
+        self.sweep.before()
+    }
+
+    /// Call after a confined command ended: removes any repository (`.git`) or `.pi` it
+    /// created in a writable root and returns the error to show the model and the user
+    /// (issue 29). The write/edit tools need no such check: [`Sandbox::check_write`] refuses
+    /// any path through a `.git` or `.pi`.
+    pub fn after_command(&self, before: &Before) -> Option<String> {
+        self.sweep.after(before)
     }
 
     /// One sentence naming where writes may go.
@@ -325,6 +393,26 @@ impl Sandbox {
     fn network_blocked(&self) -> bool {
         !self.network && !self.filter.is_empty()
     }
+}
+
+/// pi's cache directory (`$XDG_CACHE_HOME/pi`, else `~/.cache/pi`), where the Node.js
+/// bridge and jiti live; the sandbox keeps it read-only when it lies inside a writable root.
+pub fn pi_cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        // Node starts in the session's directory, so a relative cache must be made absolute.
+        .map(|p| match std::env::current_dir() {
+            Ok(cwd) if p.is_relative() => cwd.join(p),
+            _ => p,
+        })
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("pi")
 }
 
 static ACTIVE: RwLock<Option<Arc<Sandbox>>> = RwLock::new(None);
