@@ -1,0 +1,583 @@
+//! A command's own user, mount and PID namespaces, where the kernel lets an unprivileged user
+//! have them. Inside, the command sees the whole file system mounted read-only, except the
+//! writable roots and `$TMPDIR` (bound back read-write from the directories pi opened when it
+//! started) and, on top of those, the protected paths (each root's `.git`, pi's agent
+//! directory) bound read-only. So `chmod`, `utime`, `setxattr` and `truncate` — which Landlock
+//! mostly does not check — fail outside the roots, and a root does not need splitting around
+//! its `.git`. The command runs as PID 2 under a small waiting PID 1; when the command ends,
+//! PID 1 exits and the kernel kills whatever the command left behind (`setsid`, double forks).
+//!
+//! Three processes per command: pi's child (outside the PID namespace: it enters the
+//! namespaces, forks, waits and exits with the command's status, so pi sees the command's
+//! exit code or signal as before), PID 1 (waits for the command, reaps orphans, dies with its
+//! parent), and the command. Everything here runs between fork and exec, so it only makes
+//! system calls on buffers prepared in the parent ([`Plan`]); nothing allocates.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::roots::{identity, Root};
+
+// New system calls: the same numbers on x86_64 and aarch64 (the unified table from 424 on).
+const SYS_OPEN_TREE: libc::c_long = 428;
+const SYS_MOVE_MOUNT: libc::c_long = 429;
+const SYS_CLOSE_RANGE: libc::c_long = 436;
+const SYS_OPENAT2: libc::c_long = 437;
+const SYS_MOUNT_SETATTR: libc::c_long = 442;
+
+const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+const OPEN_TREE_CLONE: u32 = 1;
+const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
+const AT_RECURSIVE: u32 = 0x8000;
+const AT_EMPTY_PATH: u32 = libc::AT_EMPTY_PATH as u32;
+const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+const RESOLVE_BENEATH: u64 = 0x08;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+/// A directory to bind back read-write: its path in the command's mount namespace and the
+/// identity of the directory pi opened, which the path must still lead to (without a
+/// symlink) or the directory stays read-only.
+#[derive(Debug)]
+struct Bind {
+    path: CString,
+    identity: (u64, u64),
+    /// Relative paths beneath it to bind read-only on top (`.git`, the agent directory).
+    protected: Vec<CString>,
+}
+
+/// What one command's namespaces are built from, prepared in the parent.
+#[derive(Debug)]
+pub struct Plan {
+    setgroups: &'static [u8],
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    binds: Vec<Bind>,
+    /// The command's working directory: entered again once the mounts are in place (the
+    /// process still stands in the directory of the mount beneath).
+    cwd: Option<CString>,
+    /// One (resolved directory, detached clone) slot per bind, filled in by the child.
+    slots: Vec<(RawFd, RawFd)>,
+}
+
+impl Plan {
+    /// The plan for `writable` directories (roots and `$TMPDIR`) with `protected` real paths.
+    pub fn new<'a>(
+        writable: impl Iterator<Item = &'a Root>,
+        protected: &[&Path],
+        cwd: Option<&Path>,
+    ) -> Plan {
+        let mut roots: Vec<&Root> = writable.collect();
+        crate::util::sort::sort_by_key(&mut roots, |r| r.path.as_os_str().len());
+        let mut binds: Vec<Bind> = Vec::new();
+        let mut kept: Vec<&Path> = Vec::new();
+        for root in roots {
+            // A root inside another is bound with it.
+            if kept.iter().any(|k| root.path.starts_with(k)) {
+                continue;
+            }
+            let (Ok(id), Ok(path)) = (
+                root.identity(),
+                CString::new(root.path.as_os_str().as_bytes()),
+            ) else {
+                continue;
+            };
+            kept.push(&root.path);
+            binds.push(Bind {
+                path,
+                identity: id,
+                protected: Vec::new(),
+            });
+        }
+        for p in protected {
+            let Some(i) = kept.iter().position(|k| p.starts_with(k)) else {
+                continue; // outside every writable root: read-only already
+            };
+            let Ok(rel) = p.strip_prefix(kept[i]) else {
+                continue;
+            };
+            if let Ok(rel) = CString::new(rel.as_os_str().as_bytes()) {
+                binds[i].protected.push(rel);
+            }
+        }
+        // SAFETY: geteuid/getegid cannot fail.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let slots = vec![(-1, -1); binds.len()];
+        Plan {
+            setgroups: b"deny",
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            binds,
+            cwd: cwd.and_then(|c| CString::new(c.as_os_str().as_bytes()).ok()),
+            slots,
+        }
+    }
+}
+
+fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn close(fd: RawFd) {
+    if fd >= 0 {
+        // SAFETY: closing a descriptor this process opened in the child.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// In a child between fork and exec: every descriptor from 3 up close-on-exec. Marked rather
+/// than closed, so std's own exec-error pipe still works. Async-signal-safe.
+pub fn cloexec_inherited() {
+    // SAFETY: close_range on this process's own table, integer arguments only.
+    let rc = unsafe { libc::syscall(SYS_CLOSE_RANGE, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if rc == 0 {
+        return;
+    }
+    // Before Linux 5.11: one fcntl per possible descriptor.
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into a local; fcntl takes integers.
+    unsafe {
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            1024
+        };
+        for fd in 3..max {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// Writes `data` to a `/proc/self` file (a NUL-terminated path).
+fn write_proc(path: &[u8], data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; open/write/close are async-signal-safe.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if n != data.len() as isize {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// `path` (absolute) opened with `O_PATH` in this mount namespace, relative to `dir` and
+/// beneath it when `dir` is given, never following a symlink.
+fn open_no_symlinks(dir: Option<RawFd>, path: &CString) -> io::Result<RawFd> {
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS
+            | RESOLVE_NO_MAGICLINKS
+            | if dir.is_some() { RESOLVE_BENEATH } else { 0 },
+    };
+    // SAFETY: openat2 with a NUL-terminated path and an open_how we own.
+    let fd = check(unsafe {
+        libc::syscall(
+            SYS_OPENAT2,
+            dir.unwrap_or(libc::AT_FDCWD),
+            path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    })?;
+    Ok(fd as RawFd)
+}
+
+/// A detached copy of the mount tree at `fd`.
+fn clone_tree(fd: RawFd) -> io::Result<RawFd> {
+    // SAFETY: open_tree on a descriptor we hold, with an empty path.
+    let t = check(unsafe {
+        libc::syscall(
+            SYS_OPEN_TREE,
+            fd,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH,
+        )
+    })?;
+    Ok(t as RawFd)
+}
+
+fn set_read_only(dir: RawFd, path: &std::ffi::CStr, flags: u32) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: libc::MS_PRIVATE,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr with a NUL-terminated path and a mount_attr we own.
+    check(unsafe {
+        libc::syscall(
+            SYS_MOUNT_SETATTR,
+            dir,
+            path.as_ptr(),
+            flags | AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })?;
+    Ok(())
+}
+
+/// Attaches the detached tree `tree` on top of the directory (or file) `onto`.
+fn attach(tree: RawFd, onto: RawFd) -> io::Result<()> {
+    // SAFETY: move_mount between two descriptors we hold, with empty paths.
+    check(unsafe {
+        libc::syscall(
+            SYS_MOVE_MOUNT,
+            tree,
+            c"".as_ptr(),
+            onto,
+            c"".as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    })?;
+    Ok(())
+}
+
+/// In pi's child: new user, mount and PID namespaces (the user mapped to itself), and the
+/// read-only view of the file system (see the module doc). The next fork is PID 1.
+pub fn enter(plan: &mut Plan) -> io::Result<()> {
+    // SAFETY: open(2) of "." with constant flags.
+    let cwd = unsafe {
+        libc::open(
+            c".".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    let result = enter_from(plan);
+    if result.is_ok() {
+        if let (Some(path), Ok(id)) = (&plan.cwd, identity(cwd)) {
+            if let Ok(fd) = open_no_symlinks(None, path) {
+                if identity(fd).ok() == Some(id) {
+                    // SAFETY: fchdir to a directory we hold.
+                    unsafe { libc::fchdir(fd) };
+                }
+                close(fd);
+            }
+        }
+    }
+    close(cwd);
+    result
+}
+
+fn enter_from(plan: &mut Plan) -> io::Result<()> {
+    // SAFETY: unshare with flags only.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    write_proc(b"/proc/self/setgroups\0", plan.setgroups)?;
+    write_proc(b"/proc/self/uid_map\0", &plan.uid_map)?;
+    write_proc(b"/proc/self/gid_map\0", &plan.gid_map)?;
+    // Copies of the writable trees, taken while they are still writable. A root whose path no
+    // longer leads (without symlinks) to the directory pi opened stays read-only.
+    for (bind, slot) in plan.binds.iter().zip(plan.slots.iter_mut()) {
+        let Ok(fd) = open_no_symlinks(None, &bind.path) else {
+            continue;
+        };
+        if identity(fd).ok() != Some(bind.identity) {
+            close(fd);
+            continue;
+        }
+        match clone_tree(fd) {
+            Ok(tree) => *slot = (fd, tree),
+            Err(e) => {
+                close(fd);
+                return Err(e);
+            }
+        }
+    }
+    set_read_only(libc::AT_FDCWD, c"/", 0)?;
+    for (bind, slot) in plan.binds.iter().zip(plan.slots.iter_mut()) {
+        let (fd, tree) = std::mem::replace(slot, (-1, -1));
+        if fd < 0 {
+            continue;
+        }
+        let attached = attach(tree, fd);
+        close(tree);
+        close(fd);
+        attached?;
+        if bind.protected.is_empty() {
+            continue;
+        }
+        // The root again, now through the writable mount on top of it.
+        let root = open_no_symlinks(None, &bind.path)?;
+        for rel in &bind.protected {
+            let Ok(p) = open_no_symlinks(Some(root), rel) else {
+                continue; // not there (or a symlink, which leads nowhere writable)
+            };
+            let done = clone_tree(p).and_then(|t| {
+                let r = set_read_only(t, c"", AT_EMPTY_PATH).and_then(|_| attach(t, p));
+                close(t);
+                r
+            });
+            close(p);
+            if let Err(e) = done {
+                close(root);
+                return Err(e);
+            }
+        }
+        close(root);
+    }
+    Ok(())
+}
+
+/// Sets every catchable signal but SIGCHLD to `action` (pi's own handlers must not run in a
+/// forked copy of pi).
+fn set_signals(action: libc::sighandler_t) {
+    for sig in 1..32 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let a = if sig == libc::SIGCHLD {
+            libc::SIG_DFL
+        } else {
+            action
+        };
+        // SAFETY: signal(2) with SIG_DFL or SIG_IGN.
+        unsafe { libc::signal(sig, a) };
+    }
+}
+
+/// Closes every descriptor but `keep`.
+fn close_all_but(keep: RawFd) {
+    // SAFETY: close_range on this process's own table.
+    unsafe {
+        if keep > 0 {
+            libc::syscall(SYS_CLOSE_RANGE, 0u32, (keep - 1) as u32, 0u32);
+        }
+        libc::syscall(SYS_CLOSE_RANGE, (keep + 1) as u32, u32::MAX, 0u32);
+    }
+}
+
+/// Exits the way the wait status `status` says a process ended.
+fn exit_like(status: libc::c_int) -> ! {
+    // SAFETY: only exit paths and signal calls on this process.
+    unsafe {
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            1
+        })
+    }
+}
+
+fn wait_for(pid: libc::pid_t) -> (libc::pid_t, libc::c_int) {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writing into a local.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return (r, status);
+        }
+    }
+}
+
+/// After [`enter`]: forks PID 1, which forks the command. Returns only in the command's
+/// process (to go on to exec); pi's child and PID 1 wait, then exit as the command did.
+pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
+    // Entering a user namespace cleared the parent-death signal util::process set: again.
+    // SAFETY: prctl and getppid with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != pi {
+            libc::_exit(128 + libc::SIGKILL);
+        }
+    }
+    let mut pipe = [-1; 2];
+    // SAFETY: pipe2 into a local array.
+    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [status_read, status_write] = pipe;
+    // SAFETY: fork in a single-threaded child; both sides only make system calls.
+    let init = unsafe { libc::fork() };
+    if init < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if init == 0 {
+        // PID 1: dies with pi's child, mounts a /proc of its own namespace, forks the command.
+        // SAFETY: prctl and mount with constant arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            libc::close(status_read);
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+        }
+        // SAFETY: as above.
+        let command = unsafe { libc::fork() };
+        if command == 0 {
+            close(status_write);
+            return Ok(());
+        }
+        set_signals(libc::SIG_DFL);
+        close_all_but(status_write);
+        if command < 0 {
+            // SAFETY: leaving PID 1.
+            unsafe { libc::_exit(127) };
+        }
+        loop {
+            let (pid, status) = wait_for(-1);
+            if pid == command || pid < 0 {
+                if pid == command {
+                    let bytes = status.to_ne_bytes();
+                    // SAFETY: write from a local buffer.
+                    unsafe { libc::write(status_write, bytes.as_ptr().cast(), bytes.len()) };
+                }
+                // SAFETY: leaving PID 1 ends the namespace: the kernel kills the rest.
+                unsafe { libc::_exit(0) };
+            }
+        }
+    }
+    // pi's child: stops, as a command, only when SIGKILLed; mirrors the command's end.
+    set_signals(libc::SIG_IGN);
+    close_all_but(status_read);
+    let (_, init_status) = wait_for(init);
+    let mut bytes = [0u8; 4];
+    // SAFETY: read into a local buffer.
+    let n = unsafe { libc::read(status_read, bytes.as_mut_ptr().cast(), bytes.len()) };
+    exit_like(if n == 4 {
+        libc::c_int::from_ne_bytes(bytes)
+    } else {
+        init_status
+    })
+}
+
+/// Drops every capability for good: the bounding and ambient sets, root's special treatment
+/// at exec (securebits), and the current sets. In a user namespace the process holds every
+/// capability there until this; as root outside one, too. Errors of the privileged steps are
+/// ignored: without the capability there is nothing to drop.
+pub fn drop_capabilities() -> io::Result<()> {
+    const SECURE_ALL: libc::c_ulong = 0xEF; // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE + locks
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: prctl with integer arguments; capset with structs we own.
+    unsafe {
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        libc::prctl(libc::PR_SET_SECUREBITS, SECURE_ALL, 0, 0, 0);
+        let header = Header {
+            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+            pid: 0,
+        };
+        let data = [
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+            Data {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+        ];
+        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether this kernel gives an unprivileged user the namespaces (and the mount calls) a
+/// command's read-only view needs: tried once, in a forked child, at start-up.
+pub fn available() -> Result<(), String> {
+    if std::env::var_os("PI_SANDBOX_NO_NAMESPACES").is_some() {
+        return Err("disabled by PI_SANDBOX_NO_NAMESPACES".into());
+    }
+    let mut plan = Plan::new(std::iter::empty(), &[], None);
+    // SAFETY: the child only makes system calls on `plan`, prepared above, then _exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        let code = match enter(&mut plan) {
+            Ok(()) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(255).clamp(1, 255),
+        };
+        // SAFETY: leaving the probe child.
+        unsafe { libc::_exit(code) };
+    }
+    let (_, status) = wait_for(pid);
+    match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
+        Some(0) => Ok(()),
+        Some(errno) => Err(format!(
+            "the kernel refuses an unprivileged user, mount and PID namespace ({})",
+            io::Error::from_raw_os_error(errno)
+        )),
+        None => Err("the namespace probe died".into()),
+    }
+}
