@@ -38,6 +38,7 @@ mod resources;
 mod retry;
 mod rpc;
 mod sandbox;
+mod sandbox_child;
 mod sessions;
 mod signals;
 mod system_messages;
