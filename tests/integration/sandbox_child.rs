@@ -334,6 +334,35 @@ fn a_command_s_process_tree_ends_with_the_command() {
 }
 
 #[test]
+fn a_timeout_still_stops_a_confined_command_and_its_tree() {
+    let id = std::process::id() % 10_000 + 50_000;
+    let sleeper = format!("sleep {id}");
+    let mock = MockServer::start();
+    kernel_has_everything();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "t",
+            "bash",
+            json!({"command": format!("trap '' TERM; setsid {sleeper} & {sleeper}; echo never"), "timeout": 1}),
+        )],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = print_mode(PiCommand::for_mock(API, &mock));
+    pi.run().assert_code(0).assert_no_panic();
+    let (text, err) = result(&tool_results(pi.agent_dir()), "t");
+    assert!(
+        err && text.contains("Command timed out after 1 seconds"),
+        "{text}"
+    );
+    assert!(!text.contains("never"), "{text}");
+    assert!(
+        eventually(Duration::from_secs(10), || !process_running(&sleeper)),
+        "the timed-out command's tree outlived it"
+    );
+}
+
+#[test]
 fn exit_codes_and_output_are_the_command_s() {
     let mock = model(&[
         ("code", "echo out; echo err >&2; exit 7"),
@@ -354,19 +383,70 @@ fn exit_codes_and_output_are_the_command_s() {
     assert!(!err && text.contains("fine"), "{text}");
 }
 
+/// An extension whose tool `inject` runs `python3 inject.py` through pi's `exec`.
+const EXEC_EXTENSION: &str = r#"#!/usr/bin/env python3
+import json, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+pending = {}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("type") == "hello":
+        send({"type": "register", "protocol": 1, "tools": [{"name": "inject",
+              "description": "try", "parameters": {"type": "object", "properties": {}}}]})
+    elif m.get("type") == "tool":
+        pending["x"] = m["id"]
+        send({"type": "call", "id": "x", "method": "exec",
+              "params": {"command": "python3", "args": ["inject.py"]}})
+    elif m.get("type") == "reply" and m.get("id") == "x":
+        r = m["result"]
+        send({"type": "reply", "id": pending["x"], "result": {"content": [
+              {"type": "text", "text": "exec said: " + r["stdout"] + r["stderr"]}]}})
+"#;
+
+/// Tries TIOCSTI on stdin, stdout, stderr and the controlling terminal.
+const INJECT: &str = "import fcntl, os, termios\nfor fd in (0, 1, 2):\n    try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b'#'); print('INJECTED', fd)\n    except OSError as e: print('fd', fd, 'refused')\ntry:\n    t = os.open('/dev/tty', os.O_RDWR); fcntl.ioctl(t, termios.TIOCSTI, b'#'); print('INJECTED tty')\nexcept OSError as e: print('tty refused')\n";
+
 #[test]
 fn a_command_cannot_push_keystrokes_into_the_terminal() {
     kernel_has_everything();
     let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("x", "inject", json!({}))],
+    )));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("b", "bash", json!({"command": "python3 inject.py"}))],
+    )));
+    mock.push(Reply::text(API, "all done"));
     let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write"]);
-    let script = "import fcntl, os, termios\nfor fd in (0, 1, 2):\n    try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b'#'); print('INJECTED', fd)\n    except OSError as e: print('fd', fd, 'refused')\ntry:\n    t = os.open('/dev/tty', os.O_RDWR); fcntl.ioctl(t, termios.TIOCSTI, b'#'); print('INJECTED tty')\nexcept OSError as e: print('tty refused')\n";
-    std::fs::write(pi.cwd().join("inject.py"), script).unwrap();
+    std::fs::write(pi.cwd().join("inject.py"), INJECT).unwrap();
+    let ext = pi.agent_dir().join("extensions/inject");
+    std::fs::create_dir_all(ext.parent().unwrap()).unwrap();
+    std::fs::write(&ext, EXEC_EXTENSION).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let mut child = PtyChild::spawn(pi.command(), 100, 30);
     child.wait_for("sandbox: workspace-write", Duration::from_secs(10));
+    child.send("go");
+    child.send("\r");
+    child.wait_for("all done", Duration::from_secs(20));
+    // The user's own `!` command, too.
     child.send("!python3 inject.py");
     child.send("\r");
     child.wait_for("tty refused", Duration::from_secs(10));
     assert!(!child.screen().contains("INJECTED"), "{}", child.screen());
     child.send("\x04");
     let _ = child.wait_exit(Duration::from_secs(10));
+    let results = tool_results(pi.agent_dir());
+    for id in ["x", "b"] {
+        let (text, _) = result(&results, id);
+        assert!(
+            text.contains("tty refused") && !text.contains("INJECTED"),
+            "{id}: {text}"
+        );
+    }
 }
