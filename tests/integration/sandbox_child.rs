@@ -450,3 +450,81 @@ fn a_command_cannot_push_keystrokes_into_the_terminal() {
         );
     }
 }
+
+fn installed(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Codex's Linux sandbox tests, played through pi: the network through real tools (when
+/// installed), io_uring, AF_VSOCK and UDP refused; a socketpair (local) still works.
+#[test]
+fn real_network_tools_io_uring_and_vsock_are_refused() {
+    kernel_has_everything();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let py = |code: &str| format!("python3 -c '{code}'");
+    let mut calls: Vec<(String, String)> = vec![
+        (
+            "uring".into(),
+            py("import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = libc.syscall(425, 8, p); os._exit(0 if r >= 0 else 1)"),
+        ),
+        (
+            "vsock".into(),
+            py("import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)"),
+        ),
+        (
+            "udp".into(),
+            py(&format!("import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", {port}))")),
+        ),
+        (
+            "dns".into(),
+            py("import socket; socket.getaddrinfo(\"example.com\", 80)"),
+        ),
+    ];
+    for (tool, command) in [
+        (
+            "curl",
+            format!("curl -sS --max-time 5 http://127.0.0.1:{port}/"),
+        ),
+        (
+            "wget",
+            format!("wget -q -T 5 -t 1 -O - http://127.0.0.1:{port}/"),
+        ),
+        (
+            "ssh",
+            format!("ssh -o BatchMode=yes -o ConnectTimeout=5 -p {port} 127.0.0.1 true"),
+        ),
+        ("nc", format!("nc -z -w 5 127.0.0.1 {port}")),
+        ("ping", "ping -c 1 -W 1 127.0.0.1".to_string()),
+    ] {
+        if installed(tool) {
+            calls.push((tool.to_string(), command));
+        }
+    }
+    calls.push((
+        "pair".into(),
+        py("import socket; a, b = socket.socketpair(); a.send(b\"ok\"); print(b.recv(2).decode())"),
+    ));
+    let as_refs: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let mock = model(&as_refs);
+    let pi = print_mode(PiCommand::for_mock(API, &mock));
+    pi.run().assert_code(0).assert_no_panic();
+    let results = tool_results(pi.agent_dir());
+    for (id, _) in &calls {
+        let (text, err) = result(&results, id);
+        if id == "pair" {
+            assert!(!err && text.contains("ok"), "socketpair: {text}");
+        } else {
+            assert!(err, "{id} got through: {text}");
+        }
+    }
+    assert!(listener.accept().is_err(), "a command reached the listener");
+}
