@@ -501,3 +501,33 @@ fn seccomp_program_is_small() {
     })
     .is_empty());
 }
+
+#[test]
+fn terminal_injection_is_refused_by_the_filter_itself() {
+    // Commands have no controlling terminal; the filter also refuses TIOCSTI on a terminal a
+    // command holds (EACCES: the filter's answer, not the kernel's EPERM).
+    let home = Home::new(false);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    // SAFETY: posix_openpt and friends on a fresh pseudo-terminal we own.
+    let slave = unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0);
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(master)).to_owned();
+        std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap()
+    };
+    let mut cmd = Command::new("python3");
+    cmd.arg("-c")
+        .arg("import fcntl, termios\ntry:\n    fcntl.ioctl(0, termios.TIOCSTI, b'#'); print('injected')\nexcept OSError as e: print('errno', e.errno)")
+        .stdin(slave)
+        .current_dir(home.work());
+    sb.confine(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.trim(), format!("errno {}", libc::EACCES), "{out:?}");
+}
