@@ -532,3 +532,84 @@ fn real_network_tools_io_uring_and_vsock_are_refused() {
     }
     assert!(listener.accept().is_err(), "a command reached the listener");
 }
+
+/// What worked before still works with the read-only view: a build with its cache as a
+/// writable root creates `target/` at the root of a repository, `npm test` runs, `git status`
+/// works, and `git commit` (which writes `.git`) is still refused.
+#[test]
+fn builds_tests_and_git_status_still_work() {
+    kernel_has_everything();
+    let rustup = std::env::var("RUSTUP_HOME")
+        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
+    let mut calls = vec![
+        ("status", "touch new-at-root.txt && git status --short"),
+        (
+            "commit",
+            "git add new-at-root.txt && git -c user.name=t -c user.email=t@t commit -qm x",
+        ),
+    ];
+    if installed("cargo") {
+        calls.push((
+            "cargo",
+            "CARGO_HOME=\"$HOME/.cargo-cache\" cargo build --offline -q && ./target/debug/hello",
+        ));
+    }
+    if installed("npm") {
+        calls.push(("npm", "npm test --silent"));
+    }
+    let mock = model(&calls);
+    let pi = PiCommand::for_mock(API, &mock)
+        .env("RUSTUP_HOME", rustup)
+        .write_agent_file(
+            "settings.json",
+            &json!({"sandbox": {"mode": "workspace-write", "writableRoots": ["~/.cargo-cache"]}})
+                .to_string(),
+        )
+        .write_file(
+            "Cargo.toml",
+            "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .write_file("src/main.rs", "fn main() { println!(\"built and ran\"); }\n")
+        .write_file(
+            "package.json",
+            "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node -e \\\"console.log('npm tests pass')\\\"\"}}\n",
+        );
+    std::fs::create_dir_all(pi.home().join(".cargo-cache")).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(pi.cwd())
+            .env("HOME", pi.home())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "first",
+    ]);
+    let pi = pi.args(["-p", "go"]);
+    pi.run().assert_code(0).assert_no_panic();
+    let results = tool_results(pi.agent_dir());
+    let (text, err) = result(&results, "status");
+    assert!(!err && text.contains("?? new-at-root.txt"), "{text}");
+    let (text, err) = result(&results, "commit");
+    assert!(err && text.contains(".git is read-only"), "{text}");
+    if installed("cargo") {
+        let (text, err) = result(&results, "cargo");
+        assert!(!err && text.contains("built and ran"), "{text}");
+    }
+    if installed("npm") {
+        let (text, err) = result(&results, "npm");
+        assert!(!err && text.contains("npm tests pass"), "{text}");
+    }
+}
