@@ -276,6 +276,8 @@ impl Sandbox {
             if let Some(plan) = plan.as_mut() {
                 namespace::enter(plan)?;
                 namespace::fork_command(parent)?;
+            } else {
+                namespace::fork_command_reaped(parent)?;
             }
             namespace::drop_capabilities()?;
             // SAFETY: prctl with integer arguments only; async-signal-safe.

@@ -374,14 +374,30 @@ fn set_signals(action: libc::sighandler_t) {
     }
 }
 
-/// Closes every descriptor but `keep`.
+/// Closes every descriptor but `keep` (all of them for -1).
 fn close_all_but(keep: RawFd) {
-    // SAFETY: close_range on this process's own table.
+    // SAFETY: close_range (or close, before Linux 5.11) on this process's own table.
     unsafe {
-        if keep > 0 {
-            libc::syscall(SYS_CLOSE_RANGE, 0u32, (keep - 1) as u32, 0u32);
+        let low = if keep > 0 {
+            libc::syscall(SYS_CLOSE_RANGE, 0u32, (keep - 1) as u32, 0u32)
+        } else {
+            0
+        };
+        let high = libc::syscall(SYS_CLOSE_RANGE, (keep + 1) as u32, u32::MAX, 0u32);
+        if low != 0 || high != 0 {
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20) as RawFd
+            } else {
+                1024
+            };
+            for fd in (0..max).filter(|&fd| fd != keep) {
+                libc::close(fd);
+            }
         }
-        libc::syscall(SYS_CLOSE_RANGE, (keep + 1) as u32, u32::MAX, 0u32);
     }
 }
 
@@ -496,6 +512,95 @@ pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
     } else {
         init_status
     })
+}
+
+/// Without namespaces: forks the command with pi's child as its subreaper. Returns only in the
+/// command's process; pi's child waits for it, then kills (SIGKILL) whatever the command left
+/// behind — orphans are reparented to it — and exits as the command did. Where the kernel
+/// does not list a process's children (`CONFIG_PROC_CHILDREN`), leftovers are left alone.
+pub fn fork_command_reaped(pi: libc::pid_t) -> io::Result<()> {
+    // SAFETY: prctl, getpid, fork with integer arguments, in a single-threaded child.
+    let (reaper, command) = unsafe {
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::getppid() != pi {
+            libc::_exit(128 + libc::SIGKILL);
+        }
+        (libc::getpid(), libc::fork())
+    };
+    if command < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if command == 0 {
+        // SAFETY: prctl and getppid with integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != reaper {
+                libc::_exit(128 + libc::SIGKILL);
+            }
+        }
+        return Ok(());
+    }
+    set_signals(libc::SIG_IGN);
+    close_all_but(-1);
+    let (_, status) = wait_for(command);
+    // SAFETY: open(2) of a constant path.
+    let children = unsafe {
+        libc::open(
+            c"/proc/thread-self/children".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if children >= 0 {
+        close(children);
+        loop {
+            kill_children();
+            if wait_for(-1).0 < 0 {
+                break; // no child left
+            }
+        }
+    }
+    exit_like(status)
+}
+
+/// SIGKILLs every child listed in `/proc/thread-self/children` (still ours until reaped, so
+/// no id can have been reused).
+fn kill_children() {
+    // SAFETY: open/read/kill/close on local buffers.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/thread-self/children".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return;
+        }
+        let mut buf = [0u8; 1024];
+        let mut pid: libc::pid_t = 0;
+        loop {
+            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+            if n <= 0 {
+                break;
+            }
+            for &b in &buf[..n as usize] {
+                if b.is_ascii_digit() {
+                    pid = pid
+                        .saturating_mul(10)
+                        .saturating_add(libc::pid_t::from(b - b'0'));
+                } else {
+                    if pid > 0 {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    pid = 0;
+                }
+            }
+        }
+        if pid > 0 {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        libc::close(fd);
+    }
 }
 
 /// Drops every capability for good: the bounding and ambient sets, root's special treatment

@@ -531,3 +531,47 @@ fn terminal_injection_is_refused_by_the_filter_itself() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.trim(), format!("errno {}", libc::EACCES), "{out:?}");
 }
+
+/// Whether a live (not zombie) process has `needle` in its command line.
+fn process_running(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let dir = e.path();
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        !zombie
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+    })
+}
+
+#[test]
+fn what_a_command_detaches_ends_with_it_with_or_without_namespaces() {
+    let home = Home::new(false);
+    let base = std::process::id() % 10_000 + 60_000;
+    let with = home.sandbox(mode(Mode::WorkspaceWrite));
+    let without = home.sandbox_without_namespaces(mode(Mode::WorkspaceWrite));
+    for (i, sb) in [with, without].iter().enumerate() {
+        let (a, b) = (base + 2 * i as u32, base + 2 * i as u32 + 1);
+        let script = format!(
+            "setsid sleep {a} >/dev/null 2>&1 < /dev/null & ( sleep {b} >/dev/null 2>&1 & ); sleep 0.2; exit 3"
+        );
+        let (code, out) = run(sb, &home.work(), &script);
+        assert_eq!(code, 3, "{out}");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while (process_running(&format!("sleep {a}")) || process_running(&format!("sleep {b}")))
+            && std::time::Instant::now() < end
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            !process_running(&format!("sleep {a}")) && !process_running(&format!("sleep {b}")),
+            "namespaces: {}",
+            sb.has_namespaces()
+        );
+    }
+}
