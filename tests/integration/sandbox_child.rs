@@ -613,3 +613,30 @@ fn builds_tests_and_git_status_still_work() {
         assert!(!err && text.contains("npm tests pass"), "{text}");
     }
 }
+
+#[test]
+fn a_command_s_process_tree_ends_when_pi_is_killed() {
+    let id = std::process::id() % 10_000 + 30_000;
+    let (a, b) = (format!("sleep {id}"), format!("sleep {}", id + 1));
+    let mock = model(&[(
+        "long",
+        &format!("setsid {a} >/dev/null 2>&1 < /dev/null & {b}"),
+    )]);
+    let pi =
+        PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write", "--mode", "rpc"]);
+    let mut talk = pi.converse();
+    talk.send(r#"{"type":"prompt","message":"go"}"#);
+    talk.expect("tool start", |v| v["type"] == "tool_execution_start");
+    assert!(
+        eventually(Duration::from_secs(10), || process_running(&a)
+            && process_running(&b)),
+        "the command did not start"
+    );
+    talk.signal(libc::SIGKILL);
+    let _ = talk.wait_exit();
+    assert!(
+        eventually(Duration::from_secs(10), || !process_running(&a)
+            && !process_running(&b)),
+        "the command's processes outlived pi"
+    );
+}
