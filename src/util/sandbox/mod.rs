@@ -275,7 +275,7 @@ impl Sandbox {
             namespace::cloexec_inherited();
             if let Some(plan) = plan.as_mut() {
                 namespace::enter(plan)?;
-                namespace::fork_command(parent)?;
+                namespace::fork_command(parent, plan)?;
             } else {
                 namespace::fork_command_reaped(parent)?;
             }

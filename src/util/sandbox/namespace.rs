@@ -270,9 +270,22 @@ fn attach(tree: RawFd, onto: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// In pi's child: new user, mount and PID namespaces (the user mapped to itself), and the
-/// read-only view of the file system (see the module doc). The next fork is PID 1.
-pub fn enter(plan: &mut Plan) -> io::Result<()> {
+/// In pi's child: new user and PID namespaces (the user mapped to itself). The next fork is
+/// PID 1, which makes the mount namespace ([`fork_command`]): pi's child stays out of it, so
+/// tearing it down when the command ends costs pi nothing.
+pub fn enter(plan: &Plan) -> io::Result<()> {
+    // SAFETY: unshare with flags only.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    write_proc(b"/proc/self/setgroups\0", plan.setgroups)?;
+    write_proc(b"/proc/self/uid_map\0", &plan.uid_map)?;
+    write_proc(b"/proc/self/gid_map\0", &plan.gid_map)
+}
+
+/// A new mount namespace with the read-only view of the file system (see the module doc),
+/// and the working directory entered again through it.
+fn enter_mounts(plan: &mut Plan) -> io::Result<()> {
     // SAFETY: open(2) of "." with constant flags.
     let cwd = unsafe {
         libc::open(
@@ -298,12 +311,9 @@ pub fn enter(plan: &mut Plan) -> io::Result<()> {
 
 fn enter_from(plan: &mut Plan) -> io::Result<()> {
     // SAFETY: unshare with flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    write_proc(b"/proc/self/setgroups\0", plan.setgroups)?;
-    write_proc(b"/proc/self/uid_map\0", &plan.uid_map)?;
-    write_proc(b"/proc/self/gid_map\0", &plan.gid_map)?;
     // Copies of the writable trees, taken while they are still writable. A root whose path no
     // longer leads (without symlinks) to the directory pi opened stays read-only.
     for (bind, slot) in plan.binds.iter().zip(plan.slots.iter_mut()) {
@@ -441,7 +451,7 @@ fn wait_for(pid: libc::pid_t) -> (libc::pid_t, libc::c_int) {
 
 /// After [`enter`]: forks PID 1, which forks the command. Returns only in the command's
 /// process (to go on to exec); pi's child and PID 1 wait, then exit as the command did.
-pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
+pub fn fork_command(pi: libc::pid_t, plan: &mut Plan) -> io::Result<()> {
     // Entering a user namespace cleared the parent-death signal util::process set: again.
     // SAFETY: prctl and getppid with integer arguments.
     unsafe {
@@ -462,11 +472,17 @@ pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     if init == 0 {
-        // PID 1: dies with pi's child, mounts a /proc of its own namespace, forks the command.
-        // SAFETY: prctl and mount with constant arguments.
+        // PID 1: dies with pi's child, makes the mount namespace with a /proc of its own PID
+        // namespace, forks the command. An error here is the spawn's error: std reports it
+        // through its exec-error pipe, which this process holds too.
+        // SAFETY: prctl and close with integer arguments.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::close(status_read);
+        }
+        enter_mounts(plan)?;
+        // SAFETY: mount with constant arguments.
+        unsafe {
             libc::mount(
                 c"proc".as_ptr(),
                 c"/proc".as_ptr(),
@@ -500,18 +516,24 @@ pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
             }
         }
     }
-    // pi's child: stops, as a command, only when SIGKILLed; mirrors the command's end.
+    // pi's child: stops, as a command, only when SIGKILLed; mirrors the command's end. It
+    // does not wait for PID 1 once the status is in: the namespaces' teardown (killing what
+    // the command left, unmounting) goes on without holding pi up.
     set_signals(libc::SIG_IGN);
     close_all_but(status_read);
-    let (_, init_status) = wait_for(init);
     let mut bytes = [0u8; 4];
-    // SAFETY: read into a local buffer.
-    let n = unsafe { libc::read(status_read, bytes.as_mut_ptr().cast(), bytes.len()) };
-    exit_like(if n == 4 {
-        libc::c_int::from_ne_bytes(bytes)
-    } else {
-        init_status
-    })
+    let n = loop {
+        // SAFETY: read into a local buffer.
+        let n = unsafe { libc::read(status_read, bytes.as_mut_ptr().cast(), bytes.len()) };
+        if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break n;
+        }
+    };
+    if n == 4 {
+        exit_like(libc::c_int::from_ne_bytes(bytes));
+    }
+    let (_, init_status) = wait_for(init);
+    exit_like(init_status)
 }
 
 /// Without namespaces: forks the command with pi's child as its subreaper. Returns only in the
@@ -669,7 +691,7 @@ pub fn available() -> Result<(), String> {
         return Err(format!("fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        let code = match enter(&mut plan) {
+        let code = match enter(&plan).and_then(|_| enter_mounts(&mut plan)) {
             Ok(()) => 0,
             Err(e) => e.raw_os_error().unwrap_or(255).clamp(1, 255),
         };
