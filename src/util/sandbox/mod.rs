@@ -6,7 +6,11 @@
 //! `sandbox.fallback: "warn"`, warns) when it cannot enforce the mode. [`Sandbox::confine`]
 //! prepares a command in the parent — a Landlock ruleset built for this spawn (so new entries of
 //! split directories are seen), the BPF program, `TMPDIR` — and leaves the child only system
-//! calls to make between fork and exec. The process-wide sandbox is [`install`]ed by the CLI and
+//! calls to make between fork and exec: where the kernel allows, it enters its own user, mount
+//! and PID namespaces first (`namespace.rs`: a read-only view of the disk outside the roots,
+//! and a process tree that ends with the command), and it always drops every capability.
+//! Writable roots are opened once, in [`Sandbox::prepare`] (`roots.rs`), and never resolved
+//! by path again. The process-wide sandbox is [`install`]ed by the CLI and
 //! read with [`active`] by whoever starts commands (`util::process` applies what it is given).
 //! The in-process `write` and `edit` tools ask [`Sandbox::check_write`]; failed commands are
 //! explained by [`Sandbox::explain_failure`].
