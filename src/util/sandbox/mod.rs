@@ -6,9 +6,10 @@
 //! `sandbox.fallback: "warn"`, warns) when it cannot enforce the mode. [`Sandbox::confine`]
 //! prepares a command in the parent — a Landlock ruleset built for this spawn (so new entries of
 //! split directories are seen), the BPF program, `TMPDIR` — and leaves the child only system
-//! calls to make between fork and exec: where the kernel allows, it enters its own user, mount
-//! and PID namespaces first (`namespace.rs`: a read-only view of the disk outside the roots,
-//! and a process tree that ends with the command), and it always drops every capability.
+//! calls to make between fork and exec: where the kernel allows, it joins the shared user and
+//! mount namespaces and makes its own PID namespace (`namespace.rs`: a read-only view of the
+//! disk outside the roots, and a process tree that ends with the command), and it always
+//! drops every capability.
 //! Writable roots are opened once, in [`Sandbox::prepare`] (`roots.rs`), and never resolved
 //! by path again. The process-wide sandbox is [`install`]ed by the CLI and
 //! read with [`active`] by whoever starts commands (`util::process` applies what it is given).
@@ -25,10 +26,11 @@ mod seccomp;
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 pub use config::{Config, Fallback, Mode};
 pub use namespace::cloexec_inherited;
@@ -68,6 +70,8 @@ pub struct Sandbox {
     /// Each command gets its own user, mount and PID namespaces (read-only view of the file
     /// system, process tree ended with the command); false where the kernel refuses them.
     namespaces: bool,
+    /// The user and mount namespaces commands join (with `namespaces`), built on first use.
+    view: Mutex<Option<Arc<namespace::View>>>,
     /// The seccomp program in force (empty when none is needed or, after a "warn" fallback,
     /// none can be had).
     filter: Vec<libc::sock_filter>,
@@ -236,6 +240,7 @@ impl Sandbox {
                 network: config.network,
                 landlock,
                 namespaces,
+                view: Mutex::new(None),
                 filter,
             }),
             warning,
@@ -262,24 +267,22 @@ impl Sandbox {
             None => None,
         };
         let filter = self.filter.clone();
+        let view = match self.namespaces {
+            true => Some(self.view()?),
+            false => None,
+        };
+        // The working directory, entered again inside the view.
         let cwd = std::env::current_dir()
             .map(|here| cmd.get_current_dir().map_or(here.clone(), |d| here.join(d)))
-            .ok();
-        let mut plan = self.namespaces.then(|| {
-            let protected: Vec<&Path> = self.protected.iter().map(PathBuf::as_path).collect();
-            namespace::Plan::new(
-                std::iter::once(&self.temp_root).chain(&self.roots),
-                &protected,
-                cwd.as_deref(),
-            )
-        });
+            .ok()
+            .and_then(|c| std::ffi::CString::new(c.into_os_string().into_vec()).ok());
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         let apply = move || -> io::Result<()> {
             namespace::cloexec_inherited();
-            if let Some(plan) = plan.as_mut() {
-                namespace::enter(plan)?;
-                namespace::fork_command(parent, plan)?;
+            if let Some(view) = &view {
+                namespace::join(view, cwd.as_ref())?;
+                namespace::fork_command(parent)?;
             } else {
                 namespace::fork_command_reaped(parent)?;
             }
@@ -327,6 +330,36 @@ impl Sandbox {
             }
         }
         Ok(rules.into_fd())
+    }
+
+    /// The shared file-system view, built again when the protected paths that exist changed
+    /// (a command created a `.git`, say) so that each one is a read-only mount.
+    fn view(&self) -> io::Result<Arc<namespace::View>> {
+        let existing: Vec<PathBuf> = self
+            .protected
+            .iter()
+            .filter(|p| p.symlink_metadata().is_ok())
+            .cloned()
+            .collect();
+        let mut current = self.view.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(view) = current.as_ref().filter(|v| v.protected == existing) {
+            return Ok(Arc::clone(view));
+        }
+        let protected: Vec<&Path> = existing.iter().map(PathBuf::as_path).collect();
+        let mut plan = namespace::Plan::new(
+            std::iter::once(&self.temp_root).chain(&self.roots),
+            &protected,
+        );
+        let view = Arc::new(
+            namespace::View::build(&mut plan, existing.clone()).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot build the sandbox's read-only view of the file system: {e}"),
+                )
+            })?,
+        );
+        *current = Some(Arc::clone(&view));
+        Ok(view)
     }
 
     /// Whether each command runs in its own namespaces (see `namespace.rs`).

@@ -7,17 +7,19 @@
 //! its `.git`. The command runs as PID 2 under a small waiting PID 1; when the command ends,
 //! PID 1 exits and the kernel kills whatever the command left behind (`setsid`, double forks).
 //!
-//! Three processes per command: pi's child (outside the PID namespace: it enters the
-//! namespaces, forks, waits and exits with the command's status, so pi sees the command's
-//! exit code or signal as before), PID 1 (waits for the command, reaps orphans, dies with its
-//! parent), and the command. Everything here runs between fork and exec, so it only makes
-//! system calls on buffers prepared in the parent ([`Plan`]); nothing allocates.
+//! The user and mount namespaces (the [`View`]) are built once, in a forked child, and kept by
+//! their descriptors; every command joins them (`setns`) and makes only its PID namespace, so
+//! no mount namespace is copied or torn down per command. Three processes per command: pi's
+//! child (outside the PID namespace: it joins, forks, and exits with the command's status as
+//! soon as it has it, so pi sees the command's exit code or signal as before), PID 1 (waits
+//! for the command, reaps orphans, dies with its parent), and the command. Everything after
+//! the fork only makes system calls on buffers prepared in the parent; nothing allocates.
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::roots::{identity, Root};
 
@@ -66,27 +68,20 @@ struct Bind {
     protected: Vec<CString>,
 }
 
-/// What one command's namespaces are built from, prepared in the parent.
+/// What the shared view is built from, prepared in the parent.
 #[derive(Debug)]
 pub struct Plan {
     setgroups: &'static [u8],
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     binds: Vec<Bind>,
-    /// The command's working directory: entered again once the mounts are in place (the
-    /// process still stands in the directory of the mount beneath).
-    cwd: Option<CString>,
     /// One (resolved directory, detached clone) slot per bind, filled in by the child.
     slots: Vec<(RawFd, RawFd)>,
 }
 
 impl Plan {
     /// The plan for `writable` directories (roots and `$TMPDIR`) with `protected` real paths.
-    pub fn new<'a>(
-        writable: impl Iterator<Item = &'a Root>,
-        protected: &[&Path],
-        cwd: Option<&Path>,
-    ) -> Plan {
+    pub fn new<'a>(writable: impl Iterator<Item = &'a Root>, protected: &[&Path]) -> Plan {
         let mut roots: Vec<&Root> = writable.collect();
         crate::util::sort::sort_by_key(&mut roots, |r| r.path.as_os_str().len());
         let mut binds: Vec<Bind> = Vec::new();
@@ -128,7 +123,6 @@ impl Plan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
             binds,
-            cwd: cwd.and_then(|c| CString::new(c.as_os_str().as_bytes()).ok()),
             slots,
         }
     }
@@ -270,12 +264,10 @@ fn attach(tree: RawFd, onto: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// In pi's child: new user and PID namespaces (the user mapped to itself). The next fork is
-/// PID 1, which makes the mount namespace ([`fork_command`]): pi's child stays out of it, so
-/// tearing it down when the command ends costs pi nothing.
-pub fn enter(plan: &Plan) -> io::Result<()> {
+/// A new user namespace (the user mapped to itself), with `more` namespaces.
+fn enter_user(plan: &Plan, more: libc::c_int) -> io::Result<()> {
     // SAFETY: unshare with flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | more) } != 0 {
         return Err(io::Error::last_os_error());
     }
     write_proc(b"/proc/self/setgroups\0", plan.setgroups)?;
@@ -283,29 +275,115 @@ pub fn enter(plan: &Plan) -> io::Result<()> {
     write_proc(b"/proc/self/gid_map\0", &plan.gid_map)
 }
 
-/// A new mount namespace with the read-only view of the file system (see the module doc),
-/// and the working directory entered again through it.
-fn enter_mounts(plan: &mut Plan) -> io::Result<()> {
+/// The user and mount namespaces every command joins, built once (and again when a protected
+/// path appears or goes): held by their descriptors, with no process in them between
+/// commands. Sharing one view keeps a mount namespace's setup and teardown (a copy of every
+/// mount, and an RCU grace period when it is unmounted) off each command's path.
+#[derive(Debug)]
+pub struct View {
+    user: OwnedFd,
+    mnt: OwnedFd,
+    /// The protected paths that existed when the view was built (the ones it has mounts for).
+    pub protected: Vec<PathBuf>,
+}
+
+impl View {
+    /// Builds the view of `plan` in a forked child and keeps its namespaces.
+    pub fn build(plan: &mut Plan, protected: Vec<PathBuf>) -> io::Result<View> {
+        let mut sync = [-1; 2];
+        // SAFETY: pipe2 into a local array.
+        if unsafe { libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let [ready, report] = sync;
+        // SAFETY: the child only makes system calls on `plan`, prepared before, and never
+        // returns; the parent kills it once it has the namespaces.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            let e = io::Error::last_os_error();
+            close(ready);
+            close(report);
+            return Err(e);
+        }
+        if pid == 0 {
+            close(ready);
+            let code: i32 = match enter_user(plan, 0).and_then(|_| enter_from(plan)) {
+                Ok(()) => 0,
+                Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL),
+            };
+            // SAFETY: write from a local, then wait to be killed.
+            unsafe {
+                libc::write(report, code.to_ne_bytes().as_ptr().cast(), 4);
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+        close(report);
+        let mut bytes = [0u8; 4];
+        let n = loop {
+            // SAFETY: read into a local buffer.
+            let n = unsafe { libc::read(ready, bytes.as_mut_ptr().cast(), 4) };
+            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n;
+            }
+        };
+        close(ready);
+        let code = i32::from_ne_bytes(bytes);
+        let opened = if n != 4 {
+            Err(io::Error::other("the sandbox's view builder died"))
+        } else if code != 0 {
+            Err(io::Error::from_raw_os_error(code))
+        } else {
+            let open =
+                |ns: &str| std::fs::File::open(format!("/proc/{pid}/ns/{ns}")).map(OwnedFd::from);
+            open("user").and_then(|user| Ok((user, open("mnt")?)))
+        };
+        // SAFETY: kill and reap our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        wait_for(pid);
+        let (user, mnt) = opened?;
+        Ok(View {
+            user,
+            mnt,
+            protected,
+        })
+    }
+}
+
+/// In pi's child: joins the view's namespaces, makes a new PID namespace (the next fork is
+/// PID 1, see [`fork_command`]) and enters `cwd` again through the view — if it still leads
+/// (without symlinks) to the directory the child stands in; otherwise the command starts at
+/// the view's root.
+pub fn join(view: &View, cwd: Option<&CString>) -> io::Result<()> {
     // SAFETY: open(2) of "." with constant flags.
-    let cwd = unsafe {
+    let here = unsafe {
         libc::open(
             c".".as_ptr(),
             libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )
     };
-    let result = enter_from(plan);
-    if result.is_ok() {
-        if let (Some(path), Ok(id)) = (&plan.cwd, identity(cwd)) {
-            if let Ok(fd) = open_no_symlinks(None, path) {
-                if identity(fd).ok() == Some(id) {
-                    // SAFETY: fchdir to a directory we hold.
-                    unsafe { libc::fchdir(fd) };
-                }
-                close(fd);
+    // SAFETY: setns and unshare on descriptors we hold, in a single-threaded child.
+    let joined = unsafe {
+        libc::setns(view.user.as_raw_fd(), libc::CLONE_NEWUSER) == 0
+            && libc::setns(view.mnt.as_raw_fd(), libc::CLONE_NEWNS) == 0
+            && libc::unshare(libc::CLONE_NEWPID) == 0
+    };
+    let result = if joined {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    };
+    if let (true, Some(path), Ok(id)) = (joined, cwd, identity(here)) {
+        if let Ok(fd) = open_no_symlinks(None, path) {
+            if identity(fd).ok() == Some(id) {
+                // SAFETY: fchdir to a directory we hold.
+                unsafe { libc::fchdir(fd) };
             }
+            close(fd);
         }
     }
-    close(cwd);
+    close(here);
     result
 }
 
@@ -451,7 +529,7 @@ fn wait_for(pid: libc::pid_t) -> (libc::pid_t, libc::c_int) {
 
 /// After [`enter`]: forks PID 1, which forks the command. Returns only in the command's
 /// process (to go on to exec); pi's child and PID 1 wait, then exit as the command did.
-pub fn fork_command(pi: libc::pid_t, plan: &mut Plan) -> io::Result<()> {
+pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
     // Entering a user namespace cleared the parent-death signal util::process set: again.
     // SAFETY: prctl and getppid with integer arguments.
     unsafe {
@@ -472,24 +550,11 @@ pub fn fork_command(pi: libc::pid_t, plan: &mut Plan) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     if init == 0 {
-        // PID 1: dies with pi's child, makes the mount namespace with a /proc of its own PID
-        // namespace, forks the command. An error here is the spawn's error: std reports it
-        // through its exec-error pipe, which this process holds too.
+        // PID 1: dies with pi's child, forks the command.
         // SAFETY: prctl and close with integer arguments.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::close(status_read);
-        }
-        enter_mounts(plan)?;
-        // SAFETY: mount with constant arguments.
-        unsafe {
-            libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            );
         }
         // SAFETY: as above.
         let command = unsafe { libc::fork() };
@@ -684,14 +749,14 @@ pub fn available() -> Result<(), String> {
     if std::env::var_os("PI_SANDBOX_NO_NAMESPACES").is_some() {
         return Err("disabled by PI_SANDBOX_NO_NAMESPACES".into());
     }
-    let mut plan = Plan::new(std::iter::empty(), &[], None);
+    let mut plan = Plan::new(std::iter::empty(), &[]);
     // SAFETY: the child only makes system calls on `plan`, prepared above, then _exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        let code = match enter(&plan).and_then(|_| enter_mounts(&mut plan)) {
+        let code = match enter_user(&plan, libc::CLONE_NEWPID).and_then(|_| enter_from(&mut plan)) {
             Ok(()) => 0,
             Err(e) => e.raw_os_error().unwrap_or(255).clamp(1, 255),
         };

@@ -575,3 +575,19 @@ fn what_a_command_detaches_ends_with_it_with_or_without_namespaces() {
         );
     }
 }
+
+#[test]
+fn a_protected_path_created_later_is_read_only_from_the_next_command_on() {
+    let home = Home::new(false);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    let work = home.work();
+    ok(&sb, &work, "echo hi > notes.txt");
+    // The view was built without a .git; a command makes one.
+    ok(&sb, &work, "mkdir .git && echo first > .git/config");
+    denied(&sb, &work, "echo second > .git/config");
+    assert_eq!(
+        std::fs::read_to_string(work.join(".git/config")).unwrap(),
+        "first\n"
+    );
+    ok(&sb, &work, "echo more >> notes.txt");
+}
