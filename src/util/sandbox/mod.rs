@@ -335,17 +335,22 @@ impl Sandbox {
     /// The shared file-system view, built again when the protected paths that exist changed
     /// (a command created a `.git`, say) so that each one is a read-only mount.
     fn view(&self) -> io::Result<Arc<namespace::View>> {
-        let existing: Vec<PathBuf> = self
+        use std::os::unix::fs::MetadataExt;
+        // Which protected paths exist, and as what: one replaced by another directory of the
+        // same name (outside a command) needs its mount again, too.
+        let existing: Vec<(PathBuf, (u64, u64))> = self
             .protected
             .iter()
-            .filter(|p| p.symlink_metadata().is_ok())
-            .cloned()
+            .filter_map(|p| {
+                let m = p.symlink_metadata().ok()?;
+                Some((p.clone(), (m.dev(), m.ino())))
+            })
             .collect();
         let mut current = self.view.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(view) = current.as_ref().filter(|v| v.protected == existing) {
             return Ok(Arc::clone(view));
         }
-        let protected: Vec<&Path> = existing.iter().map(PathBuf::as_path).collect();
+        let protected: Vec<&Path> = existing.iter().map(|(p, _)| p.as_path()).collect();
         let mut plan = namespace::Plan::new(
             std::iter::once(&self.temp_root).chain(&self.roots),
             &protected,

@@ -283,13 +283,14 @@ fn enter_user(plan: &Plan, more: libc::c_int) -> io::Result<()> {
 pub struct View {
     user: OwnedFd,
     mnt: OwnedFd,
-    /// The protected paths that existed when the view was built (the ones it has mounts for).
-    pub protected: Vec<PathBuf>,
+    /// The protected paths that existed when the view was built (the ones it has mounts for),
+    /// with their device and inode.
+    pub protected: Vec<(PathBuf, (u64, u64))>,
 }
 
 impl View {
     /// Builds the view of `plan` in a forked child and keeps its namespaces.
-    pub fn build(plan: &mut Plan, protected: Vec<PathBuf>) -> io::Result<View> {
+    pub fn build(plan: &mut Plan, protected: Vec<(PathBuf, (u64, u64))>) -> io::Result<View> {
         let mut sync = [-1; 2];
         // SAFETY: pipe2 into a local array.
         if unsafe { libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {

@@ -591,3 +591,16 @@ fn a_protected_path_created_later_is_read_only_from_the_next_command_on() {
     );
     ok(&sb, &work, "echo more >> notes.txt");
 }
+
+#[test]
+fn a_protected_path_replaced_outside_a_command_is_read_only_again() {
+    let home = Home::new(true);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    let work = home.work();
+    denied(&sb, &work, "echo x > .git/evil");
+    // The user (not a command) swaps the repository's .git for a fresh one.
+    std::fs::rename(work.join(".git"), home.root.join("old-git")).unwrap();
+    std::fs::create_dir(work.join(".git")).unwrap();
+    denied(&sb, &work, "echo x > .git/evil");
+    assert!(!work.join(".git/evil").exists());
+}
