@@ -16,6 +16,7 @@
 //! The in-process `write` and `edit` tools ask [`Sandbox::check_write`]; failed commands are
 //! explained by [`Sandbox::explain_failure`].
 
+mod child;
 mod config;
 mod denial;
 mod landlock;
@@ -32,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, RwLock};
 
+pub use child::cloexec_inherited;
 pub use config::{Config, Fallback, Mode};
-pub use namespace::cloexec_inherited;
 pub use paths::resolve_for_write;
 pub use roots::Root;
 
@@ -279,14 +280,14 @@ impl Sandbox {
         // SAFETY: getpid cannot fail.
         let parent = unsafe { libc::getpid() };
         let apply = move || -> io::Result<()> {
-            namespace::cloexec_inherited();
+            child::cloexec_inherited();
             if let Some(view) = &view {
                 namespace::join(view, cwd.as_ref())?;
                 namespace::fork_command(parent)?;
             } else {
-                namespace::fork_command_reaped(parent)?;
+                child::fork_command_reaped(parent)?;
             }
-            namespace::drop_capabilities()?;
+            child::drop_capabilities()?;
             // SAFETY: prctl with integer arguments only; async-signal-safe.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(io::Error::last_os_error());

@@ -26,11 +26,10 @@ use super::roots::{identity, Root};
 // New system calls: the same numbers on x86_64 and aarch64 (the unified table from 424 on).
 const SYS_OPEN_TREE: libc::c_long = 428;
 const SYS_MOVE_MOUNT: libc::c_long = 429;
-const SYS_CLOSE_RANGE: libc::c_long = 436;
+pub(super) const SYS_CLOSE_RANGE: libc::c_long = 436;
 const SYS_OPENAT2: libc::c_long = 437;
 const SYS_MOUNT_SETATTR: libc::c_long = 442;
 
-const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
 const OPEN_TREE_CLONE: u32 = 1;
 const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
 const AT_RECURSIVE: u32 = 0x8000;
@@ -136,39 +135,10 @@ fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
-fn close(fd: RawFd) {
+pub(super) fn close(fd: RawFd) {
     if fd >= 0 {
         // SAFETY: closing a descriptor this process opened in the child.
         unsafe { libc::close(fd) };
-    }
-}
-
-/// In a child between fork and exec: every descriptor from 3 up close-on-exec. Marked rather
-/// than closed, so std's own exec-error pipe still works. Async-signal-safe.
-pub fn cloexec_inherited() {
-    // SAFETY: close_range on this process's own table, integer arguments only.
-    let rc = unsafe { libc::syscall(SYS_CLOSE_RANGE, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
-    if rc == 0 {
-        return;
-    }
-    // Before Linux 5.11: one fcntl per possible descriptor.
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into a local; fcntl takes integers.
-    unsafe {
-        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            limit.rlim_cur.min(1 << 20) as libc::c_int
-        } else {
-            1024
-        };
-        for fd in 3..max {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
-                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-            }
-        }
     }
 }
 
@@ -448,7 +418,7 @@ fn enter_from(plan: &mut Plan) -> io::Result<()> {
 
 /// Sets every catchable signal but SIGCHLD to `action` (pi's own handlers must not run in a
 /// forked copy of pi).
-fn set_signals(action: libc::sighandler_t) {
+pub(super) fn set_signals(action: libc::sighandler_t) {
     for sig in 1..32 {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
             continue;
@@ -464,7 +434,7 @@ fn set_signals(action: libc::sighandler_t) {
 }
 
 /// Closes every descriptor but `keep` (all of them for -1).
-fn close_all_but(keep: RawFd) {
+pub(super) fn close_all_but(keep: RawFd) {
     // SAFETY: close_range (or close, before Linux 5.11) on this process's own table.
     unsafe {
         let low = if keep > 0 {
@@ -491,7 +461,7 @@ fn close_all_but(keep: RawFd) {
 }
 
 /// Exits the way the wait status `status` says a process ended.
-fn exit_like(status: libc::c_int) -> ! {
+pub(super) fn exit_like(status: libc::c_int) -> ! {
     // SAFETY: only exit paths and signal calls on this process.
     unsafe {
         if libc::WIFSIGNALED(status) {
@@ -517,7 +487,7 @@ fn exit_like(status: libc::c_int) -> ! {
     }
 }
 
-fn wait_for(pid: libc::pid_t) -> (libc::pid_t, libc::c_int) {
+pub(super) fn wait_for(pid: libc::pid_t) -> (libc::pid_t, libc::c_int) {
     loop {
         let mut status = 0;
         // SAFETY: waitpid writing into a local.
@@ -600,148 +570,6 @@ pub fn fork_command(pi: libc::pid_t) -> io::Result<()> {
     }
     let (_, init_status) = wait_for(init);
     exit_like(init_status)
-}
-
-/// Without namespaces: forks the command with pi's child as its subreaper. Returns only in the
-/// command's process; pi's child waits for it, then kills (SIGKILL) whatever the command left
-/// behind — orphans are reparented to it — and exits as the command did. Where the kernel
-/// does not list a process's children (`CONFIG_PROC_CHILDREN`), leftovers are left alone.
-pub fn fork_command_reaped(pi: libc::pid_t) -> io::Result<()> {
-    // SAFETY: prctl, getpid, fork with integer arguments, in a single-threaded child.
-    let (reaper, command) = unsafe {
-        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::getppid() != pi {
-            libc::_exit(128 + libc::SIGKILL);
-        }
-        (libc::getpid(), libc::fork())
-    };
-    if command < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if command == 0 {
-        // SAFETY: prctl and getppid with integer arguments.
-        unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != reaper {
-                libc::_exit(128 + libc::SIGKILL);
-            }
-        }
-        return Ok(());
-    }
-    set_signals(libc::SIG_IGN);
-    close_all_but(-1);
-    let (_, status) = wait_for(command);
-    // SAFETY: open(2) of a constant path.
-    let children = unsafe {
-        libc::open(
-            c"/proc/thread-self/children".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if children >= 0 {
-        close(children);
-        loop {
-            kill_children();
-            if wait_for(-1).0 < 0 {
-                break; // no child left
-            }
-        }
-    }
-    exit_like(status)
-}
-
-/// SIGKILLs every child listed in `/proc/thread-self/children` (still ours until reaped, so
-/// no id can have been reused).
-fn kill_children() {
-    // SAFETY: open/read/kill/close on local buffers.
-    unsafe {
-        let fd = libc::open(
-            c"/proc/thread-self/children".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            return;
-        }
-        let mut buf = [0u8; 1024];
-        let mut pid: libc::pid_t = 0;
-        loop {
-            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-            if n <= 0 {
-                break;
-            }
-            for &b in &buf[..n as usize] {
-                if b.is_ascii_digit() {
-                    pid = pid
-                        .saturating_mul(10)
-                        .saturating_add(libc::pid_t::from(b - b'0'));
-                } else {
-                    if pid > 0 {
-                        libc::kill(pid, libc::SIGKILL);
-                    }
-                    pid = 0;
-                }
-            }
-        }
-        if pid > 0 {
-            libc::kill(pid, libc::SIGKILL);
-        }
-        libc::close(fd);
-    }
-}
-
-/// Drops every capability for good: the bounding and ambient sets, root's special treatment
-/// at exec (securebits), and the current sets. In a user namespace the process holds every
-/// capability there until this; as root outside one, too. Errors of the privileged steps are
-/// ignored: without the capability there is nothing to drop.
-pub fn drop_capabilities() -> io::Result<()> {
-    const SECURE_ALL: libc::c_ulong = 0xEF; // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE + locks
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    // SAFETY: prctl with integer arguments; capset with structs we own.
-    unsafe {
-        for cap in 0..64 {
-            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
-        }
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        );
-        libc::prctl(libc::PR_SET_SECUREBITS, SECURE_ALL, 0, 0, 0);
-        let header = Header {
-            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
-            pid: 0,
-        };
-        let data = [
-            Data {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            },
-            Data {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            },
-        ];
-        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// Whether this kernel gives an unprivileged user the namespaces (and the mount calls) a
