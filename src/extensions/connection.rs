@@ -190,8 +190,10 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Stopped by `shutdown` (after `session_shutdown`), not at the first signal.
+        // Stopped by `shutdown` (after `session_shutdown`), not at the first signal. Its own
+        // session: an extension process has no controlling terminal (issue 29).
         let options = SpawnOptions {
+            new_session: true,
             on_shutdown: OnShutdown::OwnerStops,
             ..Default::default()
         };

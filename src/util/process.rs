@@ -8,6 +8,12 @@
 //! reaped, nothing is ever sent to the group again (a background process it left behind is
 //! then on its own, as in pi).
 //!
+//! Every child starts with only the descriptors it is given (0, 1 and 2): whatever pi
+//! inherited from its own parent or opened without close-on-exec is marked close-on-exec in
+//! the child before it runs. A confined child also starts a new session (no controlling
+//! terminal) and dies with the thread that started it (`PR_SET_PDEATHSIG`: the bash tool and
+//! `run` wait on that thread), so nothing it runs outlives pi.
+//!
 //! Every child gets `PI_CODING_AGENT=true` and `AI_AGENT=pi` in its environment. A caller
 //! starting a command the model (or the user, through pi) wrote passes the sandbox to confine
 //! it with ([`SpawnOptions::sandbox`], see `util::sandbox`).
@@ -23,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::sandbox::Sandbox;
+use super::sandbox::{self, Sandbox};
 
 /// How often [`run`] looks at its cancel check.
 const CANCEL_POLL: Duration = Duration::from_millis(25);
@@ -32,7 +38,6 @@ const CANCEL_POLL: Duration = Duration::from_millis(25);
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
 /// The waiter and kill threads only call into libc.
 const SMALL_STACK: usize = 64 * 1024;
-
 /// How a shutdown treats a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnShutdown {
@@ -169,20 +174,33 @@ pub fn live_groups() -> usize {
 /// as given, except that `merge_output` replaces stdout and stderr.
 pub fn spawn(cmd: &mut Command, opts: SpawnOptions) -> io::Result<OwnedChild> {
     cmd.env("PI_CODING_AGENT", "true").env("AI_AGENT", "pi");
-    if opts.new_session {
-        // SAFETY: setsid is async-signal-safe and touches no memory of ours.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(io::Error::last_os_error());
+    let confined = opts.sandbox.is_some();
+    let new_session = opts.new_session || confined;
+    // SAFETY: getpid cannot fail.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the step only makes system calls (close_range or fcntl, setsid, prctl,
+    // getppid) and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(move || {
+            sandbox::cloexec_inherited();
+            if new_session && libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            if confined {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                if libc::getppid() != parent {
+                    // pi's thread ended between the fork and the prctl.
+                    libc::_exit(128 + libc::SIGKILL);
                 }
-                Ok(())
-            });
-        }
-    } else {
+            }
+            Ok(())
+        });
+    }
+    if !new_session {
         cmd.process_group(0);
     }
-    // Sandbox (issue 16): prepared here, enforced by the child after the steps above.
+    // Sandbox (issue 16): prepared here, enforced by the child after the steps above (its
+    // step must be the last: with namespaces it forks, see util::sandbox).
     if let Some(sandbox) = &opts.sandbox {
         sandbox.confine(cmd)?;
     }

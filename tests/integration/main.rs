@@ -39,6 +39,7 @@ mod resources;
 mod retry;
 mod rpc;
 mod sandbox;
+mod sandbox_child;
 mod sandbox_config;
 mod sessions;
 mod signals;

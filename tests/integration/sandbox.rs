@@ -555,7 +555,8 @@ for line in sys.stdin:
         .as_str()
         .unwrap_or_default();
     assert!(
-        text.starts_with("code 1:") && text.contains("Permission denied"),
+        text.starts_with("code 1:")
+            && (text.contains("Permission denied") || text.contains("Read-only file system")),
         "{end}"
     );
     talk.expect("agent_end", |v| v["type"] == "agent_end");

@@ -13,11 +13,14 @@ use std::path::{Path, PathBuf};
 use super::{paths, Explanation, Sandbox};
 
 /// Error texts of a refused open, write, unlink or mkdir.
-const PERMISSION_ERRORS: [&str; 4] = [
+const PERMISSION_ERRORS: [&str; 6] = [
     "permission denied",
     "operation not permitted",
+    // With namespaces, everything outside the roots is a read-only mount.
+    "read-only file system",
     "eacces",
     "eperm",
+    "erofs",
 ];
 
 /// What a failed connection or name lookup prints when `socket` itself was refused.
@@ -133,12 +136,15 @@ impl Sandbox {
     /// The split directory `real` sits directly in, if any: a root or a directory below it
     /// that holds a protected path.
     fn split_parent<'a>(&self, real: &'a Path) -> Option<&'a Path> {
+        if self.namespaces {
+            return None; // protected paths are read-only mounts: no root is split
+        }
         let parent = real.parent()?;
         let holds_protected = self
             .protected
             .iter()
             .any(|p| p.starts_with(parent) && p != parent);
-        let in_root = self.roots.iter().any(|r| parent.starts_with(r));
+        let in_root = self.roots.iter().any(|r| parent.starts_with(&r.path));
         (holds_protected && in_root).then_some(parent)
     }
 
@@ -216,7 +222,7 @@ fn candidate_paths(line: &str) -> Vec<String> {
     // first part is a program name unless it looks like a path).
     let segments: Vec<&str> = line.split(": ").collect();
     for (i, seg) in segments.iter().enumerate().skip(1) {
-        let bare = PERMISSION_ERRORS[..2].contains(&seg.trim().to_ascii_lowercase().as_str());
+        let bare = PERMISSION_ERRORS[..3].contains(&seg.trim().to_ascii_lowercase().as_str());
         if bare {
             let before = segments[i - 1].trim();
             let token = before.rsplit(' ').next().unwrap_or(before);

@@ -7,11 +7,20 @@
 //! directory) is kept read-only by *splitting* the root: the directories on the way down to it
 //! get no write right of their own, and each of their other entries gets the rights instead.
 //! The price is that entries cannot be created, removed or renamed directly in those split
-//! directories (the workspace root of a git repository, for one).
+//! directories (the workspace root of a git repository, for one). Where the command gets its
+//! own mount namespace (`namespace.rs`), protected paths are read-only mounts instead and no
+//! root is split.
+//!
+//! Roots are given as descriptors opened when pi started (`roots.rs`), and the entries of a
+//! split root are opened relative to it (`openat`, never following a symlink): no path a
+//! command could have swapped is resolved again.
+//!
+//! On ABI 6 and later the ruleset also scopes abstract Unix sockets and signals: a command can
+//! neither connect to an abstract socket nor signal a process outside its own sandbox.
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -28,12 +37,20 @@ const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
 const ABI1_ALL: u64 = (1 << 13) - 1;
 
+/// Scopes (ABI 6): abstract Unix sockets and signals stay inside the sandbox.
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+const SCOPE_SIGNAL: u64 = 1 << 1;
+
 const CREATE_RULESET_VERSION: u32 = 1;
 const RULE_PATH_BENEATH: u32 = 1;
 
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    /// ABI 4; zero: network rules are left to seccomp.
+    handled_access_net: u64,
+    /// ABI 6 (older kernels accept the larger struct while the field is zero).
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -75,6 +92,8 @@ pub struct Rights {
     pub write_dir: u64,
     /// The subset that applies to a file rather than a directory.
     pub write_file: u64,
+    /// What the sandbox is scoped to (ABI 6): abstract Unix sockets and signals.
+    pub scoped: u64,
 }
 
 impl Rights {
@@ -91,6 +110,11 @@ impl Rights {
             read: EXECUTE | READ_FILE | READ_DIR,
             write_dir: handled & !(MAKE_CHAR | MAKE_BLOCK),
             write_file: handled & (EXECUTE | READ_FILE | WRITE_FILE | TRUNCATE),
+            scoped: if abi >= 6 {
+                SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+            } else {
+                0
+            },
         }
     }
 }
@@ -106,6 +130,8 @@ impl Ruleset {
     pub fn new(rights: Rights) -> io::Result<Ruleset> {
         let attr = RulesetAttr {
             handled_access_fs: rights.handled,
+            handled_access_net: 0,
+            scoped: rights.scoped,
         };
         // SAFETY: `attr` is a valid landlock_ruleset_attr (its first field) of the given size.
         let fd = unsafe {
@@ -129,30 +155,34 @@ impl Ruleset {
     /// Everything readable and executable, everywhere.
     pub fn allow_read_everywhere(&mut self) -> io::Result<()> {
         let root = open_path(Path::new("/"), true)?;
-        self.add(&root, self.rights.read)
+        self.add(root.as_fd(), self.rights.read)
     }
 
     /// Read and write a file (a device such as `/dev/null`); a missing one is skipped.
     pub fn allow_file(&mut self, path: &Path) -> io::Result<()> {
         match open_path(path, true) {
-            Ok(fd) => self.add(&fd, self.rights.write_file),
+            Ok(fd) => self.add(fd.as_fd(), self.rights.write_file),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
         }
     }
 
-    /// Full rights beneath `root`, except beneath any of `protected` (see the module doc).
-    /// `root` is followed if it is a symlink; nothing below it ever is.
-    pub fn allow_tree(&mut self, root: &Path, protected: &[PathBuf]) -> io::Result<()> {
-        let fd = open_path(root, true)?;
-        self.grant(root, fd, protected)
+    /// Full rights beneath the directory `root` (held open, named `path`), except beneath any
+    /// of `protected` (see the module doc); with no protected path given, no split.
+    pub fn allow_tree(
+        &mut self,
+        path: &Path,
+        root: BorrowedFd<'_>,
+        protected: &[PathBuf],
+    ) -> io::Result<()> {
+        self.grant(path, root, protected)
     }
 
-    fn grant(&mut self, path: &Path, fd: OwnedFd, protected: &[PathBuf]) -> io::Result<()> {
+    fn grant(&mut self, path: &Path, fd: BorrowedFd<'_>, protected: &[PathBuf]) -> io::Result<()> {
         if protected.iter().any(|p| p == path) {
             return Ok(());
         }
-        let is_dir = file_type(&fd)? == libc::S_IFDIR;
+        let is_dir = file_type(fd)? == libc::S_IFDIR;
         // Only a protected path that exists needs a split (one a command creates later is
         // as writable as the rest of the root).
         let inside: Vec<PathBuf> = protected
@@ -161,28 +191,29 @@ impl Ruleset {
             .cloned()
             .collect();
         if !is_dir {
-            return self.add(&fd, self.rights.write_file);
+            return self.add(fd, self.rights.write_file);
         }
         if inside.is_empty() {
-            return self.add(&fd, self.rights.write_dir);
+            return self.add(fd, self.rights.write_dir);
         }
         // Split: this directory keeps only the global read right; its entries get the rest.
-        for entry in std::fs::read_dir(path)? {
+        // Listed and opened through the descriptor, never through `path`.
+        for entry in std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))? {
             let Ok(entry) = entry else { continue };
-            let child = path.join(entry.file_name());
+            let name = entry.file_name();
             // A symlink is never followed: it could point anywhere.
-            let Ok(child_fd) = open_path(&child, false) else {
+            let Ok(child_fd) = open_beneath(fd, Path::new(&name)) else {
                 continue;
             };
-            if file_type(&child_fd)? == libc::S_IFLNK {
+            if file_type(child_fd.as_fd())? == libc::S_IFLNK {
                 continue;
             }
-            self.grant(&child, child_fd, &inside)?;
+            self.grant(&path.join(&name), child_fd.as_fd(), &inside)?;
         }
         Ok(())
     }
 
-    fn add(&mut self, fd: &OwnedFd, access: u64) -> io::Result<()> {
+    fn add(&mut self, fd: BorrowedFd<'_>, access: u64) -> io::Result<()> {
         let attr = PathBeneathAttr {
             allowed_access: access & self.rights.handled,
             parent_fd: fd.as_raw_fd(),
@@ -227,7 +258,26 @@ fn open_path(path: &Path, follow: bool) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn file_type(fd: &OwnedFd) -> io::Result<libc::mode_t> {
+/// The entry `name` of the directory `dir`, opened with `O_PATH`, not following a symlink.
+fn open_beneath(dir: BorrowedFd<'_>, name: &Path) -> io::Result<OwnedFd> {
+    let c = CString::new(name.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: openat(2) relative to a descriptor we hold, on a NUL-terminated name we own.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd from openat(2).
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn file_type(fd: BorrowedFd<'_>) -> io::Result<libc::mode_t> {
     // SAFETY: fstat fills the zeroed stat we own.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {

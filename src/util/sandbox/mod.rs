@@ -6,27 +6,38 @@
 //! `sandbox.fallback: "warn"`, warns) when it cannot enforce the mode. [`Sandbox::confine`]
 //! prepares a command in the parent — a Landlock ruleset built for this spawn (so new entries of
 //! split directories are seen), the BPF program, `TMPDIR` — and leaves the child only system
-//! calls to make between fork and exec. The process-wide sandbox is [`install`]ed by the CLI and
+//! calls to make between fork and exec: where the kernel allows, it joins the shared user and
+//! mount namespaces and makes its own PID namespace (`namespace.rs`: a read-only view of the
+//! disk outside the roots, and a process tree that ends with the command), and it always
+//! drops every capability.
+//! Writable roots are opened once, in [`Sandbox::prepare`] (`roots.rs`), and never resolved
+//! by path again. The process-wide sandbox is [`install`]ed by the CLI and
 //! read with [`active`] by whoever starts commands (`util::process` applies what it is given).
 //! The in-process `write` and `edit` tools ask [`Sandbox::check_write`]; failed commands are
 //! explained by [`Sandbox::explain_failure`].
 
+mod child;
 mod config;
 mod denial;
 mod landlock;
+mod namespace;
 mod paths;
+mod roots;
 mod seccomp;
 mod sweep;
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
+pub use child::cloexec_inherited;
 pub use config::{Config, Fallback, Layered, Mode};
 pub use paths::resolve_for_write;
+pub use roots::Root;
 pub use sweep::Before;
 
 /// Devices every command may write (and read): the usual sinks and sources. Not `/dev/pts`
@@ -48,15 +59,22 @@ pub struct Sandbox {
     /// The commands' own temp directory (`TMPDIR`), removed when the sandbox is dropped.
     _temp_dir: tempfile::TempDir,
     temp: PathBuf,
-    /// Writable roots besides the temp directory (real paths): the working directory and
-    /// `writableRoots` in workspace-write, none in read-only.
-    roots: Vec<PathBuf>,
+    /// The temp directory, held open like the roots.
+    temp_root: Root,
+    /// Writable roots besides the temp directory, opened when pi started (real paths): the
+    /// working directory and `writableRoots` in workspace-write, none in read-only.
+    roots: Vec<Root>,
     /// Read-only even inside a root: each root's `.git` and pi's agent directory.
     protected: Vec<PathBuf>,
     agent_dir: PathBuf,
     network: bool,
     /// The Landlock ABI in force; `None` only after a "warn" fallback.
     landlock: Option<u32>,
+    /// Each command gets its own user, mount and PID namespaces (read-only view of the file
+    /// system, process tree ended with the command); false where the kernel refuses them.
+    namespaces: bool,
+    /// The user and mount namespaces commands join (with `namespaces`), built on first use.
+    view: Mutex<Option<Arc<namespace::View>>>,
     /// The seccomp program in force (empty when none is needed or, after a "warn" fallback,
     /// none can be had).
     filter: Vec<libc::sock_filter>,
@@ -84,6 +102,9 @@ pub struct Prepared {
 pub struct Kernel {
     pub landlock: Result<u32, String>,
     pub seccomp: Result<(), String>,
+    /// Unprivileged user, mount and PID namespaces with the new mount API (Linux 5.12+, not
+    /// forbidden by `kernel.unprivileged_userns_clone=0` or an LSM).
+    pub namespaces: Result<(), String>,
 }
 
 impl Kernel {
@@ -91,6 +112,7 @@ impl Kernel {
         Kernel {
             landlock: landlock::abi_version(),
             seccomp: seccomp::available(),
+            namespaces: namespace::available(),
         }
     }
 }
@@ -127,13 +149,23 @@ impl Sandbox {
         let agent_dir = agent_dir
             .canonicalize()
             .unwrap_or_else(|_| agent_dir.to_path_buf());
-        let mut roots = Vec::new();
+        let mut roots: Vec<Root> = Vec::new();
         if config.mode == Mode::WorkspaceWrite {
-            roots.push(cwd.clone());
+            let cwd_root = Root::open(&cwd).map_err(|e| {
+                format!(
+                    "Error: cannot open the working directory {}: {e}",
+                    cwd.display()
+                )
+            })?;
+            roots.push(cwd_root);
             for raw in &config.writable_roots {
-                // A root that does not exist is left out: that only confines more.
-                if let Ok(real) = paths::absolute(raw, &cwd).canonicalize() {
-                    roots.push(real);
+                // A root that does not exist is left out: that only confines more. Opened
+                // now, once: every command's rules come from this descriptor.
+                if let Ok(root) = paths::absolute(raw, &cwd)
+                    .canonicalize()
+                    .and_then(|real| Root::open(&real))
+                {
+                    roots.push(root);
                 }
             }
         }
@@ -141,23 +173,26 @@ impl Sandbox {
         // and `.pi` (existing or not), any `.git`/`.pi` deeper in the working directory, and
         // pi's cache, whose files pi runs later (the Node.js bridge, jiti).
         let walked = (config.mode == Mode::WorkspaceWrite).then_some(cwd.as_path());
-        let (sweep, nested) = sweep::Sweep::start(&roots, walked);
+        let root_paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
+        let (sweep, nested) = sweep::Sweep::start(&root_paths, walked);
         let mut protected = vec![agent_dir.clone()];
-        protected.extend(roots.iter().map(|r| r.join(".git")));
-        protected.extend(roots.iter().map(|r| r.join(".pi")));
+        protected.extend(roots.iter().map(|r| r.path.join(".git")));
+        protected.extend(roots.iter().map(|r| r.path.join(".pi")));
         protected.extend(nested);
         let cache = pi_cache_dir();
         let cache = cache.canonicalize().unwrap_or(cache);
-        if roots.iter().any(|r| cache.starts_with(r)) {
+        if roots.iter().any(|r| cache.starts_with(&r.path)) {
             // Made now if missing: Landlock keeps only an existing directory read-only, and a
             // command must not plant a bridge or jiti there before pi writes its own.
             let _ = std::fs::create_dir_all(&cache);
             protected.push(cache);
         }
-        if let Some((root, p)) = roots
-            .iter()
-            .find_map(|r| protected.iter().find(|p| r.starts_with(p)).map(|p| (r, p)))
-        {
+        if let Some((root, p)) = roots.iter().find_map(|r| {
+            protected
+                .iter()
+                .find(|p| r.path.starts_with(p))
+                .map(|p| (&r.path, p))
+        }) {
             return Err(format!(
                 "sandbox.writableRoots: {} is inside {}, which the sandbox keeps read-only",
                 root.display(),
@@ -177,14 +212,19 @@ impl Sandbox {
         let policy = seccomp::Policy {
             block_network: !config.network,
             block_truncate: landlock.is_some_and(|abi| abi < 3),
+            block_tty_injection: true,
         };
         let mut filter = seccomp::program(policy);
-        if policy.block_network || policy.block_truncate {
-            if let Err(why) = kernel.seccomp {
+        if let Err(why) = kernel.seccomp {
+            // TIOCSTI alone does not need it: commands have no controlling terminal.
+            if policy.block_network || policy.block_truncate {
                 missing.push(format!("system-call filter: {why}"));
-                filter.clear();
             }
+            filter.clear();
         }
+        // Without namespaces the sandbox still holds what it held before them (metadata
+        // outside the roots and process trees are then not confined: docs/sandbox.md).
+        let namespaces = kernel.namespaces.is_ok() && landlock.is_some();
         let warning = if missing.is_empty() {
             None
         } else if config.fallback == Fallback::Warn {
@@ -219,17 +259,22 @@ impl Sandbox {
             .path()
             .canonicalize()
             .unwrap_or_else(|_| temp_dir.path().to_path_buf());
+        let temp_root = Root::open(&temp)
+            .map_err(|e| format!("Error: cannot open the sandbox's temp directory: {e}"))?;
         Ok(Prepared {
             sandbox: Some(Sandbox {
                 mode: config.mode,
                 cwd,
                 _temp_dir: temp_dir,
                 temp,
+                temp_root,
                 roots,
                 protected,
                 agent_dir,
                 network: config.network,
                 landlock,
+                namespaces,
+                view: Mutex::new(None),
                 filter,
                 sweep,
             }),
@@ -248,7 +293,8 @@ impl Sandbox {
 
     /// Sets `cmd` up to run confined: `TMPDIR`, and a `pre_exec` step that enforces the rules
     /// prepared here. Everything that allocates or walks the file system happens now, in the
-    /// parent; the child only makes system calls.
+    /// parent; the child only makes system calls. Must be the last `pre_exec` step: with
+    /// namespaces, the step forks, and only the command's process goes on to exec.
     pub fn confine(&self, cmd: &mut Command) -> io::Result<()> {
         cmd.env("TMPDIR", &self.temp);
         let ruleset: Option<OwnedFd> = match self.landlock {
@@ -256,7 +302,26 @@ impl Sandbox {
             None => None,
         };
         let filter = self.filter.clone();
+        let view = match self.namespaces {
+            true => Some(self.view()?),
+            false => None,
+        };
+        // The working directory, entered again inside the view.
+        let cwd = std::env::current_dir()
+            .map(|here| cmd.get_current_dir().map_or(here.clone(), |d| here.join(d)))
+            .ok()
+            .and_then(|c| std::ffi::CString::new(c.into_os_string().into_vec()).ok());
+        // SAFETY: getpid cannot fail.
+        let parent = unsafe { libc::getpid() };
         let apply = move || -> io::Result<()> {
+            child::cloexec_inherited();
+            if let Some(view) = &view {
+                namespace::join(view, cwd.as_ref())?;
+                namespace::fork_command(parent)?;
+            } else {
+                child::fork_command_reaped(parent)?;
+            }
+            child::drop_capabilities()?;
             // SAFETY: prctl with integer arguments only; async-signal-safe.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
                 return Err(io::Error::last_os_error());
@@ -269,8 +334,9 @@ impl Sandbox {
             }
             Ok(())
         };
-        // SAFETY: the closure only makes system calls (prctl, landlock_restrict_self,
-        // seccomp) on data prepared before the fork; it neither allocates nor locks.
+        // SAFETY: the closure only makes system calls (unshare, mounts, fork, wait, prctl,
+        // landlock_restrict_self, seccomp) on data prepared before the fork; it neither
+        // allocates nor locks.
         unsafe {
             cmd.pre_exec(apply);
         }
@@ -278,21 +344,67 @@ impl Sandbox {
     }
 
     /// The Landlock ruleset for one spawn: read everywhere, write the devices, the temp
-    /// directory and the roots (split around the protected paths).
+    /// directory and the roots — from the descriptors opened at start-up. Without namespaces
+    /// the roots are split around the protected paths; with them, those are read-only mounts.
     fn ruleset(&self, abi: u32) -> io::Result<OwnedFd> {
         let mut rules = landlock::Ruleset::new(landlock::Rights::for_abi(abi))?;
         rules.allow_read_everywhere()?;
         for dev in DEVICES {
             rules.allow_file(Path::new(dev))?;
         }
-        rules.allow_tree(&self.temp, &[])?;
+        rules.allow_tree(&self.temp, self.temp_root.fd.as_fd(), &[])?;
+        let split: &[PathBuf] = if self.namespaces {
+            &[]
+        } else {
+            &self.protected
+        };
         for root in &self.roots {
-            match rules.allow_tree(root, &self.protected) {
+            match rules.allow_tree(&root.path, root.fd.as_fd(), split) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 other => other?,
             }
         }
         Ok(rules.into_fd())
+    }
+
+    /// The shared file-system view, built again when the protected paths that exist changed
+    /// (a command created a `.git`, say) so that each one is a read-only mount.
+    fn view(&self) -> io::Result<Arc<namespace::View>> {
+        use std::os::unix::fs::MetadataExt;
+        // Which protected paths exist, and as what: one replaced by another directory of the
+        // same name (outside a command) needs its mount again, too.
+        let existing: Vec<(PathBuf, (u64, u64))> = self
+            .protected
+            .iter()
+            .filter_map(|p| {
+                let m = p.symlink_metadata().ok()?;
+                Some((p.clone(), (m.dev(), m.ino())))
+            })
+            .collect();
+        let mut current = self.view.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(view) = current.as_ref().filter(|v| v.protected == existing) {
+            return Ok(Arc::clone(view));
+        }
+        let protected: Vec<&Path> = existing.iter().map(|(p, _)| p.as_path()).collect();
+        let mut plan = namespace::Plan::new(
+            std::iter::once(&self.temp_root).chain(&self.roots),
+            &protected,
+        );
+        let view = Arc::new(
+            namespace::View::build(&mut plan, existing.clone()).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot build the sandbox's read-only view of the file system: {e}"),
+                )
+            })?,
+        );
+        *current = Some(Arc::clone(&view));
+        Ok(view)
+    }
+
+    /// Whether each command runs in its own namespaces (see `namespace.rs`).
+    pub fn has_namespaces(&self) -> bool {
+        self.namespaces
     }
 
     /// Whether the `write` and `edit` tools may change `path` (absolute): an error for the
@@ -332,7 +444,7 @@ impl Sandbox {
 
     fn writable_root_holding(&self, real: &Path) -> Option<&Path> {
         std::iter::once(&self.temp)
-            .chain(&self.roots)
+            .chain(self.roots.iter().map(|r| &r.path))
             .find(|r| real.starts_with(r))
             .map(PathBuf::as_path)
     }
@@ -352,7 +464,7 @@ impl Sandbox {
     /// The `.git` or `.pi` (at any depth in a writable root, existing or not) that holds
     /// `real`: the write/edit tools never write one (issue 29).
     fn guarded_entry(&self, real: &Path) -> Option<PathBuf> {
-        let root = self.roots.iter().find(|r| real.starts_with(r))?;
+        let root = &self.roots.iter().find(|r| real.starts_with(&r.path))?.path;
         let mut at = root.clone();
         for part in real.strip_prefix(root).ok()?.components() {
             at.push(part);
@@ -382,7 +494,11 @@ impl Sandbox {
         if self.roots.is_empty() {
             return format!("Commands and the write/edit tools may write only in {temp}.");
         }
-        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        let roots: Vec<String> = self
+            .roots
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect();
         format!(
             "Commands and the write/edit tools may write only under {} and in {temp}.",
             roots.join(", ")

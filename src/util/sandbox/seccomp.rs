@@ -4,7 +4,9 @@
 //! * `socket` for every address family but `AF_UNIX` and `AF_NETLINK` — no internet (or raw,
 //!   or any other) socket, while local sockets keep working — and `io_uring_setup`, since an
 //!   io_uring can open sockets without calling `socket`;
-//! * `truncate`, when the kernel's Landlock is older than ABI 3 and does not check it.
+//! * `truncate`, when the kernel's Landlock is older than ABI 3 and does not check it;
+//! * `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`, which push keystrokes into a terminal (a command
+//!   has no controlling terminal, but it may hold a descriptor of one): always.
 //!
 //! Everything else is allowed. 32-bit calls into a 64-bit kernel (i386 on x86_64, arm on
 //! aarch64, x32) get the same treatment; `socketcall`, whose arguments sit in memory a filter
@@ -17,6 +19,8 @@ use std::io;
 pub struct Policy {
     pub block_network: bool,
     pub block_truncate: bool,
+    /// Refuse `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`.
+    pub block_tty_injection: bool,
 }
 
 /// System call numbers of one architecture (`None`: the call does not exist there).
@@ -25,6 +29,7 @@ struct Calls {
     socket: u32,
     socketcall: Option<u32>,
     truncate: &'static [u32],
+    ioctl: u32,
 }
 
 const IO_URING_SETUP: u32 = 425; // the same number on every architecture
@@ -36,6 +41,7 @@ const NATIVE: Calls = Calls {
     socket: 41,
     socketcall: None,
     truncate: &[76],
+    ioctl: 16,
 };
 #[cfg(target_arch = "x86_64")]
 const COMPAT: Calls = Calls {
@@ -43,6 +49,7 @@ const COMPAT: Calls = Calls {
     socket: 359,
     socketcall: Some(102),
     truncate: &[92, 193],
+    ioctl: 54,
 };
 #[cfg(target_arch = "aarch64")]
 const NATIVE: Calls = Calls {
@@ -50,6 +57,7 @@ const NATIVE: Calls = Calls {
     socket: 198,
     socketcall: None,
     truncate: &[45],
+    ioctl: 29,
 };
 #[cfg(target_arch = "aarch64")]
 const COMPAT: Calls = Calls {
@@ -57,6 +65,7 @@ const COMPAT: Calls = Calls {
     socket: 281,
     socketcall: Some(102),
     truncate: &[92, 193],
+    ioctl: 54,
 };
 
 /// Whether this build knows the system call numbers of its architecture.
@@ -75,6 +84,11 @@ const RET_ERRNO: u32 = 0x0005_0000;
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 const OFF_ARG0: u32 = 16;
+/// The low half of args[1]: the kernel reads an ioctl request as a 32-bit `unsigned int`, so
+/// the high half is ignored here as it is there.
+const OFF_ARG1: u32 = 24;
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
 
 /// Whether the kernel has seccomp filters with an errno action.
 pub fn available() -> Result<(), String> {
@@ -110,6 +124,7 @@ enum Label {
     Allow,
     Deny,
     Socket,
+    Ioctl,
     Compat,
 }
 
@@ -157,7 +172,9 @@ impl Asm {
 
 /// The filter program for `policy` (empty when it refuses nothing).
 pub fn program(policy: Policy) -> Vec<libc::sock_filter> {
-    if !ARCH_SUPPORTED || !(policy.block_network || policy.block_truncate) {
+    if !ARCH_SUPPORTED
+        || !(policy.block_network || policy.block_truncate || policy.block_tty_injection)
+    {
         return Vec::new();
     }
     build(policy)
@@ -189,6 +206,12 @@ fn build(policy: Policy) -> Vec<libc::sock_filter> {
         a.jeq(libc::AF_UNIX as u32, Some(Allow), None);
         a.jeq(libc::AF_NETLINK as u32, Some(Allow), Some(Deny));
     }
+    if policy.block_tty_injection {
+        a.label(Ioctl);
+        a.op(LD_W_ABS, OFF_ARG1);
+        a.jeq(TIOCSTI, Some(Deny), None);
+        a.jeq(TIOCLINUX, Some(Deny), Some(Allow));
+    }
     a.label(Allow);
     a.op(RET_K, RET_ALLOW);
     a.label(Deny);
@@ -216,6 +239,9 @@ fn calls(a: &mut Asm, arch: &Calls, policy: Policy) {
         for &n in arch.truncate {
             a.jeq(n, Some(Deny), None);
         }
+    }
+    if policy.block_tty_injection {
+        a.jeq(arch.ioctl, Some(Ioctl), None);
     }
     a.op(RET_K, RET_ALLOW);
 }

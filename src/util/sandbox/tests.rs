@@ -48,6 +48,17 @@ impl Home {
         Home { _dir: dir, root }
     }
 
+    /// The sandbox of a kernel that refuses unprivileged namespaces (Landlock and seccomp
+    /// alone, roots split around `.git`).
+    fn sandbox_without_namespaces(&self, config: Config) -> Sandbox {
+        let mut kernel = Kernel::probe();
+        kernel.namespaces = Err("pretend".into());
+        Sandbox::prepare_on(&config, &self.work(), &self.root.join(".pi/agent"), kernel)
+            .unwrap()
+            .sandbox
+            .unwrap()
+    }
+
     fn work(&self) -> PathBuf {
         self.root.join("work")
     }
@@ -105,7 +116,10 @@ fn denied(sandbox: &Sandbox, cwd: &Path, script: &str) -> String {
     let (code, out) = run(sandbox, cwd, script);
     assert_ne!(code, 0, "{script} should be denied: {out}");
     assert!(
-        out.contains("Permission denied") || out.contains("Couldn't connect"),
+        out.contains("Permission denied")
+            || out.contains("Read-only file system")
+            || out.contains("Device or resource busy")
+            || out.contains("Couldn't connect"),
         "{script}: {out}"
     );
     out
@@ -178,14 +192,26 @@ fn workspace_write_allows_the_project_and_denies_the_escapes() {
 #[test]
 fn the_workspace_root_of_a_repository_keeps_its_entries() {
     let home = Home::new(true);
-    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
     let work = home.work();
-    // Landlock cannot keep .git read-only without fixing the entries beside it.
+    // With namespaces, .git is a read-only mount and the root stays writable.
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    assert!(
+        sb.has_namespaces(),
+        "this kernel must allow user namespaces"
+    );
+    ok(
+        &sb,
+        &work,
+        "touch new-at-root.txt && mkdir build && rm new-at-root.txt && rmdir build",
+    );
+    denied(&sb, &work, "touch .git/new");
+    // Without, Landlock cannot keep .git read-only without fixing the entries beside it.
+    let sb = home.sandbox_without_namespaces(mode(Mode::WorkspaceWrite));
     denied(&sb, &work, "touch new-at-root.txt");
     denied(&sb, &work, "rm README.md");
     // ...but a folder that is not a repository is writable throughout.
     std::fs::remove_dir_all(work.join(".git")).unwrap();
-    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    let sb = home.sandbox_without_namespaces(mode(Mode::WorkspaceWrite));
     ok(
         &sb,
         &work,
@@ -301,6 +327,7 @@ fn truncate_is_refused_by_seccomp_where_landlock_does_not_check_it() {
     let kernel = Kernel {
         landlock: Ok(2),
         seccomp: Ok(()),
+        namespaces: Err("no".into()),
     };
     let sb = Sandbox::prepare_on(&config, &home.work(), &home.root.join(".pi/agent"), kernel)
         .unwrap()
@@ -320,6 +347,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
     let kernel = Kernel {
         landlock: Err("this kernel has no Landlock".into()),
         seccomp: Ok(()),
+        namespaces: Err("no".into()),
     };
     let agent = home.root.join(".pi/agent");
     let config = mode(Mode::ReadOnly);
@@ -344,6 +372,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
     let none = Kernel {
         landlock: Err("no".into()),
         seccomp: Err("no".into()),
+        namespaces: Err("no".into()),
     };
     let sb = Sandbox::prepare_on(&config, &home.work(), &agent, none)
         .unwrap()
@@ -408,7 +437,13 @@ fn failures_are_explained_only_when_the_sandbox_is_to_blame() {
     );
     let e = explain("echo x > .git/hooks/pre-commit").unwrap();
     assert!(e.contains(".git is read-only"), "{e}");
-    let e = explain("mkdir build").unwrap();
+    let split = home.sandbox_without_namespaces(mode(Mode::WorkspaceWrite));
+    let explain_split = |script: &str| {
+        let (code, out) = run(&split, &work, script);
+        assert_ne!(code, 0, "{script}: {out}");
+        split.explain_failure(script, &out).map(|e| e.line)
+    };
+    let e = explain_split("mkdir build").unwrap();
     assert!(
         e.contains("entries directly in") && e.contains("Work in a subdirectory"),
         "{e}"
@@ -419,7 +454,7 @@ fn failures_are_explained_only_when_the_sandbox_is_to_blame() {
     assert!(e.contains("network access is blocked"), "{e}");
     let e = explain("python3 -c 'import socket; socket.socket().connect((\"127.0.0.1\", 9))'");
     assert!(e.unwrap().contains("network access is blocked"));
-    let e = explain("rm README.md").unwrap();
+    let e = explain_split("rm README.md").unwrap();
     assert!(e.contains("entries directly in"), "{e}");
     // Not the sandbox: a failing test, a missing file, a write inside the project, a script
     // at the root without its executable bit.
@@ -456,11 +491,116 @@ fn seccomp_program_is_small() {
     let p = seccomp::program(seccomp::Policy {
         block_network: true,
         block_truncate: true,
+        block_tty_injection: true,
     });
     assert!(!p.is_empty() && p.len() < 40, "{}", p.len());
     assert!(seccomp::program(seccomp::Policy {
         block_network: false,
         block_truncate: false,
+        block_tty_injection: false,
     })
     .is_empty());
+}
+
+#[test]
+fn terminal_injection_is_refused_by_the_filter_itself() {
+    // Commands have no controlling terminal; the filter also refuses TIOCSTI on a terminal a
+    // command holds (EACCES: the filter's answer, not the kernel's EPERM).
+    let home = Home::new(false);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    // SAFETY: posix_openpt and friends on a fresh pseudo-terminal we own.
+    let slave = unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0);
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(master)).to_owned();
+        std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap()
+    };
+    let mut cmd = Command::new("python3");
+    cmd.arg("-c")
+        .arg("import fcntl, termios\ntry:\n    fcntl.ioctl(0, termios.TIOCSTI, b'#'); print('injected')\nexcept OSError as e: print('errno', e.errno)")
+        .stdin(slave)
+        .current_dir(home.work());
+    sb.confine(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.trim(), format!("errno {}", libc::EACCES), "{out:?}");
+}
+
+/// Whether a live (not zombie) process has `needle` in its command line.
+fn process_running(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let dir = e.path();
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        !zombie
+            && String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .contains(needle)
+    })
+}
+
+#[test]
+fn what_a_command_detaches_ends_with_it_with_or_without_namespaces() {
+    let home = Home::new(false);
+    let base = std::process::id() % 10_000 + 60_000;
+    let with = home.sandbox(mode(Mode::WorkspaceWrite));
+    let without = home.sandbox_without_namespaces(mode(Mode::WorkspaceWrite));
+    for (i, sb) in [with, without].iter().enumerate() {
+        let (a, b) = (base + 2 * i as u32, base + 2 * i as u32 + 1);
+        let script = format!(
+            "setsid sleep {a} >/dev/null 2>&1 < /dev/null & ( sleep {b} >/dev/null 2>&1 & ); sleep 0.2; exit 3"
+        );
+        let (code, out) = run(sb, &home.work(), &script);
+        assert_eq!(code, 3, "{out}");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while (process_running(&format!("sleep {a}")) || process_running(&format!("sleep {b}")))
+            && std::time::Instant::now() < end
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            !process_running(&format!("sleep {a}")) && !process_running(&format!("sleep {b}")),
+            "namespaces: {}",
+            sb.has_namespaces()
+        );
+    }
+}
+
+#[test]
+fn a_protected_path_created_later_is_read_only_from_the_next_command_on() {
+    let home = Home::new(false);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    let work = home.work();
+    ok(&sb, &work, "echo hi > notes.txt");
+    // The view was built without a .git; a command makes one.
+    ok(&sb, &work, "mkdir .git && echo first > .git/config");
+    denied(&sb, &work, "echo second > .git/config");
+    assert_eq!(
+        std::fs::read_to_string(work.join(".git/config")).unwrap(),
+        "first\n"
+    );
+    ok(&sb, &work, "echo more >> notes.txt");
+}
+
+#[test]
+fn a_protected_path_replaced_outside_a_command_is_read_only_again() {
+    let home = Home::new(true);
+    let sb = home.sandbox(mode(Mode::WorkspaceWrite));
+    let work = home.work();
+    denied(&sb, &work, "echo x > .git/evil");
+    // The user (not a command) swaps the repository's .git for a fresh one.
+    std::fs::rename(work.join(".git"), home.root.join("old-git")).unwrap();
+    std::fs::create_dir(work.join(".git")).unwrap();
+    denied(&sb, &work, "echo x > .git/evil");
+    assert!(!work.join(".git/evil").exists());
 }
