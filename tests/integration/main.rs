@@ -39,6 +39,7 @@ mod retry;
 mod rpc;
 mod sandbox;
 mod sandbox_child;
+mod sandbox_writes;
 mod sessions;
 mod signals;
 mod system_messages;

@@ -7,7 +7,8 @@
 //! swapping a directory for a symlink cannot redirect the write. Every failure is an error:
 //! nothing falls back to a by-path operation.
 
-use std::ffi::{CString, OsStr};
+use std::collections::VecDeque;
+use std::ffi::{CString, OsStr, OsString};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -85,37 +86,61 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Opens the directory `rel` beneath `root` (`O_PATH`), creating missing components one by
-/// one when `create` says yes for the real path about to be made. The kernel keeps every step
-/// beneath `root`: an escape is `EXDEV`, a race it noticed `EAGAIN`.
+/// Opens the directory `rel` beneath `root` (`O_PATH`; `root_path` is the root's real path),
+/// creating missing components one by one when `create` says yes for the real path about to
+/// be made. The kernel walks the whole path in one call first; where that fails because a
+/// component is missing or a symlink is absolute (which `RESOLVE_BENEATH` refuses even when
+/// it leads back beneath), the path is walked one component at a time, each opened beneath
+/// the last without following symlinks, and each symlink's target taken from the real path
+/// reached so far and kept only while it stays beneath the root. An escape is `EXDEV`.
 pub fn open_dir(
     root: RawFd,
+    root_path: &Path,
     rel: &Path,
     create: &dyn Fn(&Path) -> io::Result<()>,
 ) -> io::Result<OwnedFd> {
-    let flags = libc::O_PATH | libc::O_DIRECTORY;
-    match openat2(root, rel, flags, 0) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+    match openat2(root, rel, DIR, 0) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EXDEV)) => {}
         other => return other,
     }
-    let mut cur = openat2(root, Path::new("."), flags, 0)?;
-    let mut prefix = PathBuf::new();
-    for comp in rel.components() {
-        let name = match comp {
-            Component::Normal(n) => n,
-            Component::CurDir => continue,
-            _ => {
-                // `..` beneath the root: let the kernel walk it from the root.
-                prefix.push(comp);
-                cur = openat2(root, &prefix, flags, 0)?;
-                continue;
+    let mut pending: VecDeque<OsString> = parts(rel);
+    let mut cur = openat2(root, Path::new("."), DIR, 0)?;
+    let mut cur_path = root_path.to_path_buf();
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == ".." {
+            cur_path.pop();
+            let inside = cur_path
+                .strip_prefix(root_path)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+            cur = openat2(root, inside, DIR, libc::RESOLVE_NO_SYMLINKS)?;
+            continue;
+        }
+        let step = Path::new(&name);
+        match openat2(cur.as_raw_fd(), step, DIR, libc::RESOLVE_NO_SYMLINKS) {
+            Ok(fd) => {
+                cur = fd;
+                cur_path.push(&name);
             }
-        };
-        prefix.push(name);
-        cur = match openat2(root, &prefix, flags, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(e);
+                }
+                let target = readlink_at(cur.as_raw_fd(), &cstring(&name)?)?;
+                let next = normalize(&cur_path.join(target));
+                let inside = next
+                    .strip_prefix(root_path)
+                    .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+                for p in parts(inside).into_iter().rev() {
+                    pending.push_front(p);
+                }
+                cur = openat2(root, Path::new("."), DIR, 0)?;
+                cur_path = root_path.to_path_buf();
+            }
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                create(&fd_path(cur.as_raw_fd())?.join(name))?;
-                let c = cstring(name)?;
+                create(&cur_path.join(&name))?;
+                let c = cstring(&name)?;
                 // SAFETY: mkdirat on a descriptor we hold and a NUL-terminated name.
                 if unsafe { libc::mkdirat(cur.as_raw_fd(), c.as_ptr(), 0o777) } != 0 {
                     let e = io::Error::last_os_error();
@@ -124,17 +149,42 @@ pub fn open_dir(
                     }
                 }
                 // Just made: no symlink is followed to reach it.
-                openat2(
-                    cur.as_raw_fd(),
-                    Path::new(name),
-                    flags,
-                    libc::RESOLVE_NO_SYMLINKS,
-                )?
+                cur = openat2(cur.as_raw_fd(), step, DIR, libc::RESOLVE_NO_SYMLINKS)?;
+                cur_path.push(&name);
             }
-            other => other?,
-        };
+            Err(e) => return Err(e),
+        }
     }
     Ok(cur)
+}
+
+/// How a directory is opened: only to hold it.
+const DIR: i32 = libc::O_PATH | libc::O_DIRECTORY;
+
+/// How many symlinks a walk follows (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// The named components of `path`, with `..` kept and `.` dropped.
+fn parts(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where the symlink `name` in `dir` points.
+fn readlink_at(dir: RawFd, name: &CString) -> io::Result<PathBuf> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: readlinkat into a buffer we own, of the length given.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(PathBuf::from(OsStr::from_bytes(&buf)))
 }
 
 /// What a name in a directory is, without following it.
@@ -179,21 +229,7 @@ impl Target {
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
             Err(e) => return Err(e),
         }
-        let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
-        // SAFETY: readlinkat into a buffer we own, of the length given.
-        let n = unsafe {
-            libc::readlinkat(
-                self.dir_fd(),
-                self.name.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        buf.truncate(n as usize);
-        Ok(Some(PathBuf::from(OsStr::from_bytes(&buf))))
+        readlink_at(self.dir_fd(), &self.name).map(Some)
     }
 
     /// The whole content of the file (a symlink there now is an error, not followed).
@@ -352,19 +388,23 @@ mod tests {
         std::os::unix::fs::symlink(top.join("outside"), top.join("root/abs")).unwrap();
         std::os::unix::fs::symlink("../outside", top.join("root/rel")).unwrap();
         std::os::unix::fs::symlink("in", top.join("root/inner")).unwrap();
-        let root = root_fd(&top.join("root"));
+        let rp = top.join("root");
+        let root = root_fd(&rp);
+        std::os::unix::fs::symlink(rp.join("in"), rp.join("abs_in")).unwrap();
+        let d = open_dir(root.as_raw_fd(), &rp, Path::new("abs_in/y"), &no_check).unwrap();
+        assert_eq!(fd_path(d.as_raw_fd()).unwrap(), rp.join("in/y"));
 
-        let d = open_dir(root.as_raw_fd(), Path::new("a/b/c"), &no_check).unwrap();
+        let d = open_dir(root.as_raw_fd(), &rp, Path::new("a/b/c"), &no_check).unwrap();
         assert_eq!(fd_path(d.as_raw_fd()).unwrap(), top.join("root/a/b/c"));
-        let d = open_dir(root.as_raw_fd(), Path::new("inner/x"), &no_check).unwrap();
+        let d = open_dir(root.as_raw_fd(), &rp, Path::new("inner/x"), &no_check).unwrap();
         assert_eq!(fd_path(d.as_raw_fd()).unwrap(), top.join("root/in/x"));
         for escape in ["abs", "rel/x", "../outside", "in/../../outside/y"] {
-            let e = open_dir(root.as_raw_fd(), Path::new(escape), &no_check).unwrap_err();
+            let e = open_dir(root.as_raw_fd(), &rp, Path::new(escape), &no_check).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(libc::EXDEV), "{escape}");
         }
         assert!(!top.join("outside/x").exists() && !top.join("outside/y").exists());
         let refuse = |_: &Path| Err(io::Error::from_raw_os_error(libc::EACCES));
-        assert!(open_dir(root.as_raw_fd(), Path::new("new/dir"), &refuse).is_err());
+        assert!(open_dir(root.as_raw_fd(), &rp, Path::new("new/dir"), &refuse).is_err());
         assert!(!top.join("root/new").exists());
     }
 
@@ -378,7 +418,7 @@ mod tests {
             std::os::unix::fs::symlink(format!("l{}", i - 1), top.join(format!("l{i}"))).unwrap();
         }
         let root = root_fd(&top);
-        let e = open_dir(root.as_raw_fd(), Path::new("l41"), &no_check).unwrap_err();
+        let e = open_dir(root.as_raw_fd(), &top, Path::new("l41"), &no_check).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
     }
 
@@ -391,18 +431,21 @@ mod tests {
         std::fs::set_permissions(top.join("f"), std::fs::Permissions::from_mode(0o640)).unwrap();
         let root = root_fd(&top);
         let t = Target::new(
-            open_dir(root.as_raw_fd(), Path::new(""), &no_check).unwrap(),
+            open_dir(root.as_raw_fd(), &top, Path::new(""), &no_check).unwrap(),
             OsStr::new("f"),
         )
         .unwrap();
         assert_eq!(t.read().unwrap(), b"old");
         t.replace(b"new", true).unwrap();
         assert_eq!(std::fs::read(top.join("f")).unwrap(), b"new");
-        let mode = std::fs::metadata(top.join("f")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(top.join("f"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o7777, 0o640);
         std::fs::create_dir(top.join("sub")).unwrap();
         let d = Target::new(
-            open_dir(root.as_raw_fd(), Path::new(""), &no_check).unwrap(),
+            open_dir(root.as_raw_fd(), &top, Path::new(""), &no_check).unwrap(),
             OsStr::new("sub"),
         )
         .unwrap();
@@ -416,6 +459,9 @@ mod tests {
             .filter(|n| n.ends_with(".tmp"))
             .collect();
         assert!(names.is_empty(), "{names:?}");
-        assert_eq!(normalize(Path::new("/a/./b/../../../c")), PathBuf::from("/c"));
+        assert_eq!(
+            normalize(Path::new("/a/./b/../../../c")),
+            PathBuf::from("/c")
+        );
     }
 }

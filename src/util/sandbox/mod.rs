@@ -390,7 +390,7 @@ impl Sandbox {
                 Some(_) => Err(io::Error::from_raw_os_error(libc::EROFS)),
                 None => Ok(()),
             };
-            let dir = beneath::open_dir(root.1.raw_fd(), parent, &may_create)
+            let dir = beneath::open_dir(root.1.raw_fd(), &root.1.path, parent, &may_create)
                 .map_err(|e| self.unresolvable(path, &want, &e))?;
             let target = Target::new(dir, file).map_err(|e| self.unresolvable(path, &want, &e))?;
             let dir_real = beneath::fd_path(target.dir_fd())
@@ -435,11 +435,12 @@ impl Sandbox {
 
     fn not_allowed(&self, asked: &Path, at: &Path) -> String {
         // For the message only: where the path would have led.
-        let shown = if at.starts_with(&self.temp) || self.roots.iter().any(|r| at.starts_with(&r.path)) {
-            resolve_for_write(asked)
-        } else {
-            at.to_path_buf()
-        };
+        let shown =
+            if at.starts_with(&self.temp) || self.roots.iter().any(|r| at.starts_with(&r.path)) {
+                resolve_for_write(asked)
+            } else {
+                at.to_path_buf()
+            };
         format!(
             "Sandbox ({}): writing {} is not allowed. {}",
             self.mode.as_str(),
