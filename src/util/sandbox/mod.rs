@@ -336,30 +336,6 @@ impl Sandbox {
         self.namespaces
     }
 
-    /// Whether the `write` and `edit` tools may change `path` (absolute): an error for the
-    /// model when the real path (symlinks and `..` resolved) is outside the writable roots
-    /// or inside a protected path.
-    pub fn check_write(&self, path: &Path) -> Result<(), String> {
-        let real = resolve_for_write(path);
-        let name = self.mode.as_str();
-        if let Some(p) = self.protected_holding(&real) {
-            return Err(format!(
-                "Sandbox ({name}): {} is read-only ({}). {}",
-                real.display(),
-                self.why_protected(p),
-                self.where_writable()
-            ));
-        }
-        if self.writable_root_holding(&real).is_some() {
-            return Ok(());
-        }
-        Err(format!(
-            "Sandbox ({name}): writing {} is not allowed. {}",
-            real.display(),
-            self.where_writable()
-        ))
-    }
-
     /// Opens the file the `write` and `edit` tools change at `path` (absolute) for them, or
     /// an error for the model. The root lexically holding `path` is the start; the parent is
     /// opened beneath that root's descriptor by the kernel (`beneath.rs`), missing
