@@ -294,6 +294,7 @@ impl Drop for Killed {
 fn a_directory_swapped_with_a_symlink_never_redirects_a_write() {
     const TURNS: usize = 5;
     const PER_TURN: usize = 50;
+    const EDITS_PER_TURN: usize = 10;
     let mock = MockServer::start();
     let pi = PiCommand::for_mock(API, &mock).args([
         "--sandbox",
@@ -309,8 +310,14 @@ fn a_directory_swapped_with_a_symlink_never_redirects_a_write() {
     std::fs::create_dir(&dir).unwrap();
     let link = pi.cwd().join("s");
     symlink(&outside, &link).unwrap();
+    // Files to edit, in both places: an edit sent outside would change the outside copy.
+    for n in 0..TURNS * EDITS_PER_TURN {
+        for d in [&dir, &outside] {
+            std::fs::write(d.join(format!("e{n}.txt")), "secret\n").unwrap();
+        }
+    }
     for turn in 0..TURNS {
-        let calls: Vec<(String, &'static str, Value)> = (0..PER_TURN)
+        let mut calls: Vec<(String, &'static str, Value)> = (0..PER_TURN)
             .map(|i| {
                 let n = turn * PER_TURN + i;
                 (
@@ -320,6 +327,14 @@ fn a_directory_swapped_with_a_symlink_never_redirects_a_write() {
                 )
             })
             .collect();
+        calls.extend((0..EDITS_PER_TURN).map(|i| {
+            let n = turn * EDITS_PER_TURN + i;
+            (
+                format!("e{n}"),
+                "edit",
+                json!({"path": dir.join(format!("e{n}.txt")), "edits": [{"oldText": "secret", "newText": "pwned"}]}),
+            )
+        }));
         push_turn(&mock, &calls);
     }
     mock.push(Reply::text(API, "done"));
@@ -338,14 +353,18 @@ fn a_directory_swapped_with_a_symlink_never_redirects_a_write() {
     out.assert_code(0).assert_no_panic();
     let lines: Vec<String> = out.stdout.lines().map(str::to_string).collect();
     let ends = tool_ends(&lines);
-    assert_eq!(ends.len(), TURNS * PER_TURN);
+    assert_eq!(ends.len(), TURNS * (PER_TURN + EDITS_PER_TURN));
     let escaped: Vec<_> = std::fs::read_dir(&outside)
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            !name.starts_with('e') || std::fs::read_to_string(p).unwrap() != "secret\n"
+        })
         .collect();
     let written = ends.iter().filter(|e| !e.2).count();
     eprintln!(
-        "race: {written} of {} writes succeeded, {} escaped",
+        "race: {written} of {} writes and edits succeeded, {} escaped",
         ends.len(),
         escaped.len()
     );
