@@ -239,7 +239,8 @@ impl Target {
             libc::openat(
                 self.dir_fd(),
                 self.name.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                // Non-blocking: a FIFO swapped in must not hang the tool.
+                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
             )
         };
         if fd < 0 {
@@ -247,6 +248,13 @@ impl Target {
         }
         // SAFETY: a fresh descriptor, owned by the File.
         let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let kind = file.metadata()?.file_type();
+        if kind.is_dir() {
+            return Err(io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        if !kind.is_file() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
         let mut out = Vec::new();
         io::Read::read_to_end(&mut file, &mut out)?;
         Ok(out)
@@ -436,6 +444,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.read().unwrap(), b"old");
+        let fifo = CString::new(top.join("fifo").as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let f = Target::new(
+            open_dir(root.as_raw_fd(), &top, Path::new(""), &no_check).unwrap(),
+            OsStr::new("fifo"),
+        )
+        .unwrap();
+        assert_eq!(f.read().unwrap_err().raw_os_error(), Some(libc::EINVAL));
         t.replace(b"new", true).unwrap();
         assert_eq!(std::fs::read(top.join("f")).unwrap(), b"new");
         let mode = std::fs::metadata(top.join("f"))

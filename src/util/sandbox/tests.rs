@@ -407,6 +407,23 @@ fn the_tools_open_resolves_symlinks_and_dotdot_beneath_the_roots() {
     }
     let e = sb.open_for_write(&work.join(".git/config")).unwrap_err();
     assert!(e.contains(".git") && e.contains("read-only"), "{e}");
+    // Symlinks that stay in the root are followed, absolute ones too, a final one into its
+    // target (which gets the content, as without the sandbox).
+    std::os::unix::fs::symlink(work.join("src"), work.join("abs-src")).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", work.join("alias.rs")).unwrap();
+    sb.open_for_write(&work.join("abs-src/new.rs"))
+        .unwrap()
+        .replace(b"new", false)
+        .unwrap();
+    assert_eq!(std::fs::read(work.join("src/new.rs")).unwrap(), b"new");
+    let t = sb.open_for_write(&work.join("alias.rs")).unwrap();
+    assert_eq!(t.read().unwrap(), b"fn main() {}\n");
+    t.replace(b"aliased", false).unwrap();
+    assert_eq!(std::fs::read(work.join("src/lib.rs")).unwrap(), b"aliased");
+    assert!(std::fs::symlink_metadata(work.join("alias.rs"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let ro = home.sandbox(mode(Mode::ReadOnly));
     let e = ro.open_for_write(&work.join("src/x")).unwrap_err();
     assert!(e.contains("may write only in $TMPDIR"), "{e}");
