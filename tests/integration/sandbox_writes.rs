@@ -53,12 +53,21 @@ impl Targets {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
-        let deep = python(&format!(
-            "import os\np={:?}\nfd=os.open('/',os.O_PATH)\nfor c in p.strip('/').split('/'):\n    fd=os.open(c,os.O_PATH,dir_fd=fd)\nprint(sorted(os.listdir(os.open('.',os.O_RDONLY|os.O_DIRECTORY,dir_fd=fd))))",
-            self.deep.display().to_string()
-        ));
-        assert_eq!(deep.trim(), "['keep.txt']", "files appeared past PATH_MAX");
+        only_keep_txt(&self.deep);
     }
+}
+
+/// The folder at `deep` (past PATH_MAX) holds only `keep.txt`, still "keep".
+fn only_keep_txt(deep: &Path) {
+    let out = python(&format!(
+        "import os\np={:?}\nfd=os.open('/',os.O_PATH)\nfor c in p.strip('/').split('/'):\n    fd=os.open(c,os.O_PATH,dir_fd=fd)\nd=os.open('.',os.O_RDONLY|os.O_DIRECTORY,dir_fd=fd)\nk=os.open('keep.txt',os.O_RDONLY,dir_fd=d)\nprint(sorted(os.listdir(d)), os.read(k,100))",
+        deep.display().to_string()
+    ));
+    assert_eq!(
+        out.trim(),
+        "['keep.txt'] b'keep'",
+        "files changed past PATH_MAX"
+    );
 }
 
 fn python(script: &str) -> String {
@@ -179,28 +188,42 @@ fn all_refused(ends: &[(String, String, bool)], n: usize, mode: &str) {
     }
 }
 
-#[test]
-fn workspace_write_refuses_writes_through_links_out_of_the_project_in_json_mode() {
+/// The workspace-write attacks in print mode (`-p`, results read from the session file) or
+/// JSON mode (from the event stream).
+fn workspace_write_attacks(json_mode: bool) {
     let mock = MockServer::start();
-    let pi = PiCommand::for_mock(API, &mock).args([
-        "--sandbox",
-        "workspace-write",
-        "--mode",
-        "json",
-        "-p",
-        "escape",
-    ]);
+    let mut pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write"]);
+    if json_mode {
+        pi = pi.args(["--mode", "json"]);
+    }
+    let pi = pi.args(["-p", "escape"]);
     let t = Targets::new(&pi);
     make_links(pi.cwd(), &t, pi.home());
-    let calls = attacks(pi.cwd());
+    // Inside the project, but past PATH_MAX: refused, since pi cannot check where it is.
+    let inner = pi.cwd().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    let inner_deep = long_real_path(&inner);
+    let mut calls = attacks(pi.cwd());
+    calls.push((
+        "long".into(),
+        "write",
+        json!({"path": inner.join("h2/new.txt"), "content": "x"}),
+    ));
     push_turn(&mock, &calls);
     mock.push(Reply::text(API, "done"));
     let out = pi.run();
     out.assert_code(0).assert_no_panic();
-    let lines: Vec<String> = out.stdout.lines().map(str::to_string).collect();
-    let ends = tool_ends(&lines);
+    let ends = if json_mode {
+        let lines: Vec<String> = out.stdout.lines().map(str::to_string).collect();
+        tool_ends(&lines)
+    } else {
+        assert_eq!(out.stdout, "done\n", "stderr: {}", out.stderr);
+        session_tool_results(pi.agent_dir())
+    };
     all_refused(&ends, calls.len(), "workspace-write");
+    only_keep_txt(&inner_deep);
     let text = |id: &str| ends.iter().find(|e| e.0 == id).unwrap().1.clone();
+    assert!(text("long").contains("too long"), "{}", text("long"));
     assert!(
         text("a0").contains("too many symbolic links"),
         "{}",
@@ -212,6 +235,50 @@ fn workspace_write_refuses_writes_through_links_out_of_the_project_in_json_mode(
         text("a7")
     );
     t.unchanged();
+}
+
+#[test]
+fn workspace_write_refuses_writes_through_links_out_of_the_project_in_print_mode() {
+    workspace_write_attacks(false);
+}
+
+#[test]
+fn workspace_write_refuses_writes_through_links_out_of_the_project_in_json_mode() {
+    workspace_write_attacks(true);
+}
+
+/// Every tool result in the one session file: (call id, text, isError).
+fn session_tool_results(agent_dir: &Path) -> Vec<(String, String, bool)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![agent_dir.join("sessions")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
+        .map(|e| {
+            let m = &e["message"];
+            (
+                m["toolCallId"].as_str().unwrap_or_default().to_string(),
+                m["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                m["isError"] == true,
+            )
+        })
+        .collect()
 }
 
 #[test]
