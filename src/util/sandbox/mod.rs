@@ -347,6 +347,15 @@ impl Sandbox {
         let mut want = beneath::normalize(path);
         let mut via_link: Option<usize> = None;
         for hop in 0..=MAX_FINAL_LINKS {
+            if self.writable_root_fd_holding(&want).is_none() {
+                // An alias of a root (a symlinked parent of the project, say) names the root
+                // it leads to. This only picks the root: the write still happens beneath it.
+                if let Some(real) = paths::real_prefix(&want) {
+                    if self.writable_root_fd_holding(&real).is_some() {
+                        want = real;
+                    }
+                }
+            }
             let root = self
                 .writable_root_fd_holding(&want)
                 .filter(|r| via_link.is_none() || via_link == Some(r.0))

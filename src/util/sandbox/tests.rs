@@ -424,6 +424,13 @@ fn the_tools_open_resolves_symlinks_and_dotdot_beneath_the_roots() {
         .unwrap()
         .file_type()
         .is_symlink());
+    // An alias of the project (a link to it from outside) leads beneath the project.
+    std::os::unix::fs::symlink(&work, home.root.join("alias")).unwrap();
+    sb.open_for_write(&home.root.join("alias/src/via-alias.rs"))
+        .unwrap()
+        .replace(b"a", false)
+        .unwrap();
+    assert_eq!(std::fs::read(work.join("src/via-alias.rs")).unwrap(), b"a");
     let ro = home.sandbox(mode(Mode::ReadOnly));
     let e = ro.open_for_write(&work.join("src/x")).unwrap_err();
     assert!(e.contains("may write only in $TMPDIR"), "{e}");
