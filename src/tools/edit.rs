@@ -2,7 +2,8 @@
 //! arguments may come in older or looser shapes (top-level `oldText`/`newText`, `edits` as a
 //! JSON string or a single object); a BOM and every line's own ending survive; the write is
 //! atomic and serialized per file; the result carries pi's display diff and a unified patch.
-//! Under `--sandbox` it refuses paths outside the writable roots.
+//! Under `--sandbox` the file is read and written through a descriptor opened beneath its
+//! writable root (`util::sandbox::Target`).
 
 use std::fs;
 
@@ -168,8 +169,9 @@ impl Tool for EditTool {
             if ctx.abort.is_aborted() {
                 return Err("Operation aborted".to_string());
             }
-            // Sandbox (issue 16): only inside the writable roots, symlinks and `..` resolved.
-            super::sandbox::check_write(&abs)?;
+            // Sandbox (issues 16, 29): the file is opened beneath its writable root and read
+            // and written through that descriptor.
+            let target = super::sandbox::open_for_write(&abs)?;
             access(&abs, libc::R_OK | libc::W_OK).map_err(|e| {
                 format!(
                     "Could not edit file: {path}. Error code: {}.",
@@ -177,7 +179,11 @@ impl Tool for EditTool {
                 )
             })?;
             super::path::refuse_special_file(&abs, path, "edit")?;
-            let bytes = fs::read(&abs).map_err(|e| match e.raw_os_error() {
+            let bytes = match &target {
+                Some(t) => t.read(),
+                None => fs::read(&abs),
+            }
+            .map_err(|e| match e.raw_os_error() {
                 Some(libc::EISDIR) => "EISDIR: illegal operation on a directory, read".to_string(),
                 _ => node_error(&e, "open", &abs),
             })?;
@@ -209,7 +215,10 @@ impl Tool for EditTool {
             // The diff only reads the texts: compute it while the file is being written.
             let (written, diff) = std::thread::scope(|scope| {
                 let diff = scope.spawn(|| edit_diff(path, &normalized, &applied.new, &changes));
-                let written = write_atomic(&abs, out.as_bytes());
+                let written = match &target {
+                    Some(t) => t.replace(out.as_bytes(), true),
+                    None => write_atomic(&abs, out.as_bytes()),
+                };
                 (written, diff.join().ok())
             });
             written.map_err(|e| node_error(&e, "open", &abs))?;

@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::agent::tool::ToolOutput;
 use crate::ai::{Abort, Content};
-use crate::util::sandbox::{self, Explanation, Sandbox};
+use crate::util::sandbox::{self, Explanation, Sandbox, Target};
 
 /// Asks the user a yes/no question (title, message); `true` only for an explicit yes. Blocks
 /// until answered, and answers no once `abort` is raised.
@@ -20,11 +20,13 @@ pub fn set_asker(ask: Option<AskFn>) {
     *ASKER.write().unwrap_or_else(|p| p.into_inner()) = ask;
 }
 
-/// An error for the model when the sandbox does not let the tools write `path` (absolute).
-pub fn check_write(path: &Path) -> Result<(), String> {
+/// Under the sandbox, the file the `write`/`edit` tools change at `path` (absolute), opened
+/// beneath its writable root (every write then goes through it, never by path), or an error
+/// for the model; `None` without a sandbox.
+pub fn open_for_write(path: &Path) -> Result<Option<Target>, String> {
     match sandbox::active() {
-        Some(s) => s.check_write(path),
-        None => Ok(()),
+        Some(s) => s.open_for_write(path).map(Some),
+        None => Ok(None),
     }
 }
 

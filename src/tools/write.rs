@@ -1,7 +1,7 @@
 //! `write`: create or replace a whole file. Parent directories are created, and the file is
 //! replaced atomically through `util::atomic` (readers never see a half-written file; the
-//! original file's permissions and symlinks are kept). Under `--sandbox` it refuses paths
-//! outside the writable roots.
+//! original file's permissions and symlinks are kept). Under `--sandbox` the file is opened
+//! beneath its writable root and written through that descriptor (`util::sandbox::Target`).
 
 use std::fs;
 use std::io;
@@ -73,8 +73,14 @@ impl Tool for WriteTool {
                 return Err("Operation aborted".to_string());
             }
             super::path::refuse_special_file(&abs, path, "write")?;
-            // Sandbox (issue 16): only inside the writable roots, symlinks and `..` resolved.
-            super::sandbox::check_write(&abs)?;
+            // Sandbox (issues 16, 29): opened beneath its writable root, written through
+            // that descriptor: the check is the system call that writes.
+            if let Some(target) = super::sandbox::open_for_write(&abs)? {
+                target
+                    .replace(content.as_bytes(), true)
+                    .map_err(|e| node_error(&e, "open", &abs))?;
+                return Ok(ToolOutput::text(format!("Successfully wrote to {path}")));
+            }
             if let Some(dir) = abs.parent() {
                 fs::create_dir_all(dir).map_err(|e| node_error(&e, "mkdir", dir))?;
             }

@@ -41,6 +41,7 @@ mod rpc;
 mod sandbox;
 mod sandbox_child;
 mod sandbox_config;
+mod sandbox_writes;
 mod sessions;
 mod signals;
 mod system_messages;

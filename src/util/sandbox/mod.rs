@@ -13,9 +13,11 @@
 //! Writable roots are opened once, in [`Sandbox::prepare`] (`roots.rs`), and never resolved
 //! by path again. The process-wide sandbox is [`install`]ed by the CLI and
 //! read with [`active`] by whoever starts commands (`util::process` applies what it is given).
-//! The in-process `write` and `edit` tools ask [`Sandbox::check_write`]; failed commands are
+//! The in-process `write` and `edit` tools write through [`Sandbox::open_for_write`] (checked
+//! by the system calls that write, see `beneath.rs`); failed commands are
 //! explained by [`Sandbox::explain_failure`].
 
+mod beneath;
 mod child;
 mod config;
 mod denial;
@@ -34,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, RwLock};
 
+pub use beneath::Target;
 pub use child::cloexec_inherited;
 pub use config::{Config, Fallback, Layered, Mode};
 pub use paths::resolve_for_write;
@@ -50,6 +53,9 @@ const DEVICES: [&str; 6] = [
     "/dev/urandom",
     "/dev/tty",
 ];
+
+/// How many final symlinks a tool write follows (the kernel's limit).
+const MAX_FINAL_LINKS: usize = 40;
 
 /// A resolved sandbox: the mode, the paths it opens and protects, and what the kernel enforces.
 #[derive(Debug)]
@@ -407,32 +413,134 @@ impl Sandbox {
         self.namespaces
     }
 
-    /// Whether the `write` and `edit` tools may change `path` (absolute): an error for the
-    /// model when the real path (symlinks and `..` resolved) is outside the writable roots
-    /// or inside a protected path.
-    pub fn check_write(&self, path: &Path) -> Result<(), String> {
-        let real = resolve_for_write(path);
+    /// Opens the file the `write` and `edit` tools change at `path` (absolute) for them, or
+    /// an error for the model. The root lexically holding `path` is the start; the parent is
+    /// opened beneath that root's descriptor by the kernel (`beneath.rs`), missing
+    /// directories made relative to descriptors, a final symlink followed only while its
+    /// target stays beneath the same root, and the opened directory's real path checked
+    /// against the protected paths. Anything that cannot be resolved is refused.
+    pub fn open_for_write(&self, path: &Path) -> Result<Target, String> {
         let name = self.mode.as_str();
-        if let Some(p) = self
-            .protected_holding(&real)
-            .map(Path::to_path_buf)
-            .or_else(|| self.guarded_entry(&real))
-        {
-            return Err(format!(
-                "Sandbox ({name}): {} is read-only ({}). {}",
-                real.display(),
-                self.why_protected(&p),
-                self.where_writable()
-            ));
+        let mut want = beneath::normalize(path);
+        let mut via_link: Option<usize> = None;
+        for hop in 0..=MAX_FINAL_LINKS {
+            if self.writable_root_fd_holding(&want).is_none() {
+                // An alias of a root (a symlinked parent of the project, say) names the root
+                // it leads to. This only picks the root: the write still happens beneath it.
+                if let Some(real) = paths::real_prefix(&want) {
+                    if self.writable_root_fd_holding(&real).is_some() {
+                        want = real;
+                    }
+                }
+            }
+            let root = self
+                .writable_root_fd_holding(&want)
+                .filter(|r| via_link.is_none() || via_link == Some(r.0))
+                .ok_or_else(|| self.not_allowed(path, &want))?;
+            if let Some(p) = self.refused_entry(&want) {
+                return Err(self.read_only(&want, &p));
+            }
+            let rel = want.strip_prefix(&root.1.path).unwrap_or(Path::new(""));
+            let file = rel.file_name().ok_or_else(|| {
+                format!(
+                    "Sandbox ({name}): {} is a writable root, a directory, not a file. Give a file path inside it.",
+                    want.display()
+                )
+            })?;
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            let may_create = |dir: &Path| match self.refused_entry(dir) {
+                Some(_) => Err(io::Error::from_raw_os_error(libc::EROFS)),
+                None => Ok(()),
+            };
+            let dir = beneath::open_dir(root.1.raw_fd(), &root.1.path, parent, &may_create)
+                .map_err(|e| self.unresolvable(path, &want, &e))?;
+            let target = Target::new(dir, file).map_err(|e| self.unresolvable(path, &want, &e))?;
+            let dir_real = beneath::fd_path(target.dir_fd())
+                .map_err(|e| self.unresolvable(path, &want, &e))?;
+            let real = dir_real.join(file);
+            if let Some(p) = self.refused_entry(&real) {
+                return Err(self.read_only(&real, &p));
+            }
+            if !real.starts_with(&root.1.path) {
+                return Err(self.not_allowed(path, &real));
+            }
+            match target
+                .symlink()
+                .map_err(|e| self.unresolvable(path, &want, &e))?
+            {
+                // pi writes through a final symlink into its target: kept while the target
+                // stays beneath the same root.
+                Some(link) if hop < MAX_FINAL_LINKS => {
+                    want = beneath::normalize(&dir_real.join(link));
+                    via_link = Some(root.0);
+                }
+                Some(_) => {
+                    return Err(self.unresolvable(
+                        path,
+                        &want,
+                        &io::Error::from_raw_os_error(libc::ELOOP),
+                    ))
+                }
+                None => return Ok(target),
+            }
         }
-        if self.writable_root_holding(&real).is_some() {
-            return Ok(());
-        }
-        Err(format!(
-            "Sandbox ({name}): writing {} is not allowed. {}",
-            real.display(),
+        Err(self.unresolvable(path, &want, &io::Error::from_raw_os_error(libc::ELOOP)))
+    }
+
+    /// The writable root (index, root) lexically holding `path`, the temp root first.
+    fn writable_root_fd_holding(&self, path: &Path) -> Option<(usize, &Root)> {
+        std::iter::once(&self.temp_root)
+            .chain(&self.roots)
+            .enumerate()
+            .find(|(_, r)| path.starts_with(&r.path))
+    }
+
+    fn not_allowed(&self, asked: &Path, at: &Path) -> String {
+        // For the message only: where the path would have led.
+        let shown =
+            if at.starts_with(&self.temp) || self.roots.iter().any(|r| at.starts_with(&r.path)) {
+                resolve_for_write(asked)
+            } else {
+                at.to_path_buf()
+            };
+        format!(
+            "Sandbox ({}): writing {} is not allowed. {}",
+            self.mode.as_str(),
+            shown.display(),
             self.where_writable()
-        ))
+        )
+    }
+
+    fn read_only(&self, real: &Path, p: &Path) -> String {
+        format!(
+            "Sandbox ({}): {} is read-only ({}). {}",
+            self.mode.as_str(),
+            real.display(),
+            self.why_protected(p),
+            self.where_writable()
+        )
+    }
+
+    /// The refusal for a path the kernel would not resolve beneath its root.
+    fn unresolvable(&self, asked: &Path, at: &Path, e: &io::Error) -> String {
+        let name = self.mode.as_str();
+        let shown = asked.display();
+        let why = match e.raw_os_error() {
+            Some(libc::EXDEV) => return self.not_allowed(asked, at),
+            Some(libc::EROFS) => {
+                let p = self.protected_holding(at).unwrap_or(&self.agent_dir);
+                return self.read_only(at, p);
+            }
+            Some(libc::ELOOP) => "it goes through too many symbolic links (ELOOP). Write to the file's real path instead".to_string(),
+            Some(libc::ENAMETOOLONG) => "its real path is too long (ENAMETOOLONG). Write to a shorter real path instead".to_string(),
+            Some(libc::EAGAIN) => "it changed while being resolved (EAGAIN). Try again once nothing is renaming its directories".to_string(),
+            Some(libc::ENOSYS) => "this kernel lacks openat2(2) (Linux 5.6 or later), which the sandbox needs to check tool writes. Write with the bash tool instead".to_string(),
+            Some(libc::ENOENT) if at.starts_with(&self.temp) || self.roots.iter().any(|r| at.starts_with(&r.path)) => {
+                return format!("ENOENT: no such file or directory, open '{}'", asked.display())
+            }
+            _ => format!("{e}"),
+        };
+        format!("Sandbox ({name}): cannot write {shown}: {why}. Nothing was written.")
     }
 
     fn protected_holding(&self, real: &Path) -> Option<&Path> {
@@ -461,6 +569,14 @@ impl Sandbox {
         }
     }
 
+    /// The protected path, or the `.git`/`.pi` at any depth, that holds `path`: the write
+    /// and edit tools never write there.
+    fn refused_entry(&self, path: &Path) -> Option<PathBuf> {
+        self.protected_holding(path)
+            .map(Path::to_path_buf)
+            .or_else(|| self.guarded_entry(path))
+    }
+
     /// The `.git` or `.pi` (at any depth in a writable root, existing or not) that holds
     /// `real`: the write/edit tools never write one (issue 29).
     fn guarded_entry(&self, real: &Path) -> Option<PathBuf> {
@@ -482,7 +598,7 @@ impl Sandbox {
 
     /// Call after a confined command ended: removes any repository (`.git`) or `.pi` it
     /// created in a writable root and returns the error to show the model and the user
-    /// (issue 29). The write/edit tools need no such check: [`Sandbox::check_write`] refuses
+    /// (issue 29). The write/edit tools need no such check: [`Sandbox::open_for_write`] refuses
     /// any path through a `.git` or `.pi`.
     pub fn after_command(&self, before: &Before) -> Option<String> {
         self.sweep.after(before)

@@ -40,6 +40,20 @@ pub fn resolve_for_write(path: &Path) -> PathBuf {
     out
 }
 
+/// `path` with its longest existing ancestor replaced by that ancestor's real path (`None`
+/// when none can be resolved).
+pub fn real_prefix(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return Some(rest.iter().rev().fold(real, |p, c| p.join(c)));
+        }
+        rest.push(at.file_name()?);
+        at = at.parent()?;
+    }
+}
+
 /// The named components of `path`, with `..` kept and `.` dropped.
 fn parts(path: &Path) -> VecDeque<OsString> {
     path.components()

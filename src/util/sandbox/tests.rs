@@ -367,7 +367,7 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
     // What is left still holds: no internet socket, and the tools' own check.
     let sb = p.sandbox.unwrap();
     denied(&sb, &home.work(), "exec 3<>/dev/tcp/127.0.0.1/9");
-    assert!(sb.check_write(&home.work().join("x")).is_err());
+    assert!(sb.open_for_write(&home.work().join("x")).is_err());
     // Without seccomp either, nothing pretends: no network denial is claimed.
     let none = Kernel {
         landlock: Err("no".into()),
@@ -385,15 +385,15 @@ fn a_kernel_without_landlock_refuses_unless_the_fallback_is_warn() {
 }
 
 #[test]
-fn the_tools_check_resolves_symlinks_and_dotdot() {
+fn the_tools_open_resolves_symlinks_and_dotdot_beneath_the_roots() {
     let home = Home::new(true);
     let sb = home.sandbox(mode(Mode::WorkspaceWrite));
     let work = home.work();
     std::os::unix::fs::symlink(home.root.join("outside"), work.join("src/out")).unwrap();
     std::os::unix::fs::symlink("../../outside/new", work.join("src/dangling")).unwrap();
-    assert!(sb.check_write(&work.join("new-at-root.txt")).is_ok());
-    assert!(sb.check_write(&work.join("src/a/b.txt")).is_ok());
-    assert!(sb.check_write(&sb.temp_dir().join("t")).is_ok());
+    assert!(sb.open_for_write(&work.join("new-at-root.txt")).is_ok());
+    assert!(sb.open_for_write(&work.join("src/a/b.txt")).is_ok());
+    assert!(sb.open_for_write(&sb.temp_dir().join("t")).is_ok());
     for bad in [
         work.join("../outside/x"),
         work.join("src/out/x"),
@@ -402,13 +402,37 @@ fn the_tools_check_resolves_symlinks_and_dotdot() {
         home.root.join(".pi/agent/auth.json"),
         PathBuf::from("/etc/passwd"),
     ] {
-        let e = sb.check_write(&bad).unwrap_err();
+        let e = sb.open_for_write(&bad).unwrap_err();
         assert!(e.starts_with("Sandbox (workspace-write): "), "{e}");
     }
-    let e = sb.check_write(&work.join(".git/config")).unwrap_err();
+    let e = sb.open_for_write(&work.join(".git/config")).unwrap_err();
     assert!(e.contains(".git") && e.contains("read-only"), "{e}");
+    // Symlinks that stay in the root are followed, absolute ones too, a final one into its
+    // target (which gets the content, as without the sandbox).
+    std::os::unix::fs::symlink(work.join("src"), work.join("abs-src")).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", work.join("alias.rs")).unwrap();
+    sb.open_for_write(&work.join("abs-src/new.rs"))
+        .unwrap()
+        .replace(b"new", false)
+        .unwrap();
+    assert_eq!(std::fs::read(work.join("src/new.rs")).unwrap(), b"new");
+    let t = sb.open_for_write(&work.join("alias.rs")).unwrap();
+    assert_eq!(t.read().unwrap(), b"fn main() {}\n");
+    t.replace(b"aliased", false).unwrap();
+    assert_eq!(std::fs::read(work.join("src/lib.rs")).unwrap(), b"aliased");
+    assert!(std::fs::symlink_metadata(work.join("alias.rs"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // An alias of the project (a link to it from outside) leads beneath the project.
+    std::os::unix::fs::symlink(&work, home.root.join("alias")).unwrap();
+    sb.open_for_write(&home.root.join("alias/src/via-alias.rs"))
+        .unwrap()
+        .replace(b"a", false)
+        .unwrap();
+    assert_eq!(std::fs::read(work.join("src/via-alias.rs")).unwrap(), b"a");
     let ro = home.sandbox(mode(Mode::ReadOnly));
-    let e = ro.check_write(&work.join("src/x")).unwrap_err();
+    let e = ro.open_for_write(&work.join("src/x")).unwrap_err();
     assert!(e.contains("may write only in $TMPDIR"), "{e}");
 }
 
