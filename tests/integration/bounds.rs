@@ -41,6 +41,7 @@ fn special_files_as_configuration_and_resources_are_refused_not_read() {
             agent.join("auth.json"),
             agent.join("keybindings.json"),
             agent.join("trust.json"),
+            agent.join("mcp.json"),
             agent.join("skills/broken/SKILL.md"),
             agent.join("prompts/broken.md"),
             cmd.cwd().join("AGENTS.md"),
