@@ -198,7 +198,7 @@ fn run_prepared(
 /// A call's outcome is final: the repeat guard sees it (and may add its note) before
 /// `tool_execution_end` shows it.
 fn settle(tx: &Sender<AgentEvent>, guard: &mut RepeatGuard, mut f: Finished) -> Finished {
-    guard.observe(&mut f);
+    guard.observe(&f.call, &mut f.output.content, f.is_error);
     emit_end(tx, &f);
     f
 }

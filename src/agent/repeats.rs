@@ -8,8 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::execute::{content_text, Finished};
-use crate::ai::Content;
+use crate::ai::{Content, ToolCall};
 
 /// The identical failure in a row whose result carries the note.
 pub const WARN_AT: usize = 3;
@@ -30,25 +29,23 @@ pub struct RepeatGuard {
 }
 
 impl RepeatGuard {
-    /// Counts a finished call; a failure repeated [`WARN_AT`] times or more gets the note
-    /// appended to its result.
-    pub fn observe(&mut self, f: &mut Finished) {
-        if !f.is_error {
+    /// Counts a finished call (its content, and whether it failed); a failure repeated
+    /// [`WARN_AT`] times or more gets the note appended to its content.
+    pub fn observe(&mut self, call: &ToolCall, content: &mut Vec<Content>, is_error: bool) {
+        if !is_error {
             return;
         }
         let signature = (
-            f.call.name.clone(),
-            f.call.arguments.to_string(),
-            content_text(&f.output.content),
+            call.name.clone(),
+            call.arguments.to_string(),
+            text_of(content),
         );
         let count = self.previous.get(&signature).copied().unwrap_or(0) + 1;
         self.current.insert(signature, count);
         if count < WARN_AT {
             return;
         }
-        f.output
-            .content
-            .push(Content::text(note(&f.call.name, count)));
+        content.push(Content::text(note(&call.name, count)));
         if count >= STOP_AT {
             self.stop = true;
         }
@@ -63,6 +60,17 @@ impl RepeatGuard {
     pub fn take_stop(&mut self) -> Option<String> {
         std::mem::take(&mut self.stop).then(stop_message)
     }
+}
+
+fn text_of(content: &[Content]) -> String {
+    let mut text = String::new();
+    for c in content {
+        if let Content::Text(t) = c {
+            text.push_str(&t.text);
+            text.push('\n');
+        }
+    }
+    text
 }
 
 fn note(tool: &str, count: usize) -> String {
@@ -90,25 +98,28 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::agent::tool::ToolOutput;
-    use crate::ai::ToolCall;
 
-    fn failed(args: serde_json::Value, error: &str) -> Finished {
-        Finished {
+    struct Failed {
+        call: ToolCall,
+        content: Vec<Content>,
+        is_error: bool,
+    }
+
+    fn failed(args: serde_json::Value, error: &str) -> Failed {
+        Failed {
             call: ToolCall {
                 id: "c".into(),
                 name: "read".into(),
                 arguments: args,
                 thought_signature: None,
             },
-            output: ToolOutput::text(error),
+            content: vec![Content::text(error)],
             is_error: true,
-            duration: None,
         }
     }
 
-    fn turn(guard: &mut RepeatGuard, f: &mut Finished) {
-        guard.observe(f);
+    fn turn(guard: &mut RepeatGuard, f: &mut Failed) {
+        guard.observe(&f.call, &mut f.content, f.is_error);
         guard.end_turn();
     }
 
@@ -118,7 +129,7 @@ mod tests {
         for n in 1..=4 {
             let mut f = failed(json!({"path": "x"}), "ENOENT");
             turn(&mut guard, &mut f);
-            let text = content_text(&f.output.content);
+            let text = text_of(&f.content);
             assert_eq!(text.contains("3 times in a row"), n == 3, "{n}: {text}");
             assert_eq!(guard.take_stop().is_some(), n == 4, "{n}");
         }
@@ -137,7 +148,7 @@ mod tests {
         turn(&mut guard, &mut failed(json!({"path": "y"}), "EACCES"));
         let mut f = failed(json!({"path": "y"}), "EACCES");
         turn(&mut guard, &mut f);
-        assert_eq!(content_text(&f.output.content), "EACCES");
+        assert_eq!(text_of(&f.content), "EACCES\n");
         assert!(guard.take_stop().is_none());
     }
 }
