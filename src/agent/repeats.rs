@@ -74,6 +74,12 @@ fn text_of(content: &[Content]) -> String {
 }
 
 fn note(tool: &str, count: usize) -> String {
+    if count >= STOP_AT {
+        return format!(
+            "[This is the same {tool} call, with the same arguments, failing the same way \
+             {count} times in a row. pi stopped the run here.]"
+        );
+    }
     format!(
         "[This is the same {tool} call, with the same arguments, failing the same way {count} \
          times in a row. Repeating it will not help: change the arguments, try another \
@@ -131,6 +137,7 @@ mod tests {
             turn(&mut guard, &mut f);
             let text = text_of(&f.content);
             assert_eq!(text.contains("3 times in a row"), n == 3, "{n}: {text}");
+            assert_eq!(text.contains("pi stopped the run here"), n == 4, "{n}: {text}");
             assert_eq!(guard.take_stop().is_some(), n == 4, "{n}");
         }
     }
