@@ -137,7 +137,11 @@ mod tests {
             turn(&mut guard, &mut f);
             let text = text_of(&f.content);
             assert_eq!(text.contains("3 times in a row"), n == 3, "{n}: {text}");
-            assert_eq!(text.contains("pi stopped the run here"), n == 4, "{n}: {text}");
+            assert_eq!(
+                text.contains("pi stopped the run here"),
+                n == 4,
+                "{n}: {text}"
+            );
             assert_eq!(guard.take_stop().is_some(), n == 4, "{n}");
         }
     }
