@@ -4,8 +4,9 @@
 # LLM server (and the same with SSL_CERT_FILE/SSL_CERT_DIR pointing at the system store, which
 # plain HTTP must not read), binary size, and three tool runs (each a whole `pi -p` process whose mock model calls
 # one tool and then answers `done`): an edit on a 10 MB file, grep over a 50,000-file tree (next to
-# ripgrep doing the same search, when `rg` is installed), and bash streaming 100 MB of output (wall
-# and peak RSS). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
+# ripgrep doing the same search, when `rg` is installed), bash streaming 100 MB of output (wall
+# and peak RSS), and grep over one 100 MB file (peak RSS, goal <= 16 MiB; `BENCH_ONLY=grep_big`
+# runs that row alone). Then sessions: resuming a generated ~100 MB session file (a long chain of messages
 # ending in a compaction, so the context sent is small) for one `-p` round trip (wall and peak RSS),
 # and the cost of appending one entry to a session of 10 entries vs of 100,000
 # (examples/session_bench.rs). Then MCP (examples/mcp_bench.rs): what it adds to start-up with no
@@ -34,6 +35,7 @@ MUSL_BIN="$TARGET_DIR/x86_64-unknown-linux-musl/release/pi"
 echo "building release binary..." >&2
 cargo build --release --quiet
 PI_RS="$TARGET_DIR/release/pi"
+if [[ -z "${BENCH_ONLY:-}" ]]; then
 cargo build --release --quiet --example session_bench
 SESSION_BENCH="$TARGET_DIR/release/examples/session_bench"
 cargo build --release --quiet --example tui_bench
@@ -42,6 +44,9 @@ cargo build --release --quiet --example mcp_bench
 MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
 cargo build --release --quiet --example sandbox_bench
 SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
+fi
+SESSION_BENCH="${SESSION_BENCH:-}" TUI_BENCH="${TUI_BENCH:-}" MCP_BENCH="${MCP_BENCH:-}"
+SANDBOX_BENCH="${SANDBOX_BENCH:-}"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -500,6 +505,27 @@ def bench_bash(base):
             peaks.append(r[1])
     return median_or_none(walls), median_or_none(peaks)
 
+# grep over one 100 MB file (1,000,000 lines of 100 bytes, a needle every 100,000 lines): the
+# search streams the file, so peak RSS must not grow with it (goal <= 16 MiB).
+GREP_BIG = os.path.join(tool_cwd, "grep-big.txt")
+GREP_BIG_ARGS = {"pattern": "needle_[0-9]+", "path": "grep-big.txt"}
+
+def bench_grep_big(base):
+    if not os.path.exists(GREP_BIG):
+        with open(GREP_BIG, "wb") as f:
+            filler = b"x" * 99 + b"\n"
+            for i in range(1_000_000):
+                f.write(f"here is needle_{i}".ljust(99).encode() + b"\n" if i % 100_000 == 50_000
+                        else filler)
+    peaks = []
+    for _ in range(tool_runs):
+        r = run_tool(tool_cmd(base, "grep", GREP_BIG_ARGS), rss=True)
+        if r is None:
+            return None
+        if r[1] is not None:
+            peaks.append(r[1])
+    return median_or_none(peaks)
+
 # resume: a ~100 MB v3 session (a long linear chain of user/assistant/toolResult messages of
 # 1-4 KB each) ending in a compaction that keeps only the last turn, then one more exchange: the
 # file is big, the context sent to the model is small, as in a real long session after compaction.
@@ -838,9 +864,19 @@ if ts:
 SSL_ENV = {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs"}
 HAVE_SSL_STORE = os.path.isfile(SSL_ENV["SSL_CERT_FILE"]) and os.path.isdir(SSL_ENV["SSL_CERT_DIR"])
 
+# BENCH_ONLY=grep_big: only the grep-over-a-100-MB-file row, for each pi.
+if os.environ.get("BENCH_ONLY") == "grep_big":
+    print("metric  " + "  ".join(n for n, _ in impls))
+    cells = []
+    for name, base in impls:
+        kib = bench_grep_big(base)
+        cells.append(mib_goal(kib, 16, ours=name == "pi (rust)") if kib else "failed")
+    print("grep over a 100 MB file: peak RSS (median)  " + "  ".join(cells))
+    sys.exit(0)
+
 rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k", "write_200k",
                         "write_ratio", "tui_start", "tui_idle", "tui_key", "rpc_state", "rpc_1k", "rpc_10k", "rpc_ratio", "version", "version_rss", "print_wall", "print_rss", "task_rss", "print_ssl", "size", "static", "edit", "grep",
-                        "rg", "grep_ratio", "bash_wall", "bash_rss", "resume_wall",
+                        "rg", "grep_ratio", "bash_wall", "bash_rss", "grep_big_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
                         "sandbox_confined")}
@@ -957,6 +993,8 @@ for name, base in impls:
     b = bench_bash(base)
     rows["bash_wall"].append(f"{b[0]:.1f} ms" if b else "failed")
     rows["bash_rss"].append(f"{b[1] / 1024:.1f} MiB" if b and b[1] is not None else "failed" if not b else "n/a")
+    gb = bench_grep_big(base)
+    rows["grep_big_rss"].append(mib_goal(gb, 16, ours=name == "pi (rust)") if gb else "failed")
 
     n = runs if name == "pi (rust)" else min(runs, 3)
     print(f"{name}: interactive mode on a pty ({n} starts)...", file=sys.stderr)
@@ -1055,6 +1093,7 @@ labels = {
     "grep_ratio": "grep run / ripgrep",
     "bash_wall": "bash 100 MB output, whole -p run (median)",
     "bash_rss": "bash 100 MB output, peak RSS (median)",
+    "grep_big_rss": "grep over a 100 MB file: peak RSS (median)",
     "resume_wall": f"resume {SESSION_SIZE / 1e6:.0f} MB session, whole -p run (median)",
     "resume_rss": f"resume {SESSION_SIZE / 1e6:.0f} MB session, peak RSS (median)",
     "append_10": "append entry at 10, per append (median of 1,000)",

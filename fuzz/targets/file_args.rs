@@ -83,6 +83,13 @@ fn check_reading(cwd: &Path, files: &[String]) {
                 break;
             }
             Ok(m) if m.len() == 0 => continue,
+            // Only regular files are read (issue 35): a directory is named as one.
+            Ok(m) if m.is_dir() => {
+                failure = Some(format!(
+                    "Could not read file {shown}: is a directory, not a regular file"
+                ));
+                break;
+            }
             Ok(_) => {}
         }
         let bytes = match std::fs::read(&path) {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
+use super::repeats::RepeatGuard;
 use super::tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
 use super::validate::validate_arguments;
 use super::AgentEvent;
@@ -194,6 +195,14 @@ fn run_prepared(
     finished
 }
 
+/// A call's outcome is final: the repeat guard sees it (and may add its note) before
+/// `tool_execution_end` shows it.
+fn settle(tx: &Sender<AgentEvent>, guard: &mut RepeatGuard, mut f: Finished) -> Finished {
+    guard.observe(&f.call, &mut f.output.content, f.is_error);
+    emit_end(tx, &f);
+    f
+}
+
 fn emit_end(tx: &Sender<AgentEvent>, f: &Finished) {
     let _ = tx.send(AgentEvent::ToolExecutionEnd {
         id: f.call.id.clone(),
@@ -277,7 +286,13 @@ impl Running {
 
     /// Waits until every call is back, emitting each `tool_execution_end` as it arrives. On
     /// abort, calls get [`ABORT_GRACE`] to report; the rest are finished as aborted.
-    fn wait_all(&mut self, slots: &mut [Option<Finished>], tx: &Sender<AgentEvent>, abort: &Abort) {
+    fn wait_all(
+        &mut self,
+        slots: &mut [Option<Finished>],
+        tx: &Sender<AgentEvent>,
+        abort: &Abort,
+        guard: &mut RepeatGuard,
+    ) {
         let signal = abort.signal();
         let mut deadline: Option<Instant> =
             abort.is_aborted().then(|| Instant::now() + ABORT_GRACE);
@@ -295,8 +310,7 @@ impl Running {
                 recv(self.done_rx) -> got => {
                     let Ok((slot, f)) = got else { break };
                     self.out.retain(|(s, _, _)| *s != slot);
-                    emit_end(tx, &f);
-                    slots[slot] = Some(f);
+                    slots[slot] = Some(settle(tx, guard, f));
                 }
                 recv(abort_signal) -> _ => {
                     deadline = Some(Instant::now() + ABORT_GRACE);
@@ -307,8 +321,7 @@ impl Running {
         for (slot, call, live) in self.out.drain(..) {
             *live.lock().unwrap_or_else(|p| p.into_inner()) = false;
             let f = Finished::error(&call, ABORTED.into());
-            emit_end(tx, &f);
-            slots[slot] = Some(f);
+            slots[slot] = Some(settle(tx, guard, f));
         }
     }
 }
@@ -329,13 +342,14 @@ fn start(c: &ToolCall, tx: &Sender<AgentEvent>, acks: &Receiver<()>, abort: &Abo
 }
 
 /// Runs every tool call of `calls`; returns the result messages in source order and whether
-/// the batch asked to terminate the run.
+/// the batch asked to terminate the run. `guard` sees every outcome (see `repeats`).
 pub fn execute_calls(
     batch: &ToolBatch<'_>,
     calls: &[ToolCall],
     tx: &Sender<AgentEvent>,
     acks: &Receiver<()>,
     abort: &Abort,
+    guard: &mut RepeatGuard,
 ) -> (Vec<ToolResultMessage>, bool) {
     let sequential = calls.iter().any(|c| {
         batch
@@ -359,11 +373,10 @@ pub fn execute_calls(
             }
         };
         if let Err(f) = outcome {
-            emit_end(tx, &f);
-            slots[i] = Some(f);
+            slots[i] = Some(settle(tx, guard, f));
         }
         if sequential {
-            running.wait_all(&mut slots, tx, abort);
+            running.wait_all(&mut slots, tx, abort, guard);
             if let Some(f) = &slots[i] {
                 let m = f.to_message();
                 emit_result_message(tx, &m);
@@ -372,7 +385,7 @@ pub fn execute_calls(
         }
     }
     if !sequential {
-        running.wait_all(&mut slots, tx, abort);
+        running.wait_all(&mut slots, tx, abort, guard);
         for f in slots.iter().flatten() {
             let m = f.to_message();
             emit_result_message(tx, &m);

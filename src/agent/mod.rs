@@ -10,6 +10,7 @@ pub mod execute;
 pub mod message;
 pub mod normalize;
 pub mod queue;
+pub mod repeats;
 pub mod system_message;
 pub mod tool;
 pub mod validate;
@@ -267,6 +268,7 @@ fn run_loop(
     // Anything queued while nothing ran goes in before the first reply.
     let mut pending = agent.steering.take();
     let mut first_turn = true;
+    let mut repeats = repeats::RepeatGuard::default();
     'run: loop {
         let mut more_tool_calls = true;
         while more_tool_calls || !pending.is_empty() {
@@ -274,6 +276,10 @@ fn run_loop(
                 emit(AgentEvent::TurnStart);
             }
             first_turn = false;
+            if !pending.is_empty() {
+                // The user spoke: whatever failed before may be worth another try.
+                repeats = repeats::RepeatGuard::default();
+            }
             for m in pending.drain(..) {
                 emit(AgentEvent::MessageStart { message: m.clone() });
                 emit(AgentEvent::MessageEnd { message: m.clone() });
@@ -304,7 +310,8 @@ fn run_loop(
                     before_tool_call: agent.before_tool_call.as_ref(),
                     after_tool_call: agent.after_tool_call.as_ref(),
                 };
-                let (messages, terminate) = execute::execute_calls(&batch, &calls, tx, acks, abort);
+                let (messages, terminate) =
+                    execute::execute_calls(&batch, &calls, tx, acks, abort, &mut repeats);
                 more_tool_calls = !terminate;
                 for r in &messages {
                     agent.messages.push(Message::ToolResult(r.clone()));
@@ -324,6 +331,11 @@ fn run_loop(
                 message: assistant_msg,
                 tool_results: results,
             });
+            repeats.end_turn();
+            if let Some(error) = repeats.take_stop() {
+                stop_repeating(agent, &emit, &mut new_messages, error);
+                break 'run;
+            }
             pending = agent.steering.take();
         }
         pending = agent.follow_up.take();
@@ -334,6 +346,28 @@ fn run_loop(
     emit(AgentEvent::AgentEnd {
         messages: new_messages,
         will_retry: false,
+    });
+}
+
+/// Ends a run whose model kept making the same failing tool call: one more turn, holding an
+/// assistant message with the error and no request behind it, so every mode shows the error
+/// as it shows a provider's and the session records why the run stopped.
+fn stop_repeating(
+    agent: &mut Agent,
+    emit: &dyn Fn(AgentEvent),
+    new_messages: &mut Vec<AgentMessage>,
+    error: String,
+) {
+    emit(AgentEvent::TurnStart);
+    let mut msg = AssistantMessage::empty(&agent.model);
+    msg.stop_reason = StopReason::Error;
+    msg.error_message = Some(error);
+    let msg = Message::Assistant(finish(msg, None, emit));
+    agent.messages.push(msg.clone());
+    new_messages.push(msg.clone().into());
+    emit(AgentEvent::TurnEnd {
+        message: msg,
+        tool_results: Vec::new(),
     });
 }
 

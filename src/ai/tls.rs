@@ -101,7 +101,7 @@ impl ExtraRoots {
 /// The certificates in a PEM file (other sections and text between them are skipped). An
 /// unreadable file yields none: a bad `SSL_CERT_FILE` must not break the bundled roots.
 pub fn load_pem_file(path: &Path) -> Vec<CertificateDer<'static>> {
-    match std::fs::read(path) {
+    match crate::util::files::read_limited(path, crate::util::files::Limit::CONFIG) {
         Ok(bytes) => parse_pem_certs(&bytes),
         Err(_) => Vec::new(),
     }

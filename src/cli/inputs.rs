@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::ai::image::sniff_image;
 use crate::ai::{Content, ImageContent};
 use crate::util::encoding::base64_encode;
+use crate::util::files::Limit;
 
 /// Text and images gathered from `@file` arguments.
 #[derive(Debug, Default)]
@@ -34,7 +35,7 @@ pub fn read_file_args(cwd: &Path, files: &[String]) -> Result<FileInputs, String
             }
             Err(e) => return Err(format!("Could not read file {shown}: {e}")),
         }
-        let bytes = match std::fs::read(&path) {
+        let bytes = match crate::util::files::read_limited(&path, Limit::FILE_ARGUMENT) {
             Ok(b) => b,
             Err(e) => return Err(format!("Could not read file {shown}: {e}")),
         };

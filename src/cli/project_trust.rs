@@ -74,7 +74,14 @@ fn mentions_project_trust(source: &ExtensionSource) -> bool {
     const LIMIT: u64 = 4 << 20;
     let mentions = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= LIMIT)
-            && std::fs::read(p).is_ok_and(|b| b.windows(13).any(|w| w == b"project_trust"))
+            && crate::util::files::read_limited(
+                p,
+                crate::util::files::Limit {
+                    bytes: LIMIT,
+                    what: "an extension source file",
+                },
+            )
+            .is_ok_and(|b| b.windows(13).any(|w| w == b"project_trust"))
     };
     if source.path.is_file() {
         return mentions(&source.path);

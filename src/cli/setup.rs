@@ -52,7 +52,7 @@ pub struct Prepared {
     /// False when no model could be chosen (RPC starts anyway; prompts then fail preflight).
     pub has_model: bool,
     /// Warnings for a UI to show (only when one was given to `prepare_with`; print, JSON and
-    /// RPC modes keep quiet about resources, as pi does).
+    /// RPC modes print them on stderr as they are found).
     pub notices: Vec<String>,
     /// The project-trust decision (interactive mode shows the trust prompt when it is `ask`).
     pub trust: TrustDecision,
@@ -518,8 +518,14 @@ pub fn prepare_with(
         },
         scope,
     );
-    if hookup.is_some() {
-        notices.extend(resources.warnings.iter().cloned());
+    // Every skipped or broken resource is reported in every mode: a UI shows it once it owns
+    // the screen; print, JSON and RPC modes print it on stderr (their stdout is the answer or
+    // the protocol), in the words the UI uses.
+    for w in &resources.warnings {
+        match hookup {
+            Some(_) => notices.push(w.clone()),
+            None => eprintln!("Warning: {w}"),
+        }
     }
     // Installed pi packages contribute extensions too.
     let package_paths = resources.package_extensions.clone();
@@ -725,14 +731,15 @@ fn record_model_and_thinking(
 fn text_or_file(v: &str) -> Result<String, String> {
     let p = Path::new(v);
     if p.is_file() {
-        std::fs::read_to_string(p).map_err(|e| format!("Error: Could not read {v}: {e}"))
+        crate::util::files::read_limited_string(p, crate::util::files::Limit::CONTEXT_FILE)
+            .map_err(|e| format!("Error: Could not read {v}: {e}"))
     } else {
         Ok(v.to_string())
     }
 }
 
 fn read_prompt_file(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path)
+    crate::util::files::read_limited_string(path, crate::util::files::Limit::CONTEXT_FILE)
         .map_err(|e| format!("Error: Could not read {}: {e}", path.display()))
 }
 

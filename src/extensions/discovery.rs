@@ -185,7 +185,10 @@ fn launch_for(p: &Path) -> Vec<Launch> {
 
 /// `package.json` `pi.extensions` entries of a directory.
 fn package_entries(dir: &Path) -> Vec<Launch> {
-    let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+    let Ok(text) = crate::util::files::read_limited_string(
+        dir.join("package.json"),
+        crate::util::files::Limit::CONFIG,
+    ) else {
         return Vec::new();
     };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

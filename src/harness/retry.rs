@@ -173,6 +173,13 @@ mod tests {
     }
 
     #[test]
+    fn a_run_stopped_for_repeating_itself_is_neither_retried_nor_compacted() {
+        let m = err(&crate::agent::repeats::stop_message());
+        assert!(!is_retryable(&m, 128_000));
+        assert!(!is_context_overflow(&m, 128_000));
+    }
+
+    #[test]
     fn classification() {
         for t in [
             "429 Too Many Requests",

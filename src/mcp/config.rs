@@ -244,14 +244,15 @@ pub fn parse_document(text: &str) -> Result<Value, String> {
 }
 
 fn read_file(path: &Path, scope: Scope, loaded: &mut LoadedConfig) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-        Err(e) => {
-            loaded.errors.push(format!("{}: {e}", path.display()));
-            return;
-        }
-    };
+    let text =
+        match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                loaded.errors.push(format!("{}: {e}", path.display()));
+                return;
+            }
+        };
     let doc = match parse_document(&text) {
         Ok(d) => d,
         Err(e) => {

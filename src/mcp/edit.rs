@@ -15,11 +15,12 @@ fn edit_servers(
     path: &Path,
     edit: impl FnOnce(&mut Map<String, Value>) -> Result<bool, String>,
 ) -> Result<(), String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e.to_string()),
-    };
+    let text =
+        match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.to_string()),
+        };
     let mut doc = match &text {
         Some(t) => match parse_document(t).map_err(|e| {
             if e.starts_with("expected an object") {

@@ -191,7 +191,10 @@ impl AuthStorage {
             return Err(format!("not writing auth.json after a load error: {e}"));
         }
         with_lock(&path, Duration::from_secs(1), || {
-            let mut current = match std::fs::read_to_string(&path) {
+            let mut current = match crate::util::files::read_limited_string(
+                &path,
+                crate::util::files::Limit::CONFIG,
+            ) {
                 Ok(t) if !t.trim().is_empty() => match serde_json::from_str::<Value>(&t) {
                     Ok(Value::Object(m)) => m,
                     _ => return Err(format!("{}: malformed, not rewritten", path.display())),
@@ -221,7 +224,7 @@ impl AuthStorage {
 /// The credentials in an auth.json: empty when missing or blank, `Err` with the problem when
 /// the file cannot be used.
 fn read_auth_file(path: &Path) -> Result<Map<String, Value>, String> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::util::files::read_limited(path, crate::util::files::Limit::CONFIG) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
         Err(e) if path.is_dir() => return Err(format!("is a directory, not a file ({e})")),

@@ -24,14 +24,20 @@ pub struct ContextFile {
 }
 
 /// The first candidate file in `dir`; a directory of that name is passed over, an unreadable
-/// file is a warning and the next candidate is tried.
+/// (or special, or too large) file is a warning and the next candidate is tried.
 fn from_dir(dir: &Path, warnings: &mut Vec<String>) -> Option<ContextFile> {
     for name in CANDIDATES {
         let path = dir.join(name);
-        if !path.is_file() {
-            continue;
+        // A directory of that name is not a context file; anything else that is there (a
+        // FIFO, a link to a device) is read, and refused with a warning, never skipped quietly.
+        match std::fs::metadata(&path) {
+            Ok(m) if !m.is_dir() => {}
+            _ => continue,
         }
-        match std::fs::read_to_string(&path) {
+        match crate::util::files::read_limited_string(
+            &path,
+            crate::util::files::Limit::CONTEXT_FILE,
+        ) {
             Ok(content) => {
                 let content = match content.strip_prefix('\u{feff}') {
                     Some(rest) => rest.to_string(),

@@ -32,8 +32,8 @@ pub struct Resources {
     pub append_prompt_file: Option<PathBuf>,
     pub skills: Vec<Skill>,
     pub templates: Vec<Template>,
-    /// Warnings naming the file they are about. Like pi, only a UI shows them; print, JSON and
-    /// RPC modes do not print them.
+    /// Warnings naming the file they are about. A UI shows them; print, JSON and RPC modes
+    /// print them on stderr (pi keeps quiet there; see docs/compat.md).
     pub warnings: Vec<String>,
     /// Trust-gated project files left out because the folder is not trusted.
     pub skipped: Vec<PathBuf>,

@@ -62,16 +62,17 @@ pub struct ModelOverride {
 /// Reads `path`. `Ok(None)` when the file does not exist; `Err` is the one message pi shows
 /// (naming the file, and for syntax errors the line and column).
 pub fn load_models_json(path: &Path) -> Result<Option<ModelsConfig>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "Failed to load models.json: {e}\n\nFile: {}",
-                path.display()
-            ))
-        }
-    };
+    let text =
+        match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(format!(
+                    "Failed to load models.json: {e}\n\nFile: {}",
+                    path.display()
+                ))
+            }
+        };
     parse_models_json(&text, path).map(Some)
 }
 

@@ -202,7 +202,10 @@ impl Settings {
     }
 
     fn read_file(&mut self, path: &PathBuf, scope: &str) -> Map<String, Value> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::util::files::read_limited_string(
+            path,
+            crate::util::files::Limit::CONFIG,
+        ) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Map::new(),
             Err(e) => {
@@ -348,14 +351,15 @@ fn write_locked(
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
     let _lock = FileLock::acquire_quick(path).map_err(|e| fail(&e))?;
-    let mut file = match std::fs::read_to_string(path) {
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(m)) => m,
-            _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-        Err(e) => return Err(fail(&e)),
-    };
+    let mut file =
+        match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+            Err(e) => return Err(fail(&e)),
+        };
     change(&mut file);
     let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
     crate::util::atomic::replace(

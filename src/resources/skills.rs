@@ -100,7 +100,9 @@ pub fn scan_dir_reporting(
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        // Anything but a directory is a candidate: a FIFO or a link to a device is refused
+        // with a warning when it is read, never passed over quietly.
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
             if entry.file_name() == "SKILL.md" {
                 warnings.push(format!(
                     "{}: is a directory, not a skill file; skipped",
@@ -174,7 +176,10 @@ fn validate_name(name: &str, parent: &str) -> Vec<String> {
 pub fn load_skill_file(path: &Path) -> (Option<Skill>, Vec<String>) {
     let mut warnings = Vec::new();
     let warn = |w: &mut Vec<String>, m: &str| w.push(format!("{}: {m}", path.display()));
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::util::files::read_limited_string(
+        path,
+        crate::util::files::Limit::PROMPT_RESOURCE,
+    ) {
         Ok(t) => t,
         Err(e) => {
             warn(&mut warnings, &e.to_string());
@@ -393,7 +398,10 @@ pub fn expand_command(text: &str, skills: &[Skill]) -> String {
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
         return text.to_string();
     };
-    let Ok(content) = std::fs::read_to_string(&skill.file_path) else {
+    let Ok(content) = crate::util::files::read_limited_string(
+        &skill.file_path,
+        crate::util::files::Limit::PROMPT_RESOURCE,
+    ) else {
         return text.to_string();
     };
     let body = frontmatter::strip(&content);

@@ -37,7 +37,9 @@ pub struct LoadedTemplates {
 }
 
 pub fn load_file(path: &Path) -> Result<(Template, Option<String>), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text =
+        crate::util::files::read_limited_string(path, crate::util::files::Limit::PROMPT_RESOURCE)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     let fm = frontmatter::parse(&text);
     let warning = fm
         .error
@@ -78,7 +80,9 @@ fn md_files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        // Not only regular files: a FIFO or a device named *.md is refused with a warning
+        // when it is read, never passed over quietly.
+        .filter(|p| p.exists() && !p.is_dir() && p.extension().is_some_and(|e| e == "md"))
         .collect();
     sort::sort(&mut out);
     out
@@ -107,7 +111,7 @@ pub fn load(src: &TemplateSources, scope: &ProjectScope) -> LoadedTemplates {
         };
         if path.is_dir() {
             files.extend(md_files(&path));
-        } else if path.is_file() && path.extension().is_some_and(|e| e == "md") {
+        } else if path.exists() && path.extension().is_some_and(|e| e == "md") {
             files.push(path);
         } else if !path.exists() {
             out.warnings.push(format!(

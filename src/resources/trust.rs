@@ -175,7 +175,7 @@ impl TrustStore {
             path: path.clone(),
             ..Default::default()
         };
-        match std::fs::read_to_string(&path) {
+        match crate::util::files::read_limited_string(&path, crate::util::files::Limit::CONFIG) {
             Ok(text) => match serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')) {
                 Ok(Value::Object(m)) => store.map = m,
                 Ok(_) => {

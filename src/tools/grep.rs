@@ -2,7 +2,8 @@
 //! under a directory or in one file. The search is built in — a parallel, gitignore-aware
 //! walk plus the `regex` crate — and reproduces the output of pi's ripgrep-backed tool:
 //! `path:LINE: text` rows, `path-LINE- text` context rows, pi's limits and notices. Results are
-//! ordered by path, then line, so the same tree always gives the same answer.
+//! ordered by path, then line, so the same tree always gives the same answer. Each file is
+//! streamed in bounded chunks (`grep_file`), so memory does not grow with a file's size.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,13 +12,14 @@ use std::sync::Mutex;
 
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkState;
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::RegexBuilder;
 use serde_json::{json, Value};
 
+use super::grep_file::{search_file, FileHits, Row, Search};
 use super::search_util::{
     bool_arg, count_arg, finish, pattern_and_root, relative_slash, str_arg, walker, ABORTED,
 };
-use super::truncate::{truncate_line, GREP_MAX_LINE_LENGTH};
+use super::truncate::GREP_MAX_LINE_LENGTH;
 use crate::agent::tool::{Tool, ToolContext, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 100;
@@ -29,28 +31,6 @@ files are not. At most 100 matches or 50KB of output are returned (whichever com
 lines longer than 500 characters are cut short.";
 
 pub struct GrepTool;
-
-/// One line of a file's output, as ripgrep reports it with `--context`: a match, or a context
-/// line around one (overlapping windows merged, each line once).
-struct Row {
-    line: usize,
-    is_match: bool,
-    text: String,
-    cut: bool,
-}
-
-/// A file's rows and how many of them are matches.
-struct FileHits {
-    rows: Vec<Row>,
-    matches: usize,
-}
-
-struct Options<'a> {
-    regex: &'a Regex,
-    context: usize,
-    /// Matches worth finding: one past the limit, to tell whether more exist.
-    wanted: usize,
-}
 
 /// Files with matches gathered by the parallel walk, keyed by path. Once `wanted` matches are
 /// held, files sorting after the last kept path cannot make the cut and are neither read nor
@@ -187,10 +167,11 @@ impl Tool for GrepTool {
             .map_err(|e| format!("rg: {e}"))?;
         let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
         let context = count_arg(&args, "context").unwrap_or(0);
-        let opts = Options {
+        let opts = Search {
             regex: &regex,
             context,
             wanted: limit.saturating_add(1),
+            abort: &ctx.abort,
         };
 
         let collector = Mutex::new(Collector {
@@ -265,7 +246,7 @@ impl Tool for GrepTool {
 fn walk_dir(
     root: &Path,
     glob: Option<&str>,
-    opts: &Options,
+    opts: &Search,
     collector: &Mutex<Collector>,
     ctx: &ToolContext,
 ) -> Result<(), String> {
@@ -329,90 +310,6 @@ fn strip_dot_slash(glob: &str) -> String {
     } else {
         glob.to_string()
     }
-}
-
-/// Searches one file; `None` when it is unreadable, binary or has no match. Rows are the
-/// matches (at most `wanted`) and the context lines around them, each line once.
-fn search_file(path: &Path, opts: &Options) -> Option<FileHits> {
-    let data = std::fs::read(path).ok()?;
-    if memchr::memchr(0, &data).is_some() {
-        return None;
-    }
-    let found = matching_lines(&data, opts.regex, opts.wanted);
-    if found.is_empty() {
-        return None;
-    }
-    let row = |line: usize, bytes: &[u8], is_match: bool| {
-        let (text, cut) = clean_line(bytes);
-        Row {
-            line,
-            is_match,
-            text,
-            cut,
-        }
-    };
-    let matches = found.len();
-    if opts.context == 0 {
-        let rows = found
-            .into_iter()
-            .map(|(no, start, end)| row(no, &data[start..end], true))
-            .collect();
-        return Some(FileHits { rows, matches });
-    }
-    // Lines as ripgrep counts them: the empty remainder after a final newline is not one.
-    let body = data.strip_suffix(b"\n").unwrap_or(&data);
-    let all: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut next = 1; // first line not yet shown
-    for (i, &(no, _, _)) in found.iter().enumerate() {
-        let first = no.saturating_sub(opts.context).max(next);
-        // Context after the last match found; earlier ones run up to the next match.
-        let last = (no + opts.context).min(all.len());
-        let stop = found.get(i + 1).map_or(last, |n| last.min(n.0 - 1));
-        for line in first..no {
-            rows.push(row(line, all[line - 1], false));
-        }
-        rows.push(row(no, all[no - 1], true));
-        for line in no + 1..=stop {
-            rows.push(row(line, all[line - 1], false));
-        }
-        next = stop.max(no) + 1;
-    }
-    Some(FileHits { rows, matches })
-}
-
-/// Line text as shown: lossy UTF-8, a final carriage return dropped (as pi strips the line
-/// ending ripgrep reports), cut at 500 characters.
-fn clean_line(bytes: &[u8]) -> (String, bool) {
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-    truncate_line(&String::from_utf8_lossy(bytes), GREP_MAX_LINE_LENGTH)
-}
-
-/// Up to `limit` lines of `data` containing a match, as (1-based number, start, end) with the
-/// end excluding the newline. The whole buffer is searched at once; a match that runs past its
-/// line's end is only kept if the line matches on its own, as a line-oriented grep sees it.
-fn matching_lines(data: &[u8], regex: &Regex, limit: usize) -> Vec<(usize, usize, usize)> {
-    let mut found = Vec::new();
-    let mut pos = 0;
-    let mut line_no = 1;
-    let mut counted_to = 0;
-    while pos <= data.len() && found.len() < limit {
-        let Some(m) = regex.find_at(data, pos) else {
-            break;
-        };
-        let start = memchr::memrchr(b'\n', &data[..m.start()]).map_or(0, |i| i + 1);
-        if start == data.len() && start > 0 || data.is_empty() {
-            break; // the empty remainder after a final newline is not a line
-        }
-        let end = memchr::memchr(b'\n', &data[m.start()..]).map_or(data.len(), |i| m.start() + i);
-        line_no += memchr::memchr_iter(b'\n', &data[counted_to..start]).count();
-        counted_to = start;
-        if m.end() <= end || regex.is_match(&data[start..end]) {
-            found.push((line_no, start, end));
-        }
-        pos = end + 1;
-    }
-    found
 }
 
 #[cfg(test)]

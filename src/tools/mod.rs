@@ -6,6 +6,7 @@ pub mod diff;
 pub mod edit;
 pub mod find;
 pub mod grep;
+mod grep_file;
 pub mod ls;
 pub mod mutation_queue;
 pub mod path;

@@ -64,7 +64,8 @@ pub fn migrate_config(raw: &Map<String, Value>) -> (Map<String, Value>, bool) {
 /// Rewrites `path` with migrated ids if it uses old ones (pi's start-up migration).
 /// Missing or malformed files are left alone.
 pub fn migrate_file(path: &Path) -> std::io::Result<bool> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG)
+    else {
         return Ok(false);
     };
     let Ok(Value::Object(raw)) = serde_json::from_str::<Value>(&text) else {
@@ -113,16 +114,17 @@ pub fn load_file(path: &Path) -> Loaded {
         bindings: Keybindings::defaults(),
         ..Loaded::default()
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return loaded,
-        Err(e) => {
-            loaded
-                .warnings
-                .push(format!("Could not read {}: {e}", path.display()));
-            return loaded;
-        }
-    };
+    let text =
+        match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return loaded,
+            Err(e) => {
+                loaded
+                    .warnings
+                    .push(format!("Could not read {}: {e}", path.display()));
+                return loaded;
+            }
+        };
     let raw = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => map,
         Ok(_) => {

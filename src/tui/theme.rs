@@ -202,10 +202,12 @@ impl Theme {
     /// Loads a custom theme file.
     pub fn load_file(path: &Path, mode: ColorMode) -> Result<Theme, ThemeError> {
         let label = path.display().to_string();
-        let content = std::fs::read_to_string(path).map_err(|e| ThemeError {
-            label: label.clone(),
-            message: format!("cannot read file: {e}"),
-        })?;
+        let content =
+            crate::util::files::read_limited_string(path, crate::util::files::Limit::THEME)
+                .map_err(|e| ThemeError {
+                    label: label.clone(),
+                    message: format!("cannot read file: {e}"),
+                })?;
         Theme::from_json_str(&label, &content, mode)
     }
 

@@ -1,23 +1,115 @@
 //! Small file-system facts: opening a file that must be a regular file (a FIFO without a
-//! writer blocks `open(2)` forever, and `/dev/zero` never ends, so a session path that names
-//! one of them gets a clear error instead), and whether two paths are the same file.
+//! writer blocks `open(2)` forever, and `/dev/zero` never ends, so a path that names one of
+//! them gets a clear error instead), reading such a file whole up to a stated limit (every
+//! configuration and resource file pi reads goes through [`read_limited`]), and whether two
+//! paths are the same file.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 
-/// Opens `path` for reading and checks that it is a regular file (after following symlinks).
-/// The open does not block on a FIFO: it is made non-blocking, and refused once `fstat` shows
-/// what it is.
-pub fn open_regular(path: &Path) -> io::Result<File> {
+/// How much of one kind of file pi reads before refusing it. A file over its limit is an
+/// error naming the limit, never silently cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub bytes: u64,
+    /// The kind of file, as the error names it ("a settings file").
+    pub what: &'static str,
+}
+
+impl Limit {
+    /// settings.json, auth.json, models.json, keybindings.json, trust.json, mcp.json and the
+    /// other small JSON files pi keeps: a few kilobytes in practice.
+    pub const CONFIG: Limit = Limit {
+        bytes: 8 << 20,
+        what: "a configuration file",
+    };
+    pub const THEME: Limit = Limit {
+        bytes: 1 << 20,
+        what: "a theme",
+    };
+    /// `SKILL.md` and other skill files, prompt templates: their text goes into prompts.
+    pub const PROMPT_RESOURCE: Limit = Limit {
+        bytes: 1 << 20,
+        what: "a skill or prompt template",
+    };
+    /// `AGENTS.md`, `CLAUDE.md`, `SYSTEM.md`, `APPEND_SYSTEM.md`: all of it goes into the
+    /// system prompt.
+    pub const CONTEXT_FILE: Limit = Limit {
+        bytes: 4 << 20,
+        what: "a context file",
+    };
+    /// `@file` arguments, text or images, attached whole to the first message.
+    pub const FILE_ARGUMENT: Limit = Limit {
+        bytes: 64 << 20,
+        what: "an @file argument",
+    };
+}
+
+/// Reads the regular file at `path` whole, refusing (without blocking) a FIFO, a device, a
+/// socket or a directory, and any file larger than `limit`. The errors do not repeat the path:
+/// callers name the file. A missing file keeps `ErrorKind::NotFound`.
+pub fn read_limited(path: impl AsRef<Path>, limit: Limit) -> io::Result<Vec<u8>> {
+    let file = open_nonblocking(path.as_ref())?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is {}, not a regular file", kind_of(&meta)),
+        ));
+    }
+    if meta.len() > limit.bytes {
+        return Err(too_large(limit, Some(meta.len())));
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while it is read (or a /proc file that reports no size) still stops
+    // one byte past the limit.
+    (&file).take(limit.bytes + 1).read_to_end(&mut data)?;
+    if data.len() as u64 > limit.bytes {
+        return Err(too_large(limit, None));
+    }
+    Ok(data)
+}
+
+/// [`read_limited`] for text: invalid UTF-8 is an `InvalidData` error, as `fs::read_to_string`
+/// gives.
+pub fn read_limited_string(path: impl AsRef<Path>, limit: Limit) -> io::Result<String> {
+    String::from_utf8(read_limited(path, limit)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+fn too_large(limit: Limit, size: Option<u64>) -> io::Error {
+    let max = format!("{} MiB limit for {}", limit.bytes >> 20, limit.what);
+    let message = match size {
+        Some(n) => format!(
+            "is {:.1} MiB, over the {max}; pi does not read it",
+            n as f64 / (1u64 << 20) as f64
+        ),
+        None => format!("is over the {max}; pi does not read it"),
+    };
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+fn open_nonblocking(path: &Path) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let file = options.open(path)?;
+    options.open(path)
+}
+
+/// Opens `path` for reading and checks that it is a regular file (after following symlinks).
+/// The open does not block on a FIFO: it is made non-blocking, and refused once `fstat` shows
+/// what it is.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = open_nonblocking(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_regular(path, &meta));
@@ -42,16 +134,24 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 
 /// The error for a path that exists but is not a regular file.
 pub fn not_regular(path: &Path, meta: &std::fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {}, not a regular file",
+            path.display(),
+            kind_of(meta)
+        ),
+    )
+}
+
+/// What a file that is not a regular file is, with its article ("a FIFO (named pipe)").
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     let ft = meta.file_type();
-    let what = if ft.is_dir() {
+    if ft.is_dir() {
         "a directory"
     } else {
         kind_of_special(&ft)
-    };
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("{} is {what}, not a regular file", path.display()),
-    )
+    }
 }
 
 /// Whether two metadata describe the same file (device and inode).
@@ -112,6 +212,31 @@ mod tests {
             // No writer: a plain open would block here forever.
             let e = open_regular(&fifo).unwrap_err();
             assert!(e.to_string().contains("FIFO"), "{e}");
+            let e = read_limited(&fifo, Limit::CONFIG).unwrap_err();
+            assert_eq!(e.to_string(), "is a FIFO (named pipe), not a regular file");
         }
+    }
+
+    #[test]
+    fn reads_stop_at_the_limit_with_an_error_never_a_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = read_limited(&zero, Limit::CONFIG).unwrap_err();
+        assert_eq!(e.to_string(), "is a character device, not a regular file");
+        let e = read_limited(dir.path(), Limit::CONFIG).unwrap_err();
+        assert_eq!(e.to_string(), "is a directory, not a regular file");
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![b'x'; 1 << 20]).unwrap();
+        assert_eq!(read_limited(&f, Limit::THEME).unwrap().len(), 1 << 20);
+        let e = read_limited(dir.path().join("missing"), Limit::CONFIG).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; (1 << 20) + 1]).unwrap();
+        let e = read_limited_string(&big, Limit::THEME).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "is 1.0 MiB, over the 1 MiB limit for a theme; pi does not read it"
+        );
     }
 }

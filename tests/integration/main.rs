@@ -8,6 +8,7 @@
 mod support;
 
 mod auth;
+mod bounds;
 mod cli;
 mod cli_flags;
 mod cloud_providers;

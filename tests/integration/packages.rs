@@ -593,8 +593,15 @@ fn offline_runs_leave_missing_packages_alone() {
         .args(["--model", "mock/mock-model", "-p", "hi"])
         .run();
     out.assert_code(0);
-    // pi says nothing about it outside interactive mode.
-    assert!(!out.stderr.contains("Package"), "{}", out.stderr);
+    // pi says nothing about it outside interactive mode; we report every skipped resource in
+    // every mode (issue 35), on stderr in print mode.
+    assert!(
+        out.stderr.contains(
+            "Warning: Package git:example.com/team/demo is not installed (run `pi install git:example.com/team/demo`)"
+        ),
+        "{}",
+        out.stderr
+    );
     assert!(!cmd.agent_dir().join("git").exists());
 }
 

@@ -429,6 +429,58 @@ impl PiChild {
         }
     }
 
+    /// [`wait`](Self::wait), also returning the process's peak RSS in KiB: the kernel's
+    /// high-water mark (`VmHWM` in `/proc/<pid>/status`), read every few milliseconds while
+    /// it runs. (`ru_maxrss` would not do: Linux folds the forking test process's own peak
+    /// into the child's at exec.) A peak in the last milliseconds before exit can be missed;
+    /// a tool's is long over by then.
+    #[track_caller]
+    pub fn wait_with_peak_rss(mut self) -> (Output, u64) {
+        let since = Instant::now();
+        let deadline = self.started + self.timeout;
+        let pid = self.child.id() as libc::pid_t;
+        let status_file = format!("/proc/{pid}/status");
+        let mut peak_kib = 0u64;
+        let raw = loop {
+            if let Ok(text) = std::fs::read_to_string(&status_file) {
+                let hwm = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+                peak_kib = peak_kib.max(hwm.unwrap_or(0));
+            }
+            let mut status = 0;
+            // SAFETY: a zeroed rusage is a valid out-parameter.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: wait4 on our own child with valid out-pointers.
+            let rc = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            if rc == pid {
+                break status;
+            }
+            assert!(rc == 0, "wait4 failed: {}", std::io::Error::last_os_error());
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                let out = self.collect_streams();
+                panic!(
+                    "pi did not finish within {:?}; killed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    self.timeout, out.0, out.1
+                );
+            }
+            thread::sleep(Duration::from_millis(5));
+        };
+        let elapsed = since.elapsed();
+        let (stdout, stderr) = self.collect_streams();
+        let status = std::os::unix::process::ExitStatusExt::from_raw(raw);
+        let out = Output {
+            status,
+            code: status.code(),
+            stdout,
+            stderr,
+            elapsed,
+        };
+        (out, peak_kib)
+    }
+
     fn collect_streams(&mut self) -> (String, String) {
         if let Some(t) = self.stdin_thread.take() {
             let _ = t.join();

@@ -160,7 +160,7 @@ fn keys(name: &str, server_url: &str) -> (String, String) {
 }
 
 fn read_states(path: &Path) -> Result<Map<String, Value>, String> {
-    match std::fs::read_to_string(path) {
+    match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
         Ok(t) if t.trim().is_empty() => Ok(Map::new()),
         Ok(t) => match serde_json::from_str::<Value>(&t) {
             Ok(Value::Object(m)) => Ok(m),

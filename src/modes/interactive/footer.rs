@@ -114,7 +114,9 @@ pub fn git_branch(dir: &Path) -> Option<String> {
             git.join("HEAD")
         } else if git.is_file() {
             // A worktree or submodule: `.git` names the real git dir.
-            let text = std::fs::read_to_string(&git).ok()?;
+            let text =
+                crate::util::files::read_limited_string(&git, crate::util::files::Limit::CONFIG)
+                    .ok()?;
             let target = text.trim().strip_prefix("gitdir:")?.trim().to_string();
             let target = Path::new(&target);
             let target = if target.is_absolute() {
@@ -127,7 +129,9 @@ pub fn git_branch(dir: &Path) -> Option<String> {
             current = d.parent();
             continue;
         };
-        let head = std::fs::read_to_string(head_file).ok()?;
+        let head =
+            crate::util::files::read_limited_string(head_file, crate::util::files::Limit::CONFIG)
+                .ok()?;
         return Some(match head.trim().strip_prefix("ref: refs/heads/") {
             Some(branch) => branch.to_string(),
             None => "detached".to_string(),

@@ -105,7 +105,7 @@ pub fn refresh_failed(provider: &str, detail: &str) -> String {
 /// auth.json as a map (missing or blank: empty). A malformed file is an error: it is never
 /// rewritten.
 fn read_auth(path: &Path) -> Result<Map<String, Value>, String> {
-    match std::fs::read_to_string(path) {
+    match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
         Ok(t) if t.trim().is_empty() => Ok(Map::new()),
         Ok(t) => match serde_json::from_str::<Value>(&t) {
             Ok(Value::Object(m)) => Ok(m),

@@ -22,7 +22,11 @@ pub struct Found {
 
 /// The `pi` object of `<root>/package.json`, if there is one.
 fn read_manifest(root: &Path) -> Option<serde_json::Map<String, Value>> {
-    let text = std::fs::read_to_string(root.join("package.json")).ok()?;
+    let text = crate::util::files::read_limited_string(
+        root.join("package.json"),
+        crate::util::files::Limit::CONFIG,
+    )
+    .ok()?;
     match serde_json::from_str::<Value>(&text).ok()?.get("pi")? {
         Value::Object(m) => Some(m.clone()),
         _ => None,

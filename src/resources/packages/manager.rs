@@ -621,7 +621,11 @@ fn no_match_message(source: &str, configured: &[&PackageEntry]) -> String {
 }
 
 fn installed_version(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let text = crate::util::files::read_limited_string(
+        dir.join("package.json"),
+        crate::util::files::Limit::CONFIG,
+    )
+    .ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     v.get("version")?.as_str().map(String::from)
 }

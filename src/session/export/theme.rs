@@ -45,7 +45,10 @@ impl ExportTheme {
                 .iter()
                 .map(|d| d.join(format!("{name}.json")))
                 .find(|p| p.is_file())
-                .and_then(|p| std::fs::read_to_string(p).ok())?,
+                .and_then(|p| {
+                    crate::util::files::read_limited_string(p, crate::util::files::Limit::THEME)
+                        .ok()
+                })?,
         };
         let theme = Theme::from_json_str(name, &text, ColorMode::TrueColor).ok()?;
         let json: Value = serde_json::from_str(&text).ok()?;

@@ -113,7 +113,9 @@ fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
 fn profile(env: Env) -> Option<Vec<(String, String)>> {
     let name = profile_name(env);
     let read = |var: &str, file: &str| {
-        shared_file(env, var, file).and_then(|p| std::fs::read_to_string(p).ok())
+        shared_file(env, var, file).and_then(|p| {
+            crate::util::files::read_limited_string(p, crate::util::files::Limit::CONFIG).ok()
+        })
     };
     let creds =
         read("AWS_SHARED_CREDENTIALS_FILE", "credentials").and_then(|t| ini_section(&t, &name));
@@ -285,7 +287,7 @@ fn container(env: Env) -> Result<Credentials, String> {
     }
     let token = match env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") {
         Some(f) => Some(
-            std::fs::read_to_string(&f)
+            crate::util::files::read_limited_string(&f, crate::util::files::Limit::CONFIG)
                 .map_err(|e| format!("reading AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {f}: {e}"))?
                 .trim()
                 .to_string(),
@@ -331,8 +333,9 @@ fn web_identity(
     if let Some(c) = TEMPORARY.get(&key) {
         return Ok(c);
     }
-    let token = std::fs::read_to_string(token_file)
-        .map_err(|e| format!("reading web identity token file {token_file}: {e}"))?;
+    let token =
+        crate::util::files::read_limited_string(token_file, crate::util::files::Limit::CONFIG)
+            .map_err(|e| format!("reading web identity token file {token_file}: {e}"))?;
     let region = env("AWS_REGION")
         .or_else(|| env("AWS_DEFAULT_REGION"))
         .unwrap_or_else(|| "us-east-1".into());

@@ -42,13 +42,14 @@ pub fn access_token(env: Env) -> Result<AccessToken, String> {
     let path = credentials_path(env).ok_or(
         "No Google application-default credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`",
     )?;
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
+    let text = crate::util::files::read_limited_string(&path, crate::util::files::Limit::CONFIG)
+        .map_err(|e| {
+            format!(
             "Could not read Google credentials {}: {e}. Set GOOGLE_APPLICATION_CREDENTIALS or run \
              `gcloud auth application-default login`",
             path.display()
         )
-    })?;
+        })?;
     let creds: Value = serde_json::from_str(&text)
         .map_err(|e| format!("Google credentials {} are not JSON: {e}", path.display()))?;
     let field = |k: &str| creds.get(k).and_then(Value::as_str).map(str::to_string);
