@@ -701,13 +701,20 @@ fn record_model_and_thinking(
     agent: &Agent,
 ) -> std::io::Result<()> {
     let level = agent.thinking.as_str();
-    if context.messages.is_empty() {
-        session.append_model_change(&agent.model.provider, &agent.model.id)?;
-        session.append_thinking_level_change(level)?;
+    // Written just before the first entry something says, never by merely opening (issue 35).
+    session.hold_writes(true);
+    let recorded = if context.messages.is_empty() {
+        session
+            .append_model_change(&agent.model.provider, &agent.model.id)
+            .and_then(|_| session.append_thinking_level_change(level))
+            .map(drop)
     } else if context.thinking_level.is_none() {
-        session.append_thinking_level_change(level)?;
-    }
-    Ok(())
+        session.append_thinking_level_change(level).map(drop)
+    } else {
+        Ok(())
+    };
+    session.hold_writes(false);
+    recorded
 }
 
 /// A value that names an existing file means that file's contents, as in pi.

@@ -65,6 +65,10 @@ pub struct SessionWriter {
     rewrite: Option<Rewrite>,
     /// The last write failure, until a later write succeeds.
     write_error: Option<String>,
+    /// Entries appended now are kept in memory and written just before the next entry
+    /// appended without holding (what start-up flags imply: opening a session writes
+    /// nothing until something is said).
+    holding: bool,
 }
 
 fn now_iso() -> String {
@@ -112,6 +116,7 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: None,
             write_error: None,
+            holding: false,
         }
     }
 
@@ -154,6 +159,7 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: None,
             write_error: None,
+            holding: false,
         };
         (w, l.warnings)
     }
@@ -182,6 +188,7 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: l.rewrite,
             write_error: None,
+            holding: false,
         }
     }
 
@@ -409,12 +416,18 @@ impl SessionWriter {
         self.write_error.as_deref()
     }
 
+    /// While `hold` is set, appended entries stay in memory; they reach the file just before
+    /// the next entry appended after it is cleared (issue 35: a read never writes).
+    pub fn hold_writes(&mut self, hold: bool) {
+        self.holding = hold;
+    }
+
     /// Writes whatever is not on disk yet, if the session has an assistant message.
     fn persist(&mut self) -> io::Result<()> {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if !self.has_assistant {
+        if !self.has_assistant || self.holding {
             return Ok(());
         }
         let result = self.write_unwritten(&path).map_err(|e| {

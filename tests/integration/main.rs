@@ -39,6 +39,7 @@ mod resources;
 mod retry;
 mod rpc;
 mod sandbox;
+mod session_safety;
 mod sessions;
 mod signals;
 mod system_messages;
