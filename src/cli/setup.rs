@@ -130,6 +130,16 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     for e in &session.write_errors {
         eprintln!("Warning: {e}");
     }
+    // A run whose session could not be saved where it was asked to be is not a success
+    // (issue 35): the warnings above say what happened and where the entries are.
+    let saved =
+        session.session.write_error().is_none() && session.session.diverted_from().is_none();
+    if code == 0 && !saved {
+        eprintln!(
+            "Error: the session was not saved completely to its file (see the warnings above)"
+        );
+        return Ok(1);
+    }
     Ok(code)
 }
 

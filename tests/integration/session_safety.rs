@@ -130,3 +130,154 @@ fn what_start_up_implied_is_written_just_before_the_next_prompt() {
         "{after}"
     );
 }
+
+fn recovery_of(file: &Path) -> PathBuf {
+    let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+    file.with_file_name(format!("{stem}.recovered.jsonl"))
+}
+
+#[test]
+fn a_second_pi_creating_the_same_new_session_file_never_replaces_the_first() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "answer of the print pi"),
+        Reply::text(API, "answer of the rpc pi"),
+    ]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let file = pi.cwd().join("shared.jsonl");
+    let other = pi.again().args([
+        "--model",
+        "mock/mock-model",
+        "-p",
+        "--session",
+        file.to_str().unwrap(),
+        "second terminal",
+    ]);
+    let pi = pi.args(["--mode", "rpc", "--session", file.to_str().unwrap()]);
+    // The RPC pi opens the path while it does not exist yet ...
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"s","type":"get_state"}"#);
+    talk.expect("state", |v| v["id"] == "s");
+    assert!(!file.exists());
+    // ... another pi creates it with its first turn ...
+    other.run().assert_code(0).assert_no_panic();
+    let theirs = std::fs::read_to_string(&file).unwrap();
+    assert!(theirs.contains("answer of the print pi"), "{theirs}");
+    // ... and the RPC pi's first write leaves it alone, says so and keeps its own turn.
+    talk.send(r#"{"id":"p","type":"prompt","message":"first terminal"}"#);
+    let event = talk.expect("session_write_error", |v| {
+        v["type"] == "session_write_error"
+    });
+    let error = event["error"].as_str().unwrap();
+    let recovery = recovery_of(&file);
+    assert!(error.contains("another pi process created"), "{error}");
+    assert!(error.contains(recovery.to_str().unwrap()), "{error}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+    let ours = std::fs::read_to_string(&recovery).unwrap();
+    assert!(ours.starts_with("{\"type\":\"session\""), "{ours}");
+    for text in ["first terminal", "answer of the rpc pi"] {
+        assert!(ours.contains(text), "{text} kept: {ours}");
+    }
+}
+
+#[test]
+fn a_session_file_replaced_or_truncated_under_pi_is_not_appended_to() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "one"),
+        Reply::text(API, "two"),
+        Reply::text(API, "three"),
+    ]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let file = pi.cwd().join("s.jsonl");
+    let pi = pi.args(["--mode", "rpc", "--session", file.to_str().unwrap()]);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"p1","type":"prompt","message":"first"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    // Another program puts a different session at the path.
+    let foreign = exchange(pi.cwd());
+    std::fs::write(pi.cwd().join("foreign.tmp"), &foreign).unwrap();
+    std::fs::rename(pi.cwd().join("foreign.tmp"), &file).unwrap();
+    talk.send(r#"{"id":"p2","type":"prompt","message":"second"}"#);
+    let event = talk.expect("session_write_error", |v| {
+        v["type"] == "session_write_error"
+    });
+    let error = event["error"].as_str().unwrap().to_string();
+    let recovery = recovery_of(&file);
+    assert!(error.contains("replaced"), "{error}");
+    assert!(error.contains(recovery.to_str().unwrap()), "{error}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), foreign);
+    let ours = std::fs::read_to_string(&recovery).unwrap();
+    for text in ["first", "one", "second", "two"] {
+        assert!(ours.contains(&format!("\"{text}\"")), "{text} kept: {ours}");
+    }
+    // The recovery file, truncated in turn, is left as it is too.
+    let header = ours.lines().next().unwrap().to_string() + "\n";
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&recovery)
+        .unwrap()
+        .set_len(header.len() as u64)
+        .unwrap();
+    talk.send(r#"{"id":"p3","type":"prompt","message":"third"}"#);
+    let event = talk.expect("session_write_error", |v| {
+        v["type"] == "session_write_error"
+    });
+    assert!(
+        event["error"].as_str().unwrap().contains("truncated"),
+        "{event}"
+    );
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    assert_eq!(std::fs::read_to_string(&recovery).unwrap(), header);
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `pi` run through `sh` with a file-size limit (SIGXFSZ ignored, so a write past it fails
+/// with EFBIG as on a full disk).
+fn with_file_size_limit(pi: &PiCommand, blocks_of_512: u64) -> std::process::Output {
+    let inner = pi.command();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks_of_512}; exec \"$0\" \"$@\""
+        ))
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(inner.get_current_dir().unwrap())
+        .env_clear()
+        .stdin(std::process::Stdio::null());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_write_on_a_full_disk_is_cut_back_to_the_last_whole_line_and_print_mode_fails() {
+    let mock = MockServer::with_replies([Reply::text(API, "an answer that cannot be saved")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    std::fs::create_dir_all(pi.cwd()).unwrap();
+    let file = pi.cwd().join("s.jsonl");
+    // A session 40 bytes short of the limit (8 blocks of 512): the next entry cannot fit.
+    let mut text = exchange(pi.cwd());
+    let pad = 4096 - 40 - text.len() - 1;
+    text.push_str(&format!(
+        "{{\"type\":\"custom\",\"customType\":\"pad\",\"data\":\"{}\",\"id\":\"c1c2c3c4\",\"parentId\":\"b1b2c3d4\",\"timestamp\":\"2025-01-01T00:00:03.000Z\"}}\n",
+        "x".repeat(pad - 125)
+    ));
+    std::fs::write(&file, &text).unwrap();
+    assert!(text.len() < 4096 && text.len() > 4000, "{}", text.len());
+    let pi = pi.args(["-p", "--session", file.to_str().unwrap(), "hi"]);
+    let out = with_file_size_limit(&pi, 8);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("Could not write session file"), "{stderr}");
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    // Not a byte of the line that did not fit stays behind.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
