@@ -514,6 +514,8 @@ pub fn prepare_with(
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    // Only one pi process writes a session at a time (issue 35).
+    session.take_lease().map_err(|e| format!("Error: {e}"))?;
     let cwd = super::sessions::run_dir(&session, cwd);
     super::session_id::apply_name(args, &mut session)?;
     let resources = Resources::load(

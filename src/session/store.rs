@@ -75,6 +75,23 @@ pub struct SessionWriter {
     on_disk: Option<FileState>,
     /// The path pi stopped writing to because someone else's file is there now.
     diverted_from: Option<PathBuf>,
+    /// The live lease on `<path>.lock` while this process may write the session (released
+    /// with the descriptor, so a crash never leaves the session locked).
+    lease: Option<Lease>,
+}
+
+/// A held `flock` on a session's `.lock` file; the file is removed while still held when the
+/// lease ends normally (a crash leaves it behind, unlocked).
+struct Lease {
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = &self.file;
+    }
 }
 
 /// Which file, and how long it was when pi last wrote or read it.
@@ -144,6 +161,7 @@ impl SessionWriter {
             holding: false,
             on_disk: None,
             diverted_from: None,
+            lease: None,
         }
     }
 
@@ -191,6 +209,7 @@ impl SessionWriter {
             holding: false,
             on_disk: None,
             diverted_from: None,
+            lease: None,
         };
         (w, l.warnings)
     }
@@ -222,6 +241,7 @@ impl SessionWriter {
             holding: false,
             on_disk: None,
             diverted_from: None,
+            lease: None,
         }
     }
 
@@ -441,6 +461,62 @@ impl SessionWriter {
             buf.push('\n');
         }
         buf
+    }
+
+    /// Takes the live lease on the session: `flock(LOCK_EX|LOCK_NB)` on `<path>.lock` beside
+    /// the file. Another pi process writing this session makes it [`LeaseError::InUse`]. A
+    /// session whose folder does not exist yet (a new file; created only if absent) or one held
+    /// in memory needs none.
+    pub fn take_lease(&mut self) -> Result<(), LeaseError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if self.lease.is_some()
+            || !path
+                .parent()
+                .is_some_and(|d| d.as_os_str().is_empty() || d.is_dir())
+        {
+            return Ok(());
+        }
+        let lock = lock_path(path);
+        let failed = |e: io::Error| {
+            LeaseError::Io(format!("Could not lock session {}: {e}", path.display()))
+        };
+        // A lock file removed by the holder between our open and our flock is not the lease:
+        // lock again until the path names the file we locked.
+        for _ in 0..20 {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock)
+                .map_err(failed)?;
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock on a descriptor we own; no memory is passed.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let e = io::Error::last_os_error();
+                return Err(match e.raw_os_error() {
+                    Some(libc::EWOULDBLOCK) => LeaseError::InUse(path.clone()),
+                    _ => failed(e),
+                });
+            }
+            let held = file.metadata().map_err(failed)?;
+            if std::fs::metadata(&lock).is_ok_and(|m| crate::util::files::same_file(&held, &m)) {
+                self.lease = Some(Lease { file, path: lock });
+                return Ok(());
+            }
+        }
+        Err(LeaseError::InUse(path.clone()))
+    }
+
+    /// Takes over `other`'s lease when both are the same session file (switching to the
+    /// session this process already holds).
+    pub fn adopt_lease_from(&mut self, other: &mut SessionWriter) {
+        if self.lease.is_none() && self.path.is_some() && self.path == other.path {
+            self.lease = other.lease.take();
+        }
     }
 
     /// The path this session was meant to be written to, when pi stopped writing there (it
@@ -831,6 +907,35 @@ impl SessionWriter {
         });
         self.append(e)
     }
+}
+
+/// Why a session's lease could not be taken.
+#[derive(Debug)]
+pub enum LeaseError {
+    /// Another pi process is writing this session.
+    InUse(PathBuf),
+    Io(String),
+}
+
+impl std::fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaseError::InUse(path) => write!(
+                f,
+                "Session {} is in use by another pi process. Fork it to continue separately (pi --fork {}), or wait until the other pi exits.",
+                path.display(),
+                path.display()
+            ),
+            LeaseError::Io(e) => f.write_str(e),
+        }
+    }
+}
+
+/// The lease file beside a session: `<file>.lock`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
 }
 
 /// Entry index by id; the last entry with an id wins, as in `Tree`.

@@ -138,30 +138,19 @@ fn recovery_of(file: &Path) -> PathBuf {
 
 #[test]
 fn a_second_pi_creating_the_same_new_session_file_never_replaces_the_first() {
-    let mock = MockServer::with_replies([
-        Reply::text(API, "answer of the print pi"),
-        Reply::text(API, "answer of the rpc pi"),
-    ]);
+    let mock = MockServer::with_replies([Reply::text(API, "answer of the rpc pi")]);
     let pi = PiCommand::for_mock(API, &mock);
     let file = pi.cwd().join("shared.jsonl");
-    let other = pi.again().args([
-        "--model",
-        "mock/mock-model",
-        "-p",
-        "--session",
-        file.to_str().unwrap(),
-        "second terminal",
-    ]);
     let pi = pi.args(["--mode", "rpc", "--session", file.to_str().unwrap()]);
     // The RPC pi opens the path while it does not exist yet ...
     let mut talk = pi.converse();
     talk.send(r#"{"id":"s","type":"get_state"}"#);
     talk.expect("state", |v| v["id"] == "s");
     assert!(!file.exists());
-    // ... another pi creates it with its first turn ...
-    other.run().assert_code(0).assert_no_panic();
-    let theirs = std::fs::read_to_string(&file).unwrap();
-    assert!(theirs.contains("answer of the print pi"), "{theirs}");
+    // ... another pi that takes no lease (the TypeScript pi) creates it with its first turn
+    // (a second pi here is refused at start: see the lease test) ...
+    let theirs = exchange(pi.cwd());
+    std::fs::write(&file, &theirs).unwrap();
     // ... and the RPC pi's first write leaves it alone, says so and keeps its own turn.
     talk.send(r#"{"id":"p","type":"prompt","message":"first terminal"}"#);
     let event = talk.expect("session_write_error", |v| {
@@ -280,4 +269,70 @@ fn a_write_on_a_full_disk_is_cut_back_to_the_last_whole_line_and_print_mode_fail
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     // Not a byte of the line that did not fit stays behind.
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn a_session_another_pi_is_writing_is_refused_with_the_ways_out() {
+    let mock = MockServer::with_replies([Reply::text(API, "one"), Reply::text(API, "two")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    std::fs::create_dir_all(pi.cwd()).unwrap();
+    let file = pi.cwd().join("s.jsonl");
+    let text = exchange(pi.cwd());
+    std::fs::write(&file, &text).unwrap();
+    let session = file.to_str().unwrap();
+    let second = pi.again().args([
+        "--model",
+        "mock/mock-model",
+        "-p",
+        "--session",
+        session,
+        "hi",
+    ]);
+    let third = pi
+        .again()
+        .args(["--model", "mock/mock-model", "--mode", "rpc"]);
+    let fourth = pi.again().args([
+        "--model",
+        "mock/mock-model",
+        "-p",
+        "--session",
+        session,
+        "hi",
+    ]);
+    let pi = pi.args(["--mode", "rpc", "--session", session]);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"s","type":"get_state"}"#);
+    talk.expect("state", |v| v["id"] == "s");
+    // A second pi in print mode: exits 1 naming the ways out, writes nothing.
+    let out = second.run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.contains("in use by another pi process"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&format!("--fork {session}")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // An RPC client switching to it gets an error it can show.
+    let switch = serde_json::json!({"id":"w","type":"switch_session","sessionPath": session});
+    let third = third.stdin(format!("{switch}\n"));
+    let out = third.run();
+    out.assert_code(0).assert_no_panic();
+    let answer = &out.json_lines()[0];
+    assert_eq!(answer["success"], false, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("in use"),
+        "{answer}"
+    );
+    // The holder dies without a word (kill -9): the lease dies with it.
+    talk.signal(9);
+    let _ = talk.wait_exit();
+    let out = fourth.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(mock.request_count(), 1);
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with(&text));
 }
