@@ -77,21 +77,7 @@ pub struct SessionWriter {
     diverted_from: Option<PathBuf>,
     /// The live lease on `<path>.lock` while this process may write the session (released
     /// with the descriptor, so a crash never leaves the session locked).
-    lease: Option<Lease>,
-}
-
-/// A held `flock` on a session's `.lock` file; the file is removed while still held when the
-/// lease ends normally (a crash leaves it behind, unlocked).
-struct Lease {
-    file: File,
-    path: PathBuf,
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        let _ = &self.file;
-    }
+    lease: Option<super::lease::Lease>,
 }
 
 /// Which file, and how long it was when pi last wrote or read it.
@@ -464,10 +450,10 @@ impl SessionWriter {
     }
 
     /// Takes the live lease on the session: `flock(LOCK_EX|LOCK_NB)` on `<path>.lock` beside
-    /// the file. Another pi process writing this session makes it [`LeaseError::InUse`]. A
+    /// the file. Another pi process writing this session makes it [`super::lease::LeaseError::InUse`]. A
     /// session whose folder does not exist yet (a new file; created only if absent) or one held
     /// in memory needs none.
-    pub fn take_lease(&mut self) -> Result<(), LeaseError> {
+    pub fn take_lease(&mut self) -> Result<(), super::lease::LeaseError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
@@ -478,37 +464,8 @@ impl SessionWriter {
         {
             return Ok(());
         }
-        let lock = lock_path(path);
-        let failed = |e: io::Error| {
-            LeaseError::Io(format!("Could not lock session {}: {e}", path.display()))
-        };
-        // A lock file removed by the holder between our open and our flock is not the lease:
-        // lock again until the path names the file we locked.
-        for _ in 0..20 {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&lock)
-                .map_err(failed)?;
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own; no memory is passed.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc != 0 {
-                let e = io::Error::last_os_error();
-                return Err(match e.raw_os_error() {
-                    Some(libc::EWOULDBLOCK) => LeaseError::InUse(path.clone()),
-                    _ => failed(e),
-                });
-            }
-            let held = file.metadata().map_err(failed)?;
-            if std::fs::metadata(&lock).is_ok_and(|m| crate::util::files::same_file(&held, &m)) {
-                self.lease = Some(Lease { file, path: lock });
-                return Ok(());
-            }
-        }
-        Err(LeaseError::InUse(path.clone()))
+        self.lease = Some(super::lease::Lease::take(path)?);
+        Ok(())
     }
 
     /// Takes over `other`'s lease when both are the same session file (switching to the
@@ -907,35 +864,6 @@ impl SessionWriter {
         });
         self.append(e)
     }
-}
-
-/// Why a session's lease could not be taken.
-#[derive(Debug)]
-pub enum LeaseError {
-    /// Another pi process is writing this session.
-    InUse(PathBuf),
-    Io(String),
-}
-
-impl std::fmt::Display for LeaseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LeaseError::InUse(path) => write!(
-                f,
-                "Session {} is in use by another pi process. Fork it to continue separately (pi --fork {}), or wait until the other pi exits.",
-                path.display(),
-                path.display()
-            ),
-            LeaseError::Io(e) => f.write_str(e),
-        }
-    }
-}
-
-/// The lease file beside a session: `<file>.lock`.
-pub fn lock_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".lock");
-    PathBuf::from(name)
 }
 
 /// Entry index by id; the last entry with an id wins, as in `Tree`.
