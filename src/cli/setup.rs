@@ -130,6 +130,16 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     for e in &session.write_errors {
         eprintln!("Warning: {e}");
     }
+    // A run whose session could not be saved where it was asked to be is not a success
+    // (issue 35): the warnings above say what happened and where the entries are.
+    let saved =
+        session.session.write_error().is_none() && session.session.diverted_from().is_none();
+    if code == 0 && !saved {
+        eprintln!(
+            "Error: the session was not saved completely to its file (see the warnings above)"
+        );
+        return Ok(1);
+    }
     Ok(code)
 }
 
@@ -504,6 +514,8 @@ pub fn prepare_with(
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
+    // Only one pi process writes a session at a time (issue 35).
+    session.take_lease().map_err(|e| format!("Error: {e}"))?;
     let cwd = super::sessions::run_dir(&session, cwd);
     super::session_id::apply_name(args, &mut session)?;
     let resources = Resources::load(
@@ -718,13 +730,20 @@ fn record_model_and_thinking(
     agent: &Agent,
 ) -> std::io::Result<()> {
     let level = agent.thinking.as_str();
-    if context.messages.is_empty() {
-        session.append_model_change(&agent.model.provider, &agent.model.id)?;
-        session.append_thinking_level_change(level)?;
+    // Written just before the first entry something says, never by merely opening (issue 35).
+    session.hold_writes(true);
+    let recorded = if context.messages.is_empty() {
+        session
+            .append_model_change(&agent.model.provider, &agent.model.id)
+            .and_then(|_| session.append_thinking_level_change(level))
+            .map(drop)
     } else if context.thinking_level.is_none() {
-        session.append_thinking_level_change(level)?;
-    }
-    Ok(())
+        session.append_thinking_level_change(level).map(drop)
+    } else {
+        Ok(())
+    };
+    session.hold_writes(false);
+    recorded
 }
 
 /// A value that names an existing file means that file's contents, as in pi.

@@ -92,6 +92,8 @@ impl AgentSession {
         if *env.has_model {
             let io = |e: std::io::Error| format!("Could not write session: {e}");
             let model = self.agent().model.clone();
+            // Written just before the first entry something says, never by merely opening.
+            writer.hold_writes(true);
             if !existing {
                 writer
                     .append_model_change(&model.provider, &model.id)
@@ -104,6 +106,7 @@ impl AgentSession {
                     .append_thinking_level_change(thinking.as_str())
                     .map_err(io)?;
             }
+            writer.hold_writes(false);
         }
         let agent = self.agent_mut();
         agent.thinking = thinking;

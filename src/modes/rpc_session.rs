@@ -58,6 +58,9 @@ pub fn switch_session(
         let cwd = s.agent().cwd.to_string_lossy().into_owned();
         SessionWriter::new(&cwd, Some(path.clone()), None)
     };
+    let mut writer = writer;
+    writer.adopt_lease_from(&mut s.session);
+    writer.take_lease().map_err(|e| e.to_string())?;
     let session_cwd = &writer.header().cwd;
     if !session_cwd.is_empty() && !Path::new(session_cwd).exists() {
         return Err(format!(

@@ -1,7 +1,8 @@
 //! Sessions: pi's append-only JSONL tree. `entry` is the file vocabulary and `normalize` brings
 //! every shape any pi version wrote to it; `lines` splits files into bounded lines; `file` reads
 //! files whole (and migrates old versions in memory), `lazy` resumes them without parsing;
-//! `store` writes them (byte for byte for what it read); `tree` turns a leaf into agent/LLM
+//! `store` writes them (byte for byte for what it read), `lease` keeps a second pi from
+//! writing the same one; `tree` turns a leaf into agent/LLM
 //! context (compaction, branch summaries, 1.x context edits); `dir` locates, lists and forks
 //! session files; `ids` makes ids and timestamps; `ops` holds the tree commands (fork, clone,
 //! name, label, stats); `export` writes the HTML session viewer and branch JSONL.
@@ -15,6 +16,7 @@ pub mod file;
 pub mod ids;
 pub mod json;
 pub(crate) mod lazy;
+pub mod lease;
 pub mod lines;
 pub mod normalize;
 pub mod ops;

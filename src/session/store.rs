@@ -65,6 +65,38 @@ pub struct SessionWriter {
     rewrite: Option<Rewrite>,
     /// The last write failure, until a later write succeeds.
     write_error: Option<String>,
+    /// Entries appended now are kept in memory and written just before the next entry
+    /// appended without holding (what start-up flags imply: opening a session writes
+    /// nothing until something is said).
+    holding: bool,
+    /// The file at `path` as pi last left it: which file (device, inode) and how long. A file
+    /// that is another or of another length at the next write was replaced or truncated by
+    /// someone else, and is not written to again.
+    on_disk: Option<FileState>,
+    /// The path pi stopped writing to because someone else's file is there now.
+    diverted_from: Option<PathBuf>,
+    /// The live lease on `<path>.lock` while this process may write the session (released
+    /// with the descriptor, so a crash never leaves the session locked).
+    lease: Option<super::lease::Lease>,
+}
+
+/// Which file, and how long it was when pi last wrote or read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileState {
+    dev: u64,
+    ino: u64,
+    len: u64,
+}
+
+impl FileState {
+    fn of(m: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        FileState {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+        }
+    }
 }
 
 fn now_iso() -> String {
@@ -112,19 +144,25 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: None,
             write_error: None,
+            holding: false,
+            on_disk: None,
+            diverted_from: None,
+            lease: None,
         }
     }
 
     /// Resumes an existing file (migrating it if old); the leaf is its last entry. Returns the
     /// loader's warnings about skipped lines alongside.
     pub fn open(path: &Path) -> Result<(Self, Vec<String>), LoadError> {
-        match super::lazy::open(path)? {
+        let (mut w, warnings) = match super::lazy::open(path)? {
             Opened::Eager(loaded) => {
                 let warnings = loaded.warnings.clone();
-                Ok((Self::from_loaded(loaded), warnings))
+                (Self::from_loaded(loaded), warnings)
             }
-            Opened::Lazy(l) => Ok(Self::from_lazy(l, path)),
-        }
+            Opened::Lazy(l) => Self::from_lazy(l, path),
+        };
+        w.on_disk = std::fs::metadata(path).ok().map(|m| FileState::of(&m));
+        Ok((w, warnings))
     }
 
     /// A writer continuing a lazily loaded file.
@@ -154,6 +192,10 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: None,
             write_error: None,
+            holding: false,
+            on_disk: None,
+            diverted_from: None,
+            lease: None,
         };
         (w, l.warnings)
     }
@@ -182,6 +224,10 @@ impl SessionWriter {
             copied: HashMap::new(),
             rewrite: l.rewrite,
             write_error: None,
+            holding: false,
+            on_disk: None,
+            diverted_from: None,
+            lease: None,
         }
     }
 
@@ -403,10 +449,49 @@ impl SessionWriter {
         buf
     }
 
+    /// Takes the live lease on the session: `flock(LOCK_EX|LOCK_NB)` on `<path>.lock` beside
+    /// the file. Another pi process writing this session makes it [`super::lease::LeaseError::InUse`]. A
+    /// session whose folder does not exist yet (a new file; created only if absent) or one held
+    /// in memory needs none.
+    pub fn take_lease(&mut self) -> Result<(), super::lease::LeaseError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if self.lease.is_some()
+            || !path
+                .parent()
+                .is_some_and(|d| d.as_os_str().is_empty() || d.is_dir())
+        {
+            return Ok(());
+        }
+        self.lease = Some(super::lease::Lease::take(path)?);
+        Ok(())
+    }
+
+    /// Takes over `other`'s lease when both are the same session file (switching to the
+    /// session this process already holds).
+    pub fn adopt_lease_from(&mut self, other: &mut SessionWriter) {
+        if self.lease.is_none() && self.path.is_some() && self.path == other.path {
+            self.lease = other.lease.take();
+        }
+    }
+
+    /// The path this session was meant to be written to, when pi stopped writing there (it
+    /// was replaced, truncated, or created by another pi) and went on in a recovery file.
+    pub fn diverted_from(&self) -> Option<&Path> {
+        self.diverted_from.as_deref()
+    }
+
     /// Why the last write failed, while no later write has succeeded: the session is not
     /// being fully persisted.
     pub fn write_error(&self) -> Option<&str> {
         self.write_error.as_deref()
+    }
+
+    /// While `hold` is set, appended entries stay in memory; they reach the file just before
+    /// the next entry appended after it is cleared (issue 35: a read never writes).
+    pub fn hold_writes(&mut self, hold: bool) {
+        self.holding = hold;
     }
 
     /// Writes whatever is not on disk yet, if the session has an assistant message.
@@ -414,7 +499,7 @@ impl SessionWriter {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if !self.has_assistant {
+        if !self.has_assistant || self.holding {
             return Ok(());
         }
         let result = self.write_unwritten(&path).map_err(|e| {
@@ -433,6 +518,7 @@ impl SessionWriter {
             self.file = None;
             self.torn_tail = false;
             self.written = self.metas.len();
+            self.on_disk = std::fs::metadata(path).ok().map(|m| FileState::of(&m));
             return Ok(());
         }
         if !self.header_written {
@@ -449,15 +535,30 @@ impl SessionWriter {
         while self.written < self.metas.len() {
             let line = self.entry_line(self.written);
             let file = self.file.as_mut().expect("opened above");
-            write_line(file, &line).inspect_err(|_| self.torn_tail = true)?;
+            let before = file.metadata()?.len();
+            if let Err(e) = write_line(file, &line) {
+                // Cut back to the last whole line, so the file never keeps half an entry.
+                if file
+                    .set_len(before)
+                    .and_then(|()| file.sync_data())
+                    .is_err()
+                {
+                    self.torn_tail = true;
+                }
+                self.on_disk = file.metadata().ok().map(|m| FileState::of(&m));
+                return Err(e);
+            }
             self.written += 1;
         }
+        let file = self.file.as_ref().expect("opened above");
+        self.on_disk = Some(FileState::of(&file.metadata()?));
         Ok(())
     }
 
-    /// Makes sure `self.file` appends to the file at `path`. A file replaced since we opened
-    /// it (another program rewrote it) is reopened. A file deleted while pi runs is written
-    /// again whole, so nothing is lost, and reported: returned as `Some(error)` then.
+    /// Makes sure `self.file` appends to the file pi wrote at `path`. A file deleted while pi
+    /// runs is written again whole, so nothing is lost, and reported: returned as
+    /// `Some(error)` then. A file replaced or truncated by someone else is left alone: the
+    /// session goes on in a recovery file beside it, and that is reported.
     fn reopen_if_replaced(&mut self, path: &Path) -> io::Result<Option<io::Error>> {
         let on_disk = match std::fs::metadata(path) {
             Ok(m) => m,
@@ -471,34 +572,129 @@ impl SessionWriter {
             }
             Err(e) => return Err(e),
         };
-        if let Some(f) = &self.file {
-            if !crate::util::files::same_file(&f.metadata()?, &on_disk) {
+        let now = FileState::of(&on_disk);
+        let expected = self.on_disk.or_else(|| {
+            let f = self.file.as_ref()?;
+            f.metadata().ok().map(|m| FileState::of(&m))
+        });
+        if let Some(was) = expected {
+            let mut replaced = (was.dev, was.ino) != (now.dev, now.ino);
+            if replaced && was.len == now.len && self.starts_with_our_header(path) {
+                // Rewritten whole with the same content (as pi's own migration does): the
+                // session goes on in the new file.
                 self.file = None;
+                replaced = false;
+            }
+            if replaced || was.len != now.len {
+                let what = match (replaced, now.len < was.len) {
+                    (true, _) => "replaced",
+                    (false, true) => "truncated",
+                    (false, false) => "changed",
+                };
+                let reason = format!("the file was {what} by another program while pi was running, so pi stopped writing to it");
+                return Err(self.divert(path, &reason));
             }
         }
         if self.file.is_none() {
-            self.file = Some(OpenOptions::new().append(true).read(true).open(path)?);
+            let file = OpenOptions::new().append(true).read(true).open(path)?;
+            if !crate::util::files::same_file(&file.metadata()?, &on_disk) {
+                return Err(self.divert(
+                    path,
+                    "the file was replaced by another program while pi was opening it",
+                ));
+            }
+            self.file = Some(file);
             self.torn_tail = true;
         }
         Ok(None)
     }
 
+    /// Whether the file at `path` begins with this session's header line.
+    fn starts_with_our_header(&self, path: &Path) -> bool {
+        let want = format!("{}\n", self.header_line());
+        let mut got = vec![0u8; want.len()];
+        crate::util::files::open_regular(path)
+            .and_then(|mut f| f.read_exact(&mut got))
+            .is_ok_and(|()| got == want.as_bytes())
+    }
+
     /// The first write (or a rewrite of a deleted file): the header plus every entry go to a
-    /// temporary file that is fsynced and renamed into place, so a crash leaves either no
-    /// file or a complete, loadable one — never an empty or header-less file.
+    /// temporary file that is fsynced and linked into place only if nothing is there yet, so a
+    /// crash leaves either no file or a complete, loadable one, and a file another pi created
+    /// meanwhile is never replaced (the session goes to a recovery file beside it instead).
     fn create_file(&mut self, path: &Path) -> io::Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
         let buf = self.lines_from(0, true);
-        crate::util::atomic::replace(
-            path,
-            buf.as_bytes(),
-            crate::util::atomic::Options::durable(),
-        )?;
+        let options = crate::util::atomic::Options::durable();
+        match crate::util::atomic::create_new(path, buf.as_bytes(), options) {
+            Ok(()) => {}
+            // An empty file (pi takes one for a new session) holds nothing to lose.
+            Err(e)
+                if e.kind() == io::ErrorKind::AlreadyExists
+                    && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) =>
+            {
+                crate::util::atomic::replace(path, buf.as_bytes(), options)?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(self.divert(
+                    path,
+                    "another pi process created this session file first, so pi did not overwrite it",
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+        self.file = None;
         self.header_written = true;
         self.written = self.metas.len();
+        self.on_disk = std::fs::metadata(path).ok().map(|m| FileState::of(&m));
         Ok(())
+    }
+
+    /// Stops writing to `path` (it is someone else's now) and writes the whole session to a
+    /// new recovery file beside it, where the session goes on. Returns the error that says so.
+    fn divert(&mut self, path: &Path, reason: &str) -> io::Error {
+        self.file = None;
+        self.torn_tail = false;
+        let buf = self.lines_from(0, true);
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for n in 0..1000 {
+            let name = match n {
+                0 => format!("{stem}.recovered.jsonl"),
+                n => format!("{stem}.recovered-{n}.jsonl"),
+            };
+            let recovery = dir.join(name);
+            match crate::util::atomic::create_new(
+                &recovery,
+                buf.as_bytes(),
+                crate::util::atomic::Options::durable(),
+            ) {
+                Ok(()) => {
+                    self.on_disk = std::fs::metadata(&recovery).ok().map(|m| FileState::of(&m));
+                    self.header_written = true;
+                    self.written = self.metas.len();
+                    let text = format!(
+                        "{reason}; this session was saved to {} instead",
+                        recovery.display()
+                    );
+                    self.diverted_from.get_or_insert_with(|| path.to_path_buf());
+                    self.path = Some(recovery);
+                    return io::Error::other(text);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return io::Error::other(format!(
+                        "{reason}; saving the session beside it failed too: {e}"
+                    ))
+                }
+            }
+        }
+        io::Error::other(format!("{reason}; no free recovery file name beside it"))
     }
 
     fn parent(&self) -> Option<String> {

@@ -75,9 +75,35 @@ pub fn replace_with(
     options: Options,
     write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_then_place(path, options, write, Place::Replace)
+}
+
+/// Creates `path` with `bytes`, complete or not at all, only if nothing is there yet: the
+/// temporary file is linked into place (link-if-absent), so of two processes creating the
+/// same file one wins and the other gets [`io::ErrorKind::AlreadyExists`]; an existing file
+/// is never replaced.
+pub fn create_new(path: &Path, bytes: &[u8], options: Options) -> io::Result<()> {
+    write_then_place(path, options, &mut |w| w.write_all(bytes), Place::IfAbsent)
+}
+
+#[derive(PartialEq)]
+enum Place {
+    Replace,
+    IfAbsent,
+}
+
+fn write_then_place(
+    path: &Path,
+    options: Options,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    place: Place,
+) -> io::Result<()> {
     let target = follow_symlinks(path)?;
     let existing = match fs::metadata(&target) {
         Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+        Ok(_) if place == Place::IfAbsent => {
+            return Err(io::Error::from_raw_os_error(libc::EEXIST))
+        }
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
@@ -116,7 +142,10 @@ pub fn replace_with(
         true => File::open(&target).ok(),
         false => None,
     };
-    tmp.persist(&target).map_err(|e| e.error)?;
+    match place {
+        Place::Replace => drop(tmp.persist(&target).map_err(|e| e.error)?),
+        Place::IfAbsent => drop(tmp.persist_noclobber(&target).map_err(|e| e.error)?),
+    }
     if let Some(old) = old {
         // Detached on purpose: it only closes a file descriptor.
         let _ = std::thread::Builder::new()

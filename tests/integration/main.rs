@@ -43,6 +43,7 @@ mod sandbox;
 mod sandbox_child;
 mod sandbox_config;
 mod sandbox_writes;
+mod session_safety;
 mod sessions;
 mod signals;
 mod system_messages;
