@@ -366,6 +366,16 @@ impl Server {
             std::process::exit(1);
         };
         r.abort.reset();
+        // The snapshot answered queries while the run held the session; idle, they read the
+        // session itself, so the copy of the conversation goes (issue 35: held once).
+        std::mem::take(
+            &mut self
+                .snapshot
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .messages,
+        );
+        crate::util::heap::release_free_memory();
         self.idle = Some(session);
         self.flush_bash();
         self.perform_mode_requests();
