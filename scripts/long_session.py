@@ -163,7 +163,8 @@ def generate(out, megabytes, cwd="/tmp"):
 
 
 def resume(pi, path, env=None, cwd=None):
-    """(VmRSS KiB, VmHWM KiB, file bytes, message count) after get_state and get_messages."""
+    """{"state": (VmRSS, VmHWM) KiB after get_state, "messages": the same after get_messages,
+    "bytes": file size, "count": messages}."""
     with Mock() as mock:
         cmd = pi_cmd(pi) + ["--mode", "rpc", "--model", "mock/mock-model", "--session", path]
         p = subprocess.Popen(cmd, env=env or mock.env, cwd=cwd or mock.cwd, stdin=subprocess.PIPE,
@@ -172,17 +173,59 @@ def resume(pi, path, env=None, cwd=None):
             p.stdin.write(b'{"type":"get_state","id":"s"}\n')
             p.stdin.flush()
             read_until(p, b'{"id":"s"')
+            time.sleep(0.2)
+            state = proc_status(p.pid)
             p.stdin.write(b'{"type":"get_messages","id":"m"}\n')
             p.stdin.flush()
             line = read_until(p, b'{"id":"m"')
             count = len(json.loads(line)["data"]["messages"])
             time.sleep(0.2)
-            rss, hwm = proc_status(p.pid)
+            messages = proc_status(p.pid)
         finally:
             p.stdin.close()
             p.stdout.read()
             p.wait()
-        return rss, hwm, os.path.getsize(path), count
+        return {"state": state, "messages": messages, "bytes": os.path.getsize(path), "count": count}
+
+
+def bench_rows(impls, prompts=1000, tool_bytes=4000, resume_mb=200.0):
+    """The bench's two memory rows for each (name, PI command): {row: [cell per impl]}."""
+    rows = {"long_session": [], "resume_memory": []}
+    scratch = tempfile.mkdtemp(prefix="pi-long-bench-")
+    big = os.path.join(scratch, "big.jsonl")
+    generate(big, resume_mb)
+    try:
+        for name, pi in impls:
+            print(f"{name}: {prompts} prompts in one RPC session...", file=sys.stderr)
+            try:
+                (_, r0, _, s0), (_, r1, _, s1) = long_session(pi, [10, prompts], tool_bytes)
+                rows["long_session"].append(
+                    f"{r0 / 1024:.1f} -> {r1 / 1024:.1f} MiB for a {s0 / 1024:.0f} KiB -> {s1 / 1024:.0f} KiB "
+                    f"file ({(r1 - r0) * 1024 / max(1, s1 - s0):.2f}x its growth)")
+            except (RuntimeError, OSError) as e:
+                print(f"warning: long session: {e}", file=sys.stderr)
+                rows["long_session"].append("failed")
+            print(f"{name}: resuming a {resume_mb:g} MB session...", file=sys.stderr)
+            copy = os.path.join(scratch, "resume.jsonl")
+            subprocess.run(["cp", big, copy], check=True)
+            try:
+                r = resume(pi, copy)
+                size = r["bytes"] / 1024
+                rows["resume_memory"].append(
+                    f"{r['state'][0] / 1024:.0f} MiB ({r['state'][0] / size:.2f}x), peak "
+                    f"{r['state'][1] / 1024:.0f} MiB; get_messages peak {r['messages'][1] / 1024:.0f} MiB")
+            except (RuntimeError, OSError, ValueError, KeyError) as e:
+                print(f"warning: resume: {e}", file=sys.stderr)
+                rows["resume_memory"].append("failed")
+    finally:
+        subprocess.run(["rm", "-rf", scratch])
+    return rows
+
+
+BENCH_LABELS = {
+    "long_session": "rpc: RSS after 10 -> 1,000 prompts (4 KB bash result each), vs session file",
+    "resume_memory": "rpc: resume 200 MB uncompacted session, RSS after get_state (x file)",
+}
 
 
 def main():
@@ -197,6 +240,11 @@ def main():
     g.add_argument("out")
     g.add_argument("megabytes", type=float)
     g.add_argument("--cwd", default="/tmp")
+    b = sub.add_parser("bench", help="the bench's memory rows: bench NAME=PI [NAME=PI ...]")
+    b.add_argument("impls", nargs="+")
+    b.add_argument("--prompts", type=int, default=1000)
+    b.add_argument("--resume-mb", type=float, default=200.0)
+    b.add_argument("--json", action="store_true")
     r = sub.add_parser("resume")
     r.add_argument("pi")
     r.add_argument("file")
@@ -217,14 +265,26 @@ def main():
     elif args.cmd == "generate":
         n = generate(args.out, args.megabytes, args.cwd)
         print(f"{args.out}: {os.path.getsize(args.out) / 1e6:.1f} MB, {n} entries")
-    else:
-        rss, hwm, size, count = resume(args.pi, args.file)
+    elif args.cmd == "bench":
+        impls = [tuple(i.split("=", 1)) for i in args.impls]
+        rows = bench_rows(impls, args.prompts, resume_mb=args.resume_mb)
         if args.json:
-            print(json.dumps([rss, hwm, size, count]))
+            print(json.dumps(rows))
             return
-        print(f"resume {size / 1e6:.1f} MB ({count} messages): VmRSS {rss / 1024:.1f} MiB, "
-              f"VmHWM {hwm / 1024:.1f} MiB ({hwm * 1024 / size:.2f}x the file)")
-
+        for key, label in BENCH_LABELS.items():
+            print(label)
+            for (name, _), cell in zip(impls, rows[key]):
+                print(f"  {name}: {cell}")
+    else:
+        r = resume(args.pi, args.file)
+        if args.json:
+            print(json.dumps(r))
+            return
+        size = r["bytes"]
+        print(f"resume {size / 1e6:.1f} MB ({r['count']} messages): after get_state VmRSS "
+              f"{r['state'][0] / 1024:.1f} MiB, VmHWM {r['state'][1] / 1024:.1f} MiB "
+              f"({r['state'][1] * 1024 / size:.2f}x the file); after get_messages VmRSS "
+              f"{r['messages'][0] / 1024:.1f} MiB, VmHWM {r['messages'][1] / 1024:.1f} MiB")
 
 if __name__ == "__main__":
     main()

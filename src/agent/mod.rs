@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
-pub use message::{to_llm_messages, AgentMessage, CustomMessage};
+pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 

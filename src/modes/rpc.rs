@@ -185,6 +185,8 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         }));
     }
     session.start_extensions("startup");
+    // Resuming parsed the transcript through a few transient copies (issue 35).
+    crate::util::heap::release_free_memory();
     let mut server = Server {
         ui,
         out,
