@@ -223,8 +223,8 @@ def bench_rows(impls, prompts=1000, tool_bytes=4000, resume_mb=200.0):
 
 
 BENCH_LABELS = {
-    "long_session": "rpc: RSS after 10 -> 1,000 prompts (4 KB bash result each), vs session file",
-    "resume_memory": "rpc: resume 200 MB uncompacted session, RSS after get_state (x file)",
+    "long_session": "rpc: RSS after 10 -> N prompts (4 KB bash result each), vs session file",
+    "resume_memory": "rpc: resume an uncompacted session, RSS after get_state (x file)",
 }
 
 
