@@ -16,7 +16,10 @@
 # 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
 # it starts, and how many Node.js processes ran; ours runs them all in one). Then the sandbox
 # (examples/sandbox_bench.rs): `bash -c true` spawned as the bash tool does, without and with
-# `--sandbox workspace-write`. Prints one table; the
+# `--sandbox workspace-write`. Then memory against the length of a session
+# (scripts/long_session.py): RSS after 10 and 1,000 prompts of one RPC session beside the session
+# file's size, and RSS after resuming a 200 MB uncompacted session (BENCH_LONG_PROMPTS,
+# BENCH_RESUME_MB). Prints one table; the
 # TypeScript pi gets a second column when it is installed ($PI_TS, ../scratch/pits or
 # ../../scratch/pi073 node_modules/.bin/pi, or `pi-ts` on PATH).
 #
@@ -115,7 +118,7 @@ export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, shlex, shutil, statistics, subprocess, sys, tempfile, time
 
 runs = int(os.environ["BENCH_RUNS"])
 tool_runs = int(os.environ["BENCH_TOOL_RUNS"])
@@ -864,6 +867,23 @@ if ts:
 SSL_ENV = {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs"}
 HAVE_SSL_STORE = os.path.isfile(SSL_ENV["SSL_CERT_FILE"]) and os.path.isdir(SSL_ENV["SSL_CERT_DIR"])
 
+def bench_memory(impls):
+    """Memory against the length of a session (issue 35), from scripts/long_session.py: RSS
+    after 10 and after 1,000 prompts of one RPC session (each with a 4 KB bash result) beside
+    the session file, and RSS after resuming a 200 MB uncompacted session. Alone:
+    `scripts/long_session.py bench "pi (rust)=target/release/pi"`. {row: [cell per impl]}."""
+    script = os.path.join(os.environ["BENCH_SCRIPTS"], "long_session.py")
+    names = [f"{name}={shlex.join(base)}" for name, base in impls]
+    prompts = os.environ.get("BENCH_LONG_PROMPTS", "1000")
+    mb = os.environ.get("BENCH_RESUME_MB", "200")
+    p = subprocess.run([sys.executable, script, "bench", "--json", "--prompts", prompts,
+                        "--resume-mb", mb] + names, capture_output=True, text=True, env=os.environ.copy())
+    sys.stderr.write(p.stderr)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"long_session": ["failed"] * len(impls), "resume_memory": ["failed"] * len(impls)}
+
 # BENCH_ONLY=grep_big: only the grep-over-a-100-MB-file row, for each pi.
 if os.environ.get("BENCH_ONLY") == "grep_big":
     print("metric  " + "  ".join(n for n, _ in impls))
@@ -879,7 +899,7 @@ rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "grep_big_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
-                        "sandbox_confined")}
+                        "sandbox_confined", "long_session", "resume_memory")}
 for count in EXT_COUNTS:
     rows[f"ext_{count}"] = []
 print("writing the 50,000-file tree...", file=sys.stderr)
@@ -1068,6 +1088,11 @@ for name, base in impls:
         rows["sandbox_plain"].append("n/a (Rust library)")
         rows["sandbox_confined"].append("n/a (pi has no sandbox)")
 
+print("memory against session length (long_session.py)...", file=sys.stderr)
+mem = bench_memory(impls)
+rows["long_session"] = mem["long_session"]
+rows["resume_memory"] = mem["resume_memory"]
+
 labels = {
     "stream_100k": "-p reply of 100,000 chars in 4-char deltas, CPU (median)",
     "stream_400k": "-p reply of 400,000 chars in 4-char deltas, CPU (median)",
@@ -1108,6 +1133,8 @@ labels = {
     "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
     "sandbox_plain": "bash `true`, spawn to exit, no sandbox (median)",
     "sandbox_confined": "bash `true`, workspace-write sandbox (median, +paired overhead)",
+    "long_session": "rpc: RSS after 10 -> 1,000 prompts (4 KB bash result each), session file (goal: growth <= 2x)",
+    "resume_memory": "rpc: resume 200 MB uncompacted session, RSS after get_state (goal <= 2x)",
 }
 NODE_VERSION = subprocess.run(["node", "--version"], env=env, capture_output=True, text=True).stdout.strip() or "no node"
 for count in EXT_COUNTS:

@@ -254,6 +254,19 @@ fn user_text(text: String, timestamp: i64) -> Message {
 
 /// What the LLM receives for a transcript (pi's `convertToLlm`): LLM messages pass through,
 /// pi's roles become user messages, excluded bash runs and unknown roles are dropped.
+/// `to_llm_messages` of a transcript no longer needed: LLM messages move instead of being
+/// copied, so a resumed conversation is not briefly held twice (issue 35).
+pub fn into_llm_messages(messages: Vec<AgentMessage>) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        match m {
+            AgentMessage::Llm(m) => out.push(m),
+            other => out.extend(to_llm_messages(std::slice::from_ref(&other))),
+        }
+    }
+    out
+}
+
 pub fn to_llm_messages(messages: &[AgentMessage]) -> Vec<Message> {
     messages
         .iter()

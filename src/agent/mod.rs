@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
-pub use message::{to_llm_messages, AgentMessage, CustomMessage};
+pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
 
@@ -376,11 +376,13 @@ fn stop_repeating(
 /// short by abort, the blocks still open get their `*_end` events before the aborted
 /// `message_end`, as pi's providers end them.
 fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -> AssistantMessage {
-    let messages = match &agent.transform_context {
-        Some(transform) if !abort.is_aborted() => transform(agent.messages.clone(), abort),
-        _ => agent.messages.clone(),
+    // Without a transform the transcript is lent to the request and given back as soon as the
+    // provider has serialized it, rather than copied (issue 35: held once).
+    let (messages, lent) = match &agent.transform_context {
+        Some(transform) if !abort.is_aborted() => (transform(agent.messages.clone(), abort), false),
+        _ => (std::mem::take(&mut agent.messages), true),
     };
-    let context = Context {
+    let mut context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages,
         tools: agent.current_tools().iter().map(|t| t.spec()).collect(),
@@ -391,6 +393,9 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         let _ = tx.send(e);
     };
     if abort.is_aborted() {
+        if lent {
+            agent.messages = std::mem::take(&mut context.messages);
+        }
         // Aborted during the tool batch: close the run with an aborted reply, no request.
         let mut msg = AssistantMessage::empty(&agent.model);
         msg.stop_reason = StopReason::Aborted;
@@ -398,6 +403,9 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         return finish(msg, None, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
+    if lent {
+        agent.messages = std::mem::take(&mut context.messages);
+    }
     agent.last_retry_after_ms = None;
 
     let mut builder: Option<MessageBuilder> = None;

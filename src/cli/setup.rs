@@ -621,11 +621,11 @@ pub fn prepare_with(
             queue.set_mode(mode);
         }
     }
-    agent.messages = session::to_llm_messages(&context.messages);
     if has_model {
         record_model_and_thinking(&mut session, &context, &agent)
             .map_err(|e| format!("Error: Could not write session: {e}"))?;
     }
+    agent.messages = crate::agent::into_llm_messages(context.messages);
     let header = serde_json::to_value(session.header()).unwrap_or_default();
     let mut session = AgentSession::with_session(agent, settings.retry(), Abort::new(), session);
     session.tool_env = tool_env;

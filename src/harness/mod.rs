@@ -30,7 +30,7 @@ use crate::resources::settings::{CompactionSettings, RetrySettings, Settings};
 use crate::session::compaction::{
     calculate_context_tokens, estimate_llm_context_tokens, should_compact,
 };
-use crate::session::{to_llm_messages, AgentMessage, SessionWriter};
+use crate::session::{AgentMessage, SessionWriter};
 use compaction::{
     compact_session, has_something_to_compact, CompactionResult, Summarizer, SummaryError,
 };
@@ -436,7 +436,8 @@ impl AgentSession {
             Ok((result, write_error)) => {
                 self.write_errors.extend(write_error);
                 self.report_write_errors(on_event);
-                agent.messages = to_llm_messages(&self.session.build_context().messages);
+                agent.messages =
+                    crate::agent::into_llm_messages(self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
                     result: Some(self.compaction_json(&result)),
@@ -625,7 +626,8 @@ impl AgentSession {
             Ok((result, write_error)) => {
                 self.write_errors.extend(write_error);
                 self.report_write_errors(on_event);
-                agent.messages = to_llm_messages(&self.session.build_context().messages);
+                agent.messages =
+                    crate::agent::into_llm_messages(self.session.build_context().messages);
                 on_event(&AgentEvent::CompactionEnd {
                     reason,
                     result: Some(self.compaction_json(&result)),

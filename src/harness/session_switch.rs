@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use super::model_control::Credentials;
 use super::AgentSession;
-use crate::agent::to_llm_messages;
 use crate::ai::{Model, ThinkingLevel};
 use crate::resources::model_resolve::clamp_thinking;
 use crate::session::SessionWriter;
@@ -60,7 +59,7 @@ impl AgentSession {
         mut writer: SessionWriter,
         env: &mut SwitchEnv,
     ) -> Result<(), String> {
-        let ctx = writer.build_context();
+        let mut ctx = writer.build_context();
         let existing = !ctx.messages.is_empty();
         if existing {
             if let Some((provider, id)) = &ctx.model {
@@ -110,7 +109,7 @@ impl AgentSession {
         }
         let agent = self.agent_mut();
         agent.thinking = thinking;
-        agent.messages = to_llm_messages(&ctx.messages);
+        agent.messages = crate::agent::into_llm_messages(std::mem::take(&mut ctx.messages));
         agent.options.session_id = Some(writer.session_id().to_string());
         // pi disposes the old agent, and its queues with it.
         agent.steering.clear();

@@ -185,6 +185,8 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         }));
     }
     session.start_extensions("startup");
+    // Resuming parsed the transcript through a few transient copies (issue 35).
+    crate::util::heap::release_free_memory();
     let mut server = Server {
         ui,
         out,
@@ -366,6 +368,16 @@ impl Server {
             std::process::exit(1);
         };
         r.abort.reset();
+        // The snapshot answered queries while the run held the session; idle, they read the
+        // session itself, so the copy of the conversation goes (issue 35: held once).
+        std::mem::take(
+            &mut self
+                .snapshot
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .messages,
+        );
+        crate::util::heap::release_free_memory();
         self.idle = Some(session);
         self.flush_bash();
         self.perform_mode_requests();

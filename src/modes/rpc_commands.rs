@@ -145,6 +145,10 @@ impl Server {
             _ => Err(format!("Unknown command: {kind}")),
         };
         self.out.line(&response(&id, &kind, result));
+        if kind == "get_messages" || kind == "get_state" {
+            // The reply built the whole conversation (get_state to count its messages).
+            crate::util::heap::release_free_memory();
+        }
         // Writes the command made that failed (runs report theirs as events themselves).
         if let Some(s) = self.idle.as_mut() {
             for error in std::mem::take(&mut s.write_errors) {

@@ -15,7 +15,7 @@
 //! elements in place (frames of rendered lines); `sort` is every sort in the crate,
 //! compiled once instead of once per element type; `collate` orders names as JavaScript's
 //! `localeCompare` does; `offline` reads `PI_OFFLINE` for every network path pi takes on its
-//! own account.
+//! own account; `heap` gives freed memory back to the system when a run ends.
 
 pub mod atomic;
 pub mod browser;
@@ -23,6 +23,7 @@ pub mod collate;
 pub mod date;
 pub mod encoding;
 pub mod files;
+pub mod heap;
 pub mod js;
 pub mod json;
 pub mod math;

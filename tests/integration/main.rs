@@ -30,6 +30,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_interactive;
 mod mcp_oauth;
+mod memory;
 mod mock_selftest;
 mod offline;
 mod packages;

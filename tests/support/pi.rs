@@ -549,6 +549,10 @@ impl PiCommand {
 }
 
 impl PiConversation {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin still open");
         stdin.write_all(line.as_bytes()).expect("write to pi");
