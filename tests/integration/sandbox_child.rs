@@ -199,6 +199,12 @@ fn swapped_root(roots: &str, swap: &str) {
     }
     assert!(!pi.home().join("pwned").exists());
     assert!(!pi.home().join("pwned2").exists());
+    // pi's check for new `.git`/`.pi` entries looks through the root it opened, not through
+    // the symlink now at its path: it once removed `$HOME/.pi` (the agent directory) here.
+    assert!(
+        pi.agent_dir().join("settings.json").exists(),
+        "the agent directory under $HOME/.pi must survive"
+    );
 }
 
 #[test]

@@ -178,9 +178,8 @@ impl Sandbox {
         // Read-only even inside a root (issue 29): pi's agent directory, each root's `.git`
         // and `.pi` (existing or not), any `.git`/`.pi` deeper in the working directory, and
         // pi's cache, whose files pi runs later (the Node.js bridge, jiti).
-        let walked = (config.mode == Mode::WorkspaceWrite).then_some(cwd.as_path());
-        let root_paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
-        let (sweep, nested) = sweep::Sweep::start(&root_paths, walked);
+        let held: Vec<&Root> = roots.iter().collect();
+        let (sweep, nested) = sweep::Sweep::start(&held, config.mode == Mode::WorkspaceWrite);
         let mut protected = vec![agent_dir.clone()];
         protected.extend(roots.iter().map(|r| r.path.join(".git")));
         protected.extend(roots.iter().map(|r| r.path.join(".pi")));

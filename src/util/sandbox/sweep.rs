@@ -15,12 +15,19 @@
 //!
 //! Existing `.git` and `.pi` entries found by the walk are returned to the sandbox, which
 //! keeps them read-only.
+//!
+//! Every path the sweep looks at or removes goes through the roots' descriptors held since
+//! start-up (`/proc/self/fd/N/…`), never through the roots' paths: a command that swaps a
+//! root for a symlink to `$HOME` must not make pi look at, or remove, `$HOME/.pi`.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use super::roots::Root;
 
 /// The names a command may not create in a writable root.
 const GUARDED: [&str; 2] = [".git", ".pi"];
@@ -59,8 +66,12 @@ pub const BASELINE_DIRS: usize = 10_000;
 /// The post-command check of one sandbox.
 #[derive(Debug)]
 pub struct Sweep {
-    /// The writable roots; the first is the working directory (walked), or none in read-only.
+    /// The writable roots as paths through their held descriptors (`/proc/self/fd/N`); the
+    /// first is the working directory (walked), or none in read-only.
     roots: Vec<PathBuf>,
+    /// The descriptors behind `roots` (kept open for as long as the sweep lives) and each
+    /// root's real path, for messages and for the sandbox's protected list.
+    held: Vec<(OwnedFd, PathBuf)>,
     walked: Option<PathBuf>,
     state: Mutex<State>,
     /// When the sandbox started: a guarded entry born before it is never a command's.
@@ -74,24 +85,51 @@ pub struct Before(Vec<[bool; 2]>);
 impl Sweep {
     /// Walks `walked` (the working directory, when writable) once. Returns the sweep and the
     /// guarded entries already there (nested ones included), for the sandbox to protect.
-    pub fn start(roots: &[PathBuf], walked: Option<&Path>) -> (Sweep, Vec<PathBuf>) {
+    /// `walk_first`: the first root is the working directory, walked.
+    pub fn start(roots: &[&Root], walk_first: bool) -> (Sweep, Vec<PathBuf>) {
         let started = std::time::SystemTime::now();
+        // Copying a descriptor fails only when the process is out of them; such a root is
+        // then not swept (and the working directory not walked).
+        let held: Vec<(OwnedFd, PathBuf)> = roots
+            .iter()
+            .filter_map(|r| Some((r.fd.try_clone().ok()?, r.path.clone())))
+            .collect();
+        let through: Vec<PathBuf> = held
+            .iter()
+            // The trailing `.` makes `lstat` look at the directory, not the magic link.
+            .map(|(fd, _)| PathBuf::from(format!("/proc/self/fd/{}/.", fd.as_raw_fd())))
+            .collect();
+        let walked = (walk_first && held.len() == roots.len())
+            .then(|| through.first().cloned())
+            .flatten();
         let mut state = State::default();
         let mut found = Vec::new();
-        if let Some(root) = walked {
+        if let Some(root) = &walked {
             if let Some(s) = stamp(root) {
-                state.dirs.insert(root.to_path_buf(), s);
-                walk(root, &mut state, &mut found, true, roots);
+                state.dirs.insert(root.clone(), s);
+                walk(root, &mut state, &mut found, true, &through);
             }
         }
         state.known.extend(found.iter().cloned());
         let sweep = Sweep {
-            roots: roots.to_vec(),
-            walked: walked.map(Path::to_path_buf),
+            roots: through,
+            held,
+            walked,
             state: Mutex::new(state),
             started,
         };
+        let found = found.iter().map(|p| sweep.real(p)).collect();
         (sweep, found)
+    }
+
+    /// The real path of `p`, a path through a held root descriptor.
+    fn real(&self, p: &Path) -> PathBuf {
+        for (through, (_, real)) in self.roots.iter().zip(&self.held) {
+            if let Ok(rest) = p.strip_prefix(through) {
+                return real.join(rest);
+            }
+        }
+        p.to_path_buf()
     }
 
     /// Whether the working directory was too big to watch whole (see [`BASELINE_DIRS`]).
@@ -174,10 +212,13 @@ impl Sweep {
                 Err(_) => true,
             };
             if !gone {
-                left.push(p.display().to_string());
+                left.push(self.real(p).display().to_string());
             }
         }
-        let names: Vec<String> = created.iter().map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = created
+            .iter()
+            .map(|p| self.real(p).display().to_string())
+            .collect();
         let mut msg = format!(
             "Sandbox: commands may not create a repository (.git) or pi's project configuration (.pi): {} {} removed. A repository made by a command would run its hooks and config with your full rights the next time git runs there, and a .pi would configure the next pi started there; run `git init` (or create .pi) yourself, in your own shell.",
             names.join(", "),
@@ -248,8 +289,8 @@ mod tests {
     use super::*;
 
     fn sweep_of(root: &Path) -> (Sweep, Vec<PathBuf>) {
-        let root = root.canonicalize().unwrap();
-        Sweep::start(std::slice::from_ref(&root), Some(&root))
+        let root = Root::open(&root.canonicalize().unwrap()).unwrap();
+        Sweep::start(&[&root], true)
     }
 
     #[test]
