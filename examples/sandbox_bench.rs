@@ -1,7 +1,9 @@
 //! What the sandbox costs a command (`make bench`): `bash -c true` started as pi starts the
 //! bash tool's commands (`util::process::spawn`, own session, output pipe) and waited for, in
 //! a scratch git repository with 40 entries at its root (so the Landlock ruleset is split
-//! around `.git`, the costly case), with no sandbox and with `workspace-write`. Runs alternate
+//! around `.git` where namespaces are missing) and a 1,000-file tree in 110 folders, with no
+//! sandbox and with `workspace-write`. The confined run includes what the bash tool does around
+//! every confined command: the look for new `.git`/`.pi` entries before and after it. Runs alternate
 //! between the two, and the overhead is the median of the pairs' differences (on a busy machine
 //! both medians swing more than the difference); `prepare` is the parent's share alone (the
 //! ruleset and filter built for one spawn). Prints one machine-readable line:
@@ -25,6 +27,8 @@ fn once(cwd: &std::path::Path, sandbox: Option<Arc<Sandbox>>) -> f64 {
     cmd.args(["-c", "true"])
         .current_dir(cwd)
         .stdin(Stdio::null());
+    let before = sandbox.as_ref().map(|s| s.before_command());
+    let confining = sandbox.clone();
     let options = SpawnOptions {
         new_session: true,
         merge_output: true,
@@ -33,6 +37,9 @@ fn once(cwd: &std::path::Path, sandbox: Option<Arc<Sandbox>>) -> f64 {
     };
     let child = process::spawn(&mut cmd, options).expect("spawn bash");
     let _ = child.exited().recv();
+    if let (Some(s), Some(b)) = (confining, before) {
+        assert_eq!(s.after_command(&b), None, "the bench creates no repository");
+    }
     let code = child.status().flatten().and_then(|s| s.code());
     assert_eq!(code, Some(0), "bash -c true failed");
     start.elapsed().as_secs_f64() * 1e6
@@ -54,6 +61,13 @@ fn main() {
     for i in 0..20 {
         std::fs::create_dir_all(work.join(format!("dir{i}"))).expect("dir");
         std::fs::write(work.join(format!("file{i}.txt")), "x").expect("file");
+        for j in 0..5 {
+            let sub = work.join(format!("dir{i}/sub{j}"));
+            std::fs::create_dir_all(&sub).expect("dir");
+            for k in 0..10 {
+                std::fs::write(sub.join(format!("f{k}.rs")), "x").expect("file");
+            }
+        }
     }
     let agent = dir.path().join(".pi/agent");
     std::fs::create_dir_all(&agent).expect("agent dir");

@@ -4,15 +4,16 @@
 //! session file and on disk.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::support::mock::{sse_tool_calls, MockServer, Reply};
 use crate::support::pi::PiCommand;
 use crate::support::pty::PtyChild;
+use crate::support::session::{the_session_file as session_file, tool_results_in as tool_results};
 
 const API: &str = "openai-completions";
 
@@ -185,48 +186,6 @@ impl Escapes {
         }
         assert_eq!(self.mock.request_count(), 8);
     }
-}
-
-/// The one session file under the agent dir.
-fn session_file(agent_dir: &Path) -> PathBuf {
-    let mut found = Vec::new();
-    let mut dirs = vec![agent_dir.join("sessions")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                found.push(p);
-            }
-        }
-    }
-    assert_eq!(found.len(), 1, "{found:?}");
-    found.remove(0)
-}
-
-/// Every tool result in a session file: (call id, text, isError).
-fn tool_results(file: &Path) -> Vec<(String, String, bool)> {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
-        .map(|e| {
-            let m = &e["message"];
-            let text = m["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<String>();
-            (
-                m["toolCallId"].as_str().unwrap_or_default().to_string(),
-                text,
-                m["isError"] == true,
-            )
-        })
-        .collect()
 }
 
 #[test]

@@ -8,14 +8,14 @@ use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::support::mock::{sse_tool_calls, MockServer, Reply};
 use crate::support::pi::PiCommand;
 use crate::support::pty::PtyChild;
+use crate::support::session::tool_results;
 
 const API: &str = "openai-completions";
 
@@ -40,43 +40,6 @@ fn model(calls: &[(&str, &str)]) -> MockServer {
     }
     mock.push(Reply::text(API, "done"));
     mock
-}
-
-/// Every tool result in the one session file: (call id, text, isError).
-fn tool_results(agent_dir: &Path) -> Vec<(String, String, bool)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![agent_dir.join("sessions")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                files.push(p);
-            }
-        }
-    }
-    assert_eq!(files.len(), 1, "{files:?}");
-    std::fs::read_to_string(&files[0])
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
-        .map(|e| {
-            let m = &e["message"];
-            let text = m["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<String>();
-            (
-                m["toolCallId"].as_str().unwrap_or_default().to_string(),
-                text,
-                m["isError"] == true,
-            )
-        })
-        .collect()
 }
 
 fn result(results: &[(String, String, bool)], id: &str) -> (String, bool) {

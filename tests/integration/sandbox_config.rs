@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::support::mock::{sse_tool_calls, MockServer, Reply};
 use crate::support::pi::PiCommand;
+use crate::support::session::tool_results;
 
 const API: &str = "openai-completions";
 
@@ -27,43 +28,6 @@ fn scripted(mock: &MockServer, calls: &[(&str, &str, Value)]) {
         mock.push(Reply::sse(sse_tool_calls(API, &[(id, tool, args.clone())])));
     }
     mock.push(Reply::text(API, "done"));
-}
-
-/// Every tool result in the run's one session file: (call id, text, isError).
-fn tool_results(agent_dir: &Path) -> Vec<(String, String, bool)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![agent_dir.join("sessions")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                files.push(p);
-            }
-        }
-    }
-    assert_eq!(files.len(), 1, "{files:?}");
-    std::fs::read_to_string(&files[0])
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
-        .map(|e| {
-            let m = &e["message"];
-            let text = m["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<String>();
-            (
-                m["toolCallId"].as_str().unwrap_or_default().to_string(),
-                text,
-                m["isError"] == true,
-            )
-        })
-        .collect()
 }
 
 /// Asserts the result of `id` is an error that says `says`.

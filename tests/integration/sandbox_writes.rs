@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::support::mock::{sse_tool_calls, MockServer, Reply};
 use crate::support::pi::PiCommand;
+use crate::support::session::tool_results as session_tool_results;
 
 const API: &str = "openai-completions";
 const SECRET: &str = "{\"secret\":\"do not touch\"}\n";
@@ -245,40 +246,6 @@ fn workspace_write_refuses_writes_through_links_out_of_the_project_in_print_mode
 #[test]
 fn workspace_write_refuses_writes_through_links_out_of_the_project_in_json_mode() {
     workspace_write_attacks(true);
-}
-
-/// Every tool result in the one session file: (call id, text, isError).
-fn session_tool_results(agent_dir: &Path) -> Vec<(String, String, bool)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![agent_dir.join("sessions")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                files.push(p);
-            }
-        }
-    }
-    assert_eq!(files.len(), 1, "{files:?}");
-    std::fs::read_to_string(&files[0])
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
-        .map(|e| {
-            let m = &e["message"];
-            (
-                m["toolCallId"].as_str().unwrap_or_default().to_string(),
-                m["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                m["isError"] == true,
-            )
-        })
-        .collect()
 }
 
 #[test]

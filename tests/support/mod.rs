@@ -6,6 +6,7 @@
 pub mod mcp;
 pub mod mock;
 pub mod pi;
+pub mod session;
 
 pub use mock::{
     error_body, read_fixture, route, sse_events, sse_malformed, sse_text, MockServer, Reply,
