@@ -8,7 +8,7 @@
 //! both medians swing more than the difference); `prepare` is the parent's share alone (the
 //! ruleset and filter built for one spawn). Prints one machine-readable line:
 //!
-//!   sandbox_us runs=<N> plain=<median µs> confined=<median µs> overhead=<µs> prepare=<µs>
+//!   sandbox_us runs=<N> plain=<median µs> confined=<median µs> overhead=<µs> prepare=<µs> sweep=<µs>
 //!
 //!   cargo run --release --example sandbox_bench [-- RUNS]
 
@@ -102,11 +102,20 @@ fn main() {
         sandbox.confine(&mut cmd).expect("confine");
         prepare.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    // The look for new `.git`/`.pi` entries alone, before and after a command.
+    let mut sweep = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let before = sandbox.before_command();
+        assert_eq!(sandbox.after_command(&before), None);
+        sweep.push(t.elapsed().as_secs_f64() * 1e6);
+    }
     println!(
-        "sandbox_us runs={runs} plain={:.0} confined={:.0} overhead={:.0} prepare={:.0}",
+        "sandbox_us runs={runs} plain={:.0} confined={:.0} overhead={:.0} prepare={:.0} sweep={:.0}",
         percentile(&mut plain, 0.5),
         percentile(&mut confined, 0.5),
         percentile(&mut overhead, 0.5),
         percentile(&mut prepare, 0.5),
+        percentile(&mut sweep, 0.5),
     );
 }

@@ -40,6 +40,50 @@ struct Stamp {
     ctime_nsec: i64,
 }
 
+/// The stamp of `rel` (relative to the directory `dir_fd` holds; empty: that directory),
+/// without going through `/proc` again: one `fstatat` per directory after every command.
+fn stamp_at(dir_fd: &OwnedFd, rel: &Path) -> Option<Stamp> {
+    use std::os::unix::ffi::OsStrExt;
+    let rel = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    let c = std::ffi::CString::new(rel.as_os_str().as_bytes()).ok()?;
+    // SAFETY: fstatat on a descriptor we hold and a NUL-terminated path, into a zeroed stat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::fstatat(
+            dir_fd.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (rc == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR).then_some(Stamp {
+        ino: st.st_ino,
+        ctime: st.st_ctime,
+        ctime_nsec: st.st_ctime_nsec,
+    })
+}
+
+/// Whether `name` exists (as anything, a dangling symlink too) in the directory `dir_fd` holds.
+fn exists_at(dir_fd: &OwnedFd, name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: fstatat on a descriptor we hold and a NUL-terminated name, into a zeroed stat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::fstatat(
+            dir_fd.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
+    }
+}
+
 fn stamp(path: &Path) -> Option<Stamp> {
     let m = std::fs::symlink_metadata(path).ok()?;
     m.is_dir().then(|| Stamp {
@@ -143,9 +187,9 @@ impl Sweep {
     /// Call before a confined command starts.
     pub fn before(&self) -> Before {
         Before(
-            self.roots
+            self.held
                 .iter()
-                .map(|r| GUARDED.map(|n| r.join(n).symlink_metadata().is_ok()))
+                .map(|(fd, _)| GUARDED.map(|n| exists_at(fd, n)))
                 .collect(),
         )
     }
@@ -154,22 +198,24 @@ impl Sweep {
     /// (or, where removal failed, still there), and the message for the model and the user.
     pub fn after(&self, before: &Before) -> Option<String> {
         let mut created = Vec::new();
-        for (root, had) in self.roots.iter().zip(&before.0) {
+        for ((root, (fd, _)), had) in self.roots.iter().zip(&self.held).zip(&before.0) {
             for (name, had) in GUARDED.iter().zip(had) {
-                let p = root.join(name);
-                if !had && p.symlink_metadata().is_ok() {
-                    created.push(p);
+                if !had && exists_at(fd, name) {
+                    created.push(root.join(name));
                 }
             }
         }
-        if self.walked.is_some() {
+        if let Some(walked) = &self.walked {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             // One lstat per directory; only the few that changed are copied out.
             let changed: Vec<(PathBuf, Option<Stamp>)> = state
                 .dirs
                 .iter()
                 .filter_map(|(dir, was)| {
-                    let now = stamp(dir);
+                    let now = match (dir.strip_prefix(walked), self.held.first()) {
+                        (Ok(rel), Some((fd, _))) => stamp_at(fd, rel),
+                        _ => stamp(dir),
+                    };
                     (now != Some(*was)).then(|| (dir.clone(), now))
                 })
                 .collect();
