@@ -1075,9 +1075,12 @@ for name, base in impls:
         sb = bench_sandbox()
         if sb:
             rows["sandbox_plain"].append(f"{float(sb['plain']) / 1000:.2f} ms")
+            over = float(sb['overhead']) / 1000
             rows["sandbox_confined"].append(
-                f"{float(sb['confined']) / 1000:.2f} ms (+{float(sb['overhead']) / 1000:.2f} ms, "
-                f"{float(sb['prepare']) / 1000:.2f} ms of it preparing)")
+                f"{float(sb['confined']) / 1000:.2f} ms (+{over:.2f} ms, "
+                f"{float(sb['prepare']) / 1000:.2f} ms of it preparing, "
+                f"{float(sb.get('sweep', 0)) / 1000:.2f} ms looking for new .git/.pi; "
+                f"goal +1 ms: {'ok' if over <= 1.0 else 'MISSED'})")
         else:
             rows["sandbox_plain"].append("failed")
             rows["sandbox_confined"].append("failed")
