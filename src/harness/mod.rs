@@ -164,17 +164,35 @@ impl AgentSession {
     /// message roles kept as they are (`bashExecution`, `compactionSummary`, `branchSummary`,
     /// `custom`), without the failed replies a retry took out of the live context.
     pub fn agent_messages(&self) -> Vec<AgentMessage> {
-        let mut messages = self.session.build_context().messages;
-        if !self.dropped_replies.is_empty() {
-            messages.retain(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    a.stop_reason != StopReason::Error
-                        || !self.dropped_replies.contains(&a.timestamp)
-                }
-                _ => true,
-            });
-        }
+        let mut messages = Vec::new();
+        self.for_each_agent_message(&mut |m| messages.push(m));
         messages
+    }
+
+    /// Each of [`Self::agent_messages`] in turn, read one at a time from the session.
+    pub fn for_each_agent_message(&self, emit: &mut dyn FnMut(AgentMessage)) {
+        self.session.for_each_context_message(&mut |m| {
+            let dropped = match &m {
+                AgentMessage::Llm(Message::Assistant(a)) => {
+                    a.stop_reason == StopReason::Error
+                        && self.dropped_replies.contains(&a.timestamp)
+                }
+                _ => false,
+            };
+            if !dropped {
+                emit(m);
+            }
+        });
+    }
+
+    /// How many messages [`Self::agent_messages`] gives, without building them (clients ask
+    /// for the count with every `get_state`; a long session's conversation is not copied
+    /// for it).
+    pub fn message_count(&self) -> usize {
+        match self.dropped_replies.is_empty() {
+            true => self.session.context_len(),
+            false => self.agent_messages().len(),
+        }
     }
 
     /// Takes a failed reply at the end of the context out of it (it stays in the file).

@@ -136,7 +136,7 @@ impl Server {
                 Ok(None)
             }
             "get_state" => Ok(Some(self.state())),
-            "get_messages" => Ok(Some(json!({"messages": self.messages()}))),
+            "get_messages" => return self.answer_messages(id),
             "get_last_assistant_text" => Ok(Some(self.last_assistant_text())),
             "get_available_models" => Ok(Some(json!({"models": (self.env.available_models)()}))),
             "get_commands" => Ok(Some(self.commands())),
@@ -375,13 +375,34 @@ impl Server {
         });
     }
 
-    /// The conversation as pi's `get_messages` returns it.
-    fn messages(&self) -> Vec<AgentMessage> {
-        match (&self.running, &self.idle) {
-            (Some(_), _) => self.snapshot().messages.clone(),
-            (None, Some(s)) => s.agent_messages(),
-            (None, None) => Vec::new(),
-        }
+    /// Answers `get_messages` with the conversation, each message serialized as it is read
+    /// (a long session's conversation is never held twice, nor its whole JSON at once).
+    fn answer_messages(&self, id: Option<Value>) {
+        let empty = json!({"messages": []});
+        let line = crate::util::json::to_js_string(&response(&id, "get_messages", Ok(Some(empty))));
+        let (head, tail) = line.rsplit_once("[]").unwrap_or((&line, ""));
+        self.out.streamed_line(&mut |put| {
+            put(head.as_bytes());
+            put(b"[");
+            let mut first = true;
+            let mut piece = Vec::new();
+            let mut one = |m: &AgentMessage| {
+                piece.clear();
+                if !std::mem::take(&mut first) {
+                    piece.push(b',');
+                }
+                let _ = crate::util::json::write_js(&mut piece, m);
+                put(&piece);
+            };
+            match (&self.running, &self.idle) {
+                (Some(_), _) => self.snapshot().messages.iter().for_each(&mut one),
+                (None, Some(s)) => s.for_each_agent_message(&mut |m| one(&m)),
+                (None, None) => {}
+            }
+            put(b"]");
+            put(tail.as_bytes());
+        });
+        crate::util::heap::release_free_memory();
     }
 
     fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
@@ -453,7 +474,7 @@ impl Server {
         }
         // pi counts its agent messages: system checkpoints and `!!` bash runs included, as the
         // running count (the snapshot of those messages) does.
-        m.insert("messageCount".into(), s.agent_messages().len().into());
+        m.insert("messageCount".into(), s.message_count().into());
         m.insert(
             "pendingMessageCount".into(),
             (agent.steering.len() + agent.follow_up.len()).into(),

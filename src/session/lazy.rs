@@ -21,7 +21,7 @@ use super::file::{
     LoadError, LoadedSession,
 };
 use super::lines::{parse_json, too_long_warning, LineReader};
-use super::tree::{entry_messages, ContextEdits, Edits, SessionContext};
+use super::tree::{entry_messages, entry_messages_owned, ContextEdits, Edits, SessionContext};
 use super::AgentMessage;
 use super::CURRENT_VERSION;
 use crate::ai::Message;
@@ -132,8 +132,33 @@ fn entry_of(line: &[u8]) -> Entry {
 }
 
 impl LazyFile {
+    /// A file holding no entries yet; [`LazyFile::push`] adds the lines pi writes to it.
+    pub fn over(file: File) -> LazyFile {
+        LazyFile {
+            file,
+            spans: Vec::new(),
+        }
+    }
+
+    /// The next entry's line: `len` bytes at `offset` (without its newline). A line of 4 GiB
+    /// or more is not taken (`false`): it stays in memory.
+    pub fn push(&mut self, offset: u64, len: usize) -> bool {
+        let Ok(len) = u32::try_from(len) else {
+            return false;
+        };
+        self.spans.push((offset, len));
+        true
+    }
+
     pub fn len(&self) -> usize {
         self.spans.len()
+    }
+
+    /// Whether the entries are read from the file `other` describes (same device and inode).
+    pub fn reads(&self, other: &std::fs::Metadata) -> bool {
+        self.file
+            .metadata()
+            .is_ok_and(|m| crate::util::files::same_file(&m, other))
     }
 
     /// Loaded entry `i`, parsed now.
@@ -684,6 +709,28 @@ impl Index<'_> {
         apply: Edits,
         get: &dyn Fn(usize) -> Entry,
     ) -> SessionContext {
+        let mut messages = Vec::new();
+        let mut ctx = self.visit_context(leaf, apply, get, &mut |m| messages.push(m));
+        ctx.messages = messages;
+        ctx
+    }
+
+    /// How many messages `build_context` would give, holding one entry at a time.
+    pub fn context_len(&self, leaf: Option<&str>, get: &dyn Fn(usize) -> Entry) -> usize {
+        let mut n = 0;
+        self.visit_context(leaf, Edits::Apply, get, &mut |_| n += 1);
+        n
+    }
+
+    /// The context's model and thinking level; each of its messages, in order, goes to `emit`
+    /// as soon as it is parsed.
+    pub fn visit_context(
+        &self,
+        leaf: Option<&str>,
+        apply: Edits,
+        get: &dyn Fn(usize) -> Entry,
+        emit: &mut dyn FnMut(AgentMessage),
+    ) -> SessionContext {
         let mut ctx = SessionContext::default();
         let Some(leaf) = leaf else {
             return ctx;
@@ -745,16 +792,17 @@ impl Index<'_> {
                 edits.add(&get(i));
             }
         }
-        let mut out = Vec::new();
         for (n, &i) in selected.iter().enumerate() {
             let messages = match (&compaction, n) {
                 (Some((_, c)), 0) => entry_messages(&Entry::Compaction(c.clone())),
-                _ if self.metas[i].kind.has_message() => entry_messages(&get(i)),
+                _ if self.metas[i].kind.has_message() => entry_messages_owned(get(i)),
                 _ => continue,
             };
-            out.extend(edits.apply(&self.metas[i].id, messages));
+            edits
+                .apply(&self.metas[i].id, messages)
+                .into_iter()
+                .for_each(&mut *emit);
         }
-        ctx.messages = out;
         ctx
     }
 }

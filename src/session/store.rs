@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -38,12 +39,15 @@ pub struct SessionWriter {
     metas: Vec<Meta>,
     /// Entry index by id (the last entry with an id wins).
     by_id: HashMap<Box<str>, usize>,
-    /// A resumed file whose entries (`metas[..lazy.len()]`) are parsed on demand.
+    /// The entries on disk that are parsed from the file on demand (`metas[..lazy.len()]`):
+    /// a resumed file's, and every entry once it is written, so a long session's messages
+    /// are held once (by the agent), not again here (issue 35).
     lazy: Option<LazyFile>,
-    /// Every entry, parsed: set from the start unless the session was resumed lazily, then
-    /// on the first call that needs them all.
+    /// Every entry, parsed: a cache of `lazy` + `pending` for the calls that need them all,
+    /// dropped at the next append. Unused without `lazy` (then `pending` holds every entry).
     all: OnceLock<Vec<Entry>>,
-    /// While `all` is unset: the entries appended since resuming (`metas[lazy.len()..]`).
+    /// The entries held in memory (`metas[lazy.len()..]`): those not written yet, or every
+    /// entry of a session kept in memory or migrated from an older version.
     pending: Vec<Entry>,
     /// Whether any entry is an assistant message (nothing is written before one).
     has_assistant: bool,
@@ -78,7 +82,12 @@ pub struct SessionWriter {
     /// The live lease on `<path>.lock` while this process may write the session (released
     /// with the descriptor, so a crash never leaves the session locked).
     lease: Option<super::lease::Lease>,
+    /// How many messages the context at the leaf has, once counted ([`UNCOUNTED`] until
+    /// then); kept up to date by appends that continue the leaf.
+    context_len: AtomicUsize,
 }
+
+const UNCOUNTED: usize = usize::MAX;
 
 /// Which file, and how long it was when pi last wrote or read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +140,7 @@ impl SessionWriter {
             metas: Vec::new(),
             by_id: HashMap::new(),
             lazy: None,
-            all: OnceLock::from(Vec::new()),
+            all: OnceLock::new(),
             pending: Vec::new(),
             has_assistant: false,
             leaf: None,
@@ -148,6 +157,7 @@ impl SessionWriter {
             on_disk: None,
             diverted_from: None,
             lease: None,
+            context_len: AtomicUsize::new(UNCOUNTED),
         }
     }
 
@@ -196,6 +206,7 @@ impl SessionWriter {
             on_disk: None,
             diverted_from: None,
             lease: None,
+            context_len: AtomicUsize::new(UNCOUNTED),
         };
         (w, l.warnings)
     }
@@ -213,8 +224,8 @@ impl SessionWriter {
             metas,
             has_assistant: l.entries.iter().any(Entry::is_assistant_message),
             lazy: None,
-            all: OnceLock::from(l.entries),
-            pending: Vec::new(),
+            all: OnceLock::new(),
+            pending: l.entries,
             leaf,
             path: Some(l.path),
             file: None,
@@ -228,6 +239,7 @@ impl SessionWriter {
             on_disk: None,
             diverted_from: None,
             lease: None,
+            context_len: AtomicUsize::new(UNCOUNTED),
         }
     }
 
@@ -248,24 +260,43 @@ impl SessionWriter {
         self.path.is_some()
     }
 
-    /// All entries in file order (header excluded).
+    /// All entries in file order (header excluded). Entries on disk are parsed for this and
+    /// kept until the next append.
     pub fn entries(&self) -> &[Entry] {
+        let Some(lazy) = &self.lazy else {
+            return &self.pending;
+        };
         self.all.get_or_init(|| {
-            let mut all = self.lazy.as_ref().map(LazyFile::all).unwrap_or_default();
+            let mut all = lazy.all();
             all.extend(self.pending.iter().cloned());
             all
         })
     }
 
+    /// Whether every entry is in memory, parsed (no entry has to be read from the file).
+    fn all_in_memory(&self) -> bool {
+        self.lazy.is_none() || self.all.get().is_some()
+    }
+
+    /// How many entries are held parsed in memory, not read back from the file.
+    #[cfg(test)]
+    pub(crate) fn entries_held(&self) -> usize {
+        self.pending.len() + self.all.get().map_or(0, Vec::len)
+    }
+
+    /// How many entries are read back from the file rather than held.
+    fn paged(&self) -> usize {
+        self.lazy.as_ref().map_or(0, LazyFile::len)
+    }
+
     /// Entry `i`, parsed (a clone when it is already in memory).
     fn entry_at(&self, i: usize) -> Entry {
-        if let Some(all) = self.all.get() {
-            return all[i].clone();
+        if let Some(e) = self.entry_ref(i) {
+            return e.clone();
         }
         match &self.lazy {
             Some(l) if i < l.len() => l.entry(i),
-            Some(l) => self.pending[i - l.len()].clone(),
-            None => self.pending[i].clone(),
+            _ => Entry::Unknown(Value::Null),
         }
     }
 
@@ -274,8 +305,8 @@ impl SessionWriter {
         if let Some(all) = self.all.get() {
             return all.get(i);
         }
-        let loaded = self.lazy.as_ref().map_or(0, LazyFile::len);
-        i.checked_sub(loaded).and_then(|j| self.pending.get(j))
+        i.checked_sub(self.paged())
+            .and_then(|j| self.pending.get(j))
     }
 
     fn index(&self) -> Index<'_> {
@@ -306,7 +337,7 @@ impl SessionWriter {
     /// The session's display name (the latest `session_info` entry's, trimmed; `None` when
     /// unnamed). A lazily resumed session parses only that one entry.
     pub fn name(&self) -> Option<String> {
-        if self.all.get().is_some() {
+        if self.all_in_memory() {
             return self.tree().name().map(str::to_string);
         }
         let info = self
@@ -329,6 +360,42 @@ impl SessionWriter {
         self.context(Edits::Apply)
     }
 
+    /// How many messages [`Self::build_context`] gives, without holding them: counted once
+    /// (parsing one entry at a time), then kept up to date as entries are appended.
+    pub fn context_len(&self) -> usize {
+        let known = self.context_len.load(Ordering::Relaxed);
+        if known != UNCOUNTED {
+            return known;
+        }
+        let n = self
+            .index()
+            .context_len(self.leaf.as_deref(), &|i| self.entry_at(i));
+        self.context_len.store(n, Ordering::Relaxed);
+        n
+    }
+
+    /// Each message of the context at the leaf, in order, parsed one entry at a time (a long
+    /// session's conversation is never held twice for this).
+    pub fn for_each_context_message(&self, emit: &mut dyn FnMut(AgentMessage)) {
+        let get = |i| self.entry_at(i);
+        self.index()
+            .visit_context(self.leaf.as_deref(), Edits::Apply, &get, emit);
+    }
+
+    /// Keeps the context's message count right for `entry`, about to be appended.
+    fn count_appended(&mut self, entry: &Entry) {
+        let known = *self.context_len.get_mut();
+        let continues_leaf = entry.parent_id() == self.leaf.as_deref();
+        let added = match entry {
+            _ if known == UNCOUNTED || !continues_leaf => None,
+            Entry::Message(_) | Entry::CustomMessage(_) => Some(1),
+            Entry::BranchSummary(b) => Some(usize::from(!b.summary.is_empty())),
+            Entry::Compaction(_) | Entry::Unknown(_) => None,
+            _ => Some(0),
+        };
+        *self.context_len.get_mut() = added.map_or(UNCOUNTED, |n| known + n);
+    }
+
     /// What the transcript shows at the current leaf: the context without pi 1.x's context
     /// edits, which change only what the model sees.
     pub fn transcript(&self) -> SessionContext {
@@ -336,7 +403,7 @@ impl SessionWriter {
     }
 
     fn context(&self, edits: Edits) -> SessionContext {
-        if self.all.get().is_some() {
+        if self.all_in_memory() {
             let tree = self.tree();
             return match edits {
                 Edits::Apply => tree.build_context(self.leaf.as_deref()),
@@ -353,12 +420,14 @@ impl SessionWriter {
             return Err(format!("Entry {id} not found"));
         }
         self.leaf = Some(id.to_string());
+        *self.context_len.get_mut() = UNCOUNTED;
         Ok(())
     }
 
     /// Moves the leaf before the first entry; the next append is a new root.
     pub fn reset_leaf(&mut self) {
         self.leaf = None;
+        *self.context_len.get_mut() = UNCOUNTED;
     }
 
     /// A fresh 8-hex id not used in this session (a full UUID after 100 collisions).
@@ -375,18 +444,14 @@ impl SessionWriter {
     /// Appends a fully built entry (its id must be fresh), makes it the leaf and persists it.
     /// The entry stays in memory even if the write fails.
     pub fn append(&mut self, entry: Entry) -> io::Result<String> {
+        self.count_appended(&entry);
         let id = entry.id().to_string();
         self.by_id.insert(id.as_str().into(), self.metas.len());
         self.metas.push(Meta::of(&entry));
         self.has_assistant |= entry.is_assistant_message();
         self.leaf = Some(id.clone());
-        match self.all.get_mut() {
-            Some(all) => {
-                all.push(entry);
-                self.pending = Vec::new();
-            }
-            None => self.pending.push(entry),
-        }
+        self.all = OnceLock::new();
+        self.pending.push(entry);
         self.persist()?;
         Ok(id)
     }
@@ -403,23 +468,22 @@ impl SessionWriter {
 
     /// The line of the entry with `id` exactly as it is (or will be) in the file.
     pub fn line_of(&self, id: &str) -> Option<String> {
-        self.by_id.get(id).map(|&i| self.entry_line(i))
+        self.by_id.get(id).and_then(|&i| self.entry_line(i))
     }
 
-    /// Entry `i`'s line: as read from the file or copied, else serialized.
-    fn entry_line(&self, i: usize) -> String {
+    /// Entry `i`'s line: as read from the file or copied, else serialized. `None` when the
+    /// entry is only on disk and can no longer be read there (the file was cut short by
+    /// another program).
+    fn entry_line(&self, i: usize) -> Option<String> {
         if let Some(line) = self.copied.get(&i).or_else(|| self.loaded_lines.get(i)) {
-            return line.clone();
+            return Some(line.clone());
         }
         if let Some(lazy) = self.lazy.as_ref().filter(|l| i < l.len()) {
             if let Ok(bytes) = lazy.line(i) {
-                return String::from_utf8_lossy(&bytes).into_owned();
+                return Some(String::from_utf8_lossy(&bytes).into_owned());
             }
         }
-        match self.entry_ref(i) {
-            Some(e) => e.to_line(),
-            None => self.entry_at(i).to_line(),
-        }
+        self.entry_ref(i).map(Entry::to_line)
     }
 
     /// The header's line as it is (or will be) in the file.
@@ -430,23 +494,83 @@ impl SessionWriter {
         }
     }
 
-    /// Every entry's line in file order, as it is (or will be) in the file.
+    /// Every entry's line in file order, as it is (or will be) in the file (an entry that
+    /// can no longer be read back from the file is left out).
     pub fn entry_lines(&self) -> impl Iterator<Item = String> + '_ {
-        (0..self.metas.len()).map(|i| self.entry_line(i))
+        (0..self.metas.len()).filter_map(|i| self.entry_line(i))
     }
 
     /// The header line and the lines of entries `from..`, each newline-terminated.
     fn lines_from(&self, from: usize, with_header: bool) -> String {
-        let mut buf = String::new();
+        self.whole_file(from, with_header).text
+    }
+
+    /// The text of a whole session file to write, with where each entry's line lands in it.
+    fn whole_file(&self, from: usize, with_header: bool) -> FileText {
+        let mut out = FileText::default();
         if with_header {
-            buf.push_str(&self.header_line());
-            buf.push('\n');
+            out.text.push_str(&self.header_line());
+            out.text.push('\n');
         }
         for i in from..self.metas.len() {
-            buf.push_str(&self.entry_line(i));
-            buf.push('\n');
+            match self.entry_line(i) {
+                Some(line) => {
+                    out.spans.push(Some((out.text.len() as u64, line.len())));
+                    out.text.push_str(&line);
+                    out.text.push('\n');
+                }
+                None => {
+                    out.spans.push(None);
+                    out.lost += 1;
+                }
+            }
         }
-        buf
+        out
+    }
+
+    /// After a whole file was written at `path` (`spans` from [`Self::whole_file`] with the
+    /// header): its entries are read back from there from now on, and let go of here.
+    fn page_out_all(&mut self, path: &Path, spans: &[Option<(u64, usize)>]) {
+        let Ok(file) = crate::util::files::open_regular(path) else {
+            return;
+        };
+        let same = file
+            .metadata()
+            .ok()
+            .map(|m| FileState::of(&m))
+            .is_some_and(|now| Some(now) == self.on_disk);
+        if !same || spans.len() != self.metas.len() || spans.iter().any(Option::is_none) {
+            return;
+        }
+        let mut lazy = LazyFile::over(file);
+        for &(offset, len) in spans.iter().flatten() {
+            if !lazy.push(offset, len) {
+                return;
+            }
+        }
+        self.lazy = Some(lazy);
+        self.all = OnceLock::new();
+        self.pending = Vec::new();
+        self.copied.clear();
+        self.loaded_lines = Vec::new();
+    }
+
+    /// Entry `i` was just appended to the file at `offset`: read it back from there from now
+    /// on (only in order, after the entries already read back, and while the file is one pi
+    /// reads lazily).
+    fn page_out(&mut self, i: usize, file: &std::fs::Metadata, offset: u64, len: usize) {
+        let Some(lazy) = self.lazy.as_mut() else {
+            return;
+        };
+        if lazy.len() != i
+            || self.pending.is_empty()
+            || !lazy.reads(file)
+            || !lazy.push(offset, len)
+        {
+            return;
+        }
+        self.pending.remove(0);
+        self.copied.remove(&i);
     }
 
     /// Takes the live lease on the session: `flock(LOCK_EX|LOCK_NB)` on `<path>.lock` beside
@@ -533,7 +657,9 @@ impl SessionWriter {
             self.torn_tail = false;
         }
         while self.written < self.metas.len() {
-            let line = self.entry_line(self.written);
+            let Some(line) = self.entry_line(self.written) else {
+                return Err(io::Error::other("an entry to write could not be read back"));
+            };
             let file = self.file.as_mut().expect("opened above");
             let before = file.metadata()?.len();
             if let Err(e) = write_line(file, &line) {
@@ -549,6 +675,8 @@ impl SessionWriter {
                 return Err(e);
             }
             self.written += 1;
+            let appended_to = file.metadata()?;
+            self.page_out(self.written - 1, &appended_to, before, line.len());
         }
         let file = self.file.as_ref().expect("opened above");
         self.on_disk = Some(FileState::of(&file.metadata()?));
@@ -626,7 +754,8 @@ impl SessionWriter {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let buf = self.lines_from(0, true);
+        let whole = self.whole_file(0, true);
+        let buf = &whole.text;
         let options = crate::util::atomic::Options::durable();
         match crate::util::atomic::create_new(path, buf.as_bytes(), options) {
             Ok(()) => {}
@@ -649,6 +778,10 @@ impl SessionWriter {
         self.header_written = true;
         self.written = self.metas.len();
         self.on_disk = std::fs::metadata(path).ok().map(|m| FileState::of(&m));
+        self.page_out_all(path, &whole.spans);
+        if whole.lost > 0 {
+            return Err(lost_entries(whole.lost));
+        }
         Ok(())
     }
 
@@ -657,7 +790,8 @@ impl SessionWriter {
     fn divert(&mut self, path: &Path, reason: &str) -> io::Error {
         self.file = None;
         self.torn_tail = false;
-        let buf = self.lines_from(0, true);
+        let whole = self.whole_file(0, true);
+        let buf = &whole.text;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -678,11 +812,15 @@ impl SessionWriter {
                     self.on_disk = std::fs::metadata(&recovery).ok().map(|m| FileState::of(&m));
                     self.header_written = true;
                     self.written = self.metas.len();
-                    let text = format!(
+                    let mut text = format!(
                         "{reason}; this session was saved to {} instead",
                         recovery.display()
                     );
+                    if whole.lost > 0 {
+                        text = format!("{text} ({})", lost_entries(whole.lost));
+                    }
                     self.diverted_from.get_or_insert_with(|| path.to_path_buf());
+                    self.page_out_all(&recovery, &whole.spans);
                     self.path = Some(recovery);
                     return io::Error::other(text);
                 }
@@ -864,6 +1002,23 @@ impl SessionWriter {
         });
         self.append(e)
     }
+}
+
+/// A whole session file's text, where each entry's line is in it (`None`: left out because
+/// it could not be read back) and how many were left out.
+#[derive(Default)]
+struct FileText {
+    text: String,
+    spans: Vec<Option<(u64, usize)>>,
+    lost: usize,
+}
+
+/// Entries pi had written and read back from its file are gone when another program cut the
+/// file short under it.
+fn lost_entries(n: usize) -> io::Error {
+    io::Error::other(format!(
+        "{n} entries pi had already written could no longer be read back from the file (another program cut it short) and are missing from it"
+    ))
 }
 
 /// Entry index by id; the last entry with an id wins, as in `Tree`.

@@ -224,6 +224,17 @@ pub(super) fn entry_messages(e: &Entry) -> Vec<AgentMessage> {
     }
 }
 
+/// [`entry_messages`] of an entry that is not needed afterwards: its message is moved, not
+/// copied.
+pub(super) fn entry_messages_owned(e: Entry) -> Vec<AgentMessage> {
+    match e {
+        Entry::Message(_) | Entry::CustomMessage(_) | Entry::BranchSummary(_) => {
+            context_message(e).into_iter().collect()
+        }
+        other => entry_messages(&other),
+    }
+}
+
 /// pi 1.x's `context_edit` entries among the selected ones: for each target, the latest
 /// edit's replacement (`null`: the target is left out of the context). Edits change only what
 /// the model sees; the entries themselves stay as they are.

@@ -74,6 +74,8 @@ fn check(text: &str) {
         }
         assert_eq!(l.build_context(), e.build_context(), "leaf {id:?}");
         assert_eq!(l.latest_compaction(), e.latest_compaction(), "leaf {id:?}");
+        let n = e.build_context().messages.len();
+        assert_eq!((l.context_len(), e.context_len()), (n, n), "leaf {id:?}");
     }
 }
 
@@ -250,4 +252,80 @@ fn lazy_session_name_matches_the_eager_tree() {
     let (mut lazy, _) = SessionWriter::open(&p).unwrap();
     crate::session::ops::set_name(&mut lazy, "third").unwrap();
     assert_eq!(lazy.name().as_deref(), Some("third"));
+}
+
+#[test]
+fn written_entries_are_read_back_from_the_file_and_counted_as_they_come() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("new.jsonl");
+    let mut w = SessionWriter::new("/w", Some(p.clone()), None);
+    let mut count_checks = 0;
+    for turn in 0..5 {
+        w.append_message(super::files_tests::user(&format!("q{turn}")))
+            .unwrap();
+        w.append_message(super::files_tests::assistant(&format!("a{turn}")))
+            .unwrap();
+        if turn == 2 {
+            let kept = w.entries()[2].id().to_string();
+            w.append_compaction("S", &kept, 10, None, None, None)
+                .unwrap();
+        }
+        let context = w.build_context().messages;
+        assert_eq!(w.context_len(), context.len(), "turn {turn}");
+        assert_eq!(
+            w.entries_held(),
+            0,
+            "turn {turn}: written entries are not held"
+        );
+        count_checks += 1;
+    }
+    assert_eq!(count_checks, 5);
+    // Everything written is read back from the file: the same entries, lines and context as
+    // a fresh load of it.
+    let loaded = eager(&p).0;
+    assert_eq!(w.entries(), loaded.entries());
+    assert_eq!(w.build_context(), loaded.build_context());
+    let lines: Vec<String> = w.entry_lines().collect();
+    let on_disk: Vec<String> = std::fs::read_to_string(&p)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines, on_disk);
+    // Moving the leaf and appending there counts again from the file.
+    let first = w.entries()[1].id().to_string();
+    w.branch(&first).unwrap();
+    w.append_message(super::files_tests::user("fork")).unwrap();
+    assert_eq!(w.context_len(), w.build_context().messages.len());
+    assert_eq!(w.context_len(), 3);
+}
+
+#[test]
+fn entries_lost_to_a_file_cut_short_under_pi_are_reported_not_written_as_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.jsonl");
+    let mut w = SessionWriter::new("/w", Some(p.clone()), None);
+    w.append_message(super::files_tests::user("q")).unwrap();
+    w.append_message(super::files_tests::assistant("a"))
+        .unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let header_len = text.lines().next().unwrap().len() as u64 + 1;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(header_len)
+        .unwrap();
+    let err = w
+        .append_message(super::files_tests::user("again"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("truncated"), "{err}");
+    assert!(err.contains("2 entries"), "{err}");
+    let recovery = dir.path().join("cut.recovered.jsonl");
+    let saved = std::fs::read_to_string(&recovery).unwrap();
+    assert!(saved.contains("\"again\""), "{saved}");
+    assert!(!saved.lines().any(|l| l == "null"), "{saved}");
+    assert_eq!(saved.lines().count(), 2, "{saved}");
 }
