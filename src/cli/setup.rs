@@ -514,8 +514,38 @@ pub fn prepare_with(
     for w in session_warnings {
         eprintln!("Warning: {w}");
     }
-    // Only one pi process writes a session at a time (issue 35).
-    session.take_lease().map_err(|e| format!("Error: {e}"))?;
+    // Only one pi process writes a session at a time (issue 35); the interactive mode asks
+    // whether to fork it or open it read-only.
+    if let Err(e) = session.take_lease() {
+        let crate::session::lease::LeaseError::InUse(path) = &e else {
+            return Err(format!("Error: {e}"));
+        };
+        if hookup.is_none() {
+            return Err(format!("Error: {e}"));
+        }
+        crate::modes::interactive::standalone::prepare_screen(&agent_dir, &cwd);
+        let shown = path.display().to_string();
+        use crate::modes::interactive::standalone::{ask_session_in_use, InUseChoice};
+        match ask_session_in_use(&shown).unwrap_or(InUseChoice::Cancel) {
+            InUseChoice::Cancel => return Err(super::sessions::CANCELLED.into()),
+            InUseChoice::ReadOnly => {
+                session.stop_writing();
+                notices.push(format!(
+                    "Opened {shown} read-only: another pi process is writing it, so nothing in this session is saved."
+                ));
+            }
+            InUseChoice::Fork => {
+                let forked = crate::session::dir::fork(path, &fork_dir, &cwd_str)
+                    .map_err(|e| format!("Error: Could not fork session: {e}"))?;
+                session = crate::session::SessionWriter::open(&forked)
+                    .map_err(|e| {
+                        format!("Error: Could not open session {}: {e}", forked.display())
+                    })?
+                    .0;
+                session.take_lease().map_err(|e| format!("Error: {e}"))?;
+            }
+        }
+    }
     let cwd = super::sessions::run_dir(&session, cwd);
     super::session_id::apply_name(args, &mut session)?;
     let resources = Resources::load(

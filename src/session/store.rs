@@ -592,6 +592,14 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Goes on without writing anything: the conversation is still read from the file, but
+    /// what is appended stays in memory (opening a session another pi is writing, read-only).
+    pub fn stop_writing(&mut self) {
+        self.path = None;
+        self.file = None;
+        self.lease = None;
+    }
+
     /// Takes over `other`'s lease when both are the same session file (switching to the
     /// session this process already holds).
     pub fn adopt_lease_from(&mut self, other: &mut SessionWriter) {

@@ -336,3 +336,66 @@ fn a_session_another_pi_is_writing_is_refused_with_the_ways_out() {
     assert_eq!(mock.request_count(), 1);
     assert!(std::fs::read_to_string(&file).unwrap().starts_with(&text));
 }
+
+#[test]
+fn the_terminal_offers_to_fork_or_open_read_only_a_session_another_pi_is_writing() {
+    use crate::support::pty::PtyChild;
+    use std::time::Duration;
+    let mock = MockServer::with_replies([Reply::text(API, "read-only answer")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    std::fs::create_dir_all(pi.cwd()).unwrap();
+    let file = pi.cwd().join("s.jsonl");
+    let text = exchange(pi.cwd());
+    std::fs::write(&file, &text).unwrap();
+    let session = file.to_str().unwrap().to_string();
+    let open = || {
+        pi.again()
+            .args(["--model", "mock/mock-model", "--session", &session])
+    };
+    let mut holder = pi
+        .again()
+        .args(["--mode", "rpc", "--session", &session])
+        .converse();
+    holder.send(r#"{"id":"s","type":"get_state"}"#);
+    holder.expect("state", |v| v["id"] == "s");
+    let sessions = session_dir_of(pi.agent_dir(), pi.cwd());
+
+    // Cancel: nothing opened, nothing written.
+    let mut child = PtyChild::spawn(open().command(), 100, 30);
+    child.wait_for("in use by another pi process", Duration::from_secs(10));
+    child.wait_for("Read-only", Duration::from_secs(5));
+    child.send("\x1b");
+    assert!(child.wait_exit(Duration::from_secs(10)).success());
+
+    // Read-only: the conversation is there and goes on, but the file is the holder's alone.
+    let mut child = PtyChild::spawn(open().command(), 100, 30);
+    child.wait_for("Read-only", Duration::from_secs(10));
+    child.send("\x1b[B");
+    child.send("\r");
+    child.wait_for("nothing in this session is saved", Duration::from_secs(10));
+    child.send("hello there");
+    child.send("\r");
+    child.wait_for("read-only answer", Duration::from_secs(10));
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(!sessions.exists() || std::fs::read_dir(&sessions).unwrap().next().is_none());
+
+    // Fork: a copy in this folder's sessions, the original untouched.
+    let mut child = PtyChild::spawn(open().command(), 100, 30);
+    child.wait_for("Fork", Duration::from_secs(10));
+    child.send("\r");
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("\x04");
+    child.wait_exit(Duration::from_secs(10));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let forks: Vec<_> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(forks.len(), 1, "{forks:?}");
+    let copy = std::fs::read_to_string(forks[0].path()).unwrap();
+    assert!(copy.contains("\"parentSession\""), "{copy}");
+    holder.finish();
+}

@@ -229,6 +229,7 @@ impl<T: Terminal> App<T> {
         }
         let (mut writer, _) = SessionWriter::open(path)
             .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
+        writer.take_lease().map_err(|e| e.to_string())?;
         ops::set_name(&mut writer, name).map(|_| ())
     }
 

@@ -44,11 +44,13 @@ impl<T: Terminal> App<T> {
     }
 
     /// Makes `writer` the current session (new, resumed, forked, cloned or imported) and
-    /// shows it.
-    pub(super) fn adopt(&mut self, writer: SessionWriter) -> Result<(), String> {
+    /// shows it. A session file another pi process is writing is refused (issue 35).
+    pub(super) fn adopt(&mut self, mut writer: SessionWriter) -> Result<(), String> {
         let Some(s) = self.session.as_mut() else {
             return Err("Wait for the current response to finish first".into());
         };
+        writer.adopt_lease_from(&mut s.session);
+        writer.take_lease().map_err(|e| e.to_string())?;
         let mut env = SwitchEnv {
             available_models: &*self.env.available_models,
             credentials: &*self.env.credentials,

@@ -98,6 +98,50 @@ pub fn run_missing_cwd<T: Terminal>(
     })
 }
 
+/// What to do with a session another pi process is writing (issue 35).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InUseChoice {
+    /// Copy it into a new session and go on there.
+    Fork,
+    /// Open it with nothing saved: the other pi stays its only writer.
+    ReadOnly,
+    Cancel,
+}
+
+/// The question's title: which session, and what each way out does.
+pub fn in_use_title(path: &str) -> String {
+    format!(
+        "Session is in use by another pi process\n{path}\n\nFork: continue in a copy of it\nRead-only: open it, saving nothing"
+    )
+}
+
+/// Asks on the process's terminal what to do with a session another pi is writing.
+pub fn ask_session_in_use(path: &str) -> io::Result<InUseChoice> {
+    let terminal = ProcessTerminal::new();
+    let input = terminal.events();
+    run_session_in_use(terminal, &input, path)
+}
+
+/// [`ask_session_in_use`] on any terminal.
+pub fn run_session_in_use<T: Terminal>(
+    terminal: T,
+    input: &Receiver<TerminalEvent>,
+    path: &str,
+) -> io::Result<InUseChoice> {
+    use crate::extensions::ui::{Answer, Dialog};
+    let dialog = super::ext_ui::ExtensionDialog::new(&Dialog::Select {
+        title: in_use_title(path),
+        options: vec!["Fork".into(), "Read-only".into(), "Cancel".into()],
+        timeout: None,
+    });
+    let answer = run_until(terminal, input, dialog, |d| d.take_outcome())?;
+    Ok(match answer {
+        Some(Answer::Value(v)) if v == "Fork" => InUseChoice::Fork,
+        Some(Answer::Value(v)) if v == "Read-only" => InUseChoice::ReadOnly,
+        _ => InUseChoice::Cancel,
+    })
+}
+
 /// `pi config` on the process's terminal: each toggle is written to the settings file of the
 /// package's scope at once (a failed write shows under the list).
 pub fn configure_packages(resolved: &PackageResources, settings: &mut Settings) -> io::Result<()> {
