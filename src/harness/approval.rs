@@ -114,17 +114,30 @@ impl Approvals {
         let unclear = e
             .not_understood
             .as_ref()
-            .map(|why| format!(" The command could not be analysed ({why}), so every bash rule applies to it."))
+            .map(|why| {
+                format!(
+                    " The command could not be analysed ({why}), so every bash rule applies to it."
+                )
+            })
             .unwrap_or_default();
         match e.verdict {
             Verdict::Allow => {
-                self.record(call, &e, "allow", if e.rule.is_some() { "rule" } else { "default" }, json!({}));
+                self.record(
+                    call,
+                    &e,
+                    "allow",
+                    if e.rule.is_some() { "rule" } else { "default" },
+                    json!({}),
+                );
                 Ok(())
             }
             Verdict::Deny => {
                 self.record(call, &e, "deny", "rule", json!({}));
                 let why = if rule.starts_with("approval:") {
-                    format!("the approval preset \"never\" refuses what a rule says to ask about ({})", rule)
+                    format!(
+                        "the approval preset \"never\" refuses what a rule says to ask about ({})",
+                        rule
+                    )
                 } else {
                     format!("the approval rule \"{rule}\" in the permissions settings denies it")
                 };
@@ -133,7 +146,11 @@ impl Approvals {
                 ))
             }
             Verdict::Ask => {
-                let approved = self.approved.lock().unwrap_or_else(|p| p.into_inner()).contains(&e.exact_rule);
+                let approved = self
+                    .approved
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .contains(&e.exact_rule);
                 if approved {
                     self.record(call, &e, "allow", "user", json!({"answer": "session"}));
                     return Ok(());
@@ -143,7 +160,14 @@ impl Approvals {
         }
     }
 
-    fn ask(&self, call: &ToolCall, e: &Evaluation, rule: &str, unclear: &str, abort: &Abort) -> Result<(), String> {
+    fn ask(
+        &self,
+        call: &ToolCall,
+        e: &Evaluation,
+        rule: &str,
+        unclear: &str,
+        abort: &Abort,
+    ) -> Result<(), String> {
         let asker = self.asker.read().unwrap_or_else(|p| p.into_inner()).clone();
         let Some(asker) = asker.filter(|a| a.ui.has_ui()) else {
             self.record(call, e, "deny", "no-ui", json!({}));
@@ -161,7 +185,11 @@ impl Approvals {
             "Allow this {} call? ({})\n\n  {shown}{}",
             call.name,
             rule,
-            if unclear.is_empty() { String::new() } else { format!("\n\n{}", unclear.trim()) }
+            if unclear.is_empty() {
+                String::new()
+            } else {
+                format!("\n\n{}", unclear.trim())
+            }
         );
         if !asker.menu {
             let dialog = Dialog::Confirm {
@@ -231,7 +259,13 @@ impl Approvals {
                     Answer::Value(r) if !r.trim().is_empty() => Some(r.trim().to_string()),
                     _ => None,
                 };
-                self.record(call, e, "deny", "user", json!({"answer": "no", "reason": reason}));
+                self.record(
+                    call,
+                    e,
+                    "deny",
+                    "user",
+                    json!({"answer": "no", "reason": reason}),
+                );
                 Err(match reason {
                     Some(r) => format!("Not run: the user declined this tool call: {r}"),
                     None => "Not run: the user declined this tool call.".into(),

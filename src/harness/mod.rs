@@ -161,7 +161,10 @@ impl AgentSession {
             return;
         };
         for data in approvals.take_decisions() {
-            if let Err(e) = self.session.append_custom(approval::DECISION_ENTRY, Some(data)) {
+            if let Err(e) = self
+                .session
+                .append_custom(approval::DECISION_ENTRY, Some(data))
+            {
                 self.write_errors.push(e.to_string());
             }
         }

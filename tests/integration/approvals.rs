@@ -55,7 +55,11 @@ impl Scenario {
         std::fs::write(&outside, "keep me\n").unwrap();
         let calls = [
             ("rm", "bash", json!({"command": "rm -rf src"})),
-            ("push", "bash", json!({"command": "cd . && git push origin main"})),
+            (
+                "push",
+                "bash",
+                json!({"command": "cd . && git push origin main"}),
+            ),
             (
                 "curl",
                 "bash",
@@ -239,7 +243,10 @@ fn interactive_mode_asks_and_a_no_with_a_reason_reaches_the_model() {
     ] {
         child.wait_for("No, and tell the model why", Duration::from_secs(10));
         let screen = child.screen();
-        assert!(screen.contains("Allow this") && screen.contains(shown), "{screen}");
+        assert!(
+            screen.contains("Allow this") && screen.contains(shown),
+            "{screen}"
+        );
         // "No" is the last of four choices.
         for _ in 0..3 {
             child.send("\x1b[B");
@@ -250,7 +257,9 @@ fn interactive_mode_asks_and_a_no_with_a_reason_reaches_the_model() {
         child.send("not today");
         std::thread::sleep(Duration::from_millis(50));
         child.send("\r");
-        let gone = wait_until(Duration::from_secs(5), || !child.screen().contains("Why not?"));
+        let gone = wait_until(Duration::from_secs(5), || {
+            !child.screen().contains("Why not?")
+        });
         assert!(gone, "{}", child.screen());
     }
     child.wait_for("done", Duration::from_secs(10));
