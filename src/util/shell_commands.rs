@@ -54,7 +54,13 @@ const WRAPPERS: &[&str] = &[
     "chrt",
     "taskset",
     "caffeinate",
+    "ssh",
+    "script",
+    "parallel",
 ];
+
+/// Options after which `find` runs the following words as a command.
+const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
 /// Nesting limit for substitutions and `-c` strings.
 const MAX_DEPTH: usize = 16;
@@ -236,6 +242,33 @@ impl Parser<'_> {
                 }
                 let script: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
                 parse_script(&script.join(" "), self.depth + 1, self.out)?;
+            } else if name == "trap" {
+                // `trap 'cmd' EXIT` runs its first word later.
+                if let Some(w) = rest.first() {
+                    if w.dynamic {
+                        return Err(format!("`{full}` sets a trap only known at run time"));
+                    }
+                    parse_script(&w.text, self.depth + 1, self.out)?;
+                }
+            } else if name == "find" {
+                for (k, w) in words.iter().enumerate().skip(i + 1) {
+                    if FIND_EXEC.contains(&w.text.as_str()) && k + 1 < words.len() {
+                        if words[k + 1].dynamic {
+                            return Err(format!(
+                                "the command `{full}` runs is only known at run time"
+                            ));
+                        }
+                        add(&mut unwrapped, texts[k + 1..].join(" "));
+                        add(&mut unwrapped, with_basename(&texts[k + 1..]));
+                        if SHELLS.contains(&basename(texts[k + 1])) {
+                            self.shell(&words[k + 2..], &full, true)?;
+                        }
+                    }
+                }
+            } else if name == "source" || name == "." {
+                if rest.first().is_some_and(|w| w.dynamic) {
+                    return Err(format!("`{full}` reads a script only known at run time"));
+                }
             } else if name == "alias" {
                 // What an alias will run is analysed where it is defined.
                 for w in rest {
@@ -260,6 +293,11 @@ impl Parser<'_> {
                     named |= !option_like;
                     add(&mut unwrapped, texts[k..].join(" "));
                     add(&mut unwrapped, with_basename(&texts[k..]));
+                    // `su -c 'a && b'`, `env -S 'a b'`, `watch 'a; b'`: a word that reads as a
+                    // command line is analysed as one.
+                    if w.text.contains([' ', ';', '&', '|', '\n']) && !w.dynamic {
+                        parse_script(&w.text, self.depth + 1, self.out)?;
+                    }
                     let inner = basename(&w.text);
                     if SHELLS.contains(&inner) {
                         self.shell(&words[k + 1..], &full, script_given)?;
@@ -304,6 +342,10 @@ impl Parser<'_> {
                 }
                 k += 1;
                 continue;
+            }
+            if w.dynamic {
+                // `bash <(curl …)`, `bash "$F"`: a script the command line does not show.
+                return Err(format!("`{full}` runs a script only known at run time"));
             }
             // A script file: its contents are the file's business, as for any program.
             return Ok(());

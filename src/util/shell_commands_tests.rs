@@ -57,6 +57,11 @@ fn wrappers_and_shells_are_seen_through() {
     sees("sudo bash -c 'rm -rf src'", "rm -rf src");
     sees("shopt -s expand_aliases\nalias p='git push'\np", "git push");
     sees("echo src | xargs rm -rf", "rm -rf");
+    sees("su -c 'cd x && git push' root", "git push");
+    sees("trap 'git push' EXIT", "git push");
+    sees("find . -name x -exec git push \\;", "git push ;");
+    sees("command git push", "git push");
+    sees("cat < <(git push)", "git push");
 }
 
 #[test]
@@ -73,6 +78,14 @@ fn what_cannot_be_known_is_an_error() {
         "sudo $(which git) push",
         "g* push",
         "$'\\x67it' push",
+        "git${IFS}push",
+        "a[$(git push)]=1",
+        "bash <(echo git push)",
+        "source <(curl x)",
+        "printf 'git push' | bash",
+        "echo 'git push' | xargs sh -c",
+        "find . -exec $X \\;",
+        "cat <<EOF | sh\ngit push\nEOF",
     ] {
         assert!(
             analyze(line).is_err(),
@@ -101,4 +114,29 @@ fn ordinary_commands_read_plainly() {
         seen("for f in a b; do echo $f; done"),
         vec!["echo $f".to_string()]
     );
+}
+
+#[test]
+fn never_panics_on_any_line() {
+    const ALPHABET: &[&str] = &[
+        "a", " ", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "<", ">", "<<", "EOF", "\n", "|",
+        "&", ";", "#", "*", "=", "-c", "bash", "sudo", "eval", "find", "-exec", "$'", "\\x", "[",
+        "2>", "<(", "$((", "trap", "é",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..20_000 {
+        let mut line = String::new();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 24) as usize;
+        for _ in 0..len {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            line.push_str(ALPHABET[(seed % ALPHABET.len() as u64) as usize]);
+        }
+        let _ = analyze(&line);
+    }
+    assert!(analyze(&"$(".repeat(500)).is_err());
 }
