@@ -285,3 +285,7 @@ impl Approvals {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tests/approval.rs"]
+mod tests;
