@@ -282,3 +282,51 @@ fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
     cond()
 }
+
+#[test]
+fn a_built_in_tool_an_extension_runs_passes_the_same_rules() {
+    use crate::ext_bridge::{have_node, module, with_ext};
+    if !have_node("a_built_in_tool_an_extension_runs_passes_the_same_rules") {
+        return;
+    }
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "x1",
+            "shell",
+            json!({"command": "touch pushed && git push"}),
+        )],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file(
+        "settings.json",
+        r#"{"permissions": {"deny": ["bash(git push*)"]}}"#,
+    );
+    let ext = module(
+        &pi,
+        "shell.mjs",
+        r#"
+import { createBashTool } from "@earendil-works/pi-coding-agent";
+import { Type } from "@mariozechner/pi-ai";
+export default function (pi) {
+  pi.registerTool({
+    name: "shell", label: "Shell", description: "Runs a command through pi's bash tool",
+    parameters: Type.Object({ command: Type.String() }),
+    async execute(id, params, signal, onUpdate, ctx) {
+      return await createBashTool(ctx.cwd).execute(id, { command: params.command }, signal, onUpdate);
+    },
+  });
+}
+"#,
+    );
+    let out = with_ext(pi.again(), &ext).args(["-p", "push"]).run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "done\n", "{}", out.stderr);
+    assert!(!pi.cwd().join("pushed").exists(), "the command ran");
+    let (_, text, error) = tool_results_in(&the_session_file(pi.agent_dir()))
+        .into_iter()
+        .find(|r| r.0 == "x1")
+        .unwrap();
+    assert!(error && text.contains("bash(git push*)"), "{text}");
+}
