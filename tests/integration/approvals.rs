@@ -330,3 +330,67 @@ export default function (pi) {
         .unwrap();
     assert!(error && text.contains("bash(git push*)"), "{text}");
 }
+
+#[test]
+fn a_rule_pi_cannot_read_stops_the_start_and_a_bad_preset_is_named() {
+    let pi = PiCommand::new().write_agent_file(
+        "settings.json",
+        r#"{"permissions": {"deny": ["bash(git push*"]}}"#,
+    );
+    let out = pi.args(["-p", "hi"]).run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("Invalid permissions rule \"bash(git push*\"")
+            && out.stderr.contains("tool(pattern)"),
+        "{}",
+        out.stderr
+    );
+    let out = PiCommand::new()
+        .args(["--approval", "sometimes", "-p", "hi"])
+        .run();
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr.contains("Invalid approval preset \"sometimes\"")
+            && out.stderr.contains("never, on-request, untrusted"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_trusted_project_may_add_deny_rules_but_not_allow_rules() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[
+            ("p1", "bash", json!({"command": "touch made && git push"})),
+            ("p2", "bash", json!({"command": "touch other"})),
+        ],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file(
+            "settings.json",
+            r#"{"permissions": {"approval": "untrusted"}}"#,
+        )
+        .write_file(
+            ".pi/settings.json",
+            r#"{"permissions": {"deny": ["bash(git push*)"], "allow": ["bash(*)"]}}"#,
+        )
+        .args(["--approve", "-p", "go"]);
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("a project may only add deny and ask rules")
+            && out.stderr.contains("bash(*)"),
+        "{}",
+        out.stderr
+    );
+    let results = tool_results_in(&the_session_file(pi.agent_dir()));
+    assert!(results[0].1.contains("bash(git push*)"), "{results:?}");
+    // The project's allow-everything is ignored: untrusted still asks, and nobody can answer.
+    assert!(results[1].1.contains("approval: untrusted"), "{results:?}");
+    assert!(!pi.cwd().join("made").exists() && !pi.cwd().join("other").exists());
+}
