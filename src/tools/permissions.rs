@@ -76,6 +76,8 @@ pub struct Rule {
 #[derive(Debug, Clone)]
 struct Pattern {
     regex: Regex,
+    /// The glob as written (after `./` and `~/` for paths).
+    glob: String,
     /// No wildcard: the rule names one exact call (what "always" saves).
     exact: bool,
 }
@@ -127,7 +129,11 @@ impl Rule {
                 let exact = !written.contains(['*', '?']);
                 let regex = Regex::new(&format!("(?s)^(?:{})$", glob_regex(&written, is_path)))
                     .map_err(|e| invalid(&e.to_string()))?;
-                Some(Pattern { regex, exact })
+                Some(Pattern {
+                    regex,
+                    glob: written,
+                    exact,
+                })
             }
         };
         Ok(Rule {
@@ -140,6 +146,77 @@ impl Rule {
     fn names(&self, tool: &str) -> bool {
         self.tool.is_match(tool)
     }
+}
+
+impl Pattern {
+    /// Whether the pattern matches `subject`, or could, for some value of its words only
+    /// known at run time ([`shell_commands::DYNAMIC`]).
+    fn matches_maybe(&self, subject: &str) -> bool {
+        if subject.contains(shell_commands::DYNAMIC) {
+            globs_intersect(&self.glob, subject)
+        } else {
+            self.regex.is_match(subject)
+        }
+    }
+}
+
+/// Whether some text matches both `pattern` (`*`, `?`) and `subject` (where
+/// [`shell_commands::DYNAMIC`] stands for any text).
+fn globs_intersect(pattern: &str, subject: &str) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum T {
+        Any,
+        One,
+        Lit(char),
+    }
+    let a: Vec<T> = pattern
+        .chars()
+        .map(|c| match c {
+            '*' => T::Any,
+            '?' => T::One,
+            c => T::Lit(c),
+        })
+        .collect();
+    let b: Vec<T> = subject
+        .chars()
+        .map(|c| {
+            if c == shell_commands::DYNAMIC {
+                T::Any
+            } else {
+                T::Lit(c)
+            }
+        })
+        .collect();
+    let (n, m) = (a.len(), b.len());
+    let mut seen = vec![false; (n + 1) * (m + 1)];
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, j)) = stack.pop() {
+        if std::mem::replace(&mut seen[i * (m + 1) + j], true) {
+            continue;
+        }
+        if i == n && j == m {
+            return true;
+        }
+        let (x, y) = (a.get(i).copied(), b.get(j).copied());
+        if x == Some(T::Any) {
+            stack.push((i + 1, j));
+            if j < m {
+                stack.push((i, j + 1));
+            }
+        }
+        if y == Some(T::Any) {
+            stack.push((i, j + 1));
+            if i < n {
+                stack.push((i + 1, j));
+            }
+        }
+        match (x, y) {
+            (Some(T::Lit(p)), Some(T::Lit(q))) if p == q => stack.push((i + 1, j + 1)),
+            (Some(T::One), Some(T::Lit(_))) => stack.push((i + 1, j + 1)),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A path pattern as matched: `./` dropped, `~/` expanded.
@@ -358,7 +435,7 @@ impl Policy {
                 && match &rule.pattern {
                     None => true,
                     Some(p) => {
-                        subject.opaque.is_some() || subject.any.iter().any(|s| p.regex.is_match(s))
+                        subject.opaque.is_some() || subject.any.iter().any(|s| p.matches_maybe(s))
                     }
                 }
         };

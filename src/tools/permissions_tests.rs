@@ -41,6 +41,10 @@ fn deny_rules_see_through_chains_wrappers_and_quotes() {
         "/usr/bin/git push",
         "true | xargs rm -rf src",
         "rm  -rf  src",
+        "git -C . -c a=b push",
+        "X=push; git $X",
+        "git \"$(echo push)\"",
+        "rm -rf $DIR",
     ] {
         assert_eq!(bash(&p, command), Verdict::Deny, "{command}");
     }
@@ -114,6 +118,17 @@ fn path_rules_match_the_resolved_path() {
     assert_eq!(write("src/link/x").verdict, Verdict::Ask);
     let edit = p.evaluate("edit", &json!({"path": "~/.bashrc"}), &project);
     assert_eq!(edit.verdict, Verdict::Deny);
+}
+
+#[test]
+fn globs_intersect_where_a_run_time_word_could_make_them_match() {
+    let d = crate::util::shell_commands::DYNAMIC;
+    assert!(globs_intersect("git push*", &format!("git {d}")));
+    assert!(globs_intersect("git push*", &format!("git {d} origin")));
+    assert!(globs_intersect("rm -rf *", &format!("rm {d}")));
+    assert!(!globs_intersect("git push*", &format!("cd {d}")));
+    assert!(!globs_intersect("git push*", &format!("git status {d}")));
+    assert!(globs_intersect("a?c", "abc") && !globs_intersect("a?c", "ac"));
 }
 
 #[test]

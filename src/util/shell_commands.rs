@@ -62,6 +62,41 @@ const WRAPPERS: &[&str] = &[
 /// Options after which `find` runs the following words as a command.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
+/// Stands for a word whose value is only known at run time (`$X`, `$(…)`) in
+/// [`SimpleCommand::unwrapped`]: a rule that would match for some value of it catches it.
+pub const DYNAMIC: char = '\u{1}';
+
+/// Git's options before its subcommand that take the next word as their value.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--exec-path",
+    "--super-prefix",
+    "--list-cmds",
+    "--attr-source",
+];
+
+/// `git <options> sub …` as `git sub …`, when it has options before the subcommand.
+fn without_git_options(command: &str) -> Option<String> {
+    let rest = command.strip_prefix("git ")?;
+    let words: Vec<&str> = rest.split(' ').collect();
+    let mut k = 0;
+    while let Some(w) = words.get(k) {
+        if !w.starts_with('-') {
+            break;
+        }
+        k += if GIT_VALUE_OPTIONS.contains(w) { 2 } else { 1 };
+    }
+    (k > 0 && k < words.len()).then(|| format!("git {}", words[k..].join(" ")))
+}
+
+/// Words after a wrapper (`sudo`, `xargs`, …) that are analysed.
+const MAX_WRAPPED_WORDS: usize = 64;
+
 /// Nesting limit for substitutions and `-c` strings.
 const MAX_DEPTH: usize = 16;
 
@@ -217,6 +252,18 @@ impl Parser<'_> {
         }
         let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let full = texts.join(" ");
+        // Rules see a word whose value is only known at run time as [`DYNAMIC`].
+        let shapes: Vec<String> = words
+            .iter()
+            .map(|w| {
+                if w.dynamic {
+                    DYNAMIC.to_string()
+                } else {
+                    w.text.clone()
+                }
+            })
+            .collect();
+        let sh: Vec<&str> = shapes.iter().map(String::as_str).collect();
         let mut unwrapped = Vec::new();
         let add = |v: &mut Vec<String>, s: String| {
             if s != full && !v.contains(&s) {
@@ -230,8 +277,8 @@ impl Parser<'_> {
                     "the command name in `{full}` is only known at run time"
                 ));
             }
-            add(&mut unwrapped, texts[i..].join(" "));
-            add(&mut unwrapped, with_basename(&texts[i..]));
+            add(&mut unwrapped, sh[i..].join(" "));
+            add(&mut unwrapped, with_basename(&sh[i..]));
             let name = basename(&command.text);
             let rest = &words[i + 1..];
             if SHELLS.contains(&name) {
@@ -258,8 +305,8 @@ impl Parser<'_> {
                                 "the command `{full}` runs is only known at run time"
                             ));
                         }
-                        add(&mut unwrapped, texts[k + 1..].join(" "));
-                        add(&mut unwrapped, with_basename(&texts[k + 1..]));
+                        add(&mut unwrapped, sh[k + 1..].join(" "));
+                        add(&mut unwrapped, with_basename(&sh[k + 1..]));
                         if SHELLS.contains(&basename(texts[k + 1])) {
                             self.shell(&words[k + 2..], &full, true)?;
                         }
@@ -279,6 +326,13 @@ impl Parser<'_> {
             } else if WRAPPERS.contains(&name) {
                 // Any later word may be where the wrapped command starts.
                 let mut named = false;
+                if words.len() - i > MAX_WRAPPED_WORDS {
+                    // Each later word is a candidate start; past this the copies grow
+                    // quadratically, so the line is left unanalysed (rules fail closed).
+                    return Err(format!(
+                        "`{name}` is followed by more than {MAX_WRAPPED_WORDS} words"
+                    ));
+                }
                 for k in i + 1..words.len() {
                     let w = &words[k];
                     let option_like = w.text.starts_with('-')
@@ -291,8 +345,8 @@ impl Parser<'_> {
                         ));
                     }
                     named |= !option_like;
-                    add(&mut unwrapped, texts[k..].join(" "));
-                    add(&mut unwrapped, with_basename(&texts[k..]));
+                    add(&mut unwrapped, sh[k..].join(" "));
+                    add(&mut unwrapped, with_basename(&sh[k..]));
                     // `su -c 'a && b'`, `env -S 'a b'`, `watch 'a; b'`: a word that reads as a
                     // command line is analysed as one.
                     if w.text.contains([' ', ';', '&', '|', '\n']) && !w.dynamic {
@@ -308,6 +362,15 @@ impl Parser<'_> {
                     }
                 }
             }
+        }
+        add(&mut unwrapped, sh.join(" "));
+        // `git -C dir -c k=v push` also reads as `git push`.
+        let git_forms: Vec<String> = std::iter::once(&full)
+            .chain(unwrapped.iter())
+            .filter_map(|c| without_git_options(c))
+            .collect();
+        for form in git_forms {
+            add(&mut unwrapped, form);
         }
         self.out.push(SimpleCommand {
             full,

@@ -61,6 +61,9 @@ fn wrappers_and_shells_are_seen_through() {
     sees("trap 'git push' EXIT", "git push");
     sees("find . -name x -exec git push \\;", "git push ;");
     sees("command git push", "git push");
+    sees("git -C dir -c a=b --no-pager push", "git push");
+    sees("sudo git -C . push", "git push");
+    sees("X=push; git $X", "git \u{1}");
     sees("cat < <(git push)", "git push");
 }
 
@@ -112,7 +115,7 @@ fn ordinary_commands_read_plainly() {
     assert_eq!(seen("echo '#' x"), vec!["echo # x".to_string()]);
     assert_eq!(
         seen("for f in a b; do echo $f; done"),
-        vec!["echo $f".to_string()]
+        vec!["echo $f".to_string(), "echo \u{1}".to_string()]
     );
 }
 
@@ -139,4 +142,7 @@ fn never_panics_on_any_line() {
         let _ = analyze(&line);
     }
     assert!(analyze(&"$(".repeat(500)).is_err());
+    assert!(analyze(&format!("sudo {}git push", "-E ".repeat(80))).is_err());
+    let long = format!("echo {}", "word ".repeat(100_000));
+    assert_eq!(analyze(&long).unwrap().len(), 1);
 }
