@@ -132,15 +132,17 @@ impl Approvals {
                 Ok(())
             }
             Verdict::Deny => {
-                self.record(call, &e, "deny", "rule", json!({}));
-                let why = if rule.starts_with("approval:") {
-                    format!(
-                        "the approval preset \"never\" refuses what a rule says to ask about ({})",
-                        rule
-                    )
-                } else {
+                let denied_by_rule = self.policy.deny.iter().any(|r| r.text == rule);
+                let why = if denied_by_rule {
                     format!("the approval rule \"{rule}\" in the permissions settings denies it")
+                } else {
+                    format!(
+                        "it needs the user's confirmation ({}), and the approval preset \"never\" never asks",
+                        rule.trim_start_matches("approval: ")
+                    )
                 };
+                let by = if denied_by_rule { "rule" } else { "never" };
+                self.record(call, &e, "deny", by, json!({}));
                 Err(format!(
                     "Not run: {why}.{unclear} Do not try to reach the same result another way; ask the user if it is needed."
                 ))
@@ -181,15 +183,13 @@ impl Approvals {
                 "Not run: the approval rule \"{rule}\" requires the user's confirmation, and this call is too long to show whole. Split it into smaller calls."
             ));
         };
+        let why = match rule.strip_prefix("approval: ") {
+            Some(preset) => format!("Asked because of the approval preset \"{preset}\"."),
+            None => format!("Asked because of the rule \"{rule}\"."),
+        };
         let question = format!(
-            "Allow this {} call? ({})\n\n  {shown}{}",
-            call.name,
-            rule,
-            if unclear.is_empty() {
-                String::new()
-            } else {
-                format!("\n\n{}", unclear.trim())
-            }
+            "Allow this {} call?\n\n  {shown}\n\n{why}{unclear}",
+            call.name
         );
         if !asker.menu {
             let dialog = Dialog::Confirm {

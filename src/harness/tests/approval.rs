@@ -158,3 +158,22 @@ fn nobody_to_ask_refuses_and_a_wildcard_call_is_not_offered_always() {
     assert!(e.contains("nobody can answer"), "{e}");
     assert_eq!(a.take_decisions().last().unwrap()["by"], "no-ui");
 }
+
+#[test]
+fn never_refuses_what_would_be_asked_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::parse(
+        &json!({"ask": ["bash(git push*)"], "deny": ["bash(rm *)"], "approval": "never"}),
+    )
+    .unwrap();
+    let a = Approvals::new(policy, dir.path().to_path_buf(), Settings::default());
+    let e = check(&a, "1", "git push").unwrap_err();
+    assert!(
+        e.contains("bash(git push*)") && e.contains("\"never\" never asks"),
+        "{e}"
+    );
+    let e = check(&a, "2", "rm x").unwrap_err();
+    assert!(e.contains("the approval rule \"bash(rm *)\""), "{e}");
+    let by: Vec<Value> = a.take_decisions().iter().map(|d| d["by"].clone()).collect();
+    assert_eq!(by, [json!("never"), json!("rule")]);
+}
