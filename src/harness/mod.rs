@@ -259,6 +259,8 @@ impl AgentSession {
     /// messages, extensions' `agent_before_settle` continuations): extensions hear
     /// `agent_settled`, then the mode (today's pi's event).
     pub(crate) fn settle_run(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        // Decisions no message followed (an aborted run) are written too.
+        self.persist_decisions();
         self.settle(on_event);
         on_event(&AgentEvent::AgentSettled {
             aborted: self.abort.is_aborted(),
