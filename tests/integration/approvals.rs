@@ -394,3 +394,45 @@ fn a_trusted_project_may_add_deny_rules_but_not_allow_rules() {
     assert!(results[1].1.contains("approval: untrusted"), "{results:?}");
     assert!(!pi.cwd().join("made").exists() && !pi.cwd().join("other").exists());
 }
+
+#[test]
+fn presets_from_the_flag_decide_what_no_rule_names() {
+    let run = |preset: &str| {
+        let mock = MockServer::start();
+        mock.push(Reply::sse(sse_tool_calls(
+            API,
+            &[
+                ("read", "read", json!({"path": "a.txt"})),
+                (
+                    "ls",
+                    "bash",
+                    json!({"command": "ls && git status --short 2>/dev/null; cat a.txt"}),
+                ),
+                ("mk", "bash", json!({"command": "touch made"})),
+                ("in", "write", json!({"path": "b.txt", "content": "b"})),
+                (
+                    "out",
+                    "write",
+                    json!({"path": "../outside.txt", "content": "o"}),
+                ),
+            ],
+        )));
+        mock.push(Reply::text(API, "done"));
+        let pi = PiCommand::for_mock(API, &mock)
+            .write_file("a.txt", "a")
+            .args(["--approval", preset, "-p", "go"]);
+        let out = pi.run();
+        out.assert_code(0).assert_no_panic();
+        let results = tool_results_in(&the_session_file(pi.agent_dir()));
+        results
+            .into_iter()
+            .map(|(id, _, error)| (id, !error))
+            .collect::<Vec<_>>()
+    };
+    let ran = |v: &[(String, bool)]| -> Vec<String> {
+        v.iter().filter(|r| r.1).map(|r| r.0.clone()).collect()
+    };
+    assert_eq!(ran(&run("untrusted")), ["read", "ls"]);
+    assert_eq!(ran(&run("on-request")), ["read", "ls", "mk", "in"]);
+    assert_eq!(ran(&run("never")), ["read", "ls", "mk", "in", "out"]);
+}
