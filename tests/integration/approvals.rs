@@ -436,3 +436,68 @@ fn presets_from_the_flag_decide_what_no_rule_names() {
     assert_eq!(ran(&run("on-request")), ["read", "ls", "mk", "in"]);
     assert_eq!(ran(&run("never")), ["read", "ls", "mk", "in", "out"]);
 }
+
+#[test]
+fn always_in_the_terminal_saves_the_call_and_the_next_run_does_not_ask() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("t1", "bash", json!({"command": "touch made"}))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("t2", "bash", json!({"command": "touch made"}))],
+    )));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("t3", "bash", json!({"command": "rm made && touch again"}))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file(
+        "settings.json",
+        r#"{"permissions": {"ask": ["bash(touch *)"]}}"#,
+    );
+    let mut child = PtyChild::spawn(pi.command(), 110, 40);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("touch it");
+    child.wait_for("touch it", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for(
+        "Yes, always (saved to your settings)",
+        Duration::from_secs(10),
+    );
+    for _ in 0..2 {
+        child.send("\x1b[B");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.send("\r");
+    child.wait_for("done", Duration::from_secs(10));
+    child.send("\x04");
+    assert!(child.wait_exit(Duration::from_secs(10)).success());
+    assert!(pi.cwd().join("made").exists());
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(pi.agent_dir().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings["permissions"],
+        json!({"ask": ["bash(touch *)"], "allow": ["bash(touch made)"]})
+    );
+    // The saved rule answers for that call only: print mode runs it, and refuses another.
+    std::fs::remove_file(pi.cwd().join("made")).unwrap();
+    let out = pi
+        .again()
+        .args(["--model", "mock/mock-model", "--no-session", "-p", "again"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert!(
+        pi.cwd().join("made").exists(),
+        "the saved call runs unasked"
+    );
+    assert!(
+        !pi.cwd().join("again").exists(),
+        "another call is still asked about"
+    );
+    assert!(pi.cwd().join("made").exists(), "the chain is refused whole");
+}
