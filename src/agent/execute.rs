@@ -25,6 +25,28 @@ use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
 /// Decides whether a call may run: `Some(reason)` blocks it (empty reason = pi's default). It
 /// may also rewrite the validated arguments the tool will get.
 pub type BeforeToolCall = Arc<dyn Fn(&ToolCall, &mut Value) -> Option<String> + Send + Sync>;
+/// The one gate every tool call passes on its way to the tool (issue 34's approval rules):
+/// after argument validation and the extensions' `tool_call` hook (so it judges the arguments
+/// the tool will really get), before the tool runs. `Err(reason)` refuses the call; the reason
+/// is the error result the model sees. It may block to ask the user, honouring `abort`.
+/// Anything else that runs a tool for the model (codemode) calls it the same way, through
+/// [`pass_gate`].
+pub type ToolGate = Arc<dyn Fn(&ToolCall, &Value, &Abort) -> Result<(), String> + Send + Sync>;
+
+/// Whether `call` (with the arguments the tool will get) may run: `Err` is the tool result
+/// to give the model instead.
+pub fn pass_gate(
+    gate: Option<&ToolGate>,
+    call: &ToolCall,
+    args: &Value,
+    abort: &Abort,
+) -> Result<(), String> {
+    match gate {
+        Some(gate) => gate(call, args, abort),
+        None => Ok(()),
+    }
+}
+
 /// May rewrite a finished call's output and error flag.
 pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Send + Sync>;
 
@@ -36,6 +58,8 @@ pub struct ToolBatch<'a> {
     pub cwd: &'a Path,
     pub before_tool_call: Option<&'a BeforeToolCall>,
     pub after_tool_call: Option<&'a AfterToolCall>,
+    /// Approval rules; see [`ToolGate`].
+    pub gate: Option<&'a ToolGate>,
 }
 
 /// After an abort, how long calls still running get to come back with their own result (a
@@ -104,7 +128,7 @@ enum Prepared {
     },
 }
 
-fn prepare(batch: &ToolBatch<'_>, call: &ToolCall) -> Prepared {
+fn prepare(batch: &ToolBatch<'_>, call: &ToolCall, abort: &Abort) -> Prepared {
     let Some(tool) = batch.tools.iter().find(|t| t.name() == call.name).cloned() else {
         return Prepared::Immediate(Finished::error(
             call,
@@ -125,6 +149,9 @@ fn prepare(batch: &ToolBatch<'_>, call: &ToolCall) -> Prepared {
             };
             return Prepared::Immediate(Finished::error(call, reason));
         }
+    }
+    if let Err(reason) = pass_gate(batch.gate, call, &args, abort) {
+        return Prepared::Immediate(Finished::error(call, reason));
     }
     Prepared::Ready {
         tool,
@@ -365,7 +392,7 @@ pub fn execute_calls(
         let outcome = if abort.is_aborted() {
             Err(Finished::error(c, ABORTED.into()))
         } else {
-            match prepare(batch, c) {
+            match prepare(batch, c, abort) {
                 Prepared::Immediate(f) => Err(f),
                 Prepared::Ready { tool, call, args } => running
                     .spawn(i, (tool, call, args), batch, abort, tx)

@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{select, Receiver, Sender};
 pub use events::{AgentEvent, CompactionReason};
-pub use execute::{AfterToolCall, BeforeToolCall};
+pub use execute::{pass_gate, AfterToolCall, BeforeToolCall, ToolGate};
 pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
@@ -66,6 +66,9 @@ pub struct Agent {
     pub follow_up: MessageQueue,
     pub before_tool_call: Option<BeforeToolCall>,
     pub after_tool_call: Option<AfterToolCall>,
+    /// Approval rules every call passes (see [`execute::ToolGate`]); extensions never
+    /// replace it.
+    pub tool_gate: Option<execute::ToolGate>,
     pub transform_context: Option<TransformContext>,
     pub turn_end: Option<TurnEndHook>,
     /// Extension messages that join the next run's prompt after its own messages
@@ -97,6 +100,7 @@ impl Agent {
             follow_up: MessageQueue::default(),
             before_tool_call: None,
             after_tool_call: None,
+            tool_gate: None,
             transform_context: None,
             turn_end: None,
             prompt_customs: Vec::new(),
@@ -309,6 +313,7 @@ fn run_loop(
                     cwd: &agent.cwd,
                     before_tool_call: agent.before_tool_call.as_ref(),
                     after_tool_call: agent.after_tool_call.as_ref(),
+                    gate: agent.tool_gate.as_ref(),
                 };
                 let (messages, terminate) =
                     execute::execute_calls(&batch, &calls, tx, acks, abort, &mut repeats);

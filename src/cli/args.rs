@@ -65,6 +65,8 @@ pub struct Args {
     pub trust_override: Option<bool>,
     /// `--sandbox <mode>`: wins over the `sandbox` setting's mode.
     pub sandbox: Option<crate::util::sandbox::Mode>,
+    /// `--approval <preset>`: wins over the `permissions.approval` setting (issue 34).
+    pub approval: Option<crate::tools::permissions::Preset>,
     pub export: Option<String>,
     /// `--login <provider>`: run a login flow and exit (our alias of `pi auth login`).
     pub login: Option<String>,
@@ -342,6 +344,13 @@ impl Reader {
                 None => a.errors.push(format!(
                     "Invalid sandbox mode \"{v}\". Valid values: {}",
                     crate::util::sandbox::Mode::NAMES
+                )),
+            },
+            "approval" => match crate::tools::permissions::Preset::parse(&v) {
+                Some(p) => a.approval = Some(p),
+                None => a.errors.push(format!(
+                    "Invalid approval preset \"{v}\". Valid values: {}",
+                    crate::tools::permissions::Preset::NAMES
                 )),
             },
             "export" => a.export = Some(v),

@@ -237,6 +237,17 @@ pub const FLAGS: &[Flag] = &[
         ],
     ),
     flag(
+        "approval",
+        None,
+        Some("preset"),
+        &[
+            "When to ask before a tool call: never (refuse what would be asked),",
+            "on-request (ask before writes outside the project or in .git) or",
+            "untrusted (ask before all but reads); with the permissions setting's",
+            "allow/ask/deny rules (see docs/safety.md)",
+        ],
+    ),
+    flag(
         "export",
         None,
         Some("file"),

@@ -239,6 +239,14 @@ fn interactive(mut args: Args) -> i32 {
         std::sync::Arc::clone(&hookup.ui),
         None,
     )));
+    // Approval rules (issue 34) ask in the terminal: once, for the session, always, or no.
+    if let Some(approvals) = &prepared.session.approvals {
+        approvals.set_asker(Some(crate::harness::approval::Asker {
+            ui: std::sync::Arc::clone(&hookup.ui),
+            timeout: None,
+            menu: true,
+        }));
+    }
     // The chat says so when the folder's protected resources were left out (pi's test is
     // whether any exist; `.pi/mcp.json` and `.pi/themes` are not in `skipped`).
     let project_trusted = prepared.trust.scope.trusted;
@@ -488,7 +496,18 @@ pub fn prepare_with(
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
     let sandbox_warnings = install_sandbox(args, &settings, &cwd, &agent_dir)?;
-    for w in config_warnings.into_iter().chain(sandbox_warnings) {
+    // Issue 34: approval rules; a rule pi cannot read stops the start, never loosens.
+    let (policy, approval_warnings) = crate::tools::permissions::Policy::resolve_layers(
+        settings.global_map().get("permissions"),
+        settings.project_map().get("permissions"),
+        args.approval,
+    )
+    .map_err(|e| format!("Error: {e}"))?;
+    for w in config_warnings
+        .into_iter()
+        .chain(sandbox_warnings)
+        .chain(approval_warnings)
+    {
         match hookup {
             Some(_) => notices.push(w),
             None => eprintln!("Warning: {w}"),
@@ -669,6 +688,11 @@ pub fn prepare_with(
     session.prompt_source = Some(prompt_source);
     let lookup = super::extensions::model_lookup(&agent_dir, &loaded.host);
     session.attach_extensions(loaded.host, tool_registry, Some(lookup));
+    if policy.is_active() {
+        let approvals =
+            crate::harness::approval::Approvals::new(policy, cwd.clone(), session.settings.clone());
+        session.set_approvals(approvals);
+    }
     Ok(Prepared {
         session,
         models,

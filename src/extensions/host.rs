@@ -104,6 +104,9 @@ pub struct HostServices {
     /// How the session streams a model's reply (pi's providers, OAuth refresh included).
     pub stream: Option<StreamFn>,
     pub lookup: Option<ModelLookup>,
+    /// Approval rules the built-in tools an extension runs (`tools.run`) pass, as the
+    /// model's calls do.
+    pub gate: Option<crate::agent::ToolGate>,
 }
 
 /// A command an extension registered, as listed by `get_commands` and autocomplete.

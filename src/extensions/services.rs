@@ -44,6 +44,7 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
         .unwrap_or_else(|| host.cwd.clone());
     let call_id = params["toolCallId"].as_str().unwrap_or("call").to_string();
     let args = params["params"].clone();
+    let gate = host.services().gate;
     let call = ext.process.begin_call(msg.get("id"));
     let ext = Arc::clone(ext);
     // A tool may run for minutes; it gets its own thread.
@@ -62,7 +63,15 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
                 abort,
                 on_update: &on_update,
             };
-            let result = tool.execute(&call_id, args, &ctx).map(|o| output_json(&o));
+            let as_call = crate::ai::ToolCall {
+                id: call_id.clone(),
+                name: tool.name().to_string(),
+                arguments: args.clone(),
+                thought_signature: None,
+            };
+            let result = crate::agent::pass_gate(gate.as_ref(), &as_call, &args, &ctx.abort)
+                .and_then(|()| tool.execute(&call_id, args, &ctx))
+                .map(|o| output_json(&o));
             drop(call);
             reply.send(result);
         });

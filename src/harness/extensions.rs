@@ -98,9 +98,11 @@ impl AgentSession {
         };
         let agent = self.agent_mut();
         host.bind_session(abort, agent.steering.clone(), agent.follow_up.clone());
+        let gate = agent.tool_gate.clone();
         host.set_services(|s| {
             s.stream = Some(Arc::clone(&base_stream));
             s.lookup = models.clone();
+            s.gate = gate;
         });
         agent.before_tool_call = None;
         agent.after_tool_call = None;

@@ -3,6 +3,7 @@
 //! fills up or overflows (`compaction_*` events), and the system prompt. It knows nothing about
 //! terminals or output formats; modes subscribe to its events.
 
+pub mod approval;
 pub mod compaction;
 mod export;
 pub mod extension_binding;
@@ -75,6 +76,8 @@ pub struct AgentSession {
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
+    /// Approval rules (issue 34), when a `permissions` setting or `--approval` sets any.
+    pub approvals: Option<std::sync::Arc<approval::Approvals>>,
 }
 
 impl AgentSession {
@@ -108,6 +111,7 @@ impl AgentSession {
             mcp_section: None,
             forced_prompt: None,
             dropped_replies: Vec::new(),
+            approvals: None,
         }
     }
 
@@ -123,6 +127,10 @@ impl AgentSession {
     /// Appends a finished message to the session; a failure is kept for the mode to report
     /// and never stops the run.
     fn persist(&mut self, ev: &AgentEvent) {
+        // Approval decisions go in before the message that follows them (a call's result).
+        if matches!(ev, AgentEvent::MessageEnd { .. }) {
+            self.persist_decisions();
+        }
         let written = match ev {
             AgentEvent::SystemMessageEnd { message } => Some(
                 self.session
@@ -145,6 +153,32 @@ impl AgentSession {
         if let Some(Err(e)) = written {
             self.write_errors.push(e.to_string());
         }
+    }
+
+    /// Writes the approval decisions made so far (one `custom` entry each).
+    pub fn persist_decisions(&mut self) {
+        let Some(approvals) = &self.approvals else {
+            return;
+        };
+        for data in approvals.take_decisions() {
+            if let Err(e) = self
+                .session
+                .append_custom(approval::DECISION_ENTRY, Some(data))
+            {
+                self.write_errors.push(e.to_string());
+            }
+        }
+    }
+
+    /// Puts approval rules in force: on the agent's tool calls and on the built-in tools
+    /// extensions run.
+    pub fn set_approvals(&mut self, approvals: std::sync::Arc<approval::Approvals>) {
+        let gate = approvals.gate();
+        self.agent_mut().tool_gate = Some(gate.clone());
+        if let Some(host) = self.extension_host() {
+            host.set_services(|s| s.gate = Some(gate));
+        }
+        self.approvals = Some(approvals);
     }
 
     /// The agent, for changing its model, thinking level or queues between runs.
@@ -243,6 +277,8 @@ impl AgentSession {
     /// messages, extensions' `agent_before_settle` continuations): extensions hear
     /// `agent_settled`, then the mode (today's pi's event).
     pub(crate) fn settle_run(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) {
+        // Decisions no message followed (an aborted run) are written too.
+        self.persist_decisions();
         self.settle(on_event);
         on_event(&AgentEvent::AgentSettled {
             aborted: self.abort.is_aborted(),

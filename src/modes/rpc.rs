@@ -172,6 +172,14 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>,
         Some(std::time::Duration::from_secs(120)),
     )));
+    // Approval rules (issue 34) ask the client with a `confirm` request, as the sandbox does.
+    if let Some(approvals) = &session.approvals {
+        approvals.set_asker(Some(crate::harness::approval::Asker {
+            ui: Arc::clone(&ui) as Arc<dyn crate::extensions::ui::ExtensionUi>,
+            timeout: Some(std::time::Duration::from_secs(120)),
+            menu: false,
+        }));
+    }
     let lines = spawn_stdin_reader(Arc::clone(&ui));
     let extensions = session.extension_host().cloned();
     if let Some(host) = &extensions {

@@ -169,6 +169,35 @@ impl Settings {
         self.persist(|file| set_nested(file, key, nested, value))
     }
 
+    /// Appends `item` to the list at `key.nested` in the global settings (keeping what the
+    /// file holds now, and not adding it twice) and writes the file.
+    pub fn push_global_list(&mut self, key: &str, nested: &str, item: &str) -> Result<(), String> {
+        fn push(map: &mut Map<String, Value>, key: &str, nested: &str, item: &str) {
+            let entry = map
+                .entry(key.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !entry.is_object() {
+                *entry = Value::Object(Map::new());
+            }
+            if let Value::Object(obj) = entry {
+                let list = obj
+                    .entry(nested.to_string())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if !list.is_array() {
+                    *list = Value::Array(Vec::new());
+                }
+                if let Value::Array(a) = list {
+                    if !a.iter().any(|v| v.as_str() == Some(item)) {
+                        a.push(Value::String(item.to_string()));
+                    }
+                }
+            }
+        }
+        push(&mut self.global, key, nested, item);
+        self.remerge();
+        self.persist(|file| push(file, key, nested, item))
+    }
+
     /// Sets a top-level key in the project settings (`.pi/settings.json`) and writes it to
     /// disk under the same lock discipline as the global file. Fails when the project file
     /// was not loaded (an untrusted folder) so a change is never silently dropped.

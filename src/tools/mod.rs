@@ -10,6 +10,7 @@ mod grep_file;
 pub mod ls;
 pub mod mutation_queue;
 pub mod path;
+pub mod permissions;
 pub mod read;
 pub mod sandbox;
 mod search_util;

@@ -36,6 +36,7 @@ pub mod random;
 pub mod reply;
 pub mod reuse;
 pub mod sandbox;
+pub mod shell_commands;
 pub mod shutdown;
 pub mod sort;
 pub mod terminal_text;
