@@ -168,15 +168,15 @@ fn serve_rpc(args: Args) -> i32 {
             crate::session::dir::session_dir(&crate::resources::agent_dir(), &cwd.to_string_lossy())
         })
         .unwrap_or_default();
-    let models = std::rc::Rc::new(prepared.models);
-    let for_credentials = std::rc::Rc::clone(&models);
+    let models = std::sync::Arc::new(prepared.models);
+    let for_credentials = std::sync::Arc::clone(&models);
     // RPC clients learn about skipped project resources from the trust decision, not stderr.
     let mcp = prepared.session.mcp.clone();
     let code = crate::modes::rpc::run(
         prepared.session,
         crate::modes::rpc::RpcEnv {
-            available_models: Box::new(move || models.available()),
-            credentials: Box::new(move |m| for_credentials.credentials(m)),
+            available_models: std::sync::Arc::new(move || models.available()),
+            credentials: std::sync::Arc::new(move |m| for_credentials.credentials(m)),
             resources: prepared.resources,
             has_model: prepared.has_model,
             session_dir,

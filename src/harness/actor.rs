@@ -25,6 +25,7 @@
 //! (write errors, extension shutdown).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -46,6 +47,7 @@ use crate::util::reply::{reply, ReplyRx, ReplyTx};
 #[derive(Clone)]
 pub struct SessionHandle {
     ops: Sender<Op>,
+    halted: Arc<AtomicBool>,
     abort: Abort,
     steering: MessageQueue,
     follow_up: MessageQueue,
@@ -64,8 +66,10 @@ pub fn spawn(
     listener: Listener,
 ) -> Result<(SessionHandle, SessionActor), String> {
     let (ops_tx, ops) = crossbeam_channel::unbounded();
+    let halted = Arc::new(AtomicBool::new(false));
     let handle = SessionHandle {
         ops: ops_tx,
+        halted: Arc::clone(&halted),
         abort: session.abort.clone(),
         steering: session.agent().steering.clone(),
         follow_up: session.agent().follow_up.clone(),
@@ -78,6 +82,7 @@ pub fn spawn(
         listener,
         ops,
         mailbox,
+        halted,
     };
     let thread = std::thread::Builder::new()
         .name("pi-session".into())
@@ -185,6 +190,15 @@ impl SessionHandle {
     pub fn shutdown(&self) {
         self.send(Op::Shutdown);
     }
+
+    /// Ends the actor after the op in hand (a signal's shutdown): the run in progress is
+    /// aborted, nothing sent but not yet handled is, and the replies it waited for are
+    /// dropped (their receivers disconnect).
+    pub fn halt(&self) {
+        self.halted.store(true, Ordering::SeqCst);
+        self.abort.abort();
+        self.send(Op::Shutdown);
+    }
 }
 
 impl SessionActor {
@@ -221,6 +235,8 @@ struct Actor {
     listener: Listener,
     ops: Receiver<Op>,
     mailbox: Arc<Mutex<Mailbox>>,
+    /// Set by [`SessionHandle::halt`]: no op is handled any more.
+    halted: Arc<AtomicBool>,
 }
 
 impl Actor {
@@ -243,7 +259,7 @@ impl Actor {
                     Err(_) => break,
                 },
             };
-            if matches!(op, Op::Shutdown) {
+            if matches!(op, Op::Shutdown) || self.halted.load(Ordering::SeqCst) {
                 break;
             }
             self.handle(op);
@@ -269,22 +285,13 @@ impl Actor {
                     let _ = done.send(());
                 }
             }
-            Op::Peek(peek) => {
-                let (session, env, listener) =
-                    (&mut self.session, &mut self.env, &mut self.listener);
-                peek(Peek::Idle(Idle {
-                    session,
-                    env,
-                    emit: &mut |ev| listener(SessionEvent::Agent(ev)),
-                }));
-            }
             Op::Shutdown => {}
             work => self.work(work),
         }
     }
 
-    /// An op that may start a run: handled with the run view in place, then the abort flag is
-    /// taken back and waiting `abort` callers answered.
+    /// An op that may start a run (a peek may too): handled with the run view in place, then
+    /// the abort flag is taken back and waiting `abort` callers answered.
     fn work(&mut self, op: Op) {
         {
             let view = RunView::of(&self.session, self.env.has_model);
@@ -295,6 +302,7 @@ impl Actor {
             env,
             listener,
             mailbox,
+            options,
             ..
         } = self;
         let mut emit = |ev: &AgentEvent| {
@@ -348,13 +356,25 @@ impl Actor {
             }
             Op::RunExtensionWork => session.run_extension_work(&mut emit),
             Op::Run(work) => run_work(work, session, env, &mut emit),
-            Op::Steer(_) | Op::FollowUp(_) | Op::Abort { .. } | Op::Peek(_) | Op::Shutdown => {}
+            // A peek at the idle session may start a run too (an RPC prompt does).
+            Op::Peek(peek) => peek(Peek::Idle(Idle {
+                session,
+                env,
+                emit: &mut emit,
+            })),
+            Op::Steer(_) | Op::FollowUp(_) | Op::Abort { .. } | Op::Shutdown => {}
         }
-        let aborts = {
+        if options.apply_session_requests {
+            session.apply_session_requests(&mut env.switch_env());
+        }
+        let (aborts, view) = {
             let mut mailbox = lock(mailbox);
-            mailbox.view = None;
-            std::mem::take(&mut mailbox.aborts)
+            (std::mem::take(&mut mailbox.aborts), mailbox.view.take())
         };
+        if view.is_some_and(|v| v.messages.is_some()) {
+            // The run's copy of the conversation is gone (issue 35: held once).
+            crate::util::heap::release_free_memory();
+        }
         session.abort.reset();
         for done in aborts {
             let _ = done.send(());
@@ -410,7 +430,7 @@ impl RunInbox for ActorInbox {
 
 impl ActorInbox {
     /// An op that arrived while the run streams: what concerns the run is handled now, the
-    /// rest waits (behind whatever already waits, so order is kept).
+    /// rest waits (behind whatever already waits, so order is kept; and after an abort).
     fn during_run(&mut self, op: Op) {
         let mut mailbox = lock(&self.mailbox);
         let op = match op {
@@ -421,9 +441,12 @@ impl ActorInbox {
                 }
                 return;
             }
-            op if !mailbox.waiting.is_empty() => op,
             Op::Steer(m) => return self.steering.push(m),
             Op::FollowUp(m) => return self.follow_up.push(m),
+            // The run applies what extensions queued when it ends.
+            Op::RunExtensionWork => return,
+            // After an abort, what comes next sees the session the run leaves behind.
+            op if !mailbox.waiting.is_empty() || self.abort.is_aborted() => op,
             Op::Prompt {
                 input,
                 expand,

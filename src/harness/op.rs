@@ -111,7 +111,8 @@ pub enum Op {
         level: ThinkingLevel,
         reply: Option<ReplyTx<Option<ThinkingLevel>>>,
     },
-    /// Applies what extensions queued (session changes, prompts) and runs it.
+    /// Applies what extensions queued (session changes, prompts) and runs it. Dropped when it
+    /// arrives during a run: the run applies what extensions queued when it ends.
     RunExtensionWork,
     /// Runs `Work` on the idle session; whatever runs it starts streams to the listener.
     Run(Work),
@@ -248,4 +249,8 @@ pub enum SessionEvent<'a> {
 pub struct ActorOptions {
     /// Keep [`RunView::messages`] current during runs (a copy of the conversation per run).
     pub track_messages: bool,
+    /// After each op, carry out the session switches extensions asked for
+    /// ([`AgentSession::apply_session_requests`]); for modes without their own (not the
+    /// terminal UI, which also navigates the tree and reloads).
+    pub apply_session_requests: bool,
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::op::{SessionTarget, Switched};
 use super::session_switch::SwitchEnv;
 use super::AgentSession;
+use crate::extensions::ModeRequest;
 use crate::session::{ops, SessionWriter};
 
 const CANCELLED: Switched = Switched {
@@ -21,6 +22,31 @@ const DONE: Switched = Switched {
 };
 
 impl AgentSession {
+    /// Carries out the session switches extensions asked for (`ctx.newSession()`,
+    /// `ctx.switchSession()`, `ctx.fork()`), once the work that asked is over; a failure is
+    /// reported to the extensions. Tree navigation, reloads and quitting belong to the
+    /// terminal UI and are dropped here.
+    pub fn apply_session_requests(&mut self, env: &mut SwitchEnv) {
+        let Some(host) = self.extension_host().cloned() else {
+            return;
+        };
+        for request in host.take_mode_requests() {
+            let target = match request {
+                ModeRequest::NewSession => SessionTarget::New { parent: None },
+                ModeRequest::SwitchSession(path) => SessionTarget::Resume(path.into()),
+                ModeRequest::Fork {
+                    entry_id,
+                    at: false,
+                } => SessionTarget::Fork { entry_id },
+                ModeRequest::Fork { at: true, .. } => SessionTarget::Clone,
+                _ => continue,
+            };
+            if let Err(e) = self.switch_to(&target, env) {
+                host.report("extensions", "session", e);
+            }
+        }
+    }
+
     /// Makes `target` the current session.
     pub fn switch_to(
         &mut self,

@@ -113,6 +113,7 @@ fn during_a_run_a_peek_sees_the_run_and_other_ops_wait_for_its_end() {
     push_reply("actor-mid", slow("a reply that takes a while to stream"));
     let options = ActorOptions {
         track_messages: true,
+        ..Default::default()
     };
     let (handle, actor, events) = start("actor-mid", options);
     handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
