@@ -44,6 +44,8 @@ mod commands;
 mod entries;
 #[path = "rpc_input.rs"]
 pub mod input;
+#[path = "rpc_kind.rs"]
+mod kind;
 
 pub use crate::harness::model_control::Credentials;
 /// Lists the models whose provider has a key configured.
@@ -302,14 +304,6 @@ fn listener(ctx: &Arc<Ctx>) -> crate::harness::op::Listener {
 const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Server {
-    /// Commands meant for a running agent: they never wait for the session.
-    fn reaches_the_run(kind: &str) -> bool {
-        matches!(
-            kind,
-            "abort" | "abort_retry" | "steer" | "follow_up" | "clear_queue"
-        )
-    }
-
     /// A line from stdin: handled now, or put in line behind the ones waiting for `bash`.
     fn on_line(&mut self, line: String) {
         let kind = input::command_kind(&line);
@@ -322,9 +316,12 @@ impl Server {
         }
         // Behind lines already waiting, everything waits too (order is kept), except what
         // stops or steers the work in hand.
-        let overtakes =
-            kind == "abort_bash" || (Self::reaches_the_run(&kind) && !self.bash.is_running());
-        let must_wait = kind != "abort_bash" && self.bash_busy();
+        let command = kind::Command::parse(&kind);
+        let abort_bash = command == Some(kind::Command::Loop(kind::Loop::AbortBash));
+        let reaches_the_run =
+            matches!(command, Some(kind::Command::Loop(l)) if l.reaches_the_run());
+        let overtakes = abort_bash || (reaches_the_run && !self.bash.is_running());
+        let must_wait = !abort_bash && self.bash_busy();
         if (!self.waiting.is_empty() && !overtakes) || must_wait {
             self.waiting.push_back(line);
             return;

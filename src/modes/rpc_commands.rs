@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::kind::{Change, Command, Loop, Peekable, Query, Read};
 use super::{Ctx, Server};
 use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{
@@ -86,35 +87,6 @@ fn mode_name(m: QueueMode) -> &'static str {
     }
 }
 
-/// Commands that change the session: answered only between runs.
-const SESSION_COMMANDS: &[&str] = &[
-    "set_thinking_level",
-    "cycle_thinking_level",
-    "set_steering_mode",
-    "set_follow_up_mode",
-    "set_auto_retry",
-    "set_auto_compaction",
-    "get_session_stats",
-    "set_session_name",
-    "get_fork_messages",
-    "set_model",
-    "export_html",
-    "compact",
-    "new_session",
-    "cycle_model",
-    "switch_session",
-    "fork",
-    "clone",
-];
-
-/// Queries answered from the session itself, which wait while a run holds it.
-fn reads_the_session(kind: &str) -> bool {
-    matches!(
-        kind,
-        "get_entries" | "get_tree" | "get_session_stats" | "get_fork_messages" | "export_html"
-    )
-}
-
 impl Server {
     /// The actor handles what extensions queued, and the session changes they asked for.
     pub(super) fn extension_work(&self) {
@@ -132,9 +104,34 @@ impl Server {
                 return;
             }
         };
-        let result = match kind.as_str() {
-            "bash" => return self.queue_bash(cmd, id),
-            "abort" => {
+        let Some(command) = Command::parse(&kind) else {
+            let out = self.ctx.out.clone();
+            let e = format!("Unknown command: {kind}");
+            self.handle.send(Op::Peek(Box::new(move |_| {
+                out.line(&response(&id, &kind, Err(e)))
+            })));
+            return;
+        };
+        let loop_command = match command {
+            Command::Loop(l) => l,
+            Command::Read(read) => {
+                let ctx = Arc::clone(&self.ctx);
+                self.handle
+                    .run(move |idle| read_idle(&ctx, idle, id, &kind, read, &cmd));
+                return;
+            }
+            Command::Peek(command) => {
+                let ctx = Arc::clone(&self.ctx);
+                self.handle.send(Op::Peek(Box::new(move |peek| match peek {
+                    Peek::Idle(idle) => answer_idle(&ctx, idle, id, &kind, command, &cmd),
+                    Peek::Running(view) => answer_running(&ctx, view, id, &kind, command, &cmd),
+                })));
+                return;
+            }
+        };
+        let result = match loop_command {
+            Loop::Bash => return self.queue_bash(cmd, id),
+            Loop::Abort => {
                 // The flag now; answered once the run has ended, before what came after it.
                 self.handle.abort();
                 self.handle.send(Op::Abort { done: None });
@@ -144,30 +141,18 @@ impl Server {
                 })));
                 return;
             }
-            "abort_bash" => {
+            Loop::AbortBash => {
                 self.abort_bash();
                 Ok(None)
             }
-            "abort_retry" => {
+            Loop::AbortRetry => {
                 self.handle.abort();
                 self.handle.send(Op::Abort { done: None });
                 Ok(None)
             }
-            "steer" | "follow_up" => queue(&self.ctx, &cmd, &kind),
-            "clear_queue" => clear_queue(&self.ctx),
-            _ => {
-                let ctx = Arc::clone(&self.ctx);
-                if reads_the_session(&kind) {
-                    self.handle
-                        .run(move |idle| answer_idle(&ctx, idle, id, &kind, &cmd));
-                } else {
-                    self.handle.send(Op::Peek(Box::new(move |peek| match peek {
-                        Peek::Idle(idle) => answer_idle(&ctx, idle, id, &kind, &cmd),
-                        Peek::Running(view) => answer_running(&ctx, view, id, &kind, &cmd),
-                    })));
-                }
-                return;
-            }
+            Loop::Steer => queue(&self.ctx, &cmd, true),
+            Loop::FollowUp => queue(&self.ctx, &cmd, false),
+            Loop::ClearQueue => clear_queue(&self.ctx),
         };
         self.ctx.out.line(&response(&id, &kind, result));
     }
@@ -175,61 +160,80 @@ impl Server {
 
 /// A command answered while a run holds the session: queries from the actor's view of the
 /// run, session changes refused.
-fn answer_running(ctx: &Ctx, view: &RunView, id: Option<Value>, kind: &str, cmd: &Value) {
-    let result = match kind {
-        "prompt" => {
+fn answer_running(
+    ctx: &Ctx,
+    view: &RunView,
+    id: Option<Value>,
+    kind: &str,
+    command: Peekable,
+    cmd: &Value,
+) {
+    let query = match command {
+        Peekable::Query(q) => q,
+        Peekable::Change(_) => {
+            let e = format!(
+                "Cannot {kind} while the agent is processing; wait for agent_end or abort first"
+            );
+            return ctx.out.line(&response(&id, kind, Err(e)));
+        }
+    };
+    let result = match query {
+        Query::Prompt => {
             let result = match string_field(cmd, "message") {
                 Err(e) => Err(e),
                 Ok(_) => match cmd.get("streamingBehavior").and_then(Value::as_str) {
-                    Some("steer") => queue(ctx, cmd, "steer"),
-                    Some("followUp") => queue(ctx, cmd, "follow_up"),
+                    Some("steer") => queue(ctx, cmd, true),
+                    Some("followUp") => queue(ctx, cmd, false),
                     _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
                 },
             };
             return ctx.out.line(&response(&id, "prompt", result));
         }
-        "get_available_thinking_levels" => Ok(Some(thinking_levels(
+        Query::GetAvailableThinkingLevels => Ok(Some(thinking_levels(
             Some(&view.model).filter(|_| view.has_model),
         ))),
-        "get_state" => {
+        Query::GetState => {
             let messages = view.messages.as_ref().map_or(0, Vec::len);
             let mut v = state(view, true, messages);
             v["model"] = serde_json::to_value(&view.model).unwrap_or_default();
             Ok(Some(v))
         }
-        "get_messages" => Ok(Some(
+        Query::GetMessages => Ok(Some(
             json!({"messages": view.messages.as_deref().unwrap_or_default()}),
         )),
-        "get_last_assistant_text" => {
+        Query::GetLastAssistantText => {
             let text = view.messages.iter().flatten().rev().find_map(|m| match m {
                 AgentMessage::Llm(Message::Assistant(a)) => Some(a.text().trim().to_string()),
                 _ => None,
             });
             Ok(Some(last_assistant_text(text)))
         }
-        "get_available_models" => Ok(Some(json!({"models": (ctx.available_models)()}))),
-        "get_commands" => Ok(Some(commands(ctx, ctx.extensions.clone()))),
-        k if SESSION_COMMANDS.contains(&k) => Err(format!(
-            "Cannot {kind} while the agent is processing; wait for agent_end or abort first"
-        )),
-        _ => Err(format!("Unknown command: {kind}")),
+        Query::GetAvailableModels => Ok(Some(json!({"models": (ctx.available_models)()}))),
+        Query::GetCommands => Ok(Some(commands(ctx, ctx.extensions.clone()))),
     };
     ctx.out.line(&response(&id, kind, result));
-    if kind == "get_messages" || kind == "get_state" {
+    if matches!(query, Query::GetMessages | Query::GetState) {
         // The reply built the whole conversation (get_state to count its messages).
         crate::util::heap::release_free_memory();
     }
 }
 
 /// A command answered from the idle session.
-fn answer_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, cmd: &Value) {
+fn answer_idle(
+    ctx: &Ctx,
+    idle: Idle<'_>,
+    id: Option<Value>,
+    kind: &str,
+    command: Peekable,
+    cmd: &Value,
+) {
     let Idle {
         session: s,
         env,
         emit,
     } = idle;
-    let result = match kind {
-        "prompt" => {
+    let result = match command {
+        Peekable::Query(Query::Prompt) => {
             return prompt(
                 ctx,
                 Idle {
@@ -241,38 +245,71 @@ fn answer_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, cmd: &V
                 id,
             )
         }
-        "get_entries" | "get_tree" => return super::entries::entries(s, &ctx.out, cmd, id, kind),
-        "get_available_thinking_levels" => Ok(Some(thinking_levels(
+        Peekable::Change(change) => change_session(ctx, s, env, cmd, kind, change),
+        Peekable::Query(Query::GetAvailableThinkingLevels) => Ok(Some(thinking_levels(
             Some(&s.agent().model).filter(|_| env.has_model),
         ))),
-        "get_state" => {
+        Peekable::Query(Query::GetState) => {
             let view = RunView::of(s, env.has_model);
             Ok(Some(state(&view, false, s.agent_messages().len())))
         }
-        "get_messages" => Ok(Some(json!({"messages": s.agent_messages()}))),
-        "get_last_assistant_text" => Ok(Some(last_assistant_text(ops::last_assistant_text(
-            &s.session,
-        )))),
-        "get_available_models" => Ok(Some(json!({"models": (ctx.available_models)()}))),
-        "get_commands" => Ok(Some(commands(ctx, s.extension_host().cloned()))),
-        k if SESSION_COMMANDS.contains(&k) => change_session(
-            ctx,
-            Idle {
-                session: s,
-                env,
-                emit,
-            },
-            cmd,
-            k,
-        ),
-        _ => Err(format!("Unknown command: {kind}")),
+        Peekable::Query(Query::GetMessages) => Ok(Some(json!({"messages": s.agent_messages()}))),
+        Peekable::Query(Query::GetLastAssistantText) => Ok(Some(last_assistant_text(
+            ops::last_assistant_text(&s.session),
+        ))),
+        Peekable::Query(Query::GetAvailableModels) => {
+            Ok(Some(json!({"models": (ctx.available_models)()})))
+        }
+        Peekable::Query(Query::GetCommands) => Ok(Some(commands(ctx, s.extension_host().cloned()))),
     };
-    ctx.out.line(&response(&id, kind, result));
-    if kind == "get_messages" || kind == "get_state" {
-        // The reply built the whole conversation (get_state to count its messages).
+    respond(ctx, s, &id, kind, result);
+    if matches!(
+        command,
+        Peekable::Query(Query::GetMessages | Query::GetState)
+    ) {
         crate::util::heap::release_free_memory();
     }
-    // Writes the command made that failed (runs report theirs as events themselves).
+}
+
+/// A command that reads the session itself, once no run holds it.
+fn read_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, read: Read, cmd: &Value) {
+    let s = idle.session;
+    let result = match read {
+        Read::GetEntries | Read::GetTree => {
+            return super::entries::entries(s, &ctx.out, cmd, id, kind)
+        }
+        Read::GetSessionStats => {
+            let window = s.agent().model.context_window;
+            Ok(Some(
+                serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
+            ))
+        }
+        Read::GetForkMessages => {
+            let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
+                .into_iter()
+                .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+                .collect();
+            Ok(Some(json!({"messages": msgs})))
+        }
+        Read::ExportHtml => {
+            let path = cmd["outputPath"].as_str().map(std::path::Path::new);
+            s.export_html(path, None)
+                .map(|path| Some(json!({"path": path.to_string_lossy()})))
+        }
+    };
+    respond(ctx, s, &id, kind, result);
+}
+
+/// Writes the response, then the session writes the command made that failed (runs report
+/// theirs as events themselves).
+fn respond(
+    ctx: &Ctx,
+    s: &mut crate::harness::AgentSession,
+    id: &Option<Value>,
+    kind: &str,
+    result: Result<Option<Value>, String>,
+) {
+    ctx.out.line(&response(id, kind, result));
     for error in std::mem::take(&mut s.write_errors) {
         ctx.out
             .text_line(AgentEvent::SessionWriteError { error }.to_json_line());
@@ -282,16 +319,15 @@ fn answer_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, cmd: &V
 /// Commands that change the session: only between runs.
 fn change_session(
     ctx: &Ctx,
-    idle: Idle<'_>,
+    s: &mut crate::harness::AgentSession,
+    env: &mut crate::harness::op::ActorEnv,
     cmd: &Value,
     kind: &str,
+    change: Change,
 ) -> Result<Option<Value>, String> {
-    let Idle {
-        session: s, env, ..
-    } = idle;
     let out = &ctx.out;
-    match kind {
-        "set_thinking_level" => {
+    match change {
+        Change::SetThinkingLevel => {
             let level = cmd["level"]
                 .as_str()
                 .and_then(ThinkingLevel::parse)
@@ -299,50 +335,37 @@ fn change_session(
             announce_thinking(s.set_thinking_level(level), out);
             Ok(None)
         }
-        "cycle_thinking_level" => match s.cycle_thinking_level() {
+        Change::CycleThinkingLevel => match s.cycle_thinking_level() {
             Some(level) => {
                 out.line(&json!({"type": "thinking_level_changed", "level": level}));
                 Ok(Some(json!({"level": level})))
             }
             None => Ok(Some(Value::Null)),
         },
-        "set_steering_mode" | "set_follow_up_mode" => {
+        Change::SetSteeringMode | Change::SetFollowUpMode => {
             let mode = cmd["mode"]
                 .as_str()
                 .and_then(QueueMode::parse)
                 .ok_or("Invalid mode")?;
-            s.set_queue_mode(kind == "set_steering_mode", mode);
+            s.set_queue_mode(change == Change::SetSteeringMode, mode);
             Ok(None)
         }
-        "set_auto_retry" => {
+        Change::SetAutoRetry => {
             s.set_auto_retry(cmd["enabled"].as_bool().unwrap_or(true));
             Ok(None)
         }
-        "set_auto_compaction" => {
+        Change::SetAutoCompaction => {
             s.set_auto_compaction(cmd["enabled"].as_bool().unwrap_or(true));
             Ok(None)
         }
-        "get_session_stats" => {
-            let window = s.agent().model.context_window;
-            Ok(Some(
-                serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
-            ))
-        }
-        "set_session_name" => {
+        Change::SetSessionName => {
             let name = string_field(cmd, "name")?;
             ops::set_name(&mut s.session, name)?;
             let name = s.session.name().unwrap_or_else(|| name.trim().to_string());
             out.line(&json!({"type": "session_info_changed", "name": name}));
             Ok(None)
         }
-        "get_fork_messages" => {
-            let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
-                .into_iter()
-                .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
-                .collect();
-            Ok(Some(json!({"messages": msgs})))
-        }
-        "set_model" => {
+        Change::SetModel => {
             let (provider, id) = (
                 cmd["provider"].as_str().unwrap_or(""),
                 cmd["modelId"].as_str().unwrap_or(""),
@@ -357,25 +380,21 @@ fn change_session(
             announce_thinking(changed, out);
             Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
         }
-        "export_html" => {
-            let path = cmd["outputPath"].as_str().map(std::path::Path::new);
-            let path = s.export_html(path, None)?;
-            Ok(Some(json!({"path": path.to_string_lossy()})))
-        }
-        "compact" => {
+        Change::Compact => {
             let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
                 out.line(&e.to_json())
             })?;
             Ok(Some(s.compaction_json(&r)))
         }
-        "new_session" | "switch_session" | "fork" | "clone" => match rpc_session::target(kind, cmd)
-        {
-            Some(to) => s
-                .switch_to(&to, &mut env.switch_env())
-                .map(|r| Some(rpc_session::switched_json(r))),
-            None => Err(format!("Unknown command: {kind}")),
-        },
-        "cycle_model" => {
+        Change::NewSession | Change::SwitchSession | Change::Fork | Change::Clone => {
+            match rpc_session::target(kind, cmd) {
+                Some(to) => s
+                    .switch_to(&to, &mut env.switch_env())
+                    .map(|r| Some(rpc_session::switched_json(r))),
+                None => Err(format!("Unknown command: {kind}")),
+            }
+        }
+        Change::CycleModel => {
             let available = (env.available_models)();
             let before = s.agent().thinking;
             let credentials = &env.credentials;
@@ -389,7 +408,6 @@ fn change_session(
                 }
             }
         }
-        other => Err(format!("{other} is not available in this build yet")),
     }
 }
 
@@ -431,15 +449,10 @@ fn prompt(ctx: &Ctx, idle: Idle<'_>, cmd: &Value, id: Option<Value>) {
 
 /// `steer` / `follow_up`: the message joins its queue (the running agent's, or the idle
 /// session's for the next run).
-fn queue(ctx: &Ctx, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
+fn queue(ctx: &Ctx, cmd: &Value, steer: bool) -> Result<Option<Value>, String> {
     let text = string_field(cmd, "message")?;
     let message = user_message(cmd, ctx.resources.expand_input(text));
-    if kind == "steer" {
-        &ctx.steering
-    } else {
-        &ctx.follow_up
-    }
-    .push(message);
+    if steer { &ctx.steering } else { &ctx.follow_up }.push(message);
     ctx.queue_report
         .update(&ctx.out, &ctx.steering, &ctx.follow_up, true);
     Ok(Some(disposition(Disposition::Queued)))
