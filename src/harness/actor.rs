@@ -47,7 +47,7 @@ use crate::util::reply::{reply, ReplyRx, ReplyTx};
 #[derive(Clone)]
 pub struct SessionHandle {
     ops: Sender<Op>,
-    halted: Arc<AtomicBool>,
+    halted: Arc<Halt>,
     abort: Abort,
     steering: MessageQueue,
     follow_up: MessageQueue,
@@ -66,7 +66,7 @@ pub fn spawn(
     listener: Listener,
 ) -> Result<(SessionHandle, SessionActor), String> {
     let (ops_tx, ops) = crossbeam_channel::unbounded();
-    let halted = Arc::new(AtomicBool::new(false));
+    let halted = Arc::new(Halt::default());
     let handle = SessionHandle {
         ops: ops_tx,
         halted: Arc::clone(&halted),
@@ -195,9 +195,16 @@ impl SessionHandle {
     /// aborted, nothing sent but not yet handled is, and the replies it waited for are
     /// dropped (their receivers disconnect).
     pub fn halt(&self) {
-        self.halted.store(true, Ordering::SeqCst);
+        self.halted.flag.store(true, Ordering::SeqCst);
         self.abort.abort();
         self.send(Op::Shutdown);
+    }
+
+    /// [`halt`](Self::halt), then `last` on the idle session before the actor ends (what a
+    /// signal's shutdown still records, such as a killed command's result).
+    pub fn halt_then(&self, last: impl FnOnce(Idle<'_>) + Send + 'static) {
+        *self.halted.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(last));
+        self.halt();
     }
 }
 
@@ -236,7 +243,14 @@ struct Actor {
     ops: Receiver<Op>,
     mailbox: Arc<Mutex<Mailbox>>,
     /// Set by [`SessionHandle::halt`]: no op is handled any more.
-    halted: Arc<AtomicBool>,
+    halted: Arc<Halt>,
+}
+
+/// A halt ([`SessionHandle::halt`]) and the work still to do before the actor ends.
+#[derive(Default)]
+struct Halt {
+    flag: AtomicBool,
+    last: Mutex<Option<Work>>,
 }
 
 impl Actor {
@@ -259,7 +273,7 @@ impl Actor {
                     Err(_) => break,
                 },
             };
-            if matches!(op, Op::Shutdown) || self.halted.load(Ordering::SeqCst) {
+            if matches!(op, Op::Shutdown) || self.halted.flag.load(Ordering::SeqCst) {
                 break;
             }
             self.handle(op);
@@ -267,6 +281,15 @@ impl Actor {
             if idle {
                 (self.listener)(SessionEvent::Idle);
             }
+        }
+        let last = self
+            .halted
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(last) = last {
+            self.work(Op::Run(last));
         }
         self.session.inbox = None;
         self.session

@@ -32,6 +32,7 @@ use crate::harness::op::{ActorEnv, ActorOptions, SessionEvent};
 use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
+use crate::session::entry::BashExecutionMessage;
 use crate::util::reply::ReplyRx;
 
 pub(crate) use super::rpc_out::Out;
@@ -249,8 +250,12 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     } else {
         // A signal: the command is killed and answered, the run aborted; their last lines
         // still reach the session. Nothing queued behind them starts.
-        server.answer_killed_bash();
-        server.handle.halt();
+        match server.answer_killed_bash() {
+            Some(message) => server
+                .handle
+                .halt_then(move |idle| crate::harness::user_bash::record(idle.session, message)),
+            None => server.handle.halt(),
+        }
     }
     drop(server);
     finish(actor);
@@ -409,21 +414,16 @@ impl Server {
     }
 
     /// After a signal: answers the running command, already killed, so a client waiting on
-    /// its id is not left hanging. Nothing queued behind it starts.
-    fn answer_killed_bash(&mut self) {
-        let Some(done) = self.bash.done() else {
-            return;
-        };
+    /// its id is not left hanging; returns its result for the session. Nothing queued behind
+    /// it starts.
+    fn answer_killed_bash(&mut self) -> Option<BashExecutionMessage> {
+        let done = self.bash.done()?;
         // Its reader returns within the abort's bound even if an escaped process holds the
         // pipes open.
         self.bash.abort();
         let r = done.recv();
-        if let Some((line, message)) = self.bash.finished(r) {
-            if let Some(message) = message {
-                self.handle
-                    .run(move |idle| crate::harness::user_bash::record(idle.session, message));
-            }
-            self.ctx.out.line(&line);
-        }
+        let (line, message) = self.bash.finished(r)?;
+        self.ctx.out.line(&line);
+        message
     }
 }

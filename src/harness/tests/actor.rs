@@ -190,3 +190,48 @@ fn an_abort_stops_the_run_and_is_answered_once_it_is_over() {
         m => panic!("{m:?}"),
     }
 }
+
+#[test]
+fn after_an_abort_a_peek_sees_the_session_the_run_left_behind() {
+    push_reply(
+        "actor-abort-peek",
+        slow("a reply that would take far too long to stream"),
+    );
+    let (handle, actor, events) = start("actor-abort-peek", ActorOptions::default());
+    handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
+    wait_for(&events, "message_update");
+    handle.abort();
+    handle.send(Op::Abort { done: None });
+    let running = handle.peek(|p| matches!(p, Peek::Running(_)));
+    assert!(!running.recv().unwrap(), "answered once the run was over");
+    handle.shutdown();
+    actor.join().unwrap();
+}
+
+#[test]
+fn a_halt_drops_what_waits_and_runs_only_the_last_words() {
+    push_reply(
+        "actor-halt",
+        slow("a reply that would take far too long to stream"),
+    );
+    let (handle, actor, events) = start("actor-halt", ActorOptions::default());
+    handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
+    wait_for(&events, "message_update");
+    // Waits for the run's end, then is dropped by the halt.
+    let dropped = handle.query(|_| ());
+    let (last_tx, last) = crossbeam_channel::unbounded();
+    handle.halt_then(move |idle| {
+        let _ = last_tx.send(idle.session.messages().len());
+    });
+    let session = actor.join().unwrap();
+    assert!(dropped.recv().is_err(), "the query never ran");
+    assert_eq!(
+        last.recv().unwrap(),
+        2,
+        "the last words saw the aborted run's end"
+    );
+    match session.messages().last() {
+        Some(Message::Assistant(a)) => assert_eq!(a.stop_reason, StopReason::Aborted),
+        m => panic!("{m:?}"),
+    }
+}
