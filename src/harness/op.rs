@@ -244,6 +244,32 @@ pub enum SessionEvent<'a> {
     Idle,
 }
 
+/// A [`SessionEvent`] of its own, for a mode that reads events from a channel
+/// ([`channel_listener`]).
+// Boxing the event would add an allocation per event; `Idle` is the rare one.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum OwnedEvent {
+    Agent(AgentEvent),
+    Idle,
+}
+
+/// A listener that sends every event, cloned, down a channel: for a mode whose own loop
+/// `select!`s over events (the terminal UI). An event's clone is the size of the event (a
+/// delta, a finished message; the run's new messages at `agent_end`), never the conversation.
+pub fn channel_listener() -> (Listener, crossbeam_channel::Receiver<OwnedEvent>) {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let listener: Listener = Box::new(move |ev| {
+        let owned = match ev {
+            SessionEvent::Agent(ev) => OwnedEvent::Agent(ev.clone()),
+            SessionEvent::Idle => OwnedEvent::Idle,
+        };
+        // A mode that stopped listening is ending; the session goes on to its end.
+        let _ = tx.send(owned);
+    });
+    (listener, rx)
+}
+
 /// How the actor starts.
 #[derive(Default)]
 pub struct ActorOptions {

@@ -235,3 +235,30 @@ fn a_halt_drops_what_waits_and_runs_only_the_last_words() {
         m => panic!("{m:?}"),
     }
 }
+
+#[test]
+fn a_channel_listener_hears_the_events_in_order() {
+    push_reply("actor-channel", Reply::text("hello"));
+    let (listener, events) = crate::harness::op::channel_listener();
+    let (handle, actor) = spawn(
+        session("actor-channel"),
+        ActorEnv::fixed(std::env::temp_dir()),
+        ActorOptions::default(),
+        listener,
+    )
+    .unwrap();
+    handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
+    let mut kinds = Vec::new();
+    for ev in events.iter() {
+        match ev {
+            crate::harness::op::OwnedEvent::Agent(ev) => {
+                kinds.push(ev.to_json()["type"].as_str().unwrap_or("").to_string())
+            }
+            crate::harness::op::OwnedEvent::Idle => break,
+        }
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("agent_start"));
+    assert_eq!(kinds.last().map(String::as_str), Some("agent_settled"));
+    handle.shutdown();
+    actor.join().unwrap();
+}
