@@ -2,41 +2,40 @@
 //! events, as pi's RPC protocol defines them. Records split on `\n` only (a trailing `\r` is
 //! dropped), so U+2028/U+2029 inside strings never split a command.
 //!
-//! A prompt runs on a worker thread that owns the session while it runs and hands it back over
-//! a channel when done. Meanwhile queries are answered from a snapshot the worker keeps
-//! current, and `steer`/`follow_up`/`abort` reach the run through the agent's shared queues and
-//! abort flag. A command that needs the session while the worker holds it outside its agent
-//! loop (running an extension command, or wrapping up after `agent_end`) waits in line: it is
-//! handled the moment the session comes back or the loop starts, so a client that sends its
-//! next prompt right after `agent_end` finds the server idle. `abort` is answered once the run
-//! has ended, which never takes long: no wait in the run is unbounded. EOF on stdin ends the
+//! The session lives on its actor (`harness::actor`). This loop reads commands and hands each
+//! to the actor in arrival order, as a closure that answers it on the actor's thread
+//! ([`Op::Peek`] for most, [`Op::Run`] for those that read the session itself), so responses
+//! and events leave in the order they happen. During a run the actor answers queries from
+//! its view of the run, refuses commands that change the session, and keeps the ones that
+//! read it for the run's end; between runs it answers from the session. `steer`,
+//! `follow_up`, `clear_queue`, `abort` and `abort_retry` reach the run here at once (the
+//! shared queues and abort flag); `abort` is answered once the run has ended, which never
+//! takes long: no wait in the run is unbounded. A `bash` command runs beside all of this
+//! (`rpc_bash.rs`); lines that come meanwhile wait here until it ends. EOF on stdin ends the
 //! server with exit 0 once the work in hand is done.
 //!
 //! Files: `rpc_input.rs` reads records and parses them into commands, `rpc_commands.rs`
-//! handles each command, `rpc_entries.rs` the entry and tree queries, `rpc_bash.rs` the `bash`
-//! command (its thread and results, driven from here), `rpc_session.rs` the commands that
-//! replace the session, `rpc_ui.rs` extension dialogs, `rpc_out.rs` the shared stdout writer
-//! and the response line.
+//! answers each command on the actor, `rpc_entries.rs` the entry and tree queries,
+//! `rpc_bash.rs` the `bash` command, `rpc_session.rs` the commands that replace the session,
+//! `rpc_ui.rs` extension dialogs, `rpc_out.rs` the shared stdout writer and the response line.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::agent::{AgentEvent, MessageQueue};
-use crate::ai::{Message, Model, ThinkingLevel};
+use crate::ai::{Message, Model};
+use crate::harness::actor::{self, SessionActor, SessionHandle};
+use crate::harness::op::{ActorEnv, ActorOptions, SessionEvent};
 use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
-use crate::session::AgentMessage;
-use crate::util::reply::{self, ReplyRx};
+use crate::session::entry::BashExecutionMessage;
+use crate::util::reply::ReplyRx;
 
-use super::rpc_out::response;
 pub(crate) use super::rpc_out::Out;
-use super::rpc_session;
-use crate::harness::session_switch::SwitchEnv;
 
 #[path = "rpc_bash.rs"]
 mod bash;
@@ -46,38 +45,24 @@ mod commands;
 mod entries;
 #[path = "rpc_input.rs"]
 pub mod input;
+#[path = "rpc_kind.rs"]
+mod kind;
 
 pub use crate::harness::model_control::Credentials;
+/// Lists the models whose provider has a key configured.
+pub type ModelsFn = Arc<dyn Fn() -> Vec<Model> + Send + Sync>;
 /// Looks up the credentials of a model, or says why there are none.
-pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
+pub type CredentialsFn = Arc<dyn Fn(&Model) -> Result<Credentials, String> + Send + Sync>;
 
 /// What the server needs from layers above it (model credentials live with the CLI).
 pub struct RpcEnv {
-    pub available_models: Box<dyn Fn() -> Vec<Model>>,
+    pub available_models: ModelsFn,
     pub credentials: CredentialsFn,
     pub resources: Resources,
     /// False when the session started on a placeholder model.
     pub has_model: bool,
     /// Where new sessions go when the current one has no file (pi's per-cwd directory).
     pub session_dir: std::path::PathBuf,
-}
-
-impl RpcEnv {
-    /// What a session switch needs of this environment.
-    fn switch_env(&mut self) -> SwitchEnv<'_> {
-        SwitchEnv {
-            available_models: &*self.available_models,
-            credentials: &*self.credentials,
-            has_model: &mut self.has_model,
-            session_dir: &self.session_dir,
-        }
-    }
-}
-
-/// What queries see while a run holds the session.
-#[derive(Default)]
-struct Snapshot {
-    messages: Vec<AgentMessage>,
 }
 
 /// The steering and follow-up texts last reported in a `queue_update`, so a delivered
@@ -107,44 +92,45 @@ fn queue_texts(q: &MessageQueue) -> Vec<String> {
         .collect()
 }
 
-/// A run holding the session on its worker thread.
-struct Running {
-    /// The session, handed back when the work is done; disconnected if the worker died.
-    done: ReplyRx<AgentSession>,
-    /// A message each time the run's agent loop starts.
-    loop_started: Receiver<()>,
-    /// Whether the agent loop is between `agent_start` and `agent_end`. Outside of that the
-    /// run is a command, a preflight, a retry wait or wrapping up.
-    in_loop: Arc<AtomicBool>,
+/// A `bash` command about to start.
+struct NextBash {
+    cmd: Value,
+    id: Option<Value>,
+    /// Answered by the actor once the session is idle or in a run's loop.
+    go: ReplyRx<()>,
+    /// `abort_bash` came first: it starts cancelled.
+    aborted: bool,
+}
+
+/// What the commands answered on the actor's thread share with this loop.
+pub(super) struct Ctx {
+    out: Out,
+    resources: Resources,
+    available_models: ModelsFn,
+    queue_report: QueueReport,
+    /// The session's extensions (also reachable while a run holds the session).
+    extensions: Option<Arc<crate::extensions::ExtensionHost>>,
+    /// The agent's steering and follow-up queues.
     steering: MessageQueue,
     follow_up: MessageQueue,
-    abort: crate::ai::Abort,
-    model: Model,
-    thinking: ThinkingLevel,
-    state: Value,
 }
 
 struct Server {
-    out: Out,
-    env: RpcEnv,
-    idle: Option<AgentSession>,
-    running: Option<Running>,
-    snapshot: Arc<Mutex<Snapshot>>,
-    queue_report: QueueReport,
+    ctx: Arc<Ctx>,
+    handle: SessionHandle,
     bash: bash::BashState,
-    /// Lines that wait for the session (see the module doc), in arrival order.
+    /// A `bash` command waiting for the session to be free of work outside a run (as the
+    /// actor says on this channel).
+    bash_next: Option<NextBash>,
+    /// Lines that wait for the running `bash` command, in arrival order.
     waiting: VecDeque<String>,
-    /// Ids of `abort` commands to answer once the run has ended.
-    aborts: Vec<Option<Value>>,
     /// Extension dialogs waiting for the client's `extension_ui_response`.
     ui: Arc<super::rpc_ui::RpcUi>,
-    /// The session's extensions (also reachable while a run holds the session).
-    extensions: Option<Arc<crate::extensions::ExtensionHost>>,
 }
 
-/// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the main
-/// loop may itself be waiting on an extension that waits on this answer), every other line to
-/// the main loop; the channel disconnects at EOF (after the last line). Detached on purpose: it
+/// Reads stdin on its own thread: dialog answers go straight to the waiting dialog (the actor
+/// may itself be waiting on an extension that waits on this answer), every other line to the
+/// main loop; the channel disconnects at EOF (after the last line). Detached on purpose: it
 /// ends at stdin EOF, or with the process.
 fn spawn_stdin_reader(answers: Arc<super::rpc_ui::RpcUi>) -> Receiver<String> {
     let (tx, lines) = crossbeam_channel::unbounded::<String>();
@@ -195,56 +181,70 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     session.start_extensions("startup");
     // Resuming parsed the transcript through a few transient copies (issue 35).
     crate::util::heap::release_free_memory();
-    let mut server = Server {
-        ui,
-        out,
-        bash: bash::BashState::new(session.agent().cwd.clone()),
-        env,
-        idle: Some(session),
-        running: None,
-        snapshot: Arc::new(Mutex::new(Snapshot::default())),
+    let ctx = Arc::new(Ctx {
+        out: out.clone(),
+        resources: env.resources,
+        available_models: Arc::clone(&env.available_models),
         queue_report: QueueReport::default(),
-        waiting: VecDeque::new(),
-        aborts: Vec::new(),
         extensions: extensions.clone(),
-    };
-    let never = crossbeam_channel::never::<()>();
-    let never_done = ReplyRx::<AgentSession>::never();
-    let never_bash = crossbeam_channel::never::<BashUpdate>();
-    let abort = server.idle.as_ref().map(|s| s.abort.clone());
-    crate::util::shutdown::take_over(move || {
-        if let Some(a) = &abort {
-            a.abort();
-        }
+        steering: session.agent().steering.clone(),
+        follow_up: session.agent().follow_up.clone(),
     });
+    let bash = bash::BashState::new(session.agent().cwd.clone());
+    let (models, credentials) = (env.available_models, env.credentials);
+    let actor_env = ActorEnv {
+        available_models: Box::new(move || models()),
+        credentials: Box::new(move |m| credentials(m)),
+        has_model: env.has_model,
+        session_dir: env.session_dir,
+    };
+    let options = ActorOptions {
+        track_messages: true,
+        apply_session_requests: true,
+    };
+    let spawned = actor::spawn(session, actor_env, options, listener(&ctx));
+    let (handle, actor) = match spawned {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
+    let mut server = Server {
+        ctx,
+        handle,
+        bash,
+        bash_next: None,
+        waiting: VecDeque::new(),
+        ui,
+    };
+    let abort = server.handle.abort_flag();
+    crate::util::shutdown::take_over(move || abort.abort());
     let shutdown = crate::util::shutdown::notice();
+    let never = crossbeam_channel::never::<()>();
+    let never_bash = crossbeam_channel::never::<BashUpdate>();
+    let never_go = ReplyRx::<()>::never();
     let actions = extensions
         .as_ref()
         .map(|h| h.action_signal())
         .unwrap_or_else(|| never.clone());
     loop {
-        let (done, loop_started) = match &server.running {
-            Some(r) => (r.done.clone(), r.loop_started.clone()),
-            None => (never_done.clone(), never.clone()),
-        };
-        // Session changes extensions ask for while idle are applied (and their prompts run)
-        // on a worker; during a run the worker applies them when the run ends.
-        let idle_actions = if server.running.is_none() {
-            actions.clone()
-        } else {
-            never.clone()
-        };
         let bash_done = server.bash.done().unwrap_or_else(|| never_bash.clone());
+        let bash_go = match &server.bash_next {
+            Some(next) => next.go.clone(),
+            None => never_go.clone(),
+        };
         select! {
+            recv(bash_go.raw()) -> _ => server.start_bash(),
             recv(lines) -> line => match line {
                 // Empty lines too: pi answers them with a parse error.
                 Ok(l) => server.on_line(l),
                 Err(_) => break,
             },
-            recv(done.raw()) -> session => server.session_back(session.ok().map(reply::open)),
-            recv(loop_started) -> _ => server.handle_waiting(),
             recv(bash_done) -> r => server.bash_done(r),
-            recv(idle_actions) -> _ => server.start_run(|s, on_event| s.run_extension_work(on_event)),
+            // Session changes extensions ask for are applied (and their prompts run) on the
+            // actor; during a run, once it ends.
+            recv(actions) -> _ => server.extension_work(),
             // A signal: commands are already killed and the run aborted; what is left is
             // to let the run end (its last lines reach the session) and stop extensions.
             recv(shutdown) -> _ => break,
@@ -253,86 +253,71 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
     if crate::util::shutdown::signal().is_none() {
         // EOF: let a running command and prompt finish (and the lines waiting for them), as
         // pi does on graceful shutdown.
-        server.finish();
+        server.finish_bash();
+        server.handle.shutdown();
     } else {
         // A signal: the command is killed and answered, the run aborted; their last lines
-        // still reach the session.
-        server.answer_killed_bash();
-        server.stop_run();
+        // still reach the session. Nothing queued behind them starts.
+        match server.answer_killed_bash() {
+            Some(message) => server
+                .handle
+                .halt_then(move |idle| crate::harness::user_bash::record(idle.session, message)),
+            None => server.handle.halt(),
+        }
     }
+    drop(server);
+    finish(actor);
     if let Some(host) = extensions {
         host.shutdown();
     }
     0
 }
 
-impl Server {
-    /// Session switches an extension command asked for (`ctx.newSession()`, …), once the
-    /// session is back.
-    fn perform_mode_requests(&mut self) {
-        use crate::extensions::ModeRequest;
-        let Some(host) = self.extensions.clone() else {
+/// Waits for the actor to end.
+fn finish(actor: SessionActor) {
+    if actor.join().is_err() {
+        // The session file keeps every entry written so far.
+        eprintln!("Error: the agent run failed unexpectedly; restart pi to continue the session.");
+        std::process::exit(1);
+    }
+}
+
+/// What the actor's thread does with each event: report delivered queue messages and write
+/// the event line (flushed before the run goes on).
+fn listener(ctx: &Arc<Ctx>) -> crate::harness::op::Listener {
+    let ctx = Arc::clone(ctx);
+    Box::new(move |ev| {
+        let SessionEvent::Agent(ev) = ev else {
             return;
         };
-        for request in host.take_mode_requests() {
-            let Some(s) = self.idle.as_mut() else { return };
-            let env = &mut self.env.switch_env();
-            let result = match request {
-                ModeRequest::NewSession => rpc_session::new_session(s, env, &json!({})),
-                ModeRequest::SwitchSession(path) => {
-                    rpc_session::switch_session(s, env, &json!({ "sessionPath": path }))
-                }
-                ModeRequest::Fork {
-                    entry_id,
-                    at: false,
-                } => rpc_session::fork(s, env, &json!({ "entryId": entry_id })),
-                ModeRequest::Fork { at: true, .. } => rpc_session::clone(s, env, &json!({})),
-                // Tree navigation, reloads and quitting belong to the terminal UI.
-                _ => Ok(None),
-            };
-            if let Err(e) = result {
-                host.report("extensions", "session", e);
+        // A queued message being delivered has left its queue: pi reports the queues before
+        // the message starts.
+        if let AgentEvent::MessageStart {
+            message: Message::User(_),
+        } = ev
+        {
+            ctx.queue_report
+                .update(&ctx.out, &ctx.steering, &ctx.follow_up, false);
+        }
+        ctx.out.text_line(ev.to_json_line());
+        // The tool waits for this to return (see `agent::execute`): a client that snapshots a
+        // file when an `edit`/`write` starts, to show a diff when it ends (pi-acp does), gets
+        // a moment to read it first. Without it the native tool often wins the race (1 run in
+        // 10 in a release build); pi's own tools are slow enough that clients always win.
+        if let AgentEvent::ToolExecutionStart { name, .. } = ev {
+            if matches!(name.as_str(), "edit" | "write") {
+                std::thread::sleep(CLIENT_READ_WINDOW);
             }
         }
-    }
+    })
+}
 
-    /// Commands meant for a running agent: they never wait for the session.
-    fn reaches_the_run(kind: &str) -> bool {
-        matches!(
-            kind,
-            "abort" | "abort_retry" | "steer" | "follow_up" | "clear_queue"
-        )
-    }
+/// How long a file-changing tool waits after its start line, for clients that read the file
+/// then. Far below the abort budget (100 ms).
+const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 
-    /// Queries answered from the session itself, which wait while a run holds it.
-    fn reads_the_session(kind: &str) -> bool {
-        matches!(
-            kind,
-            "get_entries" | "get_tree" | "get_session_stats" | "get_fork_messages" | "export_html"
-        )
-    }
-
-    /// Whether a command of `kind` must wait now (ignoring the lines already waiting).
-    fn must_wait(&self, kind: &str) -> bool {
-        if kind == "abort_bash" {
-            return false;
-        }
-        if self.bash.is_running() {
-            return true;
-        }
-        if Self::reaches_the_run(kind) {
-            return false;
-        }
-        // After an `abort`, later commands see the session it leaves behind.
-        if !self.aborts.is_empty() {
-            return true;
-        }
-        self.running
-            .as_ref()
-            .is_some_and(|r| !r.in_loop.load(Ordering::SeqCst) || Self::reads_the_session(kind))
-    }
-
-    /// A line from stdin: handled now, or put in line behind the ones waiting.
+impl Server {
+    /// A line from stdin: handled now, or put in line behind the ones waiting for `bash`.
     fn on_line(&mut self, line: String) {
         let kind = input::command_kind(&line);
         if kind == "extension_ui_response" {
@@ -344,253 +329,109 @@ impl Server {
         }
         // Behind lines already waiting, everything waits too (order is kept), except what
         // stops or steers the work in hand.
-        let overtakes =
-            kind == "abort_bash" || (Self::reaches_the_run(&kind) && !self.bash.is_running());
-        if (!self.waiting.is_empty() && !overtakes) || self.must_wait(&kind) {
+        let command = kind::Command::parse(&kind);
+        let abort_bash = command == Some(kind::Command::Loop(kind::Loop::AbortBash));
+        let reaches_the_run =
+            matches!(command, Some(kind::Command::Loop(l)) if l.reaches_the_run());
+        let overtakes = abort_bash || (reaches_the_run && !self.bash.is_running());
+        let must_wait = !abort_bash && self.bash_busy();
+        if (!self.waiting.is_empty() && !overtakes) || must_wait {
             self.waiting.push_back(line);
             return;
         }
         self.handle_line(&line);
     }
 
-    /// Handles the waiting lines that no longer need to wait, in order.
+    /// Whether a `bash` command runs or is about to.
+    fn bash_busy(&self) -> bool {
+        self.bash.is_running() || self.bash_next.is_some()
+    }
+
+    /// Handles the lines that waited for `bash`, in order (until one starts another).
     fn handle_waiting(&mut self) {
-        while let Some(line) = self.waiting.front() {
-            if self.must_wait(&input::command_kind(line)) {
+        while !self.bash_busy() {
+            let Some(line) = self.waiting.pop_front() else {
                 return;
-            }
-            let line = self.waiting.pop_front().expect("front exists");
+            };
             self.handle_line(&line);
         }
     }
 
-    /// The worker handed the session back (or died).
-    fn session_back(&mut self, session: Option<AgentSession>) {
-        let Some(r) = self.running.take() else { return };
-        let Some(session) = session else {
-            // The run's thread died; the session file keeps every entry written so far,
-            // but there is no session left to serve.
-            eprintln!(
-                "Error: the agent run failed unexpectedly; restart pi to continue the session."
-            );
-            std::process::exit(1);
-        };
-        r.abort.reset();
-        // The snapshot answered queries while the run held the session; idle, they read the
-        // session itself, so the copy of the conversation goes (issue 35: held once).
-        std::mem::take(
-            &mut self
-                .snapshot
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .messages,
-        );
-        crate::util::heap::release_free_memory();
-        self.idle = Some(session);
-        self.flush_bash();
-        self.perform_mode_requests();
-        for id in std::mem::take(&mut self.aborts) {
-            self.out.line(&response(&id, "abort", Ok(None)));
-        }
-        self.handle_waiting();
+    /// A `bash` command starts once the session is in a run's loop or idle (not while it
+    /// runs an extension command or wraps a run up), as a prompt sent before it would see.
+    fn queue_bash(&mut self, cmd: Value, id: Option<Value>) {
+        let go = self.handle.peek(|_| ());
+        self.bash_next = Some(NextBash {
+            cmd,
+            id,
+            go,
+            aborted: false,
+        });
     }
 
-    fn start_bash(&mut self, cmd: &Value, id: Option<Value>) {
-        let session_cwd = self.idle.as_ref().map(|s| s.agent().cwd.clone());
-        let host = self.extensions.clone();
-        self.bash.start(cmd, id, session_cwd, &self.out, host);
-    }
-
-    fn abort_bash(&mut self) {
-        self.bash.abort();
-    }
-
-    /// The running command ended: record it, answer, then handle the lines that waited.
-    fn bash_done(&mut self, done: Result<BashUpdate, crossbeam_channel::RecvError>) {
-        if let Some(line) = self.bash.finished(done, self.idle.as_mut()) {
-            self.out.line(&line);
-        }
-        self.handle_waiting();
-    }
-
-    /// At stdin EOF: let running commands (and the lines behind them) finish.
-    fn finish_bash(&mut self) {
-        while let Some(done) = self.bash.done() {
-            let r = done.recv();
-            self.bash_done(r);
-        }
-    }
-
-    /// Moves recorded bash results into the session and the agent's context, once idle.
-    fn flush_bash(&mut self) {
-        if let Some(s) = self.idle.as_mut() {
-            self.bash.flush(s);
-        }
-    }
-
-    /// After a signal: answers the running command, already killed, so a client waiting on
-    /// its id is not left hanging. Nothing queued behind it starts.
-    fn answer_killed_bash(&mut self) {
-        let Some(done) = self.bash.done() else {
+    fn start_bash(&mut self) {
+        let Some(next) = self.bash_next.take() else {
             return;
         };
-        // Its reader returns within the abort's bound even if an escaped process holds the
-        // pipes open.
-        self.bash.abort();
-        let r = done.recv();
-        if let Some(line) = self.bash.finished(r, self.idle.as_mut()) {
-            self.out.line(&line);
+        let host = self.ctx.extensions.clone();
+        self.bash
+            .start(&next.cmd, next.id, None, &self.ctx.out, host);
+        if next.aborted {
+            self.bash.abort();
         }
     }
 
-    /// After a signal: aborts the run and waits for it to hand the session back (no wait in a
-    /// run is unbounded), handling nothing more.
-    fn stop_run(&mut self) {
-        if let Some(r) = self.running.take() {
-            r.abort.abort();
-            let _ = r.done.recv();
+    /// `abort_bash`: stops the running command, or the one about to start.
+    pub(super) fn abort_bash(&mut self) {
+        match &mut self.bash_next {
+            Some(next) => next.aborted = true,
+            None => self.bash.abort(),
         }
     }
 
-    /// At EOF: lets the work in hand and the lines waiting for it finish.
-    fn finish(&mut self) {
+    /// The running command ended: its result goes to the session (once no run holds it),
+    /// its response is written, then the lines that waited are handled.
+    fn bash_done(&mut self, done: Result<BashUpdate, crossbeam_channel::RecvError>) {
+        if let Some((line, message)) = self.bash.finished(done) {
+            if let Some(message) = message {
+                self.handle
+                    .run(move |idle| crate::harness::user_bash::record(idle.session, message));
+            }
+            self.ctx.out.line(&line);
+        }
+        self.handle_waiting();
+    }
+
+    /// At EOF: lets the running command (and the lines behind it) finish.
+    fn finish_bash(&mut self) {
         loop {
-            self.finish_bash();
-            if let Some(r) = &self.running {
-                let (done, started) = (r.done.clone(), r.loop_started.clone());
-                select! {
-                    recv(done.raw()) -> s => self.session_back(s.ok().map(reply::open)),
-                    recv(started) -> _ => self.handle_waiting(),
-                }
-            } else if !self.waiting.is_empty() {
-                self.handle_waiting();
-            } else {
+            if let Some(next) = &self.bash_next {
+                let _ = next.go.recv();
+                self.start_bash();
+            }
+            if let Some(done) = self.bash.done() {
+                let r = done.recv();
+                self.bash_done(r);
+                continue;
+            }
+            self.handle_waiting();
+            if !self.bash_busy() {
                 return;
             }
         }
     }
 
-    /// Hands the idle session to a worker thread that runs `work` on it, streaming its events,
-    /// and sends the session back when done.
-    fn start_run<F>(&mut self, work: F)
-    where
-        F: FnOnce(&mut AgentSession, &mut dyn FnMut(&AgentEvent)) + Send + 'static,
-    {
-        let Some(mut session) = self.idle.take() else {
-            return;
-        };
-        let agent = session.agent();
-        let state = self.state_of(&session, true);
-        let (steering, follow_up, model, thinking) = (
-            agent.steering.clone(),
-            agent.follow_up.clone(),
-            agent.model.clone(),
-            agent.thinking,
-        );
-        let abort = session.abort.clone();
-        self.snapshot
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .messages = session.agent_messages();
-        let (done_tx, done) = reply::reply();
-        let (started_tx, loop_started) = crossbeam_channel::unbounded();
-        let in_loop = Arc::new(AtomicBool::new(false));
-        let mut listener = RunListener {
-            out: self.out.clone(),
-            snapshot: Arc::clone(&self.snapshot),
-            queues: (steering.clone(), follow_up.clone()),
-            queue_report: self.queue_report.clone(),
-            in_loop: Arc::clone(&in_loop),
-            loop_started: started_tx,
-        };
-        // Detached on purpose: it hands the session back over `done`; if it dies, `done`
-        // disconnects and the main loop reports it.
-        let spawned = std::thread::Builder::new()
-            .name("pi-rpc-run".into())
-            .spawn(move || {
-                work(&mut session, &mut |ev| listener.on_event(ev));
-                listener.in_loop.store(false, Ordering::SeqCst);
-                let _ = done_tx.send(session);
-            });
-        if let Err(e) = spawned {
-            eprintln!("Error: could not start the agent run: {e}");
-            std::process::exit(1);
-        }
-        self.running = Some(Running {
-            done,
-            loop_started,
-            in_loop,
-            steering,
-            follow_up,
-            abort,
-            model,
-            thinking,
-            state,
-        });
+    /// After a signal: answers the running command, already killed, so a client waiting on
+    /// its id is not left hanging; returns its result for the session. Nothing queued behind
+    /// it starts.
+    fn answer_killed_bash(&mut self) -> Option<BashExecutionMessage> {
+        let done = self.bash.done()?;
+        // Its reader returns within the abort's bound even if an escaped process holds the
+        // pipes open.
+        self.bash.abort();
+        let r = done.recv();
+        let (line, message) = self.bash.finished(r)?;
+        self.ctx.out.line(&line);
+        message
     }
 }
-
-/// What the worker does with each event: keep the query snapshot current, report delivered
-/// queue messages, and write the event line (flushed before the run goes on).
-struct RunListener {
-    out: Out,
-    snapshot: Arc<Mutex<Snapshot>>,
-    queues: (MessageQueue, MessageQueue),
-    queue_report: QueueReport,
-    in_loop: Arc<AtomicBool>,
-    loop_started: crossbeam_channel::Sender<()>,
-}
-
-impl RunListener {
-    fn on_event(&mut self, ev: &AgentEvent) {
-        match ev {
-            AgentEvent::AgentStart => {
-                self.in_loop.store(true, Ordering::SeqCst);
-                let _ = self.loop_started.send(());
-            }
-            AgentEvent::AgentEnd { .. } => self.in_loop.store(false, Ordering::SeqCst),
-            // A queued message being delivered has left its queue: pi reports the queues
-            // before the message starts.
-            AgentEvent::MessageStart {
-                message: Message::User(_),
-            } => self
-                .queue_report
-                .update(&self.out, &self.queues.0, &self.queues.1, false),
-            _ => {}
-        }
-        let snap = || self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
-        match ev {
-            AgentEvent::MessageEnd { message } => {
-                snap().messages.push(AgentMessage::Llm(message.clone()))
-            }
-            AgentEvent::CustomMessageEnd { message } => {
-                snap().messages.push(AgentMessage::Custom(message.clone()))
-            }
-            // The failed reply leaves the live context for the retry.
-            AgentEvent::AutoRetryStart { .. } => {
-                let mut snap = snap();
-                if matches!(
-                    snap.messages.last(),
-                    Some(AgentMessage::Llm(Message::Assistant(_)))
-                ) {
-                    snap.messages.pop();
-                }
-            }
-            _ => {}
-        }
-        self.out.text_line(ev.to_json_line());
-        // The tool waits for this to return (see `agent::execute`): a client that snapshots a
-        // file when an `edit`/`write` starts, to show a diff when it ends (pi-acp does), gets
-        // a moment to read it first. Without it the native tool often wins the race (1 run in
-        // 10 in a release build); pi's own tools are slow enough that clients always win.
-        if let AgentEvent::ToolExecutionStart { name, .. } = ev {
-            if matches!(name.as_str(), "edit" | "write") {
-                std::thread::sleep(CLIENT_READ_WINDOW);
-            }
-        }
-    }
-}
-
-/// How long a file-changing tool waits after its start line, for clients that read the file
-/// then. Far below the abort budget (100 ms).
-const CLIENT_READ_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);

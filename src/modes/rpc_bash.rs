@@ -5,8 +5,9 @@
 //! other than `abort_bash` that arrive meanwhile wait (see the server's `must_wait`) and are
 //! handled in order afterwards, so a client that pipes `bash` then `prompt` gets the command's
 //! output into the prompt's context. The result becomes a `bashExecution` message (no message
-//! event): appended to the session and (unless `excludeFromContext`) the agent's messages at
-//! once when idle, or when the running prompt ends.
+//! event): the server has the session actor append it to the session and (unless
+//! `excludeFromContext`) the agent's messages at once when idle, or when the running prompt
+//! ends.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,8 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ai::Abort;
 use crate::extensions::ExtensionHost;
-use crate::harness::user_bash::{record, BashUpdate};
-use crate::harness::AgentSession;
+use crate::harness::user_bash::BashUpdate;
 use crate::modes::rpc_out::{response, Out};
 use crate::session::entry::BashExecutionMessage;
 use crate::tools::bash::BashTool;
@@ -35,18 +35,12 @@ struct BashRun {
 /// The server's bash state.
 pub(super) struct BashState {
     run: Option<BashRun>,
-    /// Results that arrived while a prompt held the session.
-    pending: Vec<BashExecutionMessage>,
     cwd: PathBuf,
 }
 
 impl BashState {
     pub(super) fn new(cwd: PathBuf) -> Self {
-        BashState {
-            run: None,
-            pending: Vec::new(),
-            cwd,
-        }
+        BashState { run: None, cwd }
     }
 
     /// The channel the main loop waits on for the running command, if any.
@@ -125,13 +119,12 @@ impl BashState {
         }
     }
 
-    /// The running command ended: records its result (into `idle`, the session, when there is
-    /// one) and returns the response to write.
+    /// The running command ended: the response to write, and the message to record in the
+    /// session (when it ran).
     pub(super) fn finished(
         &mut self,
         done: Result<BashUpdate, crossbeam_channel::RecvError>,
-        idle: Option<&mut AgentSession>,
-    ) -> Option<Value> {
+    ) -> Option<(Value, Option<BashExecutionMessage>)> {
         let BashRun {
             id,
             command,
@@ -141,26 +134,17 @@ impl BashState {
         let Ok(BashUpdate::Done(run)) = done else {
             return None;
         };
+        let mut message = None;
         let result = run.map(|mut run| {
             // Killed by pi's shutdown: cancelled, whether its end or the signal's notice came
             // first.
             run.cancelled |= crate::util::shutdown::signal().is_some();
             let msg = crate::harness::user_bash::bash_message(command, run, exclude_from_context);
             let data = bash_result(&msg);
-            self.pending.push(msg);
-            if let Some(session) = idle {
-                self.flush(session);
-            }
+            message = Some(msg);
             data
         });
-        Some(response(&id, "bash", result.map(Some)))
-    }
-
-    /// Moves recorded results into the session and the agent's context.
-    pub(super) fn flush(&mut self, session: &mut AgentSession) {
-        for msg in self.pending.drain(..) {
-            record(session, msg);
-        }
+        Some((response(&id, "bash", result.map(Some)), message))
     }
 }
 

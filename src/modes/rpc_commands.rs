@@ -1,18 +1,22 @@
-//! RPC commands: parsing a line, checking its arguments, and answering it with pi's response
-//! shape — from the idle session, or from the snapshot while a run holds it. Every response
-//! carries the request's `id` when it had one (pi leaves it out of an unknown command's
-//! error; a client waiting on the id would hang).
+//! RPC commands: dispatching a line, checking its arguments, and answering it with pi's
+//! response shape. Commands that reach the run (`steer`, `follow_up`, `clear_queue`, `abort`,
+//! `abort_retry`, `abort_bash`, `bash`) are handled by the server's loop; every other one is
+//! answered on the session actor, in order: from the idle session, or from the actor's view
+//! of the run while one streams. Every response carries the request's `id` when it had one
+//! (pi leaves it out of an unknown command's error; a client waiting on the id would hang).
+
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::{Server, Snapshot};
-use crate::agent::{AgentEvent, QueueMode};
+use super::kind::{Change, Command, Loop, Peekable, Query, Read};
+use super::{Ctx, Server};
+use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{
     now_ms, Content, Extra, ImageContent, Message, ThinkingLevel, UserContent, UserMessage,
 };
 use crate::harness::extensions::{Disposition, InputSource, UserInput};
-use crate::harness::AgentSession;
-use crate::resources::loader::Resources;
+use crate::harness::op::{Idle, Op, Peek, RunView};
 use crate::session::{ops, AgentMessage};
 
 use super::super::rpc_session;
@@ -83,444 +87,520 @@ fn mode_name(m: QueueMode) -> &'static str {
     }
 }
 
-/// Commands that change the session: answered only between runs.
-const SESSION_COMMANDS: &[&str] = &[
-    "set_thinking_level",
-    "cycle_thinking_level",
-    "set_steering_mode",
-    "set_follow_up_mode",
-    "set_auto_retry",
-    "set_auto_compaction",
-    "get_session_stats",
-    "set_session_name",
-    "get_fork_messages",
-    "set_model",
-    "export_html",
-    "compact",
-    "new_session",
-    "cycle_model",
-    "switch_session",
-    "fork",
-    "clone",
-];
-
 impl Server {
+    /// The actor handles what extensions queued, and the session changes they asked for.
+    pub(super) fn extension_work(&self) {
+        self.handle.send(Op::RunExtensionWork);
+    }
+
     pub(super) fn handle_line(&mut self, line: &str) {
         let (id, kind, cmd) = match super::input::parse_command(line) {
             Ok(c) => (c.id, c.kind, c.value),
-            Err(response) => return self.out.line(&response),
+            Err(response) => {
+                // In order with the responses before it.
+                let out = self.ctx.out.clone();
+                self.handle
+                    .send(Op::Peek(Box::new(move |_| out.line(&response))));
+                return;
+            }
         };
-        let result = match kind.as_str() {
-            "prompt" => return self.prompt(&cmd, id),
-            "bash" => return self.start_bash(&cmd, id),
-            "abort" => match &self.running {
-                Some(r) => {
-                    // Answered when the run has ended (`session_back`).
-                    r.abort.abort();
-                    self.aborts.push(id);
-                    return;
-                }
-                None => Ok(None),
-            },
-            "abort_bash" => {
+        let Some(command) = Command::parse(&kind) else {
+            let out = self.ctx.out.clone();
+            let e = format!("Unknown command: {kind}");
+            self.handle.send(Op::Peek(Box::new(move |_| {
+                out.line(&response(&id, &kind, Err(e)))
+            })));
+            return;
+        };
+        let loop_command = match command {
+            Command::Loop(l) => l,
+            Command::Read(read) => {
+                let ctx = Arc::clone(&self.ctx);
+                self.handle
+                    .run(move |idle| read_idle(&ctx, idle, id, &kind, read, &cmd));
+                return;
+            }
+            Command::Peek(command) => {
+                let ctx = Arc::clone(&self.ctx);
+                self.handle.send(Op::Peek(Box::new(move |peek| match peek {
+                    Peek::Idle(idle) => answer_idle(&ctx, idle, id, &kind, command, &cmd),
+                    Peek::Running(view) => answer_running(&ctx, view, id, &kind, command, &cmd),
+                })));
+                return;
+            }
+        };
+        let result = match loop_command {
+            Loop::Bash => return self.queue_bash(cmd, id),
+            Loop::Abort => {
+                // The flag now; answered once the run has ended, before what came after it.
+                self.handle.abort();
+                self.handle.send(Op::Abort { done: None });
+                let out = self.ctx.out.clone();
+                self.handle.send(Op::Peek(Box::new(move |_| {
+                    out.line(&response(&id, "abort", Ok(None)))
+                })));
+                return;
+            }
+            Loop::AbortBash => {
                 self.abort_bash();
                 Ok(None)
             }
-            "steer" | "follow_up" => self.queue(&cmd, &kind),
-            "clear_queue" => self.clear_queue(),
-            "get_available_thinking_levels" => Ok(Some(self.thinking_levels())),
-            "abort_retry" => {
-                if let Some(r) = &self.running {
-                    r.abort.abort();
-                }
+            Loop::AbortRetry => {
+                self.handle.abort();
+                self.handle.send(Op::Abort { done: None });
                 Ok(None)
             }
-            "get_state" => Ok(Some(self.state())),
-            "get_messages" => return self.answer_messages(id),
-            "get_last_assistant_text" => Ok(Some(self.last_assistant_text())),
-            "get_available_models" => Ok(Some(json!({"models": (self.env.available_models)()}))),
-            "get_commands" => Ok(Some(self.commands())),
-            "get_entries" | "get_tree" => return self.entries(&cmd, id, &kind),
-            k if SESSION_COMMANDS.contains(&k) => self.with_idle(&cmd, k),
-            _ => Err(format!("Unknown command: {kind}")),
+            Loop::Steer => queue(&self.ctx, &cmd, true),
+            Loop::FollowUp => queue(&self.ctx, &cmd, false),
+            Loop::ClearQueue => clear_queue(&self.ctx),
         };
-        self.out.line(&response(&id, &kind, result));
-        if kind == "get_messages" || kind == "get_state" {
-            // The reply built the whole conversation (get_state to count its messages).
-            crate::util::heap::release_free_memory();
-        }
-        // Writes the command made that failed (runs report theirs as events themselves).
-        if let Some(s) = self.idle.as_mut() {
-            for error in std::mem::take(&mut s.write_errors) {
-                self.out
-                    .text_line(AgentEvent::SessionWriteError { error }.to_json_line());
-            }
-        }
+        self.ctx.out.line(&response(&id, &kind, result));
     }
+}
 
-    /// Commands that change the session: only between runs.
-    fn with_idle(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
-        if self.running.is_some() {
-            return Err(format!(
+/// A command answered while a run holds the session: queries from the actor's view of the
+/// run, session changes refused.
+fn answer_running(
+    ctx: &Ctx,
+    view: &RunView,
+    id: Option<Value>,
+    kind: &str,
+    command: Peekable,
+    cmd: &Value,
+) {
+    let query = match command {
+        Peekable::Query(q) => q,
+        Peekable::Change(_) => {
+            let e = format!(
                 "Cannot {kind} while the agent is processing; wait for agent_end or abort first"
-            ));
+            );
+            return ctx.out.line(&response(&id, kind, Err(e)));
         }
-        let s = self.idle.as_mut().expect("idle when not running");
-        match kind {
-            "set_thinking_level" => {
-                let level = cmd["level"]
-                    .as_str()
-                    .and_then(ThinkingLevel::parse)
-                    .ok_or("Invalid thinking level")?;
-                announce_thinking(s.set_thinking_level(level), &self.out);
-                Ok(None)
-            }
-            "cycle_thinking_level" => match s.cycle_thinking_level() {
-                Some(level) => {
-                    self.out
-                        .line(&json!({"type": "thinking_level_changed", "level": level}));
-                    Ok(Some(json!({"level": level})))
-                }
-                None => Ok(Some(Value::Null)),
-            },
-            "set_steering_mode" | "set_follow_up_mode" => {
-                let mode = cmd["mode"]
-                    .as_str()
-                    .and_then(QueueMode::parse)
-                    .ok_or("Invalid mode")?;
-                s.set_queue_mode(kind == "set_steering_mode", mode);
-                Ok(None)
-            }
-            "set_auto_retry" => {
-                s.set_auto_retry(cmd["enabled"].as_bool().unwrap_or(true));
-                Ok(None)
-            }
-            "set_auto_compaction" => {
-                s.set_auto_compaction(cmd["enabled"].as_bool().unwrap_or(true));
-                Ok(None)
-            }
-            "get_session_stats" => {
-                let window = s.agent().model.context_window;
-                Ok(Some(
-                    serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
-                ))
-            }
-            "set_session_name" => {
-                let name = string_field(cmd, "name")?;
-                ops::set_name(&mut s.session, name)?;
-                let name = s.session.name().unwrap_or_else(|| name.trim().to_string());
-                self.out
-                    .line(&json!({"type": "session_info_changed", "name": name}));
-                Ok(None)
-            }
-            "get_fork_messages" => {
-                let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
-                    .into_iter()
-                    .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
-                    .collect();
-                Ok(Some(json!({"messages": msgs})))
-            }
-            "set_model" => {
-                let (provider, id) = (
-                    cmd["provider"].as_str().unwrap_or(""),
-                    cmd["modelId"].as_str().unwrap_or(""),
-                );
-                let model = (self.env.available_models)()
-                    .into_iter()
-                    .find(|m| m.provider == provider && m.id == id)
-                    .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
-                let credentials = (self.env.credentials)(&model)?;
-                let changed = s.set_model(model.clone(), credentials)?;
-                self.env.has_model = true;
-                announce_thinking(changed, &self.out);
-                Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
-            }
-            "export_html" => {
-                let out = cmd["outputPath"].as_str().map(std::path::Path::new);
-                let path = s.export_html(out, None)?;
-                Ok(Some(json!({"path": path.to_string_lossy()})))
-            }
-            "compact" => {
-                let out = self.out.clone();
-                let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
-                    out.line(&e.to_json())
-                })?;
-                Ok(Some(s.compaction_json(&r)))
-            }
-            "new_session" => rpc_session::new_session(s, &mut self.env.switch_env(), cmd),
-            "switch_session" => rpc_session::switch_session(s, &mut self.env.switch_env(), cmd),
-            "fork" => rpc_session::fork(s, &mut self.env.switch_env(), cmd),
-            "clone" => rpc_session::clone(s, &mut self.env.switch_env(), cmd),
-            "cycle_model" => {
-                let available = (self.env.available_models)();
-                let before = s.agent().thinking;
-                let credentials = &self.env.credentials;
-                match s.cycle_model(true, &available, &|m| credentials(m))? {
-                    None => Ok(Some(Value::Null)),
-                    Some(c) => {
-                        self.env.has_model = true;
-                        announce_thinking((c.thinking != before).then_some(c.thinking), &self.out);
-                        Ok(Some(json!({"model": c.model, "thinkingLevel": c.thinking,
-                            "isScoped": c.scoped})))
-                    }
-                }
-            }
-            other => Err(format!("{other} is not available in this build yet")),
-        }
-    }
-
-    /// `steer` / `follow_up`: the message joins its queue (the running agent's, or the idle
-    /// session's for the next run).
-    fn queue(&mut self, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
-        let text = string_field(cmd, "message")?;
-        let message = user_message(cmd, self.env.resources.expand_input(text));
-        let (steering, follow_up) = match (&self.running, &self.idle) {
-            (Some(r), _) => (r.steering.clone(), r.follow_up.clone()),
-            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
-            (None, None) => return Err("no session".into()),
-        };
-        if kind == "steer" {
-            &steering
-        } else {
-            &follow_up
-        }
-        .push(message);
-        self.queue_report
-            .update(&self.out, &steering, &follow_up, true);
-        Ok(Some(disposition(Disposition::Queued)))
-    }
-
-    /// `clear_queue`: empties both queues and returns their texts.
-    fn clear_queue(&mut self) -> Result<Option<Value>, String> {
-        let (steering, follow_up) = match (&self.running, &self.idle) {
-            (Some(r), _) => (r.steering.clone(), r.follow_up.clone()),
-            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
-            (None, None) => return Err("no session".into()),
-        };
-        let texts = |q: &crate::agent::MessageQueue| -> Vec<String> {
-            q.clear()
-                .iter()
-                .map(|m| match m {
-                    Message::User(u) => ops::user_content_text(&u.content),
-                    _ => String::new(),
-                })
-                .collect()
-        };
-        let data = json!({"steering": texts(&steering), "followUp": texts(&follow_up)});
-        self.queue_report
-            .update(&self.out, &steering, &follow_up, true);
-        Ok(Some(data))
-    }
-
-    /// The thinking levels the current model supports (`["off"]` without reasoning; every
-    /// level when no model is selected).
-    fn thinking_levels(&self) -> Value {
-        let model = match (&self.running, &self.idle) {
-            (Some(r), _) => Some(&r.model),
-            (None, Some(s)) => Some(&s.agent().model),
-            (None, None) => None,
-        }
-        .filter(|_| self.env.has_model);
-        let levels = match model {
-            Some(m) => crate::resources::model_resolve::supported_thinking_levels(m),
-            None => ThinkingLevel::ALL.to_vec(),
-        };
-        json!({"levels": levels})
-    }
-
-    fn prompt(&mut self, cmd: &Value, id: Option<Value>) {
-        let text = match string_field(cmd, "message") {
-            Ok(t) => t.to_string(),
-            Err(e) => return self.out.line(&response(&id, "prompt", Err(e))),
-        };
-        if self.running.is_some() {
-            let result = match cmd.get("streamingBehavior").and_then(Value::as_str) {
-                Some("steer") => self.queue(cmd, "steer"),
-                Some("followUp") => self.queue(cmd, "follow_up"),
-                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+    };
+    let result = match query {
+        Query::Prompt => {
+            let result = match string_field(cmd, "message") {
+                Err(e) => Err(e),
+                Ok(_) => match cmd.get("streamingBehavior").and_then(Value::as_str) {
+                    Some("steer") => queue(ctx, cmd, true),
+                    Some("followUp") => queue(ctx, cmd, false),
+                    _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+                },
             };
-            self.out.line(&response(&id, "prompt", result));
-            return;
+            return ctx.out.line(&response(&id, "prompt", result));
         }
-        let session = self.idle.as_ref().expect("idle when not running");
-        let is_command = session.is_extension_command(&text);
-        if !is_command && (!self.env.has_model || session.agent().options.api_key.is_empty()) {
-            self.out.line(&response(&id, "prompt", Err(
-                "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), add one to ~/.pi/agent/auth.json, or use set_model.".into(),
-            )));
-            return;
+        Query::GetAvailableThinkingLevels => Ok(Some(thinking_levels(
+            Some(&view.model).filter(|_| view.has_model),
+        ))),
+        Query::GetState => {
+            let messages = view.messages.as_ref().map_or(0, Vec::len);
+            let mut v = state(view, true, messages);
+            v["model"] = serde_json::to_value(&view.model).unwrap_or_default();
+            Ok(Some(v))
         }
-        let expander = Resources {
-            skills: self.env.resources.skills.clone(),
-            templates: self.env.resources.templates.clone(),
-            ..Default::default()
-        };
-        let input = UserInput {
-            text,
-            images: images(cmd),
-            source: InputSource::Rpc,
-        };
-        // Answered from the run once pi would: when the run is about to start, or when an
-        // extension command or `input` hook has taken the prompt.
-        let out = self.out.clone();
-        self.start_run(move |s, on_event| {
-            let mut answered = false;
-            let mut answer = |d: Disposition| {
-                if !std::mem::replace(&mut answered, true) {
-                    out.line(&response(&id, "prompt", Ok(Some(disposition(d)))));
-                }
-            };
-            s.submit_reporting(input, &|t| expander.expand_input(t), on_event, &mut answer);
-            answer(Disposition::Handled);
-        });
-    }
-
-    /// Answers `get_messages` with the conversation, each message serialized as it is read
-    /// (a long session's conversation is never held twice, nor its whole JSON at once).
-    fn answer_messages(&self, id: Option<Value>) {
-        let empty = json!({"messages": []});
-        let line = crate::util::json::to_js_string(&response(&id, "get_messages", Ok(Some(empty))));
-        let (head, tail) = line.rsplit_once("[]").unwrap_or((&line, ""));
-        self.out.streamed_line(&mut |put| {
-            put(head.as_bytes());
-            put(b"[");
-            let mut first = true;
-            let mut piece = Vec::new();
-            let mut one = |m: &AgentMessage| {
-                piece.clear();
-                if !std::mem::take(&mut first) {
-                    piece.push(b',');
-                }
-                let _ = crate::util::json::write_js(&mut piece, m);
-                put(&piece);
-            };
-            match (&self.running, &self.idle) {
-                (Some(_), _) => self.snapshot().messages.iter().for_each(&mut one),
-                (None, Some(s)) => s.for_each_agent_message(&mut |m| one(&m)),
-                (None, None) => {}
-            }
-            put(b"]");
-            put(tail.as_bytes());
-        });
-        crate::util::heap::release_free_memory();
-    }
-
-    fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
-        self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// pi's `getLastAssistantText`: `{text}`, or `{}` when there is none.
-    fn last_assistant_text(&self) -> Value {
-        let text = match (&self.running, &self.idle) {
-            (None, Some(s)) => ops::last_assistant_text(&s.session),
-            _ => self.snapshot().messages.iter().rev().find_map(|m| match m {
+        Query::GetMessages => {
+            let messages = view.messages.as_deref().unwrap_or_default();
+            stream_messages(&ctx.out, id, &mut |one| messages.iter().for_each(one));
+            return crate::util::heap::release_free_memory();
+        }
+        Query::GetLastAssistantText => {
+            let text = view.messages.iter().flatten().rev().find_map(|m| match m {
                 AgentMessage::Llm(Message::Assistant(a)) => Some(a.text().trim().to_string()),
                 _ => None,
-            }),
-        };
-        match text.filter(|t| !t.is_empty()) {
-            Some(t) => json!({"text": t}),
-            None => json!({}),
+            });
+            Ok(Some(last_assistant_text(text)))
         }
+        Query::GetAvailableModels => Ok(Some(json!({"models": (ctx.available_models)()}))),
+        Query::GetCommands => Ok(Some(commands(ctx, ctx.extensions.clone()))),
+    };
+    ctx.out.line(&response(&id, kind, result));
+    if matches!(query, Query::GetMessages | Query::GetState) {
+        // The reply built the whole conversation (get_state to count its messages).
+        crate::util::heap::release_free_memory();
     }
+}
 
-    fn state(&self) -> Value {
-        match (&self.running, &self.idle) {
-            (Some(r), _) => {
-                let mut v = r.state.clone();
-                v["model"] = serde_json::to_value(&r.model).unwrap_or_default();
-                v["thinkingLevel"] = r.thinking.as_str().into();
-                v["messageCount"] = self.snapshot().messages.len().into();
-                v["pendingMessageCount"] = (r.steering.len() + r.follow_up.len()).into();
-                v
+/// Where [`stream_messages`]'s source hands each message.
+type EachMessage<'a> = &'a mut dyn FnMut(&AgentMessage);
+
+/// Answers `get_messages` with the messages `each` gives, each serialized as it comes (a long
+/// session's conversation is never held twice, nor its whole JSON at once).
+fn stream_messages(
+    out: &crate::modes::rpc_out::Out,
+    id: Option<Value>,
+    each: &mut dyn FnMut(EachMessage<'_>),
+) {
+    let empty = json!({"messages": []});
+    let line = crate::util::json::to_js_string(&response(&id, "get_messages", Ok(Some(empty))));
+    let (head, tail) = line.rsplit_once("[]").unwrap_or((&line, ""));
+    out.streamed_line(&mut |put| {
+        put(head.as_bytes());
+        put(b"[");
+        let mut first = true;
+        let mut piece = Vec::new();
+        each(&mut |m| {
+            piece.clear();
+            if !std::mem::take(&mut first) {
+                piece.push(b',');
             }
-            (None, Some(s)) => self.state_of(s, false),
-            (None, None) => Value::Null,
-        }
-    }
+            let _ = crate::util::json::write_js(&mut piece, m);
+            put(&piece);
+        });
+        put(b"]");
+        put(tail.as_bytes());
+    });
+}
 
-    pub(super) fn state_of(&self, s: &AgentSession, streaming: bool) -> Value {
-        let agent = s.agent();
-        let mut m = Map::new();
-        if self.env.has_model {
-            m.insert(
-                "model".into(),
-                serde_json::to_value(&agent.model).unwrap_or_default(),
+/// A command answered from the idle session.
+fn answer_idle(
+    ctx: &Ctx,
+    idle: Idle<'_>,
+    id: Option<Value>,
+    kind: &str,
+    command: Peekable,
+    cmd: &Value,
+) {
+    let Idle {
+        session: s,
+        env,
+        emit,
+    } = idle;
+    let result = match command {
+        Peekable::Query(Query::Prompt) => {
+            return prompt(
+                ctx,
+                Idle {
+                    session: s,
+                    env,
+                    emit,
+                },
+                cmd,
+                id,
+            )
+        }
+        Peekable::Change(change) => change_session(ctx, s, env, cmd, kind, change),
+        Peekable::Query(Query::GetAvailableThinkingLevels) => Ok(Some(thinking_levels(
+            Some(&s.agent().model).filter(|_| env.has_model),
+        ))),
+        Peekable::Query(Query::GetState) => {
+            let view = RunView::of(s, env.has_model);
+            Ok(Some(state(&view, false, s.message_count())))
+        }
+        Peekable::Query(Query::GetMessages) => {
+            stream_messages(&ctx.out, id, &mut |one| {
+                s.for_each_agent_message(&mut |m| one(&m))
+            });
+            return crate::util::heap::release_free_memory();
+        }
+        Peekable::Query(Query::GetLastAssistantText) => Ok(Some(last_assistant_text(
+            ops::last_assistant_text(&s.session),
+        ))),
+        Peekable::Query(Query::GetAvailableModels) => {
+            Ok(Some(json!({"models": (ctx.available_models)()})))
+        }
+        Peekable::Query(Query::GetCommands) => Ok(Some(commands(ctx, s.extension_host().cloned()))),
+    };
+    respond(ctx, s, &id, kind, result);
+    if matches!(
+        command,
+        Peekable::Query(Query::GetMessages | Query::GetState)
+    ) {
+        crate::util::heap::release_free_memory();
+    }
+}
+
+/// A command that reads the session itself, once no run holds it.
+fn read_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, read: Read, cmd: &Value) {
+    let s = idle.session;
+    let result = match read {
+        Read::GetEntries | Read::GetTree => {
+            return super::entries::entries(s, &ctx.out, cmd, id, kind)
+        }
+        Read::GetSessionStats => {
+            let window = s.agent().model.context_window;
+            Ok(Some(
+                serde_json::to_value(ops::stats(&s.session, window)).unwrap_or_default(),
+            ))
+        }
+        Read::GetForkMessages => {
+            let msgs: Vec<Value> = ops::user_messages_for_fork(&s.session)
+                .into_iter()
+                .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+                .collect();
+            Ok(Some(json!({"messages": msgs})))
+        }
+        Read::ExportHtml => {
+            let path = cmd["outputPath"].as_str().map(std::path::Path::new);
+            s.export_html(path, None)
+                .map(|path| Some(json!({"path": path.to_string_lossy()})))
+        }
+    };
+    respond(ctx, s, &id, kind, result);
+}
+
+/// Writes the response, then the session writes the command made that failed (runs report
+/// theirs as events themselves).
+fn respond(
+    ctx: &Ctx,
+    s: &mut crate::harness::AgentSession,
+    id: &Option<Value>,
+    kind: &str,
+    result: Result<Option<Value>, String>,
+) {
+    ctx.out.line(&response(id, kind, result));
+    for error in std::mem::take(&mut s.write_errors) {
+        ctx.out
+            .text_line(AgentEvent::SessionWriteError { error }.to_json_line());
+    }
+}
+
+/// Commands that change the session: only between runs.
+fn change_session(
+    ctx: &Ctx,
+    s: &mut crate::harness::AgentSession,
+    env: &mut crate::harness::op::ActorEnv,
+    cmd: &Value,
+    kind: &str,
+    change: Change,
+) -> Result<Option<Value>, String> {
+    let out = &ctx.out;
+    match change {
+        Change::SetThinkingLevel => {
+            let level = cmd["level"]
+                .as_str()
+                .and_then(ThinkingLevel::parse)
+                .ok_or("Invalid thinking level")?;
+            announce_thinking(s.set_thinking_level(level), out);
+            Ok(None)
+        }
+        Change::CycleThinkingLevel => match s.cycle_thinking_level() {
+            Some(level) => {
+                out.line(&json!({"type": "thinking_level_changed", "level": level}));
+                Ok(Some(json!({"level": level})))
+            }
+            None => Ok(Some(Value::Null)),
+        },
+        Change::SetSteeringMode | Change::SetFollowUpMode => {
+            let mode = cmd["mode"]
+                .as_str()
+                .and_then(QueueMode::parse)
+                .ok_or("Invalid mode")?;
+            s.set_queue_mode(change == Change::SetSteeringMode, mode);
+            Ok(None)
+        }
+        Change::SetAutoRetry => {
+            s.set_auto_retry(cmd["enabled"].as_bool().unwrap_or(true));
+            Ok(None)
+        }
+        Change::SetAutoCompaction => {
+            s.set_auto_compaction(cmd["enabled"].as_bool().unwrap_or(true));
+            Ok(None)
+        }
+        Change::SetSessionName => {
+            let name = string_field(cmd, "name")?;
+            ops::set_name(&mut s.session, name)?;
+            let name = s.session.name().unwrap_or_else(|| name.trim().to_string());
+            out.line(&json!({"type": "session_info_changed", "name": name}));
+            Ok(None)
+        }
+        Change::SetModel => {
+            let (provider, id) = (
+                cmd["provider"].as_str().unwrap_or(""),
+                cmd["modelId"].as_str().unwrap_or(""),
             );
+            let model = (env.available_models)()
+                .into_iter()
+                .find(|m| m.provider == provider && m.id == id)
+                .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+            let credentials = (env.credentials)(&model)?;
+            let changed = s.set_model(model.clone(), credentials)?;
+            env.has_model = true;
+            announce_thinking(changed, out);
+            Ok(Some(serde_json::to_value(&model).unwrap_or_default()))
         }
-        m.insert("thinkingLevel".into(), agent.thinking.as_str().into());
-        m.insert("isStreaming".into(), streaming.into());
-        m.insert("isCompacting".into(), false.into());
-        m.insert(
-            "steeringMode".into(),
-            mode_name(agent.steering.mode()).into(),
-        );
-        m.insert(
-            "followUpMode".into(),
-            mode_name(agent.follow_up.mode()).into(),
-        );
-        if let Some(p) = s.session.path() {
-            m.insert("sessionFile".into(), p.to_string_lossy().into());
+        Change::Compact => {
+            let r = s.compact_with_events(cmd["customInstructions"].as_str(), &mut |e| {
+                out.line(&e.to_json())
+            })?;
+            Ok(Some(s.compaction_json(&r)))
         }
-        m.insert("sessionId".into(), s.session.session_id().into());
-        if let Some(name) = s.session.name() {
-            m.insert("sessionName".into(), name.into());
+        Change::NewSession | Change::SwitchSession | Change::Fork | Change::Clone => {
+            match rpc_session::target(kind, cmd) {
+                Some(to) => s
+                    .switch_to(&to, &mut env.switch_env())
+                    .map(|r| Some(rpc_session::switched_json(r))),
+                None => Err(format!("Unknown command: {kind}")),
+            }
         }
-        m.insert("autoCompactionEnabled".into(), s.compaction.enabled.into());
-        // Sandbox (issue 16): ours only, and only when on, so the state stays pi's otherwise.
-        let sandbox = crate::util::sandbox::active_mode();
-        if sandbox != crate::util::sandbox::Mode::Off {
-            m.insert("sandbox".into(), sandbox.as_str().into());
-        }
-        // pi counts its agent messages: system checkpoints and `!!` bash runs included, as the
-        // running count (the snapshot of those messages) does.
-        m.insert("messageCount".into(), s.message_count().into());
-        m.insert(
-            "pendingMessageCount".into(),
-            (agent.steering.len() + agent.follow_up.len()).into(),
-        );
-        Value::Object(m)
-    }
-
-    fn commands(&self) -> Value {
-        let mut list = Vec::new();
-        let host = match (&self.running, &self.idle) {
-            (None, Some(s)) => s.extension_host().cloned(),
-            _ => self.extensions.clone(),
-        };
-        for c in host.iter().flat_map(|h| h.commands()) {
-            // `-e` extensions are pi's `cli` source with `temporary` scope.
-            let source_info = match c.scope {
-                crate::extensions::Scope::Temporary => json!({"path": c.extension_path,
-                    "source": "cli", "scope": "temporary", "origin": "top-level"}),
-                scope => {
-                    let mut info = self
-                        .env
-                        .resources
-                        .source_info(std::path::Path::new(&c.extension_path), None);
-                    if scope == crate::extensions::Scope::Project && info["origin"] == "top-level" {
-                        info["scope"] = json!("project");
-                    }
-                    info
+        Change::CycleModel => {
+            let available = (env.available_models)();
+            let before = s.agent().thinking;
+            let credentials = &env.credentials;
+            match s.cycle_model(true, &available, &|m| credentials(m))? {
+                None => Ok(Some(Value::Null)),
+                Some(c) => {
+                    env.has_model = true;
+                    announce_thinking((c.thinking != before).then_some(c.thinking), out);
+                    Ok(Some(json!({"model": c.model, "thinkingLevel": c.thinking,
+                        "isScoped": c.scoped})))
                 }
-            };
-            list.push(
-                json!({"name": c.name, "description": c.description, "source": "extension",
-                "sourceInfo": source_info}),
-            );
+            }
         }
-        for t in &self.env.resources.templates {
-            list.push(
-                json!({"name": t.name, "description": t.description, "source": "prompt",
-                "sourceInfo": self.env.resources.source_info(&t.file_path, None)}),
-            );
-        }
-        for sk in &self.env.resources.skills {
-            list.push(json!({"name": format!("skill:{}", sk.name), "description": sk.description, "source": "skill",
-                "sourceInfo": self.env.resources.source_info(&sk.file_path, Some(&sk.base_dir))}));
-        }
-        json!({"commands": list})
     }
+}
+
+/// A prompt on the idle session: checked, then run on the actor, answered once pi would
+/// (when the run is about to start, or when an extension command or `input` hook took it).
+fn prompt(ctx: &Ctx, idle: Idle<'_>, cmd: &Value, id: Option<Value>) {
+    let Idle {
+        session: s,
+        env,
+        emit,
+    } = idle;
+    let text = match string_field(cmd, "message") {
+        Ok(t) => t.to_string(),
+        Err(e) => return ctx.out.line(&response(&id, "prompt", Err(e))),
+    };
+    let is_command = s.is_extension_command(&text);
+    if !is_command && (!env.has_model || s.agent().options.api_key.is_empty()) {
+        ctx.out.line(&response(&id, "prompt", Err(
+            "No API key found for the selected model.\n\nSet a provider key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY), add one to ~/.pi/agent/auth.json, or use set_model.".into(),
+        )));
+        return;
+    }
+    let input = UserInput {
+        text,
+        images: images(cmd),
+        source: InputSource::Rpc,
+    };
+    let mut answered = false;
+    let mut answer = |d: Disposition| {
+        if !std::mem::replace(&mut answered, true) {
+            ctx.out
+                .line(&response(&id, "prompt", Ok(Some(disposition(d)))));
+        }
+    };
+    let expand = |t: &str| ctx.resources.expand_input(t);
+    s.submit_reporting(input, &expand, emit, &mut answer);
+    answer(Disposition::Handled);
+}
+
+/// `steer` / `follow_up`: the message joins its queue (the running agent's, or the idle
+/// session's for the next run).
+fn queue(ctx: &Ctx, cmd: &Value, steer: bool) -> Result<Option<Value>, String> {
+    let text = string_field(cmd, "message")?;
+    let message = user_message(cmd, ctx.resources.expand_input(text));
+    if steer { &ctx.steering } else { &ctx.follow_up }.push(message);
+    ctx.queue_report
+        .update(&ctx.out, &ctx.steering, &ctx.follow_up, true);
+    Ok(Some(disposition(Disposition::Queued)))
+}
+
+/// `clear_queue`: empties both queues and returns their texts.
+fn clear_queue(ctx: &Ctx) -> Result<Option<Value>, String> {
+    let texts = |q: &MessageQueue| -> Vec<String> {
+        q.clear()
+            .iter()
+            .map(|m| match m {
+                Message::User(u) => ops::user_content_text(&u.content),
+                _ => String::new(),
+            })
+            .collect()
+    };
+    let data = json!({"steering": texts(&ctx.steering), "followUp": texts(&ctx.follow_up)});
+    ctx.queue_report
+        .update(&ctx.out, &ctx.steering, &ctx.follow_up, true);
+    Ok(Some(data))
+}
+
+/// The thinking levels `model` supports (`["off"]` without reasoning; every level when no
+/// model is selected).
+fn thinking_levels(model: Option<&crate::ai::Model>) -> Value {
+    let levels = match model {
+        Some(m) => crate::resources::model_resolve::supported_thinking_levels(m),
+        None => ThinkingLevel::ALL.to_vec(),
+    };
+    json!({"levels": levels})
+}
+
+/// pi's `getLastAssistantText`: `{text}`, or `{}` when there is none.
+fn last_assistant_text(text: Option<String>) -> Value {
+    match text.filter(|t| !t.is_empty()) {
+        Some(t) => json!({"text": t}),
+        None => json!({}),
+    }
+}
+
+/// `get_state`'s answer from what is known of the session.
+fn state(view: &RunView, streaming: bool, message_count: usize) -> Value {
+    let mut m = Map::new();
+    if view.has_model {
+        m.insert(
+            "model".into(),
+            serde_json::to_value(&view.model).unwrap_or_default(),
+        );
+    }
+    m.insert("thinkingLevel".into(), view.thinking.as_str().into());
+    m.insert("isStreaming".into(), streaming.into());
+    m.insert("isCompacting".into(), false.into());
+    m.insert("steeringMode".into(), mode_name(view.steering_mode).into());
+    m.insert("followUpMode".into(), mode_name(view.follow_up_mode).into());
+    if let Some(p) = &view.session_file {
+        m.insert("sessionFile".into(), p.to_string_lossy().into());
+    }
+    m.insert("sessionId".into(), view.session_id.clone().into());
+    if let Some(name) = &view.session_name {
+        m.insert("sessionName".into(), name.clone().into());
+    }
+    m.insert("autoCompactionEnabled".into(), view.auto_compaction.into());
+    // Sandbox (issue 16): ours only, and only when on, so the state stays pi's otherwise.
+    let sandbox = crate::util::sandbox::active_mode();
+    if sandbox != crate::util::sandbox::Mode::Off {
+        m.insert("sandbox".into(), sandbox.as_str().into());
+    }
+    // pi counts its agent messages: system checkpoints and `!!` bash runs included, as the
+    // running count (the run's view of those messages) does.
+    m.insert("messageCount".into(), message_count.into());
+    m.insert(
+        "pendingMessageCount".into(),
+        (view.steering.len() + view.follow_up.len()).into(),
+    );
+    Value::Object(m)
+}
+
+/// `get_commands`: extension commands (of `host`), prompt templates and skills.
+fn commands(ctx: &Ctx, host: Option<Arc<crate::extensions::ExtensionHost>>) -> Value {
+    let resources = &ctx.resources;
+    let mut list = Vec::new();
+    for c in host.iter().flat_map(|h| h.commands()) {
+        // `-e` extensions are pi's `cli` source with `temporary` scope.
+        let source_info = match c.scope {
+            crate::extensions::Scope::Temporary => json!({"path": c.extension_path,
+                "source": "cli", "scope": "temporary", "origin": "top-level"}),
+            scope => {
+                let mut info = resources.source_info(std::path::Path::new(&c.extension_path), None);
+                if scope == crate::extensions::Scope::Project && info["origin"] == "top-level" {
+                    info["scope"] = json!("project");
+                }
+                info
+            }
+        };
+        list.push(
+            json!({"name": c.name, "description": c.description, "source": "extension",
+            "sourceInfo": source_info}),
+        );
+    }
+    for t in &resources.templates {
+        list.push(
+            json!({"name": t.name, "description": t.description, "source": "prompt",
+            "sourceInfo": resources.source_info(&t.file_path, None)}),
+        );
+    }
+    for sk in &resources.skills {
+        list.push(json!({"name": format!("skill:{}", sk.name), "description": sk.description, "source": "skill",
+            "sourceInfo": resources.source_info(&sk.file_path, Some(&sk.base_dir))}));
+    }
+    json!({"commands": list})
 }
 
 fn announce_thinking(changed: Option<ThinkingLevel>, out: &super::Out) {

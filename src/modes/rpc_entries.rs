@@ -7,44 +7,38 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::Server;
-use crate::modes::rpc_out::response;
+use crate::harness::AgentSession;
+use crate::modes::rpc_out::{response, Out};
 use crate::session::entry::Entry;
 use crate::session::json::to_js_string;
 
-impl Server {
-    /// Answers `get_entries` / `get_tree` (they wait for the session; see `must_wait`).
-    pub(super) fn entries(&mut self, cmd: &Value, id: Option<Value>, kind: &str) {
-        let Some(s) = self.idle.as_ref().filter(|_| self.running.is_none()) else {
-            let e = format!("Cannot {kind} while the agent is processing");
-            return self.out.line(&response(&id, kind, Err(e)));
-        };
-        let entries = s.session.entries();
-        let leaf = to_js_string(&s.session.leaf_id());
-        let data = if kind == "get_tree" {
-            format!("{{\"tree\":{},\"leafId\":{leaf}}}", tree_json(entries))
-        } else {
-            let from = match cmd.get("since") {
-                None | Some(Value::Null) => 0,
-                Some(since) => {
-                    let since = since.as_str().unwrap_or_default();
-                    match entries.iter().position(|e| e.id() == since) {
-                        Some(i) => i + 1,
-                        None => {
-                            let e = format!("Entry not found: {since}");
-                            return self.out.line(&response(&id, kind, Err(e)));
-                        }
+/// Answers `get_entries` / `get_tree` from the idle session (they wait for it).
+pub(super) fn entries(s: &AgentSession, out: &Out, cmd: &Value, id: Option<Value>, kind: &str) {
+    let entries = s.session.entries();
+    let leaf = to_js_string(&s.session.leaf_id());
+    let data = if kind == "get_tree" {
+        format!("{{\"tree\":{},\"leafId\":{leaf}}}", tree_json(entries))
+    } else {
+        let from = match cmd.get("since") {
+            None | Some(Value::Null) => 0,
+            Some(since) => {
+                let since = since.as_str().unwrap_or_default();
+                match entries.iter().position(|e| e.id() == since) {
+                    Some(i) => i + 1,
+                    None => {
+                        let e = format!("Entry not found: {since}");
+                        return out.line(&response(&id, kind, Err(e)));
                     }
                 }
-            };
-            let list: Vec<String> = entries[from..].iter().map(Entry::to_line).collect();
-            format!("{{\"entries\":[{}],\"leafId\":{leaf}}}", list.join(","))
+            }
         };
-        // The response with `data` spliced in as written.
-        let head = to_js_string(&response(&id, kind, Ok(None)));
-        let head = head.strip_suffix('}').unwrap_or(&head);
-        self.out.text_line(format!("{head},\"data\":{data}}}"));
-    }
+        let list: Vec<String> = entries[from..].iter().map(Entry::to_line).collect();
+        format!("{{\"entries\":[{}],\"leafId\":{leaf}}}", list.join(","))
+    };
+    // The response with `data` spliced in as written.
+    let head = to_js_string(&response(&id, kind, Ok(None)));
+    let head = head.strip_suffix('}').unwrap_or(&head);
+    out.text_line(format!("{head},\"data\":{data}}}"));
 }
 
 /// `[{entry, children, label?, labelTimestamp?}]`: roots are entries without a parent or whose
