@@ -16,6 +16,8 @@ pub enum Mode {
     Text,
     Json,
     Rpc,
+    /// The Agent Client Protocol for editors (`--mode acp`, `pi acp`).
+    Acp,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -298,8 +300,9 @@ impl Reader {
                 "text" => a.mode = Some(Mode::Text),
                 "json" => a.mode = Some(Mode::Json),
                 "rpc" => a.mode = Some(Mode::Rpc),
+                "acp" => a.mode = Some(Mode::Acp),
                 _ => a.errors.push(format!(
-                    "Invalid mode \"{v}\". Valid values: text, json, rpc"
+                    "Invalid mode \"{v}\". Valid values: text, json, rpc, acp"
                 )),
             },
             "use-theme" => a.use_theme = Some(v),

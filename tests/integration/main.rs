@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod auth;
 mod bounds;
 mod cli;

@@ -1,0 +1,79 @@
+//! `pi --mode acp` and `pi acp`: pi as an Agent Client Protocol (v1) agent on stdin and stdout,
+//! for editors (Zed, JetBrains, Neovim, Emacs). A reader thread parses JSON-RPC lines
+//! (`wire`), the main loop hands each to the method it names (`server`), a prompt runs on the
+//! session's own thread (`slot`) whose events become `session/update` notifications
+//! (`updates`), and one writer serializes every line. Stdin closing ends the session, its
+//! commands, extensions and MCP servers, then pi (exit 0).
+
+pub mod env;
+pub mod prompt;
+pub mod server;
+pub mod slot;
+pub mod updates;
+pub mod wire;
+
+use std::sync::Arc;
+
+use crossbeam_channel::select;
+use serde_json::json;
+
+use crate::ai::Abort;
+use crate::modes::rpc_out::Out;
+
+/// Serves ACP until stdin closes (or a signal); returns the exit code.
+pub fn run(env: env::AcpEnv) -> i32 {
+    let wire = wire::Wire::new(Out::new(Box::new(std::io::stdout())));
+    let lines = wire::spawn_reader(wire.clone());
+    let mut server = server::Server::new(wire.clone(), env);
+    // A sandboxed command that wants to run unsandboxed asks the person at the editor.
+    let asking = wire.clone();
+    let live_id = Arc::clone(&server.live_id);
+    crate::tools::sandbox::set_asker(Some(Arc::new(
+        move |title: &str, message: &str, abort: &Abort| {
+            let session_id = live_id.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let params = json!({
+                "sessionId": session_id,
+                "toolCall": {"toolCallId": "sandbox", "title": title, "kind": "execute",
+                    "status": "pending",
+                    "content": [{"type": "content", "content": {"type": "text", "text": message}}]},
+                "options": [
+                    {"optionId": "allow_once", "name": "Run once without the sandbox", "kind": "allow_once"},
+                    {"optionId": "reject_once", "name": "Keep the sandbox", "kind": "reject_once"},
+                ],
+            });
+            match asking.request("session/request_permission", params, abort) {
+                Some(Ok(answer)) => {
+                    answer["outcome"]["outcome"] == "selected"
+                        && answer["outcome"]["optionId"] == "allow_once"
+                }
+                _ => false,
+            }
+        },
+    )));
+    // A signal ends the loop below, which stops the live session's run and children.
+    crate::util::shutdown::take_over(|| {});
+    let shutdown = crate::util::shutdown::notice();
+    loop {
+        let done = server
+            .live
+            .as_ref()
+            .map(|l| l.slot.done())
+            .unwrap_or_else(crossbeam_channel::never);
+        select! {
+            recv(lines) -> msg => match msg {
+                Ok(m) => server.handle(m),
+                Err(_) => break,
+            },
+            recv(done) -> end => match end {
+                Ok(end) => server.prompt_done(end),
+                Err(_) => {
+                    eprintln!("Error: the agent run failed unexpectedly; restart pi to continue the session.");
+                    return 1;
+                }
+            },
+            recv(shutdown) -> _ => break,
+        }
+    }
+    server.close();
+    0
+}

@@ -1,0 +1,226 @@
+//! `pi --mode acp` / `pi acp`: the Agent Client Protocol over stdio, driven as an editor would:
+//! JSON-RPC errors for bad input, initialize, a session whose prompt edits a file (shown as a
+//! diff), cancel mid-stream, a prompt after it, mode and option switches, and the session
+//! replayed by `session/load` in a fresh process.
+
+use serde_json::{json, Value};
+
+use crate::support::mock::sse_tool_calls;
+use crate::support::pi::PiConversation;
+use crate::support::{MockServer, PiCommand, Reply};
+
+const API: &str = "openai-completions";
+
+fn request(pi: &mut PiConversation, id: u64, method: &str, params: Value) -> Value {
+    pi.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+    pi.expect(&format!("the answer to {method}"), |v| {
+        v["id"] == id && v.get("method").is_none()
+    })
+}
+
+fn update_kind(v: &Value) -> &str {
+    v["params"]["update"]["sessionUpdate"]
+        .as_str()
+        .unwrap_or("")
+}
+
+#[test]
+fn bad_lines_get_json_rpc_errors_and_the_agent_lives_on() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "acp"]);
+    let mut c = pi.converse();
+    c.send("this is not json");
+    let e = c.expect("a parse error", |v| v.get("error").is_some());
+    assert_eq!(e["error"]["code"], -32700);
+    assert_eq!(e["id"], Value::Null);
+    let unknown = request(&mut c, 1, "session/fly", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    let missing = request(&mut c, 2, "session/new", json!({}));
+    assert_eq!(missing["error"]["code"], -32602);
+    assert!(missing["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cwd"));
+    let relative = request(
+        &mut c,
+        3,
+        "session/new",
+        json!({"cwd": "rel", "mcpServers": []}),
+    );
+    assert_eq!(relative["error"]["code"], -32602);
+    let init = request(&mut c, 4, "initialize", json!({"protocolVersion": 1}));
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
+    let (code, _, stderr) = c.finish();
+    assert_eq!(code, Some(0), "closed stdin ends pi cleanly: {stderr}");
+}
+
+#[test]
+fn a_whole_session_edits_with_a_diff_cancels_switches_and_loads_in_a_fresh_process() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_file("notes.txt", "alpha\nbeta\n")
+        .args(["--mode", "acp"]);
+    let cwd = pi.cwd().to_string_lossy().into_owned();
+    let file = pi.cwd().join("notes.txt");
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "call_1",
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}),
+        )],
+    )));
+    mock.push(Reply::text(API, "edited it"));
+    let mut c = pi.converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    );
+    let result = &new["result"];
+    let session = result["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    assert_eq!(
+        result["modes"]["availableModes"].as_array().unwrap().len(),
+        3
+    );
+    let options = result["configOptions"].as_array().unwrap();
+    assert_eq!(options[0]["id"], "model");
+    assert_eq!(options[0]["currentValue"], "mock/mock-model");
+    assert_eq!(options[1]["id"], "thought_level");
+    c.expect("the slash commands", |v| {
+        update_kind(v) == "available_commands_update"
+    });
+
+    // A prompt whose tool call edits a file: the editor gets the whole file before and after.
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "change beta"}]});
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+            .to_string(),
+    );
+    let call = c.expect("the tool call", |v| update_kind(v) == "tool_call");
+    let call = &call["params"]["update"];
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["title"], "edit notes.txt");
+    assert_eq!(
+        call["locations"][0]["path"],
+        file.to_string_lossy().as_ref()
+    );
+    let done = c.expect("the tool result", |v| {
+        update_kind(v) == "tool_call_update" && v["params"]["update"]["status"] == "completed"
+    });
+    assert_eq!(
+        done["params"]["update"]["content"][0],
+        json!({"type": "diff", "path": file.to_string_lossy(), "oldText": "alpha\nbeta\n",
+            "newText": "alpha\ngamma\n"})
+    );
+    c.expect("the answer's text", |v| {
+        update_kind(v) == "agent_message_chunk"
+    });
+    c.expect("the usage", |v| update_kind(v) == "usage_update");
+    let end = c.expect("the prompt's answer", |v| v["id"] == 3);
+    assert_eq!(end["result"]["stopReason"], "end_turn");
+
+    // Cancel mid-stream: the prompt answers `cancelled`, and the next prompt runs.
+    mock.push(Reply::text(API, "a long answer that streams slowly word by word").chunk_delay(300));
+    mock.push(Reply::text(API, "after cancel"));
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]});
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt", "params": prompt})
+            .to_string(),
+    );
+    c.expect("streaming text", |v| {
+        update_kind(v) == "agent_message_chunk"
+    });
+    c.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}})
+            .to_string(),
+    );
+    let end = c.expect("the cancelled prompt's answer", |v| v["id"] == 4);
+    assert_eq!(end["result"]["stopReason"], "cancelled");
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]});
+    let end = request(&mut c, 5, "session/prompt", prompt);
+    assert_eq!(end["result"]["stopReason"], "end_turn");
+
+    // Settings: thinking level and model as config options, the sandbox as the mode.
+    let set = request(
+        &mut c,
+        6,
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "thought_level", "value": "high"}),
+    );
+    // The mock model does not reason: pi clamps every level to `off`, as it does in a terminal.
+    assert_eq!(set["result"]["configOptions"][1]["currentValue"], "off");
+    let bad = request(
+        &mut c,
+        60,
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "thought_level", "value": "extreme"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602);
+    let bad = request(
+        &mut c,
+        7,
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "nope/none"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602);
+    let mode = request(
+        &mut c,
+        8,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "read-only"}),
+    );
+    assert!(mode["result"].is_object(), "{mode}");
+    let (code, _, stderr) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\ngamma\n");
+
+    // A fresh process lists the session and replays all of it before answering the load.
+    let mut c = pi
+        .again()
+        .args(["acp", "--model", "mock/mock-model"])
+        .converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let list = request(&mut c, 2, "session/list", json!({"cwd": cwd}));
+    assert_eq!(list["result"]["sessions"][0]["sessionId"], session.as_str());
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/load",
+        "params": {"sessionId": session, "cwd": cwd, "mcpServers": []}})
+        .to_string(),
+    );
+    let mut kinds = Vec::new();
+    let answer = c.expect("the load's answer", |v| {
+        v["id"] == 3 && v.get("method").is_none()
+    });
+    assert!(answer["result"]["modes"].is_object(), "{answer}");
+    let (_, lines, _) = c.finish();
+    for l in &lines {
+        let v: Value = serde_json::from_str(l).unwrap();
+        if v["id"] == 3 {
+            break;
+        }
+        if v["method"] == "session/update" {
+            kinds.push(update_kind(&v).to_string());
+        }
+    }
+    let first_user = kinds.iter().position(|k| k == "user_message_chunk");
+    assert_eq!(first_user, Some(0), "{kinds:?}");
+    assert!(kinds.contains(&"tool_call".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"tool_call_update".to_string()), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "user_message_chunk").count(),
+        3,
+        "every prompt is replayed: {kinds:?}"
+    );
+}
