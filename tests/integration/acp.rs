@@ -224,3 +224,110 @@ fn a_whole_session_edits_with_a_diff_cancels_switches_and_loads_in_a_fresh_proce
         "every prompt is replayed: {kinds:?}"
     );
 }
+
+/// A folder holding only `python3` (for the client's MCP server): the PATH pi sees in the SDK
+/// tests, so nothing in them can lean on Node.
+fn path_without_node(dir: &std::path::Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let python = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    std::os::unix::fs::symlink(&python, bin.join("python3")).unwrap();
+    bin.to_string_lossy().into_owned()
+}
+
+/// What an SDK client script needs to start pi: its program, args, folder and environment
+/// (PATH without Node), and the MCP server the client passes in `session/new`.
+fn client_spec(pi: &PiCommand, dir: &std::path::Path) -> std::path::PathBuf {
+    let cmd = pi.command();
+    let mut env = serde_json::Map::new();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            env.insert(k.to_string_lossy().into(), json!(v.to_string_lossy()));
+        }
+    }
+    env.insert("PATH".into(), json!(path_without_node(dir)));
+    let spec = json!({
+        "program": cmd.get_program().to_string_lossy(),
+        "args": cmd.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+        "cwd": pi.cwd().to_string_lossy(),
+        "env": env,
+        "mcp": {"name": "acpfake", "command": "python3", "args": [crate::support::mcp::fake_server()]},
+    });
+    let path = dir.join("spec.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    path
+}
+
+/// The replies one SDK scenario needs, in order.
+fn scenario_mock() -> MockServer {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "call_1",
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}),
+        )],
+    )));
+    mock.push(Reply::text(API, "edited it"));
+    mock.push(Reply::text(API, "a long answer that streams slowly word by word").chunk_delay(300));
+    mock.push(Reply::text(API, "after cancel"));
+    mock.push(Reply::text(API, "hello back"));
+    mock
+}
+
+fn scenario_pi(mock: &MockServer) -> PiCommand {
+    PiCommand::for_mock(API, mock)
+        .write_file("notes.txt", "alpha\nbeta\n")
+        .write_agent_file("prompts/hello.md", "Say hello to $1")
+}
+
+/// After a client's scenario: the file was edited, the template expanded, the client's MCP
+/// server reached the model.
+fn check_scenario(pi: &PiCommand, mock: &MockServer, out: std::process::Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("ok"),
+        "the client's scenario failed:\n{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(pi.cwd().join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    let requests = mock.requests();
+    assert_eq!(
+        requests.last().unwrap().last_user_text().as_deref(),
+        Some("Say hello to world"),
+        "the slash command ran the prompt template"
+    );
+    assert!(
+        requests.iter().any(|r| r.body_text().contains("acpfake")),
+        "the client's MCP server reached the model"
+    );
+}
+
+#[test]
+fn the_python_sdk_client_drives_a_whole_session_without_node() {
+    let mock = scenario_mock();
+    let pi = scenario_pi(&mock);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = client_spec(
+        &pi.again().args(["acp", "--model", "mock/mock-model"]),
+        dir.path(),
+    );
+    let python = crate::support::mcp::deps_dir().join("venv/bin/python3");
+    let out = std::process::Command::new(python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/acp_client.py"
+        ))
+        .arg(&spec)
+        .output()
+        .expect("run the Python ACP client");
+    check_scenario(&pi, &mock, out);
+}
