@@ -331,3 +331,31 @@ fn the_python_sdk_client_drives_a_whole_session_without_node() {
         .expect("run the Python ACP client");
     check_scenario(&pi, &mock, out);
 }
+
+#[test]
+fn the_typescript_sdk_client_drives_a_whole_session_without_node_on_pis_path() {
+    let mock = scenario_mock();
+    let pi = scenario_pi(&mock);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = client_spec(
+        &pi.again().args(["acp", "--model", "mock/mock-model"]),
+        dir.path(),
+    );
+    let sdk = crate::support::mcp::deps_dir().join("acp-npm");
+    assert!(
+        sdk.join("node_modules/@agentclientprotocol/sdk").is_dir(),
+        "missing the TypeScript ACP SDK in {}: run scripts/test-deps.sh",
+        sdk.display()
+    );
+    // The client runs on Node; pi, which it starts, sees a PATH without it.
+    let out = std::process::Command::new("node")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/acp_client.mjs"
+        ))
+        .arg(&sdk)
+        .arg(&spec)
+        .output()
+        .expect("run the TypeScript ACP client");
+    check_scenario(&pi, &mock, out);
+}
