@@ -359,3 +359,60 @@ fn the_typescript_sdk_client_drives_a_whole_session_without_node_on_pis_path() {
         .expect("run the TypeScript ACP client");
     check_scenario(&pi, &mock, out);
 }
+
+#[test]
+fn built_in_commands_answer_in_the_chat_and_are_offered() {
+    let mock = MockServer::start();
+    let pi = PiCommand::for_mock(API, &mock).args(["--mode", "acp"]);
+    let cwd = pi.cwd().to_string_lossy().into_owned();
+    let mut c = pi.converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    );
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let offered = c.expect("the slash commands", |v| {
+        update_kind(v) == "available_commands_update"
+    });
+    let names: Vec<&str> = offered["params"]["update"]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["compact", "session", "export"]);
+    let mut say = |id: u64, text: &str| {
+        let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": prompt})
+                .to_string(),
+        );
+        let chunk = c.expect("the command's text", |v| {
+            update_kind(v) == "agent_message_chunk"
+        });
+        let end = c.expect("the command's answer", |v| v["id"] == id);
+        assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+        chunk["params"]["update"]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    mock.push(Reply::text(API, "hello"));
+    assert_eq!(say(30, "hi"), "hello");
+    let info = say(3, "/session");
+    assert!(info.starts_with(&format!("Session {session}")), "{info}");
+    let exported = say(4, "/export out.html");
+    assert!(exported.starts_with("Session exported to "), "{exported}");
+    let compact = say(5, "/compact");
+    assert!(
+        compact.starts_with("Error: "),
+        "nothing to compact yet: {compact}"
+    );
+    let (code, _, _) = c.finish();
+    assert_eq!(code, Some(0));
+    assert!(pi.cwd().join("out.html").is_file());
+    assert_eq!(mock.requests().len(), 1, "no command reached the model");
+}

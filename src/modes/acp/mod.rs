@@ -5,6 +5,7 @@
 //! (`updates`), and one writer serializes every line. Stdin closing ends the session, its
 //! commands, extensions and MCP servers, then pi (exit 0).
 
+pub mod builtin;
 pub mod env;
 pub mod prompt;
 pub mod server;

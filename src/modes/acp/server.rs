@@ -309,6 +309,12 @@ impl Server {
                     "input": {"hint": "arguments"}}));
             }
         }
+        for (name, description) in super::builtin::BUILTINS {
+            let taken = |n: &str| commands.iter().any(|c: &Value| c["name"] == n);
+            if !taken(name) && !live.resources.templates.iter().any(|t| t.name == name) {
+                commands.push(json!({"name": name, "description": description}));
+            }
+        }
         for t in &live.resources.templates {
             commands.push(json!({"name": t.name, "description": t.description,
                 "input": {"hint": "arguments"}}));
@@ -375,6 +381,25 @@ impl Server {
             .slot
             .idle()
             .is_some_and(|s| s.is_extension_command(&text));
+        let builtin = super::builtin::parse(&text).filter(|b| {
+            !is_command && !live.resources.templates.iter().any(|t| t.name == b.name())
+        });
+        if let Some(builtin) = builtin {
+            let session_id = live.id.clone();
+            live.slot
+                .command(
+                    builtin,
+                    Box::new(move |update| {
+                        wire.notify(
+                            "session/update",
+                            json!({"sessionId": session_id, "update": update}),
+                        )
+                    }),
+                )
+                .map_err(RpcError::internal)?;
+            live.prompt_id = Some(id.clone());
+            return Ok(());
+        }
         let no_key = live
             .slot
             .idle()

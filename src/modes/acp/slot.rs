@@ -10,10 +10,12 @@ use std::path::PathBuf;
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
+use crate::agent::AgentEvent;
 use crate::ai::Abort;
 use crate::harness::extensions::UserInput;
 use crate::harness::AgentSession;
 
+use super::builtin::Builtin;
 use super::updates::{stop_reason, LiveTranslator};
 
 /// How a prompt ended: ACP's stop reason, or the error the model request failed with.
@@ -76,8 +78,34 @@ impl SessionSlot {
         &mut self,
         input: UserInput,
         expand: Box<dyn Fn(&str) -> String + Send>,
-        mut on_update: Box<dyn FnMut(Value) + Send>,
+        on_update: Box<dyn FnMut(Value) + Send>,
     ) -> Result<(), String> {
+        self.run(on_update, move |session, on_event| {
+            session.submit(input, &*expand, on_event);
+            None
+        })
+    }
+
+    /// Runs one of the built-in commands (`/compact`, `/session`, `/export`): what it says is
+    /// the answer's text.
+    pub fn command(
+        &mut self,
+        command: Builtin,
+        on_update: Box<dyn FnMut(Value) + Send>,
+    ) -> Result<(), String> {
+        self.run(on_update, move |session, on_event| {
+            Some(command.run(session, on_event))
+        })
+    }
+
+    /// Lends the session to `work` on its own thread; `work` may return text to say (its
+    /// `Err` is said too: a command that failed has still ended its turn).
+    fn run<F>(&mut self, mut on_update: Box<dyn FnMut(Value) + Send>, work: F) -> Result<(), String>
+    where
+        F: FnOnce(&mut AgentSession, &mut dyn FnMut(&AgentEvent)) -> Option<Result<String, String>>
+            + Send
+            + 'static,
+    {
         let Some(mut session) = self.idle.take() else {
             return Err("a prompt is already running in this session; cancel it first".into());
         };
@@ -92,13 +120,21 @@ impl SessionSlot {
         std::thread::Builder::new()
             .name("pi-acp-run".into())
             .spawn(move || {
-                session.submit(input, &*expand, &mut |ev| {
+                let said = work(&mut session, &mut |ev| {
                     for u in translator.translate(ev) {
                         on_update(u);
                     }
                 });
                 let aborted = translator.aborted || run_abort.is_aborted();
-                let end = stop_reason(translator.last_assistant.as_ref(), aborted);
+                let end = match said {
+                    Some(text) => {
+                        let text = text.unwrap_or_else(|e| format!("Error: {e}"));
+                        on_update(serde_json::json!({"sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": text}}));
+                        Ok(if aborted { "cancelled" } else { "end_turn" })
+                    }
+                    None => stop_reason(translator.last_assistant.as_ref(), aborted),
+                };
                 let _ = tx.send((session, end));
             })
             .map_err(|e| format!("could not start the agent run: {e}"))?;
