@@ -17,7 +17,7 @@ use crate::util::sandbox::Mode as SandboxMode;
 use super::env::{AcpEnv, CredentialsFn, OpenRequest, Opened};
 use super::prompt::{mcp_servers, prompt_input};
 use super::slot::{RunEnd, SessionSlot};
-use super::updates::replay;
+use super::updates::{branch_messages, replay};
 use super::wire::{Incoming, RpcError, Wire, AUTH_REQUIRED, METHOD_NOT_FOUND, NOT_FOUND};
 
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -283,7 +283,7 @@ impl Server {
         self.open(cwd, Some(file), params)?;
         let live = self.live.as_mut().expect("just opened");
         let session = live.slot.idle().expect("idle after opening");
-        let updates = replay(&session.agent_messages(), &live.cwd);
+        let updates = replay(&branch_messages(&session.session), &live.cwd);
         for u in updates {
             self.notify_update(u);
         }

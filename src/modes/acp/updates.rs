@@ -218,6 +218,23 @@ pub fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<Value> {
     updates
 }
 
+/// Every message on the session's current branch, from its first entry: what the editor
+/// shows, compactions notwithstanding (they change only what the model sees).
+pub fn branch_messages(session: &crate::session::SessionWriter) -> Vec<AgentMessage> {
+    let Some(leaf) = session.leaf_id() else {
+        return Vec::new();
+    };
+    session
+        .tree()
+        .path(leaf)
+        .into_iter()
+        .filter_map(|e| match e {
+            crate::session::entry::Entry::Message(m) => Some(m.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// ACP's stop reason for how a run's last answer ended; `Err` with the provider's message
 /// when it failed.
 pub fn stop_reason(last: Option<&Message>, aborted: bool) -> Result<&'static str, String> {

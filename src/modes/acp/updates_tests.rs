@@ -126,3 +126,24 @@ fn stop_reasons_follow_how_the_answer_ended() {
     );
     assert_eq!(stop_reason(None, false), Ok("end_turn"));
 }
+
+#[test]
+fn a_loaded_session_replays_messages_a_compaction_left_out_of_the_context() {
+    let mut s = crate::session::SessionWriter::in_memory("/p");
+    let user =
+        |t: &str| AgentMessage::from_value(json!({"role": "user", "content": t, "timestamp": 1}));
+    s.append_message(user("first")).unwrap();
+    let kept = s.append_message(user("second")).unwrap();
+    s.append_compaction("summary", &kept, 10, None, None, None)
+        .unwrap();
+    s.append_message(user("third")).unwrap();
+    let texts: Vec<Value> = replay(&branch_messages(&s), Path::new("/p"))
+        .into_iter()
+        .map(|u| u["content"]["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("first"), json!("second"), json!("third")]);
+    assert!(
+        s.build_context().messages.len() < 4,
+        "the model's context starts at the compaction"
+    );
+}
