@@ -416,3 +416,47 @@ fn built_in_commands_answer_in_the_chat_and_are_offered() {
     assert!(pi.cwd().join("out.html").is_file());
     assert_eq!(mock.requests().len(), 1, "no command reached the model");
 }
+
+#[test]
+fn closed_stdin_mid_run_ends_pi_with_no_command_or_client_mcp_server_left() {
+    use crate::support::mcp::{fake_server, marker, survivors};
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("call_1", "bash", json!({"command": "sleep 60"}))],
+    )));
+    let m = marker("acp-eof");
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "acp"])
+        .env("PI_TEST_MARKER", &m);
+    let cwd = pi.cwd().to_string_lossy().into_owned();
+    let mut c = pi.converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let server =
+        json!({"name": "eoffake", "command": "python3", "args": [fake_server()], "env": []});
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [server]}),
+    );
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]});
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+            .to_string(),
+    );
+    c.expect("the running command", |v| {
+        update_kind(v) == "tool_call" && v["params"]["update"]["kind"] == "execute"
+    });
+    assert!(
+        !crate::support::mcp::processes_with_marker(&m).is_empty(),
+        "the command and the client's MCP server run"
+    );
+    let (code, _, stderr) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        survivors(&m).is_empty(),
+        "a command or MCP server outlived pi"
+    );
+}
