@@ -209,6 +209,21 @@ impl Run {
         Some(ev)
     }
 
+    /// [`next_event`](Self::next_event), with `wait` taking the event off the run's channel:
+    /// an owner that has other work to do while the run streams (the session actor answering
+    /// queries) selects over this channel and its own.
+    pub fn next_event_with(
+        &mut self,
+        wait: &mut dyn FnMut(&Receiver<AgentEvent>) -> Option<AgentEvent>,
+    ) -> Option<AgentEvent> {
+        if std::mem::take(&mut self.unacknowledged) {
+            let _ = self.acks.send(());
+        }
+        let ev = wait(&self.events)?;
+        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        Some(ev)
+    }
+
     /// Every remaining event, each acknowledged when the next is asked for.
     pub fn events(&mut self) -> impl Iterator<Item = AgentEvent> + '_ {
         std::iter::from_fn(move || self.next_event())

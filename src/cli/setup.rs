@@ -77,7 +77,7 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
     };
     let files = inputs::read_file_args(&cwd, &args.file_args).map_err(|e| format!("Error: {e}"))?;
     let Prepared {
-        mut session,
+        session,
         resources,
         header,
         ..
@@ -102,25 +102,28 @@ fn try_run(args: Args, stdin_tty: bool, info: &mut dyn Write) -> Result<i32, Str
         prompts.push(input(first, files.images));
     }
     prompts.extend(messages.map(|m| input(m, Vec::new())));
-    let expand = |text: &str| resources.expand_input(text);
+    let expand: crate::harness::op::Expand =
+        std::sync::Arc::new(move |text: &str| resources.expand_input(text));
 
     let abort = session.abort.clone();
     shutdown::take_over(move || abort.abort());
     session.start_extensions("startup");
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let code = print::run(
-        &mut session,
+    let stdout: print::SharedOut = std::sync::Arc::new(std::sync::Mutex::new(Box::new(
+        std::io::BufWriter::new(std::io::stdout()),
+    )));
+    let stderr: print::SharedOut =
+        std::sync::Arc::new(std::sync::Mutex::new(Box::new(std::io::stderr())));
+    let (code, session) = print::run(
+        session,
         print::PrintRun {
             json: args.mode == Some(Mode::Json),
             header,
             prompts,
-            expand: &expand,
-            stdout: &mut out,
-            stderr: &mut std::io::stderr(),
+            expand,
+            stdout,
+            stderr,
         },
-    );
-    let _ = out.flush();
+    )?;
     if let Some(host) = session.extension_host() {
         host.shutdown();
     }

@@ -67,7 +67,7 @@ pub struct UserInput {
     pub source: InputSource,
 }
 
-fn user_message(text: String, images: Vec<Content>) -> Message {
+pub(crate) fn user_message(text: String, images: Vec<Content>) -> Message {
     let mut content = vec![Content::text(text)];
     content.extend(images);
     Message::User(UserMessage {

@@ -3,16 +3,20 @@
 //! fills up or overflows (`compaction_*` events), and the system prompt. It knows nothing about
 //! terminals or output formats; modes subscribe to its events.
 
+pub mod actor;
 pub mod compaction;
 mod export;
 pub mod extension_binding;
 pub mod extensions;
+pub mod inbox;
 mod mcp;
 pub mod model_control;
 pub mod model_cycle;
+pub mod op;
 pub mod retry;
 pub mod session_hooks;
 pub mod session_switch;
+pub mod session_target;
 pub mod switch_queue;
 pub mod switches;
 pub mod system_checkpoint;
@@ -75,6 +79,9 @@ pub struct AgentSession {
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
+    /// The owner's inbox, read while a run streams (the session actor's; none for a session
+    /// driven directly).
+    pub(crate) inbox: Option<Box<dyn inbox::RunInbox>>,
 }
 
 impl AgentSession {
@@ -108,6 +115,7 @@ impl AgentSession {
             mcp_section: None,
             forced_prompt: None,
             dropped_replies: Vec::new(),
+            inbox: None,
         }
     }
 
@@ -250,6 +258,10 @@ impl AgentSession {
         if let Some(h) = &host {
             h.set_running(true);
         }
+        if let Some(mut inbox) = self.inbox.take() {
+            inbox.run_starting(&|| self.agent_messages());
+            self.inbox = Some(inbox);
+        }
         self.drive_run(run, on_event);
         if let Some(h) = &host {
             h.set_running(false);
@@ -264,7 +276,10 @@ impl AgentSession {
         loop {
             let mut last_assistant = None;
             let mut end = None;
-            while let Some(ev) = run.next_event() {
+            while let Some(ev) = run.next_event_with(&mut |events| match self.inbox.as_mut() {
+                Some(inbox) => inbox.next(events),
+                None => events.recv().ok(),
+            }) {
                 // A model or thinking change made meanwhile goes in before this message.
                 self.record_switches();
                 // The session line is written before listeners hear of the message, so

@@ -1,16 +1,51 @@
 //! RPC commands that replace the session: `new_session`, `switch_session`, `fork` and
-//! `clone`, each a thin wrapper over the harness's switch (`harness::session_switch`). No
-//! events are emitted (pi emits none either). Extensions are asked first
-//! (`session_before_switch` / `session_before_fork`; a cancel answers `{cancelled: true}`)
-//! and told afterwards (`session_start`).
+//! `clone`, each reading its arguments and answering in pi's shape around the harness's
+//! [`AgentSession::switch_to`]. No events are emitted (pi emits none either).
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use crate::harness::op::{SessionTarget, Switched};
 use crate::harness::session_switch::SwitchEnv;
 use crate::harness::AgentSession;
-use crate::session::{ops, SessionWriter};
+
+/// `{cancelled}`, or `{text, cancelled}` after a fork.
+pub fn switched_json(s: Switched) -> Value {
+    match s.text {
+        Some(text) if !s.cancelled => json!({"text": text, "cancelled": false}),
+        _ => json!({"cancelled": s.cancelled}),
+    }
+}
+
+/// The session an RPC command goes to.
+pub fn target(kind: &str, cmd: &Value) -> Option<SessionTarget> {
+    Some(match kind {
+        "new_session" => SessionTarget::New {
+            parent: cmd["parentSession"].as_str().map(str::to_string),
+        },
+        "switch_session" => {
+            SessionTarget::Resume(PathBuf::from(cmd["sessionPath"].as_str().unwrap_or("")))
+        }
+        "fork" => SessionTarget::Fork {
+            entry_id: cmd["entryId"].as_str().unwrap_or("").to_string(),
+        },
+        "clone" => SessionTarget::Clone,
+        _ => return None,
+    })
+}
+
+fn switch(
+    s: &mut AgentSession,
+    env: &mut SwitchEnv,
+    kind: &str,
+    cmd: &Value,
+) -> Result<Option<Value>, String> {
+    let Some(to) = target(kind, cmd) else {
+        return Err(format!("Unknown command: {kind}"));
+    };
+    s.switch_to(&to, env).map(|r| Some(switched_json(r)))
+}
 
 /// `new_session {parentSession?}` → `{cancelled}`.
 pub fn new_session(
@@ -18,16 +53,7 @@ pub fn new_session(
     env: &mut SwitchEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
-    if s.before_switch("new", None).is_some_and(|g| g.cancelled()) {
-        return Ok(Some(json!({"cancelled": true})));
-    }
-    let parent = cmd["parentSession"]
-        .as_str()
-        .filter(|p| !p.is_empty())
-        .map(str::to_string);
-    let writer = s.fresh_session(env, parent);
-    s.switch_session(writer, env, "new")?;
-    Ok(Some(json!({"cancelled": false})))
+    switch(s, env, "new_session", cmd)
 }
 
 /// `switch_session {sessionPath}` → `{cancelled}`.
@@ -36,41 +62,7 @@ pub fn switch_session(
     env: &mut SwitchEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
-    let arg = cmd["sessionPath"].as_str().unwrap_or("");
-    let path = crate::resources::expand_tilde(arg);
-    let path = if path.is_absolute() {
-        path
-    } else {
-        s.agent().cwd.join(path)
-    };
-    let target = path.to_string_lossy().into_owned();
-    if s.before_switch("resume", Some(&target))
-        .is_some_and(|g| g.cancelled())
-    {
-        return Ok(Some(json!({"cancelled": true})));
-    }
-    let writer = if path.exists() {
-        SessionWriter::open(&path)
-            .map_err(|e| format!("Could not open session {}: {e}", path.display()))?
-            .0
-    } else {
-        // pi starts a new session at exactly that path.
-        let cwd = s.agent().cwd.to_string_lossy().into_owned();
-        SessionWriter::new(&cwd, Some(path.clone()), None)
-    };
-    let mut writer = writer;
-    writer.adopt_lease_from(&mut s.session);
-    writer.take_lease().map_err(|e| e.to_string())?;
-    let session_cwd = &writer.header().cwd;
-    if !session_cwd.is_empty() && !Path::new(session_cwd).exists() {
-        return Err(format!(
-            "Stored session working directory does not exist: {session_cwd}\nSession file: {}\nCurrent working directory: {}",
-            path.display(),
-            s.agent().cwd.display()
-        ));
-    }
-    s.switch_session(writer, env, "resume")?;
-    Ok(Some(json!({"cancelled": false})))
+    switch(s, env, "switch_session", cmd)
 }
 
 /// `fork {entryId}` → `{text, cancelled}`: a new session with what came before that user
@@ -80,28 +72,14 @@ pub fn fork(
     env: &mut SwitchEnv,
     cmd: &Value,
 ) -> Result<Option<Value>, String> {
-    let entry_id = cmd["entryId"].as_str().unwrap_or("");
-    if s.before_fork(entry_id, "before")
-        .is_some_and(|g| g.cancelled())
-    {
-        return Ok(Some(json!({"cancelled": true})));
-    }
-    let (writer, text) = ops::fork_at(&s.session, entry_id, &s.new_session_dir(env))?;
-    s.switch_session(writer, env, "fork")?;
-    Ok(Some(json!({"text": text, "cancelled": false})))
+    switch(s, env, "fork", cmd)
 }
 
 /// `clone` → `{cancelled}`: a new session holding the active branch.
 pub fn clone(
     s: &mut AgentSession,
     env: &mut SwitchEnv,
-    _cmd: &Value,
+    cmd: &Value,
 ) -> Result<Option<Value>, String> {
-    let leaf = s.session.leaf_id().unwrap_or("").to_string();
-    if s.before_fork(&leaf, "at").is_some_and(|g| g.cancelled()) {
-        return Ok(Some(json!({"cancelled": true})));
-    }
-    let writer = ops::clone_branch(&s.session, &s.new_session_dir(env))?;
-    s.switch_session(writer, env, "fork")?;
-    Ok(Some(json!({"cancelled": false})))
+    switch(s, env, "clone", cmd)
 }

@@ -1,0 +1,251 @@
+//! The typed messages a mode sends to the session actor ([`Op`]), what the actor gives a
+//! mode's code that runs on it ([`Idle`], [`Peek`], [`RunView`]) and what it tells the mode
+//! ([`SessionEvent`]). The actor itself is `actor.rs`; this file is data.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::extensions::{Disposition, UserInput};
+use super::model_cycle::Credentials;
+use super::session_switch::SwitchEnv;
+use super::AgentSession;
+use crate::agent::{AgentEvent, MessageQueue, QueueMode};
+use crate::ai::{Message, Model, ThinkingLevel};
+use crate::session::AgentMessage;
+use crate::util::reply::ReplyTx;
+
+/// Skill and template expansion of a prompt's text (the mode's resources).
+pub type Expand = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// Code a mode runs on the session, on the actor's thread, once no run holds it.
+pub type Work = Box<dyn FnOnce(Idle<'_>) + Send>;
+
+/// Code a mode runs on the actor's thread at once: with the idle session, or with what is
+/// known of the run in progress.
+pub type PeekFn = Box<dyn FnOnce(Peek<'_>) + Send>;
+
+/// Told what became of a prompt, on the actor's thread, as soon as that is known (before the
+/// run's first event when it starts one), so a reply written from here precedes the events.
+pub type Ack = Box<dyn FnOnce(Result<Disposition, Busy>) + Send>;
+
+/// What the mode listens with: called on the actor's thread for every event, in order.
+pub type Listener = Box<dyn FnMut(SessionEvent<'_>) + Send>;
+
+/// A prompt refused because a run is in progress ([`WhenBusy::Refuse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
+
+/// What a prompt that arrives during a run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenBusy {
+    /// Waits in the actor's queue and runs after the run in progress.
+    Wait,
+    /// Joins the steering queue of the run in progress (acknowledged `Queued`).
+    Steer,
+    /// Joins the follow-up queue of the run in progress (acknowledged `Queued`).
+    FollowUp,
+    /// Is refused: the ack gets `Err(Busy)`.
+    Refuse,
+}
+
+/// The session an [`Op::Switch`] goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionTarget {
+    /// A new, empty session (`parent`: the session it was started from).
+    New { parent: Option<String> },
+    /// An existing session file (or a new one at that path).
+    Resume(PathBuf),
+    /// A new session with what came before this user message.
+    Fork { entry_id: String },
+    /// A new session holding the active branch.
+    Clone,
+}
+
+/// What became of an [`Op::Switch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switched {
+    /// An extension cancelled it (`session_before_switch` / `session_before_fork`).
+    pub cancelled: bool,
+    /// A fork: the text of the user message forked at (for the editor).
+    pub text: Option<String>,
+}
+
+/// One request to the session actor. Ops are handled in the order sent; an op that needs the
+/// session while a run holds it waits in the actor's queue and is handled when the run ends,
+/// before anything sent after it.
+pub enum Op {
+    /// A user's input: extension commands and `input` hooks see it first, then it runs.
+    Prompt {
+        input: UserInput,
+        expand: Expand,
+        when_busy: WhenBusy,
+        ack: Option<Ack>,
+    },
+    /// A message for the run in progress (or the next run).
+    Steer(Message),
+    /// A message for after the run in progress (or the next run).
+    FollowUp(Message),
+    /// Aborts the run in progress (the flag is also set by [`SessionHandle::abort`] at once);
+    /// `done` is answered once no run is in progress.
+    ///
+    /// [`SessionHandle::abort`]: super::actor::SessionHandle::abort
+    Abort { done: Option<ReplyTx<()>> },
+    /// A manual compaction (`/compact`): its events, then the result as pi reports it.
+    Compact {
+        instructions: Option<String>,
+        reply: ReplyTx<Result<serde_json::Value, String>>,
+    },
+    /// Replaces the session (extensions asked first and told afterwards).
+    Switch {
+        to: SessionTarget,
+        reply: ReplyTx<Result<Switched, String>>,
+    },
+    /// Switches the model; answers the thinking level when the switch changed it.
+    SetModel {
+        model: Box<Model>,
+        credentials: Credentials,
+        reply: ReplyTx<Result<Option<ThinkingLevel>, String>>,
+    },
+    /// Sets the thinking level (clamped to the model); answers the level when it changed.
+    SetThinkingLevel {
+        level: ThinkingLevel,
+        reply: Option<ReplyTx<Option<ThinkingLevel>>>,
+    },
+    /// Applies what extensions queued (session changes, prompts) and runs it.
+    RunExtensionWork,
+    /// Runs `Work` on the idle session; whatever runs it starts streams to the listener.
+    Run(Work),
+    /// Runs `PeekFn` now: on the idle session, or on the view of the run in progress.
+    Peek(PeekFn),
+    /// Ends the actor once everything sent before has been handled.
+    Shutdown,
+}
+
+/// Looks up the credentials of a model, or says why there are none.
+pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String> + Send>;
+
+/// What a switch of session needs that the session does not hold, owned by the actor: the
+/// models and their credentials (model lookup lives with the CLI), where new sessions go.
+pub struct ActorEnv {
+    pub available_models: Box<dyn Fn() -> Vec<Model> + Send>,
+    pub credentials: CredentialsFn,
+    /// False while the session runs on a placeholder model.
+    pub has_model: bool,
+    /// Where new sessions go when the current one has no file (pi's per-cwd directory).
+    pub session_dir: PathBuf,
+}
+
+impl ActorEnv {
+    /// No other models, the session's own model counted as chosen.
+    pub fn fixed(session_dir: PathBuf) -> Self {
+        ActorEnv {
+            available_models: Box::new(Vec::new),
+            credentials: Box::new(|m| Err(format!("No API key for {}/{}", m.provider, m.id))),
+            has_model: true,
+            session_dir,
+        }
+    }
+
+    /// What a session switch needs of this environment.
+    pub fn switch_env(&mut self) -> SwitchEnv<'_> {
+        SwitchEnv {
+            available_models: &*self.available_models,
+            credentials: &*self.credentials,
+            has_model: &mut self.has_model,
+            session_dir: &self.session_dir,
+        }
+    }
+}
+
+/// The session as [`Work`] and [`Peek::Idle`] get it: no run holds it.
+pub struct Idle<'a> {
+    pub session: &'a mut AgentSession,
+    pub env: &'a mut ActorEnv,
+    /// Reports events to the mode's listener, in order with everything else.
+    pub emit: &'a mut dyn FnMut(&AgentEvent),
+}
+
+/// What a [`PeekFn`] sees.
+pub enum Peek<'a> {
+    Idle(Idle<'a>),
+    /// A run holds the agent: what is known of it.
+    Running(&'a RunView),
+}
+
+/// What is known of the session while a run holds its agent, kept current by the actor.
+pub struct RunView {
+    /// The model and thinking level the run started with.
+    pub model: Model,
+    pub thinking: ThinkingLevel,
+    pub has_model: bool,
+    pub steering: MessageQueue,
+    pub follow_up: MessageQueue,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    pub session_file: Option<PathBuf>,
+    pub session_id: String,
+    pub session_name: Option<String>,
+    pub auto_compaction: bool,
+    /// The conversation as [`AgentSession::agent_messages`] gives it, kept current from the
+    /// run's events; only when the actor was asked to track it (it is a copy).
+    pub messages: Option<Vec<AgentMessage>>,
+}
+
+impl RunView {
+    /// The view of `session` as it is now (the conversation not copied).
+    pub fn of(session: &AgentSession, has_model: bool) -> RunView {
+        let agent = session.agent();
+        RunView {
+            model: agent.model.clone(),
+            thinking: agent.thinking,
+            has_model,
+            steering: agent.steering.clone(),
+            follow_up: agent.follow_up.clone(),
+            steering_mode: agent.steering.mode(),
+            follow_up_mode: agent.follow_up.mode(),
+            session_file: session.session.path().map(PathBuf::from),
+            session_id: session.session.session_id().to_string(),
+            session_name: session.session.name(),
+            auto_compaction: session.compaction.enabled,
+            messages: None,
+        }
+    }
+
+    /// Follows the conversation through one event of the run (see [`RunView::messages`]).
+    pub fn observe(&mut self, ev: &AgentEvent) {
+        let Some(messages) = self.messages.as_mut() else {
+            return;
+        };
+        match ev {
+            AgentEvent::MessageEnd { message } => messages.push(AgentMessage::Llm(message.clone())),
+            AgentEvent::CustomMessageEnd { message } => {
+                messages.push(AgentMessage::Custom(message.clone()))
+            }
+            // The failed reply leaves the live context for the retry.
+            AgentEvent::AutoRetryStart { .. } => {
+                if matches!(
+                    messages.last(),
+                    Some(AgentMessage::Llm(Message::Assistant(_)))
+                ) {
+                    messages.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What the actor tells the mode's [`Listener`].
+pub enum SessionEvent<'a> {
+    /// An event of the agent or the session, as every mode has always seen them.
+    Agent(&'a AgentEvent),
+    /// Everything sent so far has been handled: no run, nothing waiting.
+    Idle,
+}
+
+/// How the actor starts.
+#[derive(Default)]
+pub struct ActorOptions {
+    /// Keep [`RunView::messages`] current during runs (a copy of the conversation per run).
+    pub track_messages: bool,
+}
