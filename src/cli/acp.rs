@@ -3,7 +3,7 @@
 //! extensions, MCP, sandbox), with the editor's MCP servers registered beside `mcp.json`'s.
 
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::args::Args;
 use super::setup::{install_sandbox, prepare};
@@ -64,8 +64,8 @@ fn open(args: &Args, req: OpenRequest) -> Result<Opened, String> {
         }
     }
     let sandbox = effective_sandbox(&args, &prepared.session.settings);
-    let models = Rc::new(prepared.models);
-    let for_credentials = Rc::clone(&models);
+    let models = Arc::new(prepared.models);
+    let for_credentials = Arc::clone(&models);
     Ok(Opened {
         session: prepared.session,
         resources: prepared.resources,

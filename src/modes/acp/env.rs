@@ -11,10 +11,7 @@ use crate::harness::AgentSession;
 use crate::resources::loader::Resources;
 use crate::util::sandbox::Mode as SandboxMode;
 
-pub use crate::harness::model_control::Credentials;
-
-/// Looks up the credentials of a model, or says why there are none.
-pub type CredentialsFn = Box<dyn Fn(&Model) -> Result<Credentials, String>>;
+pub use crate::harness::op::CredentialsFn;
 /// Installs a sandbox mode for the commands started from now on, in a folder.
 pub type SetSandboxFn = Box<dyn FnMut(&std::path::Path, SandboxMode) -> Result<(), String>>;
 
@@ -36,7 +33,7 @@ pub struct Opened {
     pub resources: Resources,
     /// False when the session started on a placeholder model (no provider is signed in).
     pub has_model: bool,
-    pub available_models: Box<dyn Fn() -> Vec<Model>>,
+    pub available_models: Box<dyn Fn() -> Vec<Model> + Send>,
     pub credentials: CredentialsFn,
     /// The sandbox mode in force.
     pub sandbox: SandboxMode,

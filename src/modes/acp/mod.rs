@@ -1,9 +1,10 @@
 //! `pi --mode acp` and `pi acp`: pi as an Agent Client Protocol (v1) agent on stdin and stdout,
 //! for editors (Zed, JetBrains, Neovim, Emacs). A reader thread parses JSON-RPC lines
-//! (`wire`), the main loop hands each to the method it names (`server`), a prompt runs on the
-//! session's own thread (`slot`) whose events become `session/update` notifications
-//! (`updates`), and one writer serializes every line. Stdin closing ends the session, its
-//! commands, extensions and MCP servers, then pi (exit 0).
+//! (`wire`), the main loop hands each to the method it names (`server`); the session lives on
+//! its own actor thread (issue 30's `SessionHandle`, held by `slot`), whose events become
+//! `session/update` notifications (`updates`); one writer serializes every line. A translator
+//! over the handle: no session logic of its own. Stdin closing ends the session, its commands,
+//! extensions and MCP servers, then pi (exit 0).
 
 pub mod builtin;
 pub mod env;

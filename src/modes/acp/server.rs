@@ -14,11 +14,12 @@ use crate::harness::extensions::{InputSource, UserInput};
 use crate::resources::loader::Resources;
 use crate::util::sandbox::Mode as SandboxMode;
 
-use super::env::{AcpEnv, CredentialsFn, OpenRequest, Opened};
+use super::env::{AcpEnv, OpenRequest, Opened};
 use super::prompt::{mcp_servers, prompt_input};
 use super::slot::{RunEnd, SessionSlot};
 use super::updates::{branch_messages, replay};
 use super::wire::{Incoming, RpcError, Wire, AUTH_REQUIRED, METHOD_NOT_FOUND, NOT_FOUND};
+use crate::harness::op::ActorEnv;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -28,16 +29,9 @@ pub struct Live {
     pub cwd: PathBuf,
     pub slot: SessionSlot,
     resources: Resources,
-    opened: OpenedModels,
     sandbox: SandboxMode,
     /// The `session/prompt` request waiting for the run to end.
     prompt_id: Option<Value>,
-}
-
-struct OpenedModels {
-    has_model: bool,
-    available: Box<dyn Fn() -> Vec<crate::ai::Model>>,
-    credentials: CredentialsFn,
 }
 
 pub struct Server {
@@ -221,16 +215,21 @@ impl Server {
         }
         let id = session.session.session_id().to_string();
         *self.live_id.lock().unwrap_or_else(|p| p.into_inner()) = id.clone();
+        let actor_env = ActorEnv {
+            available_models,
+            credentials,
+            has_model,
+            session_dir: crate::session::dir::session_dir(
+                &self.env.agent_dir,
+                &cwd.to_string_lossy(),
+            ),
+        };
+        let slot = SessionSlot::new(session, actor_env).map_err(RpcError::internal)?;
         self.live = Some(Live {
             id,
             cwd,
-            slot: SessionSlot::new(session),
+            slot,
             resources,
-            opened: OpenedModels {
-                has_model,
-                available: available_models,
-                credentials,
-            },
             sandbox,
             prompt_id: None,
         });
@@ -244,16 +243,17 @@ impl Server {
             .iter()
             .map(|(m, name, description)| json!({"id": m.as_str(), "name": name, "description": description}))
             .collect();
+        let facts = SessionFacts::of(&live.slot);
         let models = json!({
-            "currentModelId": current_model(live),
-            "availableModels": (live.opened.available)().iter()
-                .map(|m| json!({"modelId": format!("{}/{}", m.provider, m.id), "name": m.name}))
+            "currentModelId": facts.current_model,
+            "availableModels": facts.models.iter()
+                .map(|(id, name)| json!({"modelId": id, "name": name}))
                 .collect::<Vec<_>>(),
         });
         json!({
             "modes": {"currentModeId": live.sandbox.as_str(), "availableModes": modes},
             "models": models,
-            "configOptions": config_options(live),
+            "configOptions": facts.config_options(),
         })
     }
 
@@ -282,8 +282,11 @@ impl Server {
             .ok_or_else(|| RpcError::new(NOT_FOUND, format!("Session not found: {id}")))?;
         self.open(cwd, Some(file), params)?;
         let live = self.live.as_mut().expect("just opened");
-        let session = live.slot.idle().expect("idle after opening");
-        let updates = replay(&branch_messages(&session.session), &live.cwd);
+        let cwd = live.cwd.clone();
+        let updates = live
+            .slot
+            .query(move |s, _| replay(&branch_messages(&s.session), &cwd))
+            .map_err(RpcError::internal)?;
         for u in updates {
             self.notify_update(u);
         }
@@ -303,7 +306,12 @@ impl Server {
             return;
         };
         let mut commands = Vec::new();
-        if let Some(host) = live.slot.idle().and_then(|s| s.extension_host().cloned()) {
+        let host = live
+            .slot
+            .query(|s, _| s.extension_host().cloned())
+            .ok()
+            .flatten();
+        if let Some(host) = host {
             for c in host.commands() {
                 commands.push(json!({"name": c.name, "description": c.description,
                     "input": {"hint": "arguments"}}));
@@ -377,10 +385,17 @@ impl Server {
                 "a prompt is already running in this session; wait for it or cancel it",
             ));
         }
-        let is_command = live
+        let probe = text.clone();
+        let (is_command, no_key, has_model) = live
             .slot
-            .idle()
-            .is_some_and(|s| s.is_extension_command(&text));
+            .query(move |s, env| {
+                (
+                    s.is_extension_command(&probe),
+                    s.agent().options.api_key.is_empty(),
+                    env.has_model,
+                )
+            })
+            .map_err(RpcError::internal)?;
         let builtin = super::builtin::parse(&text).filter(|b| {
             !is_command && !live.resources.templates.iter().any(|t| t.name == b.name())
         });
@@ -388,6 +403,7 @@ impl Server {
             let session_id = live.id.clone();
             live.slot
                 .command(
+                    live.cwd.clone(),
                     builtin,
                     Box::new(move |update| {
                         wire.notify(
@@ -400,11 +416,7 @@ impl Server {
             live.prompt_id = Some(id.clone());
             return Ok(());
         }
-        let no_key = live
-            .slot
-            .idle()
-            .is_some_and(|s| s.agent().options.api_key.is_empty());
-        if !is_command && (!live.opened.has_model || no_key) {
+        if !is_command && (!has_model || no_key) {
             return Err(RpcError::new(AUTH_REQUIRED,
                 "No API key found for the selected model: sign in with `pi auth login <provider>` in a terminal, or set a provider key (for example ANTHROPIC_API_KEY) in the environment pi starts with"));
         }
@@ -421,8 +433,9 @@ impl Server {
         };
         live.slot
             .prompt(
+                live.cwd.clone(),
                 input,
-                Box::new(move |t| expander.expand_input(t)),
+                std::sync::Arc::new(move |t: &str| expander.expand_input(t)),
                 Box::new(move |update| {
                     wire.notify(
                         "session/update",
@@ -436,7 +449,7 @@ impl Server {
     }
 
     /// The running prompt ended: answer it with its stop reason.
-    pub fn prompt_done(&mut self, end: (crate::harness::AgentSession, RunEnd)) {
+    pub fn prompt_done(&mut self, end: RunEnd) {
         let Some(live) = self.live.as_mut() else {
             return;
         };
@@ -480,22 +493,25 @@ impl Server {
     }
 
     fn switch_model(live: &mut Live, value: &str) -> Result<(), RpcError> {
-        let model = (live.opened.available)()
-            .into_iter()
-            .find(|m| format!("{}/{}", m.provider, m.id) == value)
-            .ok_or_else(|| {
-                RpcError::invalid_params(format!(
-                    "unknown model \"{value}\"; session/new lists the available ones"
-                ))
-            })?;
-        let credentials =
-            (live.opened.credentials)(&model).map_err(|e| RpcError::new(AUTH_REQUIRED, e))?;
-        let session = live.slot.idle().expect("idle");
-        session
-            .set_model(model, credentials)
-            .map_err(RpcError::internal)?;
-        live.opened.has_model = true;
-        Ok(())
+        let value = value.to_string();
+        live.slot
+            .query(move |s, env| {
+                let model = (env.available_models)()
+                    .into_iter()
+                    .find(|m| format!("{}/{}", m.provider, m.id) == value)
+                    .ok_or_else(|| {
+                        RpcError::invalid_params(format!(
+                            "unknown model \"{value}\"; session/new lists the available ones"
+                        ))
+                    })?;
+                let credentials =
+                    (env.credentials)(&model).map_err(|e| RpcError::new(AUTH_REQUIRED, e))?;
+                s.set_model(model, credentials)
+                    .map_err(RpcError::internal)?;
+                env.has_model = true;
+                Ok(())
+            })
+            .map_err(RpcError::internal)?
     }
 
     fn set_model(&mut self, params: &Value) -> Answer {
@@ -515,7 +531,9 @@ impl Server {
                 let level = ThinkingLevel::parse(&value).ok_or_else(|| {
                     RpcError::invalid_params(format!("unknown thinking level \"{value}\""))
                 })?;
-                live.slot.idle().expect("idle").set_thinking_level(level);
+                live.slot
+                    .query(move |s, _| s.set_thinking_level(level))
+                    .map_err(RpcError::internal)?;
             }
             other => {
                 return Err(RpcError::invalid_params(format!(
@@ -523,7 +541,7 @@ impl Server {
                 )))
             }
         }
-        Ok(json!({"configOptions": config_options(live)}))
+        Ok(json!({"configOptions": SessionFacts::of(&live.slot).config_options()}))
     }
 
     /// At the end: stops the live session and everything it started.
@@ -534,33 +552,61 @@ impl Server {
     }
 }
 
-fn current_model(live: &mut Live) -> String {
-    let has = live.opened.has_model;
-    match live.slot.idle() {
-        Some(s) if has => format!("{}/{}", s.agent().model.provider, s.agent().model.id),
-        _ => String::new(),
-    }
+/// What the client is shown of a session's model and thinking level.
+struct SessionFacts {
+    current_model: String,
+    /// `provider/id` and name of each available model.
+    models: Vec<(String, String)>,
+    thinking: String,
+    levels: Vec<String>,
 }
 
-/// The model and thinking level as ACP session config options.
-fn config_options(live: &mut Live) -> Value {
-    let current = current_model(live);
-    let models: Vec<Value> = (live.opened.available)()
-        .iter()
-        .map(|m| json!({"value": format!("{}/{}", m.provider, m.id), "name": m.name}))
-        .collect();
-    let Some(s) = live.slot.idle() else {
-        return json!([]);
-    };
-    let model = s.agent().model.clone();
-    let levels: Vec<Value> = crate::resources::model_resolve::supported_thinking_levels(&model)
-        .into_iter()
-        .map(|l| json!({"value": l.as_str(), "name": l.as_str()}))
-        .collect();
-    json!([
-        {"id": "model", "name": "Model", "category": "model", "type": "select",
-            "currentValue": current, "options": models},
-        {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
-            "currentValue": s.agent().thinking.as_str(), "options": levels},
-    ])
+impl SessionFacts {
+    fn of(slot: &SessionSlot) -> SessionFacts {
+        slot.query(|s, env| {
+            let model = s.agent().model.clone();
+            SessionFacts {
+                current_model: if env.has_model {
+                    format!("{}/{}", model.provider, model.id)
+                } else {
+                    String::new()
+                },
+                models: (env.available_models)()
+                    .iter()
+                    .map(|m| (format!("{}/{}", m.provider, m.id), m.name.clone()))
+                    .collect(),
+                thinking: s.agent().thinking.as_str().to_string(),
+                levels: crate::resources::model_resolve::supported_thinking_levels(&model)
+                    .into_iter()
+                    .map(|l| l.as_str().to_string())
+                    .collect(),
+            }
+        })
+        .unwrap_or(SessionFacts {
+            current_model: String::new(),
+            models: Vec::new(),
+            thinking: "off".into(),
+            levels: Vec::new(),
+        })
+    }
+
+    /// The model and thinking level as ACP session config options.
+    fn config_options(&self) -> Value {
+        let models: Vec<Value> = self
+            .models
+            .iter()
+            .map(|(id, name)| json!({"value": id, "name": name}))
+            .collect();
+        let levels: Vec<Value> = self
+            .levels
+            .iter()
+            .map(|l| json!({"value": l, "name": l}))
+            .collect();
+        json!([
+            {"id": "model", "name": "Model", "category": "model", "type": "select",
+                "currentValue": self.current_model, "options": models},
+            {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
+                "currentValue": self.thinking, "options": levels},
+        ])
+    }
 }
