@@ -460,3 +460,79 @@ fn closed_stdin_mid_run_ends_pi_with_no_command_or_client_mcp_server_left() {
         "a command or MCP server outlived pi"
     );
 }
+
+#[test]
+fn a_sandboxed_command_that_wants_out_asks_the_editor_for_permission() {
+    let mock = MockServer::start();
+    for id in ["a", "b"] {
+        mock.push(Reply::sse(sse_tool_calls(
+            API,
+            &[(
+                id,
+                "bash",
+                json!({"command": format!("touch ~/outside-{id}")}),
+            )],
+        )));
+    }
+    mock.push(Reply::text(API, "ok"));
+    let pi = PiCommand::for_mock(API, &mock).args(["--sandbox", "read-only", "--mode", "acp"]);
+    let (home, cwd) = (
+        pi.home().to_path_buf(),
+        pi.cwd().to_string_lossy().into_owned(),
+    );
+    let mut c = pi.converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(new["result"]["modes"]["currentModeId"], "read-only");
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "touch"}]});
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+            .to_string(),
+    );
+    for allow in [true, false] {
+        let ask = c.expect("a permission request", |v| {
+            v["method"] == "session/request_permission"
+        });
+        assert_eq!(ask["params"]["sessionId"], session.as_str());
+        let kinds: Vec<&str> = ask["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["allow_once", "reject_once"]);
+        let option = if allow { "yes" } else { "no" };
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": ask["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": option}}})
+            .to_string(),
+        );
+        let end = c.expect("the command's result", |v| {
+            update_kind(v) == "tool_call_update"
+                && matches!(
+                    v["params"]["update"]["status"].as_str(),
+                    Some("completed" | "failed")
+                )
+        });
+        let status = if allow { "completed" } else { "failed" };
+        assert_eq!(end["params"]["update"]["status"], status, "{end}");
+    }
+    let end = c.expect("the prompt's answer", |v| v["id"] == 3);
+    assert_eq!(end["result"]["stopReason"], "end_turn");
+    let (code, _, _) = c.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        home.join("outside-a").exists(),
+        "allowed once: ran unsandboxed"
+    );
+    assert!(
+        !home.join("outside-b").exists(),
+        "refused: the sandbox held"
+    );
+}

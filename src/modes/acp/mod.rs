@@ -11,46 +11,29 @@ pub mod env;
 pub mod prompt;
 pub mod server;
 pub mod slot;
+pub mod ui;
 pub mod updates;
 pub mod wire;
 
 use std::sync::Arc;
 
-use crossbeam_channel::select;
-use serde_json::json;
-
-use crate::ai::Abort;
+use crate::extensions::ui::ExtensionUi;
 use crate::modes::rpc_out::Out;
+use crossbeam_channel::select;
 
 /// Serves ACP until stdin closes (or a signal); returns the exit code.
 pub fn run(env: env::AcpEnv) -> i32 {
     let wire = wire::Wire::new(Out::new(Box::new(std::io::stdout())));
     let lines = wire::spawn_reader(wire.clone());
     let mut server = server::Server::new(wire.clone(), env);
-    // A sandboxed command that wants to run unsandboxed asks the person at the editor.
-    let asking = wire.clone();
-    let live_id = Arc::clone(&server.live_id);
-    crate::tools::sandbox::set_asker(Some(Arc::new(
-        move |title: &str, message: &str, abort: &Abort| {
-            let session_id = live_id.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let params = json!({
-                "sessionId": session_id,
-                "toolCall": {"toolCallId": "sandbox", "title": title, "kind": "execute",
-                    "status": "pending",
-                    "content": [{"type": "content", "content": {"type": "text", "text": message}}]},
-                "options": [
-                    {"optionId": "allow_once", "name": "Run once without the sandbox", "kind": "allow_once"},
-                    {"optionId": "reject_once", "name": "Keep the sandbox", "kind": "reject_once"},
-                ],
-            });
-            match asking.request("session/request_permission", params, abort) {
-                Some(Ok(answer)) => {
-                    answer["outcome"]["outcome"] == "selected"
-                        && answer["outcome"]["optionId"] == "allow_once"
-                }
-                _ => false,
-            }
-        },
+    // Where pi would ask a person (an extension's confirm, a sandboxed command that wants to
+    // run once without the sandbox), the editor asks its user; no answer in two minutes is a no.
+    let ui: Arc<dyn ExtensionUi> =
+        Arc::new(ui::AcpUi::new(wire.clone(), Arc::clone(&server.live_id)));
+    server.set_ui(Arc::clone(&ui));
+    crate::tools::sandbox::set_asker(Some(crate::modes::sandbox_asker(
+        ui,
+        Some(std::time::Duration::from_secs(120)),
     )));
     // A signal ends the loop below, which stops the live session's run and children.
     crate::util::shutdown::take_over(|| {});

@@ -44,6 +44,8 @@ pub struct Server {
     sandbox: Option<SandboxMode>,
     /// A session was opened: its commands follow the answer.
     announce_commands: bool,
+    /// Extension dialogs of every session opened go to the editor.
+    ui: Option<std::sync::Arc<dyn crate::extensions::ui::ExtensionUi>>,
 }
 
 type Answer = Result<Value, RpcError>;
@@ -81,7 +83,12 @@ impl Server {
             live_id: Arc::default(),
             sandbox: None,
             announce_commands: false,
+            ui: None,
         }
+    }
+
+    pub fn set_ui(&mut self, ui: std::sync::Arc<dyn crate::extensions::ui::ExtensionUi>) {
+        self.ui = Some(ui);
     }
 
     pub fn handle(&mut self, msg: Incoming) {
@@ -215,6 +222,9 @@ impl Server {
         }
         let id = session.session.session_id().to_string();
         *self.live_id.lock().unwrap_or_else(|p| p.into_inner()) = id.clone();
+        if let (Some(host), Some(ui)) = (session.extension_host(), &self.ui) {
+            host.set_ui(std::sync::Arc::clone(ui));
+        }
         let actor_env = ActorEnv {
             available_models,
             credentials,

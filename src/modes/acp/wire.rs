@@ -181,13 +181,14 @@ impl Wire {
             .line(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    /// Sends a request to the client and waits for its answer; `None` when `abort` fires or
-    /// the client is gone (stdin closed) first.
+    /// Sends a request to the client and waits for its answer; `None` when `abort` fires,
+    /// `timeout` passes or the client is gone (stdin closed) first.
     pub fn request(
         &self,
         method: &str,
         params: Value,
         abort: &Abort,
+        timeout: Option<Duration>,
     ) -> Option<Result<Value, RpcError>> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = crossbeam_channel::bounded(1);
@@ -195,9 +196,11 @@ impl Wire {
         self.out
             .line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let aborted = abort.signal();
+        let expired = timeout.map_or_else(crossbeam_channel::never, crossbeam_channel::after);
         let answer = crossbeam_channel::select! {
             recv(rx) -> r => r.ok(),
             recv(aborted) -> _ => None,
+            recv(expired) -> _ => None,
         };
         self.lock().remove(&id);
         answer
