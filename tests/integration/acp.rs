@@ -223,6 +223,25 @@ fn a_whole_session_edits_with_a_diff_cancels_switches_and_loads_in_a_fresh_proce
         3,
         "every prompt is replayed: {kinds:?}"
     );
+
+    // session/resume opens it again without replaying anything.
+    let mut c = pi
+        .again()
+        .args(["acp", "--model", "mock/mock-model"])
+        .converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "session/resume",
+        "params": {"sessionId": session, "cwd": cwd, "mcpServers": []}})
+        .to_string(),
+    );
+    let answer = c.expect("the resume's answer", |v| v["id"] == 2);
+    assert!(answer["result"]["configOptions"].is_array(), "{answer}");
+    let (_, lines, _) = c.finish();
+    assert!(
+        !lines.iter().any(|l| l.contains("user_message_chunk")),
+        "nothing replayed: {lines:?}"
+    );
 }
 
 /// A folder holding only `python3` (for the client's MCP server): the PATH pi sees in the SDK

@@ -98,7 +98,8 @@ impl Server {
                     "initialize" => Ok(self.initialize()),
                     "authenticate" => self.authenticate(&params),
                     "session/new" => self.new_session(&params),
-                    "session/load" => self.load_session(&params),
+                    "session/load" => self.load_session(&params, true),
+                    "session/resume" => self.load_session(&params, false),
                     "session/list" => Ok(self.list_sessions(&params)),
                     "session/prompt" => match self.prompt(&params, &id) {
                         // Answered when the run ends.
@@ -145,7 +146,7 @@ impl Server {
                 "loadSession": true,
                 "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
                 "mcpCapabilities": {"http": true, "sse": false},
-                "sessionCapabilities": {"list": {}},
+                "sessionCapabilities": {"list": {}, "resume": {}},
             },
             "authMethods": auth,
             "agentInfo": {"name": "pi", "title": "pi", "version": crate::VERSION},
@@ -284,7 +285,8 @@ impl Server {
             .map(|s| s.path)
     }
 
-    fn load_session(&mut self, params: &Value) -> Answer {
+    /// `session/load` (`replay`: the conversation first) and `session/resume` (without it).
+    fn load_session(&mut self, params: &Value, replay_first: bool) -> Answer {
         let id = str_param(params, "sessionId")?;
         let cwd = Self::cwd_param(params)?;
         let file = self
@@ -293,10 +295,13 @@ impl Server {
         self.open(cwd, Some(file), params)?;
         let live = self.live.as_mut().expect("just opened");
         let cwd = live.cwd.clone();
-        let updates = live
-            .slot
-            .query(move |s, _| replay(&branch_messages(&s.session), &cwd))
-            .map_err(RpcError::internal)?;
+        let updates = if replay_first {
+            live.slot
+                .query(move |s, _| replay(&branch_messages(&s.session), &cwd))
+                .map_err(RpcError::internal)?
+        } else {
+            Vec::new()
+        };
         for u in updates {
             self.notify_update(u);
         }
