@@ -555,3 +555,84 @@ fn a_sandboxed_command_that_wants_out_asks_the_editor_for_permission() {
         "refused: the sandbox held"
     );
 }
+
+#[test]
+fn an_editor_that_offers_its_buffers_gets_the_file_tools_reads_and_writes() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("r1", "read", json!({"path": "notes.txt"}))],
+    )));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "w1",
+            "write",
+            json!({"path": "notes.txt", "content": "from the model\n"}),
+        )],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_file("notes.txt", "on disk\n")
+        .args(["--mode", "acp"]);
+    let cwd = pi.cwd().to_string_lossy().into_owned();
+    let file = pi.cwd().join("notes.txt");
+    let mut c = pi.converse();
+    let caps = json!({"fs": {"readTextFile": true, "writeTextFile": true}});
+    request(
+        &mut c,
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": caps}),
+    );
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    );
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]});
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+            .to_string(),
+    );
+    let mut wrote = None;
+    loop {
+        let v = c.expect("an editor request or the answer", |v| {
+            v["id"] == 3 || v["method"].as_str().is_some_and(|m| m.starts_with("fs/"))
+        });
+        if v["id"] == 3 && v.get("method").is_none() {
+            assert_eq!(v["result"]["stopReason"], "end_turn", "{v}");
+            break;
+        }
+        assert_eq!(v["params"]["sessionId"], session.as_str());
+        assert_eq!(v["params"]["path"], file.to_string_lossy().as_ref());
+        let result = match v["method"].as_str().unwrap() {
+            "fs/read_text_file" => json!({"content": "unsaved in the editor\n"}),
+            _ => {
+                wrote = Some(v["params"]["content"].clone());
+                json!({})
+            }
+        };
+        c.send(&json!({"jsonrpc": "2.0", "id": v["id"], "result": result}).to_string());
+    }
+    let (code, _, _) = c.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        wrote,
+        Some(json!("from the model\n")),
+        "the editor wrote it"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "on disk\n",
+        "pi left the disk to the editor"
+    );
+    assert!(
+        mock.requests()[1]
+            .body_text()
+            .contains("unsaved in the editor"),
+        "the model saw the editor's buffer"
+    );
+}

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod env;
+pub mod files;
 pub mod prompt;
 pub mod server;
 pub mod slot;

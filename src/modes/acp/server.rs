@@ -95,7 +95,18 @@ impl Server {
         match msg {
             Incoming::Request { id, method, params } => {
                 let answer = match method.as_str() {
-                    "initialize" => Ok(self.initialize()),
+                    "initialize" => {
+                        let buffers = super::files::EditorBuffers::offered(
+                            &self.wire,
+                            &self.live_id,
+                            &params["clientCapabilities"],
+                        );
+                        crate::tools::editor_files::set(buffers.map(|b| {
+                            std::sync::Arc::new(b)
+                                as std::sync::Arc<dyn crate::tools::editor_files::EditorFiles>
+                        }));
+                        Ok(self.initialize())
+                    }
                     "authenticate" => self.authenticate(&params),
                     "session/new" => self.new_session(&params),
                     "session/load" => self.load_session(&params, true),

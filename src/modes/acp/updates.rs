@@ -287,7 +287,12 @@ impl LiveTranslator {
         }
     }
 
+    /// A file's text for a diff: as the editor has it when it offers its buffers, else from
+    /// the disk.
     fn read_small(path: &Path) -> Option<String> {
+        if let Some(text) = crate::tools::editor_files::current().and_then(|e| e.read(path)) {
+            return text.ok();
+        }
         let meta = std::fs::metadata(path).ok()?;
         if meta.len() > DIFF_LIMIT {
             return None;
