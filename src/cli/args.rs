@@ -300,9 +300,10 @@ impl Reader {
                 "text" => a.mode = Some(Mode::Text),
                 "json" => a.mode = Some(Mode::Json),
                 "rpc" => a.mode = Some(Mode::Rpc),
+                // pi's own message (byte for byte) leaves out `acp`, which pi has not.
                 "acp" => a.mode = Some(Mode::Acp),
                 _ => a.errors.push(format!(
-                    "Invalid mode \"{v}\". Valid values: text, json, rpc, acp"
+                    "Invalid mode \"{v}\". Valid values: text, json, rpc"
                 )),
             },
             "use-theme" => a.use_theme = Some(v),
