@@ -35,7 +35,7 @@ conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
 
-# Our pi driven by pi-acp (the ACP adapter editors such as Zed use) through a whole session;
+# Our pi driven by pi-acp (the ACP adapter editors such as Zed use) and natively (pi acp) through a whole session;
 # prints a pass/fail table per step. Installs pi-acp@0.0.34 once into the conformance cache (needs
 # the npm registry the first time). ACP_REF=0.87.1 adds the TypeScript pi's column. Not part of
 # `make test`.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make acp-check: drive our pi through a whole editor session with pi-acp, the ACP adapter
-editors such as Zed use, and print a pass/fail table per step.
+editors such as Zed use, and natively (`pi acp`, issue 32: no Node on the PATH pi sees), and
+print a pass/fail table per step with a column for each.
 
     python3 scripts/acp_check.py [--pi target/debug/pi] [--ref 0.87.1] [--keep]
 
@@ -76,8 +77,8 @@ def install_pi_acp():
 class Acp:
     """One pi-acp process speaking ACP (JSON-RPC, one message a line) on stdio."""
 
-    def __init__(self, node, entry, cwd, env):
-        self.p = subprocess.Popen([node, entry], cwd=cwd, env=env, stdin=subprocess.PIPE,
+    def __init__(self, argv, cwd, env):
+        self.p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.q = queue.Queue()
         self.updates = []
@@ -148,8 +149,9 @@ def diffs(updates):
             for c in (u.get("content") or []) if c.get("type") == "diff"]
 
 
-def drive(pi_command, path_prefix, node, entry):
-    """Runs every step against one pi; returns [(step, ok, detail)]."""
+def drive(pi_command, path_prefix, node, entry, native=False):
+    """Runs every step against one pi, through pi-acp or (`native`) as `pi acp` itself;
+    returns [(step, ok, detail)]."""
     results = []
 
     def check(step, ok, detail=""):
@@ -172,10 +174,17 @@ def drive(pi_command, path_prefix, node, entry):
             # a small kept tail, so /compact has something to summarize
             json.dump({"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True,
                        "compaction": {"keepRecentTokens": 40}}, f)
-        env = {"PATH": os.pathsep.join(path_prefix + [os.environ.get("PATH", "")]), "HOME": home,
+        argv = [node, entry]
+        path = os.pathsep.join(path_prefix + [os.environ.get("PATH", "")])
+        if native:
+            # Ours alone: nothing else on the PATH pi sees, so no Node.
+            argv = [pi_command, "acp"]
+            path = os.path.join(home, "bin")
+            os.makedirs(path)
+        env = {"PATH": path, "HOME": home,
                "PI_CODING_AGENT_DIR": agent, "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1",
                "PI_TELEMETRY": "0", "PI_ACP_PI_COMMAND": pi_command}
-        acp = Acp(node, entry, work, env)
+        acp = Acp(argv, work, env)
         r = acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         check("initialize", r and r.get("result", {}).get("protocolVersion") == 1, json.dumps(r)[:200])
 
@@ -192,8 +201,15 @@ def drive(pi_command, path_prefix, node, entry):
               and models.get("currentModelId") == "mock/mock-model", json.dumps(models)[:200])
         modes = res.get("modes") or {}
         mode_ids = [m.get("id") for m in modes.get("availableModes", [])]
+        current = modes.get("currentModeId")
+        if native:
+            # Ours offers the thinking level as a config option; modes are the sandbox.
+            level = [o for o in res.get("configOptions", []) if o.get("id") == "thought_level"][:1]
+            modes = level[0] if level else {}
+            mode_ids = [o.get("value") for o in modes.get("options", [])]
+            current = modes.get("currentValue")
         check("new: thinking modes", mode_ids[:1] == ["off"] and "high" in mode_ids
-              and modes.get("currentModeId") == "medium", json.dumps(modes)[:200])
+              and current == "medium", json.dumps(modes)[:200])
         acp.pump(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "available_commands_update", 10)
         offered = [c.get("name") for u in acp.updates if u.get("sessionUpdate") == "available_commands_update"
                    for c in u.get("availableCommands", [])]
@@ -258,7 +274,7 @@ def drive(pi_command, path_prefix, node, entry):
         check("session/list", sid in listed, json.dumps(r)[:150])
         acp.close()
 
-        acp = Acp(node, entry, work, env)
+        acp = Acp(argv, work, env)
         acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         r = acp.request("session/load", {"sessionId": sid, "cwd": work, "mcpServers": []})
         acp.settle(1.5)
@@ -290,7 +306,8 @@ def main():
     if node is None:
         raise SystemExit("error: pi-acp needs Node.js on PATH")
     entry = install_pi_acp()
-    columns = [("ours", drive(os.path.abspath(args.pi), [], node, entry))]
+    ours = os.path.abspath(args.pi)
+    columns = [("ours", drive(ours, [], node, entry)), ("native", drive(ours, [], node, entry, native=True))]
     for v in [x for x in args.ref.split(",") if x]:
         ref = install.reference(v)
         columns.append((v, drive(ref.cli_js, ref.path_prefix, node, entry)))
@@ -306,8 +323,9 @@ def main():
         for step, ok, detail in res:
             if not ok:
                 print("%s: %s: %s" % (name, step, detail))
-    failed = [s for s, ok, _ in columns[0][1] if not ok]
-    print("%d/%d steps pass for ours" % (len(steps) - len(failed), len(steps)))
+    failed = [s for _, res in columns[:2] for s, ok, _ in res if not ok]
+    print("%d/%d steps pass for ours through pi-acp, %d/%d natively" % (
+        sum(ok for _, ok, _ in columns[0][1]), len(steps), sum(ok for _, ok, _ in columns[1][1]), len(steps)))
     return 1 if failed else 0
 
 

@@ -19,7 +19,8 @@
 # `--sandbox workspace-write`. Then memory against the length of a session
 # (scripts/long_session.py): RSS after 10 and 1,000 prompts of one RPC session beside the session
 # file's size, and RSS after resuming a 200 MB uncompacted session (BENCH_LONG_PROMPTS,
-# BENCH_RESUME_MB). Prints one table; the
+# BENCH_RESUME_MB). Then ACP (scripts/acp_bench.py): `pi acp` from spawn to `session/new` answered,
+# beside pi-acp + ours and + the TypeScript pi (`BENCH_ONLY=acp` alone). Prints one table; the
 # TypeScript pi gets a second column when it is installed ($PI_TS, ../scratch/pits or
 # ../../scratch/pi073 node_modules/.bin/pi, or `pi-ts` on PATH).
 #
@@ -107,6 +108,18 @@ cat >"$AGENT_DIR/models.json" <<EOF
   }
 }
 EOF
+
+# ACP (issue 32): spawn -> initialize -> session/new answered and the tree's peak RSS, for `pi acp`
+# beside pi-acp over ours and over the TypeScript pi (BENCH_ACP_REF=0.87.1) when pi-acp is
+# installed (make acp-check installs it). `BENCH_ONLY=acp` runs this row alone.
+bench_acp() {
+    python3 "$ROOT/scripts/acp_bench.py" --pi "$PI_RS" --runs "$(( RUNS < 10 ? RUNS : 10 ))" \
+        ${BENCH_ACP_REF:+--ref "$BENCH_ACP_REF"}
+}
+if [[ "${BENCH_ONLY:-}" == acp ]]; then
+    bench_acp
+    exit 0
+fi
 
 # ---- measure -------------------------------------------------------------------------------------
 export BENCH_RUNS="$RUNS" BENCH_HOME="$SCRATCH/home" BENCH_AGENT_DIR="$AGENT_DIR" BENCH_CWD="$SCRATCH/work"
@@ -1153,3 +1166,4 @@ for i, r in enumerate(table):
     if i == 0:
         print("  ".join("-" * w for w in widths))
 PY
+bench_acp

@@ -16,6 +16,8 @@ pub enum Mode {
     Text,
     Json,
     Rpc,
+    /// The Agent Client Protocol for editors (`--mode acp`, `pi acp`).
+    Acp,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -300,6 +302,8 @@ impl Reader {
                 "text" => a.mode = Some(Mode::Text),
                 "json" => a.mode = Some(Mode::Json),
                 "rpc" => a.mode = Some(Mode::Rpc),
+                // pi's own message (byte for byte) leaves out `acp`, which pi has not.
+                "acp" => a.mode = Some(Mode::Acp),
                 _ => a.errors.push(format!(
                     "Invalid mode \"{v}\". Valid values: text, json, rpc"
                 )),

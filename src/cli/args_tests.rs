@@ -77,6 +77,7 @@ fn flags_with_values() {
     );
     assert_eq!(p(&["--mode", "json"]).mode, Some(Mode::Json));
     assert_eq!(p(&["--mode", "rpc"]).mode, Some(Mode::Rpc));
+    assert_eq!(p(&["--mode", "acp"]).mode, Some(Mode::Acp));
     assert_eq!(
         p(&["--session", "/path/to/session.jsonl"])
             .session

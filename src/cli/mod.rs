@@ -1,6 +1,7 @@
 //! The `pi` command: parse flags, pick the mode, resolve model and key, build the session and
 //! hand over to a mode. Every user-facing failure is one clear line on stderr and exit 1.
 
+mod acp;
 pub mod args;
 mod auth;
 mod config;
@@ -43,6 +44,15 @@ pub fn main() -> i32 {
     if argv.first().map(String::as_str) == Some("mcp") {
         return mcp_command(&argv[1..]);
     }
+    // `pi acp` (as opencode and goose name it) is `pi --mode acp`.
+    let argv = match argv.split_first() {
+        Some((first, rest)) if first == "acp" => ["--mode", "acp"]
+            .into_iter()
+            .map(String::from)
+            .chain(rest.iter().cloned())
+            .collect(),
+        _ => argv,
+    };
     let args = args::parse(&argv);
     let stdin_tty = std::io::stdin().is_terminal();
     for w in &args.warnings {
@@ -114,7 +124,7 @@ pub fn main() -> i32 {
         eprintln!("{e}");
         return 1;
     }
-    if args.mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
+    if matches!(args.mode, Some(Mode::Rpc | Mode::Acp)) && !args.file_args.is_empty() {
         eprintln!("Error: @file arguments are not supported in RPC mode");
         return 1;
     }
@@ -131,6 +141,9 @@ pub fn main() -> i32 {
     };
     if args.mode == Some(Mode::Rpc) {
         return setup::run_rpc(args);
+    }
+    if args.mode == Some(Mode::Acp) {
+        return acp::run(args);
     }
     if args.list_models.is_none() && stdin_tty && !args.print && args.mode != Some(Mode::Json) {
         if !std::io::stdout().is_terminal() {

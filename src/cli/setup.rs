@@ -752,7 +752,7 @@ fn start_mcp(
 /// The sandbox (issue 16) from `--sandbox` and the `sandbox` setting, checked against the
 /// kernel and installed for every command pi starts from now on; an error when it cannot be
 /// enforced (pi then does not start), a warning when it is enforced only in part.
-fn install_sandbox(
+pub(super) fn install_sandbox(
     args: &Args,
     settings: &Settings,
     cwd: &Path,
@@ -863,6 +863,6 @@ fn prompt_source(
 /// SIGINT, SIGTERM and SIGHUP from now on: before the mode takes over they end pi at once
 /// (after killing every child it started); afterwards the mode shuts down its own way within
 /// the deadline (see `util::shutdown`). A hard exit puts the terminal back first.
-fn install_signal_handler() {
+pub(super) fn install_signal_handler() {
     shutdown::install(SHUTDOWN_DEADLINE, crate::tui::terminal::restore_terminal);
 }

@@ -179,9 +179,17 @@ impl Tool for EditTool {
                 )
             })?;
             super::path::refuse_special_file(&abs, path, "edit")?;
-            let bytes = match &target {
-                Some(t) => t.read(),
-                None => fs::read(&abs),
+            // In an editor that offers its buffers (never under a sandbox), the file is read
+            // and written as the editor has it.
+            let editor = super::editor_files::current().filter(|_| target.is_none());
+            let from_editor = editor
+                .as_ref()
+                .and_then(|e| e.read(&abs))
+                .map(|r| r.map(String::into_bytes).map_err(std::io::Error::other));
+            let bytes = match (&target, from_editor) {
+                (_, Some(read)) => read,
+                (Some(t), None) => t.read(),
+                (None, None) => fs::read(&abs),
             }
             .map_err(|e| match e.raw_os_error() {
                 Some(libc::EISDIR) => "EISDIR: illegal operation on a directory, read".to_string(),
@@ -215,9 +223,11 @@ impl Tool for EditTool {
             // The diff only reads the texts: compute it while the file is being written.
             let (written, diff) = std::thread::scope(|scope| {
                 let diff = scope.spawn(|| edit_diff(path, &normalized, &applied.new, &changes));
-                let written = match &target {
-                    Some(t) => t.replace(out.as_bytes(), true),
-                    None => write_atomic(&abs, out.as_bytes()),
+                let by_editor = editor.as_ref().and_then(|e| e.write(&abs, &out));
+                let written = match (&target, by_editor) {
+                    (_, Some(w)) => w.map_err(std::io::Error::other),
+                    (Some(t), None) => t.replace(out.as_bytes(), true),
+                    (None, None) => write_atomic(&abs, out.as_bytes()),
                 };
                 (written, diff.join().ok())
             });

@@ -4,6 +4,7 @@
 pub mod bash;
 pub mod diff;
 pub mod edit;
+pub mod editor_files;
 pub mod find;
 pub mod grep;
 mod grep_file;

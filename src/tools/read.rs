@@ -69,6 +69,20 @@ impl Tool for ReadTool {
         let abs = resolve_read_path(path, &ctx.cwd);
         super::path::access(&abs, libc::R_OK).map_err(|e| node_error(&e, "access", &abs))?;
         super::path::refuse_special_file(&abs, path, "read")?;
+        // In an editor that offers its buffers, a text file is read as the editor has it.
+        if let Some(editor) = super::editor_files::current().filter(|_| !is_image_path(&abs)) {
+            if let Some(text) = editor.read(&abs) {
+                let text = text.map_err(|e| format!("Cannot read {path}: {e}"))?;
+                return read_text(
+                    Vec::new(),
+                    std::io::Cursor::new(text),
+                    path,
+                    offset,
+                    limit,
+                    ctx,
+                );
+            }
+        }
         let mut file = File::open(&abs).map_err(|e| node_error(&e, "open", &abs))?;
         let mut head = Vec::with_capacity(SNIFF_BYTES);
         (&mut file)
@@ -86,6 +100,18 @@ impl Tool for ReadTool {
         }
         read_text(head, file, path, offset, limit, ctx)
     }
+}
+
+/// A path whose name says it is an image (read from the disk, never through an editor).
+fn is_image_path(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    matches!(
+        ext.as_str(),
+        "png" | "jpg" | "jpeg" | "gif" | "webp" | "bmp"
+    )
 }
 
 /// Node words a failed `read` on a directory without the path.
@@ -260,7 +286,7 @@ impl Scan {
 
 fn read_text(
     head: Vec<u8>,
-    mut file: File,
+    mut file: impl Read,
     path: &str,
     offset: Option<f64>,
     limit: Option<f64>,

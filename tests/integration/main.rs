@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod approvals;
 mod auth;
 mod bounds;
