@@ -314,7 +314,11 @@ mod tests {
 
     #[test]
     fn catalog_counts_match_pi() {
-        assert_eq!(CATALOG_PI_VERSION, "1.6.0");
+        assert_eq!(
+            CATALOG_PI_VERSION,
+            crate::PI_VERSION,
+            "rerun scripts/catalog/generate.mjs"
+        );
         assert_eq!(providers().len(), 41);
         assert_eq!(specs().len(), 1659);
         assert_eq!(builtin_models().len(), 1659);
