@@ -28,7 +28,7 @@ bench:
 # Differential check against the TypeScript pi (installed once into ~/.cache/pi-conformance with
 # npm/pip; needs the registries the first time). REF picks the references, CASES filters ids
 # (globs, comma separated), JOBS the parallelism. Not part of `make test`, which stays offline.
-REF   ?= 0.73.1,0.87.1
+REF   ?= 0.73.1,1.6.0
 CASES ?= *
 JOBS  ?= 4
 conformance:
@@ -37,7 +37,7 @@ conformance:
 
 # Our pi driven by pi-acp (the ACP adapter editors such as Zed use) and natively (pi acp) through a whole session;
 # prints a pass/fail table per step. Installs pi-acp@0.0.34 once into the conformance cache (needs
-# the npm registry the first time). ACP_REF=0.87.1 adds the TypeScript pi's column. Not part of
+# the npm registry the first time). ACP_REF=1.6.0 adds the TypeScript pi's column. Not part of
 # `make test`.
 ACP_REF ?=
 acp-check:

@@ -3,13 +3,13 @@
 editors such as Zed use, and natively (`pi acp`, issue 32: no Node on the PATH pi sees), and
 print a pass/fail table per step with a column for each.
 
-    python3 scripts/acp_check.py [--pi target/debug/pi] [--ref 0.87.1] [--keep]
+    python3 scripts/acp_check.py [--pi target/debug/pi] [--ref 1.6.0] [--keep]
 
 pi-acp (PI_ACP_VERSION, 0.0.34) is installed once with npm into the conformance cache folder
 (scripts/conformance/install.py: ~/.cache/pi-conformance/pi-acp-<version>), so the first run
 needs the npm registry; later runs are offline. A scripted mock LLM (scripts/conformance/mock.py)
-answers; HOME and PI_CODING_AGENT_DIR are scratch folders. `--ref 0.87.1` also drives the
-TypeScript pi 0.87.1 (installed the same way) and prints its column beside ours, so a failing
+answers; HOME and PI_CODING_AGENT_DIR are scratch folders. `--ref 1.6.0` also drives the
+TypeScript pi 1.6.0 (installed the same way) and prints its column beside ours, so a failing
 step can be told apart from a pi-acp limitation. Exits 1 if a step fails for ours.
 
 Steps: initialize; session/new (model and thinking-mode lists, slash commands offered); a prompt
@@ -298,7 +298,7 @@ def drive(pi_command, path_prefix, node, entry, native=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pi", default=os.path.join(ROOT, "target", "debug", "pi"), help="our pi binary")
-    ap.add_argument("--ref", default="", help="also drive this TypeScript pi (0.87.1) for comparison")
+    ap.add_argument("--ref", default="", help="also drive this TypeScript pi (1.6.0, the main reference) for comparison")
     args = ap.parse_args()
     if not os.access(args.pi, os.X_OK):
         raise SystemExit("error: %s is not an executable (run cargo build)" % args.pi)

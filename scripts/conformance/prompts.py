@@ -20,8 +20,10 @@ import re
 DEFAULT_OPENINGS = (
     "You are an expert coding assistant operating inside pi",  # the TypeScript pi
     "You are an expert coding assistant working inside pi",  # ours
+    "You are a coding assistant running inside pi",  # pi 1.6.0
 )
 DEFAULT_ENDINGS = (
+    "following related cross-references.\n</docs>",  # pi 1.6.0
     "follow links to related docs (e.g., tui.md for TUI API details)\n</docs>",  # pi 1.x
     "Show file paths clearly when working with files\n</rules>",  # ours, sectioned (no docs)
     "follow links to related docs (e.g., tui.md for TUI API details)",  # pi's last line

@@ -20,7 +20,7 @@ use crate::ai::catalog;
 use crate::ai::stream::Abort;
 use crate::resources::auth::AuthStorage;
 use crate::resources::oauth::{self, LoginUi, OAuthProvider};
-use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
+use crate::resources::provider_names::{api_key_providers, custom_providers, provider_name};
 use crate::util::sort;
 
 /// `pi auth login`'s usage line.
@@ -76,12 +76,7 @@ fn login_providers(custom: &[(String, String)]) -> Vec<String> {
     let mut ids: Vec<String> = oauth::providers()
         .iter()
         .map(|p| p.id().to_string())
-        .chain(
-            API_KEY_PROVIDERS
-                .iter()
-                .filter(|(id, _)| catalog::is_builtin_provider(id))
-                .map(|(id, _)| id.to_string()),
-        )
+        .chain(api_key_providers().map(|(id, _)| id.to_string()))
         .chain(custom.iter().map(|(id, _)| id.clone()))
         .collect();
     sort::sort(&mut ids);
@@ -136,7 +131,7 @@ pub fn auth_login(args: &[String]) -> i32 {
     let name = provider_name(&provider, &custom);
     let flow = oauth_flow(&provider);
     let key_login = ambient_method(&provider).is_none()
-        && (API_KEY_PROVIDERS.iter().any(|(id, _)| *id == provider)
+        && (api_key_providers().any(|(id, _)| id == provider)
             || custom.iter().any(|(id, _)| *id == provider));
     let use_oauth = if flow.is_some() && !api_key {
         true

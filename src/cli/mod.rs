@@ -72,7 +72,11 @@ pub fn main() -> i32 {
     // 1.x does (0.73.1 wrote them to stderr unless stdin was a terminal).
     let mut info: Box<dyn Write> = Box::new(std::io::stdout());
     if args.version {
-        let _ = writeln!(info, "{}", crate::VERSION);
+        let _ = writeln!(
+            info,
+            "{}",
+            crate::version_line(std::io::stdout().is_terminal())
+        );
         return 0;
     }
     if let Some(file) = &args.export {

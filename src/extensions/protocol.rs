@@ -317,7 +317,7 @@ pub fn hello(h: &Hello) -> Value {
     let mut v = json!({
         "type": "hello",
         "protocol": PROTOCOL_VERSION,
-        "pi": crate::VERSION,
+        "pi": crate::PI_VERSION,
         "cwd": h.cwd,
         "mode": h.mode,
         "hasUI": h.has_ui,

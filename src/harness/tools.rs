@@ -45,7 +45,7 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         "write" => Arc::new(WriteTool),
         "edit" => Arc::new(EditTool),
         "bash" => Arc::new(BashTool {
-            shell: settings.str(&["shellPath"]).map(str::to_string),
+            shell: shell_path(settings),
             command_prefix: settings.str(&["shellCommandPrefix"]).map(str::to_string),
             session_env: Some(env.clone()),
         }),
@@ -53,6 +53,15 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         "find" => Arc::new(FindTool),
         "ls" => Arc::new(LsTool),
         _ => return None,
+    })
+}
+
+/// The `shellPath` setting, a leading `~` expanded to the home folder (as pi 1.x does).
+fn shell_path(settings: &Settings) -> Option<String> {
+    settings.str(&["shellPath"]).map(|p| {
+        crate::resources::expand_tilde(p)
+            .to_string_lossy()
+            .into_owned()
     })
 }
 

@@ -178,3 +178,25 @@ fn default_tools_setting_with_project_deltas() {
     );
     assert_eq!(default_tools(&Settings::default()), None);
 }
+
+#[test]
+fn shell_path_expands_a_leading_tilde() {
+    let settings = |v: &str| {
+        let mut m = serde_json::Map::new();
+        m.insert("shellPath".into(), serde_json::json!(v));
+        Settings::in_memory(m)
+    };
+    let home = std::env::var("HOME").unwrap_or_default();
+    assert_eq!(
+        shell_path(&settings("~/bin/zsh")),
+        Some(format!("{home}/bin/zsh"))
+    );
+    assert_eq!(
+        shell_path(&settings("/bin/sh")),
+        Some("/bin/sh".to_string())
+    );
+    assert_eq!(
+        shell_path(&Settings::in_memory(serde_json::Map::new())),
+        None
+    );
+}

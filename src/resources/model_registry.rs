@@ -521,7 +521,7 @@ mod tests {
     #[test]
     fn builtins_without_models_json() {
         let reg = ModelRegistry::new(AuthStorage::in_memory(Map::new()), None);
-        assert_eq!(reg.entries().len(), 969);
+        assert_eq!(reg.entries().len(), catalog::specs().len());
         assert!(reg
             .entries()
             .iter()
@@ -639,6 +639,6 @@ mod tests {
         let err = reg.load_error().unwrap();
         assert!(err.contains("at line 3 column 9"), "{err}");
         assert!(err.contains(&path.display().to_string()));
-        assert_eq!(reg.entries().len(), 969);
+        assert_eq!(reg.entries().len(), catalog::specs().len());
     }
 }

@@ -471,10 +471,10 @@ mod tests {
     #[test]
     fn provider_prefix_beats_slashed_ids() {
         let r = reg();
-        // "zai/glm-5.1" is also a vercel-ai-gateway id; the provider reading wins.
-        let m = ok(&r, None, "zai/glm-5.1").model;
+        // "zai/glm-5.3" is also a vercel-ai-gateway id; the provider reading wins.
+        let m = ok(&r, None, "zai/glm-5.3").model;
         assert_eq!(m.provider, "zai");
-        assert_eq!(m.id, "glm-5.1");
+        assert_eq!(m.id, "glm-5.3");
         // A full openrouter id whose prefix looks like a provider falls back to the raw id.
         let m = ok(&r, None, "moonshotai/kimi-k2.6").model;
         assert_eq!(m.provider, "moonshotai");
@@ -541,8 +541,11 @@ mod tests {
         auth.insert("openai".into(), json!({"type": "api_key", "key": "k"}));
         let r = ModelRegistry::new(AuthStorage::in_memory(auth), None);
         let m = r.default_model(None, None).unwrap();
-        assert_eq!((m.provider.as_str(), m.id.as_str()), ("openai", "gpt-5.4"));
-        let m = r.default_model(Some("zai"), Some("glm-5.1")).unwrap();
+        assert_eq!(
+            (m.provider.as_str(), m.id.as_str()),
+            ("openai", "gpt-6.2-sol")
+        );
+        let m = r.default_model(Some("zai"), Some("glm-5.3")).unwrap();
         assert_eq!(m.provider, "zai");
         let m = r.default_model(Some("zai"), Some("missing")).unwrap();
         assert_eq!(m.provider, "openai");

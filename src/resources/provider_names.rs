@@ -5,51 +5,20 @@
 use crate::ai::catalog;
 use crate::resources::oauth;
 
-/// The API-key providers `/login` and `pi auth login` offer, with the names pi shows for them.
-pub const API_KEY_PROVIDERS: &[(&str, &str)] = &[
-    ("anthropic", "Anthropic"),
-    ("amazon-bedrock", "Amazon Bedrock"),
-    ("azure", "Azure OpenAI"),
-    ("cerebras", "Cerebras"),
-    ("cloudflare-ai-gateway", "Cloudflare AI Gateway"),
-    ("cloudflare-workers-ai", "Cloudflare Workers AI"),
-    ("deepseek", "DeepSeek"),
-    ("fireworks", "Fireworks"),
-    ("google", "Google Gemini"),
-    ("google-vertex", "Google Vertex AI"),
-    ("groq", "Groq"),
-    ("huggingface", "Hugging Face"),
-    ("kimi-coding", "Kimi For Coding"),
-    ("mistral", "Mistral"),
-    ("minimax", "MiniMax"),
-    ("minimax-cn", "MiniMax (China)"),
-    ("moonshotai", "Moonshot AI"),
-    ("moonshotai-cn", "Moonshot AI (China)"),
-    ("opencode", "OpenCode Zen"),
-    ("opencode-go", "OpenCode Go"),
-    ("openai", "OpenAI"),
-    ("openrouter", "OpenRouter"),
-    ("vercel-ai-gateway", "Vercel AI Gateway"),
-    ("xai", "xAI"),
-    ("zai", "ZAI"),
-    ("xiaomi", "Xiaomi MiMo"),
-    ("xiaomi-token-plan-cn", "Xiaomi MiMo Token Plan (China)"),
-    (
-        "xiaomi-token-plan-ams",
-        "Xiaomi MiMo Token Plan (Amsterdam)",
-    ),
-    (
-        "xiaomi-token-plan-sgp",
-        "Xiaomi MiMo Token Plan (Singapore)",
-    ),
-];
+/// The API-key providers `/login` and `pi auth login` offer, with the names pi shows for them
+/// (from the built-in catalog, in its order).
+pub fn api_key_providers() -> impl Iterator<Item = (&'static str, &'static str)> {
+    catalog::api_key_providers()
+        .iter()
+        .map(|id| (*id, catalog::builtin_provider_name(id).unwrap_or(id)))
+}
 
 /// The name pi shows for a provider (`custom`: the models.json providers and their names).
 pub fn provider_name(id: &str, custom: &[(String, String)]) -> String {
     if let Some((_, name)) = custom.iter().find(|(p, _)| p == id) {
         return name.clone();
     }
-    if let Some((_, name)) = API_KEY_PROVIDERS.iter().find(|(p, _)| *p == id) {
+    if let Some(name) = catalog::builtin_provider_name(id) {
         return name.to_string();
     }
     oauth::provider(id).map_or_else(|| id.to_string(), |p| p.name().to_string())

@@ -292,3 +292,18 @@ fn a_deleted_working_directory_asks_to_cd_somewhere_else() {
         "{stderr}"
     );
 }
+
+/// pi 1.x refuses `@file` arguments in RPC mode (there is no first message to attach them to).
+#[test]
+fn at_file_arguments_are_refused_in_rpc_mode() {
+    let out = PiCommand::new()
+        .write_file("notes.txt", "hello")
+        .args(["--mode", "rpc", "@notes.txt"])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert_eq!(
+        out.stderr,
+        "Error: @file arguments are not supported in RPC mode\n"
+    );
+    assert_eq!(out.stdout, "");
+}

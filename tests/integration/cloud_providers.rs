@@ -135,3 +135,36 @@ fn cloudflare_needs_its_account_id_in_the_url() {
         out.stderr
     );
 }
+
+/// A settings.json written by pi 1.6.0 names its default model (`openai/gpt-6.2-sol`, new in
+/// 1.6.0's catalog); we start with it, at a level that model offers, and the new providers'
+/// keys come from their own variables (here Qwen Token Plan Individual's per-plan key).
+#[test]
+fn settings_written_by_pi_1_6_0_name_a_model_we_know() {
+    let mock = MockServer::with_replies([Reply::text("openai-responses", "sol here")]);
+    let models =
+        serde_json::json!({"providers": {"openai": {"baseUrl": format!("{}/v1", mock.url())}}});
+    let settings = serde_json::json!({
+        "defaultProvider": "openai", "defaultModel": "gpt-6.2-sol", "defaultThinkingLevel": "minimal",
+        "retry": {"enabled": false},
+    });
+    let out = PiCommand::new()
+        .env("OPENAI_API_KEY", "sk-test")
+        .write_agent_file("models.json", &models.to_string())
+        .write_agent_file("settings.json", &settings.to_string())
+        .args(["-p", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "sol here\n", "{}", out.stderr);
+    let req = mock.single_request();
+    assert_eq!(req.body["model"], "gpt-6.2-sol");
+    // GPT-6.2 rejects `minimal`: the level is raised to the lowest one it has.
+    assert_eq!(req.body["reasoning"]["effort"], "low", "{}", req.body);
+
+    let qwen = PiCommand::new()
+        .env("QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY", "k")
+        .args(["--list-models", "qwen-token-plan-individual"])
+        .run();
+    qwen.assert_code(0);
+    assert!(qwen.stdout.contains("qwen4-max-preview"), "{}", qwen.stdout);
+}

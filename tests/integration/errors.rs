@@ -8,12 +8,20 @@ use crate::support::{
 };
 
 #[test]
-fn version_prints_package_version() {
+fn version_prints_the_pi_version_we_follow_and_a_person_sees_ours() {
     let out = PiCommand::new().arg("--version").run();
     out.assert_code(0);
-    // On stdout even when redirected (stdin is /dev/null here), as pi 1.x prints it.
-    assert_eq!(out.stdout, format!("{}\n", env!("CARGO_PKG_VERSION")));
+    // On stdout even when redirected (stdin is /dev/null here), as pi 1.x prints it: programs
+    // (pi-acp's update notice) read the pi release whose behaviour we follow, alone.
+    assert_eq!(out.stdout, "1.6.0\n");
     assert_eq!(out.stderr, "");
+    // At a terminal, ours too.
+    let mut child =
+        crate::support::pty::PtyChild::spawn(PiCommand::new().arg("--version").command(), 80, 24);
+    let status = child.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    let expected = format!("1.6.0 (pi in Rust {})", env!("CARGO_PKG_VERSION"));
+    assert!(child.screen().contains(&expected), "{}", child.screen());
 }
 
 #[test]

@@ -133,7 +133,7 @@ CASES = [
           where="agent/extensions/global.ts"),
     ecase(E + "discovered-project", """
   pi.on("before_agent_start", async (event) => ({ systemPrompt: event.systemPrompt + "\\nPROJECT EXT" }));""",
-          where="cwd/.pi/extensions/project.ts", follows="0.87.1",
+          where="cwd/.pi/extensions/project.ts", follows="1.x",
           note="1.x: .pi/extensions load only when the folder is trusted"),
     ecase(E + "no-extensions-flag", """
   pi.on("before_agent_start", async (event) => ({ systemPrompt: event.systemPrompt + "\\nSHOULD NOT APPEAR" }));""",

@@ -37,7 +37,7 @@ def rcase(id, steps, turns=(), compare=CMP, argv=(), **kw):
 
 CASES = [
     rcase(R + "unknown-command-id", [send({"id": "u1", "type": "no_such_command"}),
-                                     {"wait": {"type": "response", "id": "u1"}, "timeout": 3}], follows="0.87.1",
+                                     {"wait": {"type": "response", "id": "u1"}, "timeout": 3}], follows="1.x",
           note="issue 19: answer an unknown command with its id (pi 0.73.1 drops it; 1.x fixed it)"),
     rcase(R + "invalid-json", [{"send_raw": "{not json"}, {"sleep": 0.5}, ask("s", {"type": "get_state"})]),
     rcase(R + "missing-type", [send({"id": "m1"}), {"sleep": 0.5}, ask("s", {"type": "get_state"})]),
@@ -99,7 +99,7 @@ CASES = [
     rcase(R + "set-model-unknown", [ask("m", {"type": "set_model", "provider": "mock", "modelId": "nope"})]),
     rcase(R + "cycle-model-no-scope", [ask("c", {"type": "cycle_model"}), ask("s", {"type": "get_state"})]),
     rcase(R + "cycle-model-scoped", [ask("c", {"type": "cycle_model"}), ask("c2", {"type": "cycle_model"})],
-          argv=["--models", "mock-model,mock-two"], follows="0.87.1"),
+          argv=["--models", "mock-model,mock-two"], follows="1.x"),
     rcase(R + "thinking-levels", [ask("t", {"type": "set_thinking_level", "level": "high"}),
                                   ask("c", {"type": "cycle_thinking_level"}), ask("s", {"type": "get_state"})]),
     rcase(R + "thinking-level-invalid", [ask("t", {"type": "set_thinking_level", "level": "ultra"}),
@@ -114,17 +114,17 @@ CASES = [
                                ask("b", {"type": "set_auto_retry", "enabled": False}),
                                ask("c", {"type": "abort_retry"}), ask("s", {"type": "get_state"})],
           compare=CMP + ("agentfiles",)),
-    rcase(R + "compact-empty", [ask("c", {"type": "compact"})], follows="0.87.1",
+    rcase(R + "compact-empty", [ask("c", {"type": "compact"})], follows="1.x",
           note="issue 20: 1.x refuses to summarize nothing ('Nothing to compact (session too small)')"),
     rcase(R + "compact-after-prompt", [ask("p", {"type": "prompt", "message": "hello"}), idle(),
                                        ask("c", {"type": "compact", "customInstructions": "focus on tests"}),
                                        ask("m", {"type": "get_messages"})],
           turns=["hi", {"match_body": "<conversation>", "content": "## Goal\nsummary text"}],
-          follows="0.87.1", note="1.x: the prompt checkpoint before the first message is context, so the kept part "
+          follows="1.x", note="1.x: the prompt checkpoint before the first message is context, so the kept part "
           "starts after it; issue 20: the kept tail holds the whole exchange, so 1.x has nothing to summarize"),
     rcase(R + "session-stats", [ask("p", {"type": "prompt", "message": "hello"}), idle(),
                                 ask("s", {"type": "get_session_stats"})], turns=["hi"],
-          follows="0.87.1", note="1.x: totalMessages counts the prompt checkpoint entry"),
+          follows="1.x", note="1.x: totalMessages counts the prompt checkpoint entry"),
     rcase(R + "new-session", [ask("p", {"type": "prompt", "message": "hello"}), idle(),
                               ask("n", {"type": "new_session"}), ask("s", {"type": "get_state"})], turns=["hi"]),
     rcase(R + "switch-session", [ask("w", {"type": "switch_session", "sessionPath": SESSION_PATH}),

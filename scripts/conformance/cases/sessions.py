@@ -100,7 +100,7 @@ CASES = [
     Case(S + "before-compaction-stats", client={"args": ["--session", "{root}/bc.jsonl"], "steps": [
         {"call": "getSessionStats"}, {"call": "getMessages"}]},
          files={"root/bc.jsonl": fixture_here("before-compaction-trimmed.jsonl.gz")}, model="mock/mock-big",
-         compare=("rpc",), follows="0.87.1",
+         compare=("rpc",), follows="1.x",
          note="1.x counts the whole session (every branch) in get_session_stats; 0.73.1 the current branch"),
     # ---- versions and migration ------------------------------------------------------------
     resume(S + "v1-resume", v1(user("old question"), assistant("old answer"))),
@@ -132,10 +132,10 @@ CASES = [
            compare=FULL + ("rawsessions",), post=raw_sessions),
     resume(S + "empty-file", ""),
     resume(S + "header-only", v3()),
-    resume(S + "no-header", "\n".join(BASIC.split("\n")[1:]), follows="0.87.1",
+    resume(S + "no-header", "\n".join(BASIC.split("\n")[1:]), follows="1.x",
            note="1.x refuses an invalid non-empty session file instead of rewriting it"),
     resume(S + "crlf-lines", BASIC.replace("\n", "\r\n")),
-    resume(S + "bom", "\ufeff" + BASIC, follows="0.87.1",
+    resume(S + "bom", "\ufeff" + BASIC, follows="1.x",
            note="1.x refuses an invalid non-empty session file instead of rewriting it"),
     resume(S + "missing-cwd", v3(user("q"), assistant("a"), cwd="/nonexistent/stored/cwd"),
            note="issue 19: pi 0.73.1 stops with 'Stored session working directory does not exist'"),
@@ -152,7 +152,7 @@ CASES = [
                                                                         {"type": "text", "text": "visible"}],
                                        "api": "openai-completions", "provider": "mock", "model": "mock-model",
                                        "usage": usage(), "stopReason": "stop", "timestamp": 2}),
-           follows="0.87.1", note="issue 20: 1.x replays reasoning only under a Chat Completions reasoning field"),
+           follows="1.x", note="issue 20: 1.x replays reasoning only under a Chat Completions reasoning field"),
     resume(S + "thinking-fixture", v3(user("q"),
                                       __import__("json").load(open(__import__("os").path.join(
                                           __import__("harness").FIXTURES, "assistant-message-with-thinking-code.json"))))),
@@ -219,7 +219,7 @@ CASES = [
          turns=[{"content": [{"type": "thinking", "text": "reasoning here"}, {"type": "text", "text": "answer"}]}], compare=FULL),
     Case(S + "settings-session-dir", argv=["-p", "hi"], turns=["ok"], settings={"sessionDir": "{root}/from-settings"},
          compare=FULL + ("rootfiles",)),
-    Case(S + "continue-picks-latest", follows="0.87.1", note="1.x: -c picks the newest session by its header, not by mtime", argv=["-c", "-p", "which one"], turns=["ok"], compare=FULL,
+    Case(S + "continue-picks-latest", follows="1.x", note="1.x: -c picks the newest session by its header, not by mtime", argv=["-c", "-p", "which one"], turns=["ok"], compare=FULL,
          files={"agent/sessions/{slug}/2025-01-01T00-00-00-000Z_11111111-2222-4333-8444-555555555555.jsonl":
                 v3(user("older session"), assistant("old")),
                 "agent/sessions/{slug}/2025-02-01T00-00-00-000Z_22222222-2222-4333-8444-555555555555.jsonl":

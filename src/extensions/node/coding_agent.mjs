@@ -25,7 +25,7 @@ const current = () => {
 export const CONFIG_DIR_NAME = ".pi";
 export const APP_NAME = "pi";
 export const ENV_AGENT_DIR = "PI_CODING_AGENT_DIR";
-export const VERSION = process.env.PI_VERSION || "0.73.1";
+export const VERSION = process.env.PI_VERSION || "1.6.0";
 
 export function getAgentDir() {
   const fromHello = rt()?.current()?.hello?.agentDir;

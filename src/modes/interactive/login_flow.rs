@@ -16,7 +16,7 @@ use super::selectors::login_method::{AuthMethodOutcome, AuthMethodPicker};
 use crate::ai::catalog;
 use crate::resources::auth::AuthStorage;
 use crate::resources::oauth;
-use crate::resources::provider_names::{custom_providers, provider_name, API_KEY_PROVIDERS};
+use crate::resources::provider_names::{api_key_providers, custom_providers, provider_name};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::{self, Token};
 use crate::util::collate::locale_compare;
@@ -152,10 +152,8 @@ impl<T: Terminal> App<T> {
                 })
                 .collect(),
             AuthKind::ApiKey => {
-                let builtin = API_KEY_PROVIDERS
-                    .iter()
-                    .filter(|(id, _)| catalog::is_builtin_provider(id))
-                    .map(|(id, name)| (id.to_string(), name.to_string()));
+                let builtin =
+                    api_key_providers().map(|(id, name)| (id.to_string(), name.to_string()));
                 builtin
                     .chain(custom_providers(&self.env.agent_dir))
                     .map(|(id, name)| ProviderOption {
