@@ -24,7 +24,9 @@ pub use events::{AgentEvent, CompactionReason};
 pub use execute::{AfterToolCall, BeforeToolCall};
 pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
-pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
+pub use tool::{
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+};
 
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{

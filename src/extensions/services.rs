@@ -61,6 +61,7 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
                 cwd,
                 abort,
                 on_update: &on_update,
+                nested: None,
             };
             let result = tool.execute(&call_id, args, &ctx).map(|o| output_json(&o));
             drop(call);

@@ -266,6 +266,7 @@ impl BashTool {
             cwd: cwd.to_path_buf(),
             abort,
             on_update: &forward,
+            nested: None,
         };
         let f = self.spawn_and_wait(command, None, &ctx, on_text, sandbox.clone())?;
         let mut tail = f.acc.snapshot_text().to_string();
@@ -823,6 +824,7 @@ impl Accumulator {
             content: vec![Content::text(snapshot.truncation.content)],
             details: Some(Value::Object(details)),
             terminate: false,
+            is_error: false,
         }
     }
 

@@ -12,6 +12,7 @@ mod bounds;
 mod cli;
 mod cli_flags;
 mod cloud_providers;
+mod codemode;
 mod compaction;
 mod errors;
 mod export;
