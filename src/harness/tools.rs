@@ -56,6 +56,7 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         "ls" => Arc::new(LsTool),
         CODEMODE_TOOL_NAME => Arc::new(CodemodeTool {
             ranker: Some(Arc::new(rank_tools)),
+            store: Some(env.codemode_store().clone()),
         }),
         _ => return None,
     })

@@ -172,3 +172,61 @@ fn a_bad_options_line_fails_before_the_script_runs() {
         "The // @options: line must be the first line of the input; found one on line 2"
     );
 }
+
+#[test]
+fn store_keeps_values_across_turns_as_session_entries_and_a_failed_script_writes_nothing() {
+    let mock = MockServer::start();
+    let call = |id: &str, code: &str| {
+        Reply::sse(sse_tool_calls(
+            API,
+            &[(id, "codemode", json!({ "code": code }))],
+        ))
+    };
+    mock.push(call("s1", "store('cursor', {page: 2}); store('gone', 1); store('gone', undefined); return load('cursor').page;"));
+    mock.push(call(
+        "s2",
+        "store('cursor', 'never'); throw new Error('no');",
+    ));
+    mock.push(Reply::text(API, "stored"));
+    mock.push(call(
+        "s3",
+        "return JSON.stringify([load('cursor'), load('gone')]);",
+    ));
+    mock.push(Reply::text(API, "loaded"));
+    let cmd = PiCommand::for_mock(API, &mock).args(["--tools", "+codemode", "-p", "first"]);
+    cmd.run().assert_code(0).assert_no_panic();
+    cmd.again()
+        .args([
+            "--model",
+            "mock/mock-model",
+            "--tools",
+            "+codemode",
+            "-c",
+            "-p",
+            "second",
+        ])
+        .run()
+        .assert_code(0)
+        .assert_no_panic();
+    let file = crate::support::session::the_session_file(cmd.agent_dir());
+    let entries: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stores: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "custom" && e["customType"] == "codemode-store")
+        .collect();
+    assert_eq!(stores.len(), 1, "{entries:#?}");
+    assert_eq!(
+        stores[0]["data"],
+        json!({"set": {"cursor": {"page": 2}}, "delete": ["gone"]})
+    );
+    let results = tool_results(cmd.agent_dir());
+    assert!(results[0].1.ends_with("Output:\n2"), "{results:?}");
+    assert!(
+        results[2].1.ends_with("Output:\n[{\"page\":2},null]"),
+        "{results:?}"
+    );
+}

@@ -6,5 +6,6 @@
 pub mod engine;
 mod search;
 pub mod source;
+pub mod store;
 pub mod tool;
 pub mod typescript;

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::engine::{
     run_script, OutputItem, ScriptError, ScriptHost, ScriptResult, ScriptRun, ScriptTool,
@@ -16,6 +16,7 @@ use super::engine::{
 };
 use super::search::{rank_plain, Ranker};
 use super::source::parse_source;
+use super::store::StoreLink;
 use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolOutput};
 use crate::ai::{Abort, Content};
 
@@ -41,6 +42,9 @@ const GUIDELINES: &[&str] = &["Use codemode to batch independent tool calls (Pro
 #[derive(Default)]
 pub struct CodemodeTool {
     pub ranker: Option<Ranker>,
+    /// Where `store()`/`load()` values live; without a session, `load()` starts empty and
+    /// writes are dropped.
+    pub store: Option<StoreLink>,
 }
 
 impl Tool for CodemodeTool {
@@ -106,7 +110,11 @@ impl Tool for CodemodeTool {
             ScriptRun {
                 source: code,
                 tools,
-                store: Map::new(),
+                store: self
+                    .store
+                    .as_ref()
+                    .map(StoreLink::values)
+                    .unwrap_or_default(),
                 timeout: remaining,
                 memory_limit: MEMORY_LIMIT_BYTES,
             },
@@ -114,6 +122,11 @@ impl Tool for CodemodeTool {
             &ctx.abort,
         );
         drop(slot);
+        if result.outcome.is_ok() {
+            if let Some(store) = &self.store {
+                store.record(&result.store_writes);
+            }
+        }
         let calls = calls.lock().unwrap_or_else(|p| p.into_inner()).clone();
         // The deadline counts the wait for a worker; the message names the one the script set.
         let mut result = result;
