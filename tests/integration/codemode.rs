@@ -230,3 +230,43 @@ fn store_keeps_values_across_turns_as_session_entries_and_a_failed_script_writes
         "{results:?}"
     );
 }
+
+/// Abort stops a script spinning in a loop: with one worker allowed, the next script only
+/// runs if the aborted one let its worker go.
+#[test]
+fn abort_interrupts_a_spinning_script_and_frees_its_worker() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("spin", "codemode", json!({ "code": "for (;;) {}" }))],
+    )));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("next", "codemode", json!({ "code": "return 'ran'" }))],
+    )));
+    mock.push(Reply::text(API, "ok"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .env("PI_CODEMODE_MAX_WORKERS", "1")
+        .args(["--mode", "rpc", "--no-session", "--tools", "+codemode"]);
+    let mut talk = cmd.converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"spin"}"#);
+    talk.expect("tool_execution_start", |v| v["type"] == "tool_execution_start");
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let end = talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
+    assert_eq!(end["isError"], true);
+    let text = end["result"]["content"].to_string();
+    assert!(
+        text.contains("Script aborted: Execution aborted") || text.contains("Operation aborted"),
+        "{text}"
+    );
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    talk.send(r#"{"id":"p2","type":"prompt","message":"again"}"#);
+    let end = talk.expect("second tool_execution_end", |v| {
+        v["type"] == "tool_execution_end" && v["toolCallId"] == "next"
+    });
+    assert_eq!(end["isError"], false, "{end}");
+    assert!(end["result"]["content"].to_string().contains("ran"), "{end}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
