@@ -18,7 +18,9 @@ use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
 use super::repeats::RepeatGuard;
-use super::tool::{ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput};
+use super::tool::{
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+};
 use super::validate::validate_arguments;
 use super::AgentEvent;
 use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
@@ -33,6 +35,8 @@ pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Sen
 pub struct ToolBatch<'a> {
     /// The tools declared for the reply being executed (MCP tools included).
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Where nested calls (`codemode` scripts) find the tools kept for scripts only.
+    pub tool_source: Option<Arc<dyn ToolSource>>,
     /// Directory tools run in.
     pub cwd: &'a Path,
     pub before_tool_call: Option<&'a BeforeToolCall>,
@@ -203,7 +207,10 @@ fn run_prepared(
 /// `<caller>/<n>`. Nested calls get no nested calls of their own, so a script cannot start a
 /// script.
 struct BatchNested {
-    tools: Vec<Arc<dyn Tool>>,
+    declared: Vec<Arc<dyn Tool>>,
+    source: Option<Arc<dyn ToolSource>>,
+    /// `declared` plus the source's script-only tools, found on first use.
+    tools: std::sync::OnceLock<Vec<Arc<dyn Tool>>>,
     cwd: PathBuf,
     before: Option<BeforeToolCall>,
     after: Option<AfterToolCall>,
@@ -212,8 +219,18 @@ struct BatchNested {
 }
 
 impl NestedTools for BatchNested {
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.tools.clone()
+    fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>> {
+        self.tools
+            .get_or_init(|| {
+                let mut tools = self.declared.clone();
+                for t in self.source.iter().flat_map(|s| s.script_tools(abort)) {
+                    if !tools.iter().any(|have| have.name() == t.name()) {
+                        tools.push(t);
+                    }
+                }
+                tools
+            })
+            .clone()
     }
 
     fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome {
@@ -225,7 +242,8 @@ impl NestedTools for BatchNested {
             thought_signature: None,
         };
         let batch = ToolBatch {
-            tools: self.tools.clone(),
+            tools: self.tools(abort),
+            tool_source: None,
             cwd: &self.cwd,
             before_tool_call: self.before.as_ref(),
             after_tool_call: self.after.as_ref(),
@@ -323,6 +341,7 @@ impl Running {
         let after = batch.after_tool_call.cloned();
         let before = batch.before_tool_call.cloned();
         let nested_tools = batch.tools.clone();
+        let tool_source = batch.tool_source.clone();
         let events = tx.clone();
         let thread_call = call.clone();
         let thread_live = Arc::clone(&live);
@@ -334,7 +353,9 @@ impl Running {
                     claim();
                 }
                 let nested: Arc<dyn NestedTools> = Arc::new(BatchNested {
-                    tools: nested_tools,
+                    declared: nested_tools,
+                    source: tool_source,
+                    tools: std::sync::OnceLock::new(),
                     cwd: ctx.0.clone(),
                     before,
                     after: after.clone(),

@@ -308,6 +308,7 @@ fn run_loop(
             if !calls.is_empty() {
                 let batch = execute::ToolBatch {
                     tools: agent.current_tools(),
+                    tool_source: agent.tool_source.clone(),
                     cwd: &agent.cwd,
                     before_tool_call: agent.before_tool_call.as_ref(),
                     after_tool_call: agent.after_tool_call.as_ref(),

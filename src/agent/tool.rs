@@ -71,8 +71,9 @@ pub struct NestedOutcome {
 /// (argument preparation and validation, the `tool_call` and `tool_result` hooks), so nothing a
 /// direct call is checked against is skipped.
 pub trait NestedTools: Send + Sync {
-    /// The tools a nested call may name (the run's tools, in declaration order).
-    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// The tools a nested call may name: the run's declared tools, then those kept for
+    /// scripts (MCP tools not declared to the model). May wait for MCP servers connecting.
+    fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>>;
     /// Runs `name` with `args` on the calling thread; honours `abort`.
     fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome;
 }
@@ -121,4 +122,10 @@ pub trait Tool: Send + Sync {
 /// tools, which win on a name clash.
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Tools a tool's own calls may reach without their being declared to the model (MCP
+    /// tools with `codemode` or `deferred` exposure, for `codemode` scripts). May wait for
+    /// sources still starting (servers connecting), honouring `abort`.
+    fn script_tools(&self, _abort: &Abort) -> Vec<Arc<dyn Tool>> {
+        Vec::new()
+    }
 }

@@ -250,7 +250,9 @@ fn abort_interrupts_a_spinning_script_and_frees_its_worker() {
         .args(["--mode", "rpc", "--no-session", "--tools", "+codemode"]);
     let mut talk = cmd.converse();
     talk.send(r#"{"id":"p","type":"prompt","message":"spin"}"#);
-    talk.expect("tool_execution_start", |v| v["type"] == "tool_execution_start");
+    talk.expect("tool_execution_start", |v| {
+        v["type"] == "tool_execution_start"
+    });
     talk.send(r#"{"id":"a","type":"abort"}"#);
     let end = talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
     assert_eq!(end["isError"], true);
@@ -265,8 +267,32 @@ fn abort_interrupts_a_spinning_script_and_frees_its_worker() {
         v["type"] == "tool_execution_end" && v["toolCallId"] == "next"
     });
     assert_eq!(end["isError"], false, "{end}");
-    assert!(end["result"]["content"].to_string().contains("ran"), "{end}");
+    assert!(
+        end["result"]["content"].to_string().contains("ran"),
+        "{end}"
+    );
     talk.expect("agent_end", |v| v["type"] == "agent_end");
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// MCP tools with the default `codemode` exposure are not declared to the model, yet a script
+/// calls them, and gets their call result.
+#[test]
+fn a_script_calls_an_mcp_tool_the_model_was_not_given() {
+    use crate::support::mcp::{fake_entry, mcp_json};
+    let code = r#"
+const r = await tools.mcp__fake__echo({ text: "hi there" });
+const bad = await tools.mcp__fake__fail({});
+return [r.content[0].text, bad.isError === true].join("|");
+"#;
+    let (text, is_error) = run_script(code, |c| {
+        c.write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({"fake": fake_entry(json!({}))})),
+        )
+    });
+    assert!(!is_error, "{text}");
+    assert!(text.contains("Output:\n"), "{text}");
+    assert!(text.contains("hi there|true"), "{text}");
 }

@@ -20,7 +20,7 @@
 
 	function errorText(e) {
 		const head = e.message ? e.name + ": " + e.message : String(e.name);
-		const frames = typeof e.stack === "string" ? e.stack.split("\n").filter((l) => l.trim() && !l.includes("<pi-prelude>")) : [];
+		const frames = typeof e.stack === "string" ? e.stack.split("\n").filter((l) => l.trim() && !l.includes("eval_script")) : [];
 		return [head].concat(frames).join("\n");
 	}
 	function show(v) {

@@ -26,14 +26,14 @@ const CHARS_PER_TOKEN: u64 = 4;
 const DEFAULT_MAX_WORKERS: usize = 2;
 const WORKER_WAIT: Duration = Duration::from_secs(60);
 
-const DESCRIPTION: &str = "Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as an async function body in a QuickJS sandbox: top-level `await` and `return` work. No Node, file system, network, or timers.
+const DESCRIPTION: &str = concat!("Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as an async function body in a QuickJS sandbox: top-level `await` and `return` work. No Node, file system, network, or timers.
 - `await tools.<name>({ ...args })` resolves to a string, or an object if the tool's declaration says so, and rejects with an Error on failure. A tool whose declaration returns an object resolves on failure too when it returned that object; check its fields. Calls still running when the script ends are cancelled.
 - Optional first line: `// @options: {\"max_output_tokens\": 10000, \"timeout_ms\": 60000}`
 
 Globals:
-- `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)`, and top-level `return` add output; `exit()` ends the script. With several text items, each starts with a `==> text N/M <==` line, and `console` lines follow the other output in one `<console_output>` block. `image()` also saves the image to a temp file and the result names its path.
+- `text(value)`, `image(dataUrlOrImageBlock)`, `console.", "log(...)`, and top-level `return` add output; `exit()` ends the script. With several text items, each starts with a `==> text N/M <==` line, and `console` lines follow the other output in one `<console_output>` block. `image()` also saves the image to a temp file and the result names its path.
 - `store(key, value)` and `load(key)` keep JSON values across codemode calls.
-- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find unlisted tools, such as MCP tools.";
+- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find unlisted tools, such as MCP tools.");
 
 const GUIDELINES: &[&str] = &["Use codemode to batch independent tool calls (Promise.allSettled), chain them, or filter large output, instead of many separate calls."];
 
@@ -74,7 +74,7 @@ impl Tool for CodemodeTool {
         let nested = ctx.nested.clone();
         let callable: Vec<Arc<dyn Tool>> = nested
             .as_ref()
-            .map(|n| n.tools())
+            .map(|n| n.tools(&ctx.abort))
             .unwrap_or_default()
             .into_iter()
             .filter(|t| t.name() != CODEMODE_TOOL_NAME)
@@ -190,6 +190,21 @@ impl ScriptHost for Host {
         let text = crate::agent::execute::content_text(&outcome.output.content);
         if name == "bash" {
             return Ok(bash_value(&text, outcome.is_error, &outcome.output, wall));
+        }
+        // An MCP tool (`mcp__<server>__<tool>`, or details naming its server) resolves to its
+        // call result, an error result included.
+        if name.starts_with("mcp__")
+            || outcome
+                .output
+                .details
+                .as_ref()
+                .is_some_and(|d| d.get("server").is_some() && d.get("tool").is_some())
+        {
+            let mut result = json!({"content": outcome.output.content});
+            if outcome.is_error {
+                result["isError"] = json!(true);
+            }
+            return Ok(result);
         }
         if let Some(structured) = outcome
             .output
