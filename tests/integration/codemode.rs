@@ -296,3 +296,27 @@ return [r.content[0].text, bad.isError === true].join("|");
     assert!(text.contains("Output:\n"), "{text}");
     assert!(text.contains("hi there|true"), "{text}");
 }
+
+/// `defaultTools: ["+codemode"]` turns the tool on, and nested calls are validated like
+/// direct ones: a call with a missing argument rejects with the validation error.
+#[test]
+fn default_tools_setting_enables_codemode_and_nested_calls_are_validated() {
+    let mock = MockServer::start();
+    let code = "try { await tools.read({}); } catch (e) { return e.message; }";
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("v", "codemode", json!({ "code": code }))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", r#"{"defaultTools": ["+codemode"]}"#)
+        .args(["-p", "go"]);
+    cmd.run().assert_code(0).assert_no_panic();
+    assert!(mock.requests()[0].body_text().contains("\"codemode\""));
+    let results = tool_results(cmd.agent_dir());
+    assert!(!results[0].2, "{results:?}");
+    assert!(
+        results[0].1.contains("Validation failed for tool \"read\""),
+        "{results:?}"
+    );
+}
