@@ -320,3 +320,23 @@ fn default_tools_setting_enables_codemode_and_nested_calls_are_validated() {
         "{results:?}"
     );
 }
+
+/// A script has no way out but `tools.*`: no Node or QuickJS std/os globals, no timers, no
+/// fetch, and a dynamic import finds no module loader.
+#[test]
+fn a_script_cannot_reach_files_network_or_processes() {
+    let code = r#"
+const kinds = [typeof require, typeof process, typeof std, typeof os, typeof setTimeout, typeof fetch, typeof XMLHttpRequest].join(",");
+let imported = "no error";
+try { await import("/etc/passwd"); imported = "imported"; } catch (e) { imported = "refused"; }
+return kinds + "|" + imported;
+"#;
+    let (text, is_error) = run_script(code, |c| c);
+    assert!(!is_error, "{text}");
+    assert!(
+        text.ends_with(
+            "undefined,undefined,undefined,undefined,undefined,undefined,undefined|refused"
+        ),
+        "{text}"
+    );
+}
