@@ -174,7 +174,15 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
     });
     if let Err(e) = setup {
         let text = context.with(|ctx| exception_text(&ctx, e));
-        return finish(&bridge, Err(ScriptError::Sandbox(text)), 0);
+        // An abort or the deadline may interrupt the prelude itself.
+        let error = if abort.is_aborted() {
+            ScriptError::Aborted
+        } else if deadline.is_some_and(|d| Instant::now() >= d) {
+            ScriptError::Timeout(run.timeout.map_or(0, |t| t.as_millis() as u64))
+        } else {
+            ScriptError::Sandbox(text)
+        };
+        return finish(&bridge, Err(error), 0);
     }
     // The script's synchronous start runs inside this call; an interrupt (abort, deadline,
     // exit) or an error the prelude could not catch comes back as an exception here.
@@ -389,7 +397,7 @@ fn exception_text(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
     }
     let caught = ctx.catch();
     if let Some(ex) = caught.as_exception() {
-        return format!("{}", ex);
+        return ex.to_string().trim_end().to_string();
     }
     caught
         .as_string()

@@ -374,7 +374,18 @@ fn doc_comment(text: &str) -> String {
 /// arrival order.
 struct WorkerSlot;
 
-static WORKERS: Mutex<(usize, u64, u64)> = Mutex::new((0, 0, 0));
+/// Scripts running, and the tickets of those waiting, in arrival order.
+struct Workers {
+    running: usize,
+    waiting: std::collections::VecDeque<u64>,
+    next_ticket: u64,
+}
+
+static WORKERS: Mutex<Workers> = Mutex::new(Workers {
+    running: 0,
+    waiting: std::collections::VecDeque::new(),
+    next_ticket: 0,
+});
 static WORKERS_FREED: Condvar = Condvar::new();
 
 fn max_workers() -> usize {
@@ -386,27 +397,26 @@ fn max_workers() -> usize {
 }
 
 impl WorkerSlot {
+    /// Waits (in arrival order, at most 60 s or the script's deadline, honouring `abort`
+    /// within 50 ms) for a free worker.
     fn acquire(abort: &Abort, timeout: Option<Duration>) -> Result<WorkerSlot, String> {
         let wait = timeout.map_or(WORKER_WAIT, |t| t.min(WORKER_WAIT));
         let until = Instant::now() + wait;
         let mut state = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
-        // (running, next ticket, ticket being served)
-        let ticket = state.1;
-        state.1 += 1;
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.waiting.push_back(ticket);
         loop {
-            if state.2 == ticket && state.0 < max_workers() {
-                state.0 += 1;
-                state.2 += 1;
+            if state.waiting.front() == Some(&ticket) && state.running < max_workers() {
+                state.waiting.pop_front();
+                state.running += 1;
                 WORKERS_FREED.notify_all();
                 return Ok(WorkerSlot);
             }
             let now = Instant::now();
             if abort.is_aborted() || now >= until {
-                if state.2 == ticket {
-                    state.2 += 1;
-                } else {
-                    // Leave the queue in order: the served ticket moves past us when reached.
-                }
+                // Out of the queue, so those behind move up.
+                state.waiting.retain(|t| *t != ticket);
                 WORKERS_FREED.notify_all();
                 return Err(if abort.is_aborted() {
                     "Script aborted: Execution aborted".into()
@@ -431,7 +441,7 @@ impl WorkerSlot {
 impl Drop for WorkerSlot {
     fn drop(&mut self) {
         let mut state = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
-        state.0 -= 1;
+        state.running -= 1;
         WORKERS_FREED.notify_all();
     }
 }
@@ -670,4 +680,40 @@ fn save_images(items: Vec<Item>) -> Vec<Item> {
         out.push(item);
     }
     out
+}
+
+#[cfg(test)]
+mod worker_tests {
+    use super::*;
+
+    fn queued() -> usize {
+        WORKERS.lock().unwrap().waiting.len()
+    }
+
+    /// A waiter that gives up leaves the queue, so those after it still get a worker.
+    #[test]
+    fn a_waiter_that_gives_up_does_not_block_the_queue() {
+        let held: Vec<WorkerSlot> = (0..max_workers())
+            .map(|_| WorkerSlot::acquire(&Abort::new(), None).unwrap())
+            .collect();
+        let patient = std::thread::spawn(|| {
+            WorkerSlot::acquire(&Abort::new(), Some(Duration::from_secs(30)))
+                .map(drop)
+                .is_ok()
+        });
+        while queued() < 1 {
+            std::thread::yield_now();
+        }
+        // Behind `patient`, and gives up first.
+        let why = WorkerSlot::acquire(&Abort::new(), Some(Duration::from_millis(20)))
+            .err()
+            .expect("timed out");
+        assert!(
+            why.contains("while waiting for a free codemode worker"),
+            "{why}"
+        );
+        drop(held);
+        assert!(patient.join().unwrap());
+        assert!(WorkerSlot::acquire(&Abort::new(), Some(Duration::from_secs(30))).is_ok());
+    }
 }
