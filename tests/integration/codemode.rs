@@ -340,3 +340,17 @@ return kinds + "|" + imported;
         "{text}"
     );
 }
+
+/// Unbounded recursion is a script error, not a crashed pi.
+#[test]
+fn deep_recursion_is_a_range_error() {
+    let (text, is_error) = run_script(
+        "function f(n) { return f(n + 1) + 1; }\nreturn f(0);",
+        |c| c,
+    );
+    assert!(is_error);
+    assert!(
+        text.contains("RangeError: Maximum call stack size exceeded"),
+        "{text}"
+    );
+}
