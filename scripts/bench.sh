@@ -48,9 +48,11 @@ cargo build --release --quiet --example mcp_bench
 MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
 cargo build --release --quiet --example sandbox_bench
 SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
+cargo build --release --quiet --example codemode_bench
+CODEMODE_BENCH="$TARGET_DIR/release/examples/codemode_bench"
 fi
 SESSION_BENCH="${SESSION_BENCH:-}" TUI_BENCH="${TUI_BENCH:-}" MCP_BENCH="${MCP_BENCH:-}"
-SANDBOX_BENCH="${SANDBOX_BENCH:-}"
+SANDBOX_BENCH="${SANDBOX_BENCH:-}" CODEMODE_BENCH="${CODEMODE_BENCH:-}"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -127,7 +129,7 @@ export BENCH_TOOL_RUNS="${BENCH_TOOL_RUNS:-5}" BENCH_TOOL_CWD="$SCRATCH/tools" B
 export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH/sessions"
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
 export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_MCP_BENCH="$MCP_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
-export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH"
+export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH" BENCH_CODEMODE_BENCH="$CODEMODE_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -870,6 +872,26 @@ def bench_sandbox():
           f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
     return None
 
+# codemode: examples/codemode_bench.rs, the engine's start-up per call, and 20 reads by one
+# script against 20 direct calls (time, and estimated tokens reaching the model).
+def bench_codemode():
+    exe = os.environ.get("BENCH_CODEMODE_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, str(max(20, runs))], env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print("warning: codemode_bench timed out", file=sys.stderr)
+        return None
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if p.returncode == 0 and parts and parts[0] == "codemode_us":
+            return dict(x.split("=", 1) for x in parts[1:])
+    print(f"warning: codemode_bench exited {p.returncode}: "
+          f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+    return None
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
@@ -912,7 +934,8 @@ rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "grep_big_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
-                        "sandbox_confined", "long_session", "resume_memory")}
+                        "sandbox_confined", "codemode_start", "codemode_reads", "long_session",
+                        "resume_memory")}
 for count in EXT_COUNTS:
     rows[f"ext_{count}"] = []
 print("writing the 50,000-file tree...", file=sys.stderr)
@@ -1097,12 +1120,25 @@ for name, base in impls:
         else:
             rows["sandbox_plain"].append("failed")
             rows["sandbox_confined"].append("failed")
+        print("codemode_bench: engine start-up, 20 reads in a script vs direct...", file=sys.stderr)
+        cm = bench_codemode()
+        if cm:
+            rows["codemode_start"].append(f"{float(cm['start']) / 1000:.2f} ms")
+            rows["codemode_reads"].append(
+                f"{float(cm['script20']) / 1000:.2f} ms vs {float(cm['direct20']) / 1000:.2f} ms "
+                f"(tools only; direct calls also cost 19 more model requests); "
+                f"~{cm['tokens_script']} vs ~{cm['tokens_direct']} tokens to the model")
+        else:
+            rows["codemode_start"].append("failed")
+            rows["codemode_reads"].append("failed")
     else:
         for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream",
                   "mcp_start", "mcp_call"):
             rows[k].append("n/a (Rust library)")
         rows["sandbox_plain"].append("n/a (Rust library)")
         rows["sandbox_confined"].append("n/a (pi has no sandbox)")
+        rows["codemode_start"].append("n/a (Rust library)")
+        rows["codemode_reads"].append("n/a (Rust library)")
 
 print("memory against session length (long_session.py)...", file=sys.stderr)
 mem = bench_memory(impls)
@@ -1127,7 +1163,9 @@ labels = {
     "task_rss": "pi -p four-tool task (write, bash echo, edit, read), wall and peak RSS",
     "print_ssl": "pi -p round trip, SSL_CERT_FILE/_DIR set, wall and peak RSS (goal: 1.00x)",
     "size": "release binary size",
-    "static": "static musl binary size (make static)",
+    "static": "static musl binary size (make static; codemode's QuickJS included)",
+    "codemode_start": "codemode: engine start-up, a script that returns at once (median)",
+    "codemode_reads": "codemode: 20 reads in one script vs 20 direct reads (median)",
     "edit": "edit 10 MB file, whole -p run (median)",
     "grep": "grep 50,000 files, whole -p run (median)",
     "rg": "ripgrep, same search, direct (median)",

@@ -9,7 +9,8 @@
 //! tool results come back in source order. A tool that panics produces an error result, never
 //! a crashed run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,9 @@ use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
 use super::repeats::RepeatGuard;
-use super::tool::{ExecutionMode, Tool, ToolContext, ToolOutput};
+use super::tool::{
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+};
 use super::validate::validate_arguments;
 use super::AgentEvent;
 use crate::ai::{now_ms, Abort, Content, Extra, ToolCall, ToolResultMessage};
@@ -54,6 +57,8 @@ pub type AfterToolCall = Arc<dyn Fn(&ToolCall, &mut ToolOutput, &mut bool) + Sen
 pub struct ToolBatch<'a> {
     /// The tools declared for the reply being executed (MCP tools included).
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Where nested calls (`codemode` scripts) find the tools kept for scripts only.
+    pub tool_source: Option<Arc<dyn ToolSource>>,
     /// Directory tools run in.
     pub cwd: &'a Path,
     pub before_tool_call: Option<&'a BeforeToolCall>,
@@ -169,7 +174,7 @@ fn run_prepared(
     tool: &dyn Tool,
     call: &ToolCall,
     args: Value,
-    ctx_parts: (std::path::PathBuf, Abort),
+    ctx_parts: (std::path::PathBuf, Abort, Option<Arc<dyn NestedTools>>),
     events: &Sender<AgentEvent>,
     live: &Live,
     after: Option<&AfterToolCall>,
@@ -185,11 +190,12 @@ fn run_prepared(
             });
         }
     };
-    let (cwd, abort) = ctx_parts;
+    let (cwd, abort, nested) = ctx_parts;
     let ctx = ToolContext {
         cwd,
         abort,
         on_update: &on_update,
+        nested,
     };
     let started = Instant::now();
     let outcome = crate::util::panic::catch(|| tool.execute(&call.id, args, &ctx));
@@ -197,8 +203,8 @@ fn run_prepared(
     let mut finished = match outcome {
         Ok(Ok(output)) => Finished {
             call: call.clone(),
+            is_error: output.is_error,
             output,
-            is_error: false,
             duration,
         },
         Ok(Err(message)) => Finished {
@@ -220,6 +226,88 @@ fn run_prepared(
         hook(call, &mut finished.output, &mut finished.is_error);
     }
     finished
+}
+
+/// The tool calls one model-issued call makes while it runs (a `codemode` script's
+/// `tools.*`): each is prepared and run exactly as the batch prepares and runs the model's calls
+/// (lookup, `prepare_arguments`, validation, the before and after hooks), under the id
+/// `<caller>/<n>`. Nested calls get no nested calls of their own, so a script cannot start a
+/// script.
+struct BatchNested {
+    declared: Vec<Arc<dyn Tool>>,
+    source: Option<Arc<dyn ToolSource>>,
+    /// `declared` plus the source's script-only tools, found on first use.
+    tools: std::sync::OnceLock<Vec<Arc<dyn Tool>>>,
+    cwd: PathBuf,
+    before: Option<BeforeToolCall>,
+    after: Option<AfterToolCall>,
+    /// The approval rules, which a script's calls pass exactly as the model's do.
+    gate: Option<ToolGate>,
+    caller_id: String,
+    next: AtomicUsize,
+}
+
+impl NestedTools for BatchNested {
+    fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>> {
+        self.tools
+            .get_or_init(|| {
+                let mut tools = self.declared.clone();
+                for t in self.source.iter().flat_map(|s| s.script_tools(abort)) {
+                    if !tools.iter().any(|have| have.name() == t.name()) {
+                        tools.push(t);
+                    }
+                }
+                tools
+            })
+            .clone()
+    }
+
+    fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome {
+        let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        let call = ToolCall {
+            id: format!("{}/{n}", self.caller_id),
+            name: name.to_string(),
+            arguments: args,
+            thought_signature: None,
+        };
+        let batch = ToolBatch {
+            tools: self.tools(abort),
+            tool_source: None,
+            cwd: &self.cwd,
+            before_tool_call: self.before.as_ref(),
+            after_tool_call: self.after.as_ref(),
+            gate: self.gate.as_ref(),
+        };
+        let finished = if abort.is_aborted() {
+            Finished::error(&call, ABORTED.into())
+        } else {
+            match prepare(&batch, &call, abort) {
+                Prepared::Immediate(f) => f,
+                Prepared::Ready { tool, call, args } => {
+                    if let Some(claim) = tool.reserve(&args, &self.cwd) {
+                        claim();
+                    }
+                    // Progress of nested calls is not streamed: nobody listens on `events`.
+                    let (events, _) = crossbeam_channel::bounded(0);
+                    let live: Live = Arc::new(Mutex::new(false));
+                    run_prepared(
+                        tool.as_ref(),
+                        &call,
+                        args,
+                        (self.cwd.clone(), abort.clone(), None),
+                        &events,
+                        &live,
+                        self.after.as_ref(),
+                    )
+                }
+            }
+        };
+        NestedOutcome {
+            id: call.id,
+            output: finished.output,
+            is_error: finished.is_error,
+        }
+    }
 }
 
 /// A call's outcome is final: the repeat guard sees it (and may add its note) before
@@ -281,6 +369,10 @@ impl Running {
         let done_tx = self.done_tx.clone();
         let ctx = (batch.cwd.to_path_buf(), abort.clone());
         let after = batch.after_tool_call.cloned();
+        let before = batch.before_tool_call.cloned();
+        let gate = batch.gate.cloned();
+        let nested_tools = batch.tools.clone();
+        let tool_source = batch.tool_source.clone();
         let events = tx.clone();
         let thread_call = call.clone();
         let thread_live = Arc::clone(&live);
@@ -291,11 +383,22 @@ impl Running {
                 if let Some(claim) = reserved {
                     claim();
                 }
+                let nested: Arc<dyn NestedTools> = Arc::new(BatchNested {
+                    declared: nested_tools,
+                    source: tool_source,
+                    tools: std::sync::OnceLock::new(),
+                    cwd: ctx.0.clone(),
+                    before,
+                    after: after.clone(),
+                    gate,
+                    caller_id: thread_call.id.clone(),
+                    next: AtomicUsize::new(0),
+                });
                 let f = run_prepared(
                     tool.as_ref(),
                     &thread_call,
                     args,
-                    ctx,
+                    (ctx.0, ctx.1, Some(nested)),
                     &events,
                     &thread_live,
                     after.as_ref(),

@@ -24,7 +24,9 @@ pub use events::{AgentEvent, CompactionReason};
 pub use execute::{pass_gate, AfterToolCall, BeforeToolCall, ToolGate};
 pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
-pub use tool::{ExecutionMode, Tool, ToolContext, ToolOutput, ToolSource};
+pub use tool::{
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+};
 
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{
@@ -325,6 +327,7 @@ fn run_loop(
             if !calls.is_empty() {
                 let batch = execute::ToolBatch {
                     tools: agent.current_tools(),
+                    tool_source: agent.tool_source.clone(),
                     cwd: &agent.cwd,
                     before_tool_call: agent.before_tool_call.as_ref(),
                     after_tool_call: agent.after_tool_call.as_ref(),

@@ -17,6 +17,9 @@ pub struct ToolOutput {
     pub details: Option<Value>,
     /// If every call of a batch sets this, the loop stops after the batch.
     pub terminate: bool,
+    /// An error result that keeps its content blocks and details (a failed `codemode` script
+    /// keeps its partial output); a plain failure returns `Err(message)` instead.
+    pub is_error: bool,
 }
 
 impl ToolOutput {
@@ -25,6 +28,7 @@ impl ToolOutput {
             content: vec![Content::text(text)],
             details: None,
             terminate: false,
+            is_error: false,
         }
     }
 
@@ -49,6 +53,29 @@ pub struct ToolContext<'a> {
     /// Streams a partial result (`tool_execution_update`); cheap to call often, the agent
     /// forwards every call.
     pub on_update: &'a (dyn Fn(ToolOutput) + Sync),
+    /// The other tools of the run, for a tool that calls tools itself (`codemode`); `None`
+    /// where a tool runs outside the agent loop.
+    pub nested: Option<Arc<dyn NestedTools>>,
+}
+
+/// One tool call a tool made through [`NestedTools::call`], after the tool ran.
+#[derive(Debug, Clone)]
+pub struct NestedOutcome {
+    /// `<caller id>/<n>`, as pi numbers a tool's own calls.
+    pub id: String,
+    pub output: ToolOutput,
+    pub is_error: bool,
+}
+
+/// Tool calls made by a running tool. Each goes through the same path as a call the model made
+/// (argument preparation and validation, the `tool_call` and `tool_result` hooks), so nothing a
+/// direct call is checked against is skipped.
+pub trait NestedTools: Send + Sync {
+    /// The tools a nested call may name: the run's declared tools, then those kept for
+    /// scripts (MCP tools not declared to the model). May wait for MCP servers connecting.
+    fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>>;
+    /// Runs `name` with `args` on the calling thread; honours `abort`.
+    fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome;
 }
 
 pub trait Tool: Send + Sync {
@@ -95,4 +122,10 @@ pub trait Tool: Send + Sync {
 /// tools, which win on a name clash.
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Tools a tool's own calls may reach without their being declared to the model (MCP
+    /// tools with `codemode` or `deferred` exposure, for `codemode` scripts). May wait for
+    /// sources still starting (servers connecting), honouring `abort`.
+    fn script_tools(&self, _abort: &Abort) -> Vec<Arc<dyn Tool>> {
+        Vec::new()
+    }
 }

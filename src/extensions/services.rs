@@ -62,6 +62,7 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
                 cwd,
                 abort,
                 on_update: &on_update,
+                nested: None,
             };
             let as_call = crate::ai::ToolCall {
                 id: call_id.clone(),

@@ -139,6 +139,9 @@ impl AgentSession {
         if matches!(ev, AgentEvent::MessageEnd { .. }) {
             self.persist_decisions();
         }
+        if let AgentEvent::ToolExecutionEnd { .. } = ev {
+            self.persist_codemode_store();
+        }
         let written = match ev {
             AgentEvent::SystemMessageEnd { message } => Some(
                 self.session
@@ -304,6 +307,36 @@ impl AgentSession {
         vars.push(("PI_MODEL", agent.model.id.clone()));
         vars.push(("PI_REASONING_LEVEL", agent.thinking.as_str().to_string()));
         self.tool_env.set(vars);
+        self.refresh_codemode_store();
+    }
+
+    /// `load()`'s values for the next scripts: the `codemode-store` entries on the current
+    /// branch.
+    fn refresh_codemode_store(&self) {
+        use crate::session::entry::Entry;
+        use crate::tools::codemode::store::{read_store, STORE_ENTRY_TYPE};
+        let tree = self.session.tree();
+        let path = self
+            .session
+            .leaf_id()
+            .map(|leaf| tree.path(leaf))
+            .unwrap_or_default();
+        let values = read_store(path.iter().filter_map(|e| match e {
+            Entry::Custom(c) if c.custom_type == STORE_ENTRY_TYPE => c.data.as_ref(),
+            _ => None,
+        }));
+        self.tool_env.codemode_store().set_values(values);
+    }
+
+    /// Each successful script's `store()` writes become one `codemode-store` entry, written
+    /// when its call ends (before its tool result).
+    fn persist_codemode_store(&mut self) {
+        for data in self.tool_env.codemode_store().take_pending() {
+            let kind = crate::tools::codemode::store::STORE_ENTRY_TYPE;
+            if let Err(e) = self.session.append_custom(kind, Some(data)) {
+                self.write_errors.push(e.to_string());
+            }
+        }
     }
 
     /// Follows a run (and its retries and compactions) to the end, handing the agent back.

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::agent::Tool;
+use crate::mcp::search::Candidate;
 use crate::resources::settings::Settings;
+use crate::tools::codemode::tool::{CodemodeTool, CODEMODE_TOOL_NAME};
 use crate::tools::{
     bash::{BashTool, SessionEnv},
     edit::EditTool,
@@ -52,6 +54,10 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         "grep" => Arc::new(GrepTool),
         "find" => Arc::new(FindTool),
         "ls" => Arc::new(LsTool),
+        CODEMODE_TOOL_NAME => Arc::new(CodemodeTool {
+            ranker: Some(Arc::new(rank_tools)),
+            store: Some(env.codemode_store().clone()),
+        }),
         _ => return None,
     })
 }
@@ -65,10 +71,26 @@ fn shell_path(settings: &Settings) -> Option<String> {
     })
 }
 
-/// Every built-in tool, configured from settings, in registry order.
+/// `searchTools()` in codemode scripts ranks as `tool_search` does (pi's BM25).
+fn rank_tools(query: &str, tools: &[Arc<dyn Tool>], limit: usize) -> Vec<String> {
+    let candidates: Vec<Candidate> = tools
+        .iter()
+        .map(|t| Candidate {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            parameters: t.parameters(),
+            namespace: None,
+        })
+        .collect();
+    crate::mcp::search::rank(query, &candidates, limit)
+}
+
+/// Every built-in tool, configured from settings, in registry order, then `codemode` (an
+/// opt-in tool: `defaultTools: ["+codemode"]` or `--tools +codemode`).
 pub fn all_builtins(settings: &Settings, env: &SessionEnv) -> Tools {
     BUILTIN_TOOLS
         .iter()
+        .chain([&CODEMODE_TOOL_NAME])
         .filter_map(|n| builtin(n, settings, env))
         .collect()
 }

@@ -72,7 +72,8 @@ fn defaults_and_plain_allowlists() {
     );
     let (active, registry) = plan(ToolChoice::default(), None, &s);
     assert_eq!(active, ["read", "bash", "edit", "write", "ask", "plan"]);
-    assert_eq!(registry.len(), 9);
+    // The seven built-ins, the opt-in `codemode`, and two extension tools.
+    assert_eq!(registry.len(), 10);
     // Names in the order given, unknown ones ignored; an allowlist also filters extension tools.
     let (active, registry) = plan(allow(&["grep", "nope", "ls", "grep", "ask"]), None, &s);
     assert_eq!(active, ["grep", "ls", "ask"]);
@@ -133,7 +134,7 @@ fn no_tools_and_no_builtin_tools() {
     };
     let (active, registry) = plan(no_builtins, None, &s);
     assert_eq!(active, ["ask", "plan"]);
-    assert_eq!(registry.len(), 9);
+    assert_eq!(registry.len(), 10);
     // An explicit list still wins over --no-tools.
     let choice = ToolChoice {
         no_tools: true,

@@ -750,6 +750,21 @@ impl ToolSource for McpManager {
         }
         out
     }
+
+    fn script_tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>> {
+        self.wait_for(abort, None, |_| true);
+        let state = lock(&self.state);
+        let registry = lock(&self.registry);
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for s in state.servers.iter().filter(|s| s.conn.is_some()) {
+            for t in registry.by_server.get(&s.entry.name).into_iter().flatten() {
+                if t.exposure.is_indirect() && !self.excluded(&t.name) {
+                    out.push(Arc::clone(t) as Arc<dyn Tool>);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// `tool_search`'s view of the manager.

@@ -234,6 +234,7 @@ impl ResourceTool {
             content,
             details: Some(details),
             terminate: false,
+            is_error: false,
         })
     }
 }
@@ -248,6 +249,7 @@ fn json_result(tool: &str, server: Option<String>, payload: &Value) -> ToolOutpu
         content,
         details: Some(details),
         terminate: false,
+        is_error: false,
     }
 }
 

@@ -59,9 +59,14 @@ pub struct BashTool {
 
 /// The session variables pi gives the model's commands (`PI_SESSION_ID`, `PI_SESSION_FILE`,
 /// `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL`), shared with the harness that keeps them
-/// current. Inherited values of these names are never passed on.
+/// current. Inherited values of these names are never passed on. It also carries the
+/// session's `codemode` store (`store()`/`load()` values), the other per-session state a
+/// built-in tool keeps in step with the session.
 #[derive(Debug, Clone, Default)]
-pub struct SessionEnv(Arc<RwLock<Vec<(&'static str, String)>>>);
+pub struct SessionEnv(
+    Arc<RwLock<Vec<(&'static str, String)>>>,
+    super::codemode::store::StoreLink,
+);
 
 impl SessionEnv {
     pub const NAMES: [&'static str; 5] = [
@@ -79,6 +84,11 @@ impl SessionEnv {
             .filter(|(k, _)| Self::NAMES.contains(k))
             .collect();
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = vars;
+    }
+
+    /// The session's `codemode` store.
+    pub fn codemode_store(&self) -> &super::codemode::store::StoreLink {
+        &self.1
     }
 
     fn apply(&self, cmd: &mut Command) {
@@ -266,6 +276,7 @@ impl BashTool {
             cwd: cwd.to_path_buf(),
             abort,
             on_update: &forward,
+            nested: None,
         };
         let f = self.spawn_and_wait(command, None, &ctx, on_text, sandbox.clone())?;
         let mut tail = f.acc.snapshot_text().to_string();
@@ -823,6 +834,7 @@ impl Accumulator {
             content: vec![Content::text(snapshot.truncation.content)],
             details: Some(Value::Object(details)),
             terminate: false,
+            is_error: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! schemas, our own implementations (no ripgrep or fd needed).
 
 pub mod bash;
+pub mod codemode;
 pub mod diff;
 pub mod edit;
 pub mod editor_files;

@@ -158,6 +158,7 @@ fn read_image(
         ],
         details: None,
         terminate: false,
+        is_error: false,
     })
 }
 

@@ -146,6 +146,7 @@ pub mod test_support {
             cwd: cwd.to_path_buf(),
             abort: Abort::new(),
             on_update: &|_| {},
+            nested: None,
         };
         let out = tool.execute("call-1", args, &ctx)?;
         let text = match &out.content[..] {

@@ -14,6 +14,7 @@ mod bounds;
 mod cli;
 mod cli_flags;
 mod cloud_providers;
+mod codemode;
 mod compaction;
 mod errors;
 mod export;

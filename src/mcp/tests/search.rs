@@ -103,6 +103,7 @@ fn the_tool_loads_matches_and_checks_its_arguments() {
         cwd: std::path::PathBuf::from("/"),
         abort: Abort::new(),
         on_update: &|_| {},
+        nested: None,
     };
     let out = tool
         .execute("c", json!({"query": "search issues", "limit": 1}), &ctx)

@@ -24,6 +24,7 @@ fn run_in(cwd: &Path, args: Value, abort: Abort) -> Result<ToolOutput, String> {
         cwd: cwd.to_path_buf(),
         abort,
         on_update: &noop,
+        nested: None,
     };
     BashTool::default().execute("call", args, &ctx)
 }
@@ -137,6 +138,7 @@ fn command_prefix_is_prepended() {
         cwd: dir.path().to_path_buf(),
         abort: Abort::new(),
         on_update: &noop,
+        nested: None,
     };
     let out = tool
         .execute("c", json!({"command": "echo $X"}), &ctx)
@@ -157,6 +159,7 @@ fn missing_custom_shell_is_error() {
         cwd: dir.path().to_path_buf(),
         abort: Abort::new(),
         on_update: &noop,
+        nested: None,
     };
     let err = tool
         .execute("c", json!({"command": "true"}), &ctx)
@@ -194,6 +197,7 @@ fn abort_kills_the_whole_group_quickly() {
         cwd: dir.path().to_path_buf(),
         abort: abort.clone(),
         on_update: &on_update,
+        nested: None,
     };
     let cmd = "sleep 100 & echo $!; sleep 100 & echo $!; wait";
     let (res, elapsed) = std::thread::scope(|s| {
@@ -331,6 +335,7 @@ fn updates_are_throttled() {
         cwd: dir.path().to_path_buf(),
         abort: Abort::new(),
         on_update: &on_update,
+        nested: None,
     };
     let cmd = "for i in $(seq 1 100); do echo $i; sleep 0.01; done";
     let started = std::time::Instant::now();
@@ -488,6 +493,7 @@ fn the_models_commands_get_the_session_variables() {
         cwd: dir.path().to_path_buf(),
         abort: Abort::new(),
         on_update: &noop,
+        nested: None,
     };
     let cmd = "echo $PI_SESSION_ID $PI_SESSION_FILE $PI_PROVIDER $PI_MODEL $PI_REASONING_LEVEL $AI_AGENT $PI_CODING_AGENT";
     let out = tool.execute("c", json!({ "command": cmd }), &ctx).unwrap();

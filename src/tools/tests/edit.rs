@@ -7,6 +7,7 @@ fn run(dir: &Path, args: Value) -> Result<ToolOutput, String> {
         cwd: dir.to_path_buf(),
         abort: Abort::new(),
         on_update: &|_| {},
+        nested: None,
     };
     EditTool.execute("c1", args, &ctx)
 }

@@ -152,6 +152,7 @@ fn aborted_before_start() {
         cwd: dir.path().to_path_buf(),
         abort,
         on_update: &|_| {},
+        nested: None,
     };
     let err = FindTool
         .execute("c", json!({"pattern": "*"}), &ctx)

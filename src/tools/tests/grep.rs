@@ -331,6 +331,7 @@ fn aborted_before_start() {
         cwd: dir.path().to_path_buf(),
         abort,
         on_update: &|_| {},
+        nested: None,
     };
     let err = GrepTool
         .execute("c", json!({"pattern": "hello"}), &ctx)

@@ -1,0 +1,719 @@
+//! The `codemode` tool: runs a script (`engine`) whose `tools.*` calls go through the run's own
+//! tool path (`ToolContext::nested`: validation, the `tool_call`/`tool_result` hooks, the
+//! sandbox), and lays the script's output out as pi 1.x does: a `Script completed` or `Script
+//! failed` header with the wall time, text and images in order (`==> text N/M <==` when there
+//! are several texts), one `<console_output>` block, the error and the calls made before it,
+//! and output past the token budget kept as its start and end with the whole in a spill file.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::engine::{
+    run_script, OutputItem, ScriptError, ScriptHost, ScriptResult, ScriptRun, ScriptTool,
+    MEMORY_LIMIT_BYTES,
+};
+use super::search::{rank_plain, Ranker};
+use super::source::parse_source;
+use super::store::StoreLink;
+use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolOutput};
+use crate::ai::{Abort, Content};
+
+pub const CODEMODE_TOOL_NAME: &str = "codemode";
+const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 10_000;
+const CHARS_PER_TOKEN: u64 = 4;
+const DEFAULT_MAX_WORKERS: usize = 2;
+const WORKER_WAIT: Duration = Duration::from_secs(60);
+
+const DESCRIPTION: &str = concat!("Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as an async function body in a QuickJS sandbox: top-level `await` and `return` work. No Node, file system, network, or timers.
+- `await tools.<name>({ ...args })` resolves to a string, or an object if the tool's declaration says so, and rejects with an Error on failure. A tool whose declaration returns an object resolves on failure too when it returned that object; check its fields. Calls still running when the script ends are cancelled.
+- Optional first line: `// @options: {\"max_output_tokens\": 10000, \"timeout_ms\": 60000}`
+
+Globals:
+- `text(value)`, `image(dataUrlOrImageBlock)`, `console.", "log(...)`, and top-level `return` add output; `exit()` ends the script. With several text items, each starts with a `==> text N/M <==` line, and `console` lines follow the other output in one `<console_output>` block. `image()` also saves the image to a temp file and the result names its path.
+- `store(key, value)` and `load(key)` keep JSON values across codemode calls.
+- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find unlisted tools, such as MCP tools.");
+
+const GUIDELINES: &[&str] = &["Use codemode to batch independent tool calls (Promise.allSettled), chain them, or filter large output, instead of many separate calls."];
+
+/// The `codemode` tool. `ranker` orders `searchTools()` results (pi's BM25, which lives with
+/// `tool_search` in `mcp::search`); without one a plain word match is used.
+#[derive(Default)]
+pub struct CodemodeTool {
+    pub ranker: Option<Ranker>,
+    /// Where `store()`/`load()` values live; without a session, `load()` starts empty and
+    /// writes are dropped.
+    pub store: Option<StoreLink>,
+}
+
+impl Tool for CodemodeTool {
+    fn name(&self) -> &str {
+        CODEMODE_TOOL_NAME
+    }
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}},
+            "required": ["code"]
+        })
+    }
+    fn prompt_snippet(&self) -> &str {
+        "Run JavaScript that calls other tools"
+    }
+    fn prompt_guidelines(&self) -> &[&str] {
+        GUIDELINES
+    }
+    fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+        let input = args.get("code").and_then(Value::as_str).unwrap_or("");
+        let (code, options) = parse_source(input)?;
+        let started = Instant::now();
+        let nested = ctx.nested.clone();
+        let callable: Vec<Arc<dyn Tool>> = nested
+            .as_ref()
+            .map(|n| n.tools(&ctx.abort))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t.name() != CODEMODE_TOOL_NAME)
+            .collect();
+        let tools: Vec<ScriptTool> = callable
+            .iter()
+            .map(|t| ScriptTool {
+                id: script_identifier(t.name()),
+                name: t.name().to_string(),
+                description: declaration(t.as_ref()),
+            })
+            .collect();
+        let calls = Arc::new(Mutex::new(Vec::<CallRecord>::new()));
+        let host = Arc::new(Host {
+            nested,
+            tools: callable,
+            calls: Arc::clone(&calls),
+            ranker: self.ranker.clone(),
+        });
+        let timeout = options.timeout_ms.map(Duration::from_millis);
+        let slot = match WorkerSlot::acquire(&ctx.abort, timeout) {
+            Ok(slot) => slot,
+            Err(why) => {
+                let text = format!("Script error:\n{why}\n\nThe script did not start.");
+                return Ok(failed_output(started, vec![Content::text(text)]));
+            }
+        };
+        let remaining = timeout.map(|t| {
+            t.saturating_sub(started.elapsed())
+                .max(Duration::from_millis(1))
+        });
+        let result = run_script(
+            ScriptRun {
+                source: code,
+                tools,
+                store: self
+                    .store
+                    .as_ref()
+                    .map(StoreLink::values)
+                    .unwrap_or_default(),
+                timeout: remaining,
+                memory_limit: MEMORY_LIMIT_BYTES,
+            },
+            host,
+            &ctx.abort,
+        );
+        drop(slot);
+        if result.outcome.is_ok() {
+            if let Some(store) = &self.store {
+                store.record(&result.store_writes);
+            }
+        }
+        let calls = calls.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // The deadline counts the wait for a worker; the message names the one the script set.
+        let mut result = result;
+        if let (Err(ScriptError::Timeout(ms)), Some(set)) =
+            (&mut result.outcome, options.timeout_ms)
+        {
+            *ms = set;
+        }
+        Ok(render(
+            result,
+            &calls,
+            started,
+            options
+                .max_output_tokens
+                .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+        ))
+    }
+}
+
+/// A nested call as the result's details record it.
+#[derive(Debug, Clone)]
+struct CallRecord {
+    id: String,
+    name: String,
+    status: &'static str,
+}
+
+struct Host {
+    nested: Option<Arc<dyn NestedTools>>,
+    tools: Vec<Arc<dyn Tool>>,
+    calls: Arc<Mutex<Vec<CallRecord>>>,
+    ranker: Option<Ranker>,
+}
+
+impl ScriptHost for Host {
+    fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String> {
+        let Some(nested) = &self.nested else {
+            return Err("Tool calls need a session".into());
+        };
+        let index = {
+            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            calls.push(CallRecord {
+                id: String::new(),
+                name: name.to_string(),
+                status: "running",
+            });
+            calls.len() - 1
+        };
+        let started = Instant::now();
+        let outcome = nested.call(name, args, abort);
+        let wall = started.elapsed().as_secs_f64();
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            calls[index].id = outcome.id.clone();
+            calls[index].status = match (outcome.is_error, abort.is_aborted()) {
+                (false, _) => "ok",
+                (true, true) => "cancelled",
+                (true, false) => "error",
+            };
+        }
+        let text = crate::agent::execute::content_text(&outcome.output.content);
+        if name == "bash" {
+            return Ok(bash_value(&text, outcome.is_error, &outcome.output, wall));
+        }
+        // An MCP tool (`mcp__<server>__<tool>`, or details naming its server) resolves to its
+        // call result, an error result included.
+        if name.starts_with("mcp__")
+            || outcome
+                .output
+                .details
+                .as_ref()
+                .is_some_and(|d| d.get("server").is_some() && d.get("tool").is_some())
+        {
+            let mut result = json!({"content": outcome.output.content});
+            if outcome.is_error {
+                result["isError"] = json!(true);
+            }
+            return Ok(result);
+        }
+        if let Some(structured) = outcome
+            .output
+            .details
+            .as_ref()
+            .and_then(|d| d.get("structuredContent"))
+        {
+            return Ok(structured.clone());
+        }
+        if outcome.is_error {
+            return Err(if text.is_empty() {
+                format!("Tool \"{name}\" failed")
+            } else {
+                text
+            });
+        }
+        if name == "read" {
+            if let Some(image) = outcome.output.content.iter().find_map(|c| match c {
+                Content::Image(i) => Some(i),
+                _ => None,
+            }) {
+                return Ok(
+                    json!({"type": "image", "data": image.data, "mimeType": image.mime_type, "note": text}),
+                );
+            }
+        }
+        Ok(Value::String(text))
+    }
+
+    fn call_global(&self, name: &str, args: Value) -> Result<Value, String> {
+        let first = args.get(0).cloned().unwrap_or(Value::Null);
+        match name {
+            "describeTool" => {
+                let Some(wanted) = first.as_str() else {
+                    return Err("describeTool() expects a tool name".into());
+                };
+                Ok(self
+                    .tools
+                    .iter()
+                    .find(|t| t.name() == wanted || script_identifier(t.name()) == wanted)
+                    .map_or(Value::Null, |t| Value::String(declaration(t.as_ref()))))
+            }
+            "searchTools" => {
+                let Some(query) = first.as_str() else {
+                    return Err("searchTools() expects a query string".into());
+                };
+                let limit = match args.get(1).and_then(|o| o.get("limit")) {
+                    None | Some(Value::Null) => 8,
+                    Some(v) => match v.as_u64().filter(|n| *n > 0) {
+                        Some(n) => n as usize,
+                        None => return Err("searchTools() limit must be a positive integer".into()),
+                    },
+                };
+                let names = match &self.ranker {
+                    Some(rank) => rank(query, &self.tools, limit),
+                    None => rank_plain(query, &self.tools, limit),
+                };
+                Ok(Value::Array(
+                    names
+                        .iter()
+                        .filter_map(|n| self.tools.iter().find(|t| t.name() == n))
+                        .map(|t| json!({"name": script_identifier(t.name()), "description": declaration(t.as_ref())}))
+                        .collect(),
+                ))
+            }
+            "describeNamespace" => {
+                if !first.is_string() {
+                    return Err("describeNamespace() expects a namespace name".into());
+                }
+                Ok(Value::Null)
+            }
+            other => Err(format!("{other} is not available")),
+        }
+    }
+}
+
+/// What `tools.bash()` resolves to: `{ output, truncated, full_output_path?, exit_code,
+/// wall_time_seconds }`, for non-zero exit codes too.
+fn bash_value(text: &str, is_error: bool, output: &ToolOutput, wall: f64) -> Value {
+    let (body, exit_code) = match text.rsplit_once("Command exited with code ") {
+        Some((body, code)) if is_error && code.trim().parse::<i64>().is_ok() => (
+            body.strip_suffix("\n\n").unwrap_or(body).to_string(),
+            json!(code.trim().parse::<i64>().unwrap_or(1)),
+        ),
+        _ if is_error => (text.to_string(), Value::Null),
+        _ => (
+            if text == "(no output)" {
+                String::new()
+            } else {
+                text.to_string()
+            },
+            json!(0),
+        ),
+    };
+    let full = output
+        .details
+        .as_ref()
+        .and_then(|d| d.get("fullOutputPath"))
+        .cloned();
+    let mut v = json!({"output": body, "truncated": full.is_some()});
+    if let Some(path) = full {
+        v["full_output_path"] = path;
+    }
+    v["exit_code"] = exit_code;
+    v["wall_time_seconds"] = json!((wall * 1000.0).round() / 1000.0);
+    v
+}
+
+/// A tool's name as a JavaScript identifier: other characters become `_`, and a leading digit
+/// gets a `_` before it.
+pub fn script_identifier(name: &str) -> String {
+    let mut id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
+        id.insert(0, '_');
+    }
+    id
+}
+
+/// A tool as scripts see it: its description, its guidelines, and a TypeScript declaration of
+/// the call generated from its JSON schema.
+pub fn declaration(tool: &dyn Tool) -> String {
+    let mut text = tool.description().trim().to_string();
+    let guidelines: Vec<String> = tool
+        .prompt_guidelines()
+        .iter()
+        .filter(|g| !g.trim().is_empty())
+        .map(|g| format!("- {}", g.trim()))
+        .collect();
+    if !guidelines.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&guidelines.join("\n"));
+    }
+    let output = if tool.name() == "bash" {
+        "{ output: string; truncated: boolean; full_output_path?: string; exit_code: number | null; wall_time_seconds: number }".to_string()
+    } else {
+        "string".to_string()
+    };
+    format!(
+        "{}\ndeclare function {}(args: {}): Promise<{output}>;",
+        doc_comment(&text),
+        script_identifier(tool.name()),
+        super::typescript::schema_type(&tool.parameters(), 0)
+    )
+}
+
+fn doc_comment(text: &str) -> String {
+    let mut out = String::from("/**\n");
+    for line in text.lines() {
+        out.push_str(" * ");
+        out.push_str(&line.replace("*/", "*\\/"));
+        out.push('\n');
+    }
+    out.push_str(" */");
+    out
+}
+
+/// The process-wide cap on running scripts (`PI_CODEMODE_MAX_WORKERS`, default 2), taken in
+/// arrival order.
+struct WorkerSlot;
+
+/// Scripts running, and the tickets of those waiting, in arrival order.
+struct Workers {
+    running: usize,
+    waiting: std::collections::VecDeque<u64>,
+    next_ticket: u64,
+}
+
+static WORKERS: Mutex<Workers> = Mutex::new(Workers {
+    running: 0,
+    waiting: std::collections::VecDeque::new(),
+    next_ticket: 0,
+});
+static WORKERS_FREED: Condvar = Condvar::new();
+
+fn max_workers() -> usize {
+    std::env::var("PI_CODEMODE_MAX_WORKERS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_MAX_WORKERS)
+}
+
+impl WorkerSlot {
+    /// Waits (in arrival order, at most 60 s or the script's deadline, honouring `abort`
+    /// within 50 ms) for a free worker.
+    fn acquire(abort: &Abort, timeout: Option<Duration>) -> Result<WorkerSlot, String> {
+        let wait = timeout.map_or(WORKER_WAIT, |t| t.min(WORKER_WAIT));
+        let until = Instant::now() + wait;
+        let mut state = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.waiting.push_back(ticket);
+        loop {
+            if state.waiting.front() == Some(&ticket) && state.running < max_workers() {
+                state.waiting.pop_front();
+                state.running += 1;
+                WORKERS_FREED.notify_all();
+                return Ok(WorkerSlot);
+            }
+            let now = Instant::now();
+            if abort.is_aborted() || now >= until {
+                // Out of the queue, so those behind move up.
+                state.waiting.retain(|t| *t != ticket);
+                WORKERS_FREED.notify_all();
+                return Err(if abort.is_aborted() {
+                    "Script aborted: Execution aborted".into()
+                } else if timeout.is_some_and(|t| t <= WORKER_WAIT) {
+                    format!(
+                        "Script timed out: Execution timed out after {} ms while waiting for a free codemode worker",
+                        timeout.unwrap_or_default().as_millis()
+                    )
+                } else {
+                    format!("No codemode worker became free within 60 seconds. All {} workers, shared by every session in this process, are held by other scripts. Retry after they finish.", max_workers())
+                });
+            }
+            let step = (until - now).min(Duration::from_millis(50));
+            state = WORKERS_FREED
+                .wait_timeout(state, step)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for WorkerSlot {
+    fn drop(&mut self) {
+        let mut state = WORKERS.lock().unwrap_or_else(|p| p.into_inner());
+        state.running -= 1;
+        WORKERS_FREED.notify_all();
+    }
+}
+
+fn header(ok: bool, started: Instant) -> String {
+    format!(
+        "{}\nWall time {:.1} seconds\nOutput:\n",
+        if ok {
+            "Script completed"
+        } else {
+            "Script failed"
+        },
+        started.elapsed().as_secs_f64()
+    )
+}
+
+fn failed_output(started: Instant, mut body: Vec<Content>) -> ToolOutput {
+    body.insert(0, Content::text(header(false, started)));
+    ToolOutput {
+        content: body,
+        details: Some(json!({"calls": []})),
+        terminate: false,
+        is_error: true,
+    }
+}
+
+enum Item {
+    Text(String),
+    Image { data: String, mime_type: String },
+}
+
+fn render(
+    result: ScriptResult,
+    calls: &[CallRecord],
+    started: Instant,
+    max_tokens: u64,
+) -> ToolOutput {
+    let ok = result.outcome.is_ok();
+    let mut output = result.output;
+    if let Ok(Some(value)) = &result.outcome {
+        let text = match serde_json::from_str::<Value>(value) {
+            Ok(Value::String(s)) => s,
+            _ => value.clone(),
+        };
+        output.push(OutputItem::Text(text));
+    }
+    let texts = output
+        .iter()
+        .filter(|i| matches!(i, OutputItem::Text(_)))
+        .count();
+    let mut items = Vec::new();
+    let mut console = Vec::new();
+    let mut n = 0;
+    for item in output {
+        match item {
+            OutputItem::Text(t) => {
+                n += 1;
+                items.push(Item::Text(if texts > 1 {
+                    format!("==> text {n}/{texts} <==\n{t}")
+                } else {
+                    t
+                }));
+            }
+            OutputItem::Console(line) => console.push(line),
+            OutputItem::Image { data, mime_type } => items.push(Item::Image { data, mime_type }),
+        }
+    }
+    if !console.is_empty() {
+        items.push(Item::Text(format!(
+            "<console_output>\n{}\n</console_output>",
+            console.join("\n")
+        )));
+    }
+    let mut cancelled_calls = calls.to_vec();
+    for c in &mut cancelled_calls {
+        if c.status == "running" {
+            c.status = "cancelled";
+        }
+    }
+    if let Err(error) = &result.outcome {
+        let head = match error {
+            ScriptError::Thrown(text) => text.clone(),
+            ScriptError::Timeout(ms) => {
+                format!("Script timed out: Execution timed out after {ms} ms")
+            }
+            ScriptError::Aborted => "Script aborted: Execution aborted".into(),
+            ScriptError::Sandbox(m) => format!("Script sandbox failed: {m}"),
+        };
+        let summary = if cancelled_calls.is_empty() {
+            "No tool calls were made.".to_string()
+        } else {
+            format!(
+                "Tool calls made before the failure (they are not undone): {}",
+                cancelled_calls
+                    .iter()
+                    .map(|c| format!("{} ({})", c.name, c.status))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        items.push(Item::Text(format!("Script error:\n{head}\n\n{summary}")));
+    }
+    let items = join_adjacent(items);
+    let (items, spill) = apply_budget(items, max_tokens);
+    let mut content = vec![Content::text(header(ok, started))];
+    for item in join_adjacent(save_images(items)) {
+        content.push(match item {
+            Item::Text(t) => Content::text(t),
+            Item::Image { data, mime_type } => {
+                Content::Image(crate::ai::ImageContent { data, mime_type })
+            }
+        });
+    }
+    let mut details = json!({"calls": cancelled_calls.iter().map(|c| json!({"id": c.id, "name": c.name, "status": c.status})).collect::<Vec<_>>()});
+    if let Some(path) = spill {
+        details["fullOutputPath"] = json!(path);
+    }
+    ToolOutput {
+        content,
+        details: Some(details),
+        terminate: false,
+        is_error: !ok,
+    }
+}
+
+/// Adjacent text items become one, each part on its own line.
+fn join_adjacent(items: Vec<Item>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut parts = String::new();
+    let mut open = false;
+    let mut last = String::new();
+    for item in items {
+        match item {
+            Item::Text(t) => {
+                if !last.is_empty() && !last.ends_with('\n') {
+                    parts.push('\n');
+                    last = "\n".into();
+                }
+                parts.push_str(&t);
+                if !t.is_empty() {
+                    last = t;
+                }
+                open = true;
+            }
+            image => {
+                if open {
+                    out.push(Item::Text(std::mem::take(&mut parts)));
+                    open = false;
+                    last.clear();
+                }
+                out.push(image);
+            }
+        }
+    }
+    if open {
+        out.push(Item::Text(parts));
+    }
+    out
+}
+
+/// Keeps the start and end of text over `max_tokens` (4 characters a token) and writes the
+/// whole to a spill file.
+fn apply_budget(items: Vec<Item>, max_tokens: u64) -> (Vec<Item>, Option<String>) {
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let combined = texts.join("\n");
+    let chars: Vec<char> = combined.chars().collect();
+    let budget = (max_tokens * CHARS_PER_TOKEN) as usize;
+    if texts.is_empty() || chars.len() <= budget {
+        return (items, None);
+    }
+    let head_chars = budget / 2;
+    let tail_chars = budget - head_chars;
+    let removed = chars.len() - head_chars - tail_chars;
+    let head: String = chars[..head_chars].iter().collect();
+    let tail: String = chars[chars.len() - tail_chars..].iter().collect();
+    let tokens = |n: usize| n.div_ceil(CHARS_PER_TOKEN as usize);
+    let mut text = format!(
+        "Warning: truncated output (original token count: {})\nTotal output lines: {}\n\n{head}…{} tokens truncated…{tail}",
+        tokens(chars.len()),
+        combined.split('\n').count(),
+        tokens(removed)
+    );
+    let path = match crate::util::output_file::write_output_file(
+        "pi-codemode",
+        ".txt",
+        combined.as_bytes(),
+    ) {
+        Ok(p) => {
+            let p = p.to_string_lossy().into_owned();
+            text.push_str(&format!("\n\n[Full output: {p} (read with offset/limit)]"));
+            Some(p)
+        }
+        Err(e) => {
+            text.push_str(&format!("\n\n[Could not save the full output: {e}]"));
+            None
+        }
+    };
+    let mut out = vec![Item::Text(text)];
+    out.extend(
+        items
+            .into_iter()
+            .filter(|i| matches!(i, Item::Image { .. })),
+    );
+    (out, path)
+}
+
+/// Puts `[Image saved to PATH (type, size)]` before each image.
+fn save_images(items: Vec<Item>) -> Vec<Item> {
+    let mut out = Vec::new();
+    for item in items {
+        if let Item::Image { data, mime_type } = &item {
+            let bytes = crate::util::encoding::base64_decode(data).unwrap_or_default();
+            let ext = match mime_type.as_str() {
+                "image/png" => ".png",
+                "image/jpeg" => ".jpg",
+                "image/gif" => ".gif",
+                _ => ".webp",
+            };
+            let kind = format!(
+                "{mime_type}, {}",
+                crate::tools::truncate::format_size(bytes.len())
+            );
+            let label =
+                match crate::util::output_file::write_output_file("pi-codemode", ext, &bytes) {
+                    Ok(p) => format!("[Image saved to {} ({kind})]", p.to_string_lossy()),
+                    Err(e) => format!("[Image ({kind}) could not be saved: {e}]"),
+                };
+            out.push(Item::Text(label));
+        }
+        out.push(item);
+    }
+    out
+}
+
+#[cfg(test)]
+mod worker_tests {
+    use super::*;
+
+    fn queued() -> usize {
+        WORKERS.lock().unwrap().waiting.len()
+    }
+
+    /// A waiter that gives up leaves the queue, so those after it still get a worker.
+    #[test]
+    fn a_waiter_that_gives_up_does_not_block_the_queue() {
+        let held: Vec<WorkerSlot> = (0..max_workers())
+            .map(|_| WorkerSlot::acquire(&Abort::new(), None).unwrap())
+            .collect();
+        let patient = std::thread::spawn(|| {
+            WorkerSlot::acquire(&Abort::new(), Some(Duration::from_secs(30)))
+                .map(drop)
+                .is_ok()
+        });
+        while queued() < 1 {
+            std::thread::yield_now();
+        }
+        // Behind `patient`, and gives up first.
+        let why = WorkerSlot::acquire(&Abort::new(), Some(Duration::from_millis(20)))
+            .err()
+            .expect("timed out");
+        assert!(
+            why.contains("while waiting for a free codemode worker"),
+            "{why}"
+        );
+        drop(held);
+        assert!(patient.join().unwrap());
+        assert!(WorkerSlot::acquire(&Abort::new(), Some(Duration::from_secs(30))).is_ok());
+    }
+}
