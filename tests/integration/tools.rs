@@ -222,3 +222,34 @@ fn bad_tool_input_gets_clear_errors_and_changes_nothing() {
         assert!(back.contains(expected), "missing {expected:?} in {back}");
     }
 }
+
+/// pi 1.6: `find`'s path patterns are relative to the searched directory (`sub/*.txt` no
+/// longer reaches `pkg/sub/`), and a leading `./` is dropped instead of matching nothing.
+#[test]
+fn find_path_patterns_are_relative_to_the_searched_directory() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("anchored", "find", json!({"pattern": "sub/*.txt"})),
+            ("dot", "find", json!({"pattern": "./pkg/*/*.txt"})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let out = PiCommand::for_mock(api, &mock)
+        .write_file("sub/a.txt", "")
+        .write_file("pkg/sub/c.txt", "")
+        .args(["-p", "--tools", "find", "find them"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let body = &mock.requests()[1].body;
+    let results: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(results, ["sub/a.txt", "pkg/sub/c.txt"], "{body}");
+}
