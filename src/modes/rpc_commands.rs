@@ -392,10 +392,7 @@ impl Server {
     fn last_assistant_text(&self) -> Value {
         let text = match (&self.running, &self.idle) {
             (None, Some(s)) => ops::last_assistant_text(&s.session),
-            _ => self.snapshot().messages.iter().rev().find_map(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => Some(a.text().trim().to_string()),
-                _ => None,
-            }),
+            _ => ops::last_reply_text(&self.snapshot().messages),
         };
         match text.filter(|t| !t.is_empty()) {
             Some(t) => json!({"text": t}),
