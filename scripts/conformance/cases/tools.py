@@ -176,6 +176,8 @@ CASES = [
     tool_case(T + "bash.killed-by-signal", call("bash", {"command": "echo dying; kill -TERM $$"}), follows="0.87.1",
               note="1.x: a shell killed by a signal exits with 128 + signal, not success"),
     tool_case(T + "bash.background-child", call("bash", {"command": "(sleep 0.2; echo late) & echo early"})),
+    tool_case(T + "bash.long-last-line", call("bash", {"command": "echo first; head -c 150000 /dev/zero | tr '\\0' m; echo"}),
+              follows="1.6.0", note="1.6.0: output ending in a line over ~100KB shows that line's end (pi #12062)"),
     # ---- grep / find / ls (not active unless named in --tools) ----------------------------
     tool_case(T + "grep.single-file", call("grep", {"pattern": "needle", "path": "a.txt"}), tools="grep",
               files={"cwd/a.txt": "hay\nneedle here\nhay\n"}),
