@@ -73,6 +73,11 @@ impl Finished {
             content: self.output.content.clone(),
             details: self.output.details.clone(),
             is_error: self.is_error,
+            // pi 1.6.0: the message carries the duration `tool_execution_end` reports, so it
+            // reaches the session file, `get_messages` and a replay.
+            duration_ms: self
+                .duration
+                .map(|d| (d.as_secs_f64() * 1000.0).round() as u64),
             timestamp: now_ms(),
             extra: Extra::new(),
         }

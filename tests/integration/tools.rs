@@ -253,3 +253,51 @@ fn find_path_patterns_are_relative_to_the_searched_directory() {
         .collect();
     assert_eq!(results, ["sub/a.txt", "pkg/sub/c.txt"], "{body}");
 }
+
+/// pi 1.6.0: a tool-result message carries `durationMs` (how long the tool ran), so it reaches
+/// the session file; a call that never ran has none.
+#[test]
+fn tool_result_messages_carry_their_duration_into_the_session() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("ran", "bash", json!({"command": "echo hi"})),
+            ("bad", "nope", json!({})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let cmd = PiCommand::for_mock(api, &mock).args(["-p", "go"]);
+    let agent_dir = cmd.agent_dir().to_path_buf();
+    cmd.run().assert_code(0).assert_no_panic();
+    let file = crate::support::session::the_session_file(&agent_dir);
+    let results: Vec<serde_json::Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| e["message"].clone())
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[0]["durationMs"].is_u64(), "{}", results[0]);
+    let keys: Vec<&str> = results[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "role",
+            "toolCallId",
+            "toolName",
+            "content",
+            "isError",
+            "durationMs",
+            "timestamp"
+        ]
+    );
+    assert!(results[1].get("durationMs").is_none(), "{}", results[1]);
+}

@@ -234,6 +234,7 @@ fn conversation() -> Context {
                 content: vec![Content::text("hello")],
                 details: None,
                 is_error: false,
+                duration_ms: None,
                 timestamp: 0,
                 extra: Extra::new(),
             }),
