@@ -207,3 +207,28 @@ fn ctrl_g_edits_the_prompt_in_visual_through_a_private_temp_file_that_is_removed
     child.send("\x03\x03");
     child.wait_exit(Duration::from_secs(10));
 }
+
+/// pi 1.6.0's model picker (Ctrl+L, the same as `/model`): `→ ✓ id (Name) [provider]`, and a
+/// model's display name finds it.
+#[test]
+fn the_model_picker_shows_and_finds_display_names() {
+    let mock = MockServer::start();
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::pi::base_url_for(API, mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock two"}, {"id": "other-model"}]
+    }}});
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", &models.to_string());
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("\x0c");
+    child.wait_for("→ ✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+    child.wait_for("    other-model [mock]", Duration::from_secs(5));
+    child.send("Mock two");
+    child.wait_for("Model Name: Mock two", Duration::from_secs(5));
+    assert!(
+        !child.screen().contains("No matching models"),
+        "{}",
+        child.screen()
+    );
+}
