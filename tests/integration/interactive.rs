@@ -232,3 +232,26 @@ fn the_model_picker_shows_and_finds_display_names() {
         child.screen()
     );
 }
+
+/// pi 1.6.0's `/scoped-models`: every enabled model marked `✓ ` before its id, display names
+/// shown and searched.
+#[test]
+fn scoped_models_marks_enabled_models_and_shows_names() {
+    let mock = MockServer::start();
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::pi::base_url_for(API, mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock two"}, {"id": "other-model"}]
+    }}});
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", &models.to_string());
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("/scoped-models");
+    child.wait_for("/scoped-models", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Model Configuration", Duration::from_secs(5));
+    child.wait_for("✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+    child.wait_for("✓ other-model [mock]", Duration::from_secs(5));
+    child.send("two");
+    child.wait_for("→ ✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+}
