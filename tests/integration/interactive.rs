@@ -255,3 +255,32 @@ fn scoped_models_marks_enabled_models_and_shows_names() {
     child.send("two");
     child.wait_for("→ ✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
 }
+
+/// pi 1.6.0: Ctrl+O says what it did ("Tool output: expanded/collapsed"), and `/tree` shows its
+/// key help as two `keys label · …` lines at 80 columns.
+#[test]
+fn ctrl_o_says_what_it_did_and_tree_shows_its_two_help_lines() {
+    let mock = MockServer::with_replies([Reply::text(API, "an answer")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let mut child = PtyChild::spawn(pi.command(), 80, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("\x0f");
+    child.wait_for("Tool output: expanded", Duration::from_secs(5));
+    child.send("\x0f");
+    child.wait_for("Tool output: collapsed", Duration::from_secs(5));
+    child.send("a question");
+    child.send("\r");
+    child.wait_for("an answer", Duration::from_secs(10));
+    child.send("/tree");
+    child.wait_for("/tree", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Session Tree", Duration::from_secs(5));
+    child.wait_for(
+        "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label",
+        Duration::from_secs(5),
+    );
+    child.wait_for(
+        "shift+t label time · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o",
+        Duration::from_secs(5),
+    );
+}
