@@ -284,3 +284,55 @@ fn ctrl_o_says_what_it_did_and_tree_shows_its_two_help_lines() {
         Duration::from_secs(5),
     );
 }
+
+/// State letter of `pid` in /proc (`T` when stopped).
+fn proc_state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next()
+        .unwrap_or('?')
+}
+
+/// pi 1.6.0: `kill -TSTP` from outside suspends as Ctrl+Z does (the terminal handed back
+/// first: out of the alternate screen), and `fg` (SIGCONT) redraws and goes on.
+#[test]
+fn sigtstp_from_outside_suspends_like_ctrl_z() {
+    let mock = MockServer::with_replies([Reply::text(API, "after resume")]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .arg("--tui-mode")
+        .arg("fullscreen");
+    let mut child = PtyChild::spawn(pi.command(), 80, 24);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    assert!(
+        child.alternate_screen(),
+        "fullscreen starts on the alternate screen"
+    );
+    child.signal(libc::SIGTSTP);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while proc_state(child.pid()) != 'T' {
+        assert!(std::time::Instant::now() < deadline, "pi did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Give the reader a moment to take what pi wrote before stopping.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while child.alternate_screen() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the terminal was not handed back before stopping"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.signal(libc::SIGCONT);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !child.alternate_screen() {
+        assert!(std::time::Instant::now() < deadline, "not redrawn after fg");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.send("hello again\r");
+    child.wait_for("after resume", Duration::from_secs(10));
+}
