@@ -94,6 +94,9 @@ pub fn output_json(o: &ToolOutput) -> Value {
     if let Some(d) = &o.details {
         m.insert("details".into(), d.clone());
     }
+    if let Some(sc) = &o.structured_content {
+        m.insert("structuredContent".into(), sc.clone());
+    }
     if o.terminate {
         m.insert("terminate".into(), Value::Bool(true));
     }

@@ -17,6 +17,10 @@ pub struct ToolOutput {
     pub details: Option<Value>,
     /// If every call of a batch sets this, the loop stops after the batch.
     pub terminate: bool,
+    /// The result for programmatic callers (pi 1.6.0's `structuredContent`: `read`'s text or
+    /// image, `bash`'s output and exit code); shown in `tool_execution_end`, never sent to the
+    /// model nor stored in the session.
+    pub structured_content: Option<Value>,
 }
 
 impl ToolOutput {
@@ -25,6 +29,7 @@ impl ToolOutput {
             content: vec![Content::text(text)],
             details: None,
             terminate: false,
+            structured_content: None,
         }
     }
 

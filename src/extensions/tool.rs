@@ -55,6 +55,7 @@ fn output_of(v: &Value) -> Result<ToolOutput, String> {
         content,
         details: v.get("details").filter(|d| !d.is_null()).cloned(),
         terminate: v["terminate"].as_bool().unwrap_or(false),
+        structured_content: None,
     })
 }
 

@@ -52,6 +52,7 @@ pub fn convert_result(
         content,
         details: Some(details),
         terminate: false,
+        structured_content: None,
     })
 }
 

@@ -234,6 +234,7 @@ impl ResourceTool {
             content,
             details: Some(details),
             terminate: false,
+            structured_content: None,
         })
     }
 }
@@ -248,6 +249,7 @@ fn json_result(tool: &str, server: Option<String>, payload: &Value) -> ToolOutpu
         content,
         details: Some(details),
         terminate: false,
+        structured_content: None,
     }
 }
 

@@ -301,3 +301,42 @@ fn tool_result_messages_carry_their_duration_into_the_session() {
     );
     assert!(results[1].get("durationMs").is_none(), "{}", results[1]);
 }
+
+/// pi 1.6.0: `read` and `bash` results carry `structuredContent` for programmatic callers,
+/// shown in `tool_execution_end`, neither sent to the model nor stored in the session.
+#[test]
+fn read_and_bash_results_carry_structured_content() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("r", "read", json!({"path": "a.txt"})),
+            ("b", "bash", json!({"command": "echo hi"})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let cmd = PiCommand::for_mock(api, &mock)
+        .write_file("a.txt", "alpha\n")
+        .args(["--mode", "json", "-p", "go"]);
+    let agent_dir = cmd.agent_dir().to_path_buf();
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let ends: Vec<serde_json::Value> = out
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    let by_id = |id: &str| ends.iter().find(|e| e["toolCallId"] == id).unwrap().clone();
+    assert_eq!(by_id("r")["result"]["structuredContent"], json!("alpha\n"));
+    let sc = &by_id("b")["result"]["structuredContent"];
+    assert_eq!(sc["output"], "hi\n");
+    assert_eq!(sc["truncated"], false);
+    assert_eq!(sc["exit_code"], 0);
+    assert!(sc["wall_time_seconds"].is_number(), "{sc}");
+    assert!(sc.get("full_output_path").is_none(), "{sc}");
+    assert!(!mock.requests()[1].body_text().contains("structuredContent"));
+    let file = crate::support::session::the_session_file(&agent_dir);
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(!text.contains("structuredContent"), "{text}");
+}
