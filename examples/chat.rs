@@ -354,6 +354,9 @@ fn run() -> io::Result<()> {
                     app.editor.get().set_terminal_rows(rows);
                     tui.request_render();
                 }
+                Ok(TerminalEvent::Suspend) => {
+                    let _ = tui.suspend();
+                }
                 Err(_) => break,
             },
             recv(app.stream) -> message => {

@@ -270,6 +270,7 @@ fn agent_events() -> Vec<AgentEvent> {
         content: vec![Content::text("out")],
         details: Some(json!({"d": [1, 2]})),
         is_error: false,
+        duration_ms: None,
         timestamp: 9,
         extra: Extra::new(),
     };

@@ -102,6 +102,11 @@ impl Finished {
             content: self.output.content.clone(),
             details: self.output.details.clone(),
             is_error: self.is_error,
+            // pi 1.6.0: the message carries the duration `tool_execution_end` reports, so it
+            // reaches the session file, `get_messages` and a replay.
+            duration_ms: self
+                .duration
+                .map(|d| (d.as_secs_f64() * 1000.0).round() as u64),
             timestamp: now_ms(),
             extra: Extra::new(),
         }
@@ -117,6 +122,9 @@ pub fn output_json(o: &ToolOutput) -> Value {
     );
     if let Some(d) = &o.details {
         m.insert("details".into(), d.clone());
+    }
+    if let Some(sc) = &o.structured_content {
+        m.insert("structuredContent".into(), sc.clone());
     }
     if o.terminate {
         m.insert("terminate".into(), Value::Bool(true));

@@ -20,6 +20,10 @@ pub struct ToolOutput {
     /// An error result that keeps its content blocks and details (a failed `codemode` script
     /// keeps its partial output); a plain failure returns `Err(message)` instead.
     pub is_error: bool,
+    /// The result for programmatic callers (pi 1.6.0's `structuredContent`: `read`'s text or
+    /// image, `bash`'s output and exit code); shown in `tool_execution_end`, never sent to the
+    /// model nor stored in the session.
+    pub structured_content: Option<Value>,
 }
 
 impl ToolOutput {
@@ -29,6 +33,7 @@ impl ToolOutput {
             details: None,
             terminate: false,
             is_error: false,
+            structured_content: None,
         }
     }
 

@@ -49,6 +49,7 @@ pub fn transform_messages(
                     content: vec![Content::text("No result provided")],
                     details: None,
                     is_error: true,
+                    duration_ms: None,
                     timestamp: now_ms(),
                     extra: Extra::new(),
                 }));

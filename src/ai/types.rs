@@ -326,6 +326,13 @@ pub struct ToolResultMessage {
     pub details: Option<Value>,
     #[serde(rename = "isError")]
     pub is_error: bool,
+    /// How long the tool ran, in whole ms (pi 1.6.0); absent when it never ran.
+    #[serde(
+        rename = "durationMs",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub duration_ms: Option<u64>,
     pub timestamp: i64,
     #[serde(flatten)]
     pub extra: Extra,

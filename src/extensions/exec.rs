@@ -17,7 +17,7 @@ pub const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs `params.command` with `params.args` until it exits, `params.timeout` (ms) passes or
-/// `cancelled` says so; answers `{stdout, stderr, code, killed}`.
+/// `cancelled` says so; answers `{stdout, stderr, code, killed, truncated}`.
 pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, String> {
     let command = params["command"]
         .as_str()
@@ -57,21 +57,43 @@ pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<V
         },
     )
     .map_err(|e| format!("exec: could not start {command}: {e}"))?;
-    let mut code = out.status.and_then(|s| s.code());
+    let mut code = exit_code(&out);
     let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if let Some(why) = sandbox
         .zip(before)
         .and_then(|(s, before)| s.after_command(&before))
     {
         stderr.push_str(&format!("\n{why}\n"));
-        code = Some(code.filter(|c| *c != 0).unwrap_or(1));
+        if code == 0 {
+            code = 1;
+        }
     }
     Ok(json!({
         "stdout": String::from_utf8_lossy(&out.stdout),
         "stderr": stderr,
         "code": code,
         "killed": out.killed(),
+        "truncated": out.truncated,
     }))
+}
+
+/// pi 1.6.0 (#12088): the exit code, or 128 + the signal for a command a signal ended (a
+/// timeout, an abort, a crash: 143 for SIGTERM, 137 for SIGKILL), as a shell reports it; 1
+/// when the status is unknown. Output cut at the cap never reads as success.
+fn exit_code(out: &process::RunOutput) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    let code = match out.status {
+        Some(s) => s
+            .code()
+            .or_else(|| s.signal().map(|sig| 128 + sig))
+            .unwrap_or(1),
+        None => 1,
+    };
+    if out.truncated && code == 0 {
+        1
+    } else {
+        code
+    }
 }
 
 #[cfg(test)]
@@ -116,7 +138,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             r,
-            json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false})
+            json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false, "truncated": false})
         );
         assert!(run(&json!({"command": "/no/such/program"}), &dir, &never).is_err());
         assert!(run(&json!({}), &dir, &never).is_err());
@@ -136,6 +158,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r["killed"], true);
+        assert_eq!(r["code"], 143, "ended by SIGTERM");
         let grandchild: i32 = std::fs::read_to_string(&pidfile)
             .unwrap()
             .trim()
@@ -164,6 +187,18 @@ mod tests {
     }
 
     #[test]
+    fn a_signal_reads_as_128_plus_its_number() {
+        let r = run(
+            &json!({"command": "sh", "args": ["-c", "kill -KILL $$"]}),
+            &std::env::temp_dir(),
+            &never,
+        )
+        .unwrap();
+        assert_eq!(r["code"], 137);
+        assert_eq!(r["killed"], false);
+    }
+
+    #[test]
     fn output_is_capped() {
         let r = run(
             &json!({"command": "sh", "args": ["-c", format!("head -c {} /dev/zero", MAX_OUTPUT + 4096)]}),
@@ -172,6 +207,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r["stdout"].as_str().unwrap().len(), MAX_OUTPUT);
-        assert_eq!(r["code"], 0);
+        assert_eq!(r["code"], 1, "a cut output is not a success");
+        assert_eq!(r["truncated"], true);
     }
 }

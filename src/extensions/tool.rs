@@ -56,6 +56,7 @@ fn output_of(v: &Value) -> Result<ToolOutput, String> {
         details: v.get("details").filter(|d| !d.is_null()).cloned(),
         terminate: v["terminate"].as_bool().unwrap_or(false),
         is_error: false,
+        structured_content: None,
     })
 }
 

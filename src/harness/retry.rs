@@ -52,10 +52,16 @@ const RETRYABLE: &[&str] = &[
     "connection.?error",
     "connection.?refused",
     "connection.?lost",
+    // pi 1.6.0 (#12064): a gateway's mid-stream drop, e.g. an `api_error` "Connection closed.".
+    "connection.?closed",
     "other side closed",
     "fetch failed",
     r"request to \S+ failed, reason:",
     "getaddrinfo",
+    // pi 1.6.0 (#12128): a bare socket error code ("read ECONNRESET", "write EPIPE"), not part
+    // of a longer identifier (`(?<![a-z0-9_])…(?![a-z0-9_])` in pi).
+    "(?:^|[^a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?:[^a-z0-9_]|$)",
+    "connection reset by peer",
     "ENOTFOUND",
     "EAI_AGAIN",
     "upstream.?connect",
@@ -67,6 +73,7 @@ const RETRYABLE: &[&str] = &[
     "terminated",
     "websocket.?closed",
     "websocket.?error",
+    "websocket.?connection.?limit.?reached",
     "ended without",
     "stream ended before message_stop",
     "stream ended before a terminal response event",
@@ -192,6 +199,12 @@ mod tests {
             "The service is temporarily unavailable",
             "Server requested 91s retry delay (max: 60s). 429 slow down",
             "Error: 503",
+            "Connection closed.",
+            "read ECONNRESET",
+            "connect ETIMEDOUT 1.2.3.4:443",
+            "write EPIPE",
+            "Connection reset by peer",
+            "Responses websocket connection limit reached",
         ] {
             assert!(is_retryable(&err(t), 0), "{t}");
         }
@@ -202,6 +215,7 @@ mod tests {
             "429 You exceeded your current quota: insufficient_quota",
             r#"{"error":{"code":"1308","message":"usage cap"}} 429"#,
             "400 request id req_5029abc failed validation",
+            "400 field XECONNRESET_FLAG is unknown",
             "Empty reply: the server answered 200 (text/event-stream) and sent no data.",
             "Not an event stream: the server answered 200 (application/json) with a document \
              instead of a stream: {\"error\":\"internal error\"}",

@@ -53,6 +53,7 @@ pub fn convert_result(
         details: Some(details),
         terminate: false,
         is_error: false,
+        structured_content: None,
     })
 }
 

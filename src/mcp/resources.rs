@@ -235,6 +235,7 @@ impl ResourceTool {
             details: Some(details),
             terminate: false,
             is_error: false,
+            structured_content: None,
         })
     }
 }
@@ -250,6 +251,7 @@ fn json_result(tool: &str, server: Option<String>, payload: &Value) -> ToolOutpu
         details: Some(details),
         terminate: false,
         is_error: false,
+        structured_content: None,
     }
 }
 

@@ -204,10 +204,7 @@ fn answer_running(
             return crate::util::heap::release_free_memory();
         }
         Query::GetLastAssistantText => {
-            let text = view.messages.iter().flatten().rev().find_map(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => Some(a.text().trim().to_string()),
-                _ => None,
-            });
+            let text = ops::last_reply_text(view.messages.as_deref().unwrap_or_default());
             Ok(Some(last_assistant_text(text)))
         }
         Query::GetAvailableModels => Ok(Some(json!({"models": (ctx.available_models)()}))),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::entry::{AgentMessage, Entry, LabelEntry};
 use super::store::SessionWriter;
-use crate::ai::{Content, Extra, Message, StopReason, UserContent};
+use crate::ai::{AssistantMessage, Content, Extra, Message, StopReason, UserContent};
 
 /// The text of a user message: a string as is, else its text blocks joined without separator.
 pub fn user_content_text(content: &UserContent) -> String {
@@ -180,16 +180,16 @@ pub fn set_label(
     w.append_label(target_id, label).map_err(|e| e.to_string())
 }
 
-/// pi's `getLastAssistantText`: the text of the last assistant message in context (skipping
-/// aborted ones without content), trimmed; `None` when there is none or it is empty.
+/// pi's `getLastAssistantText`: the text of the last assistant reply in context, trimmed;
+/// `None` when there is none or it is empty. Which messages count is [`counts_as_reply`].
 pub fn last_assistant_text(w: &SessionWriter) -> Option<String> {
-    let ctx = w.build_context();
-    let last = ctx.messages.iter().rev().find_map(|m| match m {
-        AgentMessage::Llm(Message::Assistant(a))
-            if !(a.stop_reason == StopReason::Aborted && a.content.is_empty()) =>
-        {
-            Some(a)
-        }
+    last_reply_text(&w.build_context().messages)
+}
+
+/// The trimmed text of the last message in `messages` that [`counts_as_reply`], if any text.
+pub fn last_reply_text(messages: &[AgentMessage]) -> Option<String> {
+    let last = messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Llm(Message::Assistant(a)) if counts_as_reply(a) => Some(a),
         _ => None,
     })?;
     let text: String = last
@@ -202,6 +202,17 @@ pub fn last_assistant_text(w: &SessionWriter) -> Option<String> {
         .collect();
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
+}
+
+/// pi 1.6.0 (#12119): an assistant message from a turn that did not end normally (aborted,
+/// failed, or only calling tools) counts as the last reply only when it has some text; one
+/// that ended normally counts even without text. `/copy` and `get_last_assistant_text` then
+/// find the previous answer after an Esc during a tool call or a provider error.
+pub fn counts_as_reply(a: &AssistantMessage) -> bool {
+    a.stop_reason == StopReason::Stop
+        || a.content
+            .iter()
+            .any(|c| matches!(c, Content::Text(t) if !t.text.trim().is_empty()))
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

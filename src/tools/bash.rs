@@ -183,6 +183,9 @@ struct Finished {
     swept: Option<String>,
 }
 
+/// Output limit of `structuredContent.output` (pi 1.6.0).
+const STRUCTURED_OUTPUT_MAX_BYTES: usize = 1024 * 1024;
+
 /// The shell's exit code; a shell killed by a signal gets the shell convention 128 + signal, as
 /// pi 1.x reports it, so the kill does not read as success.
 fn exit_code(status: ExitStatus) -> Option<i32> {
@@ -353,8 +356,9 @@ impl BashTool {
     ) -> Result<ToolOutput, String> {
         (ctx.on_update)(ToolOutput::default());
         let limit = check_timeout(timeout)?;
+        let started = Instant::now();
         let Finished {
-            acc,
+            mut acc,
             snapshot,
             status,
             exited_after,
@@ -401,6 +405,27 @@ impl BashTool {
         }
         let mut out = ToolOutput::text(text);
         out.details = details;
+        // pi 1.6.0's `structuredContent` for programmatic callers.
+        let (output, truncated) = acc.full_output(STRUCTURED_OUTPUT_MAX_BYTES);
+        let mut structured = serde_json::Map::new();
+        structured.insert("output".into(), output.into());
+        structured.insert("truncated".into(), truncated.into());
+        if let (true, Some(p)) = (truncated, &snapshot.full_output_path) {
+            structured.insert("full_output_path".into(), p.to_string_lossy().into());
+        }
+        structured.insert(
+            "exit_code".into(),
+            status.and_then(exit_code).unwrap_or(0).into(),
+        );
+        let tenths = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+        // A whole number prints as JavaScript prints it (`0`, not `0.0`).
+        let wall = if tenths.fract() == 0.0 {
+            json!(tenths as u64)
+        } else {
+            json!(tenths)
+        };
+        structured.insert("wall_time_seconds".into(), wall);
+        out.structured_content = Some(Value::Object(structured));
         Ok(out)
     }
 
@@ -759,6 +784,47 @@ impl Accumulator {
             || self.total_lines > self.max_lines
     }
 
+    /// The whole output for `structuredContent` (pi 1.6.0): as it came when it fits in `max`
+    /// bytes, else its first and last `max / 2` bytes around an omission marker.
+    fn full_output(&mut self, max: usize) -> (String, bool) {
+        let Some(path) = self.path.clone() else {
+            return (String::from_utf8_lossy(&self.raw).into_owned(), false);
+        };
+        if let Some(f) = self.file.as_mut() {
+            let _ = f.flush();
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            return (String::new(), true);
+        };
+        if bytes.len() <= max {
+            return (String::from_utf8_lossy(&bytes).into_owned(), false);
+        }
+        let head_len = max / 2;
+        let tail_len = max - head_len;
+        let mut head = &bytes[..head_len];
+        // Cut at character boundaries: drop an incomplete sequence at the head's end and
+        // continuation bytes at the tail's start.
+        while let Err(e) = std::str::from_utf8(head) {
+            if e.error_len().is_some() {
+                break;
+            }
+            head = &head[..e.valid_up_to()];
+        }
+        let mut tail = &bytes[bytes.len() - tail_len..];
+        while tail.first().is_some_and(|b| b & 0xc0 == 0x80) {
+            tail = &tail[1..];
+        }
+        let omitted = bytes.len() - head_len - tail_len;
+        (
+            format!(
+                "{}\n\n[... {omitted} bytes omitted ...]\n\n{}",
+                String::from_utf8_lossy(head),
+                String::from_utf8_lossy(tail)
+            ),
+            true,
+        )
+    }
+
     fn ensure_file(&mut self) {
         if self.path.is_some() || self.file_failed {
             return;
@@ -835,6 +901,7 @@ impl Accumulator {
             details: Some(Value::Object(details)),
             terminate: false,
             is_error: false,
+            structured_content: None,
         }
     }
 

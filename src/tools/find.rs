@@ -1,5 +1,5 @@
 //! The `find` tool: lists files and directories whose name (or, for a pattern containing `/`,
-//! whose full path) matches a glob. Built in rather than shelling out to fd, with fd's
+//! whose path relative to the searched directory) matches a glob. Built in rather than shelling out to fd, with fd's
 //! behaviour as pi drives it: hidden entries included, `.gitignore` honoured inside or outside
 //! a git repository, smart case, directories shown with a trailing `/`. Results are sorted by
 //! path so the answer is stable.
@@ -20,7 +20,8 @@ use crate::util::sort;
 const DEFAULT_LIMIT: usize = 1000;
 
 const DESCRIPTION: &str = "Find files and directories by glob pattern. A pattern without '/' \
-is matched against entry names ('*.rs'); one with '/' against whole paths ('src/**/*.rs'). \
+is matched against entry names at any depth ('*.rs'); one with '/' against paths relative to \
+the searched directory ('src/**/*.rs'; '**/src/*.rs' for any depth). \
 Paths come back relative to the searched directory, directories with a trailing '/'. Hidden \
 entries are included, .gitignore'd ones are not. At most 1000 results or 50KB of output are \
 returned (whichever comes first).";
@@ -40,7 +41,7 @@ impl Tool for FindTool {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "Glob to match, e.g. '*.rs', '**/*.json' or 'src/**/*.test.ts'"},
+                "pattern": {"type": "string", "description": "Glob pattern relative to the search directory, e.g. 'src/**/*.ts'. Without '/', e.g. '*.ts', it matches file names at any depth"},
                 "path": {"type": "string", "description": "Directory to search (default: the current directory)"},
                 "limit": {"type": "number", "description": "Return at most this many paths (default: 1000)"}
             },
@@ -60,7 +61,9 @@ impl Tool for FindTool {
             Ok(_) => {}
         }
         let limit = count_arg(&args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
-        let full_path = pattern.contains('/');
+        let pattern = without_dot_slash(pattern);
+        let path_pattern = pattern.contains('/');
+        let absolute = pattern.starts_with('/');
         let matcher = build_matcher(pattern)?;
 
         let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
@@ -75,8 +78,15 @@ impl Tool for FindTool {
                 if entry.depth() == 0 {
                     return WalkState::Continue;
                 }
-                let hit = if full_path {
+                let hit = if absolute {
                     matcher.is_match(entry.path())
+                } else if path_pattern {
+                    // pi 1.6: a relative path pattern is anchored at the searched directory,
+                    // like grep's `glob`: `src/*.ts` finds `src/a.ts`, not `pkg/src/a.ts`.
+                    entry
+                        .path()
+                        .strip_prefix(&root)
+                        .is_ok_and(|rel| matcher.is_match(rel))
                 } else {
                     matcher.is_match(entry.file_name())
                 };
@@ -157,19 +167,20 @@ fn sort_in_path_order(found: &mut Vec<(PathBuf, bool)>) {
         .collect();
 }
 
-/// fd's glob semantics as pi invokes it: `*` never crosses `/`; case-insensitive unless the
-/// pattern has an uppercase letter; a pattern with `/` is matched against the absolute path, so
-/// a relative one gets `**/` in front.
-fn build_matcher(pattern: &str) -> Result<GlobMatcher, String> {
-    let mut effective = pattern.to_string();
-    if pattern.contains('/')
-        && !pattern.starts_with('/')
-        && !pattern.starts_with("**/")
-        && pattern != "**"
-    {
-        effective = format!("**/{pattern}");
+/// A leading `./` (any number of them) names the searched directory itself: pi 1.6 drops it,
+/// so `./src/*.ts` means `src/*.ts`.
+fn without_dot_slash(mut pattern: &str) -> &str {
+    while let Some(rest) = pattern.strip_prefix("./") {
+        pattern = rest;
     }
-    let glob = GlobBuilder::new(&effective)
+    pattern
+}
+
+/// fd's glob semantics as pi invokes it: `*` never crosses `/`; case-insensitive unless the
+/// pattern has an uppercase letter. The caller picks what it is matched against: the entry's
+/// name, its path relative to the searched directory, or (absolute pattern) its full path.
+fn build_matcher(pattern: &str) -> Result<GlobMatcher, String> {
+    let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .case_insensitive(!pattern.chars().any(char::is_uppercase))
         .backslash_escape(true)

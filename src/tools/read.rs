@@ -60,6 +60,36 @@ impl Tool for ReadTool {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, String> {
+        self.read(args, ctx).map(with_structured_content)
+    }
+}
+
+/// pi 1.6.0's `structuredContent` of a read: the text, or for an image
+/// `{type: "image", data, mimeType, note}` with the text that goes with it.
+fn with_structured_content(mut out: ToolOutput) -> ToolOutput {
+    let text = out
+        .content
+        .iter()
+        .find_map(|c| match c {
+            Content::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let image = out.content.iter().find_map(|c| match c {
+        Content::Image(i) => Some(i),
+        _ => None,
+    });
+    out.structured_content = Some(match image {
+        Some(i) => {
+            serde_json::json!({"type": "image", "data": i.data, "mimeType": i.mime_type, "note": text})
+        }
+        None => Value::String(text),
+    });
+    out
+}
+
+impl ReadTool {
+    fn read(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let path = str_arg("read", &args, "path")?;
         let offset = num_arg("read", &args, "offset")?;
         let limit = num_arg("read", &args, "limit")?;
@@ -159,6 +189,7 @@ fn read_image(
         details: None,
         terminate: false,
         is_error: false,
+        structured_content: None,
     })
 }
 

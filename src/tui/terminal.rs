@@ -122,6 +122,9 @@ pub enum TerminalEvent {
     Input(Vec<u8>),
     /// The window size changed; read the new size with [`Terminal::size`].
     Resize,
+    /// SIGTSTP from outside (`kill -TSTP`): suspend as Ctrl+Z does, restoring the terminal
+    /// first, and redraw on `fg` (pi 1.6.0).
+    Suspend,
 }
 
 /// The keyboard-protocol handshake: query Kitty, push its flags on a reply, fall back to
@@ -336,14 +339,20 @@ impl ProcessTerminal {
                 .name("pi-input".into())
                 .spawn(move || read_input(io::stdin().as_raw_fd(), &stop, &tx))?
         };
-        let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGWINCH])?;
+        use signal_hook::consts::{SIGTSTP, SIGWINCH};
+        let mut signals = signal_hook::iterator::Signals::new([SIGWINCH, SIGTSTP])?;
         let winch_handle = signals.handle();
         let tx = self.events_tx.clone();
         let winch = std::thread::Builder::new()
             .name("pi-winch".into())
             .spawn(move || {
-                for _ in signals.forever() {
-                    if tx.send(TerminalEvent::Resize).is_err() {
+                for signal in signals.forever() {
+                    let event = if signal == SIGTSTP {
+                        TerminalEvent::Suspend
+                    } else {
+                        TerminalEvent::Resize
+                    };
+                    if tx.send(event).is_err() {
                         break;
                     }
                 }

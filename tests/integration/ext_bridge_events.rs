@@ -442,3 +442,61 @@ export default function (pi) {
         .collect();
     assert!(written.contains(entry), "the entry as written: {entry}");
 }
+
+/// pi 1.6.0: events a `session_start` handler causes (here `entry_appended`) reach JSON and RPC
+/// clients, once: at start-up and, in RPC mode, after `new_session`, whose `session_start`
+/// handlers run once for the new session.
+#[test]
+fn session_start_events_reach_json_and_rpc_clients_once() {
+    if !have_node("session_start_events_reach_json_and_rpc_clients_once") {
+        return;
+    }
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let ext = module(
+        &pi,
+        "starter.mjs",
+        r#"
+export default function (pi) {
+  pi.on("session_start", async (event) => { pi.appendEntry("started", { reason: event.reason }); });
+}
+"#,
+    );
+    let appended = |stdout: &str| -> Vec<serde_json::Value> {
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["type"] == "entry_appended")
+            .map(|e| e["entry"]["data"].clone())
+            .collect()
+    };
+    let out = with_ext(pi.again(), &ext)
+        .args(["--mode", "json", "-p", "hi"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(
+        appended(&out.stdout),
+        [json!({"reason": "startup"})],
+        "{}",
+        out.stdout
+    );
+
+    let mut talk = with_ext(pi.again(), &ext)
+        .args(["--mode", "rpc"])
+        .converse();
+    let first = talk.expect("startup entry_appended", |v| v["type"] == "entry_appended");
+    assert_eq!(first["entry"]["data"], json!({"reason": "startup"}));
+    talk.send(r#"{"id":"n","type":"new_session"}"#);
+    talk.expect("new_session response", |v| v["id"] == "n");
+    let second = talk.expect("new entry_appended", |v| v["type"] == "entry_appended");
+    assert_eq!(second["entry"]["data"], json!({"reason": "new"}));
+    talk.send(r#"{"id":"s","type":"get_state"}"#);
+    talk.expect("get_state response", |v| v["id"] == "s");
+    let (code, lines, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        appended(&lines.join("\n")),
+        [json!({"reason": "startup"}), json!({"reason": "new"})],
+        "session_start handlers run once for the new session"
+    );
+}

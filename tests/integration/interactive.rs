@@ -207,3 +207,132 @@ fn ctrl_g_edits_the_prompt_in_visual_through_a_private_temp_file_that_is_removed
     child.send("\x03\x03");
     child.wait_exit(Duration::from_secs(10));
 }
+
+/// pi 1.6.0's model picker (Ctrl+L, the same as `/model`): `→ ✓ id (Name) [provider]`, and a
+/// model's display name finds it.
+#[test]
+fn the_model_picker_shows_and_finds_display_names() {
+    let mock = MockServer::start();
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::pi::base_url_for(API, mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock two"}, {"id": "other-model"}]
+    }}});
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", &models.to_string());
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("\x0c");
+    child.wait_for("→ ✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+    child.wait_for("    other-model [mock]", Duration::from_secs(5));
+    child.send("Mock two");
+    child.wait_for("Model Name: Mock two", Duration::from_secs(5));
+    assert!(
+        !child.screen().contains("No matching models"),
+        "{}",
+        child.screen()
+    );
+}
+
+/// pi 1.6.0's `/scoped-models`: every enabled model marked `✓ ` before its id, display names
+/// shown and searched.
+#[test]
+fn scoped_models_marks_enabled_models_and_shows_names() {
+    let mock = MockServer::start();
+    let models = serde_json::json!({"providers": {"mock": {
+        "baseUrl": crate::support::pi::base_url_for(API, mock.port()),
+        "api": API, "apiKey": "test-key",
+        "models": [{"id": "mock-model", "name": "Mock two"}, {"id": "other-model"}]
+    }}});
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file("models.json", &models.to_string());
+    let mut child = PtyChild::spawn(pi.command(), 100, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("/scoped-models");
+    child.wait_for("/scoped-models", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Model Configuration", Duration::from_secs(5));
+    child.wait_for("✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+    child.wait_for("✓ other-model [mock]", Duration::from_secs(5));
+    child.send("two");
+    child.wait_for("→ ✓ mock-model (Mock two) [mock]", Duration::from_secs(5));
+}
+
+/// pi 1.6.0: Ctrl+O says what it did ("Tool output: expanded/collapsed"), and `/tree` shows its
+/// key help as two `keys label · …` lines at 80 columns.
+#[test]
+fn ctrl_o_says_what_it_did_and_tree_shows_its_two_help_lines() {
+    let mock = MockServer::with_replies([Reply::text(API, "an answer")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let mut child = PtyChild::spawn(pi.command(), 80, 30);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("\x0f");
+    child.wait_for("Tool output: expanded", Duration::from_secs(5));
+    child.send("\x0f");
+    child.wait_for("Tool output: collapsed", Duration::from_secs(5));
+    child.send("a question");
+    child.send("\r");
+    child.wait_for("an answer", Duration::from_secs(10));
+    child.send("/tree");
+    child.wait_for("/tree", Duration::from_secs(5));
+    child.send("\r");
+    child.wait_for("Session Tree", Duration::from_secs(5));
+    child.wait_for(
+        "↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label",
+        Duration::from_secs(5),
+    );
+    child.wait_for(
+        "shift+t label time · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o",
+        Duration::from_secs(5),
+    );
+}
+
+/// State letter of `pid` in /proc (`T` when stopped).
+fn proc_state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .chars()
+        .next()
+        .unwrap_or('?')
+}
+
+/// pi 1.6.0: `kill -TSTP` from outside suspends as Ctrl+Z does (the terminal handed back
+/// first: out of the alternate screen), and `fg` (SIGCONT) redraws and goes on.
+#[test]
+fn sigtstp_from_outside_suspends_like_ctrl_z() {
+    let mock = MockServer::with_replies([Reply::text(API, "after resume")]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .arg("--tui-mode")
+        .arg("fullscreen");
+    let mut child = PtyChild::spawn(pi.command(), 80, 24);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    assert!(
+        child.alternate_screen(),
+        "fullscreen starts on the alternate screen"
+    );
+    child.signal(libc::SIGTSTP);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while proc_state(child.pid()) != 'T' {
+        assert!(std::time::Instant::now() < deadline, "pi did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Give the reader a moment to take what pi wrote before stopping.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while child.alternate_screen() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the terminal was not handed back before stopping"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.signal(libc::SIGCONT);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !child.alternate_screen() {
+        assert!(std::time::Instant::now() < deadline, "not redrawn after fg");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.send("hello again\r");
+    child.wait_for("after resume", Duration::from_secs(10));
+}

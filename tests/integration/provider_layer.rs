@@ -292,3 +292,31 @@ fn all_proxy_may_name_a_socks5h_proxy() {
         [format!("llm.internal.example:{}", mock.port())]
     );
 }
+
+/// pi 1.6.0 (#10741): a reasoning model on an OpenAI-compatible host other than OpenAI gets its
+/// system prompt with the `system` role; `compat.supportsDeveloperRole: true` asks for
+/// `developer`.
+#[test]
+fn openai_compatible_hosts_get_the_system_role_unless_they_ask_for_developer() {
+    for (compat, role) in [
+        (serde_json::json!({}), "system"),
+        (
+            serde_json::json!({"supportsDeveloperRole": true}),
+            "developer",
+        ),
+    ] {
+        let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+        let models = serde_json::json!({"providers": {"mock": {
+            "baseUrl": crate::support::pi::base_url_for(API, mock.port()),
+            "api": API, "apiKey": "test-key", "compat": compat,
+            "models": [{"id": "mock-model", "reasoning": true}]
+        }}});
+        let out = PiCommand::for_mock(API, &mock)
+            .write_agent_file("models.json", &models.to_string())
+            .args(["-p", "hello"])
+            .run();
+        out.assert_code(0).assert_no_panic();
+        let body = &mock.requests()[0].body;
+        assert_eq!(body["messages"][0]["role"], role, "{body}");
+    }
+}

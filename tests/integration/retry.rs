@@ -37,6 +37,17 @@ fn google_503_is_retried() {
     recovers_after(api, Reply::api_error(api, 503, "The model is overloaded."));
 }
 
+/// pi 1.6.0 (#12064, #12128): a gateway's mid-stream "Connection closed." and a bare socket
+/// error code are transient too.
+#[test]
+fn connection_closed_and_socket_error_codes_are_retried() {
+    let api = "anthropic-messages";
+    for message in ["Connection closed.", "read ECONNRESET", "write EPIPE"] {
+        let event = serde_json::json!({"type": "error", "error": {"type": "api_error", "message": message}});
+        recovers_after(api, Reply::sse(format!("event: error\ndata: {event}\n\n")));
+    }
+}
+
 #[test]
 fn stream_cut_midway_is_retried() {
     let api = "anthropic-messages";

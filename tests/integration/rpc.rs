@@ -1199,3 +1199,27 @@ fn max_thinking_level_where_the_model_maps_it() {
     let body = mock.single_request().body;
     assert_eq!(body["reasoning_effort"], "max-effort", "{body}");
 }
+
+/// pi 1.6.0 (#12119): `get_last_assistant_text` skips an assistant message from a turn that did
+/// not end normally and has no text (here a provider error), so it answers the previous reply.
+#[test]
+fn last_assistant_text_skips_a_failed_reply_without_text() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "the answer"),
+        Reply::api_error(API, 400, "bad request"),
+    ]);
+    let mut talk = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc", "--no-session"])
+        .converse();
+    talk.send(r#"{"id":"p1","type":"prompt","message":"one"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    talk.send(r#"{"id":"p2","type":"prompt","message":"two"}"#);
+    let end = talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["stopReason"], "error", "{end}");
+    talk.send(r#"{"id":"t","type":"get_last_assistant_text"}"#);
+    let text = talk.expect("get_last_assistant_text response", |v| v["id"] == "t");
+    assert_eq!(text["data"], serde_json::json!({"text": "the answer"}));
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -222,3 +222,121 @@ fn bad_tool_input_gets_clear_errors_and_changes_nothing() {
         assert!(back.contains(expected), "missing {expected:?} in {back}");
     }
 }
+
+/// pi 1.6: `find`'s path patterns are relative to the searched directory (`sub/*.txt` no
+/// longer reaches `pkg/sub/`), and a leading `./` is dropped instead of matching nothing.
+#[test]
+fn find_path_patterns_are_relative_to_the_searched_directory() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("anchored", "find", json!({"pattern": "sub/*.txt"})),
+            ("dot", "find", json!({"pattern": "./pkg/*/*.txt"})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let out = PiCommand::for_mock(api, &mock)
+        .write_file("sub/a.txt", "")
+        .write_file("pkg/sub/c.txt", "")
+        .args(["-p", "--tools", "find", "find them"])
+        .run();
+    out.assert_code(0).assert_no_panic();
+    let body = &mock.requests()[1].body;
+    let results: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(results, ["sub/a.txt", "pkg/sub/c.txt"], "{body}");
+}
+
+/// pi 1.6.0: a tool-result message carries `durationMs` (how long the tool ran), so it reaches
+/// the session file; a call that never ran has none.
+#[test]
+fn tool_result_messages_carry_their_duration_into_the_session() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("ran", "bash", json!({"command": "echo hi"})),
+            ("bad", "nope", json!({})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let cmd = PiCommand::for_mock(api, &mock).args(["-p", "go"]);
+    let agent_dir = cmd.agent_dir().to_path_buf();
+    cmd.run().assert_code(0).assert_no_panic();
+    let file = crate::support::session::the_session_file(&agent_dir);
+    let results: Vec<serde_json::Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| e["message"].clone())
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[0]["durationMs"].is_u64(), "{}", results[0]);
+    let keys: Vec<&str> = results[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "role",
+            "toolCallId",
+            "toolName",
+            "content",
+            "isError",
+            "durationMs",
+            "timestamp"
+        ]
+    );
+    assert!(results[1].get("durationMs").is_none(), "{}", results[1]);
+}
+
+/// pi 1.6.0: `read` and `bash` results carry `structuredContent` for programmatic callers,
+/// shown in `tool_execution_end`, neither sent to the model nor stored in the session.
+#[test]
+fn read_and_bash_results_carry_structured_content() {
+    let api = "openai-completions";
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        api,
+        &[
+            ("r", "read", json!({"path": "a.txt"})),
+            ("b", "bash", json!({"command": "echo hi"})),
+        ],
+    )));
+    mock.push(Reply::text(api, "done"));
+    let cmd = PiCommand::for_mock(api, &mock)
+        .write_file("a.txt", "alpha\n")
+        .args(["--mode", "json", "-p", "go"]);
+    let agent_dir = cmd.agent_dir().to_path_buf();
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let ends: Vec<serde_json::Value> = out
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    let by_id = |id: &str| ends.iter().find(|e| e["toolCallId"] == id).unwrap().clone();
+    assert_eq!(by_id("r")["result"]["structuredContent"], json!("alpha\n"));
+    let sc = &by_id("b")["result"]["structuredContent"];
+    assert_eq!(sc["output"], "hi\n");
+    assert_eq!(sc["truncated"], false);
+    assert_eq!(sc["exit_code"], 0);
+    assert!(sc["wall_time_seconds"].is_number(), "{sc}");
+    assert!(sc.get("full_output_path").is_none(), "{sc}");
+    assert!(!mock.requests()[1].body_text().contains("structuredContent"));
+    let file = crate::support::session::the_session_file(&agent_dir);
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(!text.contains("structuredContent"), "{text}");
+}

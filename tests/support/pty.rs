@@ -85,6 +85,10 @@ impl PtyChild {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends `sig` (e.g. `libc::SIGTERM`) to the process.
     pub fn signal(&self, sig: i32) {
         // SAFETY: kill(2) on our own child's pid; no memory is touched.

@@ -93,7 +93,9 @@ impl Compat {
         };
         Compat {
             supports_store: !non_standard,
-            supports_developer_role: !non_standard,
+            // pi 1.6.0 (#10741): the developer role is OpenAI's own; other hosts' chat
+            // templates often reject it and all accept `system`.
+            supports_developer_role: provider == "openai" || url.contains("api.openai.com"),
             supports_reasoning_effort: !is_grok && !is_zai && !is_moonshot && !is_cf_gateway,
             supports_usage_in_streaming: true,
             use_max_tokens_field: url.contains("chutes.ai") || is_moonshot || is_cf_gateway,

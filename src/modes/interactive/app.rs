@@ -263,6 +263,11 @@ impl<T: Terminal> App<T> {
                     self.share_terminal_with_extensions();
                     self.tui.request_render();
                 }
+                Ok(TerminalEvent::Suspend) => {
+                    if let Err(e) = self.tui.suspend() {
+                        self.view.error(&format!("Could not suspend: {e}"));
+                    }
+                }
                 // Stdin closed: nobody can type any more.
                 Err(_) => self.exit = true,
             },

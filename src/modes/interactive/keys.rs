@@ -77,6 +77,13 @@ impl<T: Terminal> App<T> {
             for item in &mut self.view.chat {
                 item.set_expanded(self.view.tools_expanded);
             }
+            // pi 1.6.0 says what the key did, as Ctrl+T does for thinking blocks.
+            let state = if self.view.tools_expanded {
+                "expanded"
+            } else {
+                "collapsed"
+            };
+            self.view.status_note(&format!("Tool output: {state}"));
             return true;
         }
         if is("app.thinking.toggle") {

@@ -59,7 +59,8 @@ fn ctrl_s_in_the_model_selector_saves_the_default_model() {
     assert_eq!(saved["defaultModel"], "sel-b");
     // The selector marks the saved default from now on.
     h.type_bytes("/model\r");
-    h.wait_text("sel-b [test] ✓ · default");
+    h.wait_text("✓ sel-b");
+    h.wait_text("[test] · default");
 }
 
 #[test]

@@ -203,6 +203,9 @@ pub fn run_until<T: Terminal, C: Component, R>(
                     pending_since = parser.has_pending().then(Instant::now);
                 }
                 Ok(TerminalEvent::Resize) => tui.request_render(),
+                Ok(TerminalEvent::Suspend) => {
+                    let _ = tui.suspend();
+                }
                 Err(_) => break None,
             },
             default(deadline.saturating_duration_since(now)) => {}

@@ -43,6 +43,7 @@ fn tool_result(text: &str) -> AgentMessage {
         content: vec![Content::text(text)],
         details: None,
         is_error: false,
+        duration_ms: None,
         timestamp: 0,
         extra: Default::default(),
     })
@@ -87,6 +88,7 @@ fn estimates_count_chars_over_four() {
         ],
         details: None,
         is_error: false,
+        duration_ms: None,
         timestamp: 0,
         extra: Default::default(),
     });

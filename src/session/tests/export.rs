@@ -180,6 +180,7 @@ fn session_text_cannot_break_out_of_the_page() {
         ],
         details: None,
         is_error: true,
+        duration_ms: None,
         timestamp: 0,
         extra: Default::default(),
     }))

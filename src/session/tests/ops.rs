@@ -4,6 +4,7 @@
 use super::files_tests::{assistant, user};
 use super::ops::*;
 use super::*;
+use crate::ai::{Message, StopReason};
 use std::path::{Path, PathBuf};
 
 fn fixture_copy(dir: &Path) -> PathBuf {
@@ -222,4 +223,31 @@ fn last_assistant_text_is_trimmed_text_of_the_last_answer() {
     s.append_message(user("q")).unwrap();
     s.append_message(assistant("  spaced  ")).unwrap();
     assert_eq!(last_assistant_text(&s).as_deref(), Some("spaced"));
+}
+
+#[test]
+fn last_reply_skips_turns_that_ended_badly_without_text() {
+    let mut failed = match assistant("") {
+        AgentMessage::Llm(Message::Assistant(a)) => a,
+        _ => unreachable!(),
+    };
+    failed.content.clear();
+    failed.stop_reason = StopReason::Error;
+    assert!(!counts_as_reply(&failed));
+    failed.stop_reason = StopReason::ToolUse;
+    assert!(!counts_as_reply(&failed));
+    failed.stop_reason = StopReason::Stop;
+    assert!(
+        counts_as_reply(&failed),
+        "a normal end counts even without text"
+    );
+    let msgs = vec![
+        assistant("earlier"),
+        AgentMessage::Llm(Message::Assistant({
+            let mut a = failed.clone();
+            a.stop_reason = StopReason::Aborted;
+            a
+        })),
+    ];
+    assert_eq!(last_reply_text(&msgs).as_deref(), Some("earlier"));
 }

@@ -465,6 +465,7 @@ fn failed_output(started: Instant, mut body: Vec<Content>) -> ToolOutput {
         details: Some(json!({"calls": []})),
         terminate: false,
         is_error: true,
+        structured_content: None,
     }
 }
 
@@ -564,6 +565,7 @@ fn render(
         details: Some(details),
         terminate: false,
         is_error: !ok,
+        structured_content: None,
     }
 }
 

@@ -533,3 +533,25 @@ fn user_runs_stream_their_output_as_it_arrives() {
     assert_eq!(run.tail, "one\nt€wo\n");
     assert_eq!(*seen.lock().unwrap(), run.tail);
 }
+
+/// pi 1.6.0 (#12062): output that ends in one line longer than ~100KB (a grep match in a
+/// minified file) shows the end of that line, not an empty "lines 3-2 of 2". "line is" names
+/// the size of the line still open, as pi's does: 0B after the final newline.
+#[test]
+fn a_very_long_last_line_shows_its_end() {
+    let out = run("echo first; head -c 150000 /dev/zero | tr '\\0' 'm'; echo").unwrap();
+    let text = text_of(&out);
+    let path = out.details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.starts_with("mmmm"), "{}", &text[..40.min(text.len())]);
+    assert!(
+        text.ends_with(&format!(
+            "\n\n[Showing last 50.0KB of line 2 (line is 0B). Full output: {path}]"
+        )),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+    std::fs::remove_file(&path).unwrap();
+}

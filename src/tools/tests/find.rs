@@ -43,6 +43,51 @@ fn pattern_with_slash_matches_paths() {
 }
 
 #[test]
+fn path_patterns_are_anchored_at_the_searched_directory() {
+    let dir = tree();
+    // pi 1.6: `tools/*.rs` no longer reaches `src/tools/grep.rs`; `**/` matches at any depth.
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "tools/*.rs"})),
+        "No files found matching pattern"
+    );
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "**/tools/*.rs"})),
+        "src/tools/grep.rs"
+    );
+    let sub = dir.path().join("src");
+    assert_eq!(
+        text(
+            &FindTool,
+            dir.path(),
+            json!({"pattern": "tools/*.rs", "path": sub})
+        ),
+        "tools/grep.rs"
+    );
+    // A folder above the searched one is not part of the matched path.
+    assert_eq!(
+        text(
+            &FindTool,
+            dir.path(),
+            json!({"pattern": "src/**/*.rs", "path": sub})
+        ),
+        "No files found matching pattern"
+    );
+}
+
+#[test]
+fn leading_dot_slash_is_dropped() {
+    let dir = tree();
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "./src/*.rs"})),
+        "src/main.rs"
+    );
+    assert_eq!(
+        text(&FindTool, dir.path(), json!({"pattern": "././*.toml"})),
+        "Cargo.toml"
+    );
+}
+
+#[test]
 fn directories_get_trailing_slash() {
     let dir = tree();
     let out = text(&FindTool, dir.path(), json!({"pattern": "*o*"}));

@@ -234,6 +234,7 @@ fn conversation() -> Context {
                 content: vec![Content::text("hello")],
                 details: None,
                 is_error: false,
+                duration_ms: None,
                 timestamp: 0,
                 extra: Extra::new(),
             }),
@@ -307,6 +308,16 @@ fn compat_overrides_and_detection() {
         headers: vec![("X-Extra".into(), "1".into())],
         ..Default::default()
     };
+    // pi 1.6.0: other hosts get `system` by default, OpenAI's own API `developer`.
+    let (_, _, body) = build_request(&model, &ctx, &opts);
+    assert_eq!(body["messages"][0]["role"], "system");
+    let mut own = model.clone();
+    own.provider = "openai".into();
+    let (_, _, body) = build_request(&own, &ctx, &opts);
+    assert_eq!(body["messages"][0]["role"], "developer");
+    let mut forced = Map::new();
+    forced.insert("supportsDeveloperRole".into(), json!(true));
+    model.compat = Some(forced);
     let (_, headers, body) = build_request(&model, &ctx, &opts);
     assert_eq!(body["messages"][0]["role"], "developer");
     assert_eq!(body["max_completion_tokens"], 999);

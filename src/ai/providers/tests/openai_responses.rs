@@ -182,6 +182,7 @@ fn conversation(model: &Model, call_id: &str) -> Context {
                 content: vec![Content::text("hello")],
                 details: None,
                 is_error: false,
+                duration_ms: None,
                 timestamp: 0,
                 extra: Extra::new(),
             }),

@@ -167,6 +167,7 @@ pub fn tool_result(id: &str, name: &str, content: Vec<Content>, is_error: bool) 
         content,
         details: None,
         is_error,
+        duration_ms: None,
         timestamp: 0,
         extra: Extra::new(),
     })

@@ -142,20 +142,37 @@ impl ModelSelector {
 
     fn refilter(&mut self) {
         let query = self.search.value().to_string();
+        let default = self.default.clone();
+        // pi 1.6.0: the display name is searched too, and the saved default answers "default".
         let keys: Vec<(usize, String)> = self
             .active()
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let (p, id) = (&m.provider, &m.id);
-                (i, format!("{id} {p} {p}/{id} {p} {id}"))
+                let mut key = model_search_text(m);
+                if same(m, &default) {
+                    key.push_str(" default");
+                }
+                (i, key)
             })
             .collect();
-        self.filtered = fuzzy_filter(keys, &query, |(_, k)| k.as_str())
+        let mut filtered: Vec<usize> = fuzzy_filter(keys, &query, |(_, k)| k.as_str())
             .into_iter()
             .map(|(i, _)| i)
             .collect();
-        self.selected = self.selected.min(self.filtered.len().saturating_sub(1));
+        if is_default_search(&query) {
+            if let Some(d) = (0..self.active().len()).find(|i| same(&self.active()[*i], &default)) {
+                filtered.retain(|i| *i != d);
+                filtered.insert(0, d);
+            }
+        }
+        self.filtered = filtered;
+        // A query highlights its best match, the top row.
+        self.selected = if query.is_empty() {
+            self.selected.min(self.filtered.len().saturating_sub(1))
+        } else {
+            0
+        };
     }
 
     fn selected_model(&self) -> Option<&Model> {
@@ -189,24 +206,32 @@ impl ModelSelector {
         let (start, end) = scroll_window(self.selected, self.filtered.len(), MAX_VISIBLE);
         for row in start..end {
             let model = &self.active()[self.filtered[row]];
+            // pi 1.6.0: `→ ✓ id (Name) [provider] · default`.
+            let cursor = if row == self.selected {
+                t.fg(Token::Accent, "→ ")
+            } else {
+                "  ".to_string()
+            };
+            let current = if same(model, &self.current) {
+                t.fg(Token::Accent, "✓ ")
+            } else {
+                "  ".to_string()
+            };
+            let id = if row == self.selected {
+                t.fg(Token::Accent, &model.id)
+            } else {
+                model.id.clone()
+            };
+            let name = distinct_model_name(&model.id, &model.name)
+                .map(|n| t.fg(Token::Muted, &format!(" ({n})")))
+                .unwrap_or_default();
             let badge = t.fg(Token::Muted, &format!("[{}]", model.provider));
-            let mut check = if same(model, &self.current) {
-                t.fg(Token::Success, " ✓")
+            let default = if same(model, &self.default) {
+                t.fg(Token::Muted, " · default")
             } else {
                 String::new()
             };
-            if same(model, &self.default) {
-                check.push_str(&t.fg(Token::Muted, " · default"));
-            }
-            lines.push(if row == self.selected {
-                format!(
-                    "{}{} {badge}{check}",
-                    t.fg(Token::Accent, "→ "),
-                    t.fg(Token::Accent, &model.id)
-                )
-            } else {
-                format!("  {} {badge}{check}", model.id)
-            });
+            lines.push(format!("{cursor}{current}{id}{name} {badge}{default}"));
         }
         if start > 0 || end < self.filtered.len() {
             lines.push(position_line(t, self.selected, self.filtered.len()));
@@ -220,6 +245,52 @@ impl ModelSelector {
             lines.push(t.fg(Token::Muted, "  No matching models"));
         }
         lines
+    }
+}
+
+/// What `/model`'s search matches, as pi 1.6.0 builds it: the provider-prefixed forms before
+/// the bare id, then the display name.
+fn model_search_text(m: &Model) -> String {
+    let (p, id) = (&m.provider, &m.id);
+    let name = if m.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", m.name)
+    };
+    format!("{p} {p}/{id} {p} {id}{name}")
+}
+
+/// "default" or a prefix of it asks for the saved default model first.
+fn is_default_search(query: &str) -> bool {
+    let q = query.trim().to_lowercase();
+    !q.is_empty() && "default".starts_with(&q)
+}
+
+fn label_words(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The display name when it says something the id does not (pi 1.6.0's rule): every word of
+/// the name must appear as a word of the id, or (longer than one character) inside the id's
+/// words run together, for the name to be left out.
+pub(crate) fn distinct_model_name<'a>(id: &str, name: &'a str) -> Option<&'a str> {
+    let name = name.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let id_words = label_words(id);
+    let compact: String = id_words.concat();
+    let covered = |w: &String| {
+        id_words.contains(w) || (w.chars().count() > 1 && compact.contains(w.as_str()))
+    };
+    if label_words(name).iter().all(covered) {
+        None
+    } else {
+        Some(name)
     }
 }
 
@@ -311,9 +382,9 @@ pub(crate) mod tests {
         let lines = screen(&mut s, 80);
         assert!(lines[2].starts_with("Only showing models"), "{lines:?}");
         assert_eq!(lines[4], ">");
-        assert_eq!(lines[6], "→ gemini-2.5-pro [google] ✓");
-        assert_eq!(lines[7], "  claude-sonnet-4 [anthropic]");
-        assert_eq!(lines[9], "  gpt-4o [openai]");
+        assert_eq!(lines[6], "→ ✓ gemini-2.5-pro [google]");
+        assert_eq!(lines[7], "    claude-sonnet-4 [anthropic]");
+        assert_eq!(lines[9], "    gpt-4o [openai]");
         assert_eq!(lines[11], "  Model Name: Gemini 2.5 Pro");
         assert_fits(&mut s);
     }
@@ -323,7 +394,7 @@ pub(crate) mod tests {
         let mut s = ModelSelector::new(models(), None, vec![], theme());
         type_text(&mut s, "haiku");
         let lines = screen(&mut s, 80);
-        assert_eq!(lines[6], "→ claude-haiku [anthropic]");
+        assert_eq!(lines[6], "→   claude-haiku [anthropic]");
         assert_eq!(lines[7], "");
         s.handle_input(&key("backspace"));
         type_text(&mut s, "zzzz");
@@ -348,11 +419,11 @@ pub(crate) mod tests {
         let lines = screen(&mut s, 80);
         assert_eq!(lines[2], "Scope: all | scoped");
         assert_eq!(lines[3], "tab scope (all/scoped)");
-        assert_eq!(lines[7], "→ gpt-4o [openai]");
+        assert_eq!(lines[7], "→   gpt-4o [openai]");
         assert_eq!(lines[8], "");
         s.handle_input(&key("tab"));
         let lines = screen(&mut s, 80);
-        assert_eq!(lines[8], "  claude-haiku [anthropic]");
+        assert_eq!(lines[8], "    claude-haiku [anthropic]");
         assert_fits(&mut s);
     }
 
@@ -367,6 +438,47 @@ pub(crate) mod tests {
         }
         let lines = screen(&mut s, 60);
         assert!(lines.contains(&"  (16/30)".to_string()), "{lines:?}");
-        assert!(lines.contains(&"→ m15 [p]".to_string()));
+        assert!(lines.contains(&"→   m15 (M) [p]".to_string()), "{lines:?}");
+    }
+
+    /// pi 1.6.0: a display name the id does not already say is shown and searched.
+    #[test]
+    fn display_names_are_shown_when_distinct_and_searched() {
+        assert_eq!(
+            distinct_model_name("mock-model", "Mock two"),
+            Some("Mock two")
+        );
+        assert_eq!(
+            distinct_model_name("claude-sonnet-4", "Claude Sonnet 4"),
+            None
+        );
+        assert_eq!(
+            distinct_model_name("mistral-small-2603", "Mistral Small 4"),
+            Some("Mistral Small 4")
+        );
+        assert_eq!(distinct_model_name("gpt-4o", ""), None);
+        let mut available = models();
+        available.push(model("mock", "mock-model", "Mock two"));
+        let current = model("mock", "mock-model", "Mock two");
+        let mut s = ModelSelector::new(available, Some(&current), vec![], theme());
+        assert_eq!(screen(&mut s, 80)[6], "→ ✓ mock-model (Mock two) [mock]");
+        type_text(&mut s, "Mock two");
+        let lines = screen(&mut s, 80);
+        assert_eq!(lines[6], "→ ✓ mock-model (Mock two) [mock]", "{lines:?}");
+        // A query highlights the top match even after the cursor moved.
+        let mut s = ModelSelector::new(models(), None, vec![], theme());
+        s.handle_input(&key("down"));
+        s.handle_input(&key("down"));
+        type_text(&mut s, "gemini");
+        assert_eq!(screen(&mut s, 80)[6], "→   gemini-2.5-pro [google]");
+    }
+
+    #[test]
+    fn default_search_lists_the_saved_default_first() {
+        let mut s =
+            ModelSelector::new(models(), None, vec![], theme()).with_default("openai", "gpt-4o");
+        type_text(&mut s, "def");
+        let lines = screen(&mut s, 80);
+        assert_eq!(lines[6], "→   gpt-4o [openai] · default", "{lines:?}");
     }
 }

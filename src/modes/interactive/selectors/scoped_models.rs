@@ -95,9 +95,13 @@ impl ScopedModelsSelector {
         let keyed: Vec<(String, String)> = ordered
             .into_iter()
             .map(|id| {
+                // pi 1.6.0: the display name is searched too.
                 let key = self
                     .model(&id)
-                    .map(|m| format!("{} {}", m.id, m.provider))
+                    .map(|m| {
+                        let (p, mid) = (&m.provider, &m.id);
+                        format!("{mid} {p} {p}/{mid} {p} {mid} {}", m.name)
+                    })
                     .unwrap_or_default();
                 (id, key)
             })
@@ -222,18 +226,22 @@ impl ScopedModelsSelector {
             } else {
                 "  ".into()
             };
-            let name = if selected {
+            let id_text = if selected {
                 t.fg(Token::Accent, &model.id)
             } else {
                 model.id.clone()
             };
-            let status = match (&self.enabled, self.is_enabled(id)) {
-                (None, _) => String::new(),
-                (Some(_), true) => t.fg(Token::Success, " ✓"),
-                (Some(_), false) => t.fg(Token::Dim, " ✗"),
+            // pi 1.6.0: `→ ✓ id (Name) [provider]`, the mark on every enabled model.
+            let status = if self.is_enabled(id) {
+                t.fg(Token::Accent, "✓ ")
+            } else {
+                "  ".to_string()
             };
+            let name = super::model::distinct_model_name(&model.id, &model.name)
+                .map(|n| t.fg(Token::Muted, &format!(" ({n})")))
+                .unwrap_or_default();
             let badge = t.fg(Token::Muted, &format!(" [{}]", model.provider));
-            lines.push(format!("{prefix}{name}{badge}{status}"));
+            lines.push(format!("{prefix}{status}{id_text}{name}{badge}"));
         }
         if start > 0 || end < self.filtered.len() {
             lines.push(position_line(t, self.selected, self.filtered.len()));
@@ -330,7 +338,12 @@ impl Component for ScopedModelsSelector {
         } else if is("tui.select.cancel") {
             self.outcomes.push_back(ScopedModelsOutcome::Cancelled);
         } else {
+            let before = self.search.value().to_string();
             self.search.handle_input(event);
+            // pi 1.6.0: a changed query highlights its top match; cursor keys move nothing.
+            if self.search.value() != before && !self.search.value().is_empty() {
+                self.selected = 0;
+            }
             self.refresh();
         }
         true
@@ -361,7 +374,7 @@ mod tests {
         let lines = screen(&mut s, 150);
         assert_eq!(lines[2], "Model Configuration");
         assert_eq!(lines[3], "Session-only. ctrl+s to save to settings.");
-        assert_eq!(lines[7], "→ claude-sonnet-4 [anthropic]");
+        assert_eq!(lines[7], "→ ✓ claude-sonnet-4 [anthropic]");
         assert!(
             lines[13].ends_with("ctrl+s save · all enabled"),
             "{lines:?}"
@@ -376,8 +389,8 @@ mod tests {
         assert_eq!(drain(&mut s), [ScopedModelsOutcome::Changed(only.clone())]);
         let lines = screen(&mut s, 150);
         // Enabled models move to the top.
-        assert_eq!(lines[7], "  claude-haiku [anthropic] ✓");
-        assert_eq!(lines[8], "→ claude-sonnet-4 [anthropic] ✗");
+        assert_eq!(lines[7], "  ✓ claude-haiku [anthropic]");
+        assert_eq!(lines[8], "→   claude-sonnet-4 [anthropic]");
         assert!(
             lines[13].ends_with("1/3 enabled (unsaved)"),
             "{}",

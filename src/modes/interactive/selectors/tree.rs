@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::common::{border, choice_dialog, fit, key_hint, key_text, scroll_window, step_wrapping};
+use super::common::{border, choice_dialog, fit, key_hint, scroll_window, step_wrapping};
 use super::tree_layout::{TreeFilter, TreeModel};
 use super::tree_text::{display_text, tool_calls, ToolCalls};
 use crate::ai::types::now_ms;
@@ -313,29 +313,22 @@ impl TreeSelector {
 
     fn header(&self, width: usize) -> Vec<String> {
         let t = &self.theme;
-        let filter_keys = ["default", "noTools", "userOnly", "labeledOnly", "all"]
-            .map(|f| key_text(&format!("app.tree.filter.{f}")))
-            .join("/");
-        let hints = format!(
-            "  ↑/↓: move. ←/→: page. ^←/^→ or Alt+←/Alt+→: fold/branch. {}: label. {filter_keys}: filters ({}/{} cycle). {}: label time",
-            key_text("app.tree.editLabel"),
-            key_text("app.tree.filter.cycleForward"),
-            key_text("app.tree.filter.cycleBackward"),
-            key_text("app.tree.toggleLabelTimestamp"),
-        );
         let mut search = format!("  {}", t.fg(Token::Muted, "Type to search:"));
         if !self.search.is_empty() {
             search.push_str(&format!(" {}", t.fg(Token::Accent, &self.search)));
         }
-        vec![
+        let mut lines = vec![
             String::new(),
             border(t, Token::Border, width),
             format!(" {}", t.bold("  Session Tree")),
-            truncate_to_width(&t.fg(Token::Muted, &hints), width, "...", false),
-            search,
-            border(t, Token::Border, width),
-            String::new(),
-        ]
+        ];
+        lines.extend(
+            help_lines(width)
+                .into_iter()
+                .map(|l| t.fg(Token::Muted, &l)),
+        );
+        lines.extend([search, border(t, Token::Border, width), String::new()]);
+        lines
     }
 
     fn list(&self, width: usize) -> Vec<String> {
@@ -501,6 +494,134 @@ impl Component for TreeSelector {
         }
         true
     }
+}
+
+/// pi 1.6.0's `/tree` help: `keys label` items joined by ` · `, wrapped to the width with a
+/// two-space indent (two lines at 80 columns).
+fn help_lines(width: usize) -> Vec<String> {
+    const ITEMS: &[(&[&str], &str, bool)] = &[
+        (&["tui.select.up", "tui.select.down"], "move", false),
+        (
+            &["tui.editor.cursorLeft", "tui.editor.cursorRight"],
+            "page",
+            false,
+        ),
+        (
+            &["app.tree.foldOrUp", "app.tree.unfoldOrDown"],
+            "branch",
+            false,
+        ),
+        (&["app.message.copy"], "copy", false),
+        (&["app.tree.editLabel"], "label", false),
+        (&["app.tree.toggleLabelTimestamp"], "label time", false),
+        (
+            &[
+                "app.tree.filter.default",
+                "app.tree.filter.noTools",
+                "app.tree.filter.userOnly",
+                "app.tree.filter.labeledOnly",
+                "app.tree.filter.all",
+            ],
+            "filters",
+            true,
+        ),
+        (
+            &[
+                "app.tree.filter.cycleForward",
+                "app.tree.filter.cycleBackward",
+            ],
+            "cycle",
+            true,
+        ),
+    ];
+    let bindings = keybindings::current();
+    let items = ITEMS.iter().map(|(ids, label, label_first)| {
+        let keys: Vec<&str> = ids
+            .iter()
+            .filter_map(|id| bindings.keys(id).first().map(String::as_str))
+            .collect();
+        let text = help_keys(&keys);
+        match (text.is_empty(), label_first) {
+            (true, _) => label.to_string(),
+            (false, true) => format!("{label} {text}"),
+            (false, false) => format!("{text} {label}"),
+        }
+    });
+    let width = width.max(1);
+    let fits = |s: &str| crate::tui::text::visible_width(s) <= width;
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for item in items {
+        let indented = format!("  {item}");
+        let start = if fits(&indented) {
+            indented
+        } else {
+            item.clone()
+        };
+        if current.is_empty() {
+            current = start;
+            continue;
+        }
+        let candidate = format!("{current} · {item}");
+        if fits(&candidate) {
+            current = candidate;
+        } else {
+            lines.push(truncate_to_width(current.trim_end(), width, "", false));
+            current = start;
+        }
+    }
+    if !current.is_empty() {
+        lines.push(truncate_to_width(current.trim_end(), width, "", false));
+    }
+    lines
+}
+
+/// Several keys as one hint: a shared modifier written once (`ctrl+←/→`), arrows as arrows.
+fn help_keys(keys: &[&str]) -> String {
+    let joined = match keys {
+        [] => return String::new(),
+        [one] => one.to_string(),
+        _ => {
+            let split = |k: &str| match k.rfind('+') {
+                Some(i) => (k[..=i].to_string(), k[i + 1..].to_string()),
+                None => (String::new(), k.to_string()),
+            };
+            let parts: Vec<(String, String)> = keys.iter().map(|k| split(k)).collect();
+            let prefix = &parts[0].0;
+            if !prefix.is_empty() && parts.iter().all(|(p, _)| p == prefix) {
+                let suffixes: Vec<&str> = parts.iter().map(|(_, s)| s.as_str()).collect();
+                format!("{prefix}{}", suffixes.join("/"))
+            } else {
+                keys.join("/")
+            }
+        }
+    };
+    let word = |w: &str| {
+        match w {
+            "pageUp" => "pgup",
+            "pageDown" => "pgdn",
+            "up" => "↑",
+            "down" => "↓",
+            "left" => "←",
+            "right" => "→",
+            other => other,
+        }
+        .to_string()
+    };
+    // Replace whole words only, as pi's `\b…\b` does.
+    let mut out = String::new();
+    let mut token = String::new();
+    for c in joined.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            token.push(c);
+        } else {
+            out.push_str(&word(&token));
+            token.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&word(&token));
+    out
 }
 
 #[cfg(test)]

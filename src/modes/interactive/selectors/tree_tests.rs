@@ -71,7 +71,9 @@ fn selector() -> TreeSelector {
 /// Only the rows of the tree list (after the header block).
 fn rows(s: &mut TreeSelector, width: usize) -> Vec<String> {
     let lines = screen(s, width);
-    lines[7..lines.len() - 2].to_vec()
+    // Blank, border, title, the help lines, search, border, blank; then the rows.
+    let start = 3 + help_lines(width).len() + 3;
+    lines[start..lines.len() - 2].to_vec()
 }
 
 #[test]
@@ -80,11 +82,11 @@ fn renders_branches_with_connectors_active_path_and_labels() {
     let lines = screen(&mut s, 100);
     assert_eq!(lines[2], "   Session Tree");
     assert!(
-        lines[3].starts_with("  ↑/↓: move. ←/→: page."),
+        lines[3].starts_with("  ↑/↓ move · ←/→ page · "),
         "{}",
         lines[3]
     );
-    assert_eq!(lines[4], "  Type to search:");
+    assert_eq!(lines[3 + help_lines(100).len()], "  Type to search:");
     assert_eq!(
         rows(&mut s, 100),
         [
@@ -128,7 +130,7 @@ fn filters_and_search() {
     s.handle_input(&key("ctrl+d"));
     type_text(&mut s, "done");
     let found = rows(&mut s, 80);
-    assert_eq!(screen(&mut s, 80)[4], "  Type to search: done");
+    assert_eq!(screen(&mut s, 80)[5], "  Type to search: done");
     assert_eq!(found.len(), 3, "{found:?}");
     // Escape clears the search first, then cancels.
     s.handle_input(&key("escape"));
@@ -242,4 +244,16 @@ fn multiple_roots_and_empty_sessions() {
     assert_eq!(empty.take_outcome(), Some(TreeOutcome::Cancelled));
     assert!(screen(&mut empty, 40).contains(&"  No entries found".to_string()));
     assert_fits(&mut empty);
+}
+
+#[test]
+fn help_is_pi_1_6_s_two_lines_at_80_columns() {
+    let lines = help_lines(80);
+    assert_eq!(
+        lines,
+        [
+            "  ↑/↓ move · ←/→ page · ctrl+←/→ branch · ctrl+x copy · shift+l label",
+            "  shift+t label time · filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o",
+        ]
+    );
 }
