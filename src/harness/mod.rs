@@ -3,6 +3,7 @@
 //! fills up or overflows (`compaction_*` events), and the system prompt. It knows nothing about
 //! terminals or output formats; modes subscribe to its events.
 
+pub mod checkpoint;
 pub mod compaction;
 mod export;
 pub mod extension_binding;
