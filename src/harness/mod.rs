@@ -12,6 +12,7 @@ mod mcp;
 pub mod model_control;
 pub mod model_cycle;
 pub mod retry;
+pub mod rewind;
 pub mod session_hooks;
 pub mod session_switch;
 pub mod switch_queue;
@@ -76,6 +77,12 @@ pub struct AgentSession {
     /// Timestamps of failed replies taken out of the live context for a retry; they stay in
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
+    /// The workspace snapshot taken before this prompt, until its user message is recorded.
+    pending_checkpoint: Option<rewind::PendingCheckpoint>,
+    /// Whether this prompt's turn has a checkpoint (so one is taken when it settles).
+    turn_checkpointed: bool,
+    /// The last checkpoint that could not be taken, for the mode to show.
+    checkpoint_error: Option<String>,
 }
 
 impl AgentSession {
@@ -109,6 +116,9 @@ impl AgentSession {
             mcp_section: None,
             forced_prompt: None,
             dropped_replies: Vec::new(),
+            pending_checkpoint: None,
+            turn_checkpointed: false,
+            checkpoint_error: None,
         }
     }
 
@@ -145,6 +155,10 @@ impl AgentSession {
         // The error names the file and what went wrong.
         if let Some(Err(e)) = written {
             self.write_errors.push(e.to_string());
+        } else if let AgentEvent::MessageEnd { message } = ev {
+            if self.pending_checkpoint.is_some() {
+                self.attach_checkpoint(message);
+            }
         }
     }
 
@@ -207,6 +221,7 @@ impl AgentSession {
         on_event: &mut dyn FnMut(&AgentEvent),
         on_started: &mut dyn FnMut(),
     ) {
+        self.checkpoint_before_turn();
         self.compact_before_prompt(on_event);
         self.forced_prompt = None;
         self.before_agent_start(&prompts);
@@ -219,6 +234,7 @@ impl AgentSession {
         self.drive(run, on_event);
         self.settle_run(on_event);
         self.run_extension_work(on_event);
+        self.checkpoint_after_turn();
         self.report_write_errors(on_event);
     }
 

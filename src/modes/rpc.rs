@@ -300,7 +300,12 @@ impl Server {
     fn reads_the_session(kind: &str) -> bool {
         matches!(
             kind,
-            "get_entries" | "get_tree" | "get_session_stats" | "get_fork_messages" | "export_html"
+            "get_entries"
+                | "get_tree"
+                | "get_session_stats"
+                | "get_fork_messages"
+                | "export_html"
+                | "get_checkpoints"
         )
     }
 

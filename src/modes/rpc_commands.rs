@@ -102,6 +102,8 @@ const SESSION_COMMANDS: &[&str] = &[
     "switch_session",
     "fork",
     "clone",
+    "get_checkpoints",
+    "rewind",
 ];
 
 impl Server {
@@ -251,6 +253,8 @@ impl Server {
             "switch_session" => rpc_session::switch_session(s, &mut self.env.switch_env(), cmd),
             "fork" => rpc_session::fork(s, &mut self.env.switch_env(), cmd),
             "clone" => rpc_session::clone(s, &mut self.env.switch_env(), cmd),
+            "get_checkpoints" => Ok(Some(crate::modes::rpc_rewind::get_checkpoints(s))),
+            "rewind" => crate::modes::rpc_rewind::rewind(s, cmd),
             "cycle_model" => {
                 let available = (self.env.available_models)();
                 let before = s.agent().thinking;

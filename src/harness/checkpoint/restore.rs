@@ -59,17 +59,12 @@ fn content_differs(a: &Node, b: &Node) -> bool {
     }
 }
 
-/// The changes that turn `current` into `target` (folders count only when they hold nothing
-/// else that changes).
+/// The changes that turn `current` into `target`.
 pub fn diff(current: &Tree, target: &Tree) -> Changes {
     let mut c = Changes::default();
     for (path, now) in current {
         match target.get(path) {
-            None if !matches!(now, Node::Skipped) => {
-                if !matches!(now, Node::Dir) || !target.keys().any(|k| k.starts_with(path)) {
-                    c.added.push(text(path))
-                }
-            }
+            None if !matches!(now, Node::Skipped) => c.added.push(text(path)),
             Some(then) if content_differs(now, then) => c.modified.push(text(path)),
             _ => {}
         }

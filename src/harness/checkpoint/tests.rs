@@ -15,8 +15,10 @@ fn env() -> Env {
     let outside = tmp.path().join("outside");
     fs::create_dir_all(&ws).unwrap();
     fs::create_dir_all(&outside).unwrap();
-    let mut settings = CheckpointSettings::default();
-    settings.enabled = true;
+    let settings = CheckpointSettings {
+        enabled: true,
+        ..Default::default()
+    };
     let cps = Checkpoints::open(&tmp.path().join("agent"), &ws, settings);
     Env {
         ws: cps.workspace.clone(),
@@ -31,7 +33,7 @@ fn listing(dir: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     fn go(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
         let mut entries: Vec<_> = fs::read_dir(dir).unwrap().flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
+        crate::util::sort::sort_by_key(&mut entries, |e| e.file_name());
         for e in entries {
             let p = e.path();
             let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
