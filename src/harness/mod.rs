@@ -78,7 +78,7 @@ pub struct AgentSession {
     /// the session file, and out of `agent_messages`.
     dropped_replies: Vec<i64>,
     /// The workspace snapshot taken before this prompt, until its user message is recorded.
-    pending_checkpoint: Option<rewind::PendingCheckpoint>,
+    pending_checkpoint: Option<checkpoint::PendingCheckpoint>,
     /// Whether this prompt's turn has a checkpoint (so one is taken when it settles).
     turn_checkpointed: bool,
     /// The last checkpoint that could not be taken, for the mode to show.

@@ -6,9 +6,8 @@
 
 use serde::Serialize;
 
-use super::checkpoint::scan::Snapshot;
 use super::checkpoint::store::CheckpointKind;
-use super::checkpoint::{CheckpointSettings, Checkpoints, Preview};
+use super::checkpoint::{CheckpointSettings, Checkpoints, PendingCheckpoint, Preview};
 use super::AgentSession;
 use crate::ai::Message;
 use crate::session::{ops, AgentMessage, Entry};
@@ -65,9 +64,6 @@ pub struct RewindOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
-
-/// A snapshot taken before a prompt, waiting for the prompt's user message to be recorded.
-pub struct PendingCheckpoint(Checkpoints, Snapshot);
 
 impl AgentSession {
     /// The workspace's checkpoints when `checkpoints.enabled` is set.

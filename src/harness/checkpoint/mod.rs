@@ -84,6 +84,10 @@ pub struct Preview {
     target: Option<store::Tree>,
 }
 
+/// A snapshot taken before a prompt, waiting for the prompt's user message to be recorded
+/// (with the workspace it belongs to: the run holds the agent meanwhile).
+pub struct PendingCheckpoint(pub Checkpoints, pub scan::Snapshot);
+
 /// The checkpoints of one workspace.
 pub struct Checkpoints {
     pub store: Store,
