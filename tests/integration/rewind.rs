@@ -224,3 +224,42 @@ fn rpc_rewind_of_code_only_keeps_the_conversation_and_without_the_setting_says_h
     talk.finish();
     assert!(!cmd.agent_dir().join("checkpoints").exists());
 }
+
+#[test]
+fn interactive_rewind_previews_then_restores_the_tree_and_the_conversation() {
+    use crate::support::pty::PtyChild;
+    use std::time::Duration;
+    let mock = MockServer::start();
+    let cmd = rpc_command(&mock);
+    scripted_turn(&cmd, &mock);
+    let before = tree_bytes(cmd.cwd());
+    let mut child = PtyChild::spawn(cmd.command(), 100, 40);
+    let wait = |child: &PtyChild, text: &str| child.wait_for(text, Duration::from_secs(20));
+    wait(&child, "mock-model");
+    child.send("change things");
+    wait(&child, "change things");
+    child.send("\r");
+    wait(&child, "done");
+    assert_eq!(tree_bytes(cmd.cwd())["sed.txt"], b"new value\nnew again\n");
+
+    child.send("/rewind");
+    wait(&child, "/rewind");
+    child.send("\r");
+    wait(&child, "Select a user message to go back to before it");
+    child.send("\r");
+    // The preview comes first, the question after; nothing has changed yet.
+    wait(
+        &child,
+        "Files that will change: 5 modified, 1 restored, 1 deleted",
+    );
+    wait(&child, "M src/a.rs");
+    wait(&child, "Restore code and conversation");
+    assert_ne!(tree_bytes(cmd.cwd()), before);
+    child.send("\r");
+    wait(&child, "Navigated to selected point");
+    assert_eq!(tree_bytes(cmd.cwd()), before, "byte for byte");
+    // The message is back in the editor, its turn gone from the chat.
+    let screen = child.screen();
+    assert!(!screen.contains("done"), "{screen}");
+    assert!(screen.contains("change things"), "{screen}");
+}

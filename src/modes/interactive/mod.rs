@@ -57,6 +57,7 @@ mod mcp_command;
 mod missing_cwd;
 pub mod overlays;
 mod replay;
+mod rewind;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;
