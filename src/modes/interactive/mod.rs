@@ -58,6 +58,7 @@ mod missing_cwd;
 pub mod overlays;
 mod replay;
 mod rewind;
+mod rewind_dialog;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;

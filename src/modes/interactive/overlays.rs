@@ -194,7 +194,7 @@ fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
             .take_outcome()
             .map(OverlayOutcome::Rewind),
         OverlayKind::RewindChoice => view
-            .dialog_mut::<super::rewind::RewindChoiceDialog>()?
+            .dialog_mut::<super::rewind_dialog::RewindChoiceDialog>()?
             .take_outcome()
             .map(|(scope, entry)| OverlayOutcome::RewindChoice(scope, entry)),
     }
