@@ -95,6 +95,8 @@ pub fn prune(store: &Store, limits: PruneLimits, now_ms: i64) -> io::Result<(usi
             live.extend(need_of.get(&t).cloned().unwrap_or_else(|| needs(store, &t)));
         }
     }
+    // The stat index may name deleted objects: the next snapshot reads every file again.
+    let _ = fs::remove_file(store.root.join("index"));
     let young = SystemTime::now() - limits.grace;
     let mut left = total;
     for (d, (size, modified)) in &all {

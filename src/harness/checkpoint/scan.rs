@@ -145,7 +145,7 @@ pub fn snapshot(store: &Store, root: &Path, limits: &Limits) -> Result<Snapshot,
             let known = old
                 .files
                 .get(&rel)
-                .filter(|(s, d)| *s == stat && s.mtime_ns < old.started_ns && store.has(d))
+                .filter(|(s, _)| *s == stat && s.mtime_ns < old.started_ns)
                 .map(|(_, d)| *d);
             let digest = match known {
                 Some(d) => d,

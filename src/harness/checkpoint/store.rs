@@ -26,7 +26,13 @@ impl Digest {
     }
 
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(64);
+        for b in self.0 {
+            out.push(DIGITS[(b >> 4) as usize] as char);
+            out.push(DIGITS[(b & 15) as usize] as char);
+        }
+        out
     }
 
     pub fn parse(hex: &str) -> Option<Digest> {
