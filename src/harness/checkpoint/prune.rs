@@ -95,8 +95,6 @@ pub fn prune(store: &Store, limits: PruneLimits, now_ms: i64) -> io::Result<(usi
             live.extend(need_of.get(&t).cloned().unwrap_or_else(|| needs(store, &t)));
         }
     }
-    // The stat index may name deleted objects: the next snapshot reads every file again.
-    let _ = fs::remove_file(store.root.join("index"));
     let young = SystemTime::now() - limits.grace;
     let mut left = total;
     for (d, (size, modified)) in &all {
@@ -104,6 +102,15 @@ pub fn prune(store: &Store, limits: PruneLimits, now_ms: i64) -> io::Result<(usi
         {
             left -= size;
         }
+    }
+    // The stat index must not vouch for a file whose object is gone: it is read again.
+    let mut index = store.load_index();
+    let before = index.files.len();
+    index
+        .files
+        .retain(|_, (_, d)| live.contains(d) || all.get(d).is_some_and(|(_, m)| *m > young));
+    if index.files.len() != before {
+        store.save_index(&index)?;
     }
     Ok((dropped, left))
 }

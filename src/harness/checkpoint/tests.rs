@@ -272,6 +272,10 @@ fn old_checkpoints_are_pruned_by_size_and_their_objects_deleted() {
         "the dropped tree's objects are gone"
     );
     assert!(e.cps.store.usage() <= 3000 + 1000);
+    // The stat index vouches only for objects still there.
+    let index = e.cps.store.load_index();
+    assert!(!index.files.is_empty());
+    assert!(index.files.values().all(|(_, d)| e.cps.store.has(d)));
 
     // By age: everything but the newest goes.
     e.cps.settings.prune.max_age_ms = -1;
