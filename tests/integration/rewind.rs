@@ -285,3 +285,55 @@ fn interactive_rewind_previews_then_restores_the_tree_and_the_conversation() {
     assert!(!screen.contains("done"), "{screen}");
     assert!(screen.contains("change things"), "{screen}");
 }
+
+/// An attacker's turn: the model replaces `src` with a link to a folder outside the project
+/// and plants a link to an outside file where a project file was. The rewind restores `src`
+/// as a folder and the file as a file, and writes nothing outside.
+#[test]
+fn a_rewind_never_writes_through_links_the_turn_planted() {
+    let mock = MockServer::start();
+    let cmd = rpc_command(&mock).args(["--mode", "rpc"]);
+    let ws = cmd.cwd().to_path_buf();
+    let outside = ws.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "outside\n").unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "mine\n").unwrap();
+    std::fs::write(ws.join("notes.txt"), "notes\n").unwrap();
+    let before = tree_bytes(&ws);
+    let outside_before = tree_bytes(&outside);
+    let command = format!(
+        "rm -rf src notes.txt && ln -s {o} src && ln -s {o}/secret notes.txt",
+        o = outside.display()
+    );
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("c1", "bash", json!({ "command": command }))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let mut talk = cmd.converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"go"}"#);
+    talk.expect("agent_settled", |v| v["type"] == "agent_settled");
+    assert!(std::fs::symlink_metadata(ws.join("src"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let list = ask(&mut talk, "l", json!({"type": "get_checkpoints"}));
+    let entry = list["checkpoints"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let done = ask(
+        &mut talk,
+        "r",
+        json!({"type": "rewind", "entryId": entry, "restore": "code"}),
+    );
+    assert!(done.get("failed").is_none(), "{done}");
+    assert_eq!(tree_bytes(&ws), before);
+    assert_eq!(
+        tree_bytes(&outside),
+        outside_before,
+        "nothing written outside"
+    );
+    talk.finish();
+}
