@@ -100,7 +100,7 @@ impl AgentSession {
         };
         let entry = entry.to_string();
         let session_id = self.session.session_id().to_string();
-        if let Err(e) = cps.log(
+        if let Err(e) = cps.save(
             CheckpointKind::BeforeTurn,
             &snap,
             Some(&session_id),

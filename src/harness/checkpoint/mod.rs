@@ -119,8 +119,8 @@ impl Checkpoints {
         scan::snapshot(&self.store, &self.workspace, &self.settings.limits)
     }
 
-    /// Logs `snap` as a checkpoint; prunes when the store is over its limits.
-    pub fn log(
+    /// Saves `snap` as a checkpoint (a line of the log); prunes when the store is over its limits.
+    pub fn save(
         &self,
         kind: CheckpointKind,
         snap: &scan::Snapshot,
@@ -162,7 +162,7 @@ impl Checkpoints {
         session_id: Option<&str>,
         entry_id: Option<&str>,
     ) -> Result<Checkpoint, String> {
-        self.log(kind, &self.snapshot()?, session_id, entry_id)
+        self.save(kind, &self.snapshot()?, session_id, entry_id)
     }
 
     /// Every checkpoint, oldest first.
