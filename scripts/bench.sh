@@ -16,7 +16,9 @@
 # 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
 # it starts, and how many Node.js processes ran; ours runs them all in one). Then the sandbox
 # (examples/sandbox_bench.rs): `bash -c true` spawned as the bash tool does, without and with
-# `--sandbox workspace-write`. Then memory against the length of a session
+# `--sandbox workspace-write`. Then checkpoints (examples/checkpoint_bench.rs; `BENCH_ONLY=checkpoint`
+# runs those rows alone): a snapshot before a turn on a 10,000-file repository, unchanged and with 5
+# files changed, and after a 100 MB binary file changed. Then memory against the length of a session
 # (scripts/long_session.py): RSS after 10 and 1,000 prompts of one RPC session beside the session
 # file's size, and RSS after resuming a 200 MB uncompacted session (BENCH_LONG_PROMPTS,
 # BENCH_RESUME_MB). Then ACP (scripts/acp_bench.py): `pi acp` from spawn to `session/new` answered,
@@ -51,8 +53,12 @@ SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
 cargo build --release --quiet --example codemode_bench
 CODEMODE_BENCH="$TARGET_DIR/release/examples/codemode_bench"
 fi
+if [[ -z "${BENCH_ONLY:-}" || "${BENCH_ONLY:-}" == checkpoint ]]; then
+cargo build --release --quiet --example checkpoint_bench
+CHECKPOINT_BENCH="$TARGET_DIR/release/examples/checkpoint_bench"
+fi
 SESSION_BENCH="${SESSION_BENCH:-}" TUI_BENCH="${TUI_BENCH:-}" MCP_BENCH="${MCP_BENCH:-}"
-SANDBOX_BENCH="${SANDBOX_BENCH:-}" CODEMODE_BENCH="${CODEMODE_BENCH:-}"
+SANDBOX_BENCH="${SANDBOX_BENCH:-}" CODEMODE_BENCH="${CODEMODE_BENCH:-}" CHECKPOINT_BENCH="${CHECKPOINT_BENCH:-}"
 
 # ---- the TypeScript pi, if present -------------------------------------------------------------
 PI_TS="${PI_TS:-}"
@@ -130,6 +136,7 @@ export BENCH_SESSION_RUNS="${BENCH_SESSION_RUNS:-5}" BENCH_SESSION_DIR="$SCRATCH
 export BENCH_LAST_REQUEST="$SCRATCH/last_request" BENCH_SESSION_BENCH="$SESSION_BENCH"
 export BENCH_TUI_BENCH="$TUI_BENCH" BENCH_MCP_BENCH="$MCP_BENCH" BENCH_SCRIPTS="$ROOT/scripts"
 export BENCH_SANDBOX_BENCH="$SANDBOX_BENCH" BENCH_CODEMODE_BENCH="$CODEMODE_BENCH"
+export BENCH_CHECKPOINT_BENCH="$CHECKPOINT_BENCH"
 export BENCH_PI_RS="$PI_RS" BENCH_PI_TS="$PI_TS" BENCH_MUSL="$MUSL_BIN"
 echo "measuring ($RUNS runs each, $BENCH_TOOL_RUNS for the tool rows, $BENCH_SESSION_RUNS for the session resume)..." >&2
 python3 - <<'PY'
@@ -892,6 +899,42 @@ def bench_codemode():
           f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
     return None
 
+# checkpoints: examples/checkpoint_bench.rs, a snapshot before a turn on a 10,000-file repository
+# (unchanged, 5 files changed) and after one byte of a 100 MB binary changed. Goals, set from
+# measurements on a busy 2-core machine (walk 78 ms, unchanged 120 ms, 5 changed 128 ms, 100 MB
+# 470 ms): an unchanged tree costs at most twice the walk (the look git status would take), five
+# changed files at most 20% more, the 100 MB file at most 1 s (it is read and copied once).
+def bench_checkpoint():
+    exe = os.environ.get("BENCH_CHECKPOINT_BENCH")
+    if not exe:
+        return None
+    try:
+        p = subprocess.run([exe, "10"], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=TIMEOUT * 4)
+    except subprocess.TimeoutExpired:
+        print("warning: checkpoint_bench timed out", file=sys.stderr)
+        return None
+    for line in p.stdout.decode().splitlines():
+        parts = line.split()
+        if p.returncode == 0 and parts and parts[0] == "checkpoint_us":
+            return {k: float(v) for k, v in (x.split("=", 1) for x in parts[1:])}
+    print(f"warning: checkpoint_bench exited {p.returncode}: "
+          f"{p.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+    return None
+
+def checkpoint_cells(cp):
+    """(unchanged/changed row, 100 MB row) for our pi."""
+    if not cp:
+        return "failed", "failed"
+    ms = lambda k: cp[k] / 1000
+    ok_small = cp["unchanged"] <= 2 * cp["walk"] and cp["changed5"] <= 1.2 * cp["unchanged"]
+    small = (f"unchanged {ms('unchanged'):.0f} ms, 5 files changed {ms('changed5'):.0f} ms "
+             f"(walk alone {ms('walk'):.0f} ms, first {ms('cold') / 1000:.1f} s); goal <= 2x walk, "
+             f"+20% for 5 changes: {'ok' if ok_small else 'MISSED'}")
+    big = (f"{ms('big100mb'):.0f} ms; goal <= 1000 ms: "
+           f"{'ok' if ms('big100mb') <= 1000 else 'MISSED'}")
+    return small, big
+
 impls = [("pi (rust)", [os.environ["BENCH_PI_RS"]])]
 ts = os.environ.get("BENCH_PI_TS")
 if ts:
@@ -919,6 +962,14 @@ def bench_memory(impls):
     except ValueError:
         return {"long_session": ["failed"] * len(impls), "resume_memory": ["failed"] * len(impls)}
 
+# BENCH_ONLY=checkpoint: only the checkpoint rows (ours; pi has no checkpoints).
+if os.environ.get("BENCH_ONLY") == "checkpoint":
+    small, big = checkpoint_cells(bench_checkpoint())
+    print("metric  pi (rust)")
+    print(f"checkpoint per turn, 10,000-file repository  {small}")
+    print(f"checkpoint per turn, 100 MB binary changed  {big}")
+    sys.exit(0)
+
 # BENCH_ONLY=grep_big: only the grep-over-a-100-MB-file row, for each pi.
 if os.environ.get("BENCH_ONLY") == "grep_big":
     print("metric  " + "  ".join(n for n, _ in impls))
@@ -934,7 +985,8 @@ rows = {k: [] for k in ("stream_100k", "stream_400k", "stream_ratio", "write_50k
                         "rg", "grep_ratio", "bash_wall", "bash_rss", "grep_big_rss", "resume_wall",
                         "resume_rss", "append_10", "append_100k", "append_ratio",
                         "tui_frame", "tui_stream", "mcp_start", "mcp_call", "sandbox_plain",
-                        "sandbox_confined", "codemode_start", "codemode_reads", "long_session",
+                        "sandbox_confined", "codemode_start", "codemode_reads", "checkpoint_small",
+                        "checkpoint_big", "long_session",
                         "resume_memory")}
 for count in EXT_COUNTS:
     rows[f"ext_{count}"] = []
@@ -1131,6 +1183,11 @@ for name, base in impls:
         else:
             rows["codemode_start"].append("failed")
             rows["codemode_reads"].append("failed")
+        print("checkpoint_bench: a snapshot per turn on 10,000 files and a 100 MB binary...",
+              file=sys.stderr)
+        small, big = checkpoint_cells(bench_checkpoint())
+        rows["checkpoint_small"].append(small)
+        rows["checkpoint_big"].append(big)
     else:
         for k in ("append_10", "append_100k", "append_ratio", "tui_frame", "tui_stream",
                   "mcp_start", "mcp_call"):
@@ -1139,6 +1196,8 @@ for name, base in impls:
         rows["sandbox_confined"].append("n/a (pi has no sandbox)")
         rows["codemode_start"].append("n/a (Rust library)")
         rows["codemode_reads"].append("n/a (Rust library)")
+        rows["checkpoint_small"].append("n/a (pi has no checkpoints)")
+        rows["checkpoint_big"].append("n/a (pi has no checkpoints)")
 
 print("memory against session length (long_session.py)...", file=sys.stderr)
 mem = bench_memory(impls)
@@ -1187,6 +1246,8 @@ labels = {
     "mcp_call": "mcp: tools/call over stdio, on top of the server (median)",
     "sandbox_plain": "bash `true`, spawn to exit, no sandbox (median)",
     "sandbox_confined": "bash `true`, workspace-write sandbox (median, +paired overhead)",
+    "checkpoint_small": "checkpoint per turn, 10,000-file repository (median)",
+    "checkpoint_big": "checkpoint per turn, 100 MB binary file changed (median)",
     "long_session": "rpc: RSS after 10 -> 1,000 prompts (4 KB bash result each), session file (goal: growth <= 2x)",
     "resume_memory": "rpc: resume 200 MB uncompacted session, RSS after get_state (goal <= 2x)",
 }

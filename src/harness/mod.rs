@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod approval;
+pub mod checkpoint;
 pub mod compaction;
 mod export;
 pub mod extension_binding;
@@ -15,6 +16,7 @@ pub mod model_control;
 pub mod model_cycle;
 pub mod op;
 pub mod retry;
+pub mod rewind;
 pub mod session_hooks;
 pub mod session_switch;
 pub mod session_target;
@@ -85,6 +87,12 @@ pub struct AgentSession {
     /// The owner's inbox, read while a run streams (the session actor's; none for a session
     /// driven directly).
     pub(crate) inbox: Option<Box<dyn inbox::RunInbox>>,
+    /// The workspace snapshot taken before this prompt, until its user message is recorded.
+    pending_checkpoint: Option<checkpoint::PendingCheckpoint>,
+    /// Whether this prompt's turn has a checkpoint (so one is taken when it settles).
+    turn_checkpointed: bool,
+    /// The last checkpoint that could not be taken, for the mode to show.
+    checkpoint_error: Option<String>,
 }
 
 impl AgentSession {
@@ -120,6 +128,9 @@ impl AgentSession {
             dropped_replies: Vec::new(),
             approvals: None,
             inbox: None,
+            pending_checkpoint: None,
+            turn_checkpointed: false,
+            checkpoint_error: None,
         }
     }
 
@@ -163,6 +174,10 @@ impl AgentSession {
         // The error names the file and what went wrong.
         if let Some(Err(e)) = written {
             self.write_errors.push(e.to_string());
+        } else if let AgentEvent::MessageEnd { message } = ev {
+            if self.pending_checkpoint.is_some() {
+                self.attach_checkpoint(message);
+            }
         }
     }
 
@@ -269,6 +284,7 @@ impl AgentSession {
         on_event: &mut dyn FnMut(&AgentEvent),
         on_started: &mut dyn FnMut(),
     ) {
+        self.checkpoint_before_turn();
         self.compact_before_prompt(on_event);
         self.forced_prompt = None;
         self.before_agent_start(&prompts);
@@ -281,6 +297,7 @@ impl AgentSession {
         self.drive(run, on_event);
         self.settle_run(on_event);
         self.run_extension_work(on_event);
+        self.checkpoint_after_turn();
         self.report_write_errors(on_event);
     }
 

@@ -6,6 +6,7 @@ pub mod interactive;
 pub mod print;
 pub mod rpc;
 pub mod rpc_out;
+pub mod rpc_rewind;
 pub mod rpc_session;
 pub mod rpc_ui;
 

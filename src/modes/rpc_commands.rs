@@ -331,6 +331,7 @@ fn read_idle(ctx: &Ctx, idle: Idle<'_>, id: Option<Value>, kind: &str, read: Rea
             s.export_html(path, None)
                 .map(|path| Some(json!({"path": path.to_string_lossy()})))
         }
+        Read::GetCheckpoints => Ok(Some(crate::modes::rpc_rewind::get_checkpoints(s))),
     };
     respond(ctx, s, &id, kind, result);
 }
@@ -429,6 +430,7 @@ fn change_session(
                 None => Err(format!("Unknown command: {kind}")),
             }
         }
+        Change::Rewind => crate::modes::rpc_rewind::rewind(s, cmd),
         Change::CycleModel => {
             let available = (env.available_models)();
             let before = s.agent().thinking;

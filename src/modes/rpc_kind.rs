@@ -61,6 +61,8 @@ pub(super) enum Change {
     Fork,
     Clone,
     CycleModel,
+    /// Ours (`/rewind`): restores the files, the conversation or both.
+    Rewind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +72,8 @@ pub(super) enum Read {
     GetSessionStats,
     GetForkMessages,
     ExportHtml,
+    /// Ours (`/rewind`): the user messages a rewind can go back to.
+    GetCheckpoints,
 }
 
 use Change as C;
@@ -110,11 +114,13 @@ const COMMANDS: &[(&str, Command)] = &[
     ("fork", P(PC(C::Fork))),
     ("clone", P(PC(C::Clone))),
     ("cycle_model", P(PC(C::CycleModel))),
+    ("rewind", P(PC(C::Rewind))),
     ("get_entries", R(Read::GetEntries)),
     ("get_tree", R(Read::GetTree)),
     ("get_session_stats", R(Read::GetSessionStats)),
     ("get_fork_messages", R(Read::GetForkMessages)),
     ("export_html", R(Read::ExportHtml)),
+    ("get_checkpoints", R(Read::GetCheckpoints)),
 ];
 
 impl Command {

@@ -42,6 +42,7 @@ mod processes;
 mod provider_layer;
 mod resources;
 mod retry;
+mod rewind;
 mod rpc;
 mod sandbox;
 mod sandbox_child;

@@ -36,6 +36,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "Duplicate the current session at the current position",
     ),
     ("tree", "Navigate session tree (switch branches)"),
+    (
+        "rewind",
+        "Go back to before a message: restore its files, its conversation, or both",
+    ),
     ("trust", "Save project trust decision for future sessions"),
     ("login", "Configure provider authentication"),
     ("logout", "Remove provider authentication"),
@@ -126,6 +130,7 @@ impl<T: Terminal> App<T> {
             "clone" => self.gated(GatedOp::Clone),
             "fork" => self.open_fork_selector(),
             "tree" => self.open_tree_selector(None),
+            "rewind" => self.open_rewind_selector(),
             "resume" => self.open_session_picker(),
             "model" => self.model_command(args),
             "thinking" => self.thinking_command(args),

@@ -56,6 +56,8 @@ impl<T: Terminal> App<T> {
             }
             OverlayOutcome::Fork(UserMessageOutcome::Selected(id)) => self.gated(GatedOp::Fork(id)),
             OverlayOutcome::Tree(o) => self.apply_tree_outcome(o),
+            OverlayOutcome::Rewind(UserMessageOutcome::Selected(id)) => self.rewind_chosen(id),
+            OverlayOutcome::RewindChoice(scope, id) => self.apply_rewind(scope, id),
             OverlayOutcome::Settings(o) => self.apply_settings_outcome(o),
             OverlayOutcome::AuthMethod(o) => self.apply_auth_method(o),
             OverlayOutcome::Provider(mode, o) => self.apply_provider_outcome(mode, o),
@@ -67,7 +69,8 @@ impl<T: Terminal> App<T> {
             }
             OverlayOutcome::Model(ModelOutcome::Cancelled)
             | OverlayOutcome::Session(SessionOutcome::Cancelled)
-            | OverlayOutcome::Fork(UserMessageOutcome::Cancelled) => Ok(()),
+            | OverlayOutcome::Fork(UserMessageOutcome::Cancelled)
+            | OverlayOutcome::Rewind(UserMessageOutcome::Cancelled) => Ok(()),
         };
         if let Err(e) = result {
             self.view.error(&e);

@@ -159,6 +159,7 @@ impl<T: Terminal> App<T> {
         if self.input.second_escape() {
             let opened = match action.as_str() {
                 "fork" => self.open_fork_selector(),
+                "rewind" => self.open_rewind_selector(),
                 _ => self.open_tree_selector(None),
             };
             if let Err(e) = opened {

@@ -57,6 +57,8 @@ mod mcp_command;
 mod missing_cwd;
 pub mod overlays;
 mod replay;
+mod rewind;
+mod rewind_dialog;
 pub mod selectors;
 mod settings_menu;
 pub mod standalone;

@@ -47,6 +47,8 @@ pub enum OverlayKind {
     Trust,
     Mcp,
     MissingCwd,
+    Rewind,
+    RewindChoice,
 }
 
 /// A result an overlay handed back.
@@ -65,6 +67,8 @@ pub enum OverlayOutcome {
     Trust(TrustOutcome),
     Mcp(McpOutcome),
     MissingCwd(MissingCwdChoice, MissingCwdTarget),
+    Rewind(UserMessageOutcome),
+    RewindChoice(Option<crate::harness::rewind::RewindScope>, String),
 }
 
 impl OverlayOutcome {
@@ -185,6 +189,14 @@ fn poll(view: &mut View, kind: OverlayKind) -> Option<OverlayOutcome> {
             .dialog_mut::<MissingCwdDialog>()?
             .take_outcome()
             .map(|(choice, target)| OverlayOutcome::MissingCwd(choice, target)),
+        OverlayKind::Rewind => view
+            .dialog_mut::<UserMessageSelector>()?
+            .take_outcome()
+            .map(OverlayOutcome::Rewind),
+        OverlayKind::RewindChoice => view
+            .dialog_mut::<super::rewind_dialog::RewindChoiceDialog>()?
+            .take_outcome()
+            .map(|(scope, entry)| OverlayOutcome::RewindChoice(scope, entry)),
     }
 }
 

@@ -24,6 +24,8 @@ pub struct UserMessageSelector {
     messages: Vec<(String, String)>,
     selected: usize,
     outcome: Option<UserMessageOutcome>,
+    /// The heading and the line under it (`/fork`'s unless changed).
+    title: (&'static str, &'static str),
 }
 
 impl UserMessageSelector {
@@ -36,7 +38,17 @@ impl UserMessageSelector {
             selected: messages.len().saturating_sub(1),
             messages,
             outcome,
+            title: (
+                "Fork from Message",
+                "Select a user message to copy the active path up to that point into a new session",
+            ),
         }
+    }
+
+    /// The same list under another heading (`/rewind`).
+    pub fn with_title(mut self, title: &'static str, subtitle: &'static str) -> Self {
+        self.title = (title, subtitle);
+        self
     }
 
     pub fn take_outcome(&mut self) -> Option<UserMessageOutcome> {
@@ -49,11 +61,8 @@ impl Component for UserMessageSelector {
         let t = &self.theme;
         let mut lines = vec![
             String::new(),
-            format!(" {}", t.bold("Fork from Message")),
-            t.fg(
-                Token::Muted,
-                " Select a user message to copy the active path up to that point into a new session",
-            ),
+            format!(" {}", t.bold(self.title.0)),
+            t.fg(Token::Muted, &format!(" {}", self.title.1)),
             String::new(),
             border(t, Token::Border, width),
             String::new(),
