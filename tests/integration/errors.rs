@@ -16,10 +16,11 @@ fn version_prints_the_pi_version_we_follow_and_a_person_sees_ours() {
     assert_eq!(out.stdout, "1.6.0\n");
     assert_eq!(out.stderr, "");
     // At a terminal, ours too.
-    let mut child =
-        crate::support::pty::PtyChild::spawn(PiCommand::new().arg("--version").command(), 80, 24);
+    // The command is kept until pi is done: dropping it removes pi's working directory.
+    let at_terminal = PiCommand::new().arg("--version");
+    let mut child = crate::support::pty::PtyChild::spawn(at_terminal.command(), 80, 24);
     let status = child.wait_exit(std::time::Duration::from_secs(10));
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(status.code(), Some(0), "{}", child.screen());
     let expected = format!("1.6.0 (pi in Rust {})", env!("CARGO_PKG_VERSION"));
     assert!(child.screen().contains(&expected), "{}", child.screen());
 }

@@ -237,6 +237,15 @@ impl Server {
         if let (Some(host), Some(ui)) = (session.extension_host(), &self.ui) {
             host.set_ui(std::sync::Arc::clone(ui));
         }
+        // Approval rules (issue 34) ask the editor's user, as a sandboxed command does; no
+        // answer in two minutes is a no.
+        if let (Some(approvals), Some(ui)) = (&session.approvals, &self.ui) {
+            approvals.set_asker(Some(crate::harness::approval::Asker {
+                ui: std::sync::Arc::clone(ui),
+                timeout: Some(std::time::Duration::from_secs(120)),
+                menu: false,
+            }));
+        }
         let actor_env = ActorEnv {
             available_models,
             credentials,
