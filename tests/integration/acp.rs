@@ -402,7 +402,7 @@ fn built_in_commands_answer_in_the_chat_and_are_offered() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["compact", "session", "export"]);
+    assert_eq!(names, ["compact", "session", "export", "rewind"]);
     let mut say = |id: u64, text: &str| {
         let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
         c.send(
@@ -689,4 +689,69 @@ fn an_approval_rule_that_asks_asks_the_editor_and_a_no_stops_the_call() {
     assert_eq!(code, Some(0));
     assert!(cwd.join("pushed-a").exists(), "allowed: ran");
     assert!(!cwd.join("pushed-b").exists(), "refused: did not run");
+}
+
+#[test]
+fn rewind_lists_the_messages_and_puts_the_files_and_conversation_back() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "w",
+            "write",
+            json!({"path": "notes.txt", "content": "changed by the turn\n"}),
+        )],
+    )));
+    mock.push(Reply::text(API, "written"));
+    let pi = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", r#"{"checkpoints": {"enabled": true}}"#)
+        .write_file("notes.txt", "mine\n")
+        .args(["--mode", "acp"]);
+    let cwd = pi.cwd().to_path_buf();
+    let mut c = pi.converse();
+    request(&mut c, 1, "initialize", json!({"protocolVersion": 1}));
+    let new = request(
+        &mut c,
+        2,
+        "session/new",
+        json!({"cwd": cwd.to_string_lossy(), "mcpServers": []}),
+    );
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let mut say = |id: u64, text: &str| {
+        let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": prompt})
+                .to_string(),
+        );
+        let mut said = String::new();
+        loop {
+            let v = c.expect("the answer", |v| {
+                v["id"] == id || update_kind(v) == "agent_message_chunk"
+            });
+            if v["id"] == id {
+                assert_eq!(v["result"]["stopReason"], "end_turn", "{v}");
+                return said;
+            }
+            said.push_str(v["params"]["update"]["content"]["text"].as_str().unwrap());
+        }
+    };
+    assert_eq!(say(3, "change the notes"), "written");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+        "changed by the turn\n"
+    );
+    let list = say(4, "/rewind");
+    assert!(list.contains("* 1. change the notes"), "{list}");
+    let done = say(5, "/rewind 1");
+    assert!(done.contains("1 modified"), "{done}");
+    assert!(done.contains("conversation is back"), "{done}");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    let bad = say(6, "/rewind 9");
+    assert!(bad.contains("No message 9"), "{bad}");
+    let (code, _, _) = c.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(mock.requests().len(), 2, "no command reached the model");
 }

@@ -1,5 +1,6 @@
 //! The commands pi's terminal has that an editor can type too: `/compact [instructions]`,
-//! `/session` (the session's file, id and counts) and `/export [file]` (HTML). A prompt is one
+//! `/session` (the session's file, id and counts), `/export [file]` (HTML) and `/rewind`
+//! (list the messages to go back to; `/rewind N [code|conversation|both]` goes back). A prompt is one
 //! of these when it names it and no extension command or prompt template of that name exists.
 
 use std::path::PathBuf;
@@ -12,10 +13,12 @@ pub enum Builtin {
     Compact(Option<String>),
     Session,
     Export(Option<PathBuf>),
+    /// `/rewind`: the list; `/rewind N [scope]`: back to before message N of that list.
+    Rewind(Option<String>),
 }
 
 /// Names and descriptions, for `available_commands_update`.
-pub const BUILTINS: [(&str, &str); 3] = [
+pub const BUILTINS: [(&str, &str); 4] = [
     (
         "compact",
         "Summarize the conversation so far to free context (optional instructions)",
@@ -27,6 +30,10 @@ pub const BUILTINS: [(&str, &str); 3] = [
     (
         "export",
         "Export the session to an HTML file (optional path)",
+    ),
+    (
+        "rewind",
+        "List the messages to go back to; /rewind N [code|conversation|both] restores files and conversation",
     ),
 ];
 
@@ -42,6 +49,7 @@ pub fn parse(text: &str) -> Option<Builtin> {
         "compact" => Some(Builtin::Compact(arg)),
         "session" => Some(Builtin::Session),
         "export" => Some(Builtin::Export(arg.map(PathBuf::from))),
+        "rewind" => Some(Builtin::Rewind(arg)),
         _ => None,
     }
 }
@@ -52,6 +60,7 @@ impl Builtin {
             Builtin::Compact(_) => "compact",
             Builtin::Session => "session",
             Builtin::Export(_) => "export",
+            Builtin::Rewind(_) => "rewind",
         }
     }
 
@@ -90,8 +99,69 @@ impl Builtin {
                 let out = s.export_html(path.as_deref(), None)?;
                 Ok(format!("Session exported to {}", out.display()))
             }
+            Builtin::Rewind(arg) => rewind(s, arg.as_deref()),
         }
     }
+}
+
+/// `/rewind` as text: the numbered user messages of this branch, or going back to one.
+fn rewind(s: &mut AgentSession, arg: Option<&str>) -> Result<String, String> {
+    use crate::harness::rewind::RewindScope;
+    let points = s.rewind_points();
+    let Some(arg) = arg else {
+        if points.is_empty() {
+            return Ok("No messages to rewind to.".into());
+        }
+        let mut text = String::from("Messages to go back to (files recorded: *):\n");
+        for (n, p) in points.iter().enumerate() {
+            let first = p.text.lines().next().unwrap_or_default();
+            let mark = if p.has_checkpoint { "*" } else { " " };
+            text.push_str(&format!("{mark} {}. {first}\n", n + 1));
+        }
+        text.push_str("Go back with /rewind N [code|conversation|both] (default both).");
+        return Ok(text);
+    };
+    let mut words = arg.split_whitespace();
+    let which = words.next().unwrap_or_default();
+    let point = which
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| points.get(i))
+        .ok_or_else(|| {
+            format!(
+                "No message {which} to rewind to: give a number from the list /rewind shows (1-{})",
+                points.len()
+            )
+        })?;
+    let scope = match words.next() {
+        None => RewindScope::Both,
+        Some(w) => RewindScope::parse(w)
+            .ok_or("The second word of /rewind is code, conversation or both")?,
+    };
+    let outcome = s.rewind(&point.entry_id.clone(), scope)?;
+    let mut text = String::new();
+    if let Some(p) = &outcome.preview {
+        let f = &p.files;
+        text.push_str(&format!(
+            "Files restored: {} modified, {} recreated, {} removed.",
+            f.modified.len(),
+            f.removed.len(),
+            f.added.len()
+        ));
+    }
+    for failed in &outcome.failed {
+        text.push_str(&format!("\nNot restored: {failed}"));
+    }
+    if scope != RewindScope::Code {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "The conversation is back to before message {which}; the next prompt continues from there."
+        ));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
