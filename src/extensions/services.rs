@@ -368,12 +368,12 @@ fn provider_stream(
             .process
             .request(id, msg, None, Some(&abort), &mut on_event);
         if let Some(e) = failure {
-            return Err(e);
+            return Err(e.into());
         }
         match result {
             Ok(_) => Ok(()),
             Err(RequestError::Aborted) => Ok(()),
-            Err(e) => Err(format!("extension {}: {e}", ext.source.name())),
+            Err(e) => Err(format!("extension {}: {e}", ext.source.name()).into()),
         }
     })
 }
