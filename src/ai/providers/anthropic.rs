@@ -501,13 +501,13 @@ fn convert_tools(tools: &[ToolSpec], oauth: bool, eager: bool, cache: Option<&Va
     Value::Array(list)
 }
 
-fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
+fn map_stop_reason(reason: &str) -> Result<StopReason, ProviderError> {
     match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
         "max_tokens" => Ok(StopReason::Length),
         "tool_use" => Ok(StopReason::ToolUse),
         "refusal" | "sensitive" => Ok(StopReason::Error),
-        other => Err(format!("Unhandled stop reason: {other}")),
+        other => Err(format!("Unhandled stop reason: {other}").into()),
     }
 }
 

@@ -342,12 +342,12 @@ pub(crate) fn convert_items(
 }
 
 /// Response `status` → stop reason (pi's mapping; unknown statuses are an error).
-fn map_status(status: Option<&str>) -> Result<StopReason, String> {
+fn map_status(status: Option<&str>) -> Result<StopReason, ProviderError> {
     Ok(match status {
         None | Some("completed") | Some("in_progress") | Some("queued") => StopReason::Stop,
         Some("incomplete") => StopReason::Length,
         Some("failed") | Some("cancelled") => StopReason::Error,
-        Some(other) => return Err(format!("Unhandled stop reason: {other}")),
+        Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
     })
 }
 
