@@ -19,7 +19,7 @@ fn read(output: &[u8], chunks: Vec<std::ops::Range<usize>>) -> Read {
     let reader = BufReader::with_capacity(16, ChunkedReader::new(output, chunks));
     let at_end = read_messages(reader, |m| {
         let ok = m.is_ok();
-        got.push(m);
+        got.push(m.map_err(|e| e.to_string()));
         ok
     });
     (got, at_end)

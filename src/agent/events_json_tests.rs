@@ -258,7 +258,7 @@ fn assistant_events() -> Vec<AssistantEvent> {
         AssistantEvent::Error {
             reason: StopReason::Aborted,
             error: assistant(),
-            retry_after_ms: Some(5),
+            cause: None,
         },
     ]
 }

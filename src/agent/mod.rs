@@ -83,9 +83,10 @@ pub struct Agent {
     /// Key, headers and limits sent with every request.
     pub options: StreamOptions,
     pub stream_fn: StreamFn,
-    /// The wait the server asked for when the last request failed (`Retry-After`,
-    /// `retry-after-ms`, Google's `RetryInfo`), for the auto-retry above us.
-    pub last_retry_after_ms: Option<u64>,
+    /// Why the last request failed, as its provider saw it (with the wait the server asked
+    /// for: `Retry-After`, `retry-after-ms`, Google's `RetryInfo`), for the auto-retry and the
+    /// overflow compaction above us.
+    pub last_error: Option<crate::ai::ProviderError>,
 }
 
 impl Agent {
@@ -109,7 +110,7 @@ impl Agent {
             prompt_system: None,
             options,
             stream_fn: Arc::new(crate::ai::providers::stream),
-            last_retry_after_ms: None,
+            last_error: None,
         }
     }
 
@@ -429,7 +430,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     if lent {
         agent.messages = std::mem::take(&mut context.messages);
     }
-    agent.last_retry_after_ms = None;
+    agent.last_error = None;
 
     let mut builder: Option<MessageBuilder> = None;
     let signal = abort.signal();
@@ -453,12 +454,8 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
             }
             // The server's wait outlives the provider's own retries (none by default): the
             // auto-retry waits for it too, as pi's SDK clients do.
-            Ok(AssistantEvent::Error {
-                error,
-                retry_after_ms,
-                ..
-            }) => {
-                agent.last_retry_after_ms = retry_after_ms;
+            Ok(AssistantEvent::Error { error, cause, .. }) => {
+                agent.last_error = cause;
                 return finish(error, builder.as_ref(), &emit);
             }
             Ok(ev) => {

@@ -11,6 +11,8 @@
 use std::io::Read;
 use std::time::Duration;
 
+use super::error::ProviderError;
+
 use ureq::http::{HeaderName, HeaderValue, Method, Request, Response, Uri};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
@@ -47,6 +49,33 @@ pub struct HttpError {
     pub error_type: Option<String>,
     /// The request cannot succeed as sent (an invalid URL): retrying fails the same way.
     pub permanent: bool,
+}
+
+impl HttpError {
+    /// The typed error a model request of `provider` failed with.
+    pub fn into_provider_error(self, provider: &str) -> ProviderError {
+        ProviderError::from_status(
+            self.status,
+            self.message,
+            &self.body,
+            self.retry_after_ms,
+            self.permanent,
+            provider,
+        )
+    }
+}
+
+/// A failure reading a streamed answer: the connection (retrying may help), or a 2xx answer
+/// that is no stream (final, as its words say).
+pub fn read_error(e: &std::io::Error) -> ProviderError {
+    let message = describe_io_error(e);
+    if NOT_A_STREAM_PREFIXES.iter().any(|p| message.starts_with(p)) {
+        return message.into();
+    }
+    ProviderError::Transport {
+        message,
+        permanent: false,
+    }
 }
 
 impl std::fmt::Display for HttpError {

@@ -224,7 +224,8 @@ fn sleep_unless_aborted(ms: u64, abort: &Abort) -> bool {
 }
 
 /// POSTs a provider request, retrying failed attempts under `rules` and `policy`. The final
-/// failure keeps the server's `Retry-After` on the writer for the agent-level policy.
+/// failure keeps the server's `Retry-After` for the agent-level policy; the provider makes it
+/// a `ProviderError` (`HttpError::into_provider_error`), rewording it first if its client does.
 pub fn post_json(
     w: &mut StreamWriter,
     rules: Rules,
@@ -265,15 +266,8 @@ pub fn post(
                 }
                 retry_index += 1;
             }
-            Next::GiveUp => {
-                let err = over_the_cap(err, policy.max_retry_delay_ms);
-                w.retry_after_ms = err.retry_after_ms;
-                return Err(err);
-            }
-            Next::Fail(e) => {
-                w.retry_after_ms = e.retry_after_ms;
-                return Err(e);
-            }
+            Next::GiveUp => return Err(over_the_cap(err, policy.max_retry_delay_ms)),
+            Next::Fail(e) => return Err(e),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io::Read;
 
+use super::error::ProviderError;
 use super::stream::Abort;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -157,8 +158,8 @@ impl SseParser {
 pub fn read_events<R: Read>(
     mut reader: R,
     abort: &Abort,
-    mut on_event: impl FnMut(SseEvent) -> Result<bool, String>,
-) -> Result<bool, String> {
+    mut on_event: impl FnMut(SseEvent) -> Result<bool, ProviderError>,
+) -> Result<bool, ProviderError> {
     let mut parser = SseParser::new();
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -168,7 +169,7 @@ pub fn read_events<R: Read>(
         let n = match reader.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(super::http::describe_io_error(&e)),
+            Err(e) => return Err(super::http::read_error(&e)),
         };
         if n == 0 {
             if let Some(ev) = parser.finish() {

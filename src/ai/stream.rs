@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::error::ProviderError;
 use super::partial_json::parse_partial_json;
 use super::types::*;
 use crate::util::sort;
@@ -102,8 +103,6 @@ pub struct StreamWriter {
     /// Content indexes whose block has started but not ended.
     open: Vec<usize>,
     finished: bool,
-    /// Set by the HTTP layer when the server asked us to wait before retrying.
-    pub retry_after_ms: Option<u64>,
     /// The model's prices; cost is filled in from usage when the stream ends.
     price: ModelCost,
     /// Usage and response ids as last reported to the listener (see `AssistantEvent::Meta`).
@@ -128,7 +127,6 @@ impl StreamWriter {
             tool_json: Vec::new(),
             open: Vec::new(),
             finished: false,
-            retry_after_ms: None,
             price: model.cost,
             sent_meta: Default::default(),
             aborted,
@@ -169,17 +167,9 @@ impl StreamWriter {
         }
     }
 
-    /// POSTs a provider request. On failure the server's `Retry-After` is kept for the retry
-    /// policy, so every provider reports it the same way.
-    pub fn post_json(
-        &mut self,
-        url: &str,
-        headers: &[(String, String)],
-        body: &serde_json::Value,
-    ) -> Result<super::http::Body, super::http::HttpError> {
-        super::http::post_json(url, headers, &body.to_string()).inspect_err(|e| {
-            self.retry_after_ms = e.retry_after_ms;
-        })
+    /// A failed request of this stream's provider, as the typed error it ends with.
+    pub fn http_error(&self, e: super::http::HttpError) -> ProviderError {
+        e.into_provider_error(&self.partial.provider)
     }
 
     pub fn start(&mut self) {
@@ -344,7 +334,8 @@ impl StreamWriter {
     }
 
     /// Finishes with an error (or `aborted` if the abort flag is set).
-    pub fn fail(&mut self, message: &str) {
+    pub fn fail(&mut self, error: impl Into<ProviderError>) {
+        let error = error.into();
         if self.finished {
             return;
         }
@@ -361,15 +352,15 @@ impl StreamWriter {
             StopReason::Error
         };
         self.partial.stop_reason = reason;
-        self.partial.error_message = Some(if reason == StopReason::Aborted {
-            "Request was aborted".to_string()
-        } else {
-            message.to_string()
+        let cause = (reason == StopReason::Error).then_some(error);
+        self.partial.error_message = Some(match &cause {
+            Some(e) => e.message().to_string(),
+            None => "Request was aborted".to_string(),
         });
         self.send(AssistantEvent::Error {
             reason,
             error: self.partial.clone(),
-            retry_after_ms: self.retry_after_ms,
+            cause,
         });
     }
 
@@ -547,7 +538,7 @@ impl MessageBuilder {
 /// exits on its next wake-up when it notices the flag or the closed channel.
 pub fn spawn_stream<F>(model: &Model, abort: Abort, produce: F) -> Receiver<AssistantEvent>
 where
-    F: FnOnce(&mut StreamWriter) -> Result<(), String> + Send + 'static,
+    F: FnOnce(&mut StreamWriter) -> Result<(), ProviderError> + Send + 'static,
 {
     let (tx, rx) = crossbeam_channel::bounded(EVENT_BUFFER);
     let model = model.clone();
@@ -559,14 +550,14 @@ where
             match outcome {
                 Ok(Ok(())) if w.abort.is_aborted() => w.fail("Request was aborted"),
                 Ok(Ok(())) => w.finish(),
-                Ok(Err(e)) => w.fail(&e),
-                Err(msg) => w.fail(&format!("Internal error in provider stream: {msg}")),
+                Ok(Err(e)) => w.fail(e),
+                Err(msg) => w.fail(format!("Internal error in provider stream: {msg}")),
             }
         }
     });
     if let Err(e) = spawned {
         let mut w = StreamWriter::new(tx, &model_placeholder(), Abort::new());
-        w.fail(&format!("could not start stream thread: {e}"));
+        w.fail(format!("could not start stream thread: {e}"));
     }
     rx
 }

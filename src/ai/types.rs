@@ -644,11 +644,12 @@ pub enum AssistantEvent {
         reason: StopReason,
         message: AssistantMessage,
     },
-    /// `retry_after_ms` is the server's `Retry-After`, when it sent one.
+    /// `cause` says why (with the server's `Retry-After`, when it sent one); `None` when
+    /// aborted. Not part of pi's JSON: the message's `errorMessage` is its text.
     Error {
         reason: StopReason,
         error: AssistantMessage,
-        retry_after_ms: Option<u64>,
+        cause: Option<super::error::ProviderError>,
     },
 }
 

@@ -220,9 +220,11 @@ impl Connection {
             multiplexed,
             shut_down: Mutex::new(false),
         });
-        spawn_writer(stdin, rx, Arc::clone(&conn))?;
-        spawn_reader(stdout, Arc::clone(&conn))?;
-        spawn_stderr(stderr, Arc::clone(&conn))?;
+        let thread =
+            |what: &str, e: std::io::Error| format!("could not start the {what} thread: {e}");
+        spawn_writer(stdin, rx, Arc::clone(&conn)).map_err(|e| thread("writer", e))?;
+        spawn_reader(stdout, Arc::clone(&conn)).map_err(|e| thread("reader", e))?;
+        spawn_stderr(stderr, Arc::clone(&conn)).map_err(|e| thread("stderr", e))?;
         Ok(conn)
     }
 
@@ -414,7 +416,7 @@ fn spawn_writer(
     mut stdin: std::process::ChildStdin,
     rx: Receiver<Value>,
     conn: Arc<Connection>,
-) -> Result<(), String> {
+) -> std::io::Result<()> {
     // Detached: it ends when the sender is dropped (shutdown) or the pipe breaks.
     std::thread::Builder::new()
         .name("pi-ext-writer".into())
@@ -434,7 +436,6 @@ fn spawn_writer(
             }
         })
         .map(|_| ())
-        .map_err(|e| format!("could not start the writer thread: {e}"))
 }
 
 impl Connection {
@@ -490,7 +491,7 @@ impl Connection {
     }
 }
 
-fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> Result<(), String> {
+fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> std::io::Result<()> {
     // Detached: it ends at EOF, which the kill in `die`/`shutdown` guarantees.
     std::thread::Builder::new()
         .name("pi-ext-reader".into())
@@ -501,7 +502,7 @@ fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> Res
                     true
                 }
                 Err(reason) => {
-                    conn.die(&reason);
+                    conn.die(&reason.to_string());
                     false
                 }
             });
@@ -515,7 +516,6 @@ fn spawn_reader(stdout: std::process::ChildStdout, conn: Arc<Connection>) -> Res
             });
         })
         .map(|_| ())
-        .map_err(|e| format!("could not start the reader thread: {e}"))
 }
 
 /// `@<ext> text`: a shared process's stderr line tagged with the extension that wrote it
@@ -526,7 +526,7 @@ fn tagged(line: &str) -> Option<(u64, &str)> {
     Some((n.parse().ok()?, text))
 }
 
-fn spawn_stderr(stderr: std::process::ChildStderr, conn: Arc<Connection>) -> Result<(), String> {
+fn spawn_stderr(stderr: std::process::ChildStderr, conn: Arc<Connection>) -> std::io::Result<()> {
     // Detached: it ends at EOF.
     std::thread::Builder::new()
         .name("pi-ext-stderr".into())
@@ -550,7 +550,6 @@ fn spawn_stderr(stderr: std::process::ChildStderr, conn: Arc<Connection>) -> Res
             }
         })
         .map(|_| ())
-        .map_err(|e| format!("could not start the stderr thread: {e}"))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::call_kind::ExecParams;
 use crate::util::process::{self, RunOptions};
 
 /// Bytes kept of each of stdout and stderr; the rest is read and dropped.
@@ -18,29 +19,24 @@ const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs `params.command` with `params.args` until it exits, `params.timeout` (ms) passes or
 /// `cancelled` says so; answers `{stdout, stderr, code, killed, truncated}`.
-pub fn run(params: &Value, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, String> {
-    let command = params["command"]
-        .as_str()
-        .filter(|c| !c.is_empty())
-        .ok_or("exec: missing \"command\"")?;
-    let args: Vec<String> = params["args"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let dir = params["cwd"]
-        .as_str()
+pub fn run(params: &ExecParams, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Result<Value, String> {
+    let command = params.command.as_str();
+    if command.is_empty() {
+        return Err("exec: missing \"command\"".into());
+    }
+    let args = &params.args;
+    let dir = params
+        .cwd
+        .as_deref()
         .map(|d| cwd.join(d))
         .unwrap_or_else(|| cwd.to_path_buf());
-    let timeout = params["timeout"]
-        .as_u64()
-        .filter(|t| *t > 0)
-        .map(Duration::from_millis);
+    let timeout = params
+        .timeout
+        .as_ref()
+        .and_then(|t| t.duration())
+        .filter(|t| !t.is_zero());
     let mut cmd = Command::new(command);
-    cmd.args(&args).current_dir(&dir);
+    cmd.args(args).current_dir(&dir);
     let sandbox = crate::util::sandbox::active();
     // Issue 29: a .git or .pi the program created is removed once it has ended.
     let before = sandbox.as_ref().map(|s| s.before_command());
@@ -103,6 +99,10 @@ mod tests {
 
     use super::*;
 
+    fn params(v: Value) -> ExecParams {
+        crate::util::typed_json::from_value(&v).unwrap()
+    }
+
     fn never() -> bool {
         false
     }
@@ -131,7 +131,7 @@ mod tests {
     fn runs_and_collects() {
         let dir = std::env::temp_dir();
         let r = run(
-            &json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 3"]}),
+            &params(json!({"command": "sh", "args": ["-c", "echo hi; echo oops >&2; exit 3"]})),
             &dir,
             &never,
         )
@@ -140,8 +140,13 @@ mod tests {
             r,
             json!({"stdout": "hi\n", "stderr": "oops\n", "code": 3, "killed": false, "truncated": false})
         );
-        assert!(run(&json!({"command": "/no/such/program"}), &dir, &never).is_err());
-        assert!(run(&json!({}), &dir, &never).is_err());
+        assert!(run(
+            &params(json!({"command": "/no/such/program"})),
+            &dir,
+            &never
+        )
+        .is_err());
+        assert!(run(&params(json!({"command": ""})), &dir, &never).is_err());
     }
 
     #[test]
@@ -152,7 +157,7 @@ mod tests {
         // pipe open forever.
         let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
         let r = run(
-            &json!({"command": "sh", "args": ["-c", script], "timeout": 200}),
+            &params(json!({"command": "sh", "args": ["-c", script], "timeout": 200})),
             dir.path(),
             &never,
         )
@@ -173,7 +178,7 @@ mod tests {
         let r = std::thread::scope(|s| {
             let h = s.spawn(|| {
                 run(
-                    &json!({"command": "sleep", "args": ["30"]}),
+                    &params(json!({"command": "sleep", "args": ["30"]})),
                     &std::env::temp_dir(),
                     &|| cancelled.load(Ordering::SeqCst),
                 )
@@ -189,7 +194,7 @@ mod tests {
     #[test]
     fn a_signal_reads_as_128_plus_its_number() {
         let r = run(
-            &json!({"command": "sh", "args": ["-c", "kill -KILL $$"]}),
+            &params(json!({"command": "sh", "args": ["-c", "kill -KILL $$"]})),
             &std::env::temp_dir(),
             &never,
         )
@@ -201,7 +206,7 @@ mod tests {
     #[test]
     fn output_is_capped() {
         let r = run(
-            &json!({"command": "sh", "args": ["-c", format!("head -c {} /dev/zero", MAX_OUTPUT + 4096)]}),
+            &params(json!({"command": "sh", "args": ["-c", format!("head -c {} /dev/zero", MAX_OUTPUT + 4096)]})),
             &std::env::temp_dir(),
             &never,
         )

@@ -3,12 +3,14 @@
 //! `docs/extensions.md` over their stdin/stdout. `discovery` finds them (with project trust),
 //! `load` starts them, `extension` is one of them, `host` is the session's door to them,
 //! `connection` owns each child process and its threads and `process` one extension's share
-//! of it, `calls` answers what they ask of pi (`requests` is what they ask, as data),
+//! of it, `calls` answers what they ask of pi (`call_kind` reads each call into a typed
+//! `Call`; `requests` is what the session is asked, as data),
 //! `services` lends them pi's tools and models (and streams their providers), `tool` turns
 //! their tools into agent tools, `hooks` chains their answers, `node_bridge` runs pi's
 //! TypeScript extensions through one Node.js process, and `ui` is the surface each mode
 //! provides.
 
+pub mod call_kind;
 pub mod calls;
 mod connection;
 pub mod discovery;

@@ -359,7 +359,7 @@ pub fn reply(id: &Value, result: Result<Value, String>) -> Value {
 /// ends (`true`). Blank lines are skipped; a line may end in `\r\n`.
 pub fn read_messages(
     mut reader: impl BufRead,
-    mut on_message: impl FnMut(Result<Value, String>) -> bool,
+    mut on_message: impl FnMut(Result<Value, LineError>) -> bool,
 ) -> bool {
     let mut buf = Vec::new();
     loop {
@@ -379,20 +379,36 @@ pub fn read_messages(
     }
 }
 
+/// Why a line from an extension is not a protocol message (the extension is then disabled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineError {
+    /// Not JSON at all; the start of the line.
+    NotJson(String),
+    /// JSON without a `type` pi knows; the start of the message.
+    UnknownMessage(String),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::NotJson(shown) => write!(f, "wrote a line that is not JSON: {shown:?}"),
+            LineError::UnknownMessage(shown) => write!(f, "wrote an unknown message: {shown}"),
+        }
+    }
+}
+
 /// A protocol line from the extension, or why it is not one.
-pub fn parse_line(line: &str) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(line).map_err(|_| {
-        let shown: String = line.chars().take(120).collect();
-        format!("wrote a line that is not JSON: {shown:?}")
-    })?;
+pub fn parse_line(line: &str) -> Result<Value, LineError> {
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return Err(LineError::NotJson(line.chars().take(120).collect()));
+    };
     match v.get("type").and_then(Value::as_str) {
         Some(
             "reply" | "tool_update" | "stream_event" | "register" | "call" | "cancel" | "error",
         ) => Ok(v),
-        _ => Err(format!("wrote an unknown message: {}", {
-            let s = v.to_string();
-            s.chars().take(120).collect::<String>()
-        })),
+        _ => Err(LineError::UnknownMessage(
+            v.to_string().chars().take(120).collect(),
+        )),
     }
 }
 
@@ -403,10 +419,14 @@ mod tests {
     #[test]
     fn only_protocol_lines_are_accepted() {
         assert!(parse_line(r#"{"type":"stream_event","id":1}"#).is_ok());
-        assert!(parse_line("hello").unwrap_err().contains("not JSON"));
-        assert!(parse_line(r#"{"type":"bogus"}"#)
-            .unwrap_err()
-            .contains("unknown message"));
+        assert_eq!(
+            parse_line("hello").unwrap_err().to_string(),
+            "wrote a line that is not JSON: \"hello\""
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"bogus"}"#).unwrap_err().to_string(),
+            r#"wrote an unknown message: {"type":"bogus"}"#
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::call_kind::{ModelRef, RunToolParams};
 use super::extension::Extension;
 use super::host::{ExtensionHost, HostServices};
 use super::process::RequestError;
@@ -26,9 +27,13 @@ fn output_json(out: &ToolOutput) -> Value {
 
 /// `tools.run {name, cwd, toolCallId, params}`: one of pi's built-in tools, as the extension's
 /// `createReadTool(cwd)` etc. call it; partial results stream back as `update` lines.
-pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &Value) {
-    let params = &msg["params"];
-    let name = params["name"].as_str().unwrap_or_default().to_string();
+pub(super) fn run_builtin_tool(
+    host: &Arc<ExtensionHost>,
+    ext: &Arc<Extension>,
+    msg: &Value,
+    params: RunToolParams,
+) {
+    let name = params.name;
     let reply = ReplyTo::of(ext, msg);
     let Some(tool) = host
         .services()
@@ -38,12 +43,12 @@ pub(super) fn run_builtin_tool(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, 
     else {
         return reply.send(Err(format!("Unknown built-in tool: {name}")));
     };
-    let cwd = params["cwd"]
-        .as_str()
+    let cwd = params
+        .cwd
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| host.cwd.clone());
-    let call_id = params["toolCallId"].as_str().unwrap_or("call").to_string();
-    let args = params["params"].clone();
+    let call_id = params.tool_call_id.unwrap_or_else(|| "call".to_string());
+    let args = params.params;
     let gate = host.services().gate;
     let call = ext.process.begin_call(msg.get("id"));
     let ext = Arc::clone(ext);
@@ -132,13 +137,17 @@ fn resolve_model(services: &HostServices, v: &Value) -> Result<(Model, StreamOpt
 
 /// `ai.stream {model, context, options}`: a model call through pi's providers; each event goes
 /// back as an `update` line and the final message is the answer.
-pub(super) fn ai_stream(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &Value) {
+pub(super) fn ai_stream(
+    host: &Arc<ExtensionHost>,
+    ext: &Arc<Extension>,
+    msg: &Value,
+    params: Value,
+) {
     let reply = ReplyTo::of(ext, msg);
     let services = host.services();
     let Some(stream) = services.stream.clone() else {
         return reply.send(Err("model calls are not available in this mode".into()));
     };
-    let params = msg["params"].clone();
     let (model, mut options) = match resolve_model(&services, &params["model"]) {
         Ok(m) => m,
         Err(e) => return reply.send(Err(e)),
@@ -202,10 +211,9 @@ pub(super) fn ai_stream(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &V
 }
 
 /// `models.auth {provider, modelId}`: the key and headers pi would send.
-pub(super) fn model_auth(host: &ExtensionHost, params: &Value) -> Result<Value, String> {
+pub(super) fn model_auth(host: &ExtensionHost, model: &ModelRef) -> Result<Value, String> {
     let services = host.services();
-    let provider = params["provider"].as_str().unwrap_or_default();
-    let id = params["modelId"].as_str().unwrap_or_default();
+    let (provider, id) = (model.provider.as_str(), model.model_id.as_str());
     let lookup = services
         .lookup
         .ok_or("models are not available in this mode")?;
@@ -360,12 +368,12 @@ fn provider_stream(
             .process
             .request(id, msg, None, Some(&abort), &mut on_event);
         if let Some(e) = failure {
-            return Err(e);
+            return Err(e.into());
         }
         match result {
             Ok(_) => Ok(()),
             Err(RequestError::Aborted) => Ok(()),
-            Err(e) => Err(format!("extension {}: {e}", ext.source.name())),
+            Err(e) => Err(format!("extension {}: {e}", ext.source.name()).into()),
         }
     })
 }

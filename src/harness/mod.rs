@@ -31,8 +31,8 @@ pub mod user_bash;
 use std::time::Duration;
 
 use crate::agent::{Agent, AgentEvent, CompactionReason, Run};
-use crate::ai::overflow::is_context_overflow;
-use crate::ai::{Abort, AssistantMessage, Message, StopReason};
+use crate::ai::overflow::is_context_overflow_from;
+use crate::ai::{Abort, AssistantMessage, Message, ProviderError, StopReason};
 use crate::resources::settings::{CompactionSettings, RetrySettings, Settings};
 use crate::session::compaction::{
     calculate_context_tokens, estimate_llm_context_tokens, should_compact,
@@ -422,17 +422,22 @@ impl AgentSession {
             let failed = last_assistant.as_ref().filter(|a| {
                 self.retry.enabled
                     && !self.abort.is_aborted()
-                    && retry::is_retryable(a, agent.model.context_window)
+                    && retry::is_retryable(
+                        a,
+                        retry::cause_of(a, agent.last_error.as_ref()),
+                        agent.model.context_window,
+                    )
             });
             // Known before `agent_end`, which says whether a retry follows.
-            let retry_delay = failed.and_then(|_| {
+            let retry_delay = failed.and_then(|failed| {
                 let next = attempt + 1;
                 (next <= self.retry.max_retries)
                     .then(|| {
                         retry::auto_retry_wait_ms(
                             &self.retry,
                             next,
-                            agent.last_retry_after_ms,
+                            retry::cause_of(failed, agent.last_error.as_ref())
+                                .and_then(ProviderError::retry_after_ms),
                             agent.options.provider_retry.max_retry_delay_ms,
                         )
                     })
@@ -659,7 +664,8 @@ impl AgentSession {
             self.agent = Some(agent);
             return None;
         }
-        if same_model && is_context_overflow(&a, window) {
+        let cause = retry::cause_of(&a, agent.last_error.as_ref());
+        if same_model && is_context_overflow_from(&a, cause, window) {
             if *overflow_attempted {
                 on_event(&AgentEvent::CompactionEnd {
                     reason: CompactionReason::Overflow,

@@ -1,31 +1,19 @@
 //! The agent-level retry policy, pi's second layer (the first is `ai::provider_retry`):
-//! which failed replies are worth running again — pi 1.x's own patterns over the error message,
-//! which is all that survives the stream — and the exponential backoff between attempts.
+//! which failed replies are worth running again, and the exponential backoff between attempts.
+//! The provider's typed error (`ai::ProviderError`) decides when it can: a rate limit or a
+//! dropped connection is retried, an overflow, refused credentials or a bad URL are not. What
+//! a server says only in words (a 5xx, an error inside the stream, a gateway's wording), and a
+//! failed reply read back from a session, is decided by pi 1.x's own patterns over the error
+//! message, as pi decides everything.
 
 use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
 
-use crate::ai::overflow::is_context_overflow;
-use crate::ai::{AssistantMessage, StopReason};
+use crate::ai::error::names_exhausted_quota;
+use crate::ai::overflow::is_context_overflow_from;
+use crate::ai::{AssistantMessage, ProviderError, StopReason};
 use crate::resources::settings::RetrySettings;
-
-/// Quota, budget and billing exhaustion: retrying cannot help (pi-ai's
-/// `NON_RETRYABLE_PROVIDER_LIMIT_ERROR_PATTERN`).
-const NOT_RETRYABLE: &[&str] = &[
-    "GoUsageLimitError",
-    "FreeUsageLimitError",
-    "Monthly usage limit reached",
-    "available balance",
-    "insufficient_quota",
-    "out of budget",
-    "quota exceeded",
-    "billing",
-    "subscription_sharing_usage_limit_exceeded",
-    "subscription_sharing_workplace_individual_usage_limit_exceeded",
-    // `"?1308(?![0-9])` in pi; the `regex` crate has no look-ahead.
-    r#""code"\s*:\s*"?1308(?:[^0-9]|$)"#,
-];
 
 /// Transient provider and transport failures (pi-ai's `RETRYABLE_PROVIDER_ERROR_PATTERN`).
 const RETRYABLE: &[&str] = &[
@@ -101,7 +89,6 @@ fn any_of(parts: &[&str]) -> Regex {
 /// exhausted quota. Our own "this 2xx answer is not a stream" reports are final: the server
 /// will answer the same way again.
 pub fn is_retryable_error_message(err: &str) -> bool {
-    static NOT: OnceLock<Regex> = OnceLock::new();
     static YES: OnceLock<Regex> = OnceLock::new();
     if crate::ai::http::NOT_A_STREAM_PREFIXES
         .iter()
@@ -109,19 +96,37 @@ pub fn is_retryable_error_message(err: &str) -> bool {
     {
         return false;
     }
-    !NOT.get_or_init(|| any_of(NOT_RETRYABLE)).is_match(err)
-        && YES.get_or_init(|| any_of(RETRYABLE)).is_match(err)
+    !names_exhausted_quota(err) && YES.get_or_init(|| any_of(RETRYABLE)).is_match(err)
 }
 
-/// pi's rule: an error with a message, not a context overflow, worded like a transient failure.
-pub fn is_retryable(msg: &AssistantMessage, context_window: u64) -> bool {
+/// The typed error `last` of the latest stream, if `msg` is the reply it ended.
+pub fn cause_of<'a>(
+    msg: &AssistantMessage,
+    last: Option<&'a ProviderError>,
+) -> Option<&'a ProviderError> {
+    last.filter(|e| {
+        msg.stop_reason == StopReason::Error && msg.error_message.as_deref() == Some(e.message())
+    })
+}
+
+/// Whether a failed reply is worth running again: by its typed error `cause` when that
+/// decides, else pi's rule: an error with a message, not a context overflow, worded like a
+/// transient failure.
+pub fn is_retryable(
+    msg: &AssistantMessage,
+    cause: Option<&ProviderError>,
+    context_window: u64,
+) -> bool {
     if msg.stop_reason != StopReason::Error {
         return false;
+    }
+    if let Some(known) = cause.and_then(ProviderError::is_retryable) {
+        return known;
     }
     let Some(err) = &msg.error_message else {
         return false;
     };
-    !is_context_overflow(msg, context_window) && is_retryable_error_message(err)
+    !is_context_overflow_from(msg, cause, context_window) && is_retryable_error_message(err)
 }
 
 /// The wait before retry number `attempt` (1-based): the server's own wait when it named one
@@ -182,8 +187,8 @@ mod tests {
     #[test]
     fn a_run_stopped_for_repeating_itself_is_neither_retried_nor_compacted() {
         let m = err(&crate::agent::repeats::stop_message());
-        assert!(!is_retryable(&m, 128_000));
-        assert!(!is_context_overflow(&m, 128_000));
+        assert!(!is_retryable(&m, None, 128_000));
+        assert!(!crate::ai::overflow::is_context_overflow(&m, 128_000));
     }
 
     #[test]
@@ -206,7 +211,7 @@ mod tests {
             "Connection reset by peer",
             "Responses websocket connection limit reached",
         ] {
-            assert!(is_retryable(&err(t), 0), "{t}");
+            assert!(is_retryable(&err(t), None, 0), "{t}");
         }
         for t in [
             "400 invalid model",
@@ -220,8 +225,43 @@ mod tests {
             "Not an event stream: the server answered 200 (application/json) with a document \
              instead of a stream: {\"error\":\"internal error\"}",
         ] {
-            assert!(!is_retryable(&err(t), 0), "{t}");
+            assert!(!is_retryable(&err(t), None, 0), "{t}");
         }
+    }
+
+    #[test]
+    fn the_typed_error_decides_before_the_words() {
+        let limited = ProviderError::RateLimited {
+            message: "slow down".into(),
+            retry_after_ms: Some(3000),
+        };
+        // "slow down" alone is no pattern of pi's: the type says a retry helps.
+        assert!(!is_retryable(&err("slow down"), None, 0));
+        assert!(is_retryable(&err("slow down"), Some(&limited), 0));
+        let auth = ProviderError::Auth {
+            message: "401 bad key, please retry your request".into(),
+        };
+        assert!(is_retryable(&err(auth.message()), None, 0), "by its words");
+        assert!(!is_retryable(&err(auth.message()), Some(&auth), 0));
+        let overflow = ProviderError::Overflow {
+            message: "400 Too big.".into(),
+        };
+        assert!(!is_retryable(&err("400 Too big."), Some(&overflow), 0));
+        assert!(is_context_overflow_from(
+            &err("400 Too big."),
+            Some(&overflow),
+            0
+        ));
+        // Words only: pi's patterns decide.
+        let worded = ProviderError::from("503 upstream connect error".to_string());
+        assert!(is_retryable(&err(worded.message()), Some(&worded), 0));
+    }
+
+    #[test]
+    fn a_cause_belongs_only_to_the_reply_it_ended() {
+        let e = ProviderError::from("boom".to_string());
+        assert!(cause_of(&err("boom"), Some(&e)).is_some());
+        assert!(cause_of(&err("other"), Some(&e)).is_none());
     }
 
     #[test]

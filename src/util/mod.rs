@@ -15,7 +15,8 @@
 //! elements in place (frames of rendered lines); `sort` is every sort in the crate,
 //! compiled once instead of once per element type; `collate` orders names as JavaScript's
 //! `localeCompare` does; `offline` reads `PI_OFFLINE` for every network path pi takes on its
-//! own account; `heap` gives freed memory back to the system when a run ends.
+//! own account; `heap` gives freed memory back to the system when a run ends; `typed_json`
+//! reads a JSON value into a typed shape with errors that name the field.
 
 pub mod atomic;
 pub mod browser;
@@ -40,3 +41,4 @@ pub mod shell_commands;
 pub mod shutdown;
 pub mod sort;
 pub mod terminal_text;
+pub mod typed_json;

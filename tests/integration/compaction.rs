@@ -150,3 +150,72 @@ fn a_resumed_session_over_the_threshold_is_compacted_before_the_prompt() {
         "the prompt goes out compacted"
     );
 }
+
+/// A context overflow as `api` reports it.
+fn overflow_reply(api: &str) -> Reply {
+    match api {
+        // OpenAI's code, with words pi's patterns do not know: only the type tells.
+        "openai-completions" | "openai-responses" => Reply::error(
+            400,
+            &json!({"error": {"message": "Your request is too big for this model.",
+                "type": "invalid_request_error", "param": "messages",
+                "code": "context_length_exceeded"}})
+            .to_string(),
+        ),
+        // Anthropic's own error type, inside the stream.
+        "anthropic-messages" => Reply::sse(
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"request_too_large\",\
+             \"message\":\"Request exceeds the maximum size\"}}\n\n",
+        ),
+        // Google has no code for it: its words, which pi matches.
+        _ => Reply::api_error(
+            api,
+            400,
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+        ),
+    }
+}
+
+#[test]
+fn an_overflow_error_from_each_provider_compacts_and_retries_the_prompt() {
+    let long = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet ".repeat(40));
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ] {
+        let mock = MockServer::start();
+        mock.push(Reply::text(api, &long("ANSWER-ONE")));
+        mock.push(Reply::text(api, &long("ANSWER-TWO")));
+        mock.push(overflow_reply(api));
+        mock.push(Reply::text(api, "## Goal\nSUMMARY-OF-EARLIER-WORK"));
+        mock.push(Reply::text(api, "ANSWER-THREE"));
+        let out = PiCommand::for_mock(api, &mock)
+            .write_agent_file(
+                "settings.json",
+                r#"{"retry":{"baseDelayMs":20},"compaction":{"keepRecentTokens":300}}"#,
+            )
+            .args(["-p"])
+            .args([
+                long("QUESTION-ONE"),
+                long("QUESTION-TWO"),
+                "QUESTION-THREE".into(),
+            ])
+            .run();
+        out.assert_code(0).assert_no_panic();
+        assert!(
+            out.stdout.contains("ANSWER-THREE"),
+            "{api}: {} / {}",
+            out.stdout,
+            out.stderr
+        );
+        let reqs = mock.requests();
+        assert_eq!(reqs.len(), 5, "{api}: the overflow, a summary, the retry");
+        let retried = reqs[4].body_text();
+        assert!(
+            retried.contains("SUMMARY-OF-EARLIER-WORK") && retried.contains("QUESTION-THREE"),
+            "{api}: the prompt goes again after the summary: {retried}"
+        );
+    }
+}

@@ -685,3 +685,39 @@ fn a_command_from_a_dash_e_extension_is_listed_with_pis_cli_source() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn a_malformed_call_gets_one_error_naming_the_method_and_the_field() {
+    let mock = MockServer::with_replies([Reply::text(API, "ok")]);
+    let pi = PiCommand::for_mock(API, &mock).args(["-p", "hello"]);
+    // On `before_agent_start` it makes a call with a bad parameter and a notification missing
+    // one, then hands the answer it got back to pi as context, where the model request shows it.
+    script(
+        &pi.agent_dir().join("extensions").join("bad_calls.py"),
+        "#!/usr/bin/env python3\nimport json, sys\n\
+         event = None\n\
+         for line in sys.stdin:\n    msg = json.loads(line)\n\
+         \x20   if msg['type'] == 'hello':\n\
+         \x20       print(json.dumps({'type': 'register', 'protocol': 1, 'events': ['before_agent_start']}), flush=True)\n\
+         \x20   elif msg.get('event') == 'before_agent_start':\n\
+         \x20       event = msg['id']\n\
+         \x20       print(json.dumps({'type': 'call', 'method': 'ui.setStatus', 'params': {'text': 'no key'}}), flush=True)\n\
+         \x20       print(json.dumps({'type': 'call', 'id': 'c1', 'method': 'setActiveTools', 'params': {'names': ['read', 7]}}), flush=True)\n\
+         \x20   elif msg['type'] == 'reply' and msg.get('id') == 'c1':\n\
+         \x20       print(json.dumps({'type': 'reply', 'id': event, 'result': {'message': {'customType': 'err', 'content': msg.get('error', 'no error'), 'display': False}}}), flush=True)\n",
+    );
+    let out = pi.run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(
+        mock.requests()[0].user_texts(),
+        [
+            "hello",
+            "setActiveTools: \"names[1]\": invalid type: integer `7`, expected a string"
+        ]
+    );
+    assert!(
+        out.stderr.contains("ui.setStatus: missing \"key\""),
+        "a notification nobody answers is reported: {}",
+        out.stderr
+    );
+}

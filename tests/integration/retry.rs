@@ -295,3 +295,23 @@ fn the_countdown_shows_the_servers_wait_and_escape_cancels_it() {
     let status = child.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn refused_credentials_are_not_retried_whatever_their_words() {
+    // The words look transient (pi's patterns would retry them); the status says a retry
+    // cannot help, and the typed error decides.
+    let api = "anthropic-messages";
+    let mock = MockServer::with_replies([
+        Reply::api_error(api, 401, "invalid x-api-key; please retry your request"),
+        Reply::text(api, "must not be used"),
+    ]);
+    let out = PiCommand::for_mock(api, &mock).args(["-p", "hello"]).run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr
+            .contains("401 invalid x-api-key; please retry your request"),
+        "the text users see is unchanged: {}",
+        out.stderr
+    );
+    assert_eq!(mock.request_count(), 1);
+}

@@ -10,6 +10,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::hot::{or_empty, AnthropicBlockDelta, AnthropicDelta};
+use crate::ai::error::ProviderError;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -56,7 +57,7 @@ pub fn stream(
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream_with(resp, w, &cost, oauth_tools.as_deref())
     })
 }
@@ -500,18 +501,18 @@ fn convert_tools(tools: &[ToolSpec], oauth: bool, eager: bool, cache: Option<&Va
     Value::Array(list)
 }
 
-fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
+fn map_stop_reason(reason: &str) -> Result<StopReason, ProviderError> {
     match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
         "max_tokens" => Ok(StopReason::Length),
         "tool_use" => Ok(StopReason::ToolUse),
         "refusal" | "sensitive" => Ok(StopReason::Error),
-        other => Err(format!("Unhandled stop reason: {other}")),
+        other => Err(format!("Unhandled stop reason: {other}").into()),
     }
 }
 
 /// Parses an Anthropic SSE stream into `w` (no pricing, API-key tool names).
-pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     parse_stream_with(reader, w, &ModelCost::default(), None)
 }
 
@@ -587,7 +588,7 @@ pub fn parse_stream_with<R: Read>(
     w: &mut StreamWriter,
     cost: &ModelCost,
     oauth_tools: Option<&[ToolSpec]>,
-) -> Result<(), String> {
+) -> Result<(), ProviderError> {
     // The start event carries the input usage of Anthropic's `message_start` (not yet its id),
     // as pi's does: its consumer reads the message once that first SSE event is parsed.
     let mut started = false;
@@ -597,7 +598,7 @@ pub fn parse_stream_with<R: Read>(
     let mut raw_stop = String::new();
     let read = read_events(reader, &abort, |ev| {
         if ev.event == "error" {
-            return Err(stream_error_message(&ev.data));
+            return Err(stream_error(&ev.data));
         }
         let known = [
             "",
@@ -639,7 +640,7 @@ pub fn parse_stream_with<R: Read>(
             w.start();
         }
         match typ {
-            "error" => return Err(stream_error_message(&ev.data)),
+            "error" => return Err(stream_error(&ev.data)),
             "message_start" => {
                 let msg = &v["message"];
                 // pi 1.x records the one-hour share of cache writes for every Anthropic reply.
@@ -750,9 +751,9 @@ pub fn parse_stream_with<R: Read>(
         );
     }
     if w.partial.stop_reason == StopReason::Error {
-        return Err(format!(
-            "The model stopped without an answer (stop_reason: {raw_stop})"
-        ));
+        return Err(
+            format!("The model stopped without an answer (stop_reason: {raw_stop})").into(),
+        );
     }
     Ok(())
 }
@@ -764,14 +765,17 @@ fn set_signature(w: &mut StreamWriter, index: usize, sig: Option<String>) {
 }
 
 /// The readable message of an in-stream `error` event (`{"error":{"type","message"}}`).
-fn stream_error_message(data: &str) -> String {
+fn stream_error(data: &str) -> ProviderError {
     let parsed: Option<Value> = serde_json::from_str(data).ok();
     let err = parsed.as_ref().map(|v| v.get("error").unwrap_or(v));
-    match err.and_then(|e| e.get("message")).and_then(Value::as_str) {
+    let message = match err.and_then(|e| e.get("message")).and_then(Value::as_str) {
         Some(m) => m.to_string(),
         None if data.trim().is_empty() => "Anthropic stream error (no details)".into(),
         None => format!("Anthropic stream error: {}", clip(data)),
-    }
+    };
+    // `request_too_large` is Anthropic's type for an overflow; the rest go by their words.
+    let kind = err.and_then(|e| e.get("type")).and_then(Value::as_str);
+    ProviderError::in_stream(message, kind)
 }
 
 /// Helpers shared by the provider tests of this module and `google`.

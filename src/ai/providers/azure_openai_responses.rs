@@ -267,7 +267,7 @@ fn stream_with(
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
         let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         openai_responses::parse_stream(resp, w)
     })
 }

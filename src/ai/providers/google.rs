@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
+use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
@@ -35,7 +36,7 @@ pub fn stream(
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::GoogleSdk, &retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream_with(resp, w, &cost)
     })
 }
@@ -454,7 +455,7 @@ fn map_finish_reason(reason: &str) -> StopReason {
 }
 
 /// Parses a Google SSE stream into `w` (usage left unpriced).
-pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     parse_stream_with(reader, w, &ModelCost::default())
 }
 
@@ -487,7 +488,7 @@ pub fn parse_stream_with<R: Read>(
     reader: R,
     w: &mut StreamWriter,
     cost: &ModelCost,
-) -> Result<(), String> {
+) -> Result<(), ProviderError> {
     w.start();
     let abort = w.abort.clone();
     let mut current: Current = None;
@@ -504,7 +505,7 @@ pub fn parse_stream_with<R: Read>(
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| format!("Could not parse Google SSE chunk: {e}; data={}", clip(data)))?;
         if let Some(err) = chunk.get("error") {
-            return Err(stream_error_message(err));
+            return Err(stream_error_message(err).into());
         }
         if w.partial.response_id.is_none() {
             if let Some(id) = chunk
@@ -560,9 +561,9 @@ pub fn parse_stream_with<R: Read>(
             "Connection lost: stream ended before the response was complete (no finishReason)"
                 .into(),
         ),
-        Some(r) if w.partial.stop_reason == StopReason::Error => Err(format!(
-            "The model stopped without an answer (finishReason: {r})"
-        )),
+        Some(r) if w.partial.stop_reason == StopReason::Error => {
+            Err(format!("The model stopped without an answer (finishReason: {r})").into())
+        }
         Some(_) => Ok(()),
     }
 }

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::hot::MistralChunk;
 use super::openai_compat as oc;
+use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
@@ -33,7 +34,10 @@ pub fn stream(
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::Never, &retry, &url, &headers, &body)
-            .map_err(|e| format_http_error(e.status, &e.message))?;
+            .map_err(|e| {
+                let message = format_http_error(e.status, &e.message);
+                w.http_error(crate::ai::http::HttpError { message, ..e })
+            })?;
         parse_stream(resp, w)
     })
 }
@@ -427,7 +431,7 @@ fn handle_content(item: &Value, cur: &mut Current, w: &mut StreamWriter) {
 
 /// Translates a Mistral chat SSE body into events on `w`. Usage is set on `w.partial`
 /// without pricing (the caller applies the model's prices).
-pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     w.start();
     let abort = w.abort.clone();
     let mut cur = Current { block: None };
@@ -460,7 +464,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         }
         let chunk = oc::parse_chunk(data)?;
         if let Some(msg) = chunk_error(&chunk) {
-            return Err(msg);
+            return Err(msg.into());
         }
         if w.partial.response_id.is_none() {
             if let Some(id) = chunk
@@ -535,7 +539,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
     })?;
 
     if !saw_done && !saw_finish {
-        return Err(oc::CONNECTION_LOST.to_string());
+        return Err(oc::CONNECTION_LOST.into());
     }
     // pi ends the current text/thinking block before the tool calls; otherwise the open blocks
     // are ended (in content order) by `finish`, after the caller has priced usage.

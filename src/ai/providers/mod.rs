@@ -52,7 +52,7 @@ pub fn stream(
                 };
                 &resolved
             }
-            Err(msg) => return spawn_stream(model, abort, move |_| Err(msg)),
+            Err(msg) => return spawn_stream(model, abort, move |_| Err(msg.into())),
         }
     } else {
         model
@@ -70,7 +70,7 @@ pub fn stream(
         api if api.starts_with("scripted") => scripted::stream(model, context, options, abort),
         api => {
             let msg = format!("No API provider registered for api: {api}");
-            spawn_stream(model, abort, move |_| Err(msg))
+            spawn_stream(model, abort, move |_| Err(msg.into()))
         }
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::openai_compat as oc;
 use super::openai_responses;
+use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort};
 use crate::ai::types::*;
@@ -32,7 +33,15 @@ pub fn stream(
     spawn_stream(model, abort, move |w| {
         let (url, headers, body) = request?;
         let resp = provider_retry::post_json(w, Rules::Codex, &retry, &url, &headers, &body)
-            .map_err(|e| friendly_error(e.status, &e.body).unwrap_or(e.message))?;
+            .map_err(|e| match friendly_error(e.status, &e.body) {
+                // pi rewords Codex's usage limits and decides on them by these words.
+                Some(message) => ProviderError::Provider {
+                    status: e.status,
+                    message,
+                    retry_after_ms: e.retry_after_ms,
+                },
+                None => w.http_error(e),
+            })?;
         openai_responses::parse_stream_mapped(resp, w, &map_event)
     })
 }
@@ -157,24 +166,31 @@ pub fn build_request(
 }
 
 /// The backend's events in the shape the shared parser knows.
-fn map_event(mut e: Value) -> Result<Value, String> {
+fn map_event(mut e: Value) -> Result<Value, ProviderError> {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
     match e.get("type").and_then(Value::as_str).unwrap_or("") {
         "error" => {
             let (code, message) = (s(e.get("code")), s(e.get("message")));
-            let what = [message, code]
+            let what = [message, code.clone()]
                 .into_iter()
                 .find(|x| !x.is_empty())
                 .unwrap_or_else(|| e.to_string());
-            Err(format!("Codex error: {what}"))
+            Err(ProviderError::in_stream(
+                format!("Codex error: {what}"),
+                Some(code.as_str()),
+            ))
         }
         "response.failed" => {
             let message = s(e.pointer("/response/error/message"));
-            Err(if message.is_empty() {
-                "Codex response failed".into()
-            } else {
-                message
-            })
+            let code = s(e.pointer("/response/error/code"));
+            Err(ProviderError::in_stream(
+                if message.is_empty() {
+                    "Codex response failed".into()
+                } else {
+                    message
+                },
+                Some(code.as_str()),
+            ))
         }
         "response.done" | "response.completed" | "response.incomplete" => {
             e["type"] = json!("response.completed");

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::ai::error::ProviderError;
 use crate::ai::types::{Model, StreamOptions, ThinkingLevel};
 
 /// How a provider wants reasoning requested on Chat Completions.
@@ -355,10 +356,10 @@ pub fn error_message(err: &Value) -> String {
 }
 
 /// Parses one SSE data payload, turning bad JSON into a readable error.
-pub fn parse_chunk(data: &str) -> Result<Value, String> {
+pub fn parse_chunk(data: &str) -> Result<Value, ProviderError> {
     serde_json::from_str(data).map_err(|e| {
         let snippet: String = data.chars().take(200).collect();
-        format!("Malformed stream chunk from server ({e}): {snippet}")
+        format!("Malformed stream chunk from server ({e}): {snippet}").into()
     })
 }
 

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::hot::ChatChunk as HotChunk;
 use super::openai_compat::{self as oc, Compat, ThinkingFormat};
+use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
@@ -28,16 +29,16 @@ pub fn stream(
     let window = model.context_window;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream(resp, w).map_err(|e| with_window(e, window))
     })
 }
 
 /// An empty reply (llama.cpp's answer to a prompt longer than its window) names the window
 /// the model was configured or detected with, so the user sees which limit was hit.
-fn with_window(err: String, window: u64) -> String {
-    if err.starts_with("Empty reply:") && window > 0 {
-        format!("{err} This model's context window is {window} tokens.")
+fn with_window(err: ProviderError, window: u64) -> ProviderError {
+    if err.message().starts_with("Empty reply:") && window > 0 {
+        format!("{err} This model's context window is {window} tokens.").into()
     } else {
         err
     }
@@ -688,7 +689,7 @@ fn hot_chunk(data: &str, blocks: &mut Blocks, w: &mut StreamWriter) -> bool {
 
 /// Translates a Chat Completions SSE body into events on `w`. Usage is set on `w.partial`
 /// without pricing (the caller applies the model's prices).
-pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     // `start` waits for the first chunk, so `message_start` carries its response id and model
     // as pi's does (pi reads the first chunk before its listeners see `start`).
     let abort = w.abort.clone();
@@ -711,7 +712,8 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
         }
         let chunk = oc::parse_chunk(data)?;
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(oc::error_message(err));
+            let code = err.get("code").and_then(Value::as_str);
+            return Err(ProviderError::in_stream(oc::error_message(err), code));
         }
         if !chunk.is_object() {
             return Ok(true);
@@ -797,14 +799,14 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
     read?;
 
     if !saw_done && !saw_finish {
-        return Err(oc::CONNECTION_LOST.to_string());
+        return Err(oc::CONNECTION_LOST.into());
     }
     // On success the open blocks are ended by `finish`, after the caller has priced usage.
     if w.partial.stop_reason == StopReason::Error {
         w.end_all_blocks();
-        return Err(
-            error_message.unwrap_or_else(|| "Provider returned an error stop reason".into())
-        );
+        return Err(error_message
+            .unwrap_or_else(|| "Provider returned an error stop reason".into())
+            .into());
     }
     Ok(())
 }

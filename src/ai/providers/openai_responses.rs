@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::hot::{or_empty, ResponsesDelta};
 use super::openai_compat as oc;
+use crate::ai::error::ProviderError;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::sse::read_events;
@@ -32,7 +33,7 @@ pub fn stream(
     let retry = options.provider_retry;
     spawn_stream(model, abort, move |w| {
         let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream(resp, w)
     })
 }
@@ -341,12 +342,12 @@ pub(crate) fn convert_items(
 }
 
 /// Response `status` → stop reason (pi's mapping; unknown statuses are an error).
-fn map_status(status: Option<&str>) -> Result<StopReason, String> {
+fn map_status(status: Option<&str>) -> Result<StopReason, ProviderError> {
     Ok(match status {
         None | Some("completed") | Some("in_progress") | Some("queued") => StopReason::Stop,
         Some("incomplete") => StopReason::Length,
         Some("failed") | Some("cancelled") => StopReason::Error,
-        Some(other) => return Err(format!("Unhandled stop reason: {other}")),
+        Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
     })
 }
 
@@ -419,7 +420,7 @@ fn apply_delta(w: &mut StreamWriter, cur: &mut Option<Current>, ty: &str, d: &st
 
 /// Translates a Responses SSE body into events on `w`. Usage is set on `w.partial` without
 /// pricing (the caller applies the model's prices).
-pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     parse_stream_mapped(reader, w, &|e| Ok(e))
 }
 
@@ -428,8 +429,8 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Stri
 pub(crate) fn parse_stream_mapped<R: Read>(
     reader: R,
     w: &mut StreamWriter,
-    map: &dyn Fn(Value) -> Result<Value, String>,
-) -> Result<(), String> {
+    map: &dyn Fn(Value) -> Result<Value, ProviderError>,
+) -> Result<(), ProviderError> {
     w.start();
     let abort = w.abort.clone();
     let mut cur: Option<Current> = None;
@@ -450,7 +451,8 @@ pub(crate) fn parse_stream_mapped<R: Read>(
         let e = map(oc::parse_chunk(data)?)?;
         if let Some(err) = e.get("error").filter(|v| v.is_object()) {
             if kind(&e).is_empty() {
-                return Err(oc::error_message(err));
+                let code = err.get("code").and_then(Value::as_str);
+                return Err(ProviderError::in_stream(oc::error_message(err), code));
             }
         }
         let ty = match kind(&e) {
@@ -564,10 +566,11 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                     .get("message")
                     .and_then(Value::as_str)
                     .unwrap_or("Unknown error");
-                return Err(format!(
+                let message = format!(
                     "Error Code {}: {msg}",
                     code.as_deref().unwrap_or("undefined")
-                ));
+                );
+                return Err(ProviderError::in_stream(message, code.as_deref()));
             }
             "response.failed" => {
                 let resp = e.get("response").cloned().unwrap_or(Value::Null);
@@ -575,6 +578,7 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                 let reason = resp
                     .pointer("/incomplete_details/reason")
                     .and_then(Value::as_str);
+                let code = err.and_then(|e| e.get("code")).and_then(Value::as_str);
                 let msg = match (err, reason) {
                     (Some(err), _) => {
                         let f = |k: &str, d: &str| {
@@ -589,7 +593,7 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                     (None, Some(r)) => format!("incomplete: {r}"),
                     (None, None) => "Unknown error (no error details in response)".to_string(),
                 };
-                return Err(msg);
+                return Err(ProviderError::in_stream(msg, code));
             }
             _ => {}
         }
@@ -597,13 +601,13 @@ pub(crate) fn parse_stream_mapped<R: Read>(
     })?;
 
     if !completed {
-        return Err(oc::CONNECTION_LOST.to_string());
+        return Err(oc::CONNECTION_LOST.into());
     }
     if matches!(
         w.partial.stop_reason,
         StopReason::Error | StopReason::Aborted
     ) {
-        return Err("An unknown error occurred".to_string());
+        return Err("An unknown error occurred".into());
     }
     Ok(())
 }

@@ -6,6 +6,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::ai::ProviderError;
+
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
@@ -80,7 +82,7 @@ pub fn stream(
     let reply = next_reply(&model.id);
     spawn_stream(model, abort, move |w| {
         let reply = reply.ok_or("scripted provider: no reply queued")?;
-        let pause = |w: &crate::ai::StreamWriter| -> Result<(), String> {
+        let pause = |w: &crate::ai::StreamWriter| -> Result<(), ProviderError> {
             if !reply.delay.is_zero() {
                 std::thread::sleep(reply.delay);
             }
@@ -125,7 +127,7 @@ pub fn stream(
         }
         w.partial.usage = reply.usage;
         match &reply.error {
-            Some(e) => Err(e.clone()),
+            Some(e) => Err(e.clone().into()),
             None => Ok(()),
         }
     })

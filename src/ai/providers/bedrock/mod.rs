@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::cloud::{amz_date, now_secs, process_env, SharedEnv};
 use super::hot::BedrockBlockDelta;
+use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
 use crate::ai::stream::{spawn_stream, Abort, StreamWriter};
 use crate::ai::types::*;
@@ -75,7 +76,7 @@ pub fn stream_with_env(
         }
         let retry = &options.provider_retry;
         let resp = provider_retry::post(w, Rules::AwsSdk, retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream(resp, w)
     })
 }
@@ -122,7 +123,7 @@ fn exception_message(kind: &str, payload: &[u8]) -> String {
 
 /// Parses a Converse event stream into `w`. Succeeds only if `messageStop` arrived with a
 /// stop reason pi accepts.
-pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), String> {
+pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), ProviderError> {
     let abort = w.abort.clone();
     let mut decoder = Decoder::new();
     let mut blocks: Blocks = Vec::new();
@@ -135,7 +136,7 @@ pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), 
         let n = match reader.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(crate::ai::http::describe_io_error(&e)),
+            Err(e) => return Err(crate::ai::http::read_error(&e)),
         };
         if n == 0 {
             break;
@@ -145,7 +146,7 @@ pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), 
             handle_message(frame, w, &mut blocks, &mut stop)?;
         }
         if let Some(e) = err {
-            return Err(e);
+            return Err(e.into());
         }
     }
     if decoder.pending() > 0 {
@@ -156,9 +157,9 @@ pub fn parse_stream<R: Read>(mut reader: R, w: &mut StreamWriter) -> Result<(), 
             "Connection lost: stream ended before the response was complete (no messageStop)"
                 .into(),
         ),
-        Some(r) if w.partial.stop_reason == StopReason::Error => Err(format!(
-            "The model stopped without an answer (stopReason: {r})"
-        )),
+        Some(r) if w.partial.stop_reason == StopReason::Error => {
+            Err(format!("The model stopped without an answer (stopReason: {r})").into())
+        }
         Some(_) => Ok(()),
     }
 }
@@ -223,16 +224,16 @@ fn handle_message(
     w: &mut StreamWriter,
     blocks: &mut Blocks,
     stop: &mut Option<String>,
-) -> Result<(), String> {
+) -> Result<(), ProviderError> {
     match msg.header(":message-type") {
         Some("exception") => {
             let kind = msg.header(":exception-type").unwrap_or("exception");
-            return Err(exception_message(kind, &msg.payload));
+            return Err(exception_message(kind, &msg.payload).into());
         }
         Some("error") => {
             let code = msg.header(":error-code").unwrap_or("Error");
             let text = msg.header(":error-message").unwrap_or("unknown error");
-            return Err(format!("{code}: {text}"));
+            return Err(format!("{code}: {text}").into());
         }
         _ => {}
     }
@@ -269,7 +270,8 @@ fn handle_message(
             if role != "assistant" {
                 return Err(format!(
                     "Unexpected message start with role {role:?} instead of assistant"
-                ));
+                )
+                .into());
             }
             w.start();
         }

@@ -467,16 +467,71 @@ fn stream_reports_http_errors_with_retry_after() {
     .collect();
     server.join().unwrap();
     match events.last() {
-        Some(AssistantEvent::Error {
-            error,
-            retry_after_ms,
-            ..
-        }) => {
+        Some(AssistantEvent::Error { error, cause, .. }) => {
             assert_eq!(error.error_message.as_deref(), Some("529 Overloaded"));
-            assert_eq!(*retry_after_ms, Some(2000));
+            assert_eq!(
+                cause,
+                &Some(ProviderError::Provider {
+                    status: Some(529),
+                    message: "529 Overloaded".into(),
+                    retry_after_ms: Some(2000)
+                }),
+                "a 529 is decided by its words, as pi decides it"
+            );
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The typed error the stream ends with when the server answers `status` with `body`.
+fn cause_of_answer(status: &str, headers: &str, body: &str) -> Option<ProviderError> {
+    let (base, server) = serve_once(status, headers, body.as_bytes().to_vec());
+    let mut m = model();
+    m.base_url = base;
+    let events: Vec<AssistantEvent> = stream(
+        &m,
+        &Context::default(),
+        &StreamOptions::default(),
+        Abort::new(),
+    )
+    .iter()
+    .collect();
+    server.join().unwrap();
+    match events.last() {
+        Some(AssistantEvent::Error { cause, .. }) => cause.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_status_and_body_type_the_error_at_the_edge() {
+    let limited = cause_of_answer(
+        "429 Too Many Requests",
+        "retry-after: 3\r\n",
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
+    );
+    assert_eq!(
+        limited,
+        Some(ProviderError::RateLimited {
+            message: "429 Number of request tokens has exceeded your per-minute rate limit".into(),
+            retry_after_ms: Some(3000)
+        })
+    );
+    let overflow = cause_of_answer(
+        "400 Bad Request",
+        "",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+    );
+    assert!(
+        matches!(overflow, Some(ProviderError::Overflow { .. })),
+        "{overflow:?}"
+    );
+    let auth = cause_of_answer(
+        "401 Unauthorized",
+        "",
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+    );
+    assert!(matches!(auth, Some(ProviderError::Auth { .. })), "{auth:?}");
 }
 
 #[test]

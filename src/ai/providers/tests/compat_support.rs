@@ -75,7 +75,7 @@ pub fn run_once(
     data: &[u8],
     n: usize,
     model: &Model,
-    parse: fn(Chunked, &mut StreamWriter) -> Result<(), String>,
+    parse: fn(Chunked, &mut StreamWriter) -> Result<(), crate::ai::ProviderError>,
 ) -> Run {
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut w = StreamWriter::new(tx, model, Abort::new());
@@ -88,7 +88,7 @@ pub fn run_once(
         &mut w,
     ) {
         Ok(()) => w.finish(),
-        Err(e) => w.fail(&e),
+        Err(e) => w.fail(e),
     }
     drop(w);
     let events: Vec<AssistantEvent> = rx.try_iter().collect();
@@ -112,7 +112,7 @@ pub fn run_once(
 pub fn run_all_chunkings(
     data: &[u8],
     model: &Model,
-    parse: fn(Chunked, &mut StreamWriter) -> Result<(), String>,
+    parse: fn(Chunked, &mut StreamWriter) -> Result<(), crate::ai::ProviderError>,
 ) -> Run {
     let first = run_once(data, data.len().max(1), model, parse);
     for n in [1, 2, 3, 5, 17, 64] {

@@ -15,7 +15,7 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
-fn parse(r: Chunked, w: &mut StreamWriter) -> Result<(), String> {
+fn parse(r: Chunked, w: &mut StreamWriter) -> Result<(), crate::ai::ProviderError> {
     openai_responses::parse_stream_mapped(r, w, &map_event)
 }
 

@@ -399,7 +399,7 @@ fn aborted_stream_reports_aborted() {
         &mut w,
     )
     .unwrap_err();
-    w.fail(&err);
+    w.fail(err);
     match rx.try_iter().last() {
         Some(AssistantEvent::Error { reason, .. }) => assert_eq!(reason, StopReason::Aborted),
         other => panic!("{other:?}"),
@@ -419,11 +419,11 @@ fn tool_history_without_tools_sends_empty_tools() {
 fn an_empty_reply_names_the_models_window() {
     let e = "Empty reply: the server answered 200 (text/event-stream) and sent no data.";
     assert_eq!(
-        with_window(e.into(), 4096),
+        with_window(e.into(), 4096).to_string(),
         format!("{e} This model's context window is 4096 tokens.")
     );
     assert_eq!(
-        with_window("Connection lost".into(), 4096),
+        with_window("Connection lost".into(), 4096).to_string(),
         "Connection lost"
     );
 }

@@ -68,7 +68,7 @@ pub fn run_parser(
     bytes: &[u8],
     sizes: &[usize],
     model: &Model,
-    parse: impl FnOnce(Chunked<'_>, &mut StreamWriter) -> Result<(), String>,
+    parse: impl FnOnce(Chunked<'_>, &mut StreamWriter) -> Result<(), crate::ai::ProviderError>,
 ) -> Vec<AssistantEvent> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut w = StreamWriter::new(tx, model, Abort::new());
@@ -81,7 +81,7 @@ pub fn run_parser(
         &mut w,
     ) {
         Ok(()) => w.finish(),
-        Err(e) => w.fail(&e),
+        Err(e) => w.fail(e),
     }
     drop(w);
     rx.iter().collect()
@@ -140,7 +140,7 @@ pub fn assert_same_reading(
     hot: &[u8],
     cold: &[u8],
     model: &Model,
-    parse: impl Fn(Chunked<'_>, &mut StreamWriter) -> Result<(), String>,
+    parse: impl Fn(Chunked<'_>, &mut StreamWriter) -> Result<(), crate::ai::ProviderError>,
 ) {
     assert_ne!(hot, cold, "the cold copy must differ");
     for sizes in [&[usize::MAX][..], &[1, 7]] {

@@ -147,7 +147,7 @@ pub fn stream_with_env(
         let headers = merge_headers(auth, model_c.headers.as_ref(), &options.headers);
         let retry = &options.provider_retry;
         let resp = provider_retry::post_json(w, Rules::GoogleSdk, retry, &url, &headers, &body)
-            .map_err(|e| e.message)?;
+            .map_err(|e| w.http_error(e))?;
         parse_stream_with(resp, w, &model_c.cost)
     })
 }
