@@ -238,12 +238,13 @@ impl Server {
             host.set_ui(std::sync::Arc::clone(ui));
         }
         // Approval rules (issue 34) ask the editor's user, as a sandboxed command does; no
-        // answer in two minutes is a no.
+        // answer in two minutes is a no. "Always" is remembered as in the terminal.
         if let (Some(approvals), Some(ui)) = (&session.approvals, &self.ui) {
             approvals.set_asker(Some(crate::harness::approval::Asker {
                 ui: std::sync::Arc::clone(ui),
                 timeout: Some(std::time::Duration::from_secs(120)),
-                menu: false,
+                // Allow once, always (this session or saved) and reject, as in the terminal.
+                menu: true,
             }));
         }
         let actor_env = ActorEnv {
