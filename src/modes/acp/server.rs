@@ -577,7 +577,12 @@ impl Server {
                 )))
             }
         }
-        Ok(json!({"configOptions": SessionFacts::of(&live.slot).config_options()}))
+        let options = SessionFacts::of(&live.slot).config_options();
+        // Told as an update too (as pi-acp does), for the views that follow updates only.
+        self.notify_update(
+            json!({"sessionUpdate": "config_option_update", "configOptions": options}),
+        );
+        Ok(json!({"configOptions": options}))
     }
 
     /// At the end: stops the live session and everything it started.
@@ -639,9 +644,12 @@ impl SessionFacts {
             .map(|l| json!({"value": l, "name": l}))
             .collect();
         json!([
-            {"id": "model", "name": "Model", "category": "model", "type": "select",
+            {"id": "model", "name": "Model", "description": "Select the model for this session",
+                "category": "model", "type": "select",
                 "currentValue": self.current_model, "options": models},
-            {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
+            {"id": "thought_level", "name": "Thinking",
+                "description": "Set the reasoning effort for this session",
+                "category": "thought_level", "type": "select",
                 "currentValue": self.thinking, "options": levels},
         ])
     }
