@@ -268,7 +268,7 @@ fn path_without_node(dir: &std::path::Path) -> String {
 
 /// What an SDK client script needs to start pi: its program, args, folder and environment
 /// (PATH without Node), and the MCP server the client passes in `session/new`.
-fn client_spec(pi: &PiCommand, dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn client_spec(pi: &PiCommand, dir: &std::path::Path) -> std::path::PathBuf {
     let cmd = pi.command();
     let mut env = serde_json::Map::new();
     for (k, v) in cmd.get_envs() {

@@ -131,3 +131,60 @@ fn approval_questions_offer_once_always_and_reject_and_always_is_remembered() {
         "only \"always\" is saved: {saved}"
     );
 }
+
+#[test]
+fn bash_runs_in_the_editors_terminal_when_it_offers_terminals_and_a_cancel_kills_it() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[(
+            "t1",
+            "bash",
+            json!({"command": "echo from-the-editor; echo model=$PI_MODEL; exit 3"}),
+        )],
+    )));
+    mock.push(Reply::text(API, "it failed"));
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("t2", "bash", json!({"command": "sleep 600"}))],
+    )));
+    let pi = PiCommand::for_mock(API, &mock);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = super::acp::client_spec(
+        &pi.again().args(["acp", "--model", "mock/mock-model"]),
+        dir.path(),
+    );
+    let sdk = crate::support::mcp::deps_dir().join("acp-npm");
+    assert!(
+        sdk.join("node_modules/@agentclientprotocol/sdk").is_dir(),
+        "missing the TypeScript ACP SDK in {}: run scripts/test-deps.sh",
+        sdk.display()
+    );
+    let out = std::process::Command::new("node")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/acp_terminal_client.mjs"
+        ))
+        .arg(&sdk)
+        .arg(&spec)
+        .output()
+        .expect("run the TypeScript ACP client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.starts_with("ok"),
+        "the client's scenario failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().nth(1).unwrap()).unwrap();
+    let created = &seen["created"][0];
+    assert_eq!(created["args"][0], "-c");
+    assert_eq!(created["cwd"], pi.cwd().to_string_lossy().as_ref());
+    // What the editor ran printed, and how it ended, is what the model read.
+    let sent = mock.requests()[1].body_text();
+    assert!(
+        sent.contains("from-the-editor")
+            && sent.contains("model=mock-model")
+            && sent.contains("Command exited with code 3"),
+        "{sent}"
+    );
+}

@@ -105,6 +105,15 @@ impl Server {
                             std::sync::Arc::new(b)
                                 as std::sync::Arc<dyn crate::tools::editor_files::EditorFiles>
                         }));
+                        let terminals = super::terminals::ClientTerminals::offered(
+                            &self.wire,
+                            &self.live_id,
+                            &params["clientCapabilities"],
+                        );
+                        crate::tools::editor_terminal::set(terminals.map(|t| {
+                            std::sync::Arc::new(t)
+                                as std::sync::Arc<dyn crate::tools::editor_terminal::EditorTerminal>
+                        }));
                         Ok(self.initialize())
                     }
                     "authenticate" => self.authenticate(&params),

@@ -99,6 +99,11 @@ fn text_content(text: &str) -> Value {
     json!({"type": "content", "content": text_block(text)})
 }
 
+/// `{type: "terminal", terminalId}`: the editor's terminal a command runs in.
+fn terminal_content(terminal_id: &str) -> Value {
+    json!({"type": "terminal", "terminalId": terminal_id})
+}
+
 /// The text of a tool result (`{content: [...]}` as the tool returned it).
 fn result_text(result: &Value) -> String {
     let blocks = result.get("content").and_then(Value::as_array);
@@ -275,6 +280,8 @@ pub struct LiveTranslator {
     before: HashMap<String, (String, Option<String>)>,
     /// The absolute path each running `edit`/`write` works on.
     edited: HashMap<String, String>,
+    /// The editor's terminal each `bash` call runs in, when it does.
+    terminals: HashMap<String, String>,
     /// The last assistant message of the run (for the stop reason).
     pub last_assistant: Option<Message>,
     pub aborted: bool,
@@ -288,6 +295,7 @@ impl LiveTranslator {
             context_window,
             before: HashMap::new(),
             edited: HashMap::new(),
+            terminals: HashMap::new(),
             last_assistant: None,
             aborted: false,
             cost: 0.0,
@@ -343,6 +351,17 @@ impl LiveTranslator {
             AgentEvent::ToolExecutionUpdate {
                 id, partial_result, ..
             } => {
+                // `bash` in the editor's terminal: the tool call shows that terminal.
+                if let Some(terminal) = partial_result
+                    .pointer("/details/terminalId")
+                    .and_then(Value::as_str)
+                {
+                    self.terminals.insert(id.clone(), terminal.to_string());
+                    return vec![
+                        json!({"sessionUpdate": "tool_call_update", "toolCallId": id,
+                        "status": "in_progress", "content": [terminal_content(terminal)]}),
+                    ];
+                }
                 let text = result_text(partial_result);
                 if text.is_empty() {
                     return Vec::new();
@@ -366,6 +385,9 @@ impl LiveTranslator {
                                 "oldText": old, "newText": new}));
                         }
                     }
+                }
+                if let Some(terminal) = self.terminals.remove(id) {
+                    content.push(terminal_content(&terminal));
                 }
                 if content.is_empty() {
                     content.push(text_content(&result_text(result)));
