@@ -188,3 +188,37 @@ fn bash_runs_in_the_editors_terminal_when_it_offers_terminals_and_a_cancel_kills
         "{sent}"
     );
 }
+
+#[test]
+fn under_a_sandbox_pi_runs_bash_itself_even_when_the_editor_offers_terminals() {
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("s1", "bash", json!({"command": "echo confined-here"}))],
+    )));
+    mock.push(Reply::text(API, "ok"));
+    let pi =
+        PiCommand::for_mock(API, &mock).args(["--sandbox", "workspace-write", "--mode", "acp"]);
+    let cwd = pi.cwd().to_path_buf();
+    let mut c = pi.converse();
+    let session = open_session(&mut c, &cwd, json!({"terminal": true}));
+    send_prompt(&mut c, 3, &session, "run");
+    let next = c.expect("the answer, not a terminal", |v| {
+        v["id"] == 3 || v["method"] == "terminal/create"
+    });
+    assert_eq!(next["result"]["stopReason"], "end_turn", "{next}");
+    let (code, lines, _) = c.finish();
+    assert_eq!(code, Some(0));
+    let shown = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| {
+            v["params"]["update"]["sessionUpdate"] == "tool_call_update"
+                && v["params"]["update"]["status"] == "completed"
+        })
+        .expect("the call's result");
+    assert_eq!(
+        shown["params"]["update"]["content"][0]["content"]["text"], "confined-here\n",
+        "{shown}"
+    );
+}
