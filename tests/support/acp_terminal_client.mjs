@@ -16,7 +16,7 @@ const spec = JSON.parse(readFileSync(specPath, "utf8"));
 
 function check(cond, what) {
   if (!cond) {
-    console.log(`FAILED: ${what}`);
+    console.log(`FAILED: ${what} (seen: ${JSON.stringify(seen)})`);
     process.exit(1);
   }
 }
@@ -91,6 +91,11 @@ await app.connectWith(stream, async (ctx) => {
   await ctx.notify("session/cancel", { sessionId });
   r = await running;
   check(r.stopReason === "cancelled", `cancel answers cancelled: ${r.stopReason}`);
+  // pi does not wait long for the editor's answers after a cancel: the kill and release
+  // requests may be handled here just after the prompt's answer.
+  for (let i = 0; i < 100 && !seen.released.includes(seen.created[1].terminalId); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   check(seen.killed.includes(seen.created[1].terminalId), "the cancelled command is killed");
   check(seen.released.includes(seen.created[1].terminalId), "and its terminal released");
 });

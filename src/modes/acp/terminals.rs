@@ -16,6 +16,9 @@ use super::wire::Wire;
 
 /// How long pi waits for the editor to answer anything but the wait for the exit.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+/// After a cancel: how long pi waits for each answer still needed (a new terminal's id, then
+/// `terminal/kill` and `terminal/release`), so a cancel stays within its 100 ms.
+const CANCEL_GRACE: Duration = Duration::from_millis(25);
 
 pub struct ClientTerminals {
     wire: Wire,
@@ -44,18 +47,26 @@ impl ClientTerminals {
         params
     }
 
-    /// Asks and waits (not cancellable: what is asked is quick).
-    fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
-        match self.wire.request(
-            method,
-            self.params(params),
-            &Abort::new(),
-            Some(ANSWER_TIMEOUT),
-        ) {
+    /// Asks and waits up to `timeout` (or until `abort`).
+    fn ask_within(
+        &self,
+        method: &str,
+        params: Value,
+        abort: &Abort,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        match self
+            .wire
+            .request(method, self.params(params), abort, Some(timeout))
+        {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(format!("the editor said: {}", e.message)),
             None => Err(format!("the editor did not answer {method}")),
         }
+    }
+
+    fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
+        self.ask_within(method, params, &Abort::new(), ANSWER_TIMEOUT)
     }
 }
 
@@ -91,13 +102,45 @@ impl EditorTerminal for ClientTerminals {
         timeout: Option<Duration>,
         started: &mut dyn FnMut(&str),
     ) -> Result<TerminalRun, String> {
-        let created = self.ask("terminal/create", create_params(command))?;
+        let aborted = || TerminalRun {
+            terminal_id: String::new(),
+            output: String::new(),
+            truncated: false,
+            exit: TerminalExit::Aborted,
+        };
+        // A cancel while the editor creates the terminal still waits a moment for its id,
+        // so the terminal is killed and released rather than left running.
+        let created = match self.wire.request_with_grace(
+            "terminal/create",
+            self.params(create_params(command)),
+            abort,
+            Some(ANSWER_TIMEOUT),
+            CANCEL_GRACE,
+        ) {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => return Err(format!("the editor said: {}", e.message)),
+            None if abort.is_aborted() => return Ok(aborted()),
+            None => return Err("the editor did not answer terminal/create".into()),
+        };
         let id = created["terminalId"]
             .as_str()
             .ok_or("the editor's terminal/create answer had no \"terminalId\"")?
             .to_string();
-        started(&id);
         let terminal = json!({ "terminalId": id });
+        let stop = |id: String| {
+            // Cancelled: kill and release without waiting long for the editor.
+            for method in ["terminal/kill", "terminal/release"] {
+                let _ = self.ask_within(method, terminal.clone(), &Abort::new(), CANCEL_GRACE);
+            }
+            Ok(TerminalRun {
+                terminal_id: id,
+                ..aborted()
+            })
+        };
+        if abort.is_aborted() {
+            return stop(id);
+        }
+        started(&id);
         let began = Instant::now();
         let waited = self.wire.request(
             "terminal/wait_for_exit",
@@ -119,7 +162,10 @@ impl EditorTerminal for ClientTerminals {
                 } else {
                     return Err("the editor did not answer terminal/wait_for_exit".into());
                 };
-                // Stopped: the command is killed, its terminal kept for its output.
+                if exit == TerminalExit::Aborted {
+                    return stop(id);
+                }
+                // Timed out: the command is killed, its terminal kept for its output.
                 let _ = self.ask("terminal/kill", terminal.clone());
                 exit
             }
