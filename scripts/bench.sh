@@ -118,11 +118,12 @@ cat >"$AGENT_DIR/models.json" <<EOF
 EOF
 
 # ACP (issue 32): spawn -> initialize -> session/new answered and the tree's peak RSS, for `pi acp`
-# beside pi-acp over ours and over the TypeScript pi (BENCH_ACP_REF=0.87.1) when pi-acp is
-# installed (make acp-check installs it). `BENCH_ONLY=acp` runs this row alone.
+# beside pi-acp over ours and over today's TypeScript pi (BENCH_ACP_REF, 1.6.0; empty leaves it
+# out) when pi-acp is installed (make acp-check installs it). `BENCH_ONLY=acp` runs this row alone.
 bench_acp() {
+    local ref="${BENCH_ACP_REF-1.6.0}"
     python3 "$ROOT/scripts/acp_bench.py" --pi "$PI_RS" --runs "$(( RUNS < 10 ? RUNS : 10 ))" \
-        ${BENCH_ACP_REF:+--ref "$BENCH_ACP_REF"}
+        ${ref:+--ref "$ref"}
 }
 if [[ "${BENCH_ONLY:-}" == acp ]]; then
     bench_acp

@@ -58,7 +58,7 @@ pub const FLAGS: &[Flag] = &[
         "mode",
         None,
         Some("mode"),
-        &["Output mode: text (default), json, or rpc"],
+        &["Output mode: text (default), json, rpc, or acp (editors, as `pi acp`)"],
     ),
     flag(
         "print",
@@ -302,6 +302,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "Update pi or installed packages",
     ),
     ("pi list", "List installed packages"),
+    (
+        "pi acp [options]",
+        "Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdio",
+    ),
     ("pi config", "Choose which package resources load"),
     (
         "pi auth <command>",

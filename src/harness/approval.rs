@@ -26,6 +26,30 @@ const SESSION: &str = "Yes, and don't ask again for this call until pi exits";
 const ALWAYS: &str = "Yes, always (saved to your settings)";
 const NO: &str = "No, and tell the model why";
 
+/// What an answer of the four-way question means, for a mode that shows the answers its own
+/// way (ACP's permission options: allow once, allow always, reject).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    Once,
+    /// Not asked again for this exact call until pi exits.
+    Session,
+    /// Saved to the global settings as an allow rule.
+    Always,
+    No,
+}
+
+/// The kind of one of the question's options; `None` for any other text (an extension's own
+/// `select`).
+pub fn answer_kind(option: &str) -> Option<AnswerKind> {
+    match option {
+        ONCE => Some(AnswerKind::Once),
+        SESSION => Some(AnswerKind::Session),
+        ALWAYS => Some(AnswerKind::Always),
+        NO => Some(AnswerKind::No),
+        _ => None,
+    }
+}
+
 /// How a mode asks.
 #[derive(Clone)]
 pub struct Asker {

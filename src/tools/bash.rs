@@ -91,6 +91,16 @@ impl SessionEnv {
         &self.1
     }
 
+    /// The variables as they are now.
+    fn vars(&self) -> Vec<(String, String)> {
+        self.0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
     fn apply(&self, cmd: &mut Command) {
         for name in Self::NAMES {
             cmd.env_remove(name);
@@ -143,6 +153,21 @@ impl Tool for BashTool {
             _ => command.to_string(),
         };
         let timeout = args.get("timeout").and_then(Value::as_f64);
+        // In an editor that offers terminals (and no sandbox), the editor runs it.
+        if let Some(editor) = super::editor_terminal::current() {
+            let limit = check_timeout(timeout)?;
+            let shell = resolve_shell(self.shell.as_deref())?;
+            let mut env = self
+                .session_env
+                .as_ref()
+                .map(SessionEnv::vars)
+                .unwrap_or_default();
+            if let Some(path) = shell_path_env() {
+                env.push(("PATH".into(), path.to_string_lossy().into_owned()));
+            }
+            let timeout = timeout.zip(limit);
+            return super::bash_terminal::run(editor.as_ref(), &shell, &command, timeout, ctx, env);
+        }
         self.run(&command, timeout, ctx, sandbox_kernel::active())
     }
 }

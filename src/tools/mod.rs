@@ -2,10 +2,12 @@
 //! schemas, our own implementations (no ripgrep or fd needed).
 
 pub mod bash;
+pub mod bash_terminal;
 pub mod codemode;
 pub mod diff;
 pub mod edit;
 pub mod editor_files;
+pub mod editor_terminal;
 pub mod find;
 pub mod grep;
 mod grep_file;

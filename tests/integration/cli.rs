@@ -17,6 +17,9 @@ fn help_lists_the_flags_and_unknown_flags_are_errors() {
         "--no-tools, -nt",
         "--list-models [search]",
         "--approve",
+        // The editors' mode (issue 32), as a subcommand and a --mode value.
+        "pi acp [options]",
+        "json, rpc, or acp",
     ] {
         assert!(text.contains(flag), "--help mentions {flag}");
     }

@@ -8,6 +8,7 @@
 mod support;
 
 mod acp;
+mod acp_tools;
 mod approvals;
 mod auth;
 mod bounds;

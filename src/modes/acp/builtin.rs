@@ -73,9 +73,15 @@ impl Builtin {
         match self {
             Builtin::Compact(instructions) => {
                 let r = s.compact_with_events(instructions.as_deref(), on_event)?;
+                // As pi-acp words it, so an editor's user sees the same.
+                let custom = if instructions.is_some() {
+                    " (custom instructions applied)"
+                } else {
+                    ""
+                };
                 Ok(format!(
-                    "Compaction completed: {} tokens before, summarized.",
-                    r.tokens_before
+                    "Compaction completed.{custom}\nTokens before: {}\n\n{}",
+                    r.tokens_before, r.summary
                 ))
             }
             Builtin::Session => {

@@ -12,6 +12,7 @@ pub mod files;
 pub mod prompt;
 pub mod server;
 pub mod slot;
+pub mod terminals;
 pub mod ui;
 pub mod updates;
 pub mod wire;

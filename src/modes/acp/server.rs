@@ -105,6 +105,15 @@ impl Server {
                             std::sync::Arc::new(b)
                                 as std::sync::Arc<dyn crate::tools::editor_files::EditorFiles>
                         }));
+                        let terminals = super::terminals::ClientTerminals::offered(
+                            &self.wire,
+                            &self.live_id,
+                            &params["clientCapabilities"],
+                        );
+                        crate::tools::editor_terminal::set(terminals.map(|t| {
+                            std::sync::Arc::new(t)
+                                as std::sync::Arc<dyn crate::tools::editor_terminal::EditorTerminal>
+                        }));
                         Ok(self.initialize())
                     }
                     "authenticate" => self.authenticate(&params),
@@ -238,12 +247,13 @@ impl Server {
             host.set_ui(std::sync::Arc::clone(ui));
         }
         // Approval rules (issue 34) ask the editor's user, as a sandboxed command does; no
-        // answer in two minutes is a no.
+        // answer in two minutes is a no. "Always" is remembered as in the terminal.
         if let (Some(approvals), Some(ui)) = (&session.approvals, &self.ui) {
             approvals.set_asker(Some(crate::harness::approval::Asker {
                 ui: std::sync::Arc::clone(ui),
                 timeout: Some(std::time::Duration::from_secs(120)),
-                menu: false,
+                // Allow once, always (this session or saved) and reject, as in the terminal.
+                menu: true,
             }));
         }
         let actor_env = ActorEnv {
@@ -576,7 +586,12 @@ impl Server {
                 )))
             }
         }
-        Ok(json!({"configOptions": SessionFacts::of(&live.slot).config_options()}))
+        let options = SessionFacts::of(&live.slot).config_options();
+        // Told as an update too (as pi-acp does), for the views that follow updates only.
+        self.notify_update(
+            json!({"sessionUpdate": "config_option_update", "configOptions": options}),
+        );
+        Ok(json!({"configOptions": options}))
     }
 
     /// At the end: stops the live session and everything it started.
@@ -638,9 +653,12 @@ impl SessionFacts {
             .map(|l| json!({"value": l, "name": l}))
             .collect();
         json!([
-            {"id": "model", "name": "Model", "category": "model", "type": "select",
+            {"id": "model", "name": "Model", "description": "Select the model for this session",
+                "category": "model", "type": "select",
                 "currentValue": self.current_model, "options": models},
-            {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
+            {"id": "thought_level", "name": "Thinking",
+                "description": "Set the reasoning effort for this session",
+                "category": "thought_level", "type": "select",
                 "currentValue": self.thinking, "options": levels},
         ])
     }

@@ -1,5 +1,6 @@
 //! Where pi would ask a person, an ACP agent asks the editor: an extension's `confirm` and
-//! `select`, and a sandboxed command that wants to run once without the sandbox, become
+//! `select`, an approval rule's question (allow once, allow always for the session or saved,
+//! reject) and a sandboxed command that wants to run once without the sandbox become
 //! `session/request_permission` requests; the option the user picks is the answer. Dialogs an
 //! editor has no permission form for (free text, an extension's own component) are cancelled,
 //! and notices go to stderr, which editors keep in their agent log.
@@ -10,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Dialog, ExtensionUi, Notice};
+use crate::harness::approval::{answer_kind, AnswerKind};
 
 use super::wire::Wire;
 
@@ -38,6 +40,11 @@ pub fn permission_request(dialog: &Dialog) -> Option<(Value, Vec<Value>)> {
                 json!({"optionId": "no", "name": "No", "kind": "reject_once"}),
             ],
         )),
+        Dialog::Select { title, options, .. }
+            if !options.is_empty() && options.iter().all(|o| answer_kind(o).is_some()) =>
+        {
+            Some(approval_request(title, options))
+        }
         Dialog::Select { title, options, .. } => Some((
             json!({"toolCallId": "pi-select", "title": title, "kind": "other", "status": "pending"}),
             options
@@ -48,6 +55,38 @@ pub fn permission_request(dialog: &Dialog) -> Option<(Value, Vec<Value>)> {
         )),
         _ => None,
     }
+}
+
+/// An approval rule's question (`harness::approval`): its first line is the title, the rest
+/// (the call and why it is asked) the content; its answers become ACP's allow once, allow
+/// always (for the session, or saved to the settings) and reject. The option ids stay the
+/// answers' positions, as for any `select`.
+fn approval_request(question: &str, options: &[String]) -> (Value, Vec<Value>) {
+    let (title, rest) = question.split_once('\n').unwrap_or((question, ""));
+    let options = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let (name, kind) = match answer_kind(o) {
+                Some(AnswerKind::Once) => ("Allow once", "allow_once"),
+                Some(AnswerKind::Session) => {
+                    ("Always allow this call in this session", "allow_always")
+                }
+                Some(AnswerKind::Always) => {
+                    ("Always allow this call (saved to settings)", "allow_always")
+                }
+                _ => ("Reject", "reject_once"),
+            };
+            json!({"optionId": i.to_string(), "name": name, "kind": kind})
+        })
+        .collect();
+    let mut call =
+        json!({"toolCallId": "pi-approval", "title": title, "kind": "other", "status": "pending"});
+    if !rest.trim().is_empty() {
+        call["content"] =
+            json!([{"type": "content", "content": {"type": "text", "text": rest.trim()}}]);
+    }
+    (call, options)
 }
 
 /// What the editor's answer means for `dialog`. Pure.
@@ -130,6 +169,36 @@ mod tests {
         assert_eq!(options[1]["name"], "b");
         assert_eq!(answer_of(&select, &picked("1")), Answer::Value("b".into()));
         assert_eq!(answer_of(&select, &picked("7")), Answer::Cancelled);
+        let approval = Dialog::Select {
+            title:
+                "Allow this bash call?\n\n  git push\n\nAsked because of the rule \"bash(git *)\"."
+                    .into(),
+            options: vec![
+                "Yes, once".into(),
+                "Yes, and don't ask again for this call until pi exits".into(),
+                "Yes, always (saved to your settings)".into(),
+                "No, and tell the model why".into(),
+            ],
+            timeout: None,
+        };
+        let (call, options) = permission_request(&approval).unwrap();
+        assert_eq!(call["title"], "Allow this bash call?");
+        assert!(call["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("git push"));
+        let kinds: Vec<&str> = options
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["allow_once", "allow_always", "allow_always", "reject_once"]
+        );
+        assert_eq!(
+            answer_of(&approval, &picked("2")),
+            Answer::Value("Yes, always (saved to your settings)".into())
+        );
         let input = Dialog::Input {
             title: "Name".into(),
             placeholder: None,

@@ -75,15 +75,19 @@ pub fn tool_locations(name: &str, args: &Value, cwd: &Path) -> Vec<Value> {
 }
 
 fn tool_call(id: &str, name: &str, args: &Value, cwd: &Path, status: &str) -> Value {
-    json!({
+    let mut call = json!({
         "sessionUpdate": "tool_call",
         "toolCallId": id,
         "title": tool_title(name, args),
         "kind": tool_kind(name),
         "status": status,
-        "locations": tool_locations(name, args, cwd),
         "rawInput": args,
-    })
+    });
+    let locations = tool_locations(name, args, cwd);
+    if !locations.is_empty() {
+        call["locations"] = json!(locations);
+    }
+    call
 }
 
 fn text_block(text: &str) -> Value {
@@ -93,6 +97,11 @@ fn text_block(text: &str) -> Value {
 /// `{type: "content", content: text}`: tool output as an editor shows plain text.
 fn text_content(text: &str) -> Value {
     json!({"type": "content", "content": text_block(text)})
+}
+
+/// `{type: "terminal", terminalId}`: the editor's terminal a command runs in.
+fn terminal_content(terminal_id: &str) -> Value {
+    json!({"type": "terminal", "terminalId": terminal_id})
 }
 
 /// The text of a tool result (`{content: [...]}` as the tool returned it).
@@ -269,6 +278,10 @@ pub struct LiveTranslator {
     context_window: u64,
     /// Files an `edit`/`write` is changing, as they were when it started (`None`: absent).
     before: HashMap<String, (String, Option<String>)>,
+    /// The absolute path each running `edit`/`write` works on.
+    edited: HashMap<String, String>,
+    /// The editor's terminal each `bash` call runs in, when it does.
+    terminals: HashMap<String, String>,
     /// The last assistant message of the run (for the stop reason).
     pub last_assistant: Option<Message>,
     pub aborted: bool,
@@ -281,6 +294,8 @@ impl LiveTranslator {
             cwd,
             context_window,
             before: HashMap::new(),
+            edited: HashMap::new(),
+            terminals: HashMap::new(),
             last_assistant: None,
             aborted: false,
             cost: 0.0,
@@ -326,8 +341,9 @@ impl LiveTranslator {
                     if let Some(path) = str_arg(args, "path") {
                         let path = absolute(&self.cwd, path);
                         let old = Self::read_small(&path);
-                        self.before
-                            .insert(id.clone(), (path.to_string_lossy().into_owned(), old));
+                        let path = path.to_string_lossy().into_owned();
+                        self.edited.insert(id.clone(), path.clone());
+                        self.before.insert(id.clone(), (path, old));
                     }
                 }
                 vec![tool_call(id, name, args, &self.cwd, "in_progress")]
@@ -335,6 +351,17 @@ impl LiveTranslator {
             AgentEvent::ToolExecutionUpdate {
                 id, partial_result, ..
             } => {
+                // `bash` in the editor's terminal: the tool call shows that terminal.
+                if let Some(terminal) = partial_result
+                    .pointer("/details/terminalId")
+                    .and_then(Value::as_str)
+                {
+                    self.terminals.insert(id.clone(), terminal.to_string());
+                    return vec![
+                        json!({"sessionUpdate": "tool_call_update", "toolCallId": id,
+                        "status": "in_progress", "content": [terminal_content(terminal)]}),
+                    ];
+                }
                 let text = result_text(partial_result);
                 if text.is_empty() {
                     return Vec::new();
@@ -359,10 +386,21 @@ impl LiveTranslator {
                         }
                     }
                 }
+                if let Some(terminal) = self.terminals.remove(id) {
+                    content.push(terminal_content(&terminal));
+                }
                 if content.is_empty() {
                     content.push(text_content(&result_text(result)));
                 }
-                vec![tool_update(id, *is_error, content, Some(result))]
+                let mut update = tool_update(id, *is_error, content, Some(result));
+                // An edit's first changed line, for the editor to jump to.
+                let line = result
+                    .pointer("/details/firstChangedLine")
+                    .and_then(Value::as_u64);
+                if let (Some(line), Some(path)) = (line, self.edited.remove(id)) {
+                    update["locations"] = json!([{"path": path, "line": line}]);
+                }
+                vec![update]
             }
             AgentEvent::AgentSettled { aborted } => {
                 self.aborted |= *aborted;

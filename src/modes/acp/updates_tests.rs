@@ -88,7 +88,8 @@ fn live_edit_shows_the_whole_file_before_and_after_as_a_diff() {
     let end = t.translate(&AgentEvent::ToolExecutionEnd {
         id: "e".into(),
         name: "edit".into(),
-        result: json!({"content": [{"type": "text", "text": "Edited"}]}),
+        result: json!({"content": [{"type": "text", "text": "Edited"}],
+            "details": {"firstChangedLine": 2}}),
         is_error: false,
         duration_ms: None,
     });
@@ -98,6 +99,18 @@ fn live_edit_shows_the_whole_file_before_and_after_as_a_diff() {
         json!({"type": "diff", "path": file.to_string_lossy(), "oldText": "one\ntwo\n",
             "newText": "one\n2\n"})
     );
+    // The editor can jump to the first changed line.
+    assert_eq!(
+        end[0]["locations"],
+        json!([{"path": file.to_string_lossy(), "line": 2}])
+    );
+    // A call that names no file has no `locations` at all.
+    let bash = t.translate(&AgentEvent::ToolExecutionStart {
+        id: "b".into(),
+        name: "bash".into(),
+        args: json!({"command": "ls"}),
+    });
+    assert!(bash[0].get("locations").is_none(), "{}", bash[0]);
 }
 
 #[test]

@@ -190,6 +190,19 @@ impl Wire {
         abort: &Abort,
         timeout: Option<Duration>,
     ) -> Option<Result<Value, RpcError>> {
+        self.request_with_grace(method, params, abort, timeout, Duration::ZERO)
+    }
+
+    /// As [`Wire::request`], but when `abort` fires the answer is still awaited for `grace`
+    /// (for a request whose answer names something to clean up, as a terminal's id).
+    pub fn request_with_grace(
+        &self,
+        method: &str,
+        params: Value,
+        abort: &Abort,
+        timeout: Option<Duration>,
+        grace: Duration,
+    ) -> Option<Result<Value, RpcError>> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.lock().insert(id, tx);
@@ -199,7 +212,7 @@ impl Wire {
         let expired = timeout.map_or_else(crossbeam_channel::never, crossbeam_channel::after);
         let answer = crossbeam_channel::select! {
             recv(rx) -> r => r.ok(),
-            recv(aborted) -> _ => None,
+            recv(aborted) -> _ => rx.recv_timeout(grace).ok(),
             recv(expired) -> _ => None,
         };
         self.lock().remove(&id);
