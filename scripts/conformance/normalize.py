@@ -20,7 +20,7 @@ Exactly these, nothing else:
     snapshot after its provider may or may not have read the first chunk (which carries the id
     and, from Anthropic, the input usage), so they come and go from run to run on its side; we
     always send what the first chunk said;
-  * 1.x's `constrainedSampling` on the built-in tools' declarations and its `docs` prompt
+  * 1.x's `constrainedSampling` on the built-in tools' and `codemode`'s declarations and its `docs` prompt
     section (pointers into its bundled docs), neither of which we have (listed in
     docs/compat.md; see prompts.py).
 """

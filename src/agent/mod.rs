@@ -8,6 +8,7 @@
 pub mod events;
 pub mod execute;
 pub mod message;
+pub mod nested_record;
 pub mod normalize;
 pub mod queue;
 pub mod repeats;
@@ -211,7 +212,13 @@ impl Run {
             let _ = self.acks.send(());
         }
         let ev = self.events.recv().ok()?;
-        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        self.unacknowledged = matches!(
+            ev,
+            AgentEvent::ToolExecutionStart {
+                parent_id: None,
+                ..
+            }
+        );
         Some(ev)
     }
 
@@ -226,7 +233,13 @@ impl Run {
             let _ = self.acks.send(());
         }
         let ev = wait(&self.events)?;
-        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        self.unacknowledged = matches!(
+            ev,
+            AgentEvent::ToolExecutionStart {
+                parent_id: None,
+                ..
+            }
+        );
         Some(ev)
     }
 

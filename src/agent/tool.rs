@@ -81,6 +81,9 @@ pub trait NestedTools: Send + Sync {
     fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>>;
     /// Runs `name` with `args` on the calling thread; honours `abort`.
     fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome;
+    /// Streams a partial result of the calling tool (`tool_execution_update`), in order with
+    /// its nested calls' events; callable from any thread.
+    fn report(&self, _partial: ToolOutput) {}
 }
 
 pub trait Tool: Send + Sync {

@@ -373,9 +373,77 @@ return denied + " / " + allowed.exit_code;
     let cwd = cwd.unwrap();
     assert!(!is_error, "{text}");
     assert!(
-        text.contains("Not run: the approval rule \\\"bash(touch pushed*)\\\""),
+        // A blocked call rejects, as pi 1.6.0's scripts see it.
+        text.contains("refused: Not run: the approval rule \"bash(touch pushed*)\""),
         "{text}"
     );
     assert!(text.ends_with("/ 0"), "{text}");
     assert!(!cwd.join("pushed").exists(), "the denied command ran");
+}
+
+/// pi 1.6.0: a script's calls emit `tool_execution_*` events naming the script's call
+/// (`parentToolCallId`, ids `<script id>/<n>`), the script streams its calls as partial results,
+/// and its tool result message records them as `nestedCalls`.
+#[test]
+fn nested_calls_emit_events_with_their_parent_and_are_recorded_on_the_result() {
+    let mock = MockServer::start();
+    let code = "const a = await tools.read({ path: 'a.txt' });\nawait tools.read({ path: 'nope.txt' }).catch(() => 0);\nreturn a;";
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("cm_1", "codemode", json!({ "code": code }))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_file("a.txt", "alpha\n")
+        .args(["--tools", "+codemode", "--mode", "json", "go"]);
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let events = out.json_lines();
+    let nested: Vec<_> = events
+        .iter()
+        .filter(|e| e.get("parentToolCallId").is_some())
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_string(),
+                e["toolCallId"].as_str().unwrap().to_string(),
+                e["parentToolCallId"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let ev = |t: &str, id: &str| (t.to_string(), id.to_string(), "cm_1".to_string());
+    assert_eq!(
+        nested,
+        vec![
+            ev("tool_execution_start", "cm_1/1"),
+            ev("tool_execution_end", "cm_1/1"),
+            ev("tool_execution_start", "cm_1/2"),
+            ev("tool_execution_end", "cm_1/2"),
+        ],
+        "{events:#?}"
+    );
+    // The script's own progress: its calls as they start and finish.
+    let last_update = events
+        .iter()
+        .rfind(|e| e["type"] == "tool_execution_update" && e["toolCallId"] == "cm_1")
+        .expect("a partial result of the script");
+    let calls = &last_update["partialResult"]["details"]["calls"];
+    assert_eq!(calls[0]["args"], "{\"path\":\"a.txt\"}", "{calls}");
+    assert_eq!(calls[1]["status"], "error", "{calls}");
+    // The session keeps the record on the script's result.
+    let file = crate::support::session::the_session_file(cmd.agent_dir());
+    let text = std::fs::read_to_string(file).unwrap();
+    let result = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["message"]["role"] == "toolResult")
+        .expect("the script's result");
+    let record = &result["message"]["nestedCalls"];
+    assert_eq!(record["complete"], true, "{record}");
+    assert_eq!(record["calls"][0]["id"], "cm_1/1");
+    assert_eq!(record["calls"][0]["arguments"], json!({"path": "a.txt"}));
+    assert_eq!(record["calls"][1]["status"], "error");
+    assert!(record["calls"][1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("nope.txt"));
 }
