@@ -26,7 +26,8 @@ pub use execute::{pass_gate, AfterToolCall, BeforeToolCall, ToolGate};
 pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{
-    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolNamespace, ToolOutput,
+    ToolSource,
 };
 
 use crate::ai::stream::MessageBuilder;

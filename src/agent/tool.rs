@@ -43,6 +43,16 @@ impl ToolOutput {
     }
 }
 
+/// A group of tools as scripts see it (pi 1.6.0's `ToolNamespace`): an MCP server is
+/// `mcp__<server>`, also found by its plain name.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolNamespace {
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: Option<String>,
+    pub instructions: Option<String>,
+}
+
 /// How a batch containing this tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExecutionMode {
@@ -105,6 +115,15 @@ pub trait Tool: Send + Sync {
     }
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
+    }
+    /// The JSON schema of what a script's call resolves to (its structured result), for tools
+    /// that have one (pi 1.6.0's `outputSchema`); others resolve to their text.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+    /// The group a tool belongs to for scripts (an MCP server), if any.
+    fn namespace(&self) -> Option<ToolNamespace> {
+        None
     }
     /// Called on the run thread, in call order, before the call's own thread starts: a tool
     /// that must keep that order (file mutations queue per file, as pi's do) takes its place

@@ -79,7 +79,11 @@ fn rank_tools(query: &str, tools: &[Arc<dyn Tool>], limit: usize) -> Vec<String>
             name: t.name().to_string(),
             description: t.description().to_string(),
             parameters: t.parameters(),
-            namespace: None,
+            namespace: t.namespace().map(|n| crate::mcp::tools::Namespace {
+                name: n.name,
+                description: n.description,
+                instructions: n.instructions,
+            }),
         })
         .collect();
     crate::mcp::search::rank(query, &candidates, limit)

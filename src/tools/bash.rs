@@ -102,6 +102,10 @@ impl SessionEnv {
 }
 
 impl Tool for BashTool {
+    /// What a codemode script's call resolves to (pi 1.6.0's output schema).
+    fn output_schema(&self) -> Option<Value> {
+        Some(super::codemode::schemas::bash_output())
+    }
     fn name(&self) -> &str {
         "bash"
     }

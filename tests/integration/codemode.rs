@@ -156,7 +156,7 @@ fn discovery_globals_describe_and_find_tools() {
     let code = r#"
 const found = await searchTools("read file contents", { limit: 1 });
 const d = await describeTool("read");
-return [ALL_TOOLS.map((t) => t.name).join(","), found[0].name, d.includes("declare function read(args: {")].join("|");
+return [ALL_TOOLS.map((t) => t.name).join(","), found[0].name, d.includes("codemode tool declaration:\n```ts\ndeclare const tools: { read(args: {")].join("|");
 "#;
     let (text, is_error) = run_script(code, |c| c);
     assert!(!is_error, "{text}");

@@ -16,12 +16,12 @@ def script(code, id):
     return call("codemode", {"code": code}, id=id)
 
 
-def ccase(id, codes, files=None, argv_extra=(), **kw):
+def ccase(id, codes, files=None, argv_extra=(), tools="+codemode", **kw):
     """The model sends each script in `codes` in its own turn, then says done."""
     if isinstance(codes, str):
         codes = [codes]
     turns = [{"content": [script(c, "call_cm%d" % (i + 1))]} for i, c in enumerate(codes)] + ["done"]
-    argv = ["--tools", "+codemode"] + list(argv_extra) + ["-p", "go"]
+    argv = ["--tools", tools] + list(argv_extra) + ["-p", "go"]
     return Case(id, argv=argv, turns=turns, files=files, compare=kw.pop("compare", CMP),
                 no_node_for_ours=True, **kw)
 
@@ -102,8 +102,8 @@ CASES = [
           "text((await searchTools('glossary', { namespace: 'other' })).length);\n"
           "return await describeTool('mcp__dev__stats');",
           files=MCP),
-    ccase(C + "mode-only", "return ALL_TOOLS.length;", settings={"codemode": {"mode": "only"}}, files=MCP),
-    ccase(C + "inline-budget-zero", "return 1;", argv_extra=["--tools", "+grep"],
+    ccase(C + "mode-only", "return ALL_TOOLS.map((t) => t.name);", settings={"codemode": {"mode": "only"}}, files=MCP),
+    ccase(C + "inline-budget-zero", "return 1;", tools="+codemode,+grep",
           settings={"codemode": {"mode": "only", "inlineBudget": 0}}, files=MCP),
     ccase(C + "exception",
           "function inner(n) {\n  if (n > 1) throw new TypeError('bad ' + n);\n  return inner(n + 1);\n}\n"
@@ -113,9 +113,9 @@ CASES = [
           ["return 1;\n// @options: {\"timeout_ms\": 5}", "// @options: {\"nope\": 1}\nreturn 1;",
            "// @options: {\"max_output_tokens\": 10}\nreturn 'y'.repeat(100);"]),
     ccase(C + "timeout",
-          "// @options: {\"timeout_ms\": 300}\ntext('started');\nawait tools.bash({ command: 'sleep 5; echo late' });\nreturn 'never';"),
+          "// @options: {\"timeout_ms\": 2500}\ntext('started');\nawait tools.bash({ command: 'sleep 5; echo late' });\nreturn 'never';"),
     ccase(C + "runaway-loop",
-          "// @options: {\"timeout_ms\": 300}\nlet n = 0;\nwhile (true) { n++; }"),
+          "// @options: {\"timeout_ms\": 2500}\nlet n = 0;\nwhile (true) { n++; }"),
     ccase(C + "allocation-bomb",
           "const hold = [];\nwhile (true) { hold.push(new Array(100000).fill(hold.length)); }"),
     ccase(C + "stalled-promise", "await new Promise(() => {});"),

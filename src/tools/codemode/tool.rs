@@ -17,7 +17,7 @@ use super::engine::{
 use super::search::{rank_plain, Ranker};
 use super::source::parse_source;
 use super::store::StoreLink;
-use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolOutput};
+use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolNamespace, ToolOutput};
 use crate::ai::{Abort, Content};
 
 pub const CODEMODE_TOOL_NAME: &str = "codemode";
@@ -336,16 +336,33 @@ impl ScriptHost for Host {
                 let Some(query) = first.as_str() else {
                     return Err("searchTools() expects a query string".into());
                 };
-                let limit = match args.get(1).and_then(|o| o.get("limit")) {
+                let options = args.get(1);
+                let limit = match options.and_then(|o| o.get("limit")) {
                     None | Some(Value::Null) => 8,
                     Some(v) => match v.as_u64().filter(|n| *n > 0) {
                         Some(n) => n as usize,
                         None => return Err("searchTools() limit must be a positive integer".into()),
                     },
                 };
+                let namespace = match options.and_then(|o| o.get("namespace")) {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(n)) => Some(n.as_str()).filter(|n| !n.is_empty()),
+                    Some(_) => return Err("searchTools() namespace must be a string".into()),
+                };
+                let candidates: Vec<Arc<dyn Tool>> = self
+                    .tools
+                    .iter()
+                    .filter(|t| {
+                        namespace.is_none_or(|wanted| {
+                            t.namespace()
+                                .is_some_and(|ns| is_namespace_name(&ns, wanted))
+                        })
+                    })
+                    .cloned()
+                    .collect();
                 let names = match &self.ranker {
-                    Some(rank) => rank(query, &self.tools, limit),
-                    None => rank_plain(query, &self.tools, limit),
+                    Some(rank) => rank(query, &candidates, limit),
+                    None => rank_plain(query, &candidates, limit),
                 };
                 Ok(Value::Array(
                     names
@@ -356,39 +373,46 @@ impl ScriptHost for Host {
                 ))
             }
             "describeNamespace" => {
-                if !first.is_string() {
+                let Some(wanted) = first.as_str() else {
                     return Err("describeNamespace() expects a namespace name".into());
+                };
+                let mut found: Option<ToolNamespace> = None;
+                let mut names = Vec::new();
+                for t in &self.tools {
+                    let Some(ns) = t.namespace().filter(|ns| is_namespace_name(ns, wanted)) else {
+                        continue;
+                    };
+                    found.get_or_insert(ns);
+                    names.push(script_identifier(t.name()));
                 }
-                Ok(Value::Null)
+                let Some(ns) = found else {
+                    return Ok(Value::Null);
+                };
+                let mut out = json!({"name": ns.name});
+                if let Some(d) = ns.description.filter(|d| !d.is_empty()) {
+                    out["description"] = json!(d);
+                }
+                if let Some(i) = ns.instructions.filter(|i| !i.is_empty()) {
+                    out["instructions"] = json!(i);
+                }
+                out["tools"] = json!(names);
+                Ok(out)
             }
             other => Err(format!("{other} is not available")),
         }
     }
 }
 
-/// A tool's name as a JavaScript identifier: other characters become `_`, and a leading digit
-/// gets a `_` before it.
+/// A tool's name as scripts call it (`tools.<identifier>`).
 pub fn script_identifier(name: &str) -> String {
-    let mut id: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
+    super::typescript::identifier(name)
 }
 
-/// A tool as scripts see it: its description, its guidelines, and a TypeScript declaration of
-/// the call generated from its JSON schema.
+/// A tool as scripts see it (pi 1.6.0's `toCodemodeDeclaration` and `renderToolSample`): its
+/// description and prompt guidelines, then its TypeScript declaration, generated from its JSON
+/// schemas; tools without an output schema resolve to a string.
 pub fn declaration(tool: &dyn Tool) -> String {
-    let mut text = tool.description().trim().to_string();
+    let mut text = tool.description().to_string();
     let guidelines: Vec<String> = tool
         .prompt_guidelines()
         .iter()
@@ -396,31 +420,27 @@ pub fn declaration(tool: &dyn Tool) -> String {
         .map(|g| format!("- {}", g.trim()))
         .collect();
     if !guidelines.is_empty() {
-        text.push_str("\n\n");
-        text.push_str(&guidelines.join("\n"));
+        text = format!("{}\n\n{}", text.trim(), guidelines.join("\n"));
     }
-    let output = if tool.name() == "bash" {
-        "{ output: string; truncated: boolean; full_output_path?: string; exit_code: number | null; wall_time_seconds: number }".to_string()
-    } else {
-        "string".to_string()
-    };
-    format!(
-        "{}\ndeclare function {}(args: {}): Promise<{output}>;",
-        doc_comment(&text),
-        script_identifier(tool.name()),
-        super::typescript::schema_type(&tool.parameters(), 0)
-    )
+    let input = tool.parameters();
+    let output = tool
+        .output_schema()
+        .unwrap_or_else(|| json!({"type": "string"}));
+    super::typescript::tool_sample(&super::typescript::ToolDeclaration {
+        name: tool.name(),
+        description: &text,
+        input_schema: &input,
+        output_schema: &output,
+    })
 }
 
-fn doc_comment(text: &str) -> String {
-    let mut out = String::from("/**\n");
-    for line in text.lines() {
-        out.push_str(" * ");
-        out.push_str(&line.replace("*/", "*\\/"));
-        out.push('\n');
-    }
-    out.push_str(" */");
-    out
+/// Whether `query` names `namespace`: its name or an alias, as written or as the same script
+/// identifier (`dev-radius` and `dev_radius`).
+fn is_namespace_name(namespace: &ToolNamespace, query: &str) -> bool {
+    let wanted = script_identifier(query);
+    std::iter::once(&namespace.name)
+        .chain(&namespace.aliases)
+        .any(|n| n == query || script_identifier(n) == wanted)
 }
 
 /// The process-wide cap on running scripts (`PI_CODEMODE_MAX_WORKERS`, default 2), taken in
