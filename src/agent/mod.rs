@@ -422,7 +422,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     let mut context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages,
-        tools: agent.current_tools().iter().map(|t| t.spec()).collect(),
+        tools: tool::request_specs(&agent.current_tools()),
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);

@@ -142,6 +142,19 @@ pub trait Tool: Send + Sync {
             parameters: self.parameters(),
         }
     }
+    /// Rewrites the declarations of a request this tool is declared in (pi's
+    /// `prepareLoadout`): `specs` are those of `tools`, in order. `codemode` lists or annotates
+    /// the tools scripts call.
+    fn prepare_loadout(&self, _specs: &mut Vec<ToolSpec>, _tools: &[Arc<dyn Tool>]) {}
+}
+
+/// The declarations a request sends for `tools`, each tool's loadout hook applied.
+pub fn request_specs(tools: &[Arc<dyn Tool>]) -> Vec<ToolSpec> {
+    let mut specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    for t in tools {
+        t.prepare_loadout(&mut specs, tools);
+    }
+    specs
 }
 
 /// Tools that join or leave while the agent runs (MCP servers connecting, `tool_search`

@@ -42,7 +42,10 @@ impl AgentSession {
         if let Some(mcp) = &self.mcp_section {
             sections.push((crate::mcp::prompt::SECTION.to_string(), mcp.clone()));
         }
-        let declared: Vec<Value> = tools.iter().map(|t| declaration(t.as_ref())).collect();
+        let declared: Vec<Value> = crate::agent::tool::request_specs(&tools)
+            .into_iter()
+            .map(|s| json!({"name": s.name, "description": s.description, "parameters": s.parameters}))
+            .collect();
         let mut state = self.system_state();
         let patch = state.patch(&sections, &declared, now_ms());
         if let Some(m) = &patch {

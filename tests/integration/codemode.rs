@@ -447,3 +447,60 @@ fn nested_calls_emit_events_with_their_parent_and_are_recorded_on_the_result() {
         .unwrap()
         .contains("nope.txt"));
 }
+
+/// The tools one request declared: `(name, description)`.
+fn declared_tools(settings: &str) -> Vec<(String, String)> {
+    let mock = MockServer::start();
+    mock.push(Reply::text(API, "hi"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", settings)
+        .args(["--tools", "+codemode", "-p", "go"]);
+    cmd.run().assert_code(0).assert_no_panic();
+    let body = mock.requests().remove(0).body;
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["function"]["name"].as_str().unwrap().to_string(),
+                t["function"]["description"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `codemode.mode`, as pi 1.6.0 presents tools: `on` keeps them declared and says how scripts
+/// call them; `only` leaves them out of the request and lists their declarations in the
+/// `codemode` description, within `codemode.inlineBudget`.
+#[test]
+fn codemode_mode_and_inline_budget_decide_how_the_other_tools_are_presented() {
+    let on = declared_tools("{}");
+    let names: Vec<&str> = on.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["read", "bash", "edit", "write", "codemode"]);
+    assert!(
+        on[1].1.ends_with("\n\nCodemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."),
+        "{}",
+        on[1].1
+    );
+    assert!(on[2]
+        .1
+        .ends_with("Codemode: `tools.edit(args)` resolves to a string."));
+    assert!(!on[4].1.contains("Nested tools:"), "{}", on[4].1);
+
+    let only = declared_tools(r#"{"codemode": {"mode": "only"}}"#);
+    assert_eq!(only.len(), 1, "{only:?}");
+    let description = &only[0].1;
+    assert!(
+        description.contains("\n\nNested tools:\n\n### `read`\n"),
+        "{description}"
+    );
+    assert!(
+        description.contains("declare const tools: { bash(args: {"),
+        "{description}"
+    );
+
+    let none = declared_tools(r#"{"codemode": {"mode": "only", "inlineBudget": 0}}"#);
+    assert_eq!(none.len(), 1);
+    assert!(none[0].1.ends_with("\n\nNested tools:"), "{}", none[0].1);
+}

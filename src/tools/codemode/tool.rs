@@ -14,13 +14,15 @@ use super::engine::{
     run_script, OutputItem, ScriptError, ScriptHost, ScriptResult, ScriptRun, ScriptTool,
     MEMORY_LIMIT_BYTES,
 };
+use super::loadout::{prepare, Mode, DEFAULT_INLINE_BUDGET};
 use super::search::{rank_plain, Ranker};
 use super::source::parse_source;
 use super::store::StoreLink;
 use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolNamespace, ToolOutput};
 use crate::ai::{Abort, Content};
 
-pub const CODEMODE_TOOL_NAME: &str = "codemode";
+pub use super::loadout::CODEMODE_TOOL_NAME;
+pub use super::typescript::{declaration, script_identifier};
 const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 10_000;
 const CHARS_PER_TOKEN: u64 = 4;
 const DEFAULT_MAX_WORKERS: usize = 2;
@@ -45,6 +47,10 @@ pub struct CodemodeTool {
     /// Where `store()`/`load()` values live; without a session, `load()` starts empty and
     /// writes are dropped.
     pub store: Option<StoreLink>,
+    /// `codemode.mode`: how the other declared tools are presented.
+    pub mode: Mode,
+    /// `codemode.inlineBudget`: estimated tokens the description may spend on declarations.
+    pub inline_budget: Option<u64>,
 }
 
 impl Tool for CodemodeTool {
@@ -66,6 +72,15 @@ impl Tool for CodemodeTool {
     }
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
+    }
+    fn prepare_loadout(&self, specs: &mut Vec<crate::ai::ToolSpec>, tools: &[Arc<dyn Tool>]) {
+        prepare(
+            specs,
+            tools,
+            self.mode,
+            self.inline_budget.unwrap_or(DEFAULT_INLINE_BUDGET),
+            DESCRIPTION,
+        );
     }
     fn execute(&self, id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let input = args.get("code").and_then(Value::as_str).unwrap_or("");
@@ -401,37 +416,6 @@ impl ScriptHost for Host {
             other => Err(format!("{other} is not available")),
         }
     }
-}
-
-/// A tool's name as scripts call it (`tools.<identifier>`).
-pub fn script_identifier(name: &str) -> String {
-    super::typescript::identifier(name)
-}
-
-/// A tool as scripts see it (pi 1.6.0's `toCodemodeDeclaration` and `renderToolSample`): its
-/// description and prompt guidelines, then its TypeScript declaration, generated from its JSON
-/// schemas; tools without an output schema resolve to a string.
-pub fn declaration(tool: &dyn Tool) -> String {
-    let mut text = tool.description().to_string();
-    let guidelines: Vec<String> = tool
-        .prompt_guidelines()
-        .iter()
-        .filter(|g| !g.trim().is_empty())
-        .map(|g| format!("- {}", g.trim()))
-        .collect();
-    if !guidelines.is_empty() {
-        text = format!("{}\n\n{}", text.trim(), guidelines.join("\n"));
-    }
-    let input = tool.parameters();
-    let output = tool
-        .output_schema()
-        .unwrap_or_else(|| json!({"type": "string"}));
-    super::typescript::tool_sample(&super::typescript::ToolDeclaration {
-        name: tool.name(),
-        description: &text,
-        input_schema: &input,
-        output_schema: &output,
-    })
 }
 
 /// Whether `query` names `namespace`: its name or an alias, as written or as the same script

@@ -9,6 +9,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::agent::tool::Tool;
+
 const INDENT: &str = "  ";
 /// Largest rendered input type, in characters, before it becomes `unknown`.
 const INPUT_SCHEMA_MAX_CHARS: usize = 16_000;
@@ -74,6 +76,37 @@ pub fn tool_sample(tool: &ToolDeclaration<'_>) -> String {
         tool.description.trim(),
         tool_signature(tool)
     )
+}
+
+/// A tool's name as scripts call it (`tools.<identifier>`).
+pub fn script_identifier(name: &str) -> String {
+    identifier(name)
+}
+
+/// A tool as scripts see it (pi 1.6.0's `toCodemodeDeclaration` and `renderToolSample`): its
+/// description and prompt guidelines, then its TypeScript declaration, generated from its JSON
+/// schemas; tools without an output schema resolve to a string.
+pub fn declaration(tool: &dyn Tool) -> String {
+    let mut text = tool.description().to_string();
+    let guidelines: Vec<String> = tool
+        .prompt_guidelines()
+        .iter()
+        .filter(|g| !g.trim().is_empty())
+        .map(|g| format!("- {}", g.trim()))
+        .collect();
+    if !guidelines.is_empty() {
+        text = format!("{}\n\n{}", text.trim(), guidelines.join("\n"));
+    }
+    let input = tool.parameters();
+    let output = tool
+        .output_schema()
+        .unwrap_or_else(|| serde_json::json!({"type": "string"}));
+    tool_sample(&ToolDeclaration {
+        name: tool.name(),
+        description: &text,
+        input_schema: &input,
+        output_schema: &output,
+    })
 }
 
 /// A JSON schema as a TypeScript type expression (see the module comment).
