@@ -10,6 +10,11 @@ C = "codemode."
 CMP = ("exit", "stdout", "requests", "sessions")
 MCP = {"agent/mcp.json": {"mcpServers": {"dev": {"command": "python3", "args": ["{root}/mcp-server.py"]}}},
        "root/mcp-server.py": Fixture("mcp/server.py")}
+# The same server with its tools declared to the model (`direct`), which `only` mode lists instead.
+MCP_DIRECT = {"agent/mcp.json": {"mcpServers": {"dev": {"command": "python3", "args": ["{root}/mcp-server.py"],
+                                                        "exposure": "direct", "description": "Project glossary"}}},
+              "root/mcp-server.py": Fixture("mcp/server.py")}
+NO_BUILTINS = "+codemode,-read,-bash,-edit,-write"
 
 
 def script(code, id):
@@ -50,6 +55,10 @@ BRANCHED = (
     '{"type":"message","id":"a0000006","parentId":"a0000005","timestamp":"2025-01-01T00:00:06.000Z","message":{"role":"assistant","content":[{"type":"text","text":"branch b"}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1735689606000}}\n'
 )
 SESSION_FILE = "agent/sessions/{slug}/2025-01-01T00-00-00-000Z_11111111-2222-4333-8444-555555555555.jsonl"
+# Written by pi 1.6.0 against the mock (two scripts: nested bash/read calls, `store()` writes and a
+# delete), its working directory replaced by {cwd}.
+SESSION_160 = Fixture("codemode-session-1.6.0.jsonl", lambda data, sb: data.replace(b"{cwd}", sb.cwd.encode()))
+SESSION_160_FILE = "agent/sessions/{slug}/2026-11-29T04-22-02-997Z_01a22589-e1f4-7119-869b-dd2231c4f806.jsonl"
 
 CASES = [
     ccase(C + "bash-and-read",
@@ -81,6 +90,10 @@ CASES = [
            "return load('lost') === undefined;"]),
     ccase(C + "store-branches", "return [load('shared'), load('only_a'), load('only_b'), load('gone')];",
           argv_extra=["-c"], files={SESSION_FILE: BRANCHED}),
+    ccase(C + "resume-1.6.0-session",
+          "const r = await tools.bash({ command: 'echo again' });\nstore('count', 1);\n"
+          "return [load('cursor'), load('seen'), r.output.trim()];",
+          argv_extra=["-c"], files={SESSION_160_FILE: SESSION_160, "cwd/a.txt": "alpha\n"}),
     ccase(C + "store-limit",
           "try { store('big', 'x'.repeat(300000)); } catch (e) { text(e.name + ': ' + e.message); }\n"
           "try { store(1, 2); } catch (e) { text(e.name + ': ' + e.message); }"),
@@ -102,9 +115,12 @@ CASES = [
           "text((await searchTools('glossary', { namespace: 'other' })).length);\n"
           "return await describeTool('mcp__dev__stats');",
           files=MCP),
-    ccase(C + "mode-only", "return ALL_TOOLS.map((t) => t.name);", settings={"codemode": {"mode": "only"}}, files=MCP),
-    ccase(C + "inline-budget-zero", "return 1;", tools="+codemode,+grep",
-          settings={"codemode": {"mode": "only", "inlineBudget": 0}}, files=MCP),
+    ccase(C + "mode-only", "return ALL_TOOLS.map((t) => t.name);", tools=NO_BUILTINS,
+          settings={"codemode": {"mode": "only"}}, files=MCP_DIRECT),
+    ccase(C + "inline-budget-small", "return 1;", tools=NO_BUILTINS,
+          settings={"codemode": {"mode": "only", "inlineBudget": 120}}, files=MCP_DIRECT),
+    ccase(C + "inline-budget-zero", "return 1;", tools=NO_BUILTINS,
+          settings={"codemode": {"mode": "only", "inlineBudget": 0}}, files=MCP_DIRECT),
     ccase(C + "exception",
           "function inner(n) {\n  if (n > 1) throw new TypeError('bad ' + n);\n  return inner(n + 1);\n}\n"
           "text('before');\nawait tools.bash({ command: 'echo ran' });\ninner(0);"),
