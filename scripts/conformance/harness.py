@@ -64,7 +64,7 @@ class Case:
     def __init__(self, id, argv=None, stdin="", runs=None, rpc=None, client=None, files=None,
                  turns=None, model="mock/mock-model", compare=DEFAULT_COMPARE, env=None,
                  models=None, settings=None, follows=None, timeout=60, stdout_json=None,
-                 skip_refs=(), note="", post=None, needs_fd=False):
+                 skip_refs=(), note="", post=None, needs_fd=False, no_node_for_ours=False):
         self.id = id
         self.area = id.split(".", 1)[0]
         if runs is None:
@@ -86,6 +86,7 @@ class Case:
         self.note = note
         self.needs_fd = needs_fd
         self.post = post  # optional fn(obs) -> obs, for case-specific extraction (never hides data)
+        self.no_node_for_ours = no_node_for_ours  # ours runs with no `node` anywhere on PATH
 
 
 class Side:
@@ -171,8 +172,32 @@ class Sandbox:
             f.write(content)
 
 
-def side_env(side, sb, extra):
-    path = os.pathsep.join(side.path_prefix + [os.environ.get("PATH", "/usr/bin:/bin")])
+NODE_NAMES = ("node", "nodejs", "npm", "npx", "corepack", "bun", "deno")
+
+
+def path_without_node(dirs, shim_root):
+    """PATH entries with every Node left out: a folder holding `node` is replaced by a folder of
+    links to everything else in it."""
+    out = []
+    for i, d in enumerate(dirs):
+        if not any(os.path.exists(os.path.join(d, n)) for n in NODE_NAMES):
+            out.append(d)
+            continue
+        shim = os.path.join(shim_root, "nonode%d" % i)
+        if not os.path.isdir(shim):
+            os.makedirs(shim)
+            for name in os.listdir(d):
+                if name not in NODE_NAMES:
+                    os.symlink(os.path.join(d, name), os.path.join(shim, name))
+        out.append(shim)
+    return out
+
+
+def side_env(side, sb, extra, no_node=False):
+    dirs = side.path_prefix + os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    if no_node and side.cli_js is None:
+        dirs = path_without_node([d for d in dirs if d], os.path.join(sb.root, "shim"))
+    path = os.pathsep.join(dirs)
     env = {
         "PATH": path, "HOME": sb.home, "PI_CODING_AGENT_DIR": sb.agent, "PI_OFFLINE": "1",
         "PI_SKIP_VERSION_CHECK": "1", "TERM": "dumb", "TMPDIR": sb.tmp, "LANG": "C.UTF-8",
@@ -265,7 +290,7 @@ def _run_side(case, side, sb, mock):
         argv = [sb.expand(a, port) for a in run.get("argv", [])]
         if case.model and run.get("model", True):
             argv = ["--model", case.model] + argv
-        env = side_env(side, sb, {**case.env, **run.get("env", {})})
+        env = side_env(side, sb, {**case.env, **run.get("env", {})}, case.no_node_for_ours)
         stdin = sb.expand(run.get("stdin", ""), port)
         t0 = time.time()
         try:
@@ -287,7 +312,7 @@ def _run_side(case, side, sb, mock):
 
     if case.rpc is not None:
         import rpc_raw
-        env = side_env(side, sb, case.env)
+        env = side_env(side, sb, case.env, case.no_node_for_ours)
         argv = ["--mode", "rpc"] + (["--model", case.model] if case.model else [])
         argv += [sb.expand(a, port) for a in case.rpc.get("argv", [])]
         obs["rpc"], obs["stderr"], obs["exit"] = rpc_raw.run(side.cmd + argv, env, sb.cwd, case.rpc["script"],

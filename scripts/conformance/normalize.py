@@ -8,7 +8,9 @@ Exactly these, nothing else:
   * temp paths and ports: the mock server's port, bash's random full-output file name
     (pi-bash-<16 random characters>.log), the scratch root of the side becomes <ROOT> (also inside session folder
     names), the TypeScript package folder <PKG>;
-  * durations: values under "durationMs" / "duration_ms";
+  * durations: values under "durationMs" / "duration_ms"; a codemode script's `Wall time N
+    seconds` line and `"wall_time_seconds": N`; codemode's random output file names
+    (pi-codemode-<16 random characters>.<ext>);
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
     (everything before the project context / skills / date lines that pi appends) and the
     instruction text of summarisation requests (see prompts.py);
@@ -18,7 +20,7 @@ Exactly these, nothing else:
     snapshot after its provider may or may not have read the first chunk (which carries the id
     and, from Anthropic, the input usage), so they come and go from run to run on its side; we
     always send what the first chunk said;
-  * 1.x's `constrainedSampling` on the built-in tools' declarations and its `docs` prompt
+  * 1.x's `constrainedSampling` on the built-in tools' and `codemode`'s declarations and its `docs` prompt
     section (pointers into its bundled docs), neither of which we have (listed in
     docs/compat.md; see prompts.py).
 """
@@ -31,10 +33,13 @@ UUID_RE = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 HEX8_RE = re.compile(r"^[0-9a-f]{8}$")
 ISO_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
 BASH_LOG_RE = re.compile(r"pi-bash-[0-9A-Za-z]{16}\.log")
+CODEMODE_FILE_RE = re.compile(r"pi-codemode-[0-9A-Za-z]{16}\.")
+WALL_TIME_RE = re.compile(r"Wall time \d+\.\d seconds")
+WALL_SECONDS_RE = re.compile(r'("wall_time_seconds":)\s*\d+(?:\.\d+)?')
 FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
            "leafId", "parentSession", "fromHook"}
-DURATION_KEYS = {"durationMs", "duration_ms"}
+DURATION_KEYS = {"durationMs", "duration_ms", "wall_time_seconds"}
 # ids and epoch timestamps inside raw JSON text (a session file compared line by line)
 RAW_ID_RE = re.compile(r'"(id|parentId|targetId|firstKeptEntryId|fromId|entryId)":"([0-9a-f]{8})"')
 RAW_EPOCH_RE = re.compile(r'"timestamp":\d{12,14}')
@@ -75,6 +80,9 @@ class Normalizer:
         s = ISO_RE.sub("<TS>", s)
         s = FILE_TS_RE.sub("<TS>", s)
         s = BASH_LOG_RE.sub("pi-bash-<random>.log", s)
+        s = CODEMODE_FILE_RE.sub("pi-codemode-<random>.", s)
+        s = WALL_TIME_RE.sub("Wall time <N> seconds", s)
+        s = WALL_SECONDS_RE.sub(r"\1<N>", s)
         for d in self.dates:
             if d in s:
                 s = s.replace(d, "<DATE>")

@@ -153,6 +153,10 @@ def _tool(t):
     if not isinstance(t, dict):
         return t
     fn = t.get("function") if isinstance(t.get("function"), dict) else t
+    if fn.get("name") == "codemode":
+        # Its description is compared as sent; 1.x's raw-source grammar is sampling we do not do.
+        fn = {k: v for k, v in fn.items() if k != "constrainedSampling"}
+        return dict(t, function=fn) if "function" in t else fn
     if fn.get("name") not in BUILTIN_TOOLS:
         return t
     # 1.x's built-in declarations ask providers that can for schema-constrained arguments;

@@ -31,8 +31,9 @@ import harness  # noqa: E402
 import install  # noqa: E402
 import shapes1x  # noqa: E402
 
-AREAS = ["sessions", "rpc", "json", "print", "cli", "tools", "extensions"]
-CASE_MODULES = ["sessions", "rpc", "rpc_client", "json_events", "print_mode", "cli", "tools", "extensions"]
+AREAS = ["sessions", "rpc", "json", "print", "cli", "tools", "extensions", "codemode"]
+CASE_MODULES = ["sessions", "rpc", "rpc_client", "json_events", "print_mode", "cli", "tools", "extensions",
+                "codemode"]
 # `(conformance: id …)` lists a case against every reference, `(conformance 0.87.1: id …)`
 # against that one only.
 MARKER_RE = re.compile(r"\(conformance(?:\s+(\d+\.\d+\.\d+))?:\s*([^)]*)\)")

@@ -59,16 +59,20 @@ pub enum AgentEvent {
     SystemMessageEnd {
         message: SystemMessage,
     },
+    /// `parent_id` (`parentToolCallId`) is set for a call another tool made (a `codemode`
+    /// script's `tools.*`), whose id is `<parent>/<n>`.
     ToolExecutionStart {
         id: String,
         name: String,
         args: Value,
+        parent_id: Option<String>,
     },
     ToolExecutionUpdate {
         id: String,
         name: String,
         args: Value,
         partial_result: Value,
+        parent_id: Option<String>,
     },
     ToolExecutionEnd {
         id: String,
@@ -77,6 +81,7 @@ pub enum AgentEvent {
         is_error: bool,
         /// How long the tool ran (monotonic clock); `None` when it never ran.
         duration_ms: Option<f64>,
+        parent_id: Option<String>,
     },
     AutoRetryStart {
         attempt: u32,
@@ -129,6 +134,14 @@ impl CompactionReason {
             CompactionReason::Overflow => "overflow",
         }
     }
+}
+
+/// `parentToolCallId` last, as pi puts it on a nested call's events.
+fn with_parent(mut v: Value, parent_id: &Option<String>) -> Value {
+    if let Some(parent) = parent_id {
+        v["parentToolCallId"] = Value::String(parent.clone());
+    }
+    v
 }
 
 fn msg(m: &Message) -> Value {
@@ -236,30 +249,43 @@ impl AgentEvent {
                     .unwrap_or(Value::Null);
                 object(&mut [("type", kind.into()), ("message", message)])
             }
-            AgentEvent::ToolExecutionStart { id, name, args } => object(&mut [
-                ("type", kind.into()),
-                ("toolCallId", s(id)),
-                ("toolName", s(name)),
-                ("args", args.clone()),
-            ]),
+            AgentEvent::ToolExecutionStart {
+                id,
+                name,
+                args,
+                parent_id,
+            } => with_parent(
+                object(&mut [
+                    ("type", kind.into()),
+                    ("toolCallId", s(id)),
+                    ("toolName", s(name)),
+                    ("args", args.clone()),
+                ]),
+                parent_id,
+            ),
             AgentEvent::ToolExecutionUpdate {
                 id,
                 name,
                 args,
                 partial_result,
-            } => object(&mut [
-                ("type", kind.into()),
-                ("toolCallId", s(id)),
-                ("toolName", s(name)),
-                ("args", args.clone()),
-                ("partialResult", partial_result.clone()),
-            ]),
+                parent_id,
+            } => with_parent(
+                object(&mut [
+                    ("type", kind.into()),
+                    ("toolCallId", s(id)),
+                    ("toolName", s(name)),
+                    ("args", args.clone()),
+                    ("partialResult", partial_result.clone()),
+                ]),
+                parent_id,
+            ),
             AgentEvent::ToolExecutionEnd {
                 id,
                 name,
                 result,
                 is_error,
                 duration_ms,
+                parent_id,
             } => {
                 let mut v = object(&mut [
                     ("type", kind.into()),
@@ -271,7 +297,7 @@ impl AgentEvent {
                 if let Some(ms) = duration_ms {
                     v["durationMs"] = (ms.round() as u64).into();
                 }
-                v
+                with_parent(v, parent_id)
             }
             AgentEvent::AutoRetryStart {
                 attempt,

@@ -10,6 +10,14 @@ use crate::ai::{
     ToolResultMessage, Usage, UserContent,
 };
 
+/// pi 1.6.0 puts `parentToolCallId` on a nested call's events.
+fn parent(mut v: Value, parent_id: &Option<String>) -> Value {
+    if let Some(p) = parent_id {
+        v["parentToolCallId"] = json!(p);
+    }
+    v
+}
+
 fn msg(m: &Message) -> Value {
     serde_json::to_value(m).unwrap_or(Value::Null)
 }
@@ -109,24 +117,37 @@ fn old_agent(ev: &AgentEvent) -> Value {
                 serde_json::to_value(AgentMessage::System(message.clone())).unwrap_or(Value::Null);
             json!({"type": ev.type_name(), "message": message})
         }
-        AgentEvent::ToolExecutionStart { id, name, args } => json!({
-            "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
-        }),
+        AgentEvent::ToolExecutionStart {
+            id,
+            name,
+            args,
+            parent_id,
+        } => parent(
+            json!({
+                "type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args
+            }),
+            parent_id,
+        ),
         AgentEvent::ToolExecutionUpdate {
             id,
             name,
             args,
             partial_result,
-        } => json!({
-            "type": "tool_execution_update", "toolCallId": id, "toolName": name,
-            "args": args, "partialResult": partial_result
-        }),
+            parent_id,
+        } => parent(
+            json!({
+                "type": "tool_execution_update", "toolCallId": id, "toolName": name,
+                "args": args, "partialResult": partial_result
+            }),
+            parent_id,
+        ),
         AgentEvent::ToolExecutionEnd {
             id,
             name,
             result,
             is_error,
             duration_ms,
+            parent_id,
         } => {
             let mut v = json!({
                 "type": "tool_execution_end", "toolCallId": id, "toolName": name,
@@ -135,7 +156,7 @@ fn old_agent(ev: &AgentEvent) -> Value {
             if let Some(ms) = duration_ms {
                 v["durationMs"] = (ms.round() as u64).into();
             }
-            v
+            parent(v, parent_id)
         }
         AgentEvent::AutoRetryStart {
             attempt,
@@ -322,12 +343,28 @@ fn agent_events() -> Vec<AgentEvent> {
             id: "c1".into(),
             name: "bash".into(),
             args: json!({"command": "ls"}),
+            parent_id: None,
         },
         AgentEvent::ToolExecutionUpdate {
             id: "c1".into(),
             name: "bash".into(),
             args: json!({"command": "ls"}),
             partial_result: json!({"content": [], "n": -1}),
+            parent_id: None,
+        },
+        // A codemode script's own call names the script's call.
+        AgentEvent::ToolExecutionStart {
+            id: "cm/1".into(),
+            name: "read".into(),
+            args: json!({"path": "a"}),
+            parent_id: Some("cm".into()),
+        },
+        AgentEvent::ToolExecutionUpdate {
+            id: "cm/1".into(),
+            name: "read".into(),
+            args: json!({"path": "a"}),
+            partial_result: json!({"content": []}),
+            parent_id: Some("cm".into()),
         },
         AgentEvent::AutoRetryStart {
             attempt: 1,
@@ -369,13 +406,18 @@ fn agent_events() -> Vec<AgentEvent> {
             error_message: None,
         },
     ];
-    for (is_error, duration_ms) in [(true, Some(12.6)), (false, None)] {
+    for (is_error, duration_ms, parent_id) in [
+        (true, Some(12.6), None),
+        (false, None, None),
+        (false, Some(1.0), Some("cm".to_string())),
+    ] {
         events.push(AgentEvent::ToolExecutionEnd {
             id: "c1".into(),
             name: "bash".into(),
             result: json!({"content": [{"type": "text", "text": "x"}]}),
             is_error,
             duration_ms,
+            parent_id,
         });
     }
     for event in assistant_events() {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Map, Value};
 
+use super::nested_record::NestedCallRecorder;
 use super::repeats::RepeatGuard;
 use super::tool::{
     ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
@@ -83,6 +84,8 @@ pub struct Finished {
     /// How long `execute` ran; `None` when the tool never ran (not found, invalid arguments,
     /// blocked, aborted before it started).
     pub duration: Option<Duration>,
+    /// The calls the tool made while it ran (`nestedCalls`, see `nested_record`).
+    pub nested: Option<Value>,
 }
 
 impl Finished {
@@ -92,6 +95,7 @@ impl Finished {
             output: ToolOutput::text(message).with_details(json!({})),
             is_error: true,
             duration: None,
+            nested: None,
         }
     }
 
@@ -108,7 +112,11 @@ impl Finished {
                 .duration
                 .map(|d| (d.as_secs_f64() * 1000.0).round() as u64),
             timestamp: now_ms(),
-            extra: Extra::new(),
+            extra: self
+                .nested
+                .iter()
+                .map(|n| ("nestedCalls".to_string(), n.clone()))
+                .collect::<Extra>(),
         }
     }
 }
@@ -184,19 +192,21 @@ fn run_prepared(
     args: Value,
     ctx_parts: (std::path::PathBuf, Abort, Option<Arc<dyn NestedTools>>),
     events: &Sender<AgentEvent>,
-    live: &Live,
+    (live, parent): (&Live, Option<&str>),
     after: Option<&AfterToolCall>,
 ) -> Finished {
     let on_update = |partial: ToolOutput| {
-        let live = live.lock().unwrap_or_else(|p| p.into_inner());
-        if *live {
-            let _ = events.send(AgentEvent::ToolExecutionUpdate {
+        send_live(
+            events,
+            live,
+            AgentEvent::ToolExecutionUpdate {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 args: call.arguments.clone(),
                 partial_result: output_json(&partial),
-            });
-        }
+                parent_id: parent.map(str::to_string),
+            },
+        );
     };
     let (cwd, abort, nested) = ctx_parts;
     let ctx = ToolContext {
@@ -214,6 +224,7 @@ fn run_prepared(
             is_error: output.is_error,
             output,
             duration,
+            nested: None,
         },
         Ok(Err(message)) => Finished {
             duration,
@@ -236,11 +247,20 @@ fn run_prepared(
     finished
 }
 
+/// Sends `event` unless the batch has given up on the call it belongs to.
+fn send_live(events: &Sender<AgentEvent>, live: &Live, event: AgentEvent) {
+    let live = live.lock().unwrap_or_else(|p| p.into_inner());
+    if *live {
+        let _ = events.send(event);
+    }
+}
+
 /// The tool calls one model-issued call makes while it runs (a `codemode` script's
 /// `tools.*`): each is prepared and run exactly as the batch prepares and runs the model's calls
 /// (lookup, `prepare_arguments`, validation, the before and after hooks), under the id
-/// `<caller>/<n>`. Nested calls get no nested calls of their own, so a script cannot start a
-/// script.
+/// `<caller>/<n>`, with `tool_execution_*` events that name the caller (`parentToolCallId`),
+/// and recorded for the caller's result (`nestedCalls`). Nested calls get no nested calls of
+/// their own, so a script cannot start a script.
 struct BatchNested {
     declared: Vec<Arc<dyn Tool>>,
     source: Option<Arc<dyn ToolSource>>,
@@ -251,8 +271,19 @@ struct BatchNested {
     after: Option<AfterToolCall>,
     /// The approval rules, which a script's calls pass exactly as the model's do.
     gate: Option<ToolGate>,
-    caller_id: String,
+    caller: ToolCall,
     next: AtomicUsize,
+    /// The run's events, and the caller's live flag: once the batch gives up on the caller,
+    /// neither it nor its nested calls send anything more.
+    events: Sender<AgentEvent>,
+    live: Live,
+    record: Mutex<NestedCallRecorder>,
+}
+
+impl BatchNested {
+    fn record(&self) -> std::sync::MutexGuard<'_, NestedCallRecorder> {
+        self.record.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl NestedTools for BatchNested {
@@ -273,11 +304,23 @@ impl NestedTools for BatchNested {
     fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
         let call = ToolCall {
-            id: format!("{}/{n}", self.caller_id),
+            id: format!("{}/{n}", self.caller.id),
             name: name.to_string(),
             arguments: args,
             thought_signature: None,
         };
+        let slot = self.record().start(&call.id, &call.name, &call.arguments);
+        let parent = Some(self.caller.id.clone());
+        send_live(
+            &self.events,
+            &self.live,
+            AgentEvent::ToolExecutionStart {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                args: call.arguments.clone(),
+                parent_id: parent.clone(),
+            },
+        );
         let batch = ToolBatch {
             tools: self.tools(abort),
             tool_source: None,
@@ -295,26 +338,54 @@ impl NestedTools for BatchNested {
                     if let Some(claim) = tool.reserve(&args, &self.cwd) {
                         claim();
                     }
-                    // Progress of nested calls is not streamed: nobody listens on `events`.
-                    let (events, _) = crossbeam_channel::bounded(0);
-                    let live: Live = Arc::new(Mutex::new(false));
                     run_prepared(
                         tool.as_ref(),
                         &call,
                         args,
                         (self.cwd.clone(), abort.clone(), None),
-                        &events,
-                        &live,
+                        &self.events,
+                        (&self.live, Some(&self.caller.id)),
                         self.after.as_ref(),
                     )
                 }
             }
         };
+        self.record().finish(
+            slot,
+            finished.is_error,
+            &content_text(&finished.output.content),
+        );
+        send_live(
+            &self.events,
+            &self.live,
+            AgentEvent::ToolExecutionEnd {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                result: output_json(&finished.output),
+                is_error: finished.is_error,
+                duration_ms: finished.duration.map(|d| d.as_secs_f64() * 1000.0),
+                parent_id: parent,
+            },
+        );
         NestedOutcome {
             id: call.id,
             output: finished.output,
             is_error: finished.is_error,
         }
+    }
+
+    fn report(&self, partial: ToolOutput) {
+        send_live(
+            &self.events,
+            &self.live,
+            AgentEvent::ToolExecutionUpdate {
+                id: self.caller.id.clone(),
+                name: self.caller.name.clone(),
+                args: self.caller.arguments.clone(),
+                partial_result: output_json(&partial),
+                parent_id: None,
+            },
+        );
     }
 }
 
@@ -333,6 +404,7 @@ fn emit_end(tx: &Sender<AgentEvent>, f: &Finished) {
         result: output_json(&f.output),
         is_error: f.is_error,
         duration_ms: f.duration.map(|d| d.as_secs_f64() * 1000.0),
+        parent_id: None,
     });
 }
 
@@ -391,7 +463,7 @@ impl Running {
                 if let Some(claim) = reserved {
                     claim();
                 }
-                let nested: Arc<dyn NestedTools> = Arc::new(BatchNested {
+                let nested = Arc::new(BatchNested {
                     declared: nested_tools,
                     source: tool_source,
                     tools: std::sync::OnceLock::new(),
@@ -399,18 +471,26 @@ impl Running {
                     before,
                     after: after.clone(),
                     gate,
-                    caller_id: thread_call.id.clone(),
+                    caller: thread_call.clone(),
                     next: AtomicUsize::new(0),
+                    events: events.clone(),
+                    live: Arc::clone(&thread_live),
+                    record: Mutex::new(NestedCallRecorder::default()),
                 });
-                let f = run_prepared(
+                let mut f = run_prepared(
                     tool.as_ref(),
                     &thread_call,
                     args,
-                    (ctx.0, ctx.1, Some(nested)),
+                    (
+                        ctx.0,
+                        ctx.1,
+                        Some(Arc::clone(&nested) as Arc<dyn NestedTools>),
+                    ),
                     &events,
-                    &thread_live,
+                    (&thread_live, None),
                     after.as_ref(),
                 );
+                f.nested = nested.record().snapshot();
                 let _ = done_tx.send((slot, f));
             });
         match spawned {
@@ -471,6 +551,7 @@ fn start(c: &ToolCall, tx: &Sender<AgentEvent>, acks: &Receiver<()>, abort: &Abo
         id: c.id.clone(),
         name: c.name.clone(),
         args: c.arguments.clone(),
+        parent_id: None,
     });
     let signal = abort.signal();
     select! {

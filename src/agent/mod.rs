@@ -8,6 +8,7 @@
 pub mod events;
 pub mod execute;
 pub mod message;
+pub mod nested_record;
 pub mod normalize;
 pub mod queue;
 pub mod repeats;
@@ -25,7 +26,8 @@ pub use execute::{pass_gate, AfterToolCall, BeforeToolCall, ToolGate};
 pub use message::{into_llm_messages, to_llm_messages, AgentMessage, CustomMessage};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{
-    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolOutput, ToolSource,
+    ExecutionMode, NestedOutcome, NestedTools, Tool, ToolContext, ToolNamespace, ToolOutput,
+    ToolSource,
 };
 
 use crate::ai::stream::MessageBuilder;
@@ -212,7 +214,13 @@ impl Run {
             let _ = self.acks.send(());
         }
         let ev = self.events.recv().ok()?;
-        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        self.unacknowledged = matches!(
+            ev,
+            AgentEvent::ToolExecutionStart {
+                parent_id: None,
+                ..
+            }
+        );
         Some(ev)
     }
 
@@ -227,7 +235,13 @@ impl Run {
             let _ = self.acks.send(());
         }
         let ev = wait(&self.events)?;
-        self.unacknowledged = matches!(ev, AgentEvent::ToolExecutionStart { .. });
+        self.unacknowledged = matches!(
+            ev,
+            AgentEvent::ToolExecutionStart {
+                parent_id: None,
+                ..
+            }
+        );
         Some(ev)
     }
 
@@ -409,7 +423,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     let mut context = Context {
         system_prompt: Some(agent.system_prompt.clone()).filter(|s| !s.is_empty()),
         messages,
-        tools: agent.current_tools().iter().map(|t| t.spec()).collect(),
+        tools: tool::request_specs(&agent.current_tools()),
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);

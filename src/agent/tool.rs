@@ -43,6 +43,16 @@ impl ToolOutput {
     }
 }
 
+/// A group of tools as scripts see it (pi 1.6.0's `ToolNamespace`): an MCP server is
+/// `mcp__<server>`, also found by its plain name.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolNamespace {
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: Option<String>,
+    pub instructions: Option<String>,
+}
+
 /// How a batch containing this tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExecutionMode {
@@ -81,6 +91,9 @@ pub trait NestedTools: Send + Sync {
     fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>>;
     /// Runs `name` with `args` on the calling thread; honours `abort`.
     fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome;
+    /// Streams a partial result of the calling tool (`tool_execution_update`), in order with
+    /// its nested calls' events; callable from any thread.
+    fn report(&self, _partial: ToolOutput) {}
 }
 
 pub trait Tool: Send + Sync {
@@ -103,6 +116,15 @@ pub trait Tool: Send + Sync {
     fn execution_mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
     }
+    /// The JSON schema of what a script's call resolves to (its structured result), for tools
+    /// that have one (pi 1.6.0's `outputSchema`); others resolve to their text.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+    /// The group a tool belongs to for scripts (an MCP server), if any.
+    fn namespace(&self) -> Option<ToolNamespace> {
+        None
+    }
     /// Called on the run thread, in call order, before the call's own thread starts: a tool
     /// that must keep that order (file mutations queue per file, as pi's do) takes its place
     /// here and returns what to run first on the call's thread to claim it.
@@ -120,6 +142,19 @@ pub trait Tool: Send + Sync {
             parameters: self.parameters(),
         }
     }
+    /// Rewrites the declarations of a request this tool is declared in (pi's
+    /// `prepareLoadout`): `specs` are those of `tools`, in order. `codemode` lists or annotates
+    /// the tools scripts call.
+    fn prepare_loadout(&self, _specs: &mut Vec<ToolSpec>, _tools: &[Arc<dyn Tool>]) {}
+}
+
+/// The declarations a request sends for `tools`, each tool's loadout hook applied.
+pub fn request_specs(tools: &[Arc<dyn Tool>]) -> Vec<ToolSpec> {
+    let mut specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    for t in tools {
+        t.prepare_loadout(&mut specs, tools);
+    }
+    specs
 }
 
 /// Tools that join or leave while the agent runs (MCP servers connecting, `tool_search`

@@ -42,7 +42,20 @@ impl AgentSession {
         if let Some(mcp) = &self.mcp_section {
             sections.push((crate::mcp::prompt::SECTION.to_string(), mcp.clone()));
         }
-        let declared: Vec<Value> = tools.iter().map(|t| declaration(t.as_ref())).collect();
+        // Each tool as the request declares it (codemode's loadout rewrites descriptions); a
+        // tool `codemode.mode: only` leaves out of requests is still recorded, as 1.6.0 does.
+        let projected = crate::agent::tool::request_specs(&tools);
+        let declared: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                let s = projected
+                    .iter()
+                    .find(|s| s.name == t.name())
+                    .cloned()
+                    .unwrap_or_else(|| t.spec());
+                json!({"name": s.name, "description": s.description, "parameters": s.parameters})
+            })
+            .collect();
         let mut state = self.system_state();
         let patch = state.patch(&sections, &declared, now_ms());
         if let Some(m) = &patch {

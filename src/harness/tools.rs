@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::agent::Tool;
 use crate::mcp::search::Candidate;
 use crate::resources::settings::Settings;
+use crate::tools::codemode::loadout::Mode;
 use crate::tools::codemode::tool::{CodemodeTool, CODEMODE_TOOL_NAME};
 use crate::tools::{
     bash::{BashTool, SessionEnv},
@@ -57,6 +58,8 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         CODEMODE_TOOL_NAME => Arc::new(CodemodeTool {
             ranker: Some(Arc::new(rank_tools)),
             store: Some(env.codemode_store().clone()),
+            mode: Mode::from_setting(settings.str(&["codemode", "mode"])),
+            inline_budget: settings.u64(&["codemode", "inlineBudget"]),
         }),
         _ => return None,
     })
@@ -79,7 +82,11 @@ fn rank_tools(query: &str, tools: &[Arc<dyn Tool>], limit: usize) -> Vec<String>
             name: t.name().to_string(),
             description: t.description().to_string(),
             parameters: t.parameters(),
-            namespace: None,
+            namespace: t.namespace().map(|n| crate::mcp::tools::Namespace {
+                name: n.name,
+                description: n.description,
+                instructions: n.instructions,
+            }),
         })
         .collect();
     crate::mcp::search::rank(query, &candidates, limit)

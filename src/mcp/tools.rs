@@ -67,6 +67,8 @@ pub struct McpTool {
     /// The server's behaviour hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
     /// `openWorldHint`), for permission extensions.
     pub annotations: Value,
+    /// The server's `outputSchema` for the tool, if it declared one.
+    output_schema: Option<Value>,
     conn: Arc<ServerConnection>,
 }
 
@@ -108,6 +110,7 @@ impl McpTool {
             exposure,
             namespace,
             annotations: Value::Object(annotations),
+            output_schema: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
             conn: Arc::clone(conn),
         }
     }
@@ -138,6 +141,20 @@ impl Tool for McpTool {
     }
     fn prompt_snippet(&self) -> &str {
         ""
+    }
+    /// Scripts get the call result (pi 1.6.0's `createMcpResultSchema`).
+    fn output_schema(&self) -> Option<Value> {
+        Some(crate::tools::codemode::schemas::mcp_result(
+            self.output_schema.as_ref(),
+        ))
+    }
+    fn namespace(&self) -> Option<crate::agent::ToolNamespace> {
+        Some(crate::agent::ToolNamespace {
+            name: self.namespace.name.clone(),
+            aliases: vec![self.server.clone()],
+            description: self.namespace.description.clone(),
+            instructions: self.namespace.instructions.clone(),
+        })
     }
 
     fn execute(

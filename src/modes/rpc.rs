@@ -304,7 +304,12 @@ fn listener(ctx: &Arc<Ctx>) -> crate::harness::op::Listener {
         // file when an `edit`/`write` starts, to show a diff when it ends (pi-acp does), gets
         // a moment to read it first. Without it the native tool often wins the race (1 run in
         // 10 in a release build); pi's own tools are slow enough that clients always win.
-        if let AgentEvent::ToolExecutionStart { name, .. } = ev {
+        if let AgentEvent::ToolExecutionStart {
+            name,
+            parent_id: None,
+            ..
+        } = ev
+        {
             if matches!(name.as_str(), "edit" | "write") {
                 std::thread::sleep(CLIENT_READ_WINDOW);
             }

@@ -112,6 +112,10 @@ impl SessionEnv {
 }
 
 impl Tool for BashTool {
+    /// What a codemode script's call resolves to (pi 1.6.0's output schema).
+    fn output_schema(&self) -> Option<Value> {
+        Some(super::codemode::schemas::bash_output())
+    }
     fn name(&self) -> &str {
         "bash"
     }
@@ -414,9 +418,11 @@ impl BashTool {
             None => {}
         }
         let (text, details) = acc.format(&snapshot, "(no output)");
+        let mut failed = false;
+        let mut text = text;
         if let Some(code) = status.and_then(exit_code) {
             if code != 0 {
-                let text = append_status(&text, &format!("Command exited with code {code}"));
+                text = append_status(&text, &format!("Command exited with code {code}"));
                 // Sandbox (issue 16): say what it refused; the user may allow one unconfined run.
                 if let Some(why) = super::sandbox::explain(sandbox.as_ref(), command, &text) {
                     if super::sandbox::allowed_once(command, &why, &ctx.abort) {
@@ -425,10 +431,13 @@ impl BashTool {
                     }
                     return Err(format!("{text}\n{}", why.line));
                 }
-                return Err(text);
+                // An error result that still carries the structured result, as pi 1.6.0
+                // returns it: a codemode script resolves to it for non-zero exit codes too.
+                failed = true;
             }
         }
         let mut out = ToolOutput::text(text);
+        out.is_error = failed;
         out.details = details;
         // pi 1.6.0's `structuredContent` for programmatic callers.
         let (output, truncated) = acc.full_output(STRUCTURED_OUTPUT_MAX_BYTES);

@@ -31,6 +31,10 @@ const MAX_IMAGE_BASE64: usize = 4_718_592; // 4.5 MB
 const SNIFF_BYTES: usize = 8192;
 
 impl Tool for ReadTool {
+    /// What a codemode script's call resolves to (pi 1.6.0's output schema).
+    fn output_schema(&self) -> Option<Value> {
+        Some(super::codemode::schemas::read_output())
+    }
     fn name(&self) -> &str {
         "read"
     }

@@ -156,7 +156,7 @@ fn discovery_globals_describe_and_find_tools() {
     let code = r#"
 const found = await searchTools("read file contents", { limit: 1 });
 const d = await describeTool("read");
-return [ALL_TOOLS.map((t) => t.name).join(","), found[0].name, d.includes("declare function read(args: {")].join("|");
+return [ALL_TOOLS.map((t) => t.name).join(","), found[0].name, d.includes("codemode tool declaration:\n```ts\ndeclare const tools: { read(args: {")].join("|");
 "#;
     let (text, is_error) = run_script(code, |c| c);
     assert!(!is_error, "{text}");
@@ -373,9 +373,134 @@ return denied + " / " + allowed.exit_code;
     let cwd = cwd.unwrap();
     assert!(!is_error, "{text}");
     assert!(
-        text.contains("Not run: the approval rule \\\"bash(touch pushed*)\\\""),
+        // A blocked call rejects, as pi 1.6.0's scripts see it.
+        text.contains("refused: Not run: the approval rule \"bash(touch pushed*)\""),
         "{text}"
     );
     assert!(text.ends_with("/ 0"), "{text}");
     assert!(!cwd.join("pushed").exists(), "the denied command ran");
+}
+
+/// pi 1.6.0: a script's calls emit `tool_execution_*` events naming the script's call
+/// (`parentToolCallId`, ids `<script id>/<n>`), the script streams its calls as partial results,
+/// and its tool result message records them as `nestedCalls`.
+#[test]
+fn nested_calls_emit_events_with_their_parent_and_are_recorded_on_the_result() {
+    let mock = MockServer::start();
+    let code = "const a = await tools.read({ path: 'a.txt' });\nawait tools.read({ path: 'nope.txt' }).catch(() => 0);\nreturn a;";
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("cm_1", "codemode", json!({ "code": code }))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_file("a.txt", "alpha\n")
+        .args(["--tools", "+codemode", "--mode", "json", "go"]);
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let events = out.json_lines();
+    let nested: Vec<_> = events
+        .iter()
+        .filter(|e| e.get("parentToolCallId").is_some())
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_string(),
+                e["toolCallId"].as_str().unwrap().to_string(),
+                e["parentToolCallId"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let ev = |t: &str, id: &str| (t.to_string(), id.to_string(), "cm_1".to_string());
+    assert_eq!(
+        nested,
+        vec![
+            ev("tool_execution_start", "cm_1/1"),
+            ev("tool_execution_end", "cm_1/1"),
+            ev("tool_execution_start", "cm_1/2"),
+            ev("tool_execution_end", "cm_1/2"),
+        ],
+        "{events:#?}"
+    );
+    // The script's own progress: its calls as they start and finish.
+    let last_update = events
+        .iter()
+        .rfind(|e| e["type"] == "tool_execution_update" && e["toolCallId"] == "cm_1")
+        .expect("a partial result of the script");
+    let calls = &last_update["partialResult"]["details"]["calls"];
+    assert_eq!(calls[0]["args"], "{\"path\":\"a.txt\"}", "{calls}");
+    assert_eq!(calls[1]["status"], "error", "{calls}");
+    // The session keeps the record on the script's result.
+    let file = crate::support::session::the_session_file(cmd.agent_dir());
+    let text = std::fs::read_to_string(file).unwrap();
+    let result = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["message"]["role"] == "toolResult")
+        .expect("the script's result");
+    let record = &result["message"]["nestedCalls"];
+    assert_eq!(record["complete"], true, "{record}");
+    assert_eq!(record["calls"][0]["id"], "cm_1/1");
+    assert_eq!(record["calls"][0]["arguments"], json!({"path": "a.txt"}));
+    assert_eq!(record["calls"][1]["status"], "error");
+    assert!(record["calls"][1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("nope.txt"));
+}
+
+/// The tools one request declared: `(name, description)`.
+fn declared_tools(settings: &str) -> Vec<(String, String)> {
+    let mock = MockServer::start();
+    mock.push(Reply::text(API, "hi"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file("settings.json", settings)
+        .args(["--tools", "+codemode", "-p", "go"]);
+    cmd.run().assert_code(0).assert_no_panic();
+    let body = mock.requests().remove(0).body;
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["function"]["name"].as_str().unwrap().to_string(),
+                t["function"]["description"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `codemode.mode`, as pi 1.6.0 presents tools: `on` keeps them declared and says how scripts
+/// call them; `only` leaves them out of the request and lists their declarations in the
+/// `codemode` description, within `codemode.inlineBudget`.
+#[test]
+fn codemode_mode_and_inline_budget_decide_how_the_other_tools_are_presented() {
+    let on = declared_tools("{}");
+    let names: Vec<&str> = on.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["read", "bash", "edit", "write", "codemode"]);
+    assert!(
+        on[1].1.ends_with("\n\nCodemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."),
+        "{}",
+        on[1].1
+    );
+    assert!(on[2]
+        .1
+        .ends_with("Codemode: `tools.edit(args)` resolves to a string."));
+    assert!(!on[4].1.contains("Nested tools:"), "{}", on[4].1);
+
+    let only = declared_tools(r#"{"codemode": {"mode": "only"}}"#);
+    assert_eq!(only.len(), 1, "{only:?}");
+    let description = &only[0].1;
+    assert!(
+        description.contains("\n\nNested tools:\n\n### `read`\n"),
+        "{description}"
+    );
+    assert!(
+        description.contains("declare const tools: { bash(args: {"),
+        "{description}"
+    );
+
+    let none = declared_tools(r#"{"codemode": {"mode": "only", "inlineBudget": 0}}"#);
+    assert_eq!(none.len(), 1);
+    assert!(none[0].1.ends_with("\n\nNested tools:"), "{}", none[0].1);
 }

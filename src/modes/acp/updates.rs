@@ -336,7 +336,17 @@ impl LiveTranslator {
                     "size": self.context_window,
                     "cost": {"amount": self.cost, "currency": "USD"}})]
             }
-            AgentEvent::ToolExecutionStart { id, name, args } => {
+            // A script's own calls are part of its tool call, not calls of their own.
+            AgentEvent::ToolExecutionStart {
+                parent_id: Some(_), ..
+            }
+            | AgentEvent::ToolExecutionUpdate {
+                parent_id: Some(_), ..
+            }
+            | AgentEvent::ToolExecutionEnd {
+                parent_id: Some(_), ..
+            } => Vec::new(),
+            AgentEvent::ToolExecutionStart { id, name, args, .. } => {
                 if matches!(name.as_str(), "edit" | "write") {
                     if let Some(path) = str_arg(args, "path") {
                         let path = absolute(&self.cwd, path);

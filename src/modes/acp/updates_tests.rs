@@ -81,6 +81,7 @@ fn live_edit_shows_the_whole_file_before_and_after_as_a_diff() {
         id: "e".into(),
         name: "edit".into(),
         args: args.clone(),
+        parent_id: None,
     });
     assert_eq!(start[0]["status"], "in_progress");
     assert_eq!(start[0]["kind"], "edit");
@@ -92,6 +93,7 @@ fn live_edit_shows_the_whole_file_before_and_after_as_a_diff() {
             "details": {"firstChangedLine": 2}}),
         is_error: false,
         duration_ms: None,
+        parent_id: None,
     });
     assert_eq!(end[0]["status"], "completed");
     assert_eq!(

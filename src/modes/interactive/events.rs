@@ -46,7 +46,17 @@ pub(super) fn on_agent_event(
         AgentEvent::MessageEnd {
             message: Message::Assistant(a),
         } => turn.end_reply(view, &a),
-        AgentEvent::ToolExecutionStart { id, name, args } => {
+        // A script's own calls show inside its row (its result's `calls`), as pi shows them.
+        AgentEvent::ToolExecutionStart {
+            parent_id: Some(_), ..
+        }
+        | AgentEvent::ToolExecutionUpdate {
+            parent_id: Some(_), ..
+        }
+        | AgentEvent::ToolExecutionEnd {
+            parent_id: Some(_), ..
+        } => {}
+        AgentEvent::ToolExecutionStart { id, name, args, .. } => {
             if let Some(t) = turn.tool_box(view, &id, &name, &args) {
                 t.set_args(args);
                 t.start();
@@ -57,6 +67,7 @@ pub(super) fn on_agent_event(
             name,
             args,
             partial_result,
+            ..
         } => {
             if let Some(t) = turn.tool_box(view, &id, &name, &args) {
                 t.update(partial_result);

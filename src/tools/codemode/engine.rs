@@ -13,12 +13,29 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Sender};
+use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value as JsValue};
 use serde_json::Value;
 
 use crate::ai::Abort;
 
 const PRELUDE: &str = include_str!("prelude.js");
+/// The names errors' frames give the prelude (left out of what the model sees) and the script.
+const PRELUDE_FILE: &str = "codemode-prelude.js";
+const SCRIPT_FILE: &str = "codemode.js";
+
+/// The script as the body of an async function. The opening shares the script's first line, so
+/// the line numbers of its errors are the script's own, as pi 1.x counts them.
+fn wrap_script(source: &str) -> String {
+    format!("(async (tools, console) => {{{source}\n}})")
+}
+
+fn eval_options(filename: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.strict = false;
+    options.filename = Some(filename.to_string());
+    options
+}
 
 /// The script's heap, as pi 1.x caps it: a runaway script fails, the process lives.
 pub const MEMORY_LIMIT_BYTES: usize = 256 * 1024 * 1024;
@@ -168,7 +185,7 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
     let store_json = Value::Object(store_json).to_string();
     let setup = context.with(|ctx| -> rquickjs::Result<()> {
         let host_fn = host_function(ctx.clone(), Rc::clone(&bridge), Arc::clone(&exited))?;
-        let make: Function = ctx.eval(PRELUDE)?;
+        let make: Function = ctx.eval_with_options(PRELUDE, eval_options(PRELUDE_FILE))?;
         let api: Object = make.call((host_fn, tools_json, store_json))?;
         ctx.globals().set("__pi_api", api)
     });
@@ -189,8 +206,18 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
     let started_run = context.with(|ctx| -> Result<(), String> {
         let run_fn = || -> rquickjs::Result<()> {
             let api: Object = ctx.globals().get("__pi_api")?;
-            let run_fn: Function = api.get("run")?;
-            run_fn.call::<_, ()>((run.source.as_str(),))
+            match ctx.eval_with_options::<Function, _>(
+                wrap_script(&run.source),
+                eval_options(SCRIPT_FILE),
+            ) {
+                Ok(script) => api.get::<_, Function>("run")?.call::<_, ()>((script,)),
+                // A syntax error: reported as the script's own error, as pi reports it.
+                Err(rquickjs::Error::Exception) => {
+                    let error = ctx.catch();
+                    api.get::<_, Function>("failed")?.call::<_, ()>((error,))
+                }
+                Err(e) => Err(e),
+            }
         };
         run_fn().map_err(|e| exception_text(&ctx, e))
     });
@@ -266,7 +293,9 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
                     let api: Object = ctx.globals().get("__pi_api")?;
                     let settle: Function = api.get("settle")?;
                     match result {
-                        Ok(value) => settle.call((id, true, value.to_string())),
+                        // `null` from a lookup (`describeTool` of an unknown name) is `undefined`.
+                        Ok(Value::Null) => settle.call((id, true, None::<String>)),
+                        Ok(value) => settle.call((id, true, Some(value.to_string()))),
                         Err(message) => settle.call((id, false, message)),
                     }
                 });

@@ -4,6 +4,8 @@
 //! tool itself: what a nested call resolves to, the output layout, budget and spill file.
 
 pub mod engine;
+pub mod loadout;
+pub mod schemas;
 mod search;
 pub mod source;
 pub mod store;

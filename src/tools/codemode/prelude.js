@@ -20,7 +20,7 @@
 
 	function errorText(e) {
 		const head = e.message ? e.name + ": " + e.message : String(e.name);
-		const frames = typeof e.stack === "string" ? e.stack.split("\n").filter((l) => l.trim() && !l.includes("eval_script")) : [];
+		const frames = typeof e.stack === "string" ? e.stack.split("\n").filter((l) => l.trim() && !l.includes("codemode-prelude.js")) : [];
 		return [head].concat(frames).join("\n");
 	}
 	function show(v) {
@@ -34,10 +34,12 @@
 			return String(v);
 		}
 	}
+	// As pi words it: an Error as `Name: message` and its frames, any other value as an Error's
+	// message.
 	function describe(e) {
 		try {
 			if (e instanceof Error) return errorText(e);
-			return String(show(e));
+			return "Error: " + String(show(e));
 		} catch (_) {
 			return "The script threw a value that cannot be described";
 		}
@@ -238,17 +240,17 @@
 			}
 			let value;
 			try {
-				value = payload === null ? undefined : parse(payload);
+				value = payload === null || payload === undefined ? undefined : parse(payload);
 			} catch (e) {
 				entry.reject(e);
 				return;
 			}
 			entry.resolve(value);
 		},
-		run(source) {
+		run(fn) {
 			let promise;
 			try {
-				promise = (0, eval)("(async function () {\n" + source + "\n})")();
+				promise = fn(toolsProxy, consoleObject);
 			} catch (e) {
 				if (e !== EXIT) done(false, describe(e));
 				return;
@@ -268,6 +270,9 @@
 					if (e !== EXIT) done(false, describe(e));
 				},
 			);
+		},
+		failed(e) {
+			done(false, describe(e));
 		},
 		stalled() {
 			if (finished || waiting.size > 0) return false;

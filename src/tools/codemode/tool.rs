@@ -14,13 +14,15 @@ use super::engine::{
     run_script, OutputItem, ScriptError, ScriptHost, ScriptResult, ScriptRun, ScriptTool,
     MEMORY_LIMIT_BYTES,
 };
+use super::loadout::{prepare, Mode, DEFAULT_INLINE_BUDGET};
 use super::search::{rank_plain, Ranker};
 use super::source::parse_source;
 use super::store::StoreLink;
-use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolOutput};
+use crate::agent::tool::{NestedTools, Tool, ToolContext, ToolNamespace, ToolOutput};
 use crate::ai::{Abort, Content};
 
-pub const CODEMODE_TOOL_NAME: &str = "codemode";
+pub use super::loadout::CODEMODE_TOOL_NAME;
+pub use super::typescript::{declaration, script_identifier};
 const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 10_000;
 const CHARS_PER_TOKEN: u64 = 4;
 const DEFAULT_MAX_WORKERS: usize = 2;
@@ -45,6 +47,10 @@ pub struct CodemodeTool {
     /// Where `store()`/`load()` values live; without a session, `load()` starts empty and
     /// writes are dropped.
     pub store: Option<StoreLink>,
+    /// `codemode.mode`: how the other declared tools are presented.
+    pub mode: Mode,
+    /// `codemode.inlineBudget`: estimated tokens the description may spend on declarations.
+    pub inline_budget: Option<u64>,
 }
 
 impl Tool for CodemodeTool {
@@ -67,10 +73,27 @@ impl Tool for CodemodeTool {
     fn prompt_guidelines(&self) -> &[&str] {
         GUIDELINES
     }
-    fn execute(&self, _id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
+    fn prepare_loadout(&self, specs: &mut Vec<crate::ai::ToolSpec>, tools: &[Arc<dyn Tool>]) {
+        prepare(
+            specs,
+            tools,
+            self.mode,
+            self.inline_budget.unwrap_or(DEFAULT_INLINE_BUDGET),
+            DESCRIPTION,
+        );
+    }
+    fn execute(&self, id: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, String> {
         let input = args.get("code").and_then(Value::as_str).unwrap_or("");
         let (code, options) = parse_source(input)?;
         let started = Instant::now();
+        // Shown as running before its first call, so a view's timer starts.
+        (ctx.on_update)(ToolOutput {
+            content: Vec::new(),
+            details: Some(calls_details(&[])),
+            terminate: false,
+            is_error: false,
+            structured_content: None,
+        });
         let nested = ctx.nested.clone();
         let callable: Vec<Arc<dyn Tool>> = nested
             .as_ref()
@@ -89,6 +112,7 @@ impl Tool for CodemodeTool {
             .collect();
         let calls = Arc::new(Mutex::new(Vec::<CallRecord>::new()));
         let host = Arc::new(Host {
+            caller_id: id.to_string(),
             nested,
             tools: callable,
             calls: Arc::clone(&calls),
@@ -146,19 +170,76 @@ impl Tool for CodemodeTool {
     }
 }
 
-/// A nested call as the result's details record it.
+/// A nested call as the result's details record it (pi 1.6.0's `CodemodeCallRecord`).
 #[derive(Debug, Clone)]
 struct CallRecord {
     id: String,
     name: String,
+    /// The arguments as JSON, cut to 200 characters.
+    args: String,
     status: &'static str,
+    duration_ms: Option<f64>,
+    /// The result's text, cut to 500 characters, for a failed call.
+    error: Option<String>,
+}
+
+impl CallRecord {
+    fn to_json(&self) -> Value {
+        let mut v =
+            json!({"id": self.id, "name": self.name, "args": self.args, "status": self.status});
+        if let Some(ms) = self.duration_ms {
+            v["durationMs"] = json!(ms);
+        }
+        if let Some(e) = &self.error {
+            v["error"] = json!(e);
+        }
+        v
+    }
+}
+
+const ARGS_PREVIEW_CHARS: usize = 200;
+const ERROR_PREVIEW_CHARS: usize = 500;
+
+/// `text` cut to `max` characters, the last three of them `...`, as pi cuts previews.
+fn preview(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(3)).collect();
+    format!("{head}...")
+}
+
+/// The details a running or finished script shows: `{ calls }`.
+fn calls_details(calls: &[CallRecord]) -> Value {
+    json!({"calls": calls.iter().map(CallRecord::to_json).collect::<Vec<_>>()})
 }
 
 struct Host {
+    /// The script's own call id: a call's record is `<id>/?` until the call has its id.
+    caller_id: String,
     nested: Option<Arc<dyn NestedTools>>,
     tools: Vec<Arc<dyn Tool>>,
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ranker: Option<Ranker>,
+}
+
+impl Host {
+    /// Shows the calls so far as the script's partial result (`tool_execution_update`).
+    fn publish(&self, calls: &[CallRecord]) {
+        if let Some(nested) = &self.nested {
+            nested.report(ToolOutput {
+                content: Vec::new(),
+                details: Some(calls_details(calls)),
+                terminate: false,
+                is_error: false,
+                structured_content: None,
+            });
+        }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, Vec<CallRecord>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl ScriptHost for Host {
@@ -167,29 +248,48 @@ impl ScriptHost for Host {
             return Err("Tool calls need a session".into());
         };
         let index = {
-            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            let mut calls = self.calls();
             calls.push(CallRecord {
-                id: String::new(),
+                id: format!("{}/?", self.caller_id),
                 name: name.to_string(),
+                args: preview(
+                    &serde_json::to_string(&args).unwrap_or_default(),
+                    ARGS_PREVIEW_CHARS,
+                ),
                 status: "running",
+                duration_ms: None,
+                error: None,
             });
+            self.publish(&calls);
             calls.len() - 1
         };
         let started = Instant::now();
         let outcome = nested.call(name, args, abort);
-        let wall = started.elapsed().as_secs_f64();
+        let text = crate::agent::execute::content_text(&outcome.output.content);
         {
-            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-            calls[index].id = outcome.id.clone();
-            calls[index].status = match (outcome.is_error, abort.is_aborted()) {
+            let mut calls = self.calls();
+            let record = &mut calls[index];
+            record.id = outcome.id.clone();
+            record.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+            record.status = match (outcome.is_error, abort.is_aborted()) {
                 (false, _) => "ok",
                 (true, true) => "cancelled",
                 (true, false) => "error",
             };
+            if outcome.is_error {
+                let shown = if text.is_empty() {
+                    format!("Tool \"{name}\" failed")
+                } else {
+                    text.clone()
+                };
+                record.error = Some(preview(&shown, ERROR_PREVIEW_CHARS));
+            }
+            self.publish(&calls);
         }
-        let text = crate::agent::execute::content_text(&outcome.output.content);
-        if name == "bash" {
-            return Ok(bash_value(&text, outcome.is_error, &outcome.output, wall));
+        // A tool with a structured result (bash, read, MCP tools) resolves to it, an error
+        // result that carries one too.
+        if let Some(structured) = &outcome.output.structured_content {
+            return Ok(structured.clone());
         }
         // An MCP tool (`mcp__<server>__<tool>`, or details naming its server) resolves to its
         // call result, an error result included.
@@ -251,16 +351,33 @@ impl ScriptHost for Host {
                 let Some(query) = first.as_str() else {
                     return Err("searchTools() expects a query string".into());
                 };
-                let limit = match args.get(1).and_then(|o| o.get("limit")) {
+                let options = args.get(1);
+                let limit = match options.and_then(|o| o.get("limit")) {
                     None | Some(Value::Null) => 8,
                     Some(v) => match v.as_u64().filter(|n| *n > 0) {
                         Some(n) => n as usize,
                         None => return Err("searchTools() limit must be a positive integer".into()),
                     },
                 };
+                let namespace = match options.and_then(|o| o.get("namespace")) {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(n)) => Some(n.as_str()).filter(|n| !n.is_empty()),
+                    Some(_) => return Err("searchTools() namespace must be a string".into()),
+                };
+                let candidates: Vec<Arc<dyn Tool>> = self
+                    .tools
+                    .iter()
+                    .filter(|t| {
+                        namespace.is_none_or(|wanted| {
+                            t.namespace()
+                                .is_some_and(|ns| is_namespace_name(&ns, wanted))
+                        })
+                    })
+                    .cloned()
+                    .collect();
                 let names = match &self.ranker {
-                    Some(rank) => rank(query, &self.tools, limit),
-                    None => rank_plain(query, &self.tools, limit),
+                    Some(rank) => rank(query, &candidates, limit),
+                    None => rank_plain(query, &candidates, limit),
                 };
                 Ok(Value::Array(
                     names
@@ -271,103 +388,43 @@ impl ScriptHost for Host {
                 ))
             }
             "describeNamespace" => {
-                if !first.is_string() {
+                let Some(wanted) = first.as_str() else {
                     return Err("describeNamespace() expects a namespace name".into());
+                };
+                let mut found: Option<ToolNamespace> = None;
+                let mut names = Vec::new();
+                for t in &self.tools {
+                    let Some(ns) = t.namespace().filter(|ns| is_namespace_name(ns, wanted)) else {
+                        continue;
+                    };
+                    found.get_or_insert(ns);
+                    names.push(script_identifier(t.name()));
                 }
-                Ok(Value::Null)
+                let Some(ns) = found else {
+                    return Ok(Value::Null);
+                };
+                let mut out = json!({"name": ns.name});
+                if let Some(d) = ns.description.filter(|d| !d.is_empty()) {
+                    out["description"] = json!(d);
+                }
+                if let Some(i) = ns.instructions.filter(|i| !i.is_empty()) {
+                    out["instructions"] = json!(i);
+                }
+                out["tools"] = json!(names);
+                Ok(out)
             }
             other => Err(format!("{other} is not available")),
         }
     }
 }
 
-/// What `tools.bash()` resolves to: `{ output, truncated, full_output_path?, exit_code,
-/// wall_time_seconds }`, for non-zero exit codes too.
-fn bash_value(text: &str, is_error: bool, output: &ToolOutput, wall: f64) -> Value {
-    let (body, exit_code) = match text.rsplit_once("Command exited with code ") {
-        Some((body, code)) if is_error && code.trim().parse::<i64>().is_ok() => (
-            body.strip_suffix("\n\n").unwrap_or(body).to_string(),
-            json!(code.trim().parse::<i64>().unwrap_or(1)),
-        ),
-        _ if is_error => (text.to_string(), Value::Null),
-        _ => (
-            if text == "(no output)" {
-                String::new()
-            } else {
-                text.to_string()
-            },
-            json!(0),
-        ),
-    };
-    let full = output
-        .details
-        .as_ref()
-        .and_then(|d| d.get("fullOutputPath"))
-        .cloned();
-    let mut v = json!({"output": body, "truncated": full.is_some()});
-    if let Some(path) = full {
-        v["full_output_path"] = path;
-    }
-    v["exit_code"] = exit_code;
-    v["wall_time_seconds"] = json!((wall * 1000.0).round() / 1000.0);
-    v
-}
-
-/// A tool's name as a JavaScript identifier: other characters become `_`, and a leading digit
-/// gets a `_` before it.
-pub fn script_identifier(name: &str) -> String {
-    let mut id: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
-}
-
-/// A tool as scripts see it: its description, its guidelines, and a TypeScript declaration of
-/// the call generated from its JSON schema.
-pub fn declaration(tool: &dyn Tool) -> String {
-    let mut text = tool.description().trim().to_string();
-    let guidelines: Vec<String> = tool
-        .prompt_guidelines()
-        .iter()
-        .filter(|g| !g.trim().is_empty())
-        .map(|g| format!("- {}", g.trim()))
-        .collect();
-    if !guidelines.is_empty() {
-        text.push_str("\n\n");
-        text.push_str(&guidelines.join("\n"));
-    }
-    let output = if tool.name() == "bash" {
-        "{ output: string; truncated: boolean; full_output_path?: string; exit_code: number | null; wall_time_seconds: number }".to_string()
-    } else {
-        "string".to_string()
-    };
-    format!(
-        "{}\ndeclare function {}(args: {}): Promise<{output}>;",
-        doc_comment(&text),
-        script_identifier(tool.name()),
-        super::typescript::schema_type(&tool.parameters(), 0)
-    )
-}
-
-fn doc_comment(text: &str) -> String {
-    let mut out = String::from("/**\n");
-    for line in text.lines() {
-        out.push_str(" * ");
-        out.push_str(&line.replace("*/", "*\\/"));
-        out.push('\n');
-    }
-    out.push_str(" */");
-    out
+/// Whether `query` names `namespace`: its name or an alias, as written or as the same script
+/// identifier (`dev-radius` and `dev_radius`).
+fn is_namespace_name(namespace: &ToolNamespace, query: &str) -> bool {
+    let wanted = script_identifier(query);
+    std::iter::once(&namespace.name)
+        .chain(&namespace.aliases)
+        .any(|n| n == query || script_identifier(n) == wanted)
 }
 
 /// The process-wide cap on running scripts (`PI_CODEMODE_MAX_WORKERS`, default 2), taken in
@@ -556,7 +613,7 @@ fn render(
             }
         });
     }
-    let mut details = json!({"calls": cancelled_calls.iter().map(|c| json!({"id": c.id, "name": c.name, "status": c.status})).collect::<Vec<_>>()});
+    let mut details = calls_details(&cancelled_calls);
     if let Some(path) = spill {
         details["fullOutputPath"] = json!(path);
     }

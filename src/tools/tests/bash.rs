@@ -75,12 +75,29 @@ fn stdout_and_stderr_are_merged() {
     assert_eq!(text_of(&out), "out\nerr\nout2\n");
 }
 
+/// The error text of a failed run: a non-zero exit is an error result (pi 1.6.0 returns it
+/// rather than throwing, so it keeps its structured result and has no details).
+fn failure(out: Result<ToolOutput, String>) -> String {
+    match out {
+        Ok(o) => {
+            assert!(o.is_error, "not an error: {}", text_of(&o));
+            assert_eq!(o.details, None);
+            text_of(&o)
+        }
+        Err(e) => e,
+    }
+}
+
 #[test]
 fn non_zero_exit_is_error_with_code() {
-    let err = run("echo out; sleep 0.05; echo err >&2; exit 3").unwrap_err();
-    assert_eq!(err, "out\nerr\n\n\nCommand exited with code 3");
+    let out = run("echo out; sleep 0.05; echo err >&2; exit 3").unwrap();
+    assert!(out.is_error);
+    assert_eq!(text_of(&out), "out\nerr\n\n\nCommand exited with code 3");
+    let structured = out.structured_content.unwrap();
+    assert_eq!(structured["output"], "out\nerr\n");
+    assert_eq!(structured["exit_code"], 3);
     assert_eq!(
-        run("exit 7").unwrap_err(),
+        failure(run("exit 7")),
         "(no output)\n\nCommand exited with code 7"
     );
 }
@@ -89,7 +106,7 @@ fn non_zero_exit_is_error_with_code() {
 fn a_shell_killed_by_a_signal_reports_128_plus_the_signal() {
     // pi 0.73.1 reported this as success; pi 1.x uses the shell convention.
     assert_eq!(
-        run("echo dying; kill -TERM $$").unwrap_err(),
+        failure(run("echo dying; kill -TERM $$")),
         "dying\n\n\nCommand exited with code 143"
     );
 }
