@@ -227,6 +227,8 @@ struct Mailbox {
     view: Option<RunView>,
     /// `abort` callers to answer once the run is over.
     aborts: Vec<ReplyTx<()>>,
+    /// A run streamed during the op in hand.
+    ran: bool,
 }
 
 fn lock(m: &Mutex<Mailbox>) -> MutexGuard<'_, Mailbox> {
@@ -382,11 +384,19 @@ impl Actor {
         if options.apply_session_requests {
             session.apply_session_requests(&mut env.switch_env());
         }
-        let aborts = {
+        let (aborts, ran) = {
             let mut mailbox = lock(mailbox);
             mailbox.view = None;
-            std::mem::take(&mut mailbox.aborts)
+            (
+                std::mem::take(&mut mailbox.aborts),
+                std::mem::take(&mut mailbox.ran),
+            )
         };
+        if ran {
+            // Each request's transient copies are gone: give their pages back, so RSS follows
+            // what the session holds (issue 35).
+            crate::util::heap::release_free_memory();
+        }
         session.abort.reset();
         for done in aborts {
             let _ = done.send(());
@@ -420,6 +430,7 @@ impl RunInbox for ActorInbox {
         events: &Receiver<AgentEvent>,
         conversation: &Conversation<'_>,
     ) -> Option<AgentEvent> {
+        lock(&self.mailbox).ran = true;
         loop {
             if self.closed {
                 return events.recv().ok();
