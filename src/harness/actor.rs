@@ -14,7 +14,7 @@
 //!
 //! Between runs an op is handled as it comes. While a run streams, the run loop waits through
 //! the actor's [`RunInbox`]: steering, follow-ups, aborts and [`Op::Peek`]s are handled at
-//! once (a peek sees the [`RunView`]); every other op waits in the actor's own queue and is
+//! once (a peek sees the [`RunView`] and the conversation, read from the session); every other op waits in the actor's own queue and is
 //! handled when the run is over, before any op sent after it. Ops that arrive while the
 //! session is busy outside the run loop (an extension command, compaction, a retry's wait)
 //! wait in the channel and are handled next. Abort is the shared [`Abort`] flag, set by
@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{select, Receiver, Sender};
 
 use super::extensions::Disposition;
-use super::inbox::RunInbox;
+use super::inbox::{Conversation, RunInbox};
 use super::op::{
     Ack, ActorEnv, ActorOptions, Busy, Expand, Idle, Listener, Op, Peek, RunView, SessionEvent,
     WhenBusy, Work,
@@ -40,7 +40,6 @@ use super::op::{
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Abort, Message};
-use crate::session::AgentMessage;
 use crate::util::reply::{reply, ReplyRx, ReplyTx};
 
 /// A mode's end of the actor. Clones talk to the same actor.
@@ -228,7 +227,8 @@ struct Mailbox {
     view: Option<RunView>,
     /// `abort` callers to answer once the run is over.
     aborts: Vec<ReplyTx<()>>,
-    track_messages: bool,
+    /// A run streamed during the op in hand.
+    ran: bool,
 }
 
 fn lock(m: &Mutex<Mailbox>) -> MutexGuard<'_, Mailbox> {
@@ -255,7 +255,6 @@ struct Halt {
 
 impl Actor {
     fn run(mut self) -> AgentSession {
-        lock(&self.mailbox).track_messages = self.options.track_messages;
         self.session.inbox = Some(Box::new(ActorInbox {
             ops: self.ops.clone(),
             mailbox: Arc::clone(&self.mailbox),
@@ -328,12 +327,7 @@ impl Actor {
             options,
             ..
         } = self;
-        let mut emit = |ev: &AgentEvent| {
-            if let Some(view) = lock(mailbox).view.as_mut() {
-                view.observe(ev);
-            }
-            listener(SessionEvent::Agent(ev));
-        };
+        let mut emit = |ev: &AgentEvent| listener(SessionEvent::Agent(ev));
         match op {
             Op::Prompt {
                 input, expand, ack, ..
@@ -390,12 +384,17 @@ impl Actor {
         if options.apply_session_requests {
             session.apply_session_requests(&mut env.switch_env());
         }
-        let (aborts, view) = {
+        let (aborts, ran) = {
             let mut mailbox = lock(mailbox);
-            (std::mem::take(&mut mailbox.aborts), mailbox.view.take())
+            mailbox.view = None;
+            (
+                std::mem::take(&mut mailbox.aborts),
+                std::mem::take(&mut mailbox.ran),
+            )
         };
-        if view.is_some_and(|v| v.messages.is_some()) {
-            // The run's copy of the conversation is gone (issue 35: held once).
+        if ran {
+            // Each request's transient copies are gone: give their pages back, so RSS follows
+            // what the session holds (issue 35).
             crate::util::heap::release_free_memory();
         }
         session.abort.reset();
@@ -426,7 +425,12 @@ struct ActorInbox {
 }
 
 impl RunInbox for ActorInbox {
-    fn next(&mut self, events: &Receiver<AgentEvent>) -> Option<AgentEvent> {
+    fn next(
+        &mut self,
+        events: &Receiver<AgentEvent>,
+        conversation: &Conversation<'_>,
+    ) -> Option<AgentEvent> {
+        lock(&self.mailbox).ran = true;
         loop {
             if self.closed {
                 return events.recv().ok();
@@ -434,18 +438,9 @@ impl RunInbox for ActorInbox {
             select! {
                 recv(events) -> ev => return ev.ok(),
                 recv(self.ops) -> op => match op {
-                    Ok(op) => self.during_run(op),
+                    Ok(op) => self.during_run(op, conversation),
                     Err(_) => self.closed = true,
                 },
-            }
-        }
-    }
-
-    fn run_starting(&mut self, messages: &dyn Fn() -> Vec<AgentMessage>) {
-        let mut mailbox = lock(&self.mailbox);
-        if mailbox.track_messages {
-            if let Some(view) = mailbox.view.as_mut() {
-                view.messages = Some(messages());
             }
         }
     }
@@ -454,7 +449,7 @@ impl RunInbox for ActorInbox {
 impl ActorInbox {
     /// An op that arrived while the run streams: what concerns the run is handled now, the
     /// rest waits (behind whatever already waits, so order is kept; and after an abort).
-    fn during_run(&mut self, op: Op) {
+    fn during_run(&mut self, op: Op, conversation: &Conversation<'_>) {
         let mut mailbox = lock(&self.mailbox);
         let op = match op {
             Op::Abort { done } => {
@@ -505,7 +500,7 @@ impl ActorInbox {
                 }
             },
             Op::Peek(peek) => match mailbox.view.as_ref() {
-                Some(view) => return peek(Peek::Running(view)),
+                Some(view) => return peek(Peek::Running(view, *conversation)),
                 None => Op::Peek(peek),
             },
             op => op,

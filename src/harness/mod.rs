@@ -229,30 +229,24 @@ impl AgentSession {
         messages
     }
 
+    /// The conversation, read from the session one message at a time.
+    pub fn conversation(&self) -> inbox::Conversation<'_> {
+        inbox::Conversation {
+            session: &self.session,
+            dropped_replies: &self.dropped_replies,
+        }
+    }
+
     /// Each of [`Self::agent_messages`] in turn, read one at a time from the session.
     pub fn for_each_agent_message(&self, emit: &mut dyn FnMut(AgentMessage)) {
-        self.session.for_each_context_message(&mut |m| {
-            let dropped = match &m {
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    a.stop_reason == StopReason::Error
-                        && self.dropped_replies.contains(&a.timestamp)
-                }
-                _ => false,
-            };
-            if !dropped {
-                emit(m);
-            }
-        });
+        self.conversation().for_each(emit)
     }
 
     /// How many messages [`Self::agent_messages`] gives, without building them (clients ask
     /// for the count with every `get_state`; a long session's conversation is not copied
     /// for it).
     pub fn message_count(&self) -> usize {
-        match self.dropped_replies.is_empty() {
-            true => self.session.context_len(),
-            false => self.agent_messages().len(),
-        }
+        self.conversation().len()
     }
 
     /// Takes a failed reply at the end of the context out of it (it stays in the file).
@@ -362,10 +356,6 @@ impl AgentSession {
         if let Some(h) = &host {
             h.set_running(true);
         }
-        if let Some(mut inbox) = self.inbox.take() {
-            inbox.run_starting(&|| self.agent_messages());
-            self.inbox = Some(inbox);
-        }
         self.drive_run(run, on_event);
         if let Some(h) = &host {
             h.set_running(false);
@@ -381,7 +371,13 @@ impl AgentSession {
             let mut last_assistant = None;
             let mut end = None;
             while let Some(ev) = run.next_event_with(&mut |events| match self.inbox.as_mut() {
-                Some(inbox) => inbox.next(events),
+                Some(inbox) => {
+                    let conversation = inbox::Conversation {
+                        session: &self.session,
+                        dropped_replies: &self.dropped_replies,
+                    };
+                    inbox.next(events, &conversation)
+                }
                 None => events.recv().ok(),
             }) {
                 // A model or thinking change made meanwhile goes in before this message.

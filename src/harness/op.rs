@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::extensions::{Disposition, UserInput};
+use super::inbox::Conversation;
 use super::model_cycle::Credentials;
 use super::session_switch::SwitchEnv;
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{Message, Model, ThinkingLevel};
-use crate::session::AgentMessage;
 use crate::util::reply::ReplyTx;
 
 /// Skill and template expansion of a prompt's text (the mode's resources).
@@ -169,11 +169,12 @@ pub struct Idle<'a> {
 /// What a [`PeekFn`] sees.
 pub enum Peek<'a> {
     Idle(Idle<'a>),
-    /// A run holds the agent: what is known of it.
-    Running(&'a RunView),
+    /// A run holds the agent: what is known of it, and the conversation so far (read from
+    /// the session, which holds every message that has ended).
+    Running(&'a RunView, Conversation<'a>),
 }
 
-/// What is known of the session while a run holds its agent, kept current by the actor.
+/// What is known of the session while a run holds its agent, taken as the run starts.
 pub struct RunView {
     /// The model and thinking level the run started with.
     pub model: Model,
@@ -187,13 +188,10 @@ pub struct RunView {
     pub session_id: String,
     pub session_name: Option<String>,
     pub auto_compaction: bool,
-    /// The conversation as [`AgentSession::agent_messages`] gives it, kept current from the
-    /// run's events; only when the actor was asked to track it (it is a copy).
-    pub messages: Option<Vec<AgentMessage>>,
 }
 
 impl RunView {
-    /// The view of `session` as it is now (the conversation not copied).
+    /// The view of `session` as it is now.
     pub fn of(session: &AgentSession, has_model: bool) -> RunView {
         let agent = session.agent();
         RunView {
@@ -208,30 +206,6 @@ impl RunView {
             session_id: session.session.session_id().to_string(),
             session_name: session.session.name(),
             auto_compaction: session.compaction.enabled,
-            messages: None,
-        }
-    }
-
-    /// Follows the conversation through one event of the run (see [`RunView::messages`]).
-    pub fn observe(&mut self, ev: &AgentEvent) {
-        let Some(messages) = self.messages.as_mut() else {
-            return;
-        };
-        match ev {
-            AgentEvent::MessageEnd { message } => messages.push(AgentMessage::Llm(message.clone())),
-            AgentEvent::CustomMessageEnd { message } => {
-                messages.push(AgentMessage::Custom(message.clone()))
-            }
-            // The failed reply leaves the live context for the retry.
-            AgentEvent::AutoRetryStart { .. } => {
-                if matches!(
-                    messages.last(),
-                    Some(AgentMessage::Llm(Message::Assistant(_)))
-                ) {
-                    messages.pop();
-                }
-            }
-            _ => {}
         }
     }
 }
@@ -273,8 +247,6 @@ pub fn channel_listener() -> (Listener, crossbeam_channel::Receiver<OwnedEvent>)
 /// How the actor starts.
 #[derive(Default)]
 pub struct ActorOptions {
-    /// Keep [`RunView::messages`] current during runs (a copy of the conversation per run).
-    pub track_messages: bool,
     /// After each op, carry out the session switches extensions asked for
     /// ([`AgentSession::apply_session_requests`]); for modes without their own (not the
     /// terminal UI, which also navigates the tree and reloads).

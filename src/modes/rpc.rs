@@ -199,7 +199,6 @@ pub fn run(session: AgentSession, env: RpcEnv) -> i32 {
         session_dir: env.session_dir,
     };
     let options = ActorOptions {
-        track_messages: true,
         apply_session_requests: true,
     };
     let spawned = actor::spawn(session, actor_env, options, listener(&ctx));

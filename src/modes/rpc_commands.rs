@@ -16,6 +16,7 @@ use crate::ai::{
     now_ms, Content, Extra, ImageContent, Message, ThinkingLevel, UserContent, UserMessage,
 };
 use crate::harness::extensions::{Disposition, InputSource, UserInput};
+use crate::harness::inbox::Conversation;
 use crate::harness::op::{Idle, Op, Peek, RunView};
 use crate::session::{ops, AgentMessage};
 
@@ -124,7 +125,9 @@ impl Server {
                 let ctx = Arc::clone(&self.ctx);
                 self.handle.send(Op::Peek(Box::new(move |peek| match peek {
                     Peek::Idle(idle) => answer_idle(&ctx, idle, id, &kind, command, &cmd),
-                    Peek::Running(view) => answer_running(&ctx, view, id, &kind, command, &cmd),
+                    Peek::Running(view, conversation) => {
+                        answer_running(&ctx, view, conversation, id, &kind, command, &cmd)
+                    }
                 })));
                 return;
             }
@@ -163,6 +166,7 @@ impl Server {
 fn answer_running(
     ctx: &Ctx,
     view: &RunView,
+    conversation: Conversation<'_>,
     id: Option<Value>,
     kind: &str,
     command: Peekable,
@@ -193,18 +197,18 @@ fn answer_running(
             Some(&view.model).filter(|_| view.has_model),
         ))),
         Query::GetState => {
-            let messages = view.messages.as_ref().map_or(0, Vec::len);
-            let mut v = state(view, true, messages);
+            let mut v = state(view, true, conversation.len());
             v["model"] = serde_json::to_value(&view.model).unwrap_or_default();
             Ok(Some(v))
         }
         Query::GetMessages => {
-            let messages = view.messages.as_deref().unwrap_or_default();
-            stream_messages(&ctx.out, id, &mut |one| messages.iter().for_each(one));
+            stream_messages(&ctx.out, id, &mut |one| {
+                conversation.for_each(&mut |m| one(&m))
+            });
             return crate::util::heap::release_free_memory();
         }
         Query::GetLastAssistantText => {
-            let text = ops::last_reply_text(view.messages.as_deref().unwrap_or_default());
+            let text = ops::last_reply_text_of(&mut |each| conversation.for_each(each));
             Ok(Some(last_assistant_text(text)))
         }
         Query::GetAvailableModels => Ok(Some(json!({"models": (ctx.available_models)()}))),

@@ -183,7 +183,24 @@ pub fn set_label(
 /// pi's `getLastAssistantText`: the text of the last assistant reply in context, trimmed;
 /// `None` when there is none or it is empty. Which messages count is [`counts_as_reply`].
 pub fn last_assistant_text(w: &SessionWriter) -> Option<String> {
-    last_reply_text(&w.build_context().messages)
+    last_reply_text_of(&mut |each| w.for_each_context_message(each))
+}
+
+/// A source of messages: calls its argument with each message in turn.
+pub type EachMessage<'a> = &'a mut dyn FnMut(&mut dyn FnMut(AgentMessage));
+
+/// [`last_reply_text`] of the messages `messages` gives, one at a time (only the last reply
+/// is kept, not the conversation).
+pub fn last_reply_text_of(messages: EachMessage<'_>) -> Option<String> {
+    let mut last = None;
+    messages(&mut |m| {
+        if let AgentMessage::Llm(Message::Assistant(a)) = m {
+            if counts_as_reply(&a) {
+                last = Some(AgentMessage::Llm(Message::Assistant(a)));
+            }
+        }
+    });
+    last_reply_text(std::slice::from_ref(&last?))
 }
 
 /// The trimmed text of the last message in `messages` that [`counts_as_reply`], if any text.

@@ -1223,3 +1223,55 @@ fn last_assistant_text_skips_a_failed_reply_without_text() {
     let (code, _, stderr) = talk.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// Mid-run, `get_messages`, `get_state` and `get_last_assistant_text` see every message that
+/// has ended (read from the session, issue 35: the conversation is not copied for the run),
+/// with a session file and without one.
+#[test]
+fn queries_during_a_run_see_the_messages_that_have_ended() {
+    for session_args in [vec!["--no-session"], vec!["--session", "mid.jsonl"]] {
+        let mock = MockServer::with_replies([
+            Reply::text(API, "an earlier answer"),
+            Reply::sse(crate::support::mock::sse_tool_calls(
+                API,
+                &[("call_1", "bash", serde_json::json!({"command": "echo hi"}))],
+            )),
+            Reply::text(API, "never finishes").stall_after(2, 20_000),
+        ]);
+        let mut talk = PiCommand::for_mock(API, &mock)
+            .args(["--mode", "rpc"])
+            .args(session_args.iter().copied())
+            .converse();
+        talk.send(r#"{"id":"p0","type":"prompt","message":"first"}"#);
+        talk.expect("agent_end", |v| v["type"] == "agent_end");
+        talk.send(r#"{"id":"p1","type":"prompt","message":"run it"}"#);
+        talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
+        talk.expect("the stalled reply", |v| v["type"] == "message_update");
+        talk.send(r#"{"id":"m","type":"get_messages"}"#);
+        let messages = talk.expect("get_messages", |v| v["id"] == "m");
+        let all = messages["data"]["messages"].as_array().unwrap();
+        // pi 1.6's system message leads, as it does between runs.
+        let roles: Vec<&str> = all
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .filter(|r| *r != "system")
+            .collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "user", "assistant", "toolResult"],
+            "{session_args:?}: {messages}"
+        );
+        assert_eq!(all.last().unwrap()["toolCallId"], "call_1");
+        talk.send(r#"{"id":"s","type":"get_state"}"#);
+        let state = talk.expect("get_state", |v| v["id"] == "s");
+        assert_eq!(state["data"]["isStreaming"], true, "{state}");
+        assert_eq!(state["data"]["messageCount"], all.len(), "{state}");
+        talk.send(r#"{"id":"t","type":"get_last_assistant_text"}"#);
+        let text = talk.expect("get_last_assistant_text", |v| v["id"] == "t");
+        assert_eq!(text["data"]["text"], "an earlier answer", "{text}");
+        talk.send(r#"{"id":"a","type":"abort"}"#);
+        talk.expect("abort response", |v| v["id"] == "a");
+        let (code, _, stderr) = talk.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+}

@@ -7,6 +7,7 @@ pub mod bedrock;
 pub mod cloud;
 pub mod google;
 pub mod hot;
+mod json_out;
 pub mod mistral;
 pub mod openai_codex_responses;
 pub mod openai_compat;

@@ -9,6 +9,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::hot::ChatChunk as HotChunk;
+use super::json_out;
 use super::openai_compat::{self as oc, Compat, ThinkingFormat};
 use crate::ai::error::ProviderError;
 use crate::ai::provider_retry::{self, Rules};
@@ -23,12 +24,19 @@ pub fn stream(
     options: &StreamOptions,
     abort: Abort,
 ) -> Receiver<AssistantEvent> {
-    let (url, headers, body) = build_request(model, context, options);
-    let body = options.payload(body);
+    let (url, headers, body) = build_request_bytes(model, context, options);
+    // A payload hook edits the body as JSON; without one the bytes go as written.
+    let body = match options.on_payload {
+        Some(_) => match serde_json::from_str(&body) {
+            Ok(v) => options.payload(v).to_string(),
+            Err(_) => body,
+        },
+        None => body,
+    };
     let retry = options.provider_retry;
     let window = model.context_window;
     spawn_stream(model, abort, move |w| {
-        let resp = provider_retry::post_json(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
+        let resp = provider_retry::post(w, Rules::OpenAiSdk, &retry, &url, &headers, &body)
             .map_err(|e| w.http_error(e))?;
         parse_stream(resp, w).map_err(|e| with_window(e, window))
     })
@@ -55,17 +63,29 @@ fn normalize_id(model: &Model, id: &str) -> String {
     id.to_string()
 }
 
-/// URL, headers and JSON body of one streaming Chat Completions request.
+/// URL, headers and JSON body of one streaming Chat Completions request, the body as a
+/// `Value` (what a payload hook and the tests see).
 pub fn build_request(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
 ) -> (String, Vec<(String, String)>, Value) {
+    let (url, headers, body) = build_request_bytes(model, context, options);
+    let body = serde_json::from_str(&body).unwrap_or(Value::Null);
+    (url, headers, body)
+}
+
+/// URL, headers and the JSON body's text of one streaming Chat Completions request: the
+/// conversation is written straight from its typed messages (issue 35).
+pub fn build_request_bytes(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (String, Vec<(String, String)>, String) {
     let compat = Compat::resolve(model);
     let long_cache = oc::long_cache_retention();
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    let mut messages = convert_messages(model, context, &compat);
     body.insert("stream".into(), json!(true));
     if let Some(sid) = &options.session_id {
         if model.base_url.contains("api.openai.com")
@@ -106,25 +126,20 @@ pub fn build_request(
     } else if has_tool_history(&context.messages) {
         tools = Some(Vec::new());
     }
+    // Cache markers (OpenRouter's Anthropic models) are set on the messages as JSON; everyone
+    // else's messages are written straight into the body.
+    let mut marked_messages = None;
     if compat.cache_control_format.as_deref() == Some("anthropic") {
         let mut cc = json!({"type": "ephemeral"});
         if long_cache && compat.supports_long_cache_retention {
             cc["ttl"] = json!("1h");
         }
+        let mut written = Vec::new();
+        write_messages(&mut written, model, context, &compat);
+        let mut messages: Vec<Value> = serde_json::from_slice(&written).unwrap_or_default();
         apply_cache_control(&mut messages, tools.as_mut(), cc);
+        marked_messages = Some(Value::Array(messages));
     }
-    // `messages` goes second, as pi builds it; insert now that cache markers are applied.
-    let mut ordered = Map::new();
-    for (k, v) in body {
-        ordered.insert(k.clone(), v);
-        if k == "model" {
-            ordered.insert(
-                "messages".into(),
-                Value::Array(std::mem::take(&mut messages)),
-            );
-        }
-    }
-    let mut body = ordered;
     if let Some(tools) = tools {
         let non_empty = !tools.is_empty();
         body.insert("tools".into(), Value::Array(tools));
@@ -214,10 +229,23 @@ pub fn build_request(
         }
     }
     let headers = oc::build_headers(model, options, &extra);
+    // `messages` goes second, as pi builds it.
+    let mut out = Vec::new();
+    let mut o = json_out::Obj::start(&mut out);
+    for (k, v) in &body {
+        o.field(k, v);
+        if k == "model" {
+            match &marked_messages {
+                Some(messages) => o.field("messages", messages),
+                None => write_messages(o.key("messages"), model, context, &compat),
+            }
+        }
+    }
+    o.end();
     (
         oc::join_url(&model.base_url, "chat/completions"),
         headers,
-        Value::Object(body),
+        json_out::into_string(out),
     )
 }
 
@@ -240,92 +268,105 @@ fn convert_tool(tool: &ToolSpec, compat: &Compat) -> Value {
     json!({"type": "function", "function": f})
 }
 
-fn image_url(img: &ImageContent) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", img.mime_type, img.data)}})
-}
-
 const BRIDGE_TEXT: &str = "I have processed the tool results.";
 
-/// The `messages` array: system prompt, then the transformed transcript.
-pub fn convert_messages(model: &Model, context: &Context, compat: &Compat) -> Vec<Value> {
+/// `{"type":"image_url","image_url":{"url":"data:MIME;base64,DATA"}}`, the URL written in
+/// pieces (an image is not copied into a string of its own).
+fn write_image_url(out: &mut Vec<u8>, img: &ImageContent) {
+    out.extend_from_slice(br#"{"type":"image_url","image_url":{"url":"data:"#);
+    json_out::string_contents(out, &img.mime_type);
+    out.extend_from_slice(b";base64,");
+    json_out::string_contents(out, &img.data);
+    out.extend_from_slice(b"\"}}");
+}
+
+fn write_text_part(out: &mut Vec<u8>, text: &str) {
+    let mut o = json_out::Obj::start(out);
+    o.str("type", "text");
+    o.str("text", text);
+    o.end();
+}
+
+/// Writes the `messages` array (system prompt, then the transformed transcript) straight from
+/// the typed messages, byte for byte what a `Value` of it would print.
+pub fn write_messages(out: &mut Vec<u8>, model: &Model, context: &Context, compat: &Compat) {
     let norm = |id: &str| normalize_id(model, id);
     let msgs = transform_messages(&context.messages, model, Some(&norm));
-    let mut out = Vec::new();
+    let mut arr = json_out::Arr::start(out);
     if let Some(sp) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         let role = if model.reasoning && compat.supports_developer_role {
             "developer"
         } else {
             "system"
         };
-        out.push(json!({"role": role, "content": sp}));
+        let mut o = json_out::Obj::start(arr.item());
+        o.str("role", role);
+        o.str("content", sp);
+        o.end();
     }
-    let bridge = || json!({"role": "assistant", "content": BRIDGE_TEXT});
+    let bridge = |out: &mut Vec<u8>| {
+        let mut o = json_out::Obj::start(out);
+        o.str("role", "assistant");
+        o.str("content", BRIDGE_TEXT);
+        o.end();
+    };
     let mut last_was_tool_result = false;
     let mut i = 0;
     while i < msgs.len() {
         match &msgs[i] {
             Message::User(u) => {
                 if compat.requires_assistant_after_tool_result && last_was_tool_result {
-                    out.push(bridge());
+                    bridge(arr.item());
                 }
                 last_was_tool_result = false;
                 match &u.content {
-                    UserContent::Text(s) => out.push(json!({"role": "user", "content": s})),
+                    UserContent::Text(s) => {
+                        let mut o = json_out::Obj::start(arr.item());
+                        o.str("role", "user");
+                        o.str("content", s);
+                        o.end();
+                    }
                     UserContent::Blocks(blocks) => {
-                        let parts: Vec<Value> = blocks
-                            .iter()
-                            .filter_map(|b| match b {
-                                Content::Text(t) => Some(json!({"type": "text", "text": t.text})),
-                                Content::Image(img) => Some(image_url(img)),
-                                _ => None,
-                            })
-                            .collect();
-                        if !parts.is_empty() {
-                            out.push(json!({"role": "user", "content": parts}));
+                        let sent = |b: &&Content| matches!(b, Content::Text(_) | Content::Image(_));
+                        if blocks.iter().any(|b| sent(&b)) {
+                            let mut o = json_out::Obj::start(arr.item());
+                            o.str("role", "user");
+                            let mut parts = json_out::Arr::start(o.key("content"));
+                            for b in blocks.iter().filter(sent) {
+                                match b {
+                                    Content::Text(t) => write_text_part(parts.item(), &t.text),
+                                    Content::Image(img) => write_image_url(parts.item(), img),
+                                    _ => {}
+                                }
+                            }
+                            parts.end();
+                            o.end();
                         }
                     }
                 }
             }
             Message::Assistant(a) => {
                 last_was_tool_result = false;
-                if let Some(m) = convert_assistant(model, a, compat) {
-                    out.push(m);
+                if assistant_is_sent(a, compat) {
+                    write_assistant(arr.item(), model, a, compat);
                 }
             }
             Message::ToolResult(_) => {
-                let mut images = Vec::new();
+                let mut images: Vec<&ImageContent> = Vec::new();
                 while let Some(Message::ToolResult(r)) = msgs.get(i) {
-                    let text: Vec<&str> = r
-                        .content
-                        .iter()
-                        .filter_map(|c| match c {
-                            Content::Text(t) => Some(t.text.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    let text = text.join("\n");
-                    // pi 1.x: the image placeholder only when there is an image.
-                    let content = if !text.is_empty() {
-                        text
-                    } else if r.content.iter().any(|c| matches!(c, Content::Image(_))) {
-                        "(see attached image)".into()
-                    } else {
-                        "(no tool output)".into()
-                    };
-                    let mut m = Map::new();
-                    m.insert("role".into(), json!("tool"));
-                    m.insert("content".into(), json!(content));
-                    m.insert("tool_call_id".into(), json!(r.tool_call_id));
+                    let mut o = json_out::Obj::start(arr.item());
+                    o.str("role", "tool");
+                    write_tool_result_content(o.key("content"), &r.content);
+                    o.str("tool_call_id", &r.tool_call_id);
                     if compat.requires_tool_result_name && !r.tool_name.is_empty() {
-                        m.insert("name".into(), json!(r.tool_name));
+                        o.str("name", &r.tool_name);
                     }
-                    out.push(Value::Object(m));
+                    o.end();
                     if model.supports_images() {
-                        for c in &r.content {
-                            if let Content::Image(img) = c {
-                                images.push(image_url(img));
-                            }
-                        }
+                        images.extend(r.content.iter().filter_map(|c| match c {
+                            Content::Image(img) => Some(img),
+                            _ => None,
+                        }));
                     }
                     i += 1;
                 }
@@ -333,13 +374,17 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &Compat) -> Ve
                     last_was_tool_result = true;
                 } else {
                     if compat.requires_assistant_after_tool_result {
-                        out.push(bridge());
+                        bridge(arr.item());
                     }
-                    let mut parts = vec![
-                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
-                    ];
-                    parts.extend(images);
-                    out.push(json!({"role": "user", "content": parts}));
+                    let mut o = json_out::Obj::start(arr.item());
+                    o.str("role", "user");
+                    let mut parts = json_out::Arr::start(o.key("content"));
+                    write_text_part(parts.item(), "Attached image(s) from tool result:");
+                    for img in images {
+                        write_image_url(parts.item(), img);
+                    }
+                    parts.end();
+                    o.end();
                     last_was_tool_result = false;
                 }
                 continue;
@@ -347,90 +392,145 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &Compat) -> Ve
         }
         i += 1;
     }
-    out
+    arr.end();
 }
 
-fn convert_assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Option<Value> {
-    let mut m = Map::new();
-    m.insert("role".into(), json!("assistant"));
-    let empty = if compat.requires_assistant_after_tool_result {
-        json!("")
-    } else {
-        Value::Null
+/// A tool result's text parts joined by newlines; pi 1.x's image placeholder only when there
+/// is an image and no text.
+fn write_tool_result_content(out: &mut Vec<u8>, content: &[Content]) {
+    let mut texts = content.iter().filter_map(|c| match c {
+        Content::Text(t) => Some(t.text.as_str()),
+        _ => None,
+    });
+    let has_text = {
+        let mut probe = texts.clone();
+        match (probe.next(), probe.next()) {
+            (Some(first), None) => !first.is_empty(),
+            (Some(_), Some(_)) => true,
+            (None, _) => false,
+        }
     };
-    m.insert("content".into(), empty);
-    let texts: Vec<&str> = a
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let joined = texts.concat();
-    let thinking: Vec<&ThinkingContent> = a
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
-            _ => None,
-        })
-        .collect();
-    if !thinking.is_empty() && compat.requires_thinking_as_text {
-        let all: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
-        let mut parts = vec![json!({"type": "text", "text": all.join("\n\n")})];
-        parts.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
-        m.insert("content".into(), Value::Array(parts));
+    if !has_text {
+        let placeholder = match content.iter().any(|c| matches!(c, Content::Image(_))) {
+            true => "(see attached image)",
+            false => "(no tool output)",
+        };
+        return json_out::string(out, placeholder);
+    }
+    out.push(b'"');
+    if let Some(first) = texts.next() {
+        json_out::string_contents(out, first);
+    }
+    for t in texts {
+        out.push(b'\\');
+        out.push(b'n');
+        json_out::string_contents(out, t);
+    }
+    out.push(b'"');
+}
+
+fn sent_texts(a: &AssistantMessage) -> impl Iterator<Item = &str> + Clone {
+    a.content.iter().filter_map(|c| match c {
+        Content::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
+        _ => None,
+    })
+}
+
+fn sent_thinking(a: &AssistantMessage) -> impl Iterator<Item = &ThinkingContent> + Clone {
+    a.content.iter().filter_map(|c| match c {
+        Content::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
+        _ => None,
+    })
+}
+
+/// Whether an assistant message is sent at all: it has text (thinking sent as text counts)
+/// or tool calls.
+fn assistant_is_sent(a: &AssistantMessage, compat: &Compat) -> bool {
+    let thinking_as_text = compat.requires_thinking_as_text && sent_thinking(a).next().is_some();
+    thinking_as_text || sent_texts(a).next().is_some() || a.tool_calls().next().is_some()
+}
+
+/// Writes `items` joined by `sep` as one JSON string.
+fn write_joined<'s>(out: &mut Vec<u8>, items: impl Iterator<Item = &'s str>, sep: &str) {
+    out.push(b'"');
+    for (n, item) in items.enumerate() {
+        if n > 0 {
+            json_out::string_contents(out, sep);
+        }
+        json_out::string_contents(out, item);
+    }
+    out.push(b'"');
+}
+
+fn write_assistant(out: &mut Vec<u8>, model: &Model, a: &AssistantMessage, compat: &Compat) {
+    let mut o = json_out::Obj::start(out);
+    o.str("role", "assistant");
+    let texts = sent_texts(a);
+    let thinking = sent_thinking(a);
+    let mut reasoning_field = None;
+    if thinking.clone().next().is_some() && compat.requires_thinking_as_text {
+        let mut parts = json_out::Arr::start(o.key("content"));
+        {
+            let mut p = json_out::Obj::start(parts.item());
+            p.str("type", "text");
+            write_joined(p.key("text"), thinking.map(|t| t.thinking.as_str()), "\n\n");
+            p.end();
+        }
+        for t in texts {
+            write_text_part(parts.item(), t);
+        }
+        parts.end();
     } else {
-        if !joined.is_empty() {
-            m.insert("content".into(), json!(joined));
+        let out = o.key("content");
+        if texts.clone().any(|t| !t.is_empty()) {
+            write_joined(out, texts, "");
+        } else if compat.requires_assistant_after_tool_result {
+            json_out::string(out, "");
+        } else {
+            out.extend_from_slice(b"null");
         }
         // Only a field a Chat Completions server reads back: a signature from another provider
         // (an id, an encrypted blob) would become a bogus top-level key (pi 1.x).
         if let Some(sig) = thinking
-            .first()
+            .clone()
+            .next()
             .and_then(|t| t.thinking_signature.as_deref())
             .filter(|s| REASONING_FIELDS.contains(s))
         {
-            let all: Vec<&str> = thinking.iter().map(|t| t.thinking.as_str()).collect();
-            m.insert(sig.to_string(), json!(all.join("\n")));
+            write_joined(o.key(sig), thinking.map(|t| t.thinking.as_str()), "\n");
+            reasoning_field = Some(sig);
         }
     }
-    let calls: Vec<&ToolCall> = a.tool_calls().collect();
-    if !calls.is_empty() {
-        let tc: Vec<Value> = calls
-            .iter()
-            .map(|c| {
-                json!({"id": c.id, "type": "function",
-                       "function": {"name": c.name, "arguments": c.arguments.to_string()}})
-            })
-            .collect();
-        m.insert("tool_calls".into(), Value::Array(tc));
-        let details: Vec<Value> = calls
-            .iter()
+    if a.tool_calls().next().is_some() {
+        let mut calls = json_out::Arr::start(o.key("tool_calls"));
+        for c in a.tool_calls() {
+            let mut call = json_out::Obj::start(calls.item());
+            call.str("id", &c.id);
+            call.str("type", "function");
+            let mut f = json_out::Obj::start(call.key("function"));
+            f.str("name", &c.name);
+            f.str("arguments", &c.arguments.to_string());
+            f.end();
+            call.end();
+        }
+        calls.end();
+        let details: Vec<Value> = a
+            .tool_calls()
             .filter_map(|c| c.thought_signature.as_deref())
             .filter_map(|s| serde_json::from_str::<Value>(s).ok())
             .filter(|v| !v.is_null())
             .collect();
         if !details.is_empty() {
-            m.insert("reasoning_details".into(), Value::Array(details));
+            o.field("reasoning_details", &details);
         }
     }
     if compat.requires_reasoning_content_on_assistant_messages
         && model.reasoning
-        && !m.contains_key("reasoning_content")
+        && reasoning_field != Some("reasoning_content")
     {
-        m.insert("reasoning_content".into(), json!(""));
+        o.str("reasoning_content", "");
     }
-    let has_content = match m.get("content") {
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        _ => false,
-    };
-    if !has_content && !m.contains_key("tool_calls") {
-        return None;
-    }
-    Some(Value::Object(m))
+    o.end();
 }
 
 /// Adds Anthropic `cache_control` to the system prompt, the last tool and the last
@@ -814,3 +914,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Prov
 #[cfg(test)]
 #[path = "tests/openai_completions.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tests/openai_completions_value.rs"]
+mod value_body;

@@ -111,22 +111,22 @@ fn a_prompt_streams_its_events_then_the_actor_is_idle() {
 #[test]
 fn during_a_run_a_peek_sees_the_run_and_other_ops_wait_for_its_end() {
     push_reply("actor-mid", slow("a reply that takes a while to stream"));
-    let options = ActorOptions {
-        track_messages: true,
-        ..Default::default()
-    };
-    let (handle, actor, events) = start("actor-mid", options);
+    let (handle, actor, events) = start("actor-mid", ActorOptions::default());
     handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
     wait_for(&events, "message_update");
     let peeked = handle
         .peek(|p| match p {
-            Peek::Running(view) => Some(view.messages.as_ref().map(Vec::len)),
+            Peek::Running(_, conversation) => {
+                let mut roles = Vec::new();
+                conversation.for_each(&mut |m| roles.push(m.role().to_string()));
+                Some((conversation.len(), roles))
+            }
             Peek::Idle(_) => None,
         })
         .recv()
         .unwrap();
     // The prompt is in the conversation; the reply is still streaming.
-    assert_eq!(peeked, Some(Some(1)));
+    assert_eq!(peeked, Some((1, vec!["user".to_string()])));
     // Refused at once: nothing waits yet.
     let (prompt_ack, refused) = crossbeam_channel::unbounded();
     handle.prompt(
@@ -153,7 +153,7 @@ fn during_a_run_a_peek_sees_the_run_and_other_ops_wait_for_its_end() {
     let after = handle
         .peek(|p| match p {
             Peek::Idle(idle) => Some(idle.session.agent().thinking),
-            Peek::Running(_) => None,
+            Peek::Running(..) => None,
         })
         .recv()
         .unwrap();
@@ -202,7 +202,7 @@ fn after_an_abort_a_peek_sees_the_session_the_run_left_behind() {
     wait_for(&events, "message_update");
     handle.abort();
     handle.send(Op::Abort { done: None });
-    let running = handle.peek(|p| matches!(p, Peek::Running(_)));
+    let running = handle.peek(|p| matches!(p, Peek::Running(..)));
     assert!(!running.recv().unwrap(), "answered once the run was over");
     handle.shutdown();
     actor.join().unwrap();

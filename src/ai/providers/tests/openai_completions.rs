@@ -531,3 +531,156 @@ fn hot_chunks_read_as_the_full_reading_does() {
     assert_eq!(m, a.message);
     assert_eq!(a.message.response_id.as_deref(), Some("r1"));
 }
+
+/// The assistant message as the body carries it (written, then read back).
+fn convert_assistant(model: &Model, a: &AssistantMessage, compat: &Compat) -> Option<Value> {
+    assistant_is_sent(a, compat).then(|| {
+        let mut out = Vec::new();
+        write_assistant(&mut out, model, a, compat);
+        serde_json::from_slice(&out).unwrap()
+    })
+}
+
+/// A conversation with every kind of content: text and image prompts, thinking (signed,
+/// unsigned, blank), tool calls with and without text, tool results with text, several
+/// texts, images and nothing, a reply from another model, an aborted one, characters JSON
+/// escapes.
+fn rich_conversation(model: &Model) -> Context {
+    let other = {
+        let mut m = model.clone();
+        m.id = "other-model".into();
+        m.provider = "elsewhere".into();
+        m
+    };
+    let image = |data: &str| {
+        Content::Image(ImageContent {
+            data: data.into(),
+            mime_type: "image/png".into(),
+        })
+    };
+    let thinking = |text: &str, sig: Option<&str>| {
+        Content::Thinking(ThinkingContent {
+            thinking: text.into(),
+            thinking_signature: sig.map(String::from),
+            redacted: false,
+        })
+    };
+    let call = |id: &str, sig: Option<&str>| {
+        Content::ToolCall(ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: json!({"command": "printf 'a\\tb\"c'", "n": 1.5}),
+            thought_signature: sig.map(String::from),
+        })
+    };
+    let result = |id: &str, content: Vec<Content>| {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "bash".into(),
+            content,
+            details: None,
+            is_error: false,
+            duration_ms: None,
+            timestamp: 0,
+            extra: Extra::new(),
+        })
+    };
+    let reply = |m: &Model, content: Vec<Content>, stop: StopReason| {
+        let mut a = AssistantMessage::empty(m);
+        a.content = content;
+        a.stop_reason = stop;
+        Message::Assistant(a)
+    };
+    Context {
+        system_prompt: Some("Be \"brief\".\n\u{1}é 日本 🙂".into()),
+        messages: vec![
+            Message::user_text("plain\ttext \\ here"),
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![
+                    Content::text("look at this"),
+                    image("iVBORw0KGgo="),
+                ]),
+                timestamp: 0,
+                extra: Extra::new(),
+            }),
+            reply(
+                model,
+                vec![
+                    thinking("first I think", Some("reasoning_content")),
+                    thinking("  ", None),
+                    thinking("then more", None),
+                    Content::text("Running it."),
+                    Content::text("   "),
+                    call("call_1", None),
+                    call(
+                        "call_2",
+                        Some(r#"{"type":"reasoning.encrypted","data":"x"}"#),
+                    ),
+                ],
+                StopReason::ToolUse,
+            ),
+            result(
+                "call_1",
+                vec![
+                    Content::text("line 1"),
+                    Content::text(""),
+                    Content::text("l\u{7f}3"),
+                ],
+            ),
+            result("call_2", vec![image("AAAA"), Content::text("")]),
+            reply(model, vec![call("call_3", None)], StopReason::ToolUse),
+            result("call_3", vec![image("BBBB")]),
+            reply(
+                &other,
+                vec![
+                    thinking("their thoughts", Some("sig")),
+                    call("toolu|9", None),
+                ],
+                StopReason::ToolUse,
+            ),
+            result("toolu|9", vec![]),
+            reply(model, vec![Content::text("partial")], StopReason::Aborted),
+            reply(
+                model,
+                vec![thinking("only thinking", None)],
+                StopReason::Stop,
+            ),
+            Message::user_text("and now?"),
+            reply(model, vec![Content::text("Done.")], StopReason::Stop),
+        ],
+        tools: Vec::new(),
+    }
+}
+
+/// Issue 35: the messages written straight from the typed conversation are byte for byte
+/// what the `Value` tree pi built before printed, for every compat flag that shapes them.
+#[test]
+fn written_messages_match_the_value_tree_byte_for_byte() {
+    let mut model = test_model("openai-completions");
+    let base = Compat::resolve(&model);
+    let mut variants = vec![base.clone()];
+    let mut c = base.clone();
+    c.requires_thinking_as_text = true;
+    variants.push(c);
+    let mut c = base.clone();
+    c.requires_assistant_after_tool_result = true;
+    c.requires_tool_result_name = true;
+    variants.push(c);
+    let mut c = base.clone();
+    c.requires_reasoning_content_on_assistant_messages = true;
+    c.supports_developer_role = !base.supports_developer_role;
+    variants.push(c);
+    for images in [true, false] {
+        if !images {
+            model.input = vec!["text".into()];
+        }
+        let context = rich_conversation(&model);
+        for compat in &variants {
+            let old = Value::Array(value_body::convert_messages_value(&model, &context, compat))
+                .to_string();
+            let mut new = Vec::new();
+            write_messages(&mut new, &model, &context, compat);
+            assert_eq!(String::from_utf8(new).unwrap(), old, "{compat:?}");
+        }
+    }
+}
