@@ -8,7 +8,7 @@ Exactly these, nothing else:
   * temp paths and ports: the mock server's port, bash's random full-output file name
     (pi-bash-<16 random characters>.log), the scratch root of the side becomes <ROOT> (also inside session folder
     names), the TypeScript package folder <PKG>;
-  * durations: values under "durationMs" / "duration_ms";
+  * durations: values under "durationMs" / "duration_ms" (in raw session lines too);
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
     (everything before the project context / skills / date lines that pi appends) and the
     instruction text of summarisation requests (see prompts.py);
@@ -38,6 +38,7 @@ DURATION_KEYS = {"durationMs", "duration_ms"}
 # ids and epoch timestamps inside raw JSON text (a session file compared line by line)
 RAW_ID_RE = re.compile(r'"(id|parentId|targetId|firstKeptEntryId|fromId|entryId)":"([0-9a-f]{8})"')
 RAW_EPOCH_RE = re.compile(r'"timestamp":\d{12,14}')
+RAW_DURATION_RE = re.compile(r'"durationMs":\d+')
 
 
 def _dates():
@@ -82,6 +83,7 @@ class Normalizer:
         if '":"' in s:
             s = RAW_ID_RE.sub(lambda m: '"%s":"%s"' % (m.group(1), self._id(m.group(2))), s)
             s = RAW_EPOCH_RE.sub('"timestamp":"<TS>"', s)
+            s = RAW_DURATION_RE.sub('"durationMs":"<DUR>"', s)
         if s in self.ids:
             s = self.ids[s]
         return s

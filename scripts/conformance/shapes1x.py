@@ -17,7 +17,9 @@ difference still fails. The changes, and nothing else:
   * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
     (v0.80.3) and, for Anthropic, a `cacheWrite1h` count, wherever a message appears: events,
     RPC answers, session entries and the raw session lines (there as the exact text
-    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`);
+    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`); likewise 1.6.0's
+    `durationMs` and `thinkingLevel` on an assistant message and `cost.totalFromProvider`
+    in its usage;
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
@@ -40,6 +42,8 @@ NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
 RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
 RAW_CACHE_WRITE_1H = re.compile(r',"cacheWrite1h":[0-9.eE+-]+')
+RAW_REPLY_FIELDS = re.compile(r',"(?:durationMs":(?:"<DUR>"|[0-9.eE+-]+)|thinkingLevel":"[a-z]*")')
+RAW_TOTAL_FROM_PROVIDER = re.compile(r',"totalFromProvider":(?:true|false)')
 RAW_COMPACTION_USAGE = re.compile(r',"usage":\{[^{}]*"cost":\{[^{}]*\}[^{}]*\}')
 
 
@@ -49,6 +53,7 @@ def project_line(s):
         return RAW_COMPACTION_USAGE.sub("", s)
     if '"role":"assistant"' not in s:
         return s
+    s = RAW_REPLY_FIELDS.sub("", RAW_TOTAL_FROM_PROVIDER.sub("", s))
     return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
 
 
@@ -146,10 +151,14 @@ def _shapes(v):
     out = {k: _shapes(x) for k, x in v.items()}
     if v.get("role") == "assistant":
         out.pop("rawStopReason", None)
+        out.pop("durationMs", None)
+        out.pop("thinkingLevel", None)
         if isinstance(out.get("usage"), dict):
             usage = dict(out["usage"])
             usage.pop("reasoning", None)
             usage.pop("cacheWrite1h", None)
+            if isinstance(usage.get("cost"), dict):
+                usage["cost"] = {k: x for k, x in usage["cost"].items() if k != "totalFromProvider"}
             out["usage"] = usage
     if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
         details = dict(out["details"])
