@@ -633,6 +633,12 @@ pub fn prepare_with(
             return Err(e.message().to_string());
         }
     };
+    if let Some(w) = &chosen.restore_warning {
+        match hookup {
+            Some(_) => notices.push(w.clone()),
+            None => eprintln!("Warning: {w}"),
+        }
+    }
     let tool_env = crate::tools::bash::SessionEnv::default();
     let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);

@@ -761,3 +761,40 @@ fn a_file_without_a_session_header_is_not_a_valid_pi_session() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert_eq!(mock.request_count(), 0);
 }
+
+#[test]
+fn resuming_a_session_whose_model_is_gone_warns_and_says_what_is_used_instead() {
+    let mock = MockServer::with_replies([Reply::text(API, "fine")]);
+    let cmd = PiCommand::new()
+        .write_agent_file(
+            "models.json",
+            &crate::support::models_json_for(API, mock.port()),
+        )
+        .write_agent_file(
+            "settings.json",
+            r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#,
+        );
+    let file = cmd.home().join("old.jsonl");
+    let cwd = cmd.cwd().to_string_lossy().into_owned();
+    let lines = [
+        serde_json::json!({"type":"session","version":3,"id":"0190b0c0-0000-7000-8000-000000000001",
+            "timestamp":"2025-01-01T00:00:00.000Z","cwd":cwd}),
+        serde_json::json!({"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",
+            "message":{"role":"user","content":[{"type":"text","text":"q"}],"timestamp":1}}),
+        serde_json::json!({"type":"model_change","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z",
+            "provider":"gone","modelId":"vanished"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = cmd
+        .args(["--session", file.to_str().unwrap(), "-p", "continue"])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains("Warning: Could not restore model gone/vanished. Using mock/mock-model"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout.trim(), "fine");
+}

@@ -188,7 +188,7 @@ CASES = [
                                     {"type": "thinking_level_change", "thinkingLevel": "low"}), model=None),
     resume(S + "model-missing-from-registry", v3(user("q"), assistant("a"),
                                                  {"type": "model_change", "provider": "gone", "modelId": "vanished"}),
-           model=None),
+           model=None, follows="1.x", note="issue 31: 1.6.0 warns that the recorded model is gone and names the one used"),
     resume(S + "aborted-and-error-turns", v3(user("q1"), assistant("", stop="aborted", errorMessage="Request was aborted"),
                                              user("q2"), assistant("", stop="error", errorMessage="500 boom"),
                                              user("q3"), assistant("fine"))),
