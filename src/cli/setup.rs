@@ -496,6 +496,7 @@ pub fn prepare_with(
         warnings: config_warnings,
     } = super::config::load(args)?;
     let scope = &trust.scope;
+    crate::ai::http::configure(settings.http_idle_timeout_ms(), settings.http_proxy());
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
     let sandbox_warnings = install_sandbox(args, &settings, &cwd, &agent_dir)?;
