@@ -9,7 +9,8 @@ difference still fails. The changes, and nothing else:
   * `message_update`: 1.x drops the cumulative `message` and `assistantMessageEvent.partial` and
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
   * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
-  * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
+  * `agent_end.willRetry`, `tool_execution_end.durationMs` (and a tool-result message's
+    `durationMs`, 1.6.0), `read` and `bash` results' `structuredContent` (1.6.0), the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter` and `usage`, and
@@ -22,6 +23,9 @@ difference still fails. The changes, and nothing else:
     in its usage;
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
+  * a Chat Completions request's system prompt goes out with role `system` where 0.73.1 sent
+    `developer` to a reasoning model on a host it did not know (1.6.0; docs/compat.md,
+    "OpenAI-compatible hosts get the `system` role");
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
     `agent_settled` events among others (the events themselves are compared one by one);
@@ -51,6 +55,8 @@ def project_line(s):
     """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
     if s.startswith('{"type":"compaction"'):
         return RAW_COMPACTION_USAGE.sub("", s)
+    if '"role":"toolResult"' in s:
+        return RAW_REPLY_FIELDS.sub("", s)
     if '"role":"assistant"' not in s:
         return s
     s = RAW_REPLY_FIELDS.sub("", RAW_TOTAL_FROM_PROVIDER.sub("", s))
@@ -149,6 +155,12 @@ def _shapes(v):
         return v
     t = v.get("type")
     out = {k: _shapes(x) for k, x in v.items()}
+    if v.get("role") == "toolResult":
+        out.pop("durationMs", None)
+    if "structuredContent" in out and isinstance(out.get("content"), list):
+        out.pop("structuredContent")
+    if v.get("role") == "developer" and "content" in v:
+        out["role"] = "system"
     if v.get("role") == "assistant":
         out.pop("rawStopReason", None)
         out.pop("durationMs", None)
