@@ -469,9 +469,10 @@ fn a_failed_session_write_is_an_event_in_json_mode_and_a_warning_in_print_mode()
     let error = events[failure]["error"].as_str().unwrap();
     assert!(error.starts_with("Could not write session file"), "{error}");
     assert!(error.contains(file.to_str().unwrap()), "{error}");
-    // Reported at the reply it could not save, not at the end.
+    // Reported at the first entry it could not save, not at the end: the prompt, since the
+    // file is created at the first user message (pi 1.6.0).
     assert_eq!(events[failure + 1]["type"], "message_end");
-    assert_eq!(events[failure + 1]["message"]["role"], "assistant");
+    assert_eq!(events[failure + 1]["message"]["role"], "user");
 
     let out = again
         .args([
