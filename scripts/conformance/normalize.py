@@ -8,7 +8,7 @@ Exactly these, nothing else:
   * temp paths and ports: the mock server's port, bash's random full-output file name
     (pi-bash-<16 random characters>.log), the scratch root of the side becomes <ROOT> (also inside session folder
     names), the TypeScript package folder <PKG>;
-  * durations: values under "durationMs" / "duration_ms"; a codemode script's `Wall time N
+  * durations: values under "durationMs" / "duration_ms" (in raw session lines too); a codemode script's `Wall time N
     seconds` line and `"wall_time_seconds": N`; codemode's random output file names
     (pi-codemode-<16 random characters>.<ext>);
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
@@ -43,6 +43,7 @@ DURATION_KEYS = {"durationMs", "duration_ms", "wall_time_seconds"}
 # ids and epoch timestamps inside raw JSON text (a session file compared line by line)
 RAW_ID_RE = re.compile(r'"(id|parentId|targetId|firstKeptEntryId|fromId|entryId)":"([0-9a-f]{8})"')
 RAW_EPOCH_RE = re.compile(r'"timestamp":\d{12,14}')
+RAW_DURATION_RE = re.compile(r'"durationMs":\d+')
 
 
 def _dates():
@@ -90,6 +91,7 @@ class Normalizer:
         if '":"' in s:
             s = RAW_ID_RE.sub(lambda m: '"%s":"%s"' % (m.group(1), self._id(m.group(2))), s)
             s = RAW_EPOCH_RE.sub('"timestamp":"<TS>"', s)
+            s = RAW_DURATION_RE.sub('"durationMs":"<DUR>"', s)
         if s in self.ids:
             s = self.ids[s]
         return s

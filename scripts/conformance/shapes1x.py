@@ -9,7 +9,8 @@ difference still fails. The changes, and nothing else:
   * `message_update`: 1.x drops the cumulative `message` and `assistantMessageEvent.partial` and
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
   * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
-  * `agent_end.willRetry`, `tool_execution_end.durationMs`, the `agent_settled` event and RPC
+  * `agent_end.willRetry`, `tool_execution_end.durationMs` (and a tool-result message's
+    `durationMs`, 1.6.0), `read` and `bash` results' `structuredContent` (1.6.0), the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter` and `usage`, and
@@ -17,9 +18,14 @@ difference still fails. The changes, and nothing else:
   * assistant messages carry `rawStopReason` (v0.83.0) and their `usage` a `reasoning` count
     (v0.80.3) and, for Anthropic, a `cacheWrite1h` count, wherever a message appears: events,
     RPC answers, session entries and the raw session lines (there as the exact text
-    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`);
+    `,"rawStopReason":"…"`, `"reasoning":N,` and `,"cacheWrite1h":N`); likewise 1.6.0's
+    `durationMs` and `thinkingLevel` on an assistant message and `cost.totalFromProvider`
+    in its usage;
   * OpenAI-compatible tool definitions no longer send `"strict": false` (1.x sends `strict` only
     where it asks for constrained sampling; 0.87.1 sends none to our mock);
+  * a Chat Completions request's system prompt goes out with role `system` where 0.73.1 sent
+    `developer` to a reasoning model on a host it did not know (1.6.0; docs/compat.md,
+    "OpenAI-compatible hosts get the `system` role");
   * the edit tool's result `details` carry a unified `patch` beside `diff` (v0.75.5);
   * the RpcClient driver's event count of `promptAndWait` / `collectEvents`, which counts the
     `agent_settled` events among others (the events themselves are compared one by one);
@@ -40,6 +46,8 @@ NEW_EVENTS = {"agent_settled", "bash_execution_update"}
 RAW_STOP_REASON = re.compile(r',"rawStopReason":"(?:[^"\\]|\\.)*"')
 RAW_USAGE_REASONING = re.compile(r'("cacheWrite":[0-9.eE+-]+),"reasoning":[0-9.eE+-]+')
 RAW_CACHE_WRITE_1H = re.compile(r',"cacheWrite1h":[0-9.eE+-]+')
+RAW_REPLY_FIELDS = re.compile(r',"(?:durationMs":(?:"<DUR>"|[0-9.eE+-]+)|thinkingLevel":"[a-z]*")')
+RAW_TOTAL_FROM_PROVIDER = re.compile(r',"totalFromProvider":(?:true|false)')
 RAW_COMPACTION_USAGE = re.compile(r',"usage":\{[^{}]*"cost":\{[^{}]*\}[^{}]*\}')
 
 
@@ -47,8 +55,11 @@ def project_line(s):
     """A raw session line with an assistant message's 1.x-only fields cut out of the text."""
     if s.startswith('{"type":"compaction"'):
         return RAW_COMPACTION_USAGE.sub("", s)
+    if '"role":"toolResult"' in s:
+        return RAW_REPLY_FIELDS.sub("", s)
     if '"role":"assistant"' not in s:
         return s
+    s = RAW_REPLY_FIELDS.sub("", RAW_TOTAL_FROM_PROVIDER.sub("", s))
     return RAW_CACHE_WRITE_1H.sub("", RAW_USAGE_REASONING.sub(r"\1", RAW_STOP_REASON.sub("", s)))
 
 
@@ -144,12 +155,22 @@ def _shapes(v):
         return v
     t = v.get("type")
     out = {k: _shapes(x) for k, x in v.items()}
+    if v.get("role") == "toolResult":
+        out.pop("durationMs", None)
+    if "structuredContent" in out and isinstance(out.get("content"), list):
+        out.pop("structuredContent")
+    if v.get("role") == "developer" and "content" in v:
+        out["role"] = "system"
     if v.get("role") == "assistant":
         out.pop("rawStopReason", None)
+        out.pop("durationMs", None)
+        out.pop("thinkingLevel", None)
         if isinstance(out.get("usage"), dict):
             usage = dict(out["usage"])
             usage.pop("reasoning", None)
             usage.pop("cacheWrite1h", None)
+            if isinstance(usage.get("cost"), dict):
+                usage["cost"] = {k: x for k, x in usage["cost"].items() if k != "totalFromProvider"}
             out["usage"] = usage
     if isinstance(out.get("details"), dict) and "diff" in out["details"] and "patch" in out["details"]:
         details = dict(out["details"])

@@ -400,7 +400,7 @@ fn stop_repeating(
     let mut msg = AssistantMessage::empty(&agent.model);
     msg.stop_reason = StopReason::Error;
     msg.error_message = Some(error);
-    let msg = Message::Assistant(finish(msg, None, emit));
+    let msg = Message::Assistant(finish(msg, None, None, emit));
     agent.messages.push(msg.clone());
     new_messages.push(msg.clone().into());
     emit(AgentEvent::TurnEnd {
@@ -427,6 +427,10 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
     };
     let mut options = agent.options.clone();
     options.reasoning = Some(agent.thinking).filter(|t| *t != ThinkingLevel::Off);
+    let timing = Some(ReplyTiming {
+        started: std::time::Instant::now(),
+        level: agent.thinking,
+    });
     let emit = |e: AgentEvent| {
         let _ = tx.send(e);
     };
@@ -438,7 +442,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
         let mut msg = AssistantMessage::empty(&agent.model);
         msg.stop_reason = StopReason::Aborted;
         msg.error_message = Some("Request was aborted".into());
-        return finish(msg, None, &emit);
+        return finish(msg, None, timing, &emit);
     }
     let rx = (agent.stream_fn)(&agent.model, &context, &options, abort.clone());
     if lent {
@@ -453,7 +457,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
             recv(rx) -> ev => ev,
             recv(signal) -> _ => {
                 let msg = cut_short(builder.as_ref(), &agent.model, StopReason::Aborted, "Request was aborted");
-                return finish(msg, builder.as_ref(), &emit);
+                return finish(msg, builder.as_ref(), timing, &emit);
             }
         };
         match ev {
@@ -464,13 +468,13 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
                 builder = Some(MessageBuilder::new(pending(&partial)));
             }
             Ok(AssistantEvent::Done { message, .. }) => {
-                return finish(message, builder.as_ref(), &emit)
+                return finish(message, builder.as_ref(), timing, &emit)
             }
             // The server's wait outlives the provider's own retries (none by default): the
             // auto-retry waits for it too, as pi's SDK clients do.
             Ok(AssistantEvent::Error { error, cause, .. }) => {
                 agent.last_error = cause;
-                return finish(error, builder.as_ref(), &emit);
+                return finish(error, builder.as_ref(), timing, &emit);
             }
             Ok(ev) => {
                 let b = builder.get_or_insert_with(|| {
@@ -495,7 +499,7 @@ fn stream_assistant(agent: &mut Agent, tx: &Sender<AgentEvent>, abort: &Abort) -
                     StopReason::Error,
                     "Provider stream ended without a final event",
                 );
-                return finish(msg, builder.as_ref(), &emit);
+                return finish(msg, builder.as_ref(), timing, &emit);
             }
         }
     }
@@ -524,16 +528,43 @@ fn cut_short(
     msg
 }
 
+/// When a reply's request started and the thinking level it asked for (pi 1.6.0 records both
+/// on the final message).
+#[derive(Clone, Copy)]
+struct ReplyTiming {
+    started: std::time::Instant,
+    level: ThinkingLevel,
+}
+
+impl ReplyTiming {
+    /// pi 1.6.0's final-message fields, after the provider's own: `durationMs` (whole ms since
+    /// the stream was created, kept if the message has one) then `thinkingLevel` (the level
+    /// requested, `off` included).
+    fn stamp(self, msg: &mut AssistantMessage) {
+        if !msg.extra.contains_key("durationMs") {
+            let ms = self.started.elapsed().as_millis() as u64;
+            msg.extra.insert("durationMs".into(), ms.into());
+        }
+        msg.extra
+            .insert("thinkingLevel".into(), self.level.as_str().into());
+    }
+}
+
 /// Emits the end of a streamed message: `message_start` if the stream never started, the
 /// `*_end` events of blocks an abort left open, then `message_end`.
 fn finish(
-    msg: AssistantMessage,
+    mut msg: AssistantMessage,
     builder: Option<&MessageBuilder>,
+    timing: Option<ReplyTiming>,
     emit: &dyn Fn(AgentEvent),
 ) -> AssistantMessage {
+    if let Some(timing) = timing {
+        timing.stamp(&mut msg);
+    }
     match builder {
+        // A reply that never started: its `message_start` is the final message, as pi's is.
         None => emit(AgentEvent::MessageStart {
-            message: Message::Assistant(pending(&msg)),
+            message: Message::Assistant(msg.clone()),
         }),
         Some(b) if msg.stop_reason == StopReason::Aborted => {
             for event in b.end_events(&msg) {

@@ -77,6 +77,42 @@ fn text_reply_emits_pi_event_order() {
 }
 
 #[test]
+fn final_replies_carry_their_duration_then_the_requested_thinking_level() {
+    push_reply("stamped", Reply::text("hi"));
+    let mut agent = Agent::new(model("stamped"), String::new(), Default::default());
+    agent.thinking = ThinkingLevel::High;
+    let (agent, events) = run_to_end(agent, "hi", Abort::new());
+    let Message::Assistant(reply) = &agent.messages[1] else {
+        panic!("no reply");
+    };
+    assert!(reply.extra["durationMs"].is_u64(), "{:?}", reply.extra);
+    assert_eq!(reply.extra["thinkingLevel"], "high");
+    let keys: Vec<&str> = reply.extra.keys().map(String::as_str).collect();
+    let at = |k| keys.iter().position(|x| *x == k).unwrap();
+    assert!(at("durationMs") + 1 == at("thinkingLevel"), "{keys:?}");
+    // Only the final message carries them, as 1.6.0 stamps the stream's result.
+    let start = events.iter().find_map(|e| match e {
+        AgentEvent::MessageStart {
+            message: Message::Assistant(a),
+        } => Some(a),
+        _ => None,
+    });
+    assert!(!start.unwrap().extra.contains_key("durationMs"));
+
+    push_reply("stamped-off", Reply::error("503 service unavailable"));
+    let (agent, _) = run_to_end(
+        Agent::new(model("stamped-off"), String::new(), Default::default()),
+        "hi",
+        Abort::new(),
+    );
+    let Message::Assistant(failed) = agent.messages.last().unwrap() else {
+        panic!("no reply");
+    };
+    assert_eq!(failed.extra["thinkingLevel"], "off");
+    assert!(failed.extra.contains_key("durationMs"));
+}
+
+#[test]
 fn provider_error_ends_the_run_with_an_error_message() {
     push_reply("err", Reply::error("503 service unavailable"));
     let (agent, events) = run_to_end(

@@ -19,14 +19,48 @@ use ureq::unversioned::transport::{
     time, ConnectProxyConnector, Connector, NextTimeout, SocksConnector, TcpConnector,
 };
 
-/// How long a stream may stay silent before we give up on it. Overridable (in milliseconds)
-/// with `PI_STREAM_IDLE_TIMEOUT_MS`, which tests use to exercise stalls quickly.
+/// `httpIdleTimeoutMs` and `httpProxy` from settings.json, set once at start-up.
+static IDLE_SETTING_MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+static PROXY_SETTING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Applies settings.json's `httpIdleTimeoutMs` (0: no limit) and `httpProxy` (used as
+/// `HTTP_PROXY` and `HTTPS_PROXY` where those are not set, as pi 1.6.0 does) to every
+/// request this process makes. Only the first call counts.
+pub fn configure(idle_timeout_ms: Option<u64>, proxy: Option<String>) {
+    if let Some(ms) = idle_timeout_ms {
+        let _ = IDLE_SETTING_MS.set(ms);
+    }
+    if let Some(p) = proxy {
+        let _ = PROXY_SETTING.set(p);
+    }
+}
+
+/// The environment as the proxy choice reads it, with settings.json's `httpProxy` standing in
+/// for an unset `HTTP_PROXY`/`HTTPS_PROXY`.
+fn proxy_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().or_else(|| {
+        matches!(name, "HTTP_PROXY" | "HTTPS_PROXY")
+            .then(|| PROXY_SETTING.get().cloned())
+            .flatten()
+    })
+}
+
+/// "No limit": long enough never to fire, short enough to add to an `Instant`.
+const NO_IDLE_LIMIT: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// How long a stream may stay silent before we give up on it: settings.json's
+/// `httpIdleTimeoutMs` (default 300 s; 0 or `"disabled"` for none). `PI_STREAM_IDLE_TIMEOUT_MS`
+/// overrides it (tests use it to exercise stalls quickly).
 pub fn idle_timeout() -> Duration {
-    std::env::var("PI_STREAM_IDLE_TIMEOUT_MS")
+    let ms = std::env::var("PI_STREAM_IDLE_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(300))
+        .or_else(|| IDLE_SETTING_MS.get().copied());
+    match ms {
+        Some(0) => NO_IDLE_LIMIT,
+        Some(ms) => Duration::from_millis(ms),
+        None => Duration::from_secs(300),
+    }
 }
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -102,8 +136,7 @@ struct Deadlines {
 /// An agent for requests to `url`: its proxy, our TLS, these deadlines, and every status
 /// returned as a response (we word errors ourselves).
 fn agent(url: &str, deadlines: Deadlines) -> ureq::Agent {
-    let proxy = super::proxy::proxy_for(url, &|k| std::env::var(k).ok())
-        .and_then(|p| ureq::Proxy::new(&p).ok());
+    let proxy = super::proxy::proxy_for(url, &proxy_env).and_then(|p| ureq::Proxy::new(&p).ok());
     let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .proxy(proxy)
@@ -518,7 +551,7 @@ pub fn status_message(code: u16, body: &str) -> String {
 
 fn stream_timed_out() -> String {
     format!(
-        "Stream timed out: no data from the server for {} s (set PI_STREAM_IDLE_TIMEOUT_MS to change)",
+        "Stream timed out: no data from the server for {} s (set httpIdleTimeoutMs in settings.json to change)",
         idle_timeout().as_secs_f64()
     )
 }

@@ -1,6 +1,6 @@
 //! Prepares a transcript for a particular model before any provider serializes it: images
-//! become a placeholder for text-only models, thinking and signatures from another model are
-//! downgraded, tool-call ids are normalized per provider, failed assistant turns are dropped,
+//! become a placeholder for text-only models, thinking from another model is dropped and
+//! signatures are cleared, tool-call ids are normalized per provider, failed assistant turns are dropped,
 //! and tool calls left without a result (after an abort) get a synthetic error result.
 //!
 //! A message that needs none of this is borrowed, not copied: building a request then holds
@@ -161,18 +161,17 @@ pub fn transform_messages<'a>(
                 let mut content = Vec::with_capacity(a.content.len());
                 for block in &a.content {
                     match block {
+                        // pi 1.6.0: thinking from another model is dropped (its signature
+                        // is void there, and as plain text the new model would take it for
+                        // part of the visible reply); signed or redacted blocks are kept for
+                        // their own model even when empty.
                         Content::Thinking(t) => {
-                            if t.redacted {
-                                if same {
-                                    content.push(block.clone());
-                                }
-                            } else if same && t.thinking_signature.is_some() {
+                            if same
+                                && (t.redacted
+                                    || t.thinking_signature.is_some()
+                                    || !t.thinking.trim().is_empty())
+                            {
                                 content.push(block.clone());
-                            } else if t.thinking.trim().is_empty() {
-                            } else if same {
-                                content.push(block.clone());
-                            } else {
-                                content.push(Content::text(t.thinking.clone()));
                             }
                         }
                         Content::Text(t) if !same => content.push(Content::text(t.text.clone())),
@@ -292,5 +291,51 @@ mod tests {
             Message::Assistant(a) => assert_eq!(a.content, vec![Content::text("done")]),
             m => panic!("{m:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ai::providers::openai_compat::test_support::test_model;
+
+    fn thinking(text: &str, signature: Option<&str>) -> Content {
+        Content::Thinking(ThinkingContent {
+            thinking: text.into(),
+            thinking_signature: signature.map(str::to_string),
+            redacted: false,
+        })
+    }
+
+    #[test]
+    fn thinking_from_another_model_is_dropped_and_its_own_kept() {
+        let model = test_model("openai-completions");
+        let mut reply = AssistantMessage::empty(&model);
+        reply.content = vec![
+            thinking("own thoughts", None),
+            thinking("", Some("sig")),
+            thinking("  ", None),
+            Content::text("visible"),
+        ];
+        let mut foreign = reply.clone();
+        foreign.provider = "anthropic".into();
+        let out = transform_messages(
+            &[Message::Assistant(reply), Message::Assistant(foreign)],
+            &model,
+            None,
+        );
+        let blocks = |m: &Message| match m {
+            Message::Assistant(a) => a.content.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            blocks(&out[0]),
+            [
+                thinking("own thoughts", None),
+                thinking("", Some("sig")),
+                Content::text("visible")
+            ]
+        );
+        assert_eq!(blocks(&out[1]), [Content::text("visible")]);
     }
 }

@@ -102,6 +102,15 @@ pub struct Cost {
     #[serde(rename = "cacheWrite")]
     pub cache_write: f64,
     pub total: f64,
+    /// pi 1.6.0: `false` once usage reported by the provider was priced from the model's
+    /// rates, `true` when the provider reported the total itself (OpenRouter); absent when no
+    /// usage was reported.
+    #[serde(
+        rename = "totalFromProvider",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub total_from_provider: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -140,8 +149,16 @@ impl Usage {
         self.cost.cache_write = (price.cache_write * short_writes as f64
             + price.input * 2.0 * long_writes as f64)
             / 1e6;
-        self.cost.total =
-            self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
+        if self.cost.total_from_provider != Some(true) {
+            self.cost.total =
+                self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
+        }
+    }
+
+    /// Marks usage as reported by the provider, as pi 1.6.0's `calculateCost` does when it
+    /// prices a provider's usage report (`cost.totalFromProvider: false`).
+    pub fn mark_reported(&mut self) {
+        self.cost.total_from_provider.get_or_insert(false);
     }
 }
 

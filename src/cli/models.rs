@@ -17,6 +17,9 @@ pub struct Chosen {
     pub thinking: ThinkingLevel,
     pub api_key: String,
     pub headers: Vec<(String, String)>,
+    /// pi 1.6.0's warning when a resumed session's model is gone and another is used
+    /// (`Could not restore model <provider>/<id>. Using <provider>/<id>`).
+    pub restore_warning: Option<String>,
 }
 
 impl Chosen {
@@ -41,6 +44,7 @@ impl Chosen {
             thinking: ThinkingLevel::Off,
             api_key: String::new(),
             headers: Vec::new(),
+            restore_warning: None,
         }
     }
 }
@@ -232,11 +236,22 @@ impl Models {
             .api_key
             .filter(|k| !k.is_empty())
             .ok_or_else(|| Unavailable(no_key_message(&model.provider)))?;
+        // A session with messages whose recorded model cannot be used any more.
+        let restore_warning = match resumed.0 {
+            Some((p, id)) if args.model.is_none() && scope.is_none() && !self.usable(p, id) => {
+                Some(format!(
+                    "Could not restore model {p}/{id}. Using {}/{}",
+                    model.provider, model.id
+                ))
+            }
+            _ => None,
+        };
         Ok(Chosen {
             thinking: clamp_thinking(&model, level),
             model,
             api_key,
             headers: auth.headers,
+            restore_warning,
         })
     }
 }
@@ -262,6 +277,7 @@ fn local_server_model() -> Option<Chosen> {
         // Local servers accept any key; the OpenAI wire format still sends one.
         api_key: "local".into(),
         headers: Vec::new(),
+        restore_warning: None,
     })
 }
 

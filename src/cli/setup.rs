@@ -496,6 +496,7 @@ pub fn prepare_with(
         warnings: config_warnings,
     } = super::config::load(args)?;
     let scope = &trust.scope;
+    crate::ai::http::configure(settings.http_idle_timeout_ms(), settings.http_proxy());
     // What a UI shows once it owns the screen; without one, pi prints settings problems only.
     let mut notices = Vec::new();
     let sandbox_warnings = install_sandbox(args, &settings, &cwd, &agent_dir)?;
@@ -633,6 +634,12 @@ pub fn prepare_with(
             return Err(e.message().to_string());
         }
     };
+    if let Some(w) = &chosen.restore_warning {
+        match hookup {
+            Some(_) => notices.push(w.clone()),
+            None => eprintln!("Warning: {w}"),
+        }
+    }
     let tool_env = crate::tools::bash::SessionEnv::default();
     let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);

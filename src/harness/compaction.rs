@@ -163,6 +163,18 @@ impl<'a> Summarizer<'a> {
             let why = reply.error_message.as_deref().unwrap_or("Unknown error");
             return Err(SummaryError::Failed(format!("{label} failed: {why}")));
         }
+        // pi 1.6.0: a summary cut at its token cap is incomplete, and one that calls a tool is
+        // no summary; neither is stored.
+        if reply.stop_reason == StopReason::Length {
+            return Err(SummaryError::Failed(format!(
+                "{label} failed: generation hit the token cap and the summary is incomplete"
+            )));
+        }
+        if reply.tool_calls().next().is_some() {
+            return Err(SummaryError::Failed(
+                "Summarization attempted to call a tool".into(),
+            ));
+        }
         Ok((text_blocks(&reply), reply.usage))
     }
 }

@@ -110,6 +110,37 @@ impl AgentSession {
             let saved = self.settings.set_global(key, value.into());
             self.note_settings_error(saved);
         }
+        if let SavedDefault::Model { provider, id } = default {
+            self.add_saved_default_to_scope(provider, id);
+        }
+    }
+
+    /// pi 1.6.0: a default model saved from a non-empty scope joins it, so it stays in the
+    /// Ctrl+P cycle, and (when `enabledModels` names the scope) as `provider/id` in the file.
+    fn add_saved_default_to_scope(&mut self, provider: &str, id: &str) {
+        if self.scoped_models.is_empty()
+            || self
+                .scoped_models
+                .iter()
+                .any(|s| s.model.provider == provider && s.model.id == id)
+        {
+            return;
+        }
+        let model = self.agent().model.clone();
+        if model.provider == provider && model.id == id {
+            self.scoped_models.push(ScopedModel {
+                model,
+                thinking: None,
+            });
+        }
+        let mut patterns = self.settings.string_list("enabledModels");
+        let reference = format!("{provider}/{id}");
+        if patterns.is_empty() || patterns.iter().any(|p| p.eq_ignore_ascii_case(&reference)) {
+            return;
+        }
+        patterns.push(reference);
+        let saved = self.settings.set_global("enabledModels", patterns.into());
+        self.note_settings_error(saved);
     }
 
     /// The next level the model supports; `None` for a model without reasoning.
@@ -166,5 +197,72 @@ mod tests {
         assert_eq!(level_for_switch(None, Off, Some("low")), Low);
         assert_eq!(level_for_switch(None, Off, None), Off);
         assert_eq!(level_for_switch(None, Minimal, Some("bogus")), Minimal);
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::*;
+    use crate::agent::Agent;
+    use crate::ai::{Abort, ModelCost};
+    use crate::resources::settings::{RetrySettings, Settings};
+
+    fn model(id: &str) -> Model {
+        Model {
+            id: id.into(),
+            name: id.into(),
+            api: "scripted".into(),
+            provider: "p".into(),
+            base_url: String::new(),
+            reasoning: false,
+            input: vec!["text".into()],
+            cost: ModelCost::default(),
+            context_window: 1000,
+            max_tokens: 100,
+            thinking_level_map: None,
+            headers: None,
+            compat: None,
+        }
+    }
+
+    #[test]
+    fn a_default_saved_from_a_non_empty_scope_joins_it() {
+        let mut s = AgentSession::new(
+            Agent::new(model("b"), String::new(), Default::default()),
+            RetrySettings::default(),
+            Abort::new(),
+        );
+        s.settings = Settings::in_memory(
+            serde_json::json!({"enabledModels": ["p/a"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        s.scoped_models = vec![ScopedModel {
+            model: model("a"),
+            thinking: None,
+        }];
+        let save = SavedDefault::Model {
+            provider: "p".into(),
+            id: "b".into(),
+        };
+        s.save_default(&save);
+        assert_eq!(s.settings.string_list("enabledModels"), ["p/a", "p/b"]);
+        let ids: Vec<&str> = s
+            .scoped_models
+            .iter()
+            .map(|m| m.model.id.as_str())
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(s.settings.default_model(), Some("b"));
+        // Saving it again adds nothing.
+        s.save_default(&save);
+        assert_eq!(s.settings.string_list("enabledModels"), ["p/a", "p/b"]);
+
+        // Without a scope nothing is added.
+        s.scoped_models.clear();
+        s.settings = Settings::in_memory(serde_json::Map::new());
+        s.save_default(&save);
+        assert!(s.settings.string_list("enabledModels").is_empty());
     }
 }

@@ -286,6 +286,30 @@ impl Settings {
             .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
     }
 
+    /// `httpIdleTimeoutMs` (pi 1.6.0): how long a request may wait on silent headers or body,
+    /// in ms; `0` or `"disabled"` turns the limit off (`Some(0)`). `None` when absent or not a
+    /// non-negative number, as pi ignores it then.
+    pub fn http_idle_timeout_ms(&self) -> Option<u64> {
+        match self.path(&["httpIdleTimeoutMs"])? {
+            Value::String(s) if s.trim().eq_ignore_ascii_case("disabled") => Some(0.0),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            v => v.as_f64(),
+        }
+        .filter(|f| f.is_finite() && *f >= 0.0)
+        .map(|f| f.floor() as u64)
+    }
+
+    /// `httpProxy` (pi 1.6.0): a proxy for pi's HTTP requests, read from the agent directory's
+    /// settings only (a project cannot route your keys through its proxy).
+    pub fn http_proxy(&self) -> Option<String> {
+        self.global_map()
+            .get("httpProxy")?
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    }
+
     pub fn retry(&self) -> RetrySettings {
         let d = RetrySettings::default();
         RetrySettings {
@@ -495,6 +519,43 @@ mod tests {
             written,
             serde_json::json!({"theme": "light", "defaultModel": "m1"})
         );
+    }
+
+    #[test]
+    fn http_idle_timeout_and_proxy_as_pi_reads_them() {
+        let with = |global: serde_json::Value, project: serde_json::Value| Settings {
+            merged: {
+                let mut m = global.as_object().unwrap().clone();
+                m.extend(project.as_object().unwrap().clone());
+                m
+            },
+            global: global.as_object().unwrap().clone(),
+            ..Default::default()
+        };
+        let idle = |v: serde_json::Value| {
+            with(
+                serde_json::json!({"httpIdleTimeoutMs": v}),
+                serde_json::json!({}),
+            )
+            .http_idle_timeout_ms()
+        };
+        assert_eq!(idle(serde_json::json!(120000)), Some(120000));
+        assert_eq!(idle(serde_json::json!("disabled")), Some(0));
+        assert_eq!(idle(serde_json::json!(" 3000 ")), Some(3000));
+        assert_eq!(idle(serde_json::json!(1500.7)), Some(1500));
+        assert_eq!(idle(serde_json::json!(-1)), None);
+        assert_eq!(idle(serde_json::json!("soon")), None);
+        let proxy = with(
+            serde_json::json!({"httpProxy": " http://proxy:3128 "}),
+            serde_json::json!({}),
+        );
+        assert_eq!(proxy.http_proxy().as_deref(), Some("http://proxy:3128"));
+        // A project's settings cannot set it.
+        let project = with(
+            serde_json::json!({}),
+            serde_json::json!({"httpProxy": "http://evil"}),
+        );
+        assert_eq!(project.http_proxy(), None);
     }
 
     #[test]

@@ -545,13 +545,13 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
                 }
             }
             Message::Assistant(a) => {
+                // pi 1.6.0 leaves thinking out: the summary records what was said and done.
                 let mut texts = Vec::new();
-                let mut thinking = Vec::new();
                 let mut calls = Vec::new();
                 for c in &a.content {
                     match c {
                         Content::Text(t) => texts.push(t.text.as_str()),
-                        Content::Thinking(t) => thinking.push(t.thinking.as_str()),
+                        Content::Thinking(_) => {}
                         Content::ToolCall(tc) => {
                             let args = match &tc.arguments {
                                 Value::Object(o) => o
@@ -565,9 +565,6 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
                         }
                         Content::Image(_) => {}
                     }
-                }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
                 if !texts.is_empty() {
                     parts.push(format!("[Assistant]: {}", texts.join("\n")));

@@ -404,6 +404,11 @@ impl Entry {
     pub fn is_assistant_message(&self) -> bool {
         matches!(self.message(), Some(m) if m.role() == "assistant")
     }
+
+    /// A user or assistant message: what makes a new session worth a file (pi 1.6.0).
+    pub fn is_conversation_message(&self) -> bool {
+        matches!(self.message(), Some(m) if matches!(m.role(), "user" | "assistant"))
+    }
 }
 
 impl Serialize for Entry {

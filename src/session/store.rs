@@ -1,5 +1,5 @@
 //! Writing sessions. A `SessionWriter` holds the whole session in memory and mirrors it to an
-//! append-only JSONL file: nothing reaches disk until the session has an assistant message;
+//! append-only JSONL file: nothing reaches disk until the session has a user or assistant message;
 //! then the header and every buffered entry are written (atomically and durably, through
 //! `util::atomic`), and from there on each new entry is one `write_all` of `line + "\n"` on an
 //! `O_APPEND` handle, fsynced. A crash loses at most the line being written. Without a path
@@ -49,8 +49,8 @@ pub struct SessionWriter {
     /// The entries held in memory (`metas[lazy.len()..]`): those not written yet, or every
     /// entry of a session kept in memory or migrated from an older version.
     pending: Vec<Entry>,
-    /// Whether any entry is an assistant message (nothing is written before one).
-    has_assistant: bool,
+    /// Whether any entry is a user or assistant message (nothing is written before one).
+    has_conversation: bool,
     leaf: Option<String>,
     /// `None`: in-memory session.
     path: Option<PathBuf>,
@@ -142,7 +142,7 @@ impl SessionWriter {
             lazy: None,
             all: OnceLock::new(),
             pending: Vec::new(),
-            has_assistant: false,
+            has_conversation: false,
             leaf: None,
             path,
             file: None,
@@ -179,7 +179,7 @@ impl SessionWriter {
     fn from_lazy(l: LazyLoaded, path: &Path) -> (Self, Vec<String>) {
         let by_id = index_ids(&l.metas);
         let leaf = l.metas.last().map(|m| m.id.to_string());
-        let has_assistant = (0..l.metas.len()).rev().any(|i| {
+        let has_conversation = (0..l.metas.len()).rev().any(|i| {
             l.metas[i].kind == super::lazy::Kind::Message { assistant: true }
                 && l.file.entry(i).is_assistant_message()
         });
@@ -192,7 +192,7 @@ impl SessionWriter {
             lazy: Some(l.file),
             all: OnceLock::new(),
             pending: Vec::new(),
-            has_assistant,
+            has_conversation,
             leaf,
             path: Some(path.to_path_buf()),
             file: None,
@@ -222,7 +222,7 @@ impl SessionWriter {
             written: l.entries.len(),
             by_id: index_ids(&metas),
             metas,
-            has_assistant: l.entries.iter().any(Entry::is_assistant_message),
+            has_conversation: l.entries.iter().any(Entry::is_conversation_message),
             lazy: None,
             all: OnceLock::new(),
             pending: l.entries,
@@ -448,7 +448,7 @@ impl SessionWriter {
         let id = entry.id().to_string();
         self.by_id.insert(id.as_str().into(), self.metas.len());
         self.metas.push(Meta::of(&entry));
-        self.has_assistant |= entry.is_assistant_message();
+        self.has_conversation |= entry.is_conversation_message();
         self.leaf = Some(id.clone());
         self.all = OnceLock::new();
         self.pending.push(entry);
@@ -626,12 +626,14 @@ impl SessionWriter {
         self.holding = hold;
     }
 
-    /// Writes whatever is not on disk yet, if the session has an assistant message.
+    /// Writes whatever is not on disk yet, once the session has a user or assistant message
+    /// (pi 1.6.0: a prompt whose first reply never comes is still on disk; setup entries alone
+    /// leave no file).
     fn persist(&mut self) -> io::Result<()> {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        if !self.has_assistant || self.holding {
+        if !self.has_conversation || self.holding {
             return Ok(());
         }
         let result = self.write_unwritten(&path).map_err(|e| {

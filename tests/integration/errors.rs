@@ -181,6 +181,29 @@ fn stalled_stream_times_out() {
     assert_eq!(mock.request_count(), 1, "retries are disabled");
 }
 
+/// pi 1.6.0's `httpIdleTimeoutMs` in settings.json sets the limit a silent stream gets.
+#[test]
+fn the_idle_timeout_comes_from_settings() {
+    let api = "openai-completions";
+    let mock = MockServer::with_replies([
+        Reply::text(api, "this answer stalls midway").stall_after(2, 20_000)
+    ]);
+    let out = PiCommand::for_mock(api, &mock)
+        .write_agent_file(
+            "settings.json",
+            r#"{"retry":{"enabled":false},"httpIdleTimeoutMs":"300"}"#,
+        )
+        .args(["-p", "hello"])
+        .run();
+    out.assert_code(1).assert_no_panic();
+    assert!(
+        out.stderr.contains("no data from the server for 0.3 s")
+            && out.stderr.contains("httpIdleTimeoutMs"),
+        "stderr: {}",
+        out.stderr
+    );
+}
+
 #[test]
 fn with_no_key_a_local_openai_compatible_server_is_used() {
     let api = "openai-completions";

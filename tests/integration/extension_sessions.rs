@@ -110,3 +110,64 @@ fn rpc_fork_and_compact_honour_an_extension_veto() {
     assert_eq!(last["reason"], "new");
     assert_eq!(last["previousSessionFile"], file);
 }
+
+/// An extension whose `before_agent_start` handler waits for `go` to appear before answering.
+const SLOW_START: &str = r#"#!/usr/bin/env python3
+import json, os, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "register", "protocol": 1, "events": ["before_agent_start"]}), flush=True)
+    elif msg["type"] == "event" and msg.get("wait"):
+        open("started", "w").close()
+        while not os.path.exists("go"):
+            time.sleep(0.01)
+        print(json.dumps({"type": "reply", "id": msg["id"], "result": None}), flush=True)
+"#;
+
+/// pi 1.6.0: a prompt sent while a run is starting (its `before_agent_start` handlers still
+/// running) counts as busy: it needs `streamingBehavior`, and with one it is queued.
+#[test]
+fn a_prompt_during_before_agent_start_counts_as_busy() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "first answer"),
+        Reply::text(API, "follow-up answer"),
+    ]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc"])
+        .write_file(".pi/slow.py", SLOW_START);
+    let ext = pi.cwd().join(".pi/slow.py");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ext, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let pi = pi.args(["-e", ext.to_str().unwrap()]);
+    let started = pi.cwd().join("started");
+    let go = pi.cwd().join("go");
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"p1","type":"prompt","message":"first"}"#);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "hook never ran");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    talk.send(r#"{"id":"p2","type":"prompt","message":"second"}"#);
+    talk.send(r#"{"id":"p3","type":"prompt","message":"third","streamingBehavior":"followUp"}"#);
+    std::fs::write(&go, "").unwrap();
+    let refused = talk.expect("p2", |v| v["id"] == "p2");
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("Specify streamingBehavior"),
+        "{refused}"
+    );
+    let queued = talk.expect("p3", |v| v["id"] == "p3");
+    assert_eq!(queued["success"], true, "{queued}");
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let bodies: Vec<String> = mock.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(bodies.iter().any(|b| b.contains("third")), "{bodies:?}");
+}

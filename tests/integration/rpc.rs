@@ -1275,3 +1275,31 @@ fn queries_during_a_run_see_the_messages_that_have_ended() {
         assert_eq!(code, Some(0), "{stderr}");
     }
 }
+
+/// pi 1.6.0: `abort` during a manual compaction cancels it and answers once pi is idle, so a
+/// client that waits for the answer never races the compaction's end.
+#[test]
+fn abort_cancels_a_manual_compaction_and_answers_after_it() {
+    let mock = MockServer::with_replies([
+        Reply::text(API, "first answer"),
+        Reply::text(API, &"## Goal\nnever finished ".repeat(40)).chunk_delay(500),
+    ]);
+    let pi = PiCommand::for_mock(API, &mock)
+        .args(["--mode", "rpc"])
+        .write_agent_file("settings.json", r#"{"compaction":{"keepRecentTokens":1}}"#);
+    let mut talk = pi.converse();
+    talk.send(r#"{"id":"p","type":"prompt","message":"first question"}"#);
+    talk.expect("agent_end", |v| v["type"] == "agent_end");
+    talk.send(r#"{"id":"c","type":"compact"}"#);
+    talk.expect("compaction start", |v| v["type"] == "compaction_start");
+    talk.send(r#"{"id":"a","type":"abort"}"#);
+    let first = talk.expect("an answer", |v| {
+        v["type"] == "response" && (v["id"] == "c" || v["id"] == "a")
+    });
+    assert_eq!(first["id"], "c", "the compaction ends first: {first}");
+    assert_eq!(first["success"], false, "{first}");
+    let abort = talk.expect("abort", |v| v["id"] == "a");
+    assert_eq!(abort["success"], true, "{abort}");
+    let (code, _, stderr) = talk.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

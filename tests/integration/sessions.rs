@@ -469,9 +469,10 @@ fn a_failed_session_write_is_an_event_in_json_mode_and_a_warning_in_print_mode()
     let error = events[failure]["error"].as_str().unwrap();
     assert!(error.starts_with("Could not write session file"), "{error}");
     assert!(error.contains(file.to_str().unwrap()), "{error}");
-    // Reported at the reply it could not save, not at the end.
+    // Reported at the first entry it could not save, not at the end: the prompt, since the
+    // file is created at the first user message (pi 1.6.0).
     assert_eq!(events[failure + 1]["type"], "message_end");
-    assert_eq!(events[failure + 1]["message"]["role"], "assistant");
+    assert_eq!(events[failure + 1]["message"]["role"], "user");
 
     let out = again
         .args([
@@ -760,4 +761,41 @@ fn a_file_without_a_session_header_is_not_a_valid_pi_session() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert_eq!(mock.request_count(), 0);
+}
+
+#[test]
+fn resuming_a_session_whose_model_is_gone_warns_and_says_what_is_used_instead() {
+    let mock = MockServer::with_replies([Reply::text(API, "fine")]);
+    let cmd = PiCommand::new()
+        .write_agent_file(
+            "models.json",
+            &crate::support::models_json_for(API, mock.port()),
+        )
+        .write_agent_file(
+            "settings.json",
+            r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#,
+        );
+    let file = cmd.home().join("old.jsonl");
+    let cwd = cmd.cwd().to_string_lossy().into_owned();
+    let lines = [
+        serde_json::json!({"type":"session","version":3,"id":"0190b0c0-0000-7000-8000-000000000001",
+            "timestamp":"2025-01-01T00:00:00.000Z","cwd":cwd}),
+        serde_json::json!({"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",
+            "message":{"role":"user","content":[{"type":"text","text":"q"}],"timestamp":1}}),
+        serde_json::json!({"type":"model_change","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z",
+            "provider":"gone","modelId":"vanished"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = cmd
+        .args(["--session", file.to_str().unwrap(), "-p", "continue"])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains("Warning: Could not restore model gone/vanished. Using mock/mock-model"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout.trim(), "fine");
 }

@@ -155,7 +155,8 @@ CASES = [
            follows="1.x", note="issue 20: 1.x replays reasoning only under a Chat Completions reasoning field"),
     resume(S + "thinking-fixture", v3(user("q"),
                                       __import__("json").load(open(__import__("os").path.join(
-                                          __import__("harness").FIXTURES, "assistant-message-with-thinking-code.json"))))),
+                                          __import__("harness").FIXTURES, "assistant-message-with-thinking-code.json")))),
+           follows="1.x", note="issue 31: 1.6.0 drops thinking from another model instead of replaying it as text"),
     resume(S + "bash-execution", v3(user("q"), assistant("a"),
                                     {"role": "bashExecution", "command": "ls", "output": "a.txt\n", "exitCode": 0,
                                      "cancelled": False, "truncated": False, "timestamp": 3})),
@@ -187,7 +188,7 @@ CASES = [
                                     {"type": "thinking_level_change", "thinkingLevel": "low"}), model=None),
     resume(S + "model-missing-from-registry", v3(user("q"), assistant("a"),
                                                  {"type": "model_change", "provider": "gone", "modelId": "vanished"}),
-           model=None),
+           model=None, follows="1.x", note="issue 31: 1.6.0 warns that the recorded model is gone and names the one used"),
     resume(S + "aborted-and-error-turns", v3(user("q1"), assistant("", stop="aborted", errorMessage="Request was aborted"),
                                              user("q2"), assistant("", stop="error", errorMessage="500 boom"),
                                              user("q3"), assistant("fine"))),

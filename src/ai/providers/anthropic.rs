@@ -570,6 +570,7 @@ fn read_usage(usage: &mut Usage, u: &Value, cost: &ModelCost) {
         usage.cache_write_1h = Some(v);
     }
     usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    usage.mark_reported();
     usage.apply_pricing(cost);
 }
 

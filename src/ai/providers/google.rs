@@ -604,6 +604,7 @@ fn set_usage(w: &mut StreamWriter, u: &GoogleUsage, cost: &ModelCost) {
         cost: Cost::default(),
         cache_write_1h: None,
     };
+    w.partial.usage.mark_reported();
     w.partial.usage.apply_pricing(cost);
 }
 

@@ -477,6 +477,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Prov
         }
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             w.partial.usage = parse_usage(u);
+            w.partial.usage.mark_reported();
         }
         let Some(choice) = chunk
             .get("choices")

@@ -578,40 +578,88 @@ fn mark_text(m: &mut Value, cc: &Value) -> bool {
     }
 }
 
-/// pi's usage normalization: cached prompt tokens become `cacheRead`, cache writes are split
-/// out, and `completion_tokens` (which already includes reasoning) is the output.
+/// pi 1.6.0's usage normalization: cached prompt tokens are cache reads (OpenAI and OpenRouter
+/// under `prompt_tokens_details.cached_tokens`, DeepSeek `prompt_cache_hit_tokens`, Kimi a
+/// top-level `cached_tokens`), cache writes a separate count, and `completion_tokens` (which
+/// already includes reasoning) is the output.
 pub fn parse_usage(u: &Value) -> Usage {
     let prompt = oc::tokens(u.get("prompt_tokens"));
     let details = u.get("prompt_tokens_details");
-    let reported_cached = match details
-        .and_then(|d| d.get("cached_tokens"))
-        .filter(|v| !v.is_null())
-    {
-        Some(v) => oc::tokens(Some(v)),
-        None => oc::tokens(u.get("prompt_cache_hit_tokens")),
-    };
+    let cache_read = oc::tokens(
+        present(details.and_then(|d| d.get("cached_tokens")))
+            .or_else(|| present(u.get("prompt_cache_hit_tokens")))
+            .or_else(|| present(u.get("cached_tokens"))),
+    );
     let cache_write = oc::tokens(details.and_then(|d| d.get("cache_write_tokens")));
-    let cache_read = if cache_write > 0 {
-        reported_cached.saturating_sub(cache_write)
-    } else {
-        reported_cached
-    };
     let input = prompt
         .saturating_sub(cache_read)
         .saturating_sub(cache_write);
     let output = oc::tokens(u.get("completion_tokens"));
+    let reasoning = match oc::tokens(u.pointer("/completion_tokens_details/reasoning_tokens")) {
+        0 => oc::tokens(u.get("reasoning_tokens")),
+        n => n,
+    };
     Usage {
         input,
         output,
         cache_read,
         cache_write,
-        reasoning: Some(oc::tokens(
-            u.pointer("/completion_tokens_details/reasoning_tokens"),
-        )),
+        reasoning: Some(reasoning),
         total_tokens: input + output + cache_read + cache_write,
         cost: Cost::default(),
         cache_write_1h: None,
     }
+}
+
+fn present(v: Option<&Value>) -> Option<&Value> {
+    v.filter(|v| !v.is_null())
+}
+
+/// A streamed usage report: parsed, marked as the provider's (pi 1.6.0's
+/// `totalFromProvider: false`), and carrying OpenRouter's billed total when it sends one.
+fn reported_usage(u: &Value) -> Usage {
+    let mut usage = parse_usage(u);
+    usage.mark_reported();
+    apply_openrouter_cost(&mut usage, u);
+    usage
+}
+
+/// pi 1.6.0's `applyOpenRouterReportedCost`: OpenRouter's `cost` (plus the upstream cost when
+/// the key is the user's own, `is_byok`) replaces the catalog total when the accounting is
+/// complete. Only OpenRouter sends `is_byok`, so its presence is the test.
+fn apply_openrouter_cost(usage: &mut Usage, u: &Value) {
+    let valid = |v: Option<&Value>| {
+        v.and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0)
+    };
+    let Some(cost) = valid(u.get("cost")) else {
+        return;
+    };
+    let total = match u.get("is_byok").and_then(Value::as_bool) {
+        Some(false) => cost,
+        Some(true) => {
+            let Some(details) = u.get("cost_details").filter(|d| d.is_object()) else {
+                return;
+            };
+            let upstream = match details.get("upstream_inference_cost") {
+                Some(Value::Null) => match (
+                    valid(details.get("upstream_inference_prompt_cost")),
+                    valid(details.get("upstream_inference_completions_cost")),
+                ) {
+                    (Some(p), Some(c)) => p + c,
+                    _ => return,
+                },
+                other => match valid(other) {
+                    Some(v) => v,
+                    None => return,
+                },
+            };
+            cost + upstream
+        }
+        None => return,
+    };
+    usage.cost.total = total;
+    usage.cost.total_from_provider = Some(true);
 }
 
 /// `finish_reason` → stop reason, with pi's error message for the failing ones.
@@ -822,7 +870,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Prov
         blocks.meta(w, str_of("id"), str_of("model"));
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
-            w.partial.usage = parse_usage(u);
+            w.partial.usage = reported_usage(u);
         }
         let Some(choice) = chunk
             .get("choices")
@@ -833,7 +881,7 @@ pub fn parse_stream<R: Read>(reader: R, w: &mut StreamWriter) -> Result<(), Prov
         };
         if usage.is_none() {
             if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
-                w.partial.usage = parse_usage(u);
+                w.partial.usage = reported_usage(u);
             }
         }
         if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {

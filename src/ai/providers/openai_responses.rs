@@ -539,6 +539,7 @@ pub(crate) fn parse_stream_mapped<R: Read>(
                         cost: Cost::default(),
                         cache_write_1h: None,
                     };
+                    w.partial.usage.mark_reported();
                 }
                 let mut reason = map_status(resp.get("status").and_then(Value::as_str))?;
                 if let Some(status) = resp.get("status").and_then(Value::as_str) {

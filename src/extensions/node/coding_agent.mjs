@@ -420,7 +420,6 @@ export function serializeConversation(messages) {
     else if (m.role === "assistant") {
       for (const b of m.content ?? []) {
         if (b.type === "text") parts.push(`[Assistant]: ${b.text}`);
-        else if (b.type === "thinking") parts.push(`[Assistant thinking]: ${b.thinking}`);
         else if (b.type === "toolCall") parts.push(`[Assistant tool calls]: ${b.name}(${JSON.stringify(b.arguments)})`);
       }
     } else if (m.role === "toolResult") parts.push(`[Tool result]: ${blocksText(m.content)}`);

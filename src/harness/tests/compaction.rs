@@ -347,6 +347,33 @@ fn summarization_failure_is_reported() {
 }
 
 #[test]
+fn a_summary_that_calls_a_tool_is_refused() {
+    let id = "cmp-sum-tool";
+    push_reply(id, reply("a1", 100));
+    push_reply(id, reply("a2", 1800));
+    push_reply(
+        id,
+        Reply {
+            blocks: vec![crate::ai::providers::scripted::Block::ToolCall {
+                id: "c1".into(),
+                name: "read".into(),
+                arguments: serde_json::json!({"path": "x"}),
+            }],
+            ..Default::default()
+        },
+    );
+    let (mut s, _) = session(id);
+    prompt(&mut s, &"x".repeat(2000));
+    let events = prompt(&mut s, &"y".repeat(1600));
+    let end = events.last().unwrap();
+    assert_eq!(
+        end["errorMessage"],
+        "Auto-compaction failed: Summarization attempted to call a tool"
+    );
+    assert!(compactions(&s).is_empty());
+}
+
+#[test]
 fn branch_summary_is_written_at_the_target() {
     let id = "cmp-branch";
     push_reply(id, reply("a1", 10));

@@ -318,6 +318,7 @@ fn handle_message(
                     0 => usage.input + usage.output,
                     t => t,
                 };
+                usage.mark_reported();
             }
         }
         // Unknown events are newer API additions; skipping them loses nothing we render.

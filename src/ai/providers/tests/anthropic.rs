@@ -309,7 +309,6 @@ fn build_request_replays_tool_calls_and_grouped_results() {
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "read a.txt"}]},
             {"role": "assistant", "content": [
-                {"type": "text", "text": "foreign thoughts"},
                 {"type": "tool_use", "id": "call_abc_fc_123", "name": "read", "input": {"path": "a.txt"}},
             ]},
             {"role": "user", "content": [

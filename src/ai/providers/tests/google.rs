@@ -319,7 +319,6 @@ fn build_request_replays_function_calls_and_responses() {
         "contents": [
             {"role": "user", "parts": [{"text": "read a.txt"}]},
             {"role": "model", "parts": [
-                {"text": "foreign thoughts"},
                 {"functionCall": {"name": "read", "args": {"path": "a.txt"}}},
             ]},
             {"role": "user", "parts": [
@@ -400,7 +399,7 @@ fn claude_behind_google_gets_explicit_ids() {
     let (_, _, body) = build_request(&m, &conversation(&m), &StreamOptions::default());
     let contents = body["contents"].as_array().unwrap();
     assert_eq!(
-        contents[1]["parts"][1]["functionCall"]["id"],
+        contents[1]["parts"][0]["functionCall"]["id"],
         json!("toolu_1")
     );
     assert_eq!(

@@ -220,7 +220,6 @@ fn request_with_tool_call_and_result() {
             {"role": "system", "content": "You are helpful."},
             {"role": "user", "content": [{"type": "text", "text": "read a.txt"}]},
             {"role": "assistant", "content": [
-                {"type": "text", "text": "Need the file."},
                 {"type": "text", "text": "Let me look."}
             ], "tool_calls": [
                 {"id": id, "type": "function",

@@ -194,20 +194,58 @@ fn malformed_chunk_is_a_clear_error() {
 }
 
 #[test]
-fn usage_splits_cache_writes_like_pi() {
+fn usage_counts_cached_tokens_as_reads_and_writes_apart_like_pi_1_6() {
     let u = parse_usage(&json!({
         "prompt_tokens": 1000, "completion_tokens": 50,
         "prompt_tokens_details": {"cached_tokens": 700, "cache_write_tokens": 200}
     }));
     assert_eq!(
         (u.input, u.cache_read, u.cache_write, u.output),
-        (300, 500, 200, 50)
+        (100, 700, 200, 50)
     );
     assert_eq!(u.total_tokens, 1050);
     let u = parse_usage(
         &json!({"prompt_tokens": 90, "completion_tokens": 9, "prompt_cache_hit_tokens": 40}),
     );
     assert_eq!((u.input, u.cache_read), (50, 40));
+    // Kimi: a top-level `cached_tokens`, and a top-level `reasoning_tokens`.
+    let u = parse_usage(&json!({"prompt_tokens": 90, "completion_tokens": 9,
+        "cached_tokens": 30, "reasoning_tokens": 4}));
+    assert_eq!((u.input, u.cache_read, u.reasoning), (60, 30, Some(4)));
+}
+
+#[test]
+fn reported_usage_is_marked_and_openrouter_bills_its_own_total() {
+    let plain = reported_usage(&json!({"prompt_tokens": 10, "completion_tokens": 2}));
+    assert_eq!(plain.cost.total_from_provider, Some(false));
+    let line = serde_json::to_string(&plain.cost).unwrap();
+    assert!(line.ends_with(r#","totalFromProvider":false}"#), "{line}");
+    // Not reported at all: no mark, as 1.6.0 prices only what a provider reported.
+    assert_eq!(Usage::default().cost.total_from_provider, None);
+
+    let mut billed = reported_usage(
+        &json!({"prompt_tokens": 10, "completion_tokens": 2, "cost": 0.25, "is_byok": false}),
+    );
+    assert_eq!(
+        (billed.cost.total, billed.cost.total_from_provider),
+        (0.25, Some(true))
+    );
+    // Pricing from the catalog keeps the billed total.
+    billed.apply_pricing(&ModelCost {
+        input: 1.0,
+        output: 1.0,
+        cache_read: 0.0,
+        cache_write: 0.0,
+    });
+    assert_eq!(billed.cost.total, 0.25);
+    let byok = reported_usage(&json!({"cost": 0.1, "is_byok": true,
+        "cost_details": {"upstream_inference_cost": null,
+            "upstream_inference_prompt_cost": 0.2, "upstream_inference_completions_cost": 0.3}}));
+    assert!((byok.cost.total - 0.6).abs() < 1e-12);
+    assert_eq!(byok.cost.total_from_provider, Some(true));
+    // Incomplete accounting keeps the catalog price.
+    let partial = reported_usage(&json!({"cost": 0.1, "is_byok": true}));
+    assert_eq!(partial.cost.total_from_provider, Some(false));
 }
 
 fn conversation() -> Context {
