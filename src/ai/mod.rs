@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod http;
 pub mod image;
+pub mod images;
 pub mod jwt;
 pub mod overflow;
 pub mod partial_json;
