@@ -57,6 +57,7 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
         CODEMODE_TOOL_NAME => Arc::new(CodemodeTool {
             ranker: Some(Arc::new(rank_tools)),
             store: Some(env.codemode_store().clone()),
+            models: Some(env.models().clone()),
         }),
         _ => return None,
     })

@@ -15,6 +15,7 @@ mod cli;
 mod cli_flags;
 mod cloud_providers;
 mod codemode;
+mod codemode_models;
 mod compaction;
 mod errors;
 mod export;

@@ -6,8 +6,10 @@
 
 pub mod catalog;
 pub mod classify;
+pub mod models;
 pub mod openrouter;
 pub mod types;
 
 pub use catalog::{find_model, models_of_kind, NonChatModel};
+pub use models::{ModelSource, Models, ModelsLink, MODEL_TYPES};
 pub use types::{ImageBlock, ImagesResult, ModelAuth, OutputBlock};

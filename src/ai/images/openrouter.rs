@@ -174,12 +174,7 @@ pub fn generate_images(
 
 /// POSTs the body and reads the JSON answer; `Err` is the message for the result.
 pub(super) fn post(url: &str, headers: &[(String, String)], body: &str) -> Result<Value, String> {
-    use std::io::Read;
-    let mut reader = crate::ai::http::post_json(url, headers, body).map_err(|e| e.message)?;
-    let mut text = String::new();
-    reader
-        .read_to_string(&mut text)
-        .map_err(|e| crate::ai::http::describe_io_error(&e))?;
+    let text = crate::ai::http::post_json_document(url, headers, body).map_err(|e| e.message)?;
     serde_json::from_str(&text).map_err(|e| format!("Invalid JSON response from {url}: {e}"))
 }
 

@@ -4,6 +4,7 @@
 //! tool itself: what a nested call resolves to, the output layout, budget and spill file.
 
 pub mod engine;
+pub mod models;
 mod search;
 pub mod source;
 pub mod store;
