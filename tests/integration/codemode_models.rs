@@ -200,3 +200,37 @@ fn the_deadline_cuts_off_a_stalled_image_request_and_unshown_images_get_a_note()
         "{text}"
     );
 }
+
+/// pi 1.6.0: an MCP tool resolves to the server's call result less `_meta` — its
+/// `structuredContent`, and its own content blocks rather than the model's rendering of them —
+/// error results included.
+#[test]
+fn an_mcp_tool_resolves_to_its_call_result_with_structured_content() {
+    use crate::support::mcp::{fake_entry, mcp_json};
+    let code = r#"
+const s = await tools.mcp__fake__structured({});
+const img = await tools.mcp__fake__image({});
+const bad = await tools.mcp__fake__fail({});
+return [s, img.content[1].type, img.content[1].mimeType, bad];
+"#;
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("cm_1", "codemode", json!({ "code": code }))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let cmd = PiCommand::for_mock(API, &mock)
+        .write_agent_file(
+            "mcp.json",
+            &mcp_json(json!({"fake": fake_entry(json!({}))})),
+        )
+        .args(["--tools", "+codemode", "-p", "go"]);
+    let out = cmd.run();
+    out.assert_code(0).assert_no_panic();
+    let (_, text, is_error) = tool_results(cmd.agent_dir()).remove(0);
+    assert!(!is_error, "{text}");
+    assert!(
+        text.ends_with(r#"[{"structuredContent":{"answer":42},"content":[]},"image","image/png",{"content":[{"type":"text","text":"it broke"}],"isError":true}]"#),
+        "{text}"
+    );
+}

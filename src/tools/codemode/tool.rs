@@ -232,6 +232,10 @@ impl ScriptHost for Host {
                 .as_ref()
                 .is_some_and(|d| d.get("server").is_some() && d.get("tool").is_some())
         {
+            // pi 1.6.0: the call result as the server sent it, less `_meta`.
+            if let Some(result) = &outcome.output.structured_content {
+                return Ok(result.clone());
+            }
             let mut result = json!({"content": outcome.output.content});
             if outcome.is_error {
                 result["isError"] = json!(true);
