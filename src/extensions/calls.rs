@@ -117,6 +117,9 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         "tools.run" => super::services::run_builtin_tool(host, ext, &msg),
         "ai.stream" => super::services::ai_stream(host, ext, &msg),
         "models.auth" => answer(super::services::model_auth(host, &params)),
+        "models.classify" | "models.generateImages" => {
+            super::services::non_chat_call(host, ext, &msg)
+        }
         "setLabel" => match str_param("entryId") {
             Some(entry_id) => queue(
                 host,

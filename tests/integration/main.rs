@@ -21,6 +21,7 @@ mod errors;
 mod export;
 mod ext_bridge;
 mod ext_bridge_events;
+mod ext_models;
 mod extension_sessions;
 mod extensions;
 mod interactive;

@@ -60,6 +60,16 @@ impl NonChatModel {
     }
 }
 
+/// Changes whenever the catalog does (names its copy on disk for the Node.js bridge).
+pub fn fingerprint() -> u64 {
+    MODELS.fingerprint()
+}
+
+/// The catalog's JSON text (an array of pi's entries, headers included).
+pub fn json_text() -> String {
+    MODELS.unpack().file("non_chat_models.json").to_string()
+}
+
 fn all() -> &'static [NonChatModel] {
     static PARSED: OnceLock<Vec<NonChatModel>> = OnceLock::new();
     PARSED.get_or_init(|| {
