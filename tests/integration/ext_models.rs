@@ -75,3 +75,41 @@ export default function (pi) {
         "{last}"
     );
 }
+
+/// pi 1.6.0: a `tool_result` hook sees an MCP tool's call result as `structuredContent`.
+#[test]
+fn a_tool_result_hook_sees_an_mcp_call_result_as_structured_content() {
+    use crate::support::mcp::{fake_entry, mcp_json};
+    if !have_node("a_tool_result_hook_sees_an_mcp_call_result_as_structured_content") {
+        return;
+    }
+    let mock = MockServer::start();
+    mock.push(Reply::sse(sse_tool_calls(
+        API,
+        &[("c1", "mcp__fake__structured", json!({}))],
+    )));
+    mock.push(Reply::text(API, "done"));
+    let pi = PiCommand::for_mock(API, &mock).write_agent_file(
+        "mcp.json",
+        &mcp_json(json!({"fake": fake_entry(json!({"exposure": "direct"}))})),
+    );
+    let ext = module(
+        &pi,
+        "hook.mjs",
+        r#"
+export default function (pi) {
+  pi.on("tool_result", (event) => ({
+    content: [{ type: "text", text: "seen " + JSON.stringify(event.structuredContent) }],
+  }));
+}
+"#,
+    );
+    let out = with_ext(pi, &ext).args(["-p", "go"]).run();
+    out.assert_code(0).assert_no_panic();
+    assert_eq!(out.stdout, "done\n", "{}", out.stderr);
+    let last = mock.requests().last().unwrap().body_text();
+    assert!(
+        last.contains(r#"seen {\"structuredContent\":{\"answer\":42},\"content\":[]}"#),
+        "{last}"
+    );
+}

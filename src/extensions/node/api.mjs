@@ -657,6 +657,11 @@ export async function runEvent(ext, name, data) {
       case "tool_result":
         result = { ...(result ?? {}), ...plain(r) };
         Object.assign(event, r);
+        // pi 1.6.0: structured content not replaced along with the content may no longer match.
+        if (r.content !== undefined && r.structuredContent === undefined) {
+          delete event.structuredContent;
+          delete result.structuredContent;
+        }
         break;
       case "turn_end":
       case "agent_before_settle":
