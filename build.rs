@@ -39,6 +39,7 @@ const PACKS: &[(&str, &[&str])] = &[
         ],
     ),
     ("changelog", &["CHANGELOG.md"]),
+    ("non_chat_models", &["src/ai/images/non_chat_models.json"]),
 ];
 
 fn main() {

@@ -16,7 +16,9 @@
 # 20 small TypeScript extensions loaded for one -p round trip (wall, peak RSS of pi plus the Node.js
 # it starts, and how many Node.js processes ran; ours runs them all in one). Then the sandbox
 # (examples/sandbox_bench.rs): `bash -c true` spawned as the bash tool does, without and with
-# `--sandbox workspace-write`. Then checkpoints (examples/checkpoint_bench.rs; `BENCH_ONLY=checkpoint`
+# `--sandbox workspace-write`. Then codemode (examples/codemode_bench.rs; `BENCH_ONLY=codemode` runs
+# those rows and the static binary's size alone): the engine's start-up per call, and 20 `read`s in
+# one script against 20 direct calls (time, and tokens reaching the model). Then checkpoints (examples/checkpoint_bench.rs; `BENCH_ONLY=checkpoint`
 # runs those rows alone): a snapshot before a turn on a 10,000-file repository, unchanged and with 5
 # files changed, and after a 100 MB binary file changed. Then memory against the length of a session
 # (scripts/long_session.py): RSS after 10 and 1,000 prompts of one RPC session beside the session
@@ -50,6 +52,8 @@ cargo build --release --quiet --example mcp_bench
 MCP_BENCH="$TARGET_DIR/release/examples/mcp_bench"
 cargo build --release --quiet --example sandbox_bench
 SANDBOX_BENCH="$TARGET_DIR/release/examples/sandbox_bench"
+fi
+if [[ -z "${BENCH_ONLY:-}" || "${BENCH_ONLY:-}" == codemode ]]; then
 cargo build --release --quiet --example codemode_bench
 CODEMODE_BENCH="$TARGET_DIR/release/examples/codemode_bench"
 fi
@@ -971,6 +975,28 @@ if os.environ.get("BENCH_ONLY") == "checkpoint":
     print(f"checkpoint per turn, 100 MB binary changed  {big}")
     sys.exit(0)
 
+def codemode_cells(cm):
+    if not cm:
+        return "failed", "failed"
+    return (f"{float(cm['start']) / 1000:.2f} ms",
+            f"{float(cm['script20']) / 1000:.2f} ms vs {float(cm['direct20']) / 1000:.2f} ms "
+            f"(tools only; direct calls also cost 19 more model requests); "
+            f"~{cm['tokens_script']} vs ~{cm['tokens_direct']} tokens to the model")
+
+def static_cell():
+    m = size_of(os.environ["BENCH_MUSL"])
+    return (f"{m / 1e6:.2f} MB, {m / 2**20:.2f} MiB (budget <= 10 MiB: "
+            f"{'ok' if m <= 10 * 2**20 else 'OVER'})" if m else "not built (make static)")
+
+# BENCH_ONLY=codemode: only the codemode rows and the static binary's size (ours).
+if os.environ.get("BENCH_ONLY") == "codemode":
+    start, reads = codemode_cells(bench_codemode())
+    print("metric  pi (rust)")
+    print(f"codemode: engine start-up, a script that returns at once (median)  {start}")
+    print(f"codemode: 20 reads in one script vs 20 direct reads (median)  {reads}")
+    print(f"static musl binary size (make static; codemode's QuickJS included)  {static_cell()}")
+    sys.exit(0)
+
 # BENCH_ONLY=grep_big: only the grep-over-a-100-MB-file row, for each pi.
 if os.environ.get("BENCH_ONLY") == "grep_big":
     print("metric  " + "  ".join(n for n, _ in impls))
@@ -1068,9 +1094,7 @@ for name, base in impls:
     if name == "pi (rust)":
         s = size_of(base[0])
         rows["size"].append(f"{s / 1e6:.2f} MB" if s else "n/a")
-        m = size_of(os.environ["BENCH_MUSL"])
-        rows["static"].append(f"{m / 1e6:.2f} MB, {m / 2**20:.2f} MiB (goal <= 6 MiB)" if m
-                              else "not built (make static)")
+        rows["static"].append(static_cell())
     else:
         real = os.path.realpath(base[0])
         # .../node_modules/@scope/pkg/dist/cli.js -> .../node_modules
@@ -1174,16 +1198,9 @@ for name, base in impls:
             rows["sandbox_plain"].append("failed")
             rows["sandbox_confined"].append("failed")
         print("codemode_bench: engine start-up, 20 reads in a script vs direct...", file=sys.stderr)
-        cm = bench_codemode()
-        if cm:
-            rows["codemode_start"].append(f"{float(cm['start']) / 1000:.2f} ms")
-            rows["codemode_reads"].append(
-                f"{float(cm['script20']) / 1000:.2f} ms vs {float(cm['direct20']) / 1000:.2f} ms "
-                f"(tools only; direct calls also cost 19 more model requests); "
-                f"~{cm['tokens_script']} vs ~{cm['tokens_direct']} tokens to the model")
-        else:
-            rows["codemode_start"].append("failed")
-            rows["codemode_reads"].append("failed")
+        start, reads = codemode_cells(bench_codemode())
+        rows["codemode_start"].append(start)
+        rows["codemode_reads"].append(reads)
         print("checkpoint_bench: a snapshot per turn on 10,000 files and a 100 MB binary...",
               file=sys.stderr)
         small, big = checkpoint_cells(bench_checkpoint())

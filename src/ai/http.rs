@@ -289,6 +289,42 @@ pub fn post_json_with(
     body: &str,
     response_timeout: Option<Duration>,
 ) -> Result<Body, HttpError> {
+    let resp = send_post(url, headers, body, response_timeout)?;
+    Ok(Box::new(StreamBody {
+        status: resp.status().as_u16(),
+        content_type: header(&resp, "content-type").unwrap_or("").to_string(),
+        inner: Box::new(resp.into_body().into_reader()),
+        seen_data: false,
+    }))
+}
+
+/// POSTs `body` as JSON to an API that answers with one JSON document (images, classifiers):
+/// the answer's text on a 2xx status.
+pub fn post_json_document(
+    url: &str,
+    headers: &[(String, String)],
+    body: &str,
+) -> Result<String, HttpError> {
+    let resp = send_post(url, headers, body, None)?;
+    let mut text = String::new();
+    resp.into_body()
+        .into_reader()
+        .read_to_string(&mut text)
+        .map_err(|e| HttpError {
+            message: describe_io_error(&e),
+            ..Default::default()
+        })?;
+    Ok(text)
+}
+
+/// Sends a JSON POST; a 2xx response comes back to be read, anything else is an `HttpError`
+/// with the server's message and retry hints.
+fn send_post(
+    url: &str,
+    headers: &[(String, String)],
+    body: &str,
+    response_timeout: Option<Duration>,
+) -> Result<Response<ureq::Body>, HttpError> {
     let uri = parse_url(url).map_err(with_base_url_hint)?;
     let mut all = vec![("content-type", "application/json")];
     all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -304,12 +340,7 @@ pub fn post_json_with(
         .map_err(|e| with_base_url_hint(transport_error(e, url)))?;
     let status = resp.status().as_u16();
     if (200..300).contains(&status) {
-        return Ok(Box::new(StreamBody {
-            status,
-            content_type: header(&resp, "content-type").unwrap_or("").to_string(),
-            inner: Box::new(resp.into_body().into_reader()),
-            seen_data: false,
-        }));
+        return Ok(resp);
     }
     let header_delay_ms = server_delay_ms(
         header(&resp, "retry-after-ms"),

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod error;
 pub mod http;
 pub mod image;
+pub mod images;
 pub mod jwt;
 pub mod overflow;
 pub mod partial_json;

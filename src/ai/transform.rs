@@ -295,7 +295,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod tests {
+mod thinking_tests {
     use super::*;
     use crate::ai::providers::openai_compat::test_support::test_model;
 
@@ -319,11 +319,8 @@ mod tests {
         ];
         let mut foreign = reply.clone();
         foreign.provider = "anthropic".into();
-        let out = transform_messages(
-            &[Message::Assistant(reply), Message::Assistant(foreign)],
-            &model,
-            None,
-        );
+        let messages = [Message::Assistant(reply), Message::Assistant(foreign)];
+        let out = transform_messages(&messages, &model, None);
         let blocks = |m: &Message| match m {
             Message::Assistant(a) => a.content.clone(),
             other => panic!("{other:?}"),

@@ -641,6 +641,11 @@ pub fn prepare_with(
         }
     }
     let tool_env = crate::tools::bash::SessionEnv::default();
+    tool_env
+        .models()
+        .set(crate::ai::images::Models::new(std::sync::Arc::new(
+            crate::resources::model_source::RegistrySource::new(&agent_dir),
+        )));
     let (mut tools, mut tool_registry) =
         super::extensions::merge_tools(args, &loaded.host, &settings, &tool_env);
     // MCP: servers start connecting in the background now (only a stat when none is set up).

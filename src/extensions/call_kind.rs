@@ -70,6 +70,12 @@ pub enum Call {
     /// Read by `services::ai_stream` (a model, a context and stream options).
     #[serde(rename = "ai.stream")]
     AiStream(Value),
+    /// Read by `services::non_chat_call` (a classifier model and its input).
+    #[serde(rename = "models.classify")]
+    ModelsClassify(Value),
+    /// Read by `services::non_chat_call` (an image model and its prompt).
+    #[serde(rename = "models.generateImages")]
+    ModelsGenerateImages(Value),
     #[serde(rename = "models.auth")]
     ModelAuth(ModelRef),
     #[serde(rename = "exec")]

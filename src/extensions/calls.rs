@@ -208,6 +208,9 @@ fn call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: Value) {
         Call::RunTool(p) => super::services::run_builtin_tool(host, ext, &msg, p),
         Call::AiStream(params) => super::services::ai_stream(host, ext, &msg, params),
         Call::ModelAuth(p) => answer(super::services::model_auth(host, &p)),
+        Call::ModelsClassify(_) | Call::ModelsGenerateImages(_) => {
+            super::services::non_chat_call(host, ext, &msg)
+        }
         Call::Exec(p) => {
             let cwd = host.cwd.clone();
             // Stopped by the extension's `cancel` line for this call, or by its death.

@@ -344,12 +344,24 @@ impl ExtensionHost {
         abort: &Abort,
     ) {
         for ext in self.subscribers("tool_result") {
-            let data = json!({"toolName": tool_name, "toolCallId": call_id, "input": input,
-                "content": output.content, "details": output.details, "isError": *is_error});
+            let mut data = json!({"toolName": tool_name, "toolCallId": call_id, "input": input,
+                "content": output.content, "details": output.details});
+            // pi 1.6.0: the result for programmatic callers (MCP call results, read, bash).
+            if let Some(sc) = &output.structured_content {
+                data["structuredContent"] = sc.clone();
+            }
+            data["isError"] = json!(*is_error);
             let Ok(v) = self.ask(&ext, "tool_result", data, Some(abort)) else {
                 continue;
             };
+            if let Some(sc) = v.get("structuredContent").filter(|s| !s.is_null()) {
+                output.structured_content = Some(sc.clone());
+            }
             if let Some(c) = v.get("content").filter(|c| !c.is_null()) {
+                // Structured content not replaced along with the content may no longer match.
+                if v.get("structuredContent").is_none_or(Value::is_null) {
+                    output.structured_content = None;
+                }
                 match serde_json::from_value::<Vec<Content>>(c.clone()) {
                     Ok(c) => output.content = c,
                     Err(e) => self.report(

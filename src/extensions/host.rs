@@ -107,6 +107,9 @@ pub struct HostServices {
     /// Approval rules the built-in tools an extension runs (`tools.run`) pass, as the
     /// model's calls do.
     pub gate: Option<crate::agent::ToolGate>,
+    /// Image and classifier models with the session's credentials
+    /// (`ctx.modelRegistry.generateImages()` / `classify()`).
+    pub models: Option<crate::ai::images::Models>,
 }
 
 /// A command an extension registered, as listed by `get_commands` and autocomplete.

@@ -128,6 +128,21 @@ fn catalog_file() -> Option<PathBuf> {
     Some(file)
 }
 
+/// The non-chat catalog (image and classifier models, `ctx.modelRegistry.getModelsOfType()`)
+/// beside the bridge, once per catalog version; `None` when it cannot be written.
+fn non_chat_file() -> Option<PathBuf> {
+    let fingerprint = crate::ai::images::catalog::fingerprint();
+    let file = cache_dir().join(format!("non-chat-{fingerprint:016x}.json"));
+    if file.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+        let _ = std::fs::remove_file(&file);
+    }
+    if !file.is_file() {
+        let text = crate::ai::images::catalog::json_text();
+        crate::util::atomic::replace(&file, text.as_bytes(), Default::default()).ok()?;
+    }
+    Some(file)
+}
+
 fn model_json(model: &crate::ai::Model) -> Value {
     serde_json::to_value(model).unwrap_or_default()
 }
@@ -165,12 +180,28 @@ pub fn models_message(registry: &ModelRegistry) -> Value {
     if let Some((start, end)) = run {
         entries.push(json!([start, end]));
     }
+    // The non-chat models' providers, for `getAvailableOfType()`, and the models.json base
+    // URLs that move them.
+    let mut base_urls = serde_json::Map::new();
+    for m in crate::ai::images::models_of_kind("image", None)
+        .into_iter()
+        .chain(crate::ai::images::models_of_kind("classifier", None))
+    {
+        if !providers.contains(&m.provider.as_str()) {
+            providers.push(&m.provider);
+        }
+        if let Some(url) = registry.provider_base_url(&m.provider) {
+            base_urls.insert(m.provider.clone(), json!(url));
+        }
+    }
     providers.retain(|p| registry.has_configured_auth(p));
     json!({
         "type": "models",
         "catalog": catalog_file,
         "entries": entries,
         "auth": providers,
+        "nonChat": non_chat_file(),
+        "baseUrls": base_urls,
     })
 }
 

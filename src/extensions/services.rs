@@ -210,6 +210,44 @@ pub(super) fn ai_stream(
         });
 }
 
+/// `models.generateImages` / `models.classify {provider, id, context}`: a non-chat call with the
+/// session's credentials, the model found by its provider and id. Provider errors are in the
+/// result; the call stops when the extension cancels it.
+pub(super) fn non_chat_call(host: &Arc<ExtensionHost>, ext: &Arc<Extension>, msg: &Value) {
+    let reply = ReplyTo::of(ext, msg);
+    let Some(models) = host.services().models else {
+        return reply.send(Err("models are not available in this mode".into()));
+    };
+    let images = msg["method"] == "models.generateImages";
+    let params = msg["params"].clone();
+    let kind = if images { "image" } else { "classifier" };
+    let provider = params["provider"].as_str().unwrap_or_default();
+    let id = params["id"].as_str().unwrap_or_default();
+    let Some(model) = models.resolve(kind, provider, id) else {
+        return reply.send(Err(format!("Unknown {kind} model \"{provider}/{id}\"")));
+    };
+    let call = ext.process.begin_call(msg.get("id"));
+    let _ = std::thread::Builder::new()
+        .name("pi-ext-models".into())
+        .spawn(move || {
+            let abort = call.abort.clone();
+            let context = &params["context"];
+            let result = if images {
+                let input: Vec<_> = context["input"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(crate::ai::images::OutputBlock::from_json)
+                    .collect();
+                models.generate_images(&model, &input, &abort).to_json()
+            } else {
+                models.classify(&model, context, &abort).to_json()
+            };
+            drop(call);
+            reply.send(Ok(result));
+        });
+}
+
 /// `models.auth {provider, modelId}`: the key and headers pi would send.
 pub(super) fn model_auth(host: &ExtensionHost, model: &ModelRef) -> Result<Value, String> {
     let services = host.services();

@@ -92,6 +92,7 @@ impl AgentSession {
         models: Option<ModelLookup>,
     ) {
         let abort = self.abort.clone();
+        let non_chat = self.tool_env.models().get();
         let base_stream = match &self.extensions {
             Some(b) => Arc::clone(&b.base_stream),
             None => Arc::clone(&self.agent().stream_fn),
@@ -103,6 +104,7 @@ impl AgentSession {
             s.stream = Some(Arc::clone(&base_stream));
             s.lookup = models.clone();
             s.gate = gate;
+            s.models = non_chat;
         });
         agent.before_tool_call = None;
         agent.after_tool_call = None;

@@ -60,6 +60,7 @@ pub fn builtin(name: &str, settings: &Settings, env: &SessionEnv) -> Option<Arc<
             store: Some(env.codemode_store().clone()),
             mode: Mode::from_setting(settings.str(&["codemode", "mode"])),
             inline_budget: settings.u64(&["codemode", "inlineBudget"]),
+            models: Some(env.models().clone()),
         }),
         _ => return None,
     })

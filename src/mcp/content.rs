@@ -18,7 +18,8 @@ pub const LIST_TEMPLATES: &str = "list_mcp_resource_templates";
 pub const READ_RESOURCE: &str = "read_mcp_resource";
 pub const RESOURCE_TOOLS: [&str; 3] = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE];
 
-/// A tool result for the model. `isError` results become errors (with their text).
+/// A tool result for the model; `isError` results are error results (keeping their content
+/// and the call result for scripts).
 pub fn convert_result(
     server: &str,
     tool: &str,
@@ -41,19 +42,25 @@ pub fn convert_result(
         )));
     }
     let (content, full_output) = limit_content(content);
-    if is_error {
-        return Err(text_of(&content));
-    }
     let mut details = json!({"server": server, "tool": tool});
     if let Some(p) = full_output {
         details["fullOutputPath"] = json!(p);
+    }
+    // pi 1.6.0: programmatic callers (codemode scripts, `tool_result` hooks) get the whole call
+    // result less `_meta`, never truncated, error results included.
+    let mut script_result = result.clone();
+    if let Some(m) = script_result.as_object_mut() {
+        m.remove("_meta");
+        if !m.contains_key("content") {
+            m.insert("content".into(), json!([]));
+        }
     }
     Ok(ToolOutput {
         content,
         details: Some(details),
         terminate: false,
-        is_error: false,
-        structured_content: None,
+        is_error,
+        structured_content: Some(script_result),
     })
 }
 

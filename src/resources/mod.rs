@@ -16,6 +16,7 @@ pub mod loader;
 pub mod local_server;
 pub mod model_registry;
 pub mod model_resolve;
+pub mod model_source;
 pub mod models_json;
 pub mod oauth;
 pub mod packages;

@@ -91,6 +91,8 @@ pub struct ModelRegistry {
     auth: AuthStorage,
     request: HashMap<String, RequestConfig>,
     model_headers: HashMap<(String, String), Headers>,
+    /// models.json `baseUrl` per provider (it moves the provider's non-chat models too).
+    base_urls: HashMap<String, String>,
     load_error: Option<String>,
     /// Per-provider `has_configured_auth` answers (cleared whenever auth changes).
     auth_cache: Mutex<HashMap<String, bool>>,
@@ -146,6 +148,9 @@ impl ModelRegistry {
                         auth_header: p.auth_header,
                     },
                 );
+            }
+            if let Some(url) = &p.base_url {
+                self.base_urls.insert(name.clone(), url.clone());
             }
             for (id, o) in &p.model_overrides {
                 self.set_model_headers(name, id, o.headers.as_ref());
@@ -384,6 +389,11 @@ impl ModelRegistry {
             upsert(&mut headers, "Authorization", format!("Bearer {key}"));
         }
         Ok(RequestAuth { api_key, headers })
+    }
+
+    /// The models.json `baseUrl` of `provider`, if it sets one.
+    pub fn provider_base_url(&self, provider: &str) -> Option<&str> {
+        self.base_urls.get(provider).map(String::as_str)
     }
 
     /// The resolved extra headers for `model` (empty when a value cannot be resolved).

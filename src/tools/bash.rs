@@ -60,12 +60,13 @@ pub struct BashTool {
 /// The session variables pi gives the model's commands (`PI_SESSION_ID`, `PI_SESSION_FILE`,
 /// `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL`), shared with the harness that keeps them
 /// current. Inherited values of these names are never passed on. It also carries the
-/// session's `codemode` store (`store()`/`load()` values), the other per-session state a
-/// built-in tool keeps in step with the session.
+/// session's `codemode` store (`store()`/`load()` values) and its model catalog (`models`),
+/// the other per-session state a built-in tool keeps in step with the session.
 #[derive(Debug, Clone, Default)]
 pub struct SessionEnv(
     Arc<RwLock<Vec<(&'static str, String)>>>,
     super::codemode::store::StoreLink,
+    crate::ai::images::ModelsLink,
 );
 
 impl SessionEnv {
@@ -99,6 +100,12 @@ impl SessionEnv {
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect()
+    }
+
+    /// The session's model catalog and credentials, for `codemode`'s `models` (set by the
+    /// session once its models are loaded).
+    pub fn models(&self) -> &crate::ai::images::ModelsLink {
+        &self.2
     }
 
     fn apply(&self, cmd: &mut Command) {

@@ -87,14 +87,16 @@ mod tests {
     use super::*;
 
     /// Every pack the binary carries, with the directory its files come from.
-    fn all() -> [(&'static Pack, &'static str); 3] {
+    fn all() -> [(&'static Pack, &'static str); 4] {
         static BRIDGE: Pack = include!(concat!(env!("OUT_DIR"), "/node_bridge.pack.rs"));
         static EXPORT: Pack = include!(concat!(env!("OUT_DIR"), "/export_page.pack.rs"));
         static CHANGELOG: Pack = include!(concat!(env!("OUT_DIR"), "/changelog.pack.rs"));
+        static NON_CHAT: Pack = include!(concat!(env!("OUT_DIR"), "/non_chat_models.pack.rs"));
         [
             (&BRIDGE, "src/extensions/node"),
             (&EXPORT, "src/session/export"),
             (&CHANGELOG, ""),
+            (&NON_CHAT, "src/ai/images"),
         ]
     }
 

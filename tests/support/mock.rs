@@ -130,6 +130,9 @@ pub fn route(path: &str) -> Option<&'static str> {
         Some("anthropic-messages")
     } else if p.ends_with("/converse-stream") {
         Some("bedrock-converse-stream")
+    } else if p.ends_with("/systemone") {
+        // Classifiers (pi 1.6.0's `typesafe-system-one`).
+        Some("typesafe-system-one")
     } else if p.ends_with("/token") {
         // OAuth token endpoints (`pi --login` with PI_OAUTH_TEST_BASE).
         Some("oauth")
@@ -209,6 +212,42 @@ impl Reply {
             stall: None,
             chunk_delay_ms: 0,
         }
+    }
+
+    /// A `200` JSON answer (non-streaming APIs: images, classifiers).
+    pub fn json(body: &Value) -> Reply {
+        Reply::error(200, &body.to_string())
+    }
+
+    /// OpenRouter's answer to an image-generation request (`openrouter-images`, non-streaming
+    /// `/chat/completions` with `modalities`): `text` in `message.content`, each image as a
+    /// base64 `data:` URL in `message.images[].image_url.url`, and token usage. The format is
+    /// OpenRouter's published one: https://openrouter.ai/docs/features/multimodal/image-generation
+    pub fn openrouter_images(text: Option<&str>, images: &[(&str, &str)]) -> Reply {
+        let images: Vec<Value> = images
+            .iter()
+            .map(|(mime, data)| {
+                serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+            })
+            .collect();
+        Reply::json(&serde_json::json!({
+            "id": "gen-mock-1",
+            "object": "chat.completion",
+            "model": "mock-image-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": text, "images": images,
+            }}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1290, "total_tokens": 1300},
+        }))
+    }
+
+    /// A System One classifier's answer (`typesafe-system-one`): `answers` by question id, in
+    /// the service's own form (`bool` questions answered as `{type: "noul", noul}`).
+    pub fn system_one(answers: Value) -> Reply {
+        Reply::json(&serde_json::json!({
+            "answers": answers,
+            "usage": {"input_tokens": 120, "output_tokens": 0},
+        }))
     }
 
     /// An error with the JSON body the provider of `api` would send for `status`.

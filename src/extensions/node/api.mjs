@@ -400,11 +400,36 @@ function sessionManager(ext) {
 
 function modelRegistry(ext) {
   const all = () => ext.rt.models.all ?? [];
+  const ofType = (type, provider) =>
+    (type === "chat" ? all() : (ext.rt.models.nonChat ?? []).filter((m) => m.type === type)).filter(
+      (m) => provider === undefined || provider === null || m.provider === provider,
+    );
+  // Non-chat calls never reject (pi 1.6.0): a failure is a result with stopReason "error".
+  const nonChatCall = async (method, model, context, options) => {
+    try {
+      return await ext.call(method, { provider: model?.provider, id: model?.id, context }, { signal: options?.signal });
+    } catch (err) {
+      return {
+        api: model?.api,
+        provider: model?.provider,
+        model: model?.id,
+        ...(method === "models.classify" ? { answers: {} } : { output: [] }),
+        stopReason: options?.signal?.aborted ? "aborted" : "error",
+        timestamp: Date.now(),
+        errorMessage: errorText(err),
+      };
+    }
+  };
   return {
     getAll: () => all(),
     getAvailable: () => ext.rt.models.available ?? [],
     find: (provider, id) => all().find((m) => m.provider === provider && m.id === id),
-    findOfType: () => undefined,
+    findOfType: (type, provider, id) => ofType(type, provider).find((m) => m.id === id),
+    getModelsOfType: (type, provider) => ofType(type, provider),
+    getModelOfType: (type, provider, id) => ofType(type, provider).find((m) => m.id === id),
+    getAvailableOfType: async (type, provider) => ofType(type, provider).filter((m) => ext.rt.models.hasAuth?.(m.provider)),
+    classify: (model, context, options) => nonChatCall("models.classify", model, context, options),
+    generateImages: (model, context, options) => nonChatCall("models.generateImages", model, context, options),
     hasConfiguredAuth: (model) =>
       (ext.rt.models.available ?? []).some((m) => m.provider === model?.provider && m.id === model?.id),
     getApiKey: async (model) => (await ext.call("models.auth", { provider: model?.provider, modelId: model?.id }))?.apiKey,
@@ -632,6 +657,11 @@ export async function runEvent(ext, name, data) {
       case "tool_result":
         result = { ...(result ?? {}), ...plain(r) };
         Object.assign(event, r);
+        // pi 1.6.0: structured content not replaced along with the content may no longer match.
+        if (r.content !== undefined && r.structuredContent === undefined) {
+          delete event.structuredContent;
+          delete result.structuredContent;
+        }
         break;
       case "turn_end":
       case "agent_before_settle":

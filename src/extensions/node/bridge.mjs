@@ -254,8 +254,8 @@ globalThis[Symbol.for("pi.bridge")] = runtime;
  * the built-in catalog, which pi wrote once as JSON to the file `catalog`; `auth` names the
  * providers whose models are available.
  */
-function sessionModels({ catalog, entries = [], auth = [] }) {
-  let all, available;
+function sessionModels({ catalog, entries = [], auth = [], nonChat, baseUrls = {} }) {
+  let all, available, others;
   const builtins = () => {
     if (!catalog || !entries.some(Array.isArray)) return [];
     try {
@@ -280,6 +280,20 @@ function sessionModels({ catalog, entries = [], auth = [] }) {
       }
       return available;
     },
+    /** Image and classifier models (pi 1.6.0), with models.json base URLs, without headers. */
+    get nonChat() {
+      if (!others) {
+        try {
+          others = nonChat ? JSON.parse(readFileSync(nonChat, "utf8")) : [];
+        } catch (err) {
+          log(`pi: could not read the model catalog ${nonChat}: ${err?.message ?? err}`);
+          others = [];
+        }
+        others = others.map(({ headers: _headers, ...m }) => (baseUrls[m.provider] ? { ...m, baseUrl: baseUrls[m.provider] } : m));
+      }
+      return others;
+    },
+    hasAuth: (provider) => auth.includes(provider),
   };
 }
 

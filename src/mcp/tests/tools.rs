@@ -109,15 +109,22 @@ fn structured_content_stands_in_and_errors_are_errors() {
     )
     .unwrap();
     assert_eq!(texts(&out), ["{\n  \"n\": [\n    1,\n    2\n  ]\n}"]);
-    let err = convert_result(
-        "s",
-        "t",
-        &json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}),
-        false,
+    assert_eq!(
+        out.structured_content,
+        Some(json!({"structuredContent": {"n": [1, 2]}, "content": []}))
     );
-    assert_eq!(err.unwrap_err(), "bad input");
-    let err = convert_result("s", "t", &json!({"content": [], "isError": true}), false);
-    assert_eq!(err.unwrap_err(), "MCP tool s/t returned an error");
+    let sent = json!({"content": [{"type": "text", "text": "bad input"}], "isError": true, "_meta": {"k": 1}});
+    let err = convert_result("s", "t", &sent, false).unwrap();
+    assert!(err.is_error);
+    assert_eq!(texts(&err), ["bad input"]);
+    // Scripts get the call result as sent, less `_meta`.
+    assert_eq!(
+        err.structured_content,
+        Some(json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}))
+    );
+    let err = convert_result("s", "t", &json!({"content": [], "isError": true}), false).unwrap();
+    assert!(err.is_error);
+    assert_eq!(texts(&err), ["MCP tool s/t returned an error"]);
 }
 
 #[test]

@@ -111,6 +111,7 @@ fn live_edit_shows_the_whole_file_before_and_after_as_a_diff() {
         id: "b".into(),
         name: "bash".into(),
         args: json!({"command": "ls"}),
+        parent_id: None,
     });
     assert!(bash[0].get("locations").is_none(), "{}", bash[0]);
 }

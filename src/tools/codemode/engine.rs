@@ -61,6 +61,12 @@ pub trait ScriptHost: Send + Sync {
     fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String>;
     /// A lookup global called with its arguments (as a JSON array).
     fn call_global(&self, name: &str, args: Value) -> Result<Value, String>;
+    /// `models.<method>(...args)` (arguments as a JSON array), on its own thread like a tool
+    /// call. Must honour `abort`.
+    fn call_model(&self, method: &str, args: Value, abort: &Abort) -> Result<Value, String> {
+        let _ = (args, abort);
+        Err(format!("models.{method} is not available"))
+    }
 }
 
 /// One item of a script's output, in call order.
@@ -147,6 +153,7 @@ struct Bridge {
 
 enum Request {
     Tool { id: u64, name: String, args: String },
+    Model { id: u64, name: String, args: String },
     Global { id: u64, name: String, args: String },
 }
 
@@ -243,7 +250,11 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
                 Request::Tool { id, name, args } => {
                     calls_started += 1;
                     in_flight += 1;
-                    spawn_call(id, name, args, &host, &call_abort, &settled_tx);
+                    spawn_call(id, Call::Tool(name), args, &host, &call_abort, &settled_tx);
+                }
+                Request::Model { id, name, args } => {
+                    in_flight += 1;
+                    spawn_call(id, Call::Model(name), args, &host, &call_abort, &settled_tx);
                 }
                 Request::Global { id, name, args } => {
                     let args = serde_json::from_str(&args).unwrap_or(Value::Null);
@@ -293,7 +304,8 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
                     let api: Object = ctx.globals().get("__pi_api")?;
                     let settle: Function = api.get("settle")?;
                     match result {
-                        // `null` from a lookup (`describeTool` of an unknown name) is `undefined`.
+                        // `null` settles as `undefined` (an unknown model, or `describeTool` of an
+                        // unknown name).
                         Ok(Value::Null) => settle.call((id, true, None::<String>)),
                         Ok(value) => settle.call((id, true, Some(value.to_string()))),
                         Err(message) => settle.call((id, false, message)),
@@ -340,9 +352,15 @@ fn parse_writes(json: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// What a call thread runs: a tool, or a `models` method.
+enum Call {
+    Tool(String),
+    Model(String),
+}
+
 fn spawn_call(
     id: u64,
-    name: String,
+    call: Call,
     args: String,
     host: &Arc<dyn ScriptHost>,
     abort: &Abort,
@@ -358,10 +376,17 @@ fn spawn_call(
         .spawn({
             let settled = settled.clone();
             move || {
-                let result = crate::util::panic::catch(|| host.call_tool(&name, args, &abort))
-                    .unwrap_or_else(|panic| {
-                        Err(format!("Tool {name} failed unexpectedly: {panic}"))
-                    });
+                let result = crate::util::panic::catch(|| match &call {
+                    Call::Tool(name) => host.call_tool(name, args, &abort),
+                    Call::Model(method) => host.call_model(method, args, &abort),
+                })
+                .unwrap_or_else(|panic| {
+                    let name = match &call {
+                        Call::Tool(name) => name.clone(),
+                        Call::Model(method) => format!("models.{method}"),
+                    };
+                    Err(format!("Tool {name} failed unexpectedly: {panic}"))
+                });
                 let _ = settled.send((id, result));
             }
         });
@@ -399,14 +424,14 @@ fn host_function<'js>(
                     };
                     bridge.output.push(item);
                 }
-                "call" | "global" => {
+                "call" | "global" | "model" => {
                     let id = a.as_number().unwrap_or(0.0) as u64;
                     let name = js_string(&b).unwrap_or_default();
                     let args = js_string(&c).unwrap_or_else(|| "{}".into());
-                    bridge.requests.push(if kind == "call" {
-                        Request::Tool { id, name, args }
-                    } else {
-                        Request::Global { id, name, args }
+                    bridge.requests.push(match kind.as_str() {
+                        "call" => Request::Tool { id, name, args },
+                        "model" => Request::Model { id, name, args },
+                        _ => Request::Global { id, name, args },
                     });
                 }
                 _ => {}

@@ -5,6 +5,7 @@
 
 pub mod engine;
 pub mod loadout;
+pub mod models;
 pub mod schemas;
 mod search;
 pub mod source;

@@ -212,6 +212,14 @@
 		},
 	});
 
+	const models = Object.freeze({
+		getModelsOfType: caller("model", "getModelsOfType", true),
+		getAvailableOfType: caller("model", "getAvailableOfType", true),
+		getModelOfType: caller("model", "getModelOfType", true),
+		classify: caller("model", "classify", true),
+		generateImages: caller("model", "generateImages", true),
+	});
+
 	const globals = {
 		tools: toolsProxy,
 		ALL_TOOLS: allTools,
@@ -224,6 +232,7 @@
 		searchTools: caller("global", "searchTools", true),
 		describeTool: caller("global", "describeTool", true),
 		describeNamespace: caller("global", "describeNamespace", true),
+		models,
 	};
 	for (const key of Object.keys(globals)) {
 		Object.defineProperty(globalThis, key, { value: globals[key], enumerable: true, writable: false, configurable: false });

@@ -5,6 +5,7 @@
 //! are several texts), one `<console_output>` block, the error and the calls made before it,
 //! and output past the token budget kept as its start and end with the whole in a spill file.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,7 @@ use super::engine::{
     MEMORY_LIMIT_BYTES,
 };
 use super::loadout::{prepare, Mode, DEFAULT_INLINE_BUDGET};
+use super::models::{CallLog, ScriptModels};
 use super::search::{rank_plain, Ranker};
 use super::source::parse_source;
 use super::store::StoreLink;
@@ -35,7 +37,8 @@ const DESCRIPTION: &str = concat!("Run JavaScript that calls other tools. The in
 Globals:
 - `text(value)`, `image(dataUrlOrImageBlock)`, `console.", "log(...)`, and top-level `return` add output; `exit()` ends the script. With several text items, each starts with a `==> text N/M <==` line, and `console` lines follow the other output in one `<console_output>` block. `image()` also saves the image to a temp file and the result names its path.
 - `store(key, value)` and `load(key)` keep JSON values across codemode calls.
-- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find unlisted tools, such as MCP tools.");
+- `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find unlisted tools, such as MCP tools.
+- `models`: classifiers and image generation. `await models.getAvailableOfType(\"classifier\" | \"image\")` lists the models you can use; `await models.classify(model, { state, images?, questions })` and `await models.generateImages(model, { input: [text and image blocks] })` resolve to results with `stopReason` (check it) and `errorMessage`; show generated images with `image(block)`.");
 
 const GUIDELINES: &[&str] = &["Use codemode to batch independent tool calls (Promise.allSettled), chain them, or filter large output, instead of many separate calls."];
 
@@ -51,6 +54,8 @@ pub struct CodemodeTool {
     pub mode: Mode,
     /// `codemode.inlineBudget`: estimated tokens the description may spend on declarations.
     pub inline_budget: Option<u64>,
+    /// The session's model catalog and credentials, for `models` (pi 1.6.0).
+    pub models: Option<crate::ai::images::ModelsLink>,
 }
 
 impl Tool for CodemodeTool {
@@ -117,6 +122,7 @@ impl Tool for CodemodeTool {
             tools: callable,
             calls: Arc::clone(&calls),
             ranker: self.ranker.clone(),
+            models: ScriptModels::new(self.models.as_ref().and_then(|m| m.get()), id),
         });
         let timeout = options.timeout_ms.map(Duration::from_millis);
         let slot = match WorkerSlot::acquire(&ctx.abort, timeout) {
@@ -142,10 +148,11 @@ impl Tool for CodemodeTool {
                 timeout: remaining,
                 memory_limit: MEMORY_LIMIT_BYTES,
             },
-            host,
+            Arc::clone(&host) as Arc<dyn ScriptHost>,
             &ctx.abort,
         );
         drop(slot);
+        let generated_images = host.models.generated_images.load(Ordering::Relaxed);
         if result.outcome.is_ok() {
             if let Some(store) = &self.store {
                 store.record(&result.store_writes);
@@ -166,6 +173,7 @@ impl Tool for CodemodeTool {
             options
                 .max_output_tokens
                 .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            generated_images,
         ))
     }
 }
@@ -221,6 +229,29 @@ struct Host {
     tools: Vec<Arc<dyn Tool>>,
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ranker: Option<Ranker>,
+    models: ScriptModels,
+}
+
+impl CallLog for Host {
+    fn start(&self, id: String, name: &str) -> usize {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.push(CallRecord {
+            id,
+            name: name.to_string(),
+            args: String::new(),
+            status: "running",
+            duration_ms: None,
+            error: None,
+        });
+        calls.len() - 1
+    }
+
+    fn finish(&self, row: usize, status: &'static str) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(call) = calls.get_mut(row) {
+            call.status = status;
+        }
+    }
 }
 
 impl Host {
@@ -243,6 +274,10 @@ impl Host {
 }
 
 impl ScriptHost for Host {
+    fn call_model(&self, method: &str, args: Value, abort: &Abort) -> Result<Value, String> {
+        self.models.call(method, args, abort, self)
+    }
+
     fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String> {
         let Some(nested) = &self.nested else {
             return Err("Tool calls need a session".into());
@@ -300,6 +335,10 @@ impl ScriptHost for Host {
                 .as_ref()
                 .is_some_and(|d| d.get("server").is_some() && d.get("tool").is_some())
         {
+            // pi 1.6.0: the call result as the server sent it, less `_meta`.
+            if let Some(result) = &outcome.output.structured_content {
+                return Ok(result.clone());
+            }
             let mut result = json!({"content": outcome.output.content});
             if outcome.is_error {
                 result["isError"] = json!(true);
@@ -536,6 +575,7 @@ fn render(
     calls: &[CallRecord],
     started: Instant,
     max_tokens: u64,
+    generated_images: usize,
 ) -> ToolOutput {
     let ok = result.outcome.is_ok();
     let mut output = result.output;
@@ -601,6 +641,10 @@ fn render(
             )
         };
         items.push(Item::Text(format!("Script error:\n{head}\n\n{summary}")));
+    }
+    if generated_images > 0 && !items.iter().any(|i| matches!(i, Item::Image { .. })) {
+        let s = if generated_images == 1 { "" } else { "s" };
+        items.push(Item::Text(format!("Note: models.generateImages() returned {generated_images} image{s} that the script did not show. Show each image block of result.output with image(block).")));
     }
     let items = join_adjacent(items);
     let (items, spill) = apply_budget(items, max_tokens);
