@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::app::App;
 use super::ext_state::GatedOp;
 use super::missing_cwd::{missing_folder, MissingCwdDialog, MissingCwdTarget};
-use super::overlays::{OverlayKind, OverlayOutcome};
+use super::overlays::{Dialog, OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
@@ -23,11 +23,10 @@ use crate::session::dir::{list_all_sessions, list_sessions};
 use crate::session::{ops, SessionWriter};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme;
-use crate::tui::Component;
 
 impl<T: Terminal> App<T> {
     /// Shows `component` as the active dialog.
-    pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
+    pub(super) fn show_dialog<C: Dialog + 'static>(&mut self, component: C, kind: OverlayKind) {
         self.dialogs.open(&mut self.view, component, kind);
         self.tui.request_render();
         // An outcome decided at construction (an empty tree) is acted on at once.

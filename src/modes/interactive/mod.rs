@@ -33,6 +33,7 @@ pub mod clipboard_image;
 mod commands;
 mod completions;
 mod deferred;
+mod dialog;
 mod dialogs;
 mod diff_view;
 mod env;
