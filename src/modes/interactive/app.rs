@@ -12,8 +12,9 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::Receiver;
 
+use super::app_event::{AppEvent, Sources};
 use super::background::BackgroundQuery;
 use super::chat::ChatItem;
 use super::env::InteractiveEnv;
@@ -29,7 +30,6 @@ use super::overlays::{Dialogs, OverlayKind};
 use super::session_link::{FromSession, SessionLink};
 use super::turn::{message_text, Turn};
 use super::view::View;
-use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::tui::components::editor::Editor;
 use crate::tui::mouse;
@@ -37,7 +37,6 @@ use crate::tui::stdin_buffer::ParsedInput;
 use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::theme::{self, Token};
 use crate::tui::{InputEvent, Tui};
-use crate::util::reply::{self, ReplyRx};
 
 /// How often spinners and elapsed times move.
 const TICK: Duration = Duration::from_millis(80);
@@ -277,61 +276,18 @@ impl<T: Terminal> App<T> {
             deadline = deadline.min(now + TICK);
         }
         let timeout = deadline.saturating_duration_since(now);
-        let never_bash = crossbeam_channel::never::<BashUpdate>();
-        let session_events = self.link.events().clone();
-        let bash_updates = self.jobs.bash_updates();
-        let ext_requests = self.ext.requests();
-        let ext_actions = self.ext.actions(!self.turn.is_running());
-        let ext_jobs = self.ext.jobs();
-        let never_clipboard = ReplyRx::never();
-        let clipboard_read = self.jobs.clipboard();
-        select! {
-            recv(input) -> ev => match ev {
-                Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
-                Ok(TerminalEvent::Resize) => {
-                    self.view.editor.set_terminal_rows(self.tui.terminal().size().1);
-                    self.share_terminal_with_extensions();
-                    self.tui.request_render();
-                }
-                Ok(TerminalEvent::Suspend) => {
-                    if let Err(e) = self.tui.suspend() {
-                        self.view.error(&format!("Could not suspend: {e}"));
-                    }
-                }
-                // Stdin closed: nobody can type any more.
-                Err(_) => self.exit = true,
-            },
-            recv(session_events) -> ev => {
-                self.tui.request_render();
-                let mut next = ev.ok();
-                // Take what else already arrived so a fast stream costs one frame.
-                while let Some(ev) = next.take() {
-                    match ev {
-                        FromSession::Agent(ev) => {
-                            events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
-                            next = session_events.try_recv().ok();
-                        }
-                        FromSession::WorkDone { failed } => self.task_finished(failed),
-                    }
-                }
-            },
-            recv(bash_updates.as_ref().unwrap_or(&never_bash)) -> update => {
-                self.on_bash_update(update.ok());
-            },
-            recv(ext_requests) -> request => self.on_extension_request(request),
-            recv(ext_actions) -> _ => self.on_extension_actions(),
-            recv(ext_jobs) -> done => self.on_extension_job(done),
-            recv(clipboard_read.as_ref().unwrap_or(&never_clipboard).raw()) -> read => {
-                let read = read.ok().map(reply::open);
-                self.jobs
-                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read);
-                self.tui.request_render();
-            },
-            // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
-            // are shut down, the terminal is put back).
-            recv(self.shutdown) -> _ => self.exit = true,
-            default(timeout) => {}
-        }
+        let sources = Sources {
+            input,
+            session: self.link.events(),
+            bash: self.jobs.bash_updates(),
+            ext_requests: self.ext.requests(),
+            ext_actions: self.ext.actions(!self.turn.is_running()),
+            jobs: self.ext.jobs(),
+            clipboard: self.jobs.clipboard(),
+            shutdown: &self.shutdown,
+        };
+        let event = AppEvent::next(&sources, timeout);
+        self.handle(event);
         self.ext.check_withdrawn(&mut self.tui);
         let now = Instant::now();
         if let Some(flushed) = self.input.flush_due(now) {
@@ -352,6 +308,54 @@ impl<T: Terminal> App<T> {
         }
         self.tui.tick(now, &mut self.view)?;
         Ok(())
+    }
+
+    /// Acts on one event: the one place every event of the mode is handled.
+    fn handle(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Terminal(Some(TerminalEvent::Input(bytes))) => self.on_bytes(&bytes),
+            AppEvent::Terminal(Some(TerminalEvent::Resize)) => {
+                self.view
+                    .editor
+                    .set_terminal_rows(self.tui.terminal().size().1);
+                self.share_terminal_with_extensions();
+                self.tui.request_render();
+            }
+            AppEvent::Terminal(Some(TerminalEvent::Suspend)) => {
+                if let Err(e) = self.tui.suspend() {
+                    self.view.error(&format!("Could not suspend: {e}"));
+                }
+            }
+            // Stdin closed: nobody can type any more.
+            AppEvent::Terminal(None) => self.exit = true,
+            AppEvent::Session(ev) => {
+                self.tui.request_render();
+                let mut next = ev;
+                // Take what else already arrived so a fast stream costs one frame.
+                while let Some(ev) = next.take() {
+                    match ev {
+                        FromSession::Agent(ev) => {
+                            events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
+                            next = self.link.events().try_recv().ok();
+                        }
+                        FromSession::WorkDone { failed } => self.task_finished(failed),
+                    }
+                }
+            }
+            AppEvent::Bash(update) => self.on_bash_update(update),
+            AppEvent::ExtensionRequest(request) => self.on_extension_request(request),
+            AppEvent::ExtensionActions => self.on_extension_actions(),
+            AppEvent::Job(done) => self.on_extension_job(done),
+            AppEvent::ClipboardImage(read) => {
+                self.jobs
+                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read);
+                self.tui.request_render();
+            }
+            // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
+            // are shut down, the terminal is put back).
+            AppEvent::Shutdown => self.exit = true,
+            AppEvent::Timeout => {}
+        }
     }
 
     fn animating(&self) -> bool {

@@ -25,6 +25,7 @@
 //! ([`InteractiveEnv`]) and the theme it installs from that.
 
 mod app;
+mod app_event;
 mod background;
 mod bash_job;
 mod changelog;
