@@ -433,3 +433,14 @@ fn resize_reflows_and_slash_commands_work() {
     h.wait_text("Session name set: my work");
     h.wait_text("• my work");
 }
+
+#[test]
+fn work_that_fails_on_the_session_thread_says_so_and_quits_instead_of_waiting_forever() {
+    let mut h = harness("ui-work-fails");
+    h.app.run_task(|_| panic!("a bug in the session's work"));
+    assert!(h.app.is_busy());
+    h.wait_for("the app to give up", |h| h.app.exited());
+    h.wait_text("the agent run failed unexpectedly");
+    // The session is gone with its thread: nothing waits for it.
+    assert!(h.app.session(|s| s.messages().len()).is_none());
+}
