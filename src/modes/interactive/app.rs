@@ -79,7 +79,7 @@ impl<T: Terminal> App<T> {
     ) -> Result<App<T>, String> {
         let cwd = session.agent().cwd.clone();
         let ext = ExtensionState::new(env.extension_ui.take(), session.extension_host().cloned());
-        let link = SessionLink::spawn(session, env.has_model)?;
+        let link = SessionLink::spawn(session, env.has_model, env.session_dir.clone())?;
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,

@@ -45,7 +45,11 @@ pub(super) struct SessionLink {
 impl SessionLink {
     /// Starts the actor on `session`. `Err` (with the session's reason) when its thread could
     /// not start.
-    pub fn spawn(session: AgentSession, has_model: bool) -> Result<SessionLink, String> {
+    pub fn spawn(
+        session: AgentSession,
+        has_model: bool,
+        session_dir: std::path::PathBuf,
+    ) -> Result<SessionLink, String> {
         let (tx, events) = crossbeam_channel::unbounded();
         let forward = tx.clone();
         let listener: Listener = Box::new(move |ev| {
@@ -54,7 +58,9 @@ impl SessionLink {
                 let _ = forward.send(FromSession::Agent(ev.clone()));
             }
         });
-        let mut env = ActorEnv::fixed(std::path::PathBuf::new());
+        // The models and their credentials stay with the UI (they are not `Send`); a switch of
+        // session is made with what the UI looked up (`history.rs`).
+        let mut env = ActorEnv::fixed(session_dir);
         env.has_model = has_model;
         let options = ActorOptions::default();
         let (handle, actor) = actor::spawn(session, env, options, listener)?;
