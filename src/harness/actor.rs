@@ -37,6 +37,7 @@ use super::op::{
     Ack, ActorEnv, ActorOptions, Busy, Expand, Idle, Listener, Op, Peek, RunView, SessionEvent,
     WhenBusy, Work,
 };
+use super::switch_queue::{Switch, Switches};
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue};
 use crate::ai::{Abort, Message};
@@ -261,6 +262,7 @@ impl Actor {
             abort: self.session.abort.clone(),
             steering: self.session.agent().steering.clone(),
             follow_up: self.session.agent().follow_up.clone(),
+            switches: self.session.switches.clone(),
             closed: false,
         }));
         loop {
@@ -299,6 +301,13 @@ impl Actor {
         match op {
             Op::Steer(m) => self.session.agent().steering.push(m),
             Op::FollowUp(m) => self.session.agent().follow_up.push(m),
+            Op::ModelSwitch(switch) => {
+                if matches!(switch, Switch::Model { .. }) {
+                    self.env.has_model = true;
+                }
+                self.session.switches.push(switch);
+                self.session.settle_switches();
+            }
             // No run is in progress: nothing to abort, and the flag set for it is taken back
             // so the next run does not start aborted.
             Op::Abort { done } => {
@@ -379,7 +388,11 @@ impl Actor {
                 env,
                 emit: &mut emit,
             })),
-            Op::Steer(_) | Op::FollowUp(_) | Op::Abort { .. } | Op::Shutdown => {}
+            Op::Steer(_)
+            | Op::FollowUp(_)
+            | Op::ModelSwitch(_)
+            | Op::Abort { .. }
+            | Op::Shutdown => {}
         }
         if options.apply_session_requests {
             session.apply_session_requests(&mut env.switch_env());
@@ -420,6 +433,8 @@ struct ActorInbox {
     abort: Abort,
     steering: MessageQueue,
     follow_up: MessageQueue,
+    /// Model and thinking changes for the run in progress (recorded at its next event).
+    switches: Switches,
     /// Every handle is gone: only the run's events are left to wait for.
     closed: bool,
 }
@@ -461,6 +476,7 @@ impl ActorInbox {
             }
             Op::Steer(m) => return self.steering.push(m),
             Op::FollowUp(m) => return self.follow_up.push(m),
+            Op::ModelSwitch(switch) => return self.switches.push(switch),
             // The run applies what extensions queued when it ends.
             Op::RunExtensionWork => return,
             // After an abort, what comes next sees the session the run leaves behind.

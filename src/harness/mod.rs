@@ -24,7 +24,6 @@ pub mod switch_queue;
 pub mod switches;
 pub mod system_checkpoint;
 pub mod system_prompt;
-pub mod task;
 pub mod tools;
 pub mod user_bash;
 

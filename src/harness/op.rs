@@ -9,6 +9,7 @@ use super::extensions::{Disposition, UserInput};
 use super::inbox::Conversation;
 use super::model_cycle::Credentials;
 use super::session_switch::SwitchEnv;
+use super::switch_queue::Switch;
 use super::AgentSession;
 use crate::agent::{AgentEvent, MessageQueue, QueueMode};
 use crate::ai::{Message, Model, ThinkingLevel};
@@ -111,6 +112,12 @@ pub enum Op {
         level: ThinkingLevel,
         reply: Option<ReplyTx<Option<ThinkingLevel>>>,
     },
+    /// A model, thinking-level or start-up default change made while a run may hold the
+    /// session (the terminal UI's Shift+Tab, Ctrl+P, selectors in the middle of a reply):
+    /// applied at once when idle; during a run it is recorded at the run's next event and
+    /// used by whatever the run starts next (a retry, a compaction's continuation), as pi's
+    /// running loop keeps the model it started with.
+    ModelSwitch(Switch),
     /// Applies what extensions queued (session changes, prompts) and runs it. Dropped when it
     /// arrives during a run: the run applies what extensions queued when it ends.
     RunExtensionWork,

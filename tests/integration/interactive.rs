@@ -336,3 +336,44 @@ fn sigtstp_from_outside_suspends_like_ctrl_z() {
     child.send("hello again\r");
     child.wait_for("after resume", Duration::from_secs(10));
 }
+
+/// `/share` runs `gh` off the UI thread: while a (fake) `gh gist create` waits, the editor
+/// still takes keys; the links show once it is done.
+#[test]
+fn share_runs_gh_without_freezing_the_screen() {
+    let mock = MockServer::with_replies([Reply::text(API, "an answer to share")]);
+    let pi = PiCommand::for_mock(API, &mock);
+    let bin = pi.home().join("fake-bin");
+    let release = pi.home().join("release-gh");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    // Waits (10 s at most) for the test to let it finish.
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\necho https://gist.github.com/someone/abc123\n",
+        release.display()
+    );
+    std::fs::write(&gh, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
+    let pi = pi.env("PATH", path);
+    let mut child = PtyChild::spawn(pi.command(), 80, 24);
+    child.wait_for("mock-model", Duration::from_secs(10));
+    child.send("share this\r");
+    child.wait_for("an answer to share", Duration::from_secs(10));
+    // The reply shows before the run is over; `/share` waits for the session to be idle.
+    child.wait_gone("Working...", Duration::from_secs(10));
+    child.send("/share\r");
+    child.send("typed while gh runs");
+    child.wait_for("typed while gh runs", Duration::from_secs(5));
+    assert!(!child.screen().contains("Share URL"), "{}", child.screen());
+    std::fs::write(&release, "").unwrap();
+    child.wait_for(
+        "Share URL: https://pi.dev/session/#abc123",
+        Duration::from_secs(10),
+    );
+}

@@ -262,6 +262,8 @@ fn interactive_rewind_previews_then_restores_the_tree_and_the_conversation() {
     wait(&child, "change things");
     child.send("\r");
     wait(&child, "done");
+    // The reply shows before the run is over; `/rewind` waits for the session to be idle.
+    child.wait_gone("Working...", Duration::from_secs(20));
     assert_eq!(tree_bytes(cmd.cwd())["sed.txt"], b"new value\nnew again\n");
 
     child.send("/rewind");

@@ -135,6 +135,20 @@ impl PtyChild {
         }
     }
 
+    /// Waits until the screen no longer shows `text` (a run's "Working..." once it is over);
+    /// panics with the screen after `timeout`.
+    pub fn wait_gone(&self, text: &str, timeout: Duration) {
+        let start = Instant::now();
+        while self.screen().contains(text) {
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {text:?} to go; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Waits for the child to exit (killing it after `timeout`), then for the screen to hold
     /// everything it wrote.
     pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {

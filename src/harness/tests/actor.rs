@@ -262,3 +262,44 @@ fn a_channel_listener_hears_the_events_in_order() {
     handle.shutdown();
     actor.join().unwrap();
 }
+
+#[test]
+fn a_model_switch_reaches_the_run_in_progress_and_applies_at_once_when_idle() {
+    use crate::harness::switch_queue::Switch;
+    use crate::session::entry::Entry;
+    push_reply("actor-switch", slow("a reply that takes a while to stream"));
+    let (handle, actor, events) = start("actor-switch", ActorOptions::default());
+    handle.prompt(input("hi"), expand(), WhenBusy::Wait, None);
+    wait_for(&events, "message_update");
+    // Mid-run: the run records it before its reply, as pi does; it does not wait for the end.
+    handle.send(Op::ModelSwitch(Switch::Thinking(ThinkingLevel::High)));
+    wait_for(&events, "idle");
+    let kinds = handle
+        .query(|idle| {
+            let kinds: Vec<&'static str> = idle
+                .session
+                .session
+                .entries()
+                .iter()
+                .map(|e| match e {
+                    Entry::Message(_) => "message",
+                    Entry::ThinkingLevelChange(_) => "thinking",
+                    _ => "other",
+                })
+                .collect();
+            (kinds, idle.session.agent().thinking)
+        })
+        .recv()
+        .unwrap();
+    assert_eq!(kinds.0, ["message", "thinking", "message"]);
+    assert_eq!(kinds.1, ThinkingLevel::High);
+    // Idle: applied at once, before anything sent after it.
+    handle.send(Op::ModelSwitch(Switch::Thinking(ThinkingLevel::Low)));
+    let now = handle
+        .query(|idle| idle.session.agent().thinking)
+        .recv()
+        .unwrap();
+    assert_eq!(now, ThinkingLevel::Low);
+    handle.shutdown();
+    actor.join().unwrap();
+}

@@ -3,17 +3,18 @@
 //! user bash command, or the next deadline (a frame, a spinner tick, a pending ESC), handles
 //! what came, and lets the [`Tui`] draw at most one frame.
 //!
-//! The [`AgentSession`] is owned here between runs and by a
-//! [`SessionTask`](crate::harness::task::SessionTask) thread (see `turn.rs`) during one;
-//! the footer keeps a snapshot so it can show the model and token totals meanwhile. Key
+//! The [`AgentSession`] lives on the session actor's thread; the app reaches it only through
+//! its [`SessionLink`] (work to run, reads and changes between runs, the events coming back).
+//! While a run goes on the footer shows what `turn.rs` keeps of the model. Key
 //! handling lives in `keys.rs`, agent events in `events.rs`, slash commands in `commands.rs`;
 //! the state they share is grouped in `turn`, `jobs`, `overlays`, `input` and `ext_state`.
 
 use std::io;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::Receiver;
 
+use super::app_event::{AppEvent, Sources};
 use super::background::BackgroundQuery;
 use super::chat::ChatItem;
 use super::env::InteractiveEnv;
@@ -26,10 +27,9 @@ use super::header::{Header, HeaderInfo, QuietStartup};
 use super::input::InputState;
 use super::jobs::Jobs;
 use super::overlays::{Dialogs, OverlayKind};
+use super::session_link::{FromSession, SessionLink};
 use super::turn::{message_text, Turn};
 use super::view::View;
-use crate::agent::AgentEvent;
-use crate::harness::user_bash::BashUpdate;
 use crate::harness::AgentSession;
 use crate::tui::components::editor::Editor;
 use crate::tui::mouse;
@@ -37,7 +37,6 @@ use crate::tui::stdin_buffer::ParsedInput;
 use crate::tui::terminal::{Terminal, TerminalEvent};
 use crate::tui::theme::{self, Token};
 use crate::tui::{InputEvent, Tui};
-use crate::util::reply::{self, ReplyRx};
 
 /// How often spinners and elapsed times move.
 const TICK: Duration = Duration::from_millis(80);
@@ -53,8 +52,8 @@ pub struct App<T: Terminal> {
     pub tui: Tui<T>,
     pub view: View,
     pub(super) env: InteractiveEnv,
-    /// `None` while a run holds it (see `turn`).
-    pub(super) session: Option<AgentSession>,
+    /// The session actor (see `session_link.rs`).
+    pub(super) link: SessionLink,
     pub(super) turn: Turn,
     pub(super) jobs: Jobs,
     pub(super) dialogs: Dialogs,
@@ -71,10 +70,16 @@ pub struct App<T: Terminal> {
 }
 
 impl<T: Terminal> App<T> {
-    /// Builds the screen for `session` (its history included) on `terminal`.
-    pub fn new(terminal: T, session: AgentSession, mut env: InteractiveEnv) -> App<T> {
+    /// Builds the screen for `session` (its history included) on `terminal`, and hands the
+    /// session to its actor. `Err` when the actor's thread could not start.
+    pub fn new(
+        terminal: T,
+        session: AgentSession,
+        mut env: InteractiveEnv,
+    ) -> Result<App<T>, String> {
         let cwd = session.agent().cwd.clone();
         let ext = ExtensionState::new(env.extension_ui.take(), session.extension_host().cloned());
+        let link = SessionLink::spawn(session, env.has_model, env.session_dir.clone())?;
         let header = Header {
             info: HeaderInfo::from_resources(&env.resources, &cwd),
             expanded: env.verbose,
@@ -101,7 +106,7 @@ impl<T: Terminal> App<T> {
         let mut app = App {
             tui: Tui::new(terminal),
             view,
-            session: Some(session),
+            link,
             turn: Turn::default(),
             jobs: Jobs::default(),
             dialogs: Dialogs::default(),
@@ -125,10 +130,8 @@ impl<T: Terminal> App<T> {
         app.list_extensions_in_header();
         app.share_terminal_with_extensions();
         app.list_mcp_in_header();
-        if let Some(s) = &app.session {
-            s.start_extensions("startup");
-        }
-        app
+        app.session(|s| s.start_extensions("startup"));
+        Ok(app)
     }
 
     /// Enters raw mode and schedules the first frame.
@@ -150,11 +153,11 @@ impl<T: Terminal> App<T> {
     /// written when it changes: at start-up, on a rename, on a session switch. The terminal
     /// replaces the control characters a name may carry.
     fn update_title(&mut self) {
-        let (Some(last), Some(s)) = (&self.title, &self.session) else {
+        let Some(last) = &self.title else {
             return;
         };
-        let folder = s
-            .agent()
+        let folder = self
+            .env
             .cwd
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -173,11 +176,13 @@ impl<T: Terminal> App<T> {
     /// so its last lines reach the session file.
     pub fn stop(&mut self) -> io::Result<()> {
         self.jobs.abort_bash();
-        if let Some(task) = self.turn.take_task() {
-            task.abort.abort();
-            while task.events.recv().is_ok() {}
-            if let Ok(s) = task.join() {
-                self.session = Some(s);
+        if self.turn.finish().is_some() {
+            self.link.abort();
+            // Until the work is over, so its last lines reach the session file.
+            while let Ok(ev) = self.link.events().recv() {
+                if matches!(ev, FromSession::WorkDone { .. }) {
+                    break;
+                }
             }
         }
         if let Some(fs) = &self.view.fullscreen {
@@ -205,9 +210,36 @@ impl<T: Terminal> App<T> {
         self.turn.is_running()
     }
 
-    /// The session, when no run holds it.
-    pub fn session(&self) -> Option<&AgentSession> {
-        self.session.as_ref()
+    /// Runs `f` on the session (on its actor's thread) and returns what it gives; `None` while
+    /// a run holds it (the app then asks nothing of it) or once its thread is gone.
+    pub fn session<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut AgentSession) -> R + Send + 'static,
+    ) -> Option<R> {
+        if self.turn.is_running() {
+            return None;
+        }
+        self.link.idle(f)
+    }
+
+    /// [`session`](Self::session), saying why not when it cannot be reached (a run holds it,
+    /// or its thread is gone).
+    pub(super) fn idle_session<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut AgentSession) -> R + Send + 'static,
+    ) -> Result<R, String> {
+        if self.turn.is_running() {
+            return Err(super::turn::BUSY.into());
+        }
+        self.link
+            .idle(f)
+            .ok_or_else(|| super::session_link::SESSION_GONE.into())
+    }
+
+    /// Ends the session's actor and takes the session back, for the mode's last words (after
+    /// [`stop`](Self::stop)); `None` when its thread failed.
+    pub fn finish_session(&mut self) -> Option<AgentSession> {
+        self.link.finish()
     }
 
     /// Runs until the user quits.
@@ -244,61 +276,18 @@ impl<T: Terminal> App<T> {
             deadline = deadline.min(now + TICK);
         }
         let timeout = deadline.saturating_duration_since(now);
-        let never_task = crossbeam_channel::never::<AgentEvent>();
-        let never_bash = crossbeam_channel::never::<BashUpdate>();
-        let task_events = self.turn.events();
-        let bash_updates = self.jobs.bash_updates();
-        let ext_requests = self.ext.requests();
-        let ext_actions = self
-            .ext
-            .actions(self.session.is_some() && !self.turn.is_running());
-        let ext_jobs = self.ext.jobs();
-        let never_clipboard = ReplyRx::never();
-        let clipboard_read = self.jobs.clipboard();
-        select! {
-            recv(input) -> ev => match ev {
-                Ok(TerminalEvent::Input(bytes)) => self.on_bytes(&bytes),
-                Ok(TerminalEvent::Resize) => {
-                    self.view.editor.set_terminal_rows(self.tui.terminal().size().1);
-                    self.share_terminal_with_extensions();
-                    self.tui.request_render();
-                }
-                Ok(TerminalEvent::Suspend) => {
-                    if let Err(e) = self.tui.suspend() {
-                        self.view.error(&format!("Could not suspend: {e}"));
-                    }
-                }
-                // Stdin closed: nobody can type any more.
-                Err(_) => self.exit = true,
-            },
-            recv(task_events.as_ref().unwrap_or(&never_task)) -> ev => match ev {
-                Ok(ev) => {
-                    self.tui.request_render();
-                    events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
-                    // Take what else already arrived so a fast stream costs one frame.
-                    while let Some(ev) = self.turn.try_event() {
-                        events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
-                    }
-                }
-                Err(_) => self.task_finished(),
-            },
-            recv(bash_updates.as_ref().unwrap_or(&never_bash)) -> update => {
-                self.on_bash_update(update.ok());
-            },
-            recv(ext_requests) -> request => self.on_extension_request(request),
-            recv(ext_actions) -> _ => self.on_extension_actions(),
-            recv(ext_jobs) -> done => self.on_extension_job(done),
-            recv(clipboard_read.as_ref().unwrap_or(&never_clipboard).raw()) -> read => {
-                let read = read.ok().map(reply::open);
-                self.jobs
-                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read);
-                self.tui.request_render();
-            },
-            // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
-            // are shut down, the terminal is put back).
-            recv(self.shutdown) -> _ => self.exit = true,
-            default(timeout) => {}
-        }
+        let sources = Sources {
+            input,
+            session: self.link.events(),
+            bash: self.jobs.bash_updates(),
+            ext_requests: self.ext.requests(),
+            ext_actions: self.ext.actions(!self.turn.is_running()),
+            jobs: self.ext.jobs(),
+            clipboard: self.jobs.clipboard(),
+            shutdown: &self.shutdown,
+        };
+        let event = AppEvent::next(&sources, timeout);
+        self.handle(event);
         self.ext.check_withdrawn(&mut self.tui);
         let now = Instant::now();
         if let Some(flushed) = self.input.flush_due(now) {
@@ -319,6 +308,54 @@ impl<T: Terminal> App<T> {
         }
         self.tui.tick(now, &mut self.view)?;
         Ok(())
+    }
+
+    /// Acts on one event: the one place every event of the mode is handled.
+    fn handle(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Terminal(Some(TerminalEvent::Input(bytes))) => self.on_bytes(&bytes),
+            AppEvent::Terminal(Some(TerminalEvent::Resize)) => {
+                self.view
+                    .editor
+                    .set_terminal_rows(self.tui.terminal().size().1);
+                self.share_terminal_with_extensions();
+                self.tui.request_render();
+            }
+            AppEvent::Terminal(Some(TerminalEvent::Suspend)) => {
+                if let Err(e) = self.tui.suspend() {
+                    self.view.error(&format!("Could not suspend: {e}"));
+                }
+            }
+            // Stdin closed: nobody can type any more.
+            AppEvent::Terminal(None) => self.exit = true,
+            AppEvent::Session(ev) => {
+                self.tui.request_render();
+                let mut next = ev;
+                // Take what else already arrived so a fast stream costs one frame.
+                while let Some(ev) = next.take() {
+                    match ev {
+                        FromSession::Agent(ev) => {
+                            events::on_agent_event(&mut self.turn, &mut self.view, &self.ext, ev);
+                            next = self.link.events().try_recv().ok();
+                        }
+                        FromSession::WorkDone { failed } => self.task_finished(failed),
+                    }
+                }
+            }
+            AppEvent::Bash(update) => self.on_bash_update(update),
+            AppEvent::ExtensionRequest(request) => self.on_extension_request(request),
+            AppEvent::ExtensionActions => self.on_extension_actions(),
+            AppEvent::Job(done) => self.on_extension_job(done),
+            AppEvent::ClipboardImage(read) => {
+                self.jobs
+                    .on_clipboard_image(&mut self.view, &self.env.clipboard, read);
+                self.tui.request_render();
+            }
+            // A signal: quit as `/quit` does (the run is aborted and waited for, extensions
+            // are shut down, the terminal is put back).
+            AppEvent::Shutdown => self.exit = true,
+            AppEvent::Timeout => {}
+        }
     }
 
     fn animating(&self) -> bool {
@@ -442,31 +479,26 @@ impl<T: Terminal> App<T> {
         self.tui.request_render();
     }
 
-    /// The task thread ended: take the session back and settle the screen.
-    fn task_finished(&mut self) {
-        let Some(task) = self.turn.take_task() else {
+    /// The work on the session is over: settle the screen (`failed`: it failed and took the
+    /// session's thread with it).
+    fn task_finished(&mut self, failed: bool) {
+        let Some((steering, follow_up)) = self.turn.finish() else {
             return;
         };
-        let leftover: Vec<String> = task
-            .steering
+        let leftover: Vec<String> = steering
             .clear()
             .into_iter()
-            .chain(task.follow_up.clear())
+            .chain(follow_up.clear())
             .map(|m| message_text(&m))
             .collect();
-        match task.join() {
-            Ok(session) => {
-                self.session = Some(session);
-                self.turn.end();
-            }
-            Err(e) => {
-                self.view.error(&format!(
-                    "{e}; the session file keeps everything written so far. Restart pi to continue."
-                ));
-                self.exit = true;
-                return;
-            }
+        if failed {
+            self.view.error(
+                "the agent run failed unexpectedly; the session file keeps everything written so far. Restart pi to continue.",
+            );
+            self.exit = true;
+            return;
         }
+        self.turn.end();
         self.view.status = None;
         self.turn.settle();
         self.view.steering.clear();
@@ -499,18 +531,22 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn flush_pending_bash(&mut self) {
-        if let Some(s) = self.session.as_mut() {
-            for msg in self.jobs.take_pending_bash() {
-                crate::harness::user_bash::record(s, msg);
-            }
+        if self.turn.is_running() {
+            return;
+        }
+        let pending = self.jobs.take_pending_bash();
+        if !pending.is_empty() {
+            self.session(move |s| {
+                for msg in pending {
+                    crate::harness::user_bash::record(s, msg);
+                }
+            });
         }
     }
 
     pub(super) fn report_write_errors(&mut self) {
         let errors = self
-            .session
-            .as_mut()
-            .map(|s| std::mem::take(&mut s.write_errors))
+            .session(|s| std::mem::take(&mut s.write_errors))
             .unwrap_or_default();
         for e in errors {
             self.view.warning(&e);
@@ -518,10 +554,17 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn refresh_footer(&mut self) {
-        if let Some(s) = &self.session {
-            self.view.footer.info.refresh(s, self.env.has_model);
-        } else if let Some(r) = self.turn.run_state() {
+        if let Some(r) = self.turn.run_state() {
             self.view.footer.info.set_model(Some(&r.model), r.thinking);
+        } else {
+            let mut info = self.view.footer.info.clone();
+            let has_model = self.env.has_model;
+            if let Some(info) = self.session(move |s| {
+                info.refresh(s, has_model);
+                info
+            }) {
+                self.view.footer.info = info;
+            }
         }
         self.apply_editor_style();
         self.update_title();

@@ -4,9 +4,8 @@
 use std::path::Path;
 
 use super::app::App;
-use super::ext_state::GatedOp;
+use super::ext_state::{GatedOp, JobDone};
 use super::selectors::login::PickerMode;
-use crate::harness::task::SessionTask;
 use crate::session::{ops, SessionWriter};
 use crate::tui::components::markdown::Markdown;
 use crate::tui::terminal::Terminal;
@@ -79,7 +78,7 @@ impl<T: Terminal> App<T> {
                 | "trust"
                 | "mcp"
         );
-        if needs_idle && self.session.is_none() {
+        if needs_idle && self.turn.is_running() {
             self.view.warning(&format!(
                 "Wait for the current response to finish before /{name}."
             ));
@@ -116,14 +115,11 @@ impl<T: Terminal> App<T> {
             "import" => self.import_checked(args),
             "compact" => {
                 let instructions = (!args.is_empty()).then(|| args.to_string());
-                self.run_task(|s| {
-                    SessionTask::spawn(
-                        s,
-                        Box::new(move |s, emit| {
-                            // Failures arrive as compaction_end events.
-                            let _ = s.compact_with_events(instructions.as_deref(), emit);
-                        }),
-                    )
+                self.run_task(move |idle| {
+                    // Failures arrive as compaction_end events.
+                    let _ = idle
+                        .session
+                        .compact_with_events(instructions.as_deref(), idle.emit);
                 });
                 Ok(())
             }
@@ -159,19 +155,20 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn session_dir(&self) -> std::path::PathBuf {
-        self.session
-            .as_ref()
-            .and_then(|s| s.session.path())
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.env.session_dir.clone())
+        self.session(|s| {
+            s.session
+                .path()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+        })
+        .flatten()
+        .unwrap_or_else(|| self.env.session_dir.clone())
     }
 
     pub(super) fn copy_last_message(&mut self) -> Result<(), String> {
         let text = self
-            .session
-            .as_ref()
-            .and_then(|s| ops::last_assistant_text(&s.session))
+            .session(|s| ops::last_assistant_text(&s.session))
+            .flatten()
             .ok_or("No agent messages to copy yet.")?;
         super::external::copy_to_clipboard(self.tui.terminal_mut(), &text);
         self.view
@@ -180,19 +177,21 @@ impl<T: Terminal> App<T> {
     }
 
     fn show_session_info(&mut self) {
-        let Some(s) = &self.session else {
+        let Some((st, name)) = self.session(|s| {
+            let st = ops::stats(&s.session, s.agent().model.context_window);
+            (st, s.session.tree().name().map(str::to_string))
+        }) else {
             self.view
                 .status_note("Session info is available when the agent is idle");
             return;
         };
-        let st = ops::stats(&s.session, s.agent().model.context_window);
         let theme = theme::current();
         let b = |t: &str| theme.bold(t);
         let row =
             |label: &str, value: &str| format!("{} {value}", theme.fg(theme::Token::Dim, label));
         let count = |n: u64| super::summaries::format_count(n);
         let mut lines = vec![b("Session Info"), String::new()];
-        if let Some(name) = s.session.tree().name() {
+        if let Some(name) = &name {
             lines.push(row("Name:", &super::text_style::safe(name)));
         }
         let file = st.session_file.as_deref().unwrap_or("In-memory");
@@ -232,9 +231,8 @@ impl<T: Terminal> App<T> {
     /// `/name <name>` names the session; `/name` alone says the name. Both are plain notes,
     /// not status lines (a following status does not replace them), as in pi.
     fn set_name(&mut self, args: &str) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or("busy")?;
         if args.is_empty() {
-            match s.session.tree().name().map(str::to_string) {
+            match self.idle_session(|s| s.session.tree().name().map(str::to_string))? {
                 Some(name) => self.view.push(super::chat::ChatItem::note(
                     theme::Token::Dim,
                     &format!("Session name: {name}"),
@@ -243,7 +241,8 @@ impl<T: Terminal> App<T> {
             }
             return Ok(());
         }
-        ops::set_name(&mut s.session, args)?;
+        let name = args.to_string();
+        self.idle_session(move |s| ops::set_name(&mut s.session, &name))??;
         self.view.push(super::chat::ChatItem::note(
             theme::Token::Dim,
             &format!("Session name set: {}", args.trim()),
@@ -253,9 +252,9 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn new_session(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        let cwd = s.session.header().cwd.clone();
-        let writer = if s.session.is_persisted() {
+        let (cwd, persisted) =
+            self.idle_session(|s| (s.session.header().cwd.clone(), s.session.is_persisted()))?;
+        let writer = if persisted {
             SessionWriter::create(&self.session_dir(), &cwd, None)
         } else {
             SessionWriter::new(&cwd, None, None)
@@ -273,12 +272,12 @@ impl<T: Terminal> App<T> {
     }
 
     fn export(&mut self, args: &str) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
         let out = (!args.is_empty()).then(|| crate::resources::expand_tilde(args));
-        let path = match &out {
-            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => s.export_jsonl(Some(p))?,
-            _ => s.export_html(out.as_deref(), Some(crate::tui::theme::current().name()))?,
-        };
+        let theme = crate::tui::theme::current().name().to_string();
+        let path = self.idle_session(move |s| match &out {
+            Some(p) if p.extension().is_some_and(|e| e == "jsonl") => s.export_jsonl(Some(p)),
+            _ => s.export_html(out.as_deref(), Some(&theme)),
+        })??;
         self.view
             .status_note(&format!("Session exported to: {}", path.display()));
         Ok(())
@@ -301,52 +300,37 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn clone_session(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        if s.session.leaf_id().is_none() {
+        let dir = self.session_dir();
+        let Some(writer) = self.idle_session(move |s| {
+            s.session.leaf_id()?;
+            Some(ops::clone_branch(&s.session, &dir))
+        })?
+        else {
             self.view.status_note("Nothing to clone yet");
             return Ok(());
-        }
-        let writer = ops::clone_branch(&s.session, &self.session_dir())?;
+        };
+        let writer = writer?;
         self.adopt(writer)?;
         self.view.status_note("Cloned to new session");
         Ok(())
     }
 
+    /// `/share`: the session as HTML in a secret gist. `gh` runs on a helper thread; the
+    /// link (or why there is none) comes back as a job's result.
     fn share(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or("busy")?;
-        let gh_available = std::process::Command::new("gh")
-            .arg("--version")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|st| st.success());
-        if !gh_available {
-            return Err("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/ to share sessions.".into());
-        }
         // A private folder of our own, removed with everything in it when `dir` drops.
         let dir = tempfile::Builder::new()
             .prefix("pi-share-")
             .tempdir()
             .map_err(|e| format!("Could not create a temp folder: {e}"))?;
-        let theme = crate::tui::theme::current();
-        let file = s.export_html(Some(&dir.path().join("session.html")), Some(theme.name()))?;
-        let out = std::process::Command::new("gh")
-            .args(["gist", "create", "--public=false"])
-            .arg(&file)
-            .output()
-            .map_err(|e| format!("Could not run gh: {e}"))?;
-        drop(dir);
-        if !out.status.success() {
-            return Err(format!(
-                "Failed to create gist: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let id = url.rsplit('/').next().unwrap_or("");
-        self.view.status_note(&format!(
-            "Share URL: https://pi.dev/session/#{id}\nGist: {url}"
-        ));
+        let html = dir.path().join("session.html");
+        let theme = crate::tui::theme::current().name().to_string();
+        let file = self.idle_session(move |s| s.export_html(Some(&html), Some(&theme)))??;
+        self.ext.spawn("pi-share", move || {
+            let shared = share_gist(&file);
+            drop(dir);
+            JobDone::Shared(shared)
+        });
         Ok(())
     }
 
@@ -375,4 +359,33 @@ impl<T: Terminal> App<T> {
         self.view
             .status_note("Reloaded keybindings, extensions, skills, prompts, themes");
     }
+}
+
+/// Uploads `file` as a secret gist with the GitHub CLI; the note with its links.
+fn share_gist(file: &Path) -> Result<String, String> {
+    let gh_available = std::process::Command::new("gh")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !gh_available {
+        return Err("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/ to share sessions.".into());
+    }
+    let out = std::process::Command::new("gh")
+        .args(["gist", "create", "--public=false"])
+        .arg(file)
+        .output()
+        .map_err(|e| format!("Could not run gh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "Failed to create gist: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let id = url.rsplit('/').next().unwrap_or("");
+    Ok(format!(
+        "Share URL: https://pi.dev/session/#{id}\nGist: {url}"
+    ))
 }

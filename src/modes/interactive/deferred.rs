@@ -3,16 +3,17 @@
 //! the choice as the start-up default (`defaultProvider`/`defaultModel`,
 //! `defaultThinkingLevel`).
 //!
-//! Changes made while a run holds the session: The worker thread owns the session, so the
-//! [`RunState`](super::turn::RunState) keeps what the footer shows and each change goes to
-//! the task's [`Switches`](crate::harness::switches::Switches) (see `Turn::defer_model`):
-//! the session file records it at once
-//! and whatever the run starts next (a retry, a compaction's continuation) uses it, as in
-//! pi, whose running loop keeps the model it started with.
+//! Changes made while a run holds the session: the [`RunState`](super::turn::RunState) keeps
+//! what the footer shows and each change goes to the session actor as an
+//! [`Op::ModelSwitch`](crate::harness::op::Op::ModelSwitch) (see `Turn::defer_model`): the
+//! session file records it at the run's next event and whatever the run starts next (a
+//! retry, a compaction's continuation) uses it, as in pi, whose running loop keeps the model
+//! it started with.
 
 use super::app::App;
 use super::overlays::OverlayKind;
 use super::selectors::thinking::{ThinkingOutcome, ThinkingSelector};
+use super::session_link::SESSION_GONE;
 use crate::ai::{Model, ThinkingLevel};
 use crate::harness::model_control::{
     cycle_candidates, next_in_cycle, next_thinking_level, SavedDefault,
@@ -24,16 +25,19 @@ use crate::tui::theme;
 impl<T: Terminal> App<T> {
     /// Shift+Tab.
     pub(super) fn cycle_thinking(&mut self) {
-        let next = match (self.session.as_mut(), self.turn.run_state()) {
-            (Some(s), _) => s.cycle_thinking_level(),
-            (None, Some(r)) => {
+        let next = match self.turn.run_state() {
+            None => match self.session(|s| s.cycle_thinking_level()) {
+                Some(next) => next,
+                None => return,
+            },
+            Some(r) => {
                 let next = next_thinking_level(&r.model, r.thinking);
                 if let Some(level) = next {
-                    self.turn.defer_thinking(level);
+                    let switch = self.turn.defer_thinking(level);
+                    self.link.switch_all(switch);
                 }
                 next
             }
-            (None, None) => return,
         };
         match next {
             None => self
@@ -58,17 +62,40 @@ impl<T: Terminal> App<T> {
             }
         };
         let credentials = &self.env.credentials;
-        let landed = match (self.session.as_mut(), self.turn.run_state()) {
-            (Some(s), _) => match s.cycle_model(forward, &available, &|m| credentials(m)) {
-                Ok(None) => Err(scoped_note(!s.scoped_models.is_empty()).to_string()),
-                Ok(Some(c)) => Ok((c.model, c.thinking)),
-                Err(e) => {
-                    self.view.error(&e);
-                    self.report_write_errors();
-                    return;
+        let landed = match self.turn.run_state() {
+            None => {
+                // The credentials of every candidate, looked up here (they live with the UI).
+                let creds: Vec<_> = available
+                    .iter()
+                    .map(|m| (m.clone(), credentials(m)))
+                    .collect();
+                let cycled = self.session(move |s| {
+                    let lookup = |m: &Model| {
+                        creds
+                            .iter()
+                            .find(|(c, _)| c.provider == m.provider && c.id == m.id)
+                            .map(|(_, r)| r.clone())
+                            .unwrap_or_else(|| {
+                                Err(format!("No API key for {}/{}", m.provider, m.id))
+                            })
+                    };
+                    match s.cycle_model(forward, &available, &lookup) {
+                        Ok(None) => Ok(Err(scoped_note(!s.scoped_models.is_empty()).to_string())),
+                        Ok(Some(c)) => Ok(Ok((c.model, c.thinking))),
+                        Err(e) => Err(e),
+                    }
+                });
+                match cycled {
+                    None => return,
+                    Some(Ok(landed)) => landed,
+                    Some(Err(e)) => {
+                        self.view.error(&e);
+                        self.report_write_errors();
+                        return;
+                    }
                 }
-            },
-            (None, Some(r)) => {
+            }
+            Some(r) => {
                 let candidates =
                     cycle_candidates(&r.scoped, &available, &|m| credentials(m).is_ok());
                 match next_in_cycle(&candidates, &r.model, forward) {
@@ -76,12 +103,13 @@ impl<T: Terminal> App<T> {
                     Some(next) => {
                         let next = next.clone();
                         self.defer_model(next.model, next.thinking);
-                        let r = self.turn.run_state().expect("run state kept");
-                        Ok((r.model.clone(), r.thinking))
+                        match self.turn.run_state() {
+                            Some(r) => Ok((r.model.clone(), r.thinking)),
+                            None => return,
+                        }
                     }
                 }
             }
-            (None, None) => return,
         };
         match landed {
             Err(note) => self.view.status_note(&note),
@@ -118,16 +146,16 @@ impl<T: Terminal> App<T> {
                 return;
             }
         };
-        self.turn.defer_model(model, credentials, level);
+        let switches = self.turn.defer_model(model, credentials, level);
+        self.link.switch_all(switches);
         self.refresh_footer();
     }
 
     /// The model and thinking level in use (or chosen for what a running turn starts next).
     fn current_thinking(&self) -> Option<(Model, ThinkingLevel)> {
-        match (&self.session, self.turn.run_state()) {
-            (Some(s), _) => Some((s.agent().model.clone(), s.agent().thinking)),
-            (None, Some(r)) => Some((r.model.clone(), r.thinking)),
-            (None, None) => None,
+        match self.turn.run_state() {
+            Some(r) => Some((r.model.clone(), r.thinking)),
+            None => self.session(|s| (s.agent().model.clone(), s.agent().thinking)),
         }
     }
 
@@ -143,13 +171,15 @@ impl<T: Terminal> App<T> {
             vec![ThinkingLevel::Off]
         };
         if arg.trim().is_empty() {
-            let saved = match &self.session {
-                Some(s) => s.settings.default_thinking_level(),
-                None => self.turn.default_thinking(),
+            let saved = match self.turn.run_state() {
+                Some(_) => self.turn.default_thinking().map(str::to_string),
+                None => self
+                    .session(|s| s.settings.default_thinking_level().map(str::to_string))
+                    .flatten(),
             };
             // pi's default level when settings name none.
             let default = saved
-                .and_then(ThinkingLevel::parse)
+                .and_then(|l| ThinkingLevel::parse(&l))
                 .unwrap_or(ThinkingLevel::Medium);
             let selector = ThinkingSelector::new(current, &levels, default, theme::current());
             self.show_dialog(selector, OverlayKind::Thinking);
@@ -183,20 +213,23 @@ impl<T: Terminal> App<T> {
     /// Sets the thinking level for the session; `save` (Ctrl+S) also makes the level as
     /// chosen (not clamped to the model, as pi saves it) the start-up default.
     fn select_thinking(&mut self, level: ThinkingLevel, save: bool) {
-        match (self.session.as_mut(), self.turn.run_state()) {
-            (Some(s), _) => {
+        if self.turn.is_running() {
+            let thinking = self.turn.defer_thinking(level);
+            self.link.switch_all(thinking);
+            if save {
+                let saved = self.turn.defer_save(SavedDefault::Thinking(level));
+                self.link.switch_all(saved);
+            }
+        } else {
+            let done = self.session(move |s| {
                 s.set_thinking_level(level);
                 if save {
                     s.save_default(&SavedDefault::Thinking(level));
                 }
+            });
+            if done.is_none() {
+                return;
             }
-            (None, Some(_)) => {
-                self.turn.defer_thinking(level);
-                if save {
-                    self.turn.defer_save(SavedDefault::Thinking(level));
-                }
-            }
-            (None, None) => return,
         }
         let note = if save {
             format!("Default thinking level: {}", level.as_str())
@@ -222,21 +255,23 @@ impl<T: Terminal> App<T> {
         } else {
             format!("Model: {}", model.id)
         };
-        match self.session.as_mut() {
-            Some(s) => {
+        if self.turn.is_running() {
+            self.defer_model(model, None);
+            if save {
+                let saved = self.turn.defer_save(default);
+                self.link.switch_all(saved);
+            }
+        } else {
+            self.session(move |s| {
                 s.set_model(model, credentials)?;
                 if save {
                     s.save_default(&default);
                 }
-                self.env.has_model = true;
-                self.refresh_footer();
-            }
-            None => {
-                self.defer_model(model, None);
-                if save {
-                    self.turn.defer_save(default);
-                }
-            }
+                Ok::<_, String>(())
+            })
+            .ok_or(SESSION_GONE)??;
+            self.env.has_model = true;
+            self.refresh_footer();
         }
         self.view.status_note(&note);
         Ok(())

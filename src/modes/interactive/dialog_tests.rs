@@ -6,14 +6,7 @@ use super::*;
 
 /// The session file's entries.
 fn session_entries(h: &Harness) -> Vec<Value> {
-    let path = h
-        .app
-        .session()
-        .unwrap()
-        .session
-        .path()
-        .unwrap()
-        .to_path_buf();
+    let path = h.with(|s| s.session.path().unwrap().to_path_buf());
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -42,7 +35,7 @@ fn ctrl_l_picks_a_model_that_the_footer_and_session_file_show() {
         footer.lines().last().unwrap().contains("dlg-model-b"),
         "{footer}"
     );
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-model-b");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-model-b");
     let changes: Vec<String> = session_entries(&h)
         .iter()
         .filter(|e| e["type"] == "model_change")
@@ -57,7 +50,7 @@ fn model_command_with_an_exact_id_switches_without_a_dialog() {
     h.type_bytes("/model test/dlg-exact-b\r");
     h.wait_text("Model: dlg-exact-b");
     assert!(!h.app.dialogs.is_open());
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-exact-b");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-exact-b");
 }
 
 #[test]
@@ -83,9 +76,14 @@ fn resume_picker_switches_to_the_chosen_session() {
     h.type_bytes("\r");
     h.wait_text("Resumed session");
     h.wait_text("striped answer");
-    let s = h.app.session().unwrap();
-    assert_eq!(s.session.path(), Some(other.as_path()));
-    assert_eq!(s.messages().len(), 2);
+    let (path, len) = h.with(|s| {
+        (
+            s.session.path().map(|p| p.to_path_buf()),
+            s.messages().len(),
+        )
+    });
+    assert_eq!(path.as_deref(), Some(other.as_path()));
+    assert_eq!(len, 2);
 }
 
 #[test]
@@ -102,7 +100,7 @@ fn tree_navigation_reopens_an_earlier_message_and_the_next_prompt_branches() {
     h.type_bytes("\r");
     h.wait_text("Navigated to selected point");
     assert_eq!(h.app.view.editor.get_text(), "alpha question");
-    assert!(h.app.session().unwrap().messages().is_empty());
+    assert!(h.with(|s| s.messages().is_empty()));
     push_reply("dlg-tree", Reply::text("reply three"));
     h.type_bytes("\r");
     h.wait_idle();
@@ -116,7 +114,7 @@ fn tree_navigation_reopens_an_earlier_message_and_the_next_prompt_branches() {
         .collect();
     assert_eq!(user_parents.len(), 2, "two branches start with alpha");
     assert_eq!(user_parents[0], user_parents[1], "both from the same point");
-    assert_eq!(h.app.session().unwrap().messages().len(), 2);
+    assert_eq!(h.with(|s| s.messages().len()), 2);
 }
 
 #[test]
@@ -143,7 +141,7 @@ fn settings_changes_apply_and_persist() {
     h.wait_text("Auto-compact");
     // The first row is auto-compaction: Enter flips it.
     h.type_bytes("\r");
-    assert!(!h.app.session().unwrap().compaction.enabled);
+    assert!(!h.with(|s| s.compaction.enabled));
     h.type_bytes("quiet");
     h.type_bytes("\r");
     h.type_bytes("\x1b");
@@ -236,28 +234,20 @@ fn ctrl_p_cycles_within_the_scope_chosen_in_scoped_models() {
     h.wait_text("dlg-scope-c");
     // Everything starts enabled; the first toggle narrows to a, then c joins.
     h.type_bytes("\r");
-    h.wait_for("a alone", |h| {
-        h.app.session().unwrap().scoped_models.len() == 1
-    });
+    h.wait_for("a alone", |h| h.with(|s| s.scoped_models.len()) == 1);
     h.type_bytes("\x1b[B");
     h.type_bytes("\x1b[B");
     h.type_bytes("\r");
     h.type_bytes("\x1b");
     h.wait_for("the selector to close", |h| !h.app.dialogs.is_open());
-    let scope: Vec<String> = h
-        .app
-        .session()
-        .unwrap()
-        .scoped_models
-        .iter()
-        .map(|s| s.model.id.clone())
-        .collect();
+    let scope: Vec<String> =
+        h.with(|s| s.scoped_models.iter().map(|s| s.model.id.clone()).collect());
     assert_eq!(scope, ["dlg-scope-a", "dlg-scope-c"]);
     h.type_bytes("\x10");
     h.wait_text("Switched to dlg-scope-c");
     h.type_bytes("\x10");
     h.wait_text("Switched to dlg-scope-a");
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-scope-a");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-scope-a");
 }
 
 #[test]
@@ -282,7 +272,7 @@ fn a_model_change_during_a_run_shows_at_once_and_is_in_use_when_it_ends() {
         "footer shows it at once: {footer}"
     );
     h.wait_idle();
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-defer-b");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-defer-b");
 }
 
 #[test]
@@ -335,7 +325,7 @@ fn a_model_change_mid_run_is_recorded_where_pi_records_it_and_the_running_loop_k
         ["dlg-mid-a", "dlg-mid-a"],
         "the running loop keeps its model"
     );
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-mid-b");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-mid-b");
     prompt(&mut h, "dlg-mid-b", "next", "answered by b");
 }
 
@@ -366,7 +356,7 @@ fn tree_navigation_with_a_summary_writes_a_branch_summary_entry() {
     assert_eq!(summaries.len(), 1);
     assert!(summaries[0].contains("The beta branch explored things."));
     // The agent continues from the summary.
-    assert_eq!(h.app.session().unwrap().messages().len(), 1);
+    assert_eq!(h.with(|s| s.messages().len()), 1);
 }
 
 #[test]
@@ -386,7 +376,7 @@ fn model_command_arguments_pop_up_matching_models_and_complete_on_enter() {
     assert_eq!(h.app.view.editor.get_text(), "/model test/dlg-args-other");
     h.type_bytes("\r");
     h.wait_text("Model: dlg-args-other");
-    assert_eq!(h.app.session().unwrap().agent().model.id, "dlg-args-other");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "dlg-args-other");
 }
 
 #[test]
@@ -408,7 +398,8 @@ fn resume_ctrl_r_renames_a_session_and_the_open_one() {
     h.wait_for("the picker to close", |h| !h.app.dialogs.is_open());
     // The open session was renamed through its own writer.
     assert_eq!(
-        h.app.session().unwrap().session.tree().name(),
+        h.with(|s| s.session.tree().name().map(str::to_string))
+            .as_deref(),
         Some("Shiny name")
     );
     let names: Vec<Value> = session_entries(&h)
@@ -437,14 +428,7 @@ fn orphaned_session(h: &Harness) -> std::path::PathBuf {
 fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
     let mut h = harness_with("dlg-orphan", &[], true);
     prompt(&mut h, "dlg-orphan", "current work", "current reply");
-    let current = h
-        .app
-        .session()
-        .unwrap()
-        .session
-        .path()
-        .unwrap()
-        .to_path_buf();
+    let current = h.with(|s| s.session.path().unwrap().to_path_buf());
     let file = orphaned_session(&h);
     // Cancel keeps the current session.
     h.app.resume_checked(file.clone()).unwrap();
@@ -455,7 +439,8 @@ fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
     h.type_bytes("\r");
     h.wait_for("the dialog to close", |h| !h.app.view.has_dialog());
     assert_eq!(
-        h.app.session().unwrap().session.path(),
+        h.with(|s| s.session.path().map(|p| p.to_path_buf()))
+            .as_deref(),
         Some(current.as_path())
     );
     // Fork: a new session beside the current one, recorded in this folder.
@@ -464,19 +449,20 @@ fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
     h.type_bytes("\x1b[B");
     h.type_bytes("\r");
     h.wait_text("orphan question");
-    let s = h.app.session().unwrap();
-    let forked = s.session.path().unwrap().to_path_buf();
+    let (forked, cwd) = h.with(|s| {
+        let forked = s.session.path().unwrap().to_path_buf();
+        (forked, s.session.header().cwd.clone())
+    });
     assert_ne!(forked, file);
     assert_eq!(forked.parent(), current.parent());
-    assert_eq!(s.session.header().cwd, h.dir.path().to_string_lossy());
+    assert_eq!(cwd, h.dir.path().to_string_lossy());
     // Continue opens the file itself.
     h.app.resume_checked(file.clone()).unwrap();
     h.wait_text("Fork");
     h.type_bytes("\r");
     h.wait_for("the switch", |h| {
-        h.app
-            .session()
-            .is_some_and(|s| s.session.path() == Some(file.as_path()))
+        let file = file.clone();
+        h.with(move |s| s.session.path() == Some(file.as_path()))
     });
 }
 
@@ -484,14 +470,7 @@ fn switching_to_a_session_whose_folder_is_gone_asks_and_fork_copies_it_here() {
 fn importing_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel() {
     let mut h = harness_with("dlg-import-orphan", &[], true);
     prompt(&mut h, "dlg-import-orphan", "current work", "current reply");
-    let current = h
-        .app
-        .session()
-        .unwrap()
-        .session
-        .path()
-        .unwrap()
-        .to_path_buf();
+    let current = h.with(|s| s.session.path().unwrap().to_path_buf());
     let file = orphaned_session(&h);
     let command = format!("/import {}\r", file.display());
     // Cancel keeps the current session and says so.
@@ -500,7 +479,8 @@ fn importing_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel() {
     h.type_bytes("\x1b[B\x1b[B\r");
     h.wait_text("Import cancelled");
     assert_eq!(
-        h.app.session().unwrap().session.path(),
+        h.with(|s| s.session.path().map(|p| p.to_path_buf()))
+            .as_deref(),
         Some(current.as_path())
     );
     // Fork: a copy beside the current session, recorded in this folder.
@@ -508,17 +488,20 @@ fn importing_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel() {
     h.wait_text("continue in current cwd");
     h.type_bytes("\x1b[B\r");
     h.wait_text("orphan question");
-    let s = h.app.session().unwrap();
-    let forked = s.session.path().unwrap().to_path_buf();
+    let (forked, cwd) = h.with(|s| {
+        let forked = s.session.path().unwrap().to_path_buf();
+        (forked, s.session.header().cwd.clone())
+    });
     assert_eq!(forked.parent(), current.parent());
-    assert_eq!(s.session.header().cwd, h.dir.path().to_string_lossy());
+    assert_eq!(cwd, h.dir.path().to_string_lossy());
     // Continue imports the file as /import does.
     h.type_bytes(&command);
     h.wait_text("continue in current cwd");
     h.type_bytes("\r");
     h.wait_text("Session imported from:");
     assert_eq!(
-        h.app.session().unwrap().session.path(),
+        h.with(|s| s.session.path().map(|p| p.to_path_buf()))
+            .as_deref(),
         Some(file.as_path())
     );
 }

@@ -11,24 +11,22 @@ use serde_json::Value;
 use super::app::App;
 use super::ext_state::GatedOp;
 use super::missing_cwd::{missing_folder, MissingCwdDialog, MissingCwdTarget};
-use super::overlays::{OverlayKind, OverlayOutcome};
+use super::overlays::{Dialog, OverlayKind, OverlayOutcome};
 use super::selectors::model::{ModelOutcome, ModelSelector};
 use super::selectors::scoped_models::{ScopedModelsOutcome, ScopedModelsSelector};
 use super::selectors::session_picker::{SessionOutcome, SessionPicker};
 use super::selectors::user_message::{UserMessageOutcome, UserMessageSelector};
 use super::standalone::MissingCwdChoice;
-use super::turn::BUSY;
 use crate::ai::Model;
 use crate::harness::model_control::ScopedModel;
 use crate::session::dir::{list_all_sessions, list_sessions};
 use crate::session::{ops, SessionWriter};
 use crate::tui::terminal::Terminal;
 use crate::tui::theme;
-use crate::tui::Component;
 
 impl<T: Terminal> App<T> {
     /// Shows `component` as the active dialog.
-    pub(super) fn show_dialog<C: Component + 'static>(&mut self, component: C, kind: OverlayKind) {
+    pub(super) fn show_dialog<C: Dialog + 'static>(&mut self, component: C, kind: OverlayKind) {
         self.dialogs.open(&mut self.view, component, kind);
         self.tui.request_render();
         // An outcome decided at construction (an empty tree) is acted on at once.
@@ -92,10 +90,11 @@ impl<T: Terminal> App<T> {
 
     /// The session's model scope (also while a run holds the session).
     pub(super) fn scoped_models(&self) -> Vec<ScopedModel> {
-        match (&self.session, self.turn.run_state()) {
-            (Some(s), _) => s.scoped_models.clone(),
-            (None, Some(r)) => r.scoped.clone(),
-            (None, None) => Vec::new(),
+        match self.turn.run_state() {
+            Some(r) => r.scoped.clone(),
+            None => self
+                .session(|s| s.scoped_models.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -123,14 +122,14 @@ impl<T: Terminal> App<T> {
         if let Some(e) = &self.env.models_error {
             selector = selector.with_error(e.clone());
         }
-        if let Some(s) = &self.session {
-            if let Some((provider, id)) = s
-                .settings
+        let default = self.session(|s| {
+            s.settings
                 .default_provider()
                 .zip(s.settings.default_model())
-            {
-                selector = selector.with_default(provider, id);
-            }
+                .map(|(p, id)| (p.to_string(), id.to_string()))
+        });
+        if let Some((provider, id)) = default.flatten() {
+            selector = selector.with_default(&provider, &id);
         }
         self.show_dialog(selector, OverlayKind::Model);
     }
@@ -140,10 +139,9 @@ impl<T: Terminal> App<T> {
         if !self.env.has_model {
             return None;
         }
-        match (&self.session, self.turn.run_state()) {
-            (Some(s), _) => Some(s.agent().model.clone()),
-            (None, Some(r)) => Some(r.model.clone()),
-            (None, None) => None,
+        match self.turn.run_state() {
+            Some(r) => Some(r.model.clone()),
+            None => self.session(|s| s.agent().model.clone()),
         }
     }
 
@@ -181,21 +179,20 @@ impl<T: Terminal> App<T> {
                         thinking: None,
                     })
                     .collect();
-                let s = self.session.as_mut().ok_or(BUSY)?;
-                s.scoped_models = scoped;
+                self.idle_session(move |s| s.scoped_models = scoped)?;
                 // `/model`'s completions follow the scope.
                 self.install_autocomplete();
                 Ok(())
             }
             ScopedModelsOutcome::Saved(ids) => {
-                let s = self.session.as_mut().ok_or(BUSY)?;
-                match narrowing(ids) {
+                let ids = narrowing(ids);
+                self.idle_session(move |s| match ids {
                     Some(ids) => s.settings.set_global(
                         "enabledModels",
                         Value::Array(ids.into_iter().map(Value::String).collect()),
-                    )?,
-                    None => s.settings.remove_global("enabledModels")?,
-                }
+                    ),
+                    None => s.settings.remove_global("enabledModels"),
+                })??;
                 self.view.status_note("Model selection saved to settings");
                 Ok(())
             }
@@ -207,9 +204,8 @@ impl<T: Terminal> App<T> {
         let current = list_sessions(&self.session_dir());
         let agent_dir = self.env.agent_dir.clone();
         let active = self
-            .session
-            .as_ref()
-            .and_then(|s| s.session.path().map(Path::to_path_buf));
+            .session(|s| s.session.path().map(Path::to_path_buf))
+            .flatten();
         let picker = SessionPicker::new(
             current,
             Box::new(move || list_all_sessions(&agent_dir)),
@@ -224,9 +220,15 @@ impl<T: Terminal> App<T> {
     /// Ctrl+R in `/resume`: the open session is named as `/name` does; another session's
     /// file gets the name appended.
     fn rename_session(&mut self, path: &Path, name: &str) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or(BUSY)?;
-        if s.session.path().is_some_and(|p| p == path) {
-            ops::set_name(&mut s.session, name)?;
+        let (open, name_set) = (path.to_path_buf(), name.to_string());
+        let renamed = self.idle_session(move |s| {
+            s.session
+                .path()
+                .is_some_and(|p| p == open)
+                .then(|| ops::set_name(&mut s.session, &name_set))
+        })?;
+        if let Some(renamed) = renamed {
+            renamed?;
             self.refresh_footer();
             return Ok(());
         }
@@ -248,8 +250,7 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn open_fork_selector(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let messages = ops::user_messages_for_fork(&s.session);
+        let messages = self.idle_session(|s| ops::user_messages_for_fork(&s.session))?;
         if messages.is_empty() {
             self.view.status_note("No messages to fork from");
             return Ok(());
@@ -260,8 +261,8 @@ impl<T: Terminal> App<T> {
     }
 
     pub(super) fn fork_at(&mut self, entry_id: &str) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let (writer, text) = ops::fork_at(&s.session, entry_id, &self.session_dir())?;
+        let (id, dir) = (entry_id.to_string(), self.session_dir());
+        let (writer, text) = self.idle_session(move |s| ops::fork_at(&s.session, &id, &dir))??;
         self.adopt(writer)?;
         self.view.editor.set_text(&text);
         self.view.status_note("Forked to new session");

@@ -62,7 +62,7 @@ impl<T: Terminal> App<T> {
     /// Session switches, reloads and quitting that extension commands asked for, once the
     /// session is back (the command is over).
     pub(super) fn perform_mode_requests(&mut self) {
-        if self.session.is_none() || self.turn.is_running() {
+        if self.turn.is_running() {
             return;
         }
         let Some(host) = self.ext.host.clone() else {
@@ -106,7 +106,7 @@ impl<T: Terminal> App<T> {
     /// Tells the extensions the terminal's width and the theme's colours, so what they draw
     /// fits and matches.
     pub(super) fn share_terminal_with_extensions(&mut self) {
-        let Some(host) = self.session.as_ref().and_then(|s| s.extension_host()) else {
+        let Some(host) = self.session(|s| s.extension_host().cloned()).flatten() else {
             return;
         };
         if host.is_empty() {

@@ -52,7 +52,12 @@ impl GatedOp {
 
 /// What a helper thread reports.
 pub(super) enum JobDone {
-    Gate { op: GatedOp, cancelled: bool },
+    Gate {
+        op: GatedOp,
+        cancelled: bool,
+    },
+    /// `/share` is over: the note to show, or why it failed.
+    Shared(Result<String, String>),
     Finished,
 }
 

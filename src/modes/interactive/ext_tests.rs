@@ -172,14 +172,7 @@ fn an_extension_command_autocompletes_and_sends_its_message() {
 #[test]
 fn an_extension_tool_serves_the_model() {
     let mut h = ext_harness("ext-words", vec![example("word_count.py")], false);
-    assert!(h
-        .app
-        .session()
-        .unwrap()
-        .agent()
-        .tools
-        .iter()
-        .any(|t| t.name() == "word_count"));
+    assert!(h.with(|s| s.agent().tools.iter().any(|t| t.name() == "word_count")));
     tool_call("ext-words", "word_count", json!({"text": "one two three"}));
     push_reply("ext-words", Reply::text("Three words."));
     h.type_bytes("count\r");
@@ -241,12 +234,12 @@ fn an_extension_can_veto_a_fork() {
     h.type_bytes("first question\r");
     h.wait_idle();
     h.wait_text("an answer");
-    let before = h.app.session().unwrap().session.session_id().to_string();
+    let before = h.with(|s| s.session.session_id().to_string());
     h.type_bytes("/fork\r");
     h.wait_text("first question");
     h.type_bytes("\r");
     h.wait_for("the extension's answer", |h| !h.app.ext.gate_pending);
-    assert_eq!(h.app.session().unwrap().session.session_id(), before);
+    assert_eq!(h.with(|s| s.session.session_id().to_string()), before);
     assert!(!h.screen().contains("Forked to new session"));
 }
 
@@ -323,14 +316,12 @@ fn displayed_custom_messages_show_in_a_labelled_box_and_reach_the_model() {
     assert!(!bg.is_empty() && frames.contains(&bg));
 
     // Both join the conversation as user messages.
-    let texts: Vec<String> = h
-        .app
-        .session()
-        .unwrap()
-        .messages()
-        .iter()
-        .map(crate::modes::interactive::turn::message_text)
-        .collect();
+    let texts: Vec<String> = h.with(|s| {
+        s.messages()
+            .iter()
+            .map(crate::modes::interactive::turn::message_text)
+            .collect()
+    });
     assert_eq!(texts, ["Remember **this**", "Invisible text"]);
 
     // Drawn again from the session file (as after /resume), the same box shows.

@@ -19,12 +19,10 @@ use super::ext_ui::{ExtensionDialog, UiRequest};
 use super::footer::display_cwd;
 use super::selectors::tree::BranchSummary;
 use super::text_style::safe;
-use super::turn::BUSY;
 use crate::ai::Abort;
 use crate::extensions::ui::{Answer, Notice};
 use crate::extensions::ExtensionHost;
 use crate::harness::extensions::{InputSource, UserInput};
-use crate::harness::task::SessionTask;
 use crate::resources::loader::Resources;
 use crate::tui::autocomplete::{CombinedProvider, SlashCommand};
 use crate::tui::terminal::Terminal;
@@ -144,10 +142,8 @@ impl<T: Terminal> App<T> {
     pub(super) fn on_extension_actions(&mut self) {
         self.perform_mode_requests();
         let pending = self.ext.host.as_ref().is_some_and(|h| h.has_actions());
-        if pending && self.session.is_some() && !self.turn.is_running() {
-            self.run_task(|s| {
-                SessionTask::spawn(s, Box::new(|s, emit| s.run_extension_work(emit)))
-            });
+        if pending && !self.turn.is_running() {
+            self.run_task(|idle| idle.session.run_extension_work(idle.emit));
         }
     }
 
@@ -164,6 +160,8 @@ impl<T: Terminal> App<T> {
                 }
                 self.report_write_errors();
             }
+            Ok(JobDone::Shared(Ok(note))) => self.view.status_note(&note),
+            Ok(JobDone::Shared(Err(e))) => self.view.error(&e),
             // Whatever the command or shortcut queued arrives as actions.
             Ok(JobDone::Finished) | Err(_) => {}
         }
@@ -178,9 +176,7 @@ impl<T: Terminal> App<T> {
             images: Vec::new(),
             source: InputSource::Interactive,
         };
-        self.run_task(move |s| {
-            SessionTask::spawn(s, Box::new(move |s, emit| s.submit(input, &expand, emit)))
-        });
+        self.run_task(move |idle| idle.session.submit(input, &expand, idle.emit));
     }
 
     /// Whether `text` is `/name …` for an extension command.
@@ -284,8 +280,8 @@ impl<T: Terminal> App<T> {
     /// Runs `op` now, or once the extensions that subscribe to its `session_before_*` event
     /// have answered (on a helper thread) and none cancelled.
     pub(super) fn gated(&mut self, op: GatedOp) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let gate = match &op {
+        let gating = op.clone();
+        let gate = self.idle_session(move |s| match &gating {
             GatedOp::Fork(id) => s.before_fork(id, "before"),
             // Nothing to clone: `clone_session` says so without asking anyone.
             GatedOp::Clone => s
@@ -305,7 +301,7 @@ impl<T: Terminal> App<T> {
                 };
                 s.before_tree(entry_id, *summary != BranchSummary::None, custom)
             }
-        };
+        })?;
         let Some(gate) = gate else {
             return self.perform_gated(op);
         };
@@ -321,7 +317,7 @@ impl<T: Terminal> App<T> {
     }
 
     fn perform_gated(&mut self, op: GatedOp) -> Result<(), String> {
-        let before = self.session.as_ref().map(|s| {
+        let before = self.session(|s| {
             let file = s.session.path().map(|p| p.to_string_lossy().into_owned());
             (s.session.session_id().to_string(), file)
         });
@@ -334,11 +330,17 @@ impl<T: Terminal> App<T> {
             GatedOp::Import(args) => self.import(&args)?,
             GatedOp::Tree { entry_id, summary } => self.navigate_tree(&entry_id, summary)?,
         }
-        if let (Some(reason), Some((id, previous)), Some(s)) = (reason, before, &mut self.session) {
-            if s.session.session_id() != id {
-                // The extensions restart: what their old instances drew goes away.
+        if let (Some(reason), Some((id, previous))) = (reason, before) {
+            let replaced = self.session(move |s| {
+                let replaced = s.session.session_id() != id;
+                if replaced {
+                    s.session_replaced(reason, previous);
+                }
+                replaced
+            });
+            if replaced == Some(true) {
+                // The extensions restarted: what their old instances drew goes away.
                 self.view.extension.clear();
-                s.session_replaced(reason, previous);
             }
         }
         Ok(())
@@ -350,22 +352,24 @@ impl<T: Terminal> App<T> {
         let Some(reload) = &self.env.reload_extensions else {
             return;
         };
-        let Some(session) = self.session.as_mut() else {
+        let Some((before, file)) = self.session(|session| {
+            let before = session
+                .extension_host()
+                .map(|h| extension_names(h))
+                .unwrap_or_default();
+            if let Some(old) = session.extension_host() {
+                old.shutdown_for("reload");
+            }
+            let file = session
+                .session
+                .path()
+                .map(|p| p.to_string_lossy().into_owned());
+            (before, file)
+        }) else {
             return;
         };
-        let before = session
-            .extension_host()
-            .map(|h| extension_names(h))
-            .unwrap_or_default();
-        if let Some(old) = session.extension_host() {
-            old.shutdown_for("reload");
-        }
         self.view.extension.clear();
         self.ext.cancel_dialogs(&mut self.tui);
-        let file = session
-            .session
-            .path()
-            .map(|p| p.to_string_lossy().into_owned());
         let reloaded = match reload(&self.env.resources, file) {
             Ok(r) => r,
             Err(e) => {
@@ -374,19 +378,20 @@ impl<T: Terminal> App<T> {
                 return;
             }
         };
-        let agent = session.agent_mut();
-        agent.tools = reloaded.tools;
-        agent.system_prompt = reloaded.system_prompt;
-        session.attach_extensions(
+        let (tools, system_prompt) = (reloaded.tools, reloaded.system_prompt);
+        let (host, registry, models) = (
             Arc::clone(&reloaded.host),
             reloaded.registry,
             reloaded.models,
         );
+        self.session(move |session| {
+            let agent = session.agent_mut();
+            agent.tools = tools;
+            agent.system_prompt = system_prompt;
+            session.attach_extensions(host, registry, models);
+        });
         self.share_terminal_with_extensions();
-        let Some(session) = self.session.as_mut() else {
-            return;
-        };
-        session.start_extensions("reload");
+        self.session(|session| session.start_extensions("reload"));
         let after = extension_names(&reloaded.host);
         self.ext.set_host(Some(reloaded.host));
         for w in &reloaded.warnings {

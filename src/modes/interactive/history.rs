@@ -22,8 +22,9 @@ impl<T: Terminal> App<T> {
     pub(super) fn fill_transcript(&mut self) {
         self.view.chat.clear();
         self.turn.forget_transcript();
-        let Some(s) = &self.session else { return };
-        let messages = s.session.transcript().messages;
+        let Some(messages) = self.session(|s| s.session.transcript().messages) else {
+            return;
+        };
         let items = replay::transcript_items(&messages, &self.view, &self.ext);
         self.view.chat.replace(items);
         self.view.last_is_status = false;
@@ -46,18 +47,32 @@ impl<T: Terminal> App<T> {
     /// Makes `writer` the current session (new, resumed, forked, cloned or imported) and
     /// shows it. A session file another pi process is writing is refused (issue 35).
     pub(super) fn adopt(&mut self, mut writer: SessionWriter) -> Result<(), String> {
-        let Some(s) = self.session.as_mut() else {
-            return Err("Wait for the current response to finish first".into());
-        };
-        writer.adopt_lease_from(&mut s.session);
-        writer.take_lease().map_err(|e| e.to_string())?;
-        let mut env = SwitchEnv {
-            available_models: &*self.env.available_models,
-            credentials: &*self.env.credentials,
-            has_model: &mut self.env.has_model,
-            session_dir: &self.env.session_dir,
-        };
-        s.adopt_session(writer, &mut env)?;
+        // The models and their credentials live with the UI: looked up here for the switch.
+        let available = (self.env.available_models)();
+        let credentials: Vec<_> = available
+            .iter()
+            .map(|m| (m.clone(), (self.env.credentials)(m)))
+            .collect();
+        let (mut has_model, session_dir) = (self.env.has_model, self.env.session_dir.clone());
+        self.env.has_model = self.idle_session(move |s| {
+            writer.adopt_lease_from(&mut s.session);
+            writer.take_lease().map_err(|e| e.to_string())?;
+            let lookup = |m: &crate::ai::Model| {
+                credentials
+                    .iter()
+                    .find(|(c, _)| c.provider == m.provider && c.id == m.id)
+                    .map(|(_, r)| r.clone())
+                    .unwrap_or_else(|| Err(format!("No API key for {}/{}", m.provider, m.id)))
+            };
+            let mut env = SwitchEnv {
+                available_models: &|| available.clone(),
+                credentials: &lookup,
+                has_model: &mut has_model,
+                session_dir: &session_dir,
+            };
+            s.adopt_session(writer, &mut env)?;
+            Ok::<_, String>(has_model)
+        })??;
         // As in pi, whose start-up listing lives in the chat it clears.
         self.view.header.listing = false;
         self.render_history();

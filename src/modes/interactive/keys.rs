@@ -4,9 +4,10 @@
 //! what happens to a submitted line (command, `!bash`, steer, or a new prompt).
 
 use super::app::App;
+use super::session_link::SESSION_GONE;
 use super::turn::{message_text, working_message, RunState};
 use crate::ai::{now_ms, Content, Extra, Message, UserContent, UserMessage};
-use crate::harness::task::SessionTask;
+use crate::harness::op::Idle;
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
 use crate::tui::theme::Token;
@@ -149,9 +150,8 @@ impl<T: Terminal> App<T> {
             return false;
         }
         let action = self
-            .session
-            .as_ref()
-            .and_then(|s| s.settings.str(&["doubleEscapeAction"]).map(str::to_string))
+            .session(|s| s.settings.str(&["doubleEscapeAction"]).map(str::to_string))
+            .flatten()
             .unwrap_or_else(|| "tree".into());
         if action == "none" {
             return false;
@@ -175,16 +175,12 @@ impl<T: Terminal> App<T> {
         if !queued.is_empty() {
             self.restore_to_editor(queued);
         }
-        self.turn.abort();
+        self.link.abort();
     }
 
     /// Empties both queues (of the run, or of the idle agent) and the display.
     fn take_queued(&mut self) -> Vec<String> {
-        let (steering, follow_up) = match (self.turn.queues(), &self.session) {
-            (Some(queues), _) => queues,
-            (None, Some(s)) => (s.agent().steering.clone(), s.agent().follow_up.clone()),
-            (None, None) => return Vec::new(),
-        };
+        let (steering, follow_up) = self.link.queues();
         self.view.steering.clear();
         self.view.follow_up.clear();
         steering
@@ -260,35 +256,26 @@ impl<T: Terminal> App<T> {
         self.submit_prompt(text);
     }
 
-    /// Hands the session to a worker thread (`spawn`) and shows the working indicator.
-    pub(super) fn run_task(
-        &mut self,
-        spawn: impl FnOnce(
-            crate::harness::AgentSession,
-        ) -> Result<SessionTask, crate::harness::task::SpawnError>,
-    ) {
-        let Some(session) = self.session.take() else {
+    /// Starts `work` on the session's thread and shows the working indicator; its events
+    /// and its end come back on the link.
+    pub(super) fn run_task(&mut self, work: impl FnOnce(Idle<'_>) + Send + 'static) {
+        let Some(run_state) = self.session(|s| RunState::of(s)) else {
             return;
         };
-        let run_state = RunState::snapshot(&session);
-        match spawn(session) {
-            Ok(task) => {
-                self.turn.begin(task, run_state);
-                self.show_loader(Token::Accent, working_message());
-            }
-            Err(failed) => {
-                let (session, e) = *failed;
-                self.session = Some(session);
-                self.view.error(&e);
-            }
+        if !self.link.start(work) {
+            self.view.error(SESSION_GONE);
+            return;
         }
+        let (steering, follow_up) = self.link.queues();
+        self.turn
+            .begin((steering.clone(), follow_up.clone()), run_state);
+        self.show_loader(Token::Accent, working_message());
     }
 
     fn run_bash(&mut self, command: &str, excluded: bool) {
-        let cwd = match &self.session {
-            Some(s) => s.agent().cwd.clone(),
-            None => self.env.cwd.clone(),
-        };
+        let cwd = self
+            .session(|s| s.agent().cwd.clone())
+            .unwrap_or_else(|| self.env.cwd.clone());
         let host = self.ext.host.clone();
         self.jobs
             .start_bash(&mut self.view, command, excluded, cwd, host);

@@ -25,6 +25,7 @@
 //! ([`InteractiveEnv`]) and the theme it installs from that.
 
 mod app;
+mod app_event;
 mod background;
 mod bash_job;
 mod changelog;
@@ -33,6 +34,7 @@ pub mod clipboard_image;
 mod commands;
 mod completions;
 mod deferred;
+mod dialog;
 mod dialogs;
 mod diff_view;
 mod env;
@@ -60,6 +62,7 @@ mod replay;
 mod rewind;
 mod rewind_dialog;
 pub mod selectors;
+mod session_link;
 mod settings_menu;
 pub mod standalone;
 mod summaries;
@@ -128,18 +131,25 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
     let input = terminal.events();
     let abort = session.abort.clone();
     crate::util::shutdown::take_over(move || abort.abort());
-    let mut app = App::new(terminal, session, env);
+    let mut app = match App::new(terminal, session, env) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
     if let Err(e) = app.start() {
         eprintln!("Error: could not start the terminal UI: {e}");
         return 1;
     }
     let result = app.run(&input);
     let stopped = app.stop();
-    if let Some(host) = app.session().and_then(|s| s.extension_host()) {
+    let session = app.finish_session();
+    if let Some(host) = session.as_ref().and_then(|s| s.extension_host()) {
         host.shutdown();
     }
-    if let Some(hint) = app
-        .session()
+    if let Some(hint) = session
+        .as_ref()
         .and_then(|s| resume_hint(&s.session, &app.env))
     {
         use std::io::IsTerminal;
@@ -147,8 +157,8 @@ pub fn run(session: AgentSession, mut env: InteractiveEnv) -> i32 {
             println!("\x1b[2mTo resume this session:\x1b[22m {hint}");
         }
     }
-    let write_errors = app
-        .session()
+    let write_errors = session
+        .as_ref()
         .map(|s| s.write_errors.clone())
         .unwrap_or_default();
     for e in write_errors {

@@ -162,8 +162,8 @@ fn double_escape_follows_the_setting() {
         r#"{"doubleEscapeAction": "fork"}"#,
     )
     .unwrap();
-    h.app.session.as_mut().unwrap().settings =
-        Settings::load_with(&h.dir.path().join("agent"), h.dir.path(), false);
+    let settings = Settings::load_with(&h.dir.path().join("agent"), h.dir.path(), false);
+    h.with(move |s| s.settings = settings);
     push_reply("panel-esc-fork", Reply::text("the reply"));
     h.type_bytes("a question\r");
     h.wait_idle();

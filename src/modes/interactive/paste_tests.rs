@@ -62,7 +62,7 @@ fn ctrl_v_pastes_the_clipboard_image_as_a_path_the_model_reads() {
     h.type_bytes("\r");
     h.wait_idle();
     h.wait_text("A tiny image.");
-    let messages = h.app.session().unwrap().messages().to_vec();
+    let messages = h.with(|s| s.messages().to_vec());
     let Message::User(user) = &messages[0] else {
         panic!("first message is the prompt: {messages:?}")
     };

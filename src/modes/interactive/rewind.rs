@@ -11,7 +11,6 @@ use super::overlays::OverlayKind;
 use super::rewind_dialog::RewindChoiceDialog;
 use super::selectors::tree::BranchSummary;
 use super::selectors::user_message::UserMessageSelector;
-use super::turn::BUSY;
 use crate::harness::checkpoint::Preview;
 use crate::harness::rewind::RewindScope;
 use crate::tui::terminal::Terminal;
@@ -58,9 +57,8 @@ fn preview_text(p: &Preview) -> String {
 
 impl<T: Terminal> App<T> {
     pub(super) fn open_rewind_selector(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let messages: Vec<(String, String)> = s
-            .rewind_points()
+        let points = self.idle_session(|s| s.rewind_points())?;
+        let messages: Vec<(String, String)> = points
             .into_iter()
             .map(|p| {
                 let mark = if p.has_checkpoint {
@@ -85,17 +83,18 @@ impl<T: Terminal> App<T> {
 
     /// A message was chosen: shows what the files would do, then asks what to restore.
     pub(super) fn rewind_chosen(&mut self, entry_id: String) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or(BUSY)?;
-        if let Some(e) = s.take_checkpoint_error() {
+        let id = entry_id.clone();
+        let (error, point, preview) = self.idle_session(move |s| {
+            let error = s.take_checkpoint_error();
+            let point = s.rewind_points().into_iter().find(|p| p.entry_id == id);
+            let preview = s.rewind_preview(&id);
+            (error, point, preview)
+        })?;
+        if let Some(e) = error {
             self.view.warning(&e);
         }
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let point = s
-            .rewind_points()
-            .into_iter()
-            .find(|p| p.entry_id == entry_id)
-            .ok_or_else(|| format!("Entry {entry_id} not found"))?;
-        let code = match s.rewind_preview(&entry_id) {
+        let point = point.ok_or_else(|| format!("Entry {entry_id} not found"))?;
+        let code = match preview {
             Ok(p) => {
                 let token = if p.changed_since_last_turn.is_empty() {
                     Token::Muted
@@ -124,8 +123,8 @@ impl<T: Terminal> App<T> {
             return Ok(());
         };
         if scope.code() {
-            let s = self.session.as_mut().ok_or(BUSY)?;
-            let outcome = s.rewind(&entry_id, RewindScope::Code)?;
+            let id = entry_id.clone();
+            let outcome = self.idle_session(move |s| s.rewind(&id, RewindScope::Code))??;
             if !outcome.failed.is_empty() {
                 self.view.error(&format!(
                     "Some files could not be restored:\n{}",

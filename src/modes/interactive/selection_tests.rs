@@ -28,17 +28,14 @@ fn cycling_and_choosing_models_changes_only_the_session() {
     h.wait_text("Thinking level: minimal");
     h.type_bytes("/thinking high\r");
     h.wait_text("Thinking level: high");
-    assert_eq!(
-        h.app.session().unwrap().agent().thinking,
-        ThinkingLevel::High
-    );
+    assert_eq!(h.with(|s| s.agent().thinking), ThinkingLevel::High);
     h.type_bytes("\x10");
     h.wait_text("Switched to sel-b");
     h.type_bytes("/model\r");
     h.wait_text("to set as default");
     h.type_bytes("sel-a\r");
     h.wait_text("Model: sel-a");
-    assert_eq!(h.app.session().unwrap().agent().model.id, "sel-a");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "sel-a");
     let saved = saved_settings(&h);
     for key in ["defaultModel", "defaultProvider", "defaultThinkingLevel"] {
         assert!(saved.get(key).is_none(), "{key} saved: {saved}");
@@ -53,7 +50,7 @@ fn ctrl_s_in_the_model_selector_saves_the_default_model() {
     h.type_bytes("sel-b");
     h.type_bytes("\x13");
     h.wait_text("Default model: test/sel-b");
-    assert_eq!(h.app.session().unwrap().agent().model.id, "sel-b");
+    assert_eq!(h.with(|s| s.agent().model.id.clone()), "sel-b");
     let saved = saved_settings(&h);
     assert_eq!(saved["defaultProvider"], "test");
     assert_eq!(saved["defaultModel"], "sel-b");
@@ -72,10 +69,7 @@ fn ctrl_s_in_the_thinking_selector_saves_the_default_level() {
     h.type_bytes("high");
     h.type_bytes("\x13");
     h.wait_text("Default thinking level: high");
-    assert_eq!(
-        h.app.session().unwrap().agent().thinking,
-        ThinkingLevel::High
-    );
+    assert_eq!(h.with(|s| s.agent().thinking), ThinkingLevel::High);
     assert_eq!(saved_settings(&h)["defaultThinkingLevel"], "high");
     h.type_bytes("/thinking extreme\r");
     h.wait_text("Unknown thinking level \"extreme\". Available levels: off, minimal, low,");

@@ -9,7 +9,6 @@ use super::overlays::OverlayKind;
 use super::selectors::settings::{
     SettingChange, SettingsConfig, SettingsOutcome, SettingsSelector,
 };
-use super::turn::BUSY;
 use crate::agent::QueueMode;
 use crate::harness::model_control::SavedDefault;
 use crate::harness::AgentSession;
@@ -91,7 +90,6 @@ fn config(
 
 impl<T: Terminal> App<T> {
     pub(super) fn open_settings(&mut self) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
         let dirs = [
             self.env.agent_dir.join("themes"),
             self.env.cwd.join(".pi").join("themes"),
@@ -101,12 +99,8 @@ impl<T: Terminal> App<T> {
             .theme
             .clone()
             .unwrap_or_else(|| theme::SYSTEM.into());
-        let config = config(
-            s,
-            &theme_name,
-            available_themes(&dirs),
-            self.view.hide_thinking,
-        );
+        let (themes, hide_thinking) = (available_themes(&dirs), self.view.hide_thinking);
+        let config = self.idle_session(move |s| config(s, &theme_name, themes, hide_thinking))?;
         let selector = SettingsSelector::new(&config, theme::current());
         self.show_dialog(selector, OverlayKind::Settings);
         Ok(())
@@ -134,34 +128,40 @@ impl<T: Terminal> App<T> {
     }
 
     fn apply_setting(&mut self, change: SettingChange) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or(BUSY)?;
         // Changes the session itself records and remembers.
         match &change {
             SettingChange::ThinkingLevel(level) => {
                 // The menu's entry is the start-up default: applied and saved.
-                s.set_thinking_level(*level);
-                s.save_default(&SavedDefault::Thinking(*level));
+                let level = *level;
+                self.idle_session(move |s| {
+                    s.set_thinking_level(level);
+                    s.save_default(&SavedDefault::Thinking(level));
+                })?;
                 self.refresh_footer();
                 return Ok(());
             }
             SettingChange::SteeringMode(m) | SettingChange::FollowUpMode(m) => {
                 let steering = matches!(change, SettingChange::SteeringMode(_));
                 let mode = QueueMode::parse(m).ok_or_else(|| format!("Unknown mode {m}"))?;
-                s.set_queue_mode(steering, mode);
+                self.idle_session(move |s| s.set_queue_mode(steering, mode))?;
                 return Ok(());
             }
             SettingChange::AutoCompact(on) => {
-                s.set_auto_compaction(*on);
+                let on = *on;
+                self.idle_session(move |s| s.set_auto_compaction(on))?;
                 self.refresh_footer();
                 return Ok(());
             }
             _ => {}
         }
-        let (key, nested, value) = change.settings_entry();
-        match nested {
-            Some(inner) => s.settings.set_global_nested(key, inner, value)?,
-            None => s.settings.set_global(key, value)?,
-        }
+        let entry = change.clone();
+        self.idle_session(move |s| {
+            let (key, nested, value) = entry.settings_entry();
+            match nested {
+                Some(inner) => s.settings.set_global_nested(key, inner, value),
+                None => s.settings.set_global(key, value),
+            }
+        })??;
         match change {
             SettingChange::Theme(name) => {
                 self.env.theme = Some(name.clone());

@@ -146,7 +146,7 @@ fn harness_setup(
         tui: super::fullscreen::TuiOptions::regular(),
     };
     setup(dir.path(), &mut session, &mut env);
-    let mut app = App::new(VirtualTerminal::new(80, 24), session, env);
+    let mut app = App::new(VirtualTerminal::new(80, 24), session, env).unwrap();
     app.start().unwrap();
     let (keys, input) = crossbeam_channel::unbounded();
     Harness {
@@ -158,6 +158,14 @@ fn harness_setup(
 }
 
 impl Harness {
+    /// Reads or changes the idle session (through its actor, as the app does).
+    pub(super) fn with<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut crate::harness::AgentSession) -> R + Send + 'static,
+    ) -> R {
+        self.app.session(f).expect("the session is idle")
+    }
+
     fn type_bytes(&mut self, bytes: &str) {
         self.keys
             .send(TerminalEvent::Input(bytes.as_bytes().to_vec()))
@@ -224,7 +232,7 @@ fn a_prompt_is_streamed_into_the_transcript() {
         screen.contains("ui-stream"),
         "footer names the model: {screen}"
     );
-    assert_eq!(h.app.session().unwrap().messages().len(), 2);
+    assert_eq!(h.with(|s| s.messages().len()), 2);
 }
 
 #[test]
@@ -306,10 +314,7 @@ fn a_steering_message_is_queued_then_delivered() {
     );
     assert!(screen.contains("from-tool"), "bash output shown: {screen}");
     let users: Vec<String> = h
-        .app
-        .session()
-        .unwrap()
-        .messages()
+        .with(|s| s.messages().to_vec())
         .iter()
         .filter_map(|m| match m {
             crate::ai::Message::User(u) => Some(crate::session::ops::user_content_text(&u.content)),
@@ -376,8 +381,7 @@ fn the_terminal_title_names_the_session_without_its_control_characters() {
         frames.contains(&format!("\x1b]0;π - {folder}\x07")),
         "the folder at start-up"
     );
-    let s = h.app.session.as_mut().unwrap();
-    crate::session::ops::set_name(&mut s.session, "evil\x1b]0;x\x07\x07name").unwrap();
+    h.with(|s| crate::session::ops::set_name(&mut s.session, "evil\x1b]0;x\x07\x07name").unwrap());
     h.app.refresh_footer();
     h.app.tui.terminal_mut().flush().unwrap();
     let frames = h.app.tui.terminal().frames().join("");
@@ -428,4 +432,15 @@ fn resize_reflows_and_slash_commands_work() {
     h.type_bytes("/name my work\r");
     h.wait_text("Session name set: my work");
     h.wait_text("• my work");
+}
+
+#[test]
+fn work_that_fails_on_the_session_thread_says_so_and_quits_instead_of_waiting_forever() {
+    let mut h = harness("ui-work-fails");
+    h.app.run_task(|_| panic!("a bug in the session's work"));
+    assert!(h.app.is_busy());
+    h.wait_for("the app to give up", |h| h.app.exited());
+    h.wait_text("the agent run failed unexpectedly");
+    // The session is gone with its thread: nothing waits for it.
+    assert!(h.app.session(|s| s.messages().len()).is_none());
 }

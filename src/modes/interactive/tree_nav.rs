@@ -2,20 +2,18 @@
 //! session's leaf in place (pi's `navigateTree`): a user message is re-opened for editing
 //! (the leaf goes to its parent and its text to the editor), anything else becomes the leaf.
 //! Labels are appended as `label` entries while the tree stays open. An optional summary of
-//! the branch being left is made by the model on the worker thread (a [`SessionTask`]) with a
-//! loader showing; Escape aborts it and reopens the tree on the same entry.
+//! the branch being left is made by the model on the session's thread (work started through
+//! the session link) with a loader showing; Escape aborts it and reopens the tree on the same entry.
 
 use super::app::App;
 use super::jobs::TreeSummaryJob;
 use super::overlays::OverlayKind;
 use super::selectors::tree::{BranchSummary, TreeOutcome, TreeSelector};
 use super::selectors::tree_layout::TreeFilter;
-use super::turn::BUSY;
 use crate::agent::Agent;
 use crate::harness::compaction::{
     summarize_branch, BranchSummaryOptions, Summarizer, SummaryError,
 };
-use crate::harness::task::SessionTask;
 use crate::session::{ops, to_llm_messages, AgentMessage, Entry};
 use crate::tui::keybindings;
 use crate::tui::terminal::Terminal;
@@ -42,20 +40,23 @@ fn navigation_target(entry: &Entry) -> (Option<String>, Option<String>) {
 impl<T: Terminal> App<T> {
     /// Opens the navigator, on `selected` when given (else on the current leaf).
     pub(super) fn open_tree_selector(&mut self, selected: Option<&str>) -> Result<(), String> {
-        let s = self.session.as_ref().ok_or(BUSY)?;
-        let entries = s.session.entries();
+        let (entries, leaf, filter, skip_prompt) = self.idle_session(|s| {
+            let filter =
+                TreeFilter::parse(s.settings.str(&["treeFilterMode"]).unwrap_or("default"));
+            let skip_prompt = s
+                .settings
+                .bool(&["branchSummary", "skipPrompt"])
+                .unwrap_or(false);
+            let leaf = s.session.leaf_id().map(str::to_string);
+            (s.session.entries().to_vec(), leaf, filter, skip_prompt)
+        })?;
         if entries.is_empty() {
             self.view.status_note("No entries in session");
             return Ok(());
         }
-        let filter = TreeFilter::parse(s.settings.str(&["treeFilterMode"]).unwrap_or("default"));
-        let skip_prompt = s
-            .settings
-            .bool(&["branchSummary", "skipPrompt"])
-            .unwrap_or(false);
         let rows = self.tui.terminal().size().1;
         let mut selector =
-            TreeSelector::new(entries, s.session.leaf_id(), rows, filter, theme::current())
+            TreeSelector::new(&entries, leaf.as_deref(), rows, filter, theme::current())
                 .with_skip_summary_prompt(skip_prompt);
         if let Some(id) = selected {
             selector = selector.with_selected(id);
@@ -71,10 +72,9 @@ impl<T: Terminal> App<T> {
                 self.view.status_note("Already at this point");
                 Ok(())
             }
-            TreeOutcome::LabelChanged { entry_id, label } => {
-                let s = self.session.as_mut().ok_or(BUSY)?;
+            TreeOutcome::LabelChanged { entry_id, label } => self.idle_session(move |s| {
                 ops::set_label(&mut s.session, &entry_id, label.as_deref()).map(|_| ())
-            }
+            })?,
             TreeOutcome::Selected { entry_id, summary } => {
                 self.gated(super::ext_state::GatedOp::Tree { entry_id, summary })
             }
@@ -86,20 +86,25 @@ impl<T: Terminal> App<T> {
         entry_id: &str,
         summary: BranchSummary,
     ) -> Result<(), String> {
-        let s = self.session.as_mut().ok_or(BUSY)?;
-        let entry = s
-            .session
-            .tree()
-            .get(entry_id)
-            .cloned()
-            .ok_or_else(|| format!("Entry {entry_id} not found"))?;
+        let id = entry_id.to_string();
+        let (entry, reserve_tokens) = self.idle_session(move |s| {
+            let reserve_tokens = s
+                .settings
+                .u64(&["branchSummary", "reserveTokens"])
+                .unwrap_or(16384);
+            (s.session.tree().get(&id).cloned(), reserve_tokens)
+        })?;
+        let entry = entry.ok_or_else(|| format!("Entry {entry_id} not found"))?;
         let (new_leaf, editor_text) = navigation_target(&entry);
         let instructions = match summary {
             BranchSummary::None => {
-                match &new_leaf {
-                    Some(id) => s.session.branch(id)?,
-                    None => s.session.reset_leaf(),
-                }
+                self.idle_session(move |s| match &new_leaf {
+                    Some(id) => s.session.branch(id),
+                    None => {
+                        s.session.reset_leaf();
+                        Ok(())
+                    }
+                })??;
                 self.show_navigated(editor_text);
                 return Ok(());
             }
@@ -109,45 +114,37 @@ impl<T: Terminal> App<T> {
         if !self.env.has_model {
             return Err("No model available for summarization".into());
         }
-        let reserve_tokens = s
-            .settings
-            .u64(&["branchSummary", "reserveTokens"])
-            .unwrap_or(16384);
         let (tx, done) = crate::util::reply::reply();
         let target = entry_id.to_string();
-        self.run_task(move |session| {
-            SessionTask::spawn(
-                session,
-                Box::new(move |s, _emit| {
-                    let agent: &Agent = s.agent();
-                    let (model, options, stream_fn) = (
-                        agent.model.clone(),
-                        agent.options.clone(),
-                        agent.stream_fn.clone(),
-                    );
-                    let (thinking, abort) = (agent.thinking, s.abort.clone());
-                    let summarizer = Summarizer {
-                        model: &model,
-                        options: &options,
-                        thinking,
-                        stream_fn: &stream_fn,
-                        abort: &abort,
-                    };
-                    let opts = BranchSummaryOptions {
-                        custom_instructions: instructions.as_deref(),
-                        reserve_tokens,
-                        ..BranchSummaryOptions::default()
-                    };
-                    let result = summarize_branch(
-                        &mut s.session,
-                        &target,
-                        new_leaf.as_deref(),
-                        &summarizer,
-                        &opts,
-                    );
-                    let _ = tx.send(result.map(|_| ()));
-                }),
-            )
+        self.run_task(move |idle| {
+            let s = idle.session;
+            let agent: &Agent = s.agent();
+            let (model, options, stream_fn) = (
+                agent.model.clone(),
+                agent.options.clone(),
+                agent.stream_fn.clone(),
+            );
+            let (thinking, abort) = (agent.thinking, s.abort.clone());
+            let summarizer = Summarizer {
+                model: &model,
+                options: &options,
+                thinking,
+                stream_fn: &stream_fn,
+                abort: &abort,
+            };
+            let opts = BranchSummaryOptions {
+                custom_instructions: instructions.as_deref(),
+                reserve_tokens,
+                ..BranchSummaryOptions::default()
+            };
+            let result = summarize_branch(
+                &mut s.session,
+                &target,
+                new_leaf.as_deref(),
+                &summarizer,
+                &opts,
+            );
+            let _ = tx.send(result.map(|_| ()));
         });
         if self.turn.is_running() {
             let key = keybindings::current().key_text("app.interrupt");
@@ -180,11 +177,11 @@ impl<T: Terminal> App<T> {
 
     /// The leaf moved: the agent continues from the new branch and the screen shows it.
     fn show_navigated(&mut self, editor_text: Option<String>) {
-        if let Some(s) = self.session.as_mut() {
+        self.session(|s| {
             let ctx = s.session.build_context();
             s.agent_mut().messages = to_llm_messages(&ctx.messages);
             s.restore_tools_from_transcript();
-        }
+        });
         self.render_history();
         if let Some(text) = editor_text {
             if self.view.editor.get_text().trim().is_empty() {

@@ -1,27 +1,24 @@
-//! [`Turn`]: the state of the run a worker thread is doing — the [`SessionTask`] holding the
-//! session, the assistant reply being streamed into the transcript, the tool-call boxes by
-//! call id, what the footer shows of the model meanwhile ([`RunState`]), where a compaction
-//! summary was shown, the auto-retry countdown, and model or thinking changes made
-//! meanwhile (pushed to the task's switches). It draws only into the [`View`] it is
-//! handed; `events.rs` decides which agent event does what.
+//! [`Turn`]: the state of the run the session's thread is doing — the run's queues, the
+//! assistant reply being streamed into the transcript, the tool-call boxes by call id, what
+//! the footer shows of the model meanwhile ([`RunState`]), where a compaction summary was
+//! shown, the auto-retry countdown, and model or thinking changes made meanwhile (handed back
+//! as [`Switch`]es for the session actor). It draws only into the [`View`] it is handed;
+//! `events.rs` decides which agent event does what.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crossbeam_channel::Receiver;
-
 use super::chat::{AssistantView, ChatItem};
 use super::tool_view::ToolView;
 use super::view::View;
-use crate::agent::{AgentEvent, MessageQueue};
+use crate::agent::MessageQueue;
 use crate::ai::partial_json::parse_partial_json;
 use crate::ai::stream::MessageBuilder;
 use crate::ai::{
     AssistantEvent, AssistantMessage, Content, Message, Model, StopReason, ThinkingLevel,
 };
 use crate::harness::model_control::{level_for_switch, Credentials, SavedDefault, ScopedModel};
-use crate::harness::switches::Switch;
-use crate::harness::task::SessionTask;
+use crate::harness::switch_queue::Switch;
 use crate::harness::AgentSession;
 use crate::resources::model_resolve::clamp_thinking;
 use crate::tui::keybindings;
@@ -32,9 +29,9 @@ pub(super) const BUSY: &str = "Wait for the current response to finish first";
 /// The running turn (everything here is empty between runs).
 #[derive(Default)]
 pub(super) struct Turn {
-    /// The worker thread holding the session; `None` between runs.
-    task: Option<SessionTask>,
-    /// The model while a run holds the session, and changes waiting for it to return.
+    /// The run's steering and follow-up queues; `None` between runs.
+    queues: Option<(MessageQueue, MessageQueue)>,
+    /// The model while a run holds the session, and changes made meanwhile.
     run_state: Option<RunState>,
     /// The transcript length right after a compaction summary was shown during this run: when
     /// the run ends the transcript is rebuilt around the compaction entry, as pi does.
@@ -49,7 +46,8 @@ pub(super) struct Turn {
     tool_items: HashMap<String, usize>,
 }
 
-/// What the UI knows about the model while a run holds the session.
+/// What the UI knows about the model while a run holds the session (read from the session
+/// just before the run started).
 pub(super) struct RunState {
     /// The model the next turn uses (the running one unless changed).
     pub model: Model,
@@ -59,7 +57,7 @@ pub(super) struct RunState {
 }
 
 impl RunState {
-    pub fn snapshot(s: &AgentSession) -> RunState {
+    pub fn of(s: &AgentSession) -> RunState {
         RunState {
             model: s.agent().model.clone(),
             thinking: s.agent().thinking,
@@ -107,35 +105,19 @@ impl RetryCountdown {
 impl Turn {
     /// Whether a run holds the session.
     pub fn is_running(&self) -> bool {
-        self.task.is_some()
+        self.queues.is_some()
     }
 
-    /// A run started: `task` holds the session, `run_state` is what the footer shows of it.
-    pub fn begin(&mut self, task: SessionTask, run_state: RunState) {
-        self.task = Some(task);
+    /// A run started with these queues; `run_state` is what the footer shows of it.
+    pub fn begin(&mut self, queues: (MessageQueue, MessageQueue), run_state: RunState) {
+        self.queues = Some(queues);
         self.run_state = Some(run_state);
     }
 
-    /// The worker's events, while a run goes on.
-    pub fn events(&self) -> Option<Receiver<AgentEvent>> {
-        self.task.as_ref().map(|t| t.events.clone())
-    }
-
-    /// An event that already arrived, if any.
-    pub fn try_event(&self) -> Option<AgentEvent> {
-        self.task.as_ref()?.events.try_recv().ok()
-    }
-
-    /// Aborts the run (it still ends with its events and gives the session back).
-    pub fn abort(&self) {
-        if let Some(task) = &self.task {
-            task.abort.abort();
-        }
-    }
-
-    /// The task, to join once its events ended; the run state stays until `end`.
-    pub fn take_task(&mut self) -> Option<SessionTask> {
-        self.task.take()
+    /// The run is over: its queues, with what it never reached still in them (the run state
+    /// stays until `end`).
+    pub fn finish(&mut self) -> Option<(MessageQueue, MessageQueue)> {
+        self.queues.take()
     }
 
     /// The session is back: the model shown is the session's again.
@@ -151,21 +133,16 @@ impl Turn {
     /// Queues a steering message (`steer`, delivered after the current tool calls) or a
     /// follow-up (delivered when the agent would stop); `text` joins the queue display.
     pub fn queue(&self, view: &mut View, message: Message, text: &str, steer: bool) {
-        let Some(task) = &self.task else { return };
+        let Some((steering, follow_up)) = &self.queues else {
+            return;
+        };
         if steer {
-            task.steering.push(message);
+            steering.push(message);
             view.steering.push(text.to_string());
         } else {
-            task.follow_up.push(message);
+            follow_up.push(message);
             view.follow_up.push(text.to_string());
         }
-    }
-
-    /// The run's queues (steering, follow-up), while a run goes on.
-    pub fn queues(&self) -> Option<(MessageQueue, MessageQueue)> {
-        self.task
-            .as_ref()
-            .map(|t| (t.steering.clone(), t.follow_up.clone()))
     }
 
     /// An auto-retry waits to fire (`None`: it is over).
@@ -332,62 +309,68 @@ impl Turn {
 
     /// The queued-message display follows the queues (a delivered message leaves them).
     pub fn sync_queues(&self, view: &mut View) {
-        if let Some(task) = &self.task {
-            view.steering = task.steering.peek().iter().map(message_text).collect();
-            view.follow_up = task.follow_up.peek().iter().map(message_text).collect();
+        if let Some((steering, follow_up)) = &self.queues {
+            view.steering = steering.peek().iter().map(message_text).collect();
+            view.follow_up = follow_up.peek().iter().map(message_text).collect();
         }
     }
 
     /// Whether a model or thinking change can wait for the running turn (a run holds the
     /// session).
     pub fn can_defer(&self) -> bool {
-        self.run_state.is_some() && self.task.is_some()
+        self.run_state.is_some() && self.queues.is_some()
     }
 
     /// Chooses `model` for what the run starts next (`level`: the thinking level a scope
-    /// pattern named); the session file records it at once.
+    /// pattern named); the changes for the session actor, which records them at once.
     pub fn defer_model(
         &mut self,
         model: Model,
         credentials: Credentials,
         level: Option<ThinkingLevel>,
-    ) {
-        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
-            return;
+    ) -> Vec<Switch> {
+        if !self.can_defer() {
+            return Vec::new();
+        }
+        let Some(r) = self.run_state.as_mut() else {
+            return Vec::new();
         };
         let level = level_for_switch(level, r.thinking, r.default_thinking.as_deref());
         r.model = model.clone();
-        task.switches.push(Switch::Model {
+        let mut switches = vec![Switch::Model {
             model: Box::new(model),
             credentials,
-        });
-        self.defer_thinking(level);
+        }];
+        switches.extend(self.defer_thinking(level));
+        switches
     }
 
     /// Sets the thinking level (clamped to the chosen model) while a run holds the session;
     /// like pi, only a level that differs is recorded.
-    pub fn defer_thinking(&mut self, level: ThinkingLevel) {
-        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
-            return;
-        };
+    pub fn defer_thinking(&mut self, level: ThinkingLevel) -> Option<Switch> {
+        if !self.can_defer() {
+            return None;
+        }
+        let r = self.run_state.as_mut()?;
         let level = clamp_thinking(&r.model, level);
         if level == r.thinking {
-            return;
+            return None;
         }
         r.thinking = level;
-        task.switches.push(Switch::Thinking(level));
+        Some(Switch::Thinking(level))
     }
 
     /// Saves a start-up default (Ctrl+S in a selector) while a run holds the session: the
-    /// session thread writes it with the other queued changes.
-    pub fn defer_save(&mut self, default: SavedDefault) {
-        let (Some(r), Some(task)) = (self.run_state.as_mut(), self.task.as_ref()) else {
-            return;
-        };
+    /// session's thread writes it with the other changes.
+    pub fn defer_save(&mut self, default: SavedDefault) -> Option<Switch> {
+        if !self.can_defer() {
+            return None;
+        }
+        let r = self.run_state.as_mut()?;
         if let SavedDefault::Thinking(level) = &default {
             r.default_thinking = Some(level.as_str().to_string());
         }
-        task.switches.push(Switch::Save(default));
+        Some(Switch::Save(default))
     }
 
     /// The saved `defaultThinkingLevel` as the run started with it (or saved since).

@@ -10,6 +10,7 @@
 //! and footer rows whatever the length of the session.
 
 use super::chat::ChatItem;
+use super::dialog::Dialog;
 use super::ext_widgets::ExtensionChrome;
 use super::footer::Footer;
 use super::fullscreen::Fullscreen;
@@ -20,7 +21,7 @@ use crate::tui::components::loader::Loader;
 use crate::tui::components::text::TruncatedText;
 use crate::tui::keybindings;
 use crate::tui::theme::{self, Token};
-use crate::tui::{AnyComponent, Component};
+use crate::tui::Component;
 
 pub struct View {
     pub header: Header,
@@ -32,7 +33,7 @@ pub struct View {
     pub status: Option<Loader>,
     pub editor: Editor,
     /// A selector shown in the editor's place (pi's `showSelector`); it gets every key.
-    dialog: Option<Box<dyn AnyComponent>>,
+    dialog: Option<Box<dyn Dialog>>,
     pub footer: Footer,
     /// The last transcript item is a status note (the next one replaces it).
     pub last_is_status: bool,
@@ -119,7 +120,7 @@ impl View {
 
 impl View {
     /// Shows `dialog` where the editor was (the editor keeps its text for when it returns).
-    pub fn show_dialog(&mut self, dialog: Box<dyn AnyComponent>) {
+    pub fn show_dialog(&mut self, dialog: Box<dyn Dialog>) {
         self.dialog = Some(dialog);
     }
 
@@ -132,9 +133,9 @@ impl View {
         self.dialog.is_some()
     }
 
-    /// The dialog in the editor's place, if it is a `C`.
-    pub fn dialog_mut<C: Component + 'static>(&mut self) -> Option<&mut C> {
-        self.dialog.as_mut()?.as_any_mut().downcast_mut::<C>()
+    /// The dialog in the editor's place.
+    pub fn dialog_mut(&mut self) -> Option<&mut (dyn Dialog + 'static)> {
+        self.dialog.as_deref_mut()
     }
 
     pub fn new(header: Header, editor: Editor, footer: Footer) -> View {
