@@ -73,7 +73,9 @@ impl<T: Terminal> App<T> {
             }
             TreeOutcome::LabelChanged { entry_id, label } => {
                 let s = self.session.as_mut().ok_or(BUSY)?;
-                ops::set_label(&mut s.session, &entry_id, label.as_deref()).map(|_| ())
+                ops::set_label(&mut s.session, &entry_id, label.as_deref())
+                    .map(|_| ())
+                    .map_err(String::from)
             }
             TreeOutcome::Selected { entry_id, summary } => {
                 self.gated(super::ext_state::GatedOp::Tree { entry_id, summary })
