@@ -469,7 +469,9 @@ fn oauth_stream_fn(
                 };
                 providers::stream(&model, context, &options, abort)
             }
-            Err(e) => crate::ai::stream::spawn_stream(model, abort, move |_| Err(e.into())),
+            Err(e) => {
+                crate::ai::stream::spawn_stream(model, abort, move |_| Err(e.to_string().into()))
+            }
         }
     })
 }

@@ -261,7 +261,7 @@ impl Approvals {
                     .push_global_list("permissions", "allow", &e.exact_rule);
                 let mut extra = json!({"answer": "always", "saved": e.exact_rule});
                 if let Err(error) = &saved {
-                    extra["saveError"] = json!(error);
+                    extra["saveError"] = json!(error.to_string());
                     asker.ui.notice(crate::extensions::ui::Notice::Notify {
                         message: format!("Allowed for now, but not saved: {error}"),
                         kind: Some("error".into()),

@@ -460,7 +460,9 @@ pub fn summarize_branch(
     };
     let Some(summary) = summary.filter(|s| !s.summary.is_empty()) else {
         match new_leaf {
-            Some(id) => session.branch(id).map_err(SummaryError::Failed)?,
+            Some(id) => session
+                .branch(id)
+                .map_err(|e| SummaryError::Failed(e.to_string()))?,
             None => session.reset_leaf(),
         }
         return Ok(None);

@@ -571,15 +571,16 @@ impl AgentSession {
                 }
                 Ok(Value::Null)
             }
-            Action::SetSessionName(name) => {
-                crate::session::ops::set_name(&mut self.session, &name).map(Value::String)
-            }
+            Action::SetSessionName(name) => crate::session::ops::set_name(&mut self.session, &name)
+                .map(Value::String)
+                .map_err(String::from),
             Action::Compact(instructions) => self
                 .compact_with_events(instructions.as_deref(), on_event)
                 .map(|r| self.compaction_json(&r)),
             Action::SetLabel { entry_id, label } => {
                 crate::session::ops::set_label(&mut self.session, &entry_id, label.as_deref())
                     .map(|_| Value::Null)
+                    .map_err(String::from)
             }
             Action::WaitForIdle => Ok(Value::Null),
         }

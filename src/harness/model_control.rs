@@ -18,9 +18,12 @@ pub use super::model_cycle::{
 };
 
 impl AgentSession {
-    fn note_settings_error(&mut self, result: Result<(), String>) {
+    fn note_settings_error(
+        &mut self,
+        result: Result<(), crate::resources::settings::SettingsError>,
+    ) {
         if let Err(e) = result {
-            self.write_errors.push(e);
+            self.write_errors.push(e.to_string());
         }
     }
 

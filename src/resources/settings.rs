@@ -13,6 +13,61 @@ use serde_json::{Map, Value};
 
 use super::file_lock::FileLock;
 
+/// Why a settings change was not written.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// The file failed to load at startup; writing it would lose what it holds.
+    Unreadable(PathBuf),
+    /// The project file was not loaded (an untrusted folder).
+    NoProjectFile,
+    /// The file on disk is no longer a JSON object.
+    NotAnObject(PathBuf),
+    /// Creating, locking, reading or writing the file failed.
+    Save {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Unreadable(path) => write!(
+                f,
+                "Not saving settings: {} could not be read; fix it and restart pi",
+                path.display()
+            ),
+            SettingsError::NoProjectFile => {
+                f.write_str("Project settings are not loaded for this folder")
+            }
+            SettingsError::NotAnObject(path) => write!(
+                f,
+                "Could not save {}: the file is not a JSON object; fix it and retry",
+                path.display()
+            ),
+            SettingsError::Save { path, source } => {
+                write!(f, "Could not save {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SettingsError::Save { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// For callers whose own errors are still text.
+impl From<SettingsError> for String {
+    fn from(e: SettingsError) -> String {
+        e.to_string()
+    }
+}
+
 /// Agent-level retry policy (`retry.*`; the provider level is `retry.provider.*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetrySettings {
@@ -139,7 +194,7 @@ impl Settings {
     }
 
     /// Sets a top-level key in the global settings and writes it to disk.
-    pub fn set_global(&mut self, key: &str, value: Value) -> Result<(), String> {
+    pub fn set_global(&mut self, key: &str, value: Value) -> Result<(), SettingsError> {
         self.global.insert(key.to_string(), value.clone());
         self.remerge();
         self.persist(|file| {
@@ -148,7 +203,7 @@ impl Settings {
     }
 
     /// Removes a top-level key from the global settings and writes the file.
-    pub fn remove_global(&mut self, key: &str) -> Result<(), String> {
+    pub fn remove_global(&mut self, key: &str) -> Result<(), SettingsError> {
         self.global.remove(key);
         self.remerge();
         self.persist(|file| {
@@ -163,7 +218,7 @@ impl Settings {
         key: &str,
         nested: &str,
         value: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), SettingsError> {
         set_nested(&mut self.global, key, nested, value.clone());
         self.remerge();
         self.persist(|file| set_nested(file, key, nested, value))
@@ -171,7 +226,12 @@ impl Settings {
 
     /// Appends `item` to the list at `key.nested` in the global settings (keeping what the
     /// file holds now, and not adding it twice) and writes the file.
-    pub fn push_global_list(&mut self, key: &str, nested: &str, item: &str) -> Result<(), String> {
+    pub fn push_global_list(
+        &mut self,
+        key: &str,
+        nested: &str,
+        item: &str,
+    ) -> Result<(), SettingsError> {
         fn push(map: &mut Map<String, Value>, key: &str, nested: &str, item: &str) {
             let entry = map
                 .entry(key.to_string())
@@ -201,9 +261,9 @@ impl Settings {
     /// Sets a top-level key in the project settings (`.pi/settings.json`) and writes it to
     /// disk under the same lock discipline as the global file. Fails when the project file
     /// was not loaded (an untrusted folder) so a change is never silently dropped.
-    pub fn set_project(&mut self, key: &str, value: Value) -> Result<(), String> {
+    pub fn set_project(&mut self, key: &str, value: Value) -> Result<(), SettingsError> {
         let Some(path) = self.project_path.clone() else {
-            return Err("Project settings are not loaded for this folder".into());
+            return Err(SettingsError::NoProjectFile);
         };
         self.project.insert(key.to_string(), value.clone());
         self.remerge();
@@ -223,7 +283,10 @@ impl Settings {
     }
 
     /// Re-reads the global file under its lock, applies `change` and writes it back.
-    fn persist(&mut self, change: impl FnOnce(&mut Map<String, Value>)) -> Result<(), String> {
+    fn persist(
+        &mut self,
+        change: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), SettingsError> {
         let Some(path) = self.global_path.clone() else {
             return Ok(());
         };
@@ -392,35 +455,35 @@ fn write_locked(
     path: &Path,
     broken: bool,
     change: impl FnOnce(&mut Map<String, Value>),
-) -> Result<(), String> {
+) -> Result<(), SettingsError> {
     if broken {
-        return Err(format!(
-            "Not saving settings: {} could not be read; fix it and restart pi",
-            path.display()
-        ));
+        return Err(SettingsError::Unreadable(path.to_path_buf()));
     }
-    let fail = |e: &dyn std::fmt::Display| format!("Could not save {}: {e}", path.display());
+    let io = |source: std::io::Error| SettingsError::Save {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let _lock = FileLock::acquire_quick(path).map_err(|e| fail(&e))?;
+    let _lock = FileLock::acquire_quick(path).map_err(io)?;
     let mut file =
         match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
             Ok(text) => match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => m,
-                _ => return Err(fail(&"the file is not a JSON object; fix it and retry")),
+                _ => return Err(SettingsError::NotAnObject(path.to_path_buf())),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-            Err(e) => return Err(fail(&e)),
+            Err(e) => return Err(io(e)),
         };
     change(&mut file);
-    let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| fail(&e))?;
+    let text = serde_json::to_string_pretty(&Value::Object(file)).map_err(|e| io(e.into()))?;
     crate::util::atomic::replace(
         path,
         text.as_bytes(),
         crate::util::atomic::Options::durable(),
     )
-    .map_err(|e| fail(&e))
+    .map_err(io)
 }
 
 fn set_nested(map: &mut Map<String, Value>, key: &str, nested: &str, value: Value) {
@@ -593,7 +656,10 @@ mod tests {
         let file = dir.path().join("settings.json");
         std::fs::write(&file, "{broken").unwrap();
         let mut s = Settings::load(dir.path(), dir.path());
-        let err = s.set_global("defaultModel", "m".into()).unwrap_err();
+        let err = s
+            .set_global("defaultModel", "m".into())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("could not be read"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
         // The change still applies for this run.

@@ -11,6 +11,7 @@ pub mod branch_summary;
 pub mod compaction;
 pub mod dir;
 pub mod entry;
+pub mod error;
 pub mod export;
 pub mod file;
 pub mod ids;

@@ -2,6 +2,7 @@
 //! `clone`, `set_session_name`, `get_session_stats`, `get_last_assistant_text`, labels):
 //! pure functions over a `SessionWriter`, with pi's semantics and error strings.
 
+use super::error::SessionOpError;
 use std::path::Path;
 
 use serde::Serialize;
@@ -72,11 +73,11 @@ pub fn branched_session(
     w: &SessionWriter,
     leaf: &str,
     session_dir: &Path,
-) -> Result<SessionWriter, String> {
+) -> Result<SessionWriter, SessionOpError> {
     let tree = w.tree();
     let path = tree.path(leaf);
     if path.is_empty() {
-        return Err(format!("Entry {leaf} not found"));
+        return Err(SessionOpError::EntryNotFound(leaf.to_string()));
     }
     let cwd = w.header().cwd.clone();
     let mut out = match w.path() {
@@ -89,7 +90,6 @@ pub fn branched_session(
         .into_iter()
         .filter(|e| !matches!(e, Entry::Label(_)))
         .collect();
-    let io = |e: std::io::Error| e.to_string();
     // Entries are copied byte for byte, as pi copies them. An entry whose parent was a dropped
     // label would point at a missing id and cut the branch short on load, so that one is
     // re-linked to the previous kept entry (its other fields untouched).
@@ -105,7 +105,7 @@ pub fn branched_session(
             }
             _ => line,
         };
-        out.append_line(line).map_err(io)?;
+        out.append_line(line)?;
         prev = Some(e.id());
     }
     for (target, label, timestamp) in labels_in_order(w.entries()) {
@@ -120,7 +120,7 @@ pub fn branched_session(
             label: Some(label),
             extra: Extra::new(),
         });
-        out.append(e).map_err(io)?;
+        out.append(e)?;
     }
     Ok(out)
 }
@@ -132,11 +132,13 @@ pub fn fork_at(
     w: &SessionWriter,
     entry_id: &str,
     session_dir: &Path,
-) -> Result<(SessionWriter, String), String> {
-    let invalid = || "Invalid entry ID for forking".to_string();
-    let entry = w.tree().get(entry_id).ok_or_else(invalid)?;
+) -> Result<(SessionWriter, String), SessionOpError> {
+    let entry = w
+        .tree()
+        .get(entry_id)
+        .ok_or(SessionOpError::NotAUserMessage)?;
     let Some(AgentMessage::Llm(Message::User(u))) = entry.message() else {
-        return Err(invalid());
+        return Err(SessionOpError::NotAUserMessage);
     };
     let text = user_content_text(&u.content);
     let new = match entry.parent_id() {
@@ -154,20 +156,21 @@ pub fn fork_at(
 }
 
 /// pi's `clone`: a new session holding the active branch (root → leaf).
-pub fn clone_branch(w: &SessionWriter, session_dir: &Path) -> Result<SessionWriter, String> {
-    let leaf = w
-        .leaf_id()
-        .ok_or("Cannot clone session: no current entry selected")?;
+pub fn clone_branch(
+    w: &SessionWriter,
+    session_dir: &Path,
+) -> Result<SessionWriter, SessionOpError> {
+    let leaf = w.leaf_id().ok_or(SessionOpError::NoCurrentEntry)?;
     branched_session(w, leaf, session_dir)
 }
 
 /// pi's `set_session_name`: appends a `session_info` entry with the trimmed name.
-pub fn set_name(w: &mut SessionWriter, name: &str) -> Result<String, String> {
+pub fn set_name(w: &mut SessionWriter, name: &str) -> Result<String, SessionOpError> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("Session name cannot be empty".into());
+        return Err(SessionOpError::EmptyName);
     }
-    w.append_session_info(name).map_err(|e| e.to_string())
+    Ok(w.append_session_info(name)?)
 }
 
 /// Sets (`Some`) or clears (`None`/empty) the label of `target_id` with a `label` entry.
@@ -175,9 +178,9 @@ pub fn set_label(
     w: &mut SessionWriter,
     target_id: &str,
     label: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, SessionOpError> {
     let label = label.filter(|l| !l.is_empty());
-    w.append_label(target_id, label).map_err(|e| e.to_string())
+    Ok(w.append_label(target_id, label)?)
 }
 
 /// pi's `getLastAssistantText`: the text of the last assistant reply in context, trimmed;

@@ -415,9 +415,9 @@ impl SessionWriter {
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.
-    pub fn branch(&mut self, id: &str) -> Result<(), String> {
+    pub fn branch(&mut self, id: &str) -> Result<(), super::error::SessionOpError> {
         if !self.by_id.contains_key(id) {
-            return Err(format!("Entry {id} not found"));
+            return Err(super::error::SessionOpError::EntryNotFound(id.to_string()));
         }
         self.leaf = Some(id.to_string());
         *self.context_len.get_mut() = UNCOUNTED;

@@ -376,36 +376,77 @@ fn wrap(open: &str, text: &str, close: &str) -> String {
     s
 }
 
+/// Why a theme colour value could not be read; `value` is the text as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColorError {
+    PaletteIndex(String),
+    InvalidHex(String),
+    CircularVar(String),
+    UnknownVar(String),
+    NotAColor(String),
+    Invalid(String),
+    /// A lightness or saturation outside 0..=1.
+    OutOfRange {
+        what: &'static str,
+        value: String,
+    },
+    NegativeChroma(String),
+}
+
+impl std::fmt::Display for ColorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ColorError::PaletteIndex(n) => write!(f, "palette index {n} is not in 0..=255"),
+            ColorError::InvalidHex(s) => write!(f, "invalid hex color {s:?}"),
+            ColorError::CircularVar(s) => write!(f, "circular variable reference {s:?}"),
+            ColorError::UnknownVar(s) => {
+                write!(f, "variable reference {s:?} not found in \"vars\"")
+            }
+            ColorError::NotAColor(v) => {
+                write!(f, "expected a color string or palette index, got {v}")
+            }
+            ColorError::Invalid(s) => write!(f, "invalid color value {s:?}"),
+            ColorError::OutOfRange { what, value } => {
+                write!(
+                    f,
+                    "{what} must be between 0 and 1 (0% and 100%) in {value:?}"
+                )
+            }
+            ColorError::NegativeChroma(s) => write!(f, "chroma must not be negative in {s:?}"),
+        }
+    }
+}
+
+impl std::error::Error for ColorError {}
+
 /// Resolves one colour value, following `vars` references (a chain longer than the
 /// number of vars is a cycle).
 fn resolve(
     value: &Value,
     vars: &serde_json::Map<String, Value>,
     depth: usize,
-) -> Result<Color, String> {
+) -> Result<Color, ColorError> {
     match value {
         Value::Number(n) => n
             .as_u64()
             .filter(|n| *n <= 255)
             .map(|n| Color::Index(n as u8))
-            .ok_or_else(|| format!("palette index {n} is not in 0..=255")),
+            .ok_or_else(|| ColorError::PaletteIndex(n.to_string())),
         Value::String(s) if s.is_empty() => Ok(Color::Default),
         Value::String(s) if s.starts_with('#') => {
-            parse_hex(s).ok_or_else(|| format!("invalid hex color {s:?}"))
+            parse_hex(s).ok_or_else(|| ColorError::InvalidHex(s.clone()))
         }
         Value::String(s) if function_form(s).is_some() => parse_function(s),
         Value::String(s) => {
             if depth > vars.len() {
-                return Err(format!("circular variable reference {s:?}"));
+                return Err(ColorError::CircularVar(s.clone()));
             }
             let next = vars
                 .get(s)
-                .ok_or_else(|| format!("variable reference {s:?} not found in \"vars\""))?;
+                .ok_or_else(|| ColorError::UnknownVar(s.clone()))?;
             resolve(next, vars, depth + 1)
         }
-        other => Err(format!(
-            "expected a color string or palette index, got {other}"
-        )),
+        other => Err(ColorError::NotAColor(other.to_string())),
     }
 }
 
@@ -437,8 +478,8 @@ fn function_form(s: &str) -> Option<&'static str> {
 
 /// `oklch(L C H)` (L a fraction or a percentage, H optionally in `deg`) or
 /// `okhsl(H S L)` (S and L fractions or percentages), as pi 1.x reads them.
-fn parse_function(s: &str) -> Result<Color, String> {
-    let invalid = || format!("invalid color value {s:?}");
+fn parse_function(s: &str) -> Result<Color, ColorError> {
+    let invalid = || ColorError::Invalid(s.to_string());
     let form = function_form(s).ok_or_else(invalid)?;
     let inner = s[form.len()..]
         .strip_prefix('(')
@@ -449,7 +490,7 @@ fn parse_function(s: &str) -> Result<Color, String> {
         return Err(invalid());
     };
     // A number with an optional unit; percentages become fractions.
-    let number = |text: &str, unit: &str| -> Result<f64, String> {
+    let number = |text: &str, unit: &str| -> Result<f64, ColorError> {
         let (digits, scale) = match text.strip_suffix(unit) {
             Some(d) if !unit.is_empty() => (d, if unit == "%" { 100.0 } else { 1.0 }),
             _ => (text, 1.0),
@@ -463,20 +504,21 @@ fn parse_function(s: &str) -> Result<Color, String> {
             _ => Err(invalid()),
         }
     };
-    let in_unit = |v: f64, what: &str| {
+    let in_unit = |v: f64, what: &'static str| {
         if (0.0..=1.0).contains(&v) {
             Ok(v)
         } else {
-            Err(format!(
-                "{what} must be between 0 and 1 (0% and 100%) in {s:?}"
-            ))
+            Err(ColorError::OutOfRange {
+                what,
+                value: s.to_string(),
+            })
         }
     };
     let (r, g, b) = if form == "oklch" {
         let l = in_unit(number(first, "%")?, "lightness")?;
         let c = number(second, "")?;
         if c < 0.0 {
-            return Err(format!("chroma must not be negative in {s:?}"));
+            return Err(ColorError::NegativeChroma(s.to_string()));
         }
         super::oklab::oklch_to_rgb(l, c, number(third, "deg")?.rem_euclid(360.0))
     } else {
@@ -494,7 +536,7 @@ fn parse_function(s: &str) -> Result<Color, String> {
 pub fn resolve_value(
     value: &Value,
     vars: &serde_json::Map<String, Value>,
-) -> Result<Color, String> {
+) -> Result<Color, ColorError> {
     resolve(value, vars, 0)
 }
 

@@ -4,12 +4,31 @@
 
 use ring::rand::{SecureRandom, SystemRandom};
 
+/// The operating system gave no secure random bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoSecureRandom;
+
+impl std::fmt::Display for NoSecureRandom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no secure random source available")
+    }
+}
+
+impl std::error::Error for NoSecureRandom {}
+
+/// For callers whose own errors are still text.
+impl From<NoSecureRandom> for String {
+    fn from(e: NoSecureRandom) -> String {
+        e.to_string()
+    }
+}
+
 /// `N` bytes from the system's secure random source (PKCE verifiers, OAuth state).
-pub fn secure_bytes<const N: usize>() -> Result<[u8; N], String> {
+pub fn secure_bytes<const N: usize>() -> Result<[u8; N], NoSecureRandom> {
     let mut out = [0u8; N];
     SystemRandom::new()
         .fill(&mut out)
-        .map_err(|_| "no secure random source available".to_string())?;
+        .map_err(|_| NoSecureRandom)?;
     Ok(out)
 }
 

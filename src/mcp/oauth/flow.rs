@@ -665,7 +665,7 @@ pub fn begin(
             "Invalid authorization endpoint {endpoint}"
         )));
     }
-    let verifier = pkce::generate()?;
+    let verifier = pkce::generate().map_err(String::from)?;
     let client_id = client
         .get("client_id")
         .and_then(Value::as_str)

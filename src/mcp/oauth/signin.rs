@@ -97,7 +97,9 @@ pub fn sign_in(s: &SignIn) -> Result<SignedIn, OAuthError> {
     if flow::offers_document(s.settings, &loopback.url) {
         paths.push(flow::server_specific_path(&loopback.path, s.server_url));
     }
-    let oauth_state = crate::util::encoding::hex(&crate::util::random::secure_bytes::<32>()?);
+    let oauth_state = crate::util::encoding::hex(
+        &crate::util::random::secure_bytes::<32>().map_err(String::from)?,
+    );
     let label = format!("MCP server \"{}\"", s.server_name);
     let paths_ref: Vec<&str> = paths.iter().map(String::as_str).collect();
     let listen = |p: u16| {

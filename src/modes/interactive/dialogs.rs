@@ -235,7 +235,9 @@ impl<T: Terminal> App<T> {
         let (mut writer, _) = SessionWriter::open(path)
             .map_err(|e| format!("Could not open session {}: {e}", path.display()))?;
         writer.take_lease().map_err(|e| e.to_string())?;
-        ops::set_name(&mut writer, name).map(|_| ())
+        ops::set_name(&mut writer, name)
+            .map(|_| ())
+            .map_err(String::from)
     }
 
     pub(super) fn resume(&mut self, path: &Path) -> Result<(), String> {

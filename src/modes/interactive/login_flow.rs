@@ -238,7 +238,7 @@ impl<T: Terminal> App<T> {
                 // the abort flag the dialog sets on Escape) and only reports to the dialog.
                 let spawned = std::thread::Builder::new()
                     .name("pi-oauth-login".into())
-                    .spawn(move || ui.finish(flow.login(&ui, &abort)));
+                    .spawn(move || ui.finish(flow.login(&ui, &abort).map_err(|e| e.to_string())));
                 if let Err(e) = spawned {
                     self.view.error(&format!("Could not start the login: {e}"));
                     return;

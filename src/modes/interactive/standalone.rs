@@ -162,7 +162,7 @@ pub fn run_config<T: Terminal>(
         match s.take_outcome()? {
             ConfigOutcome::Toggled(resource, enabled) => {
                 if let Err(e) = set_enabled(settings, &resource, enabled) {
-                    s.set_error(e);
+                    s.set_error(e.to_string());
                 }
             }
             ConfigOutcome::Closed => return Some(()),

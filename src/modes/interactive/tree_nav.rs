@@ -73,7 +73,9 @@ impl<T: Terminal> App<T> {
                 Ok(())
             }
             TreeOutcome::LabelChanged { entry_id, label } => self.idle_session(move |s| {
-                ops::set_label(&mut s.session, &entry_id, label.as_deref()).map(|_| ())
+                ops::set_label(&mut s.session, &entry_id, label.as_deref())
+                    .map(|_| ())
+                    .map_err(String::from)
             })?,
             TreeOutcome::Selected { entry_id, summary } => {
                 self.gated(super::ext_state::GatedOp::Tree { entry_id, summary })

@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::callback::{callback_host, CallbackServer};
+use super::error::LoginError;
 use super::flow::{
     expiry_from, obtain_code, post_json, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS,
 };
@@ -36,15 +37,19 @@ const SCOPES: &str = "org:create_api_key user:profile user:inference user:sessio
                       user:mcp_servers user:file_upload";
 
 impl Anthropic {
-    fn credentials(&self, v: &Value) -> Result<Credentials, String> {
+    fn credentials(&self, v: &Value) -> Result<Credentials, LoginError> {
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         Ok(Credentials {
-            access: s("access_token").ok_or("Anthropic token response has no access_token")?,
-            refresh: s("refresh_token").ok_or("Anthropic token response has no refresh_token")?,
+            access: s("access_token").ok_or_else(|| missing("access_token"))?,
+            refresh: s("refresh_token").ok_or_else(|| missing("refresh_token"))?,
             expires: expiry_from(v.get("expires_in").and_then(Value::as_f64), FIVE_MINUTES_MS)?,
             extra: Default::default(),
         })
     }
+}
+
+fn missing(field: &str) -> LoginError {
+    LoginError::BadResponse(format!("Anthropic token response has no {field}"))
 }
 
 impl OAuthProvider for Anthropic {
@@ -56,7 +61,7 @@ impl OAuthProvider for Anthropic {
         "Anthropic (Claude Pro/Max)"
     }
 
-    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, String> {
+    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, LoginError> {
         let pkce = pkce::generate()?;
         let server = CallbackServer::start(
             &callback_host(),
@@ -109,11 +114,11 @@ impl OAuthProvider for Anthropic {
                 "code_verifier": pkce.verifier,
             }),
         )
-        .map_err(|e| format!("Anthropic token exchange failed: {e}"))?;
+        .map_err(|e| e.in_step("Anthropic token exchange"))?;
         self.credentials(&answer)
     }
 
-    fn refresh(&self, creds: &Credentials) -> Result<Credentials, String> {
+    fn refresh(&self, creds: &Credentials) -> Result<Credentials, LoginError> {
         let answer = post_json(
             &self.token_url,
             &json!({
@@ -122,7 +127,7 @@ impl OAuthProvider for Anthropic {
                 "refresh_token": creds.refresh,
             }),
         )
-        .map_err(|e| format!("Anthropic token refresh failed: {e}"))?;
+        .map_err(|e| e.in_step("Anthropic token refresh"))?;
         self.credentials(&answer)
     }
 }

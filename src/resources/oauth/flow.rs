@@ -9,6 +9,7 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Map, Value};
 
 use super::callback::{Callback, CallbackServer};
+use super::error::LoginError;
 use super::pkce;
 use crate::ai::http;
 use crate::ai::stream::Abort;
@@ -94,8 +95,8 @@ pub trait OAuthProvider: Send + Sync {
     fn id(&self) -> &'static str;
     /// The display name pi shows in `/login`.
     fn name(&self) -> &'static str;
-    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, String>;
-    fn refresh(&self, creds: &Credentials) -> Result<Credentials, String>;
+    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, LoginError>;
+    fn refresh(&self, creds: &Credentials) -> Result<Credentials, LoginError>;
     fn api_key(&self, creds: &Credentials) -> String {
         creds.access.clone()
     }
@@ -141,11 +142,11 @@ pub(crate) fn obtain_code(
     abort: &Abort,
     expected_state: &str,
     prompt: &str,
-) -> Result<(String, String), String> {
-    let from_paste = |input: &str| -> Result<Option<(String, String)>, String> {
+) -> Result<(String, String), LoginError> {
+    let from_paste = |input: &str| -> Result<Option<(String, String)>, LoginError> {
         let (code, state) = parse_authorization_input(input);
         if state.as_deref().is_some_and(|s| s != expected_state) {
-            return Err("OAuth state mismatch".into());
+            return Err(LoginError::StateMismatch);
         }
         Ok(code.map(|c| (c, state.unwrap_or_else(|| expected_state.to_string()))))
     };
@@ -154,7 +155,7 @@ pub(crate) fn obtain_code(
         let mut manual = ui.manual_input();
         loop {
             if abort.is_aborted() {
-                return Err("Login cancelled".into());
+                return Err(LoginError::Cancelled);
             }
             crossbeam_channel::select! {
                 recv(server.receiver()) -> cb => {
@@ -177,12 +178,12 @@ pub(crate) fn obtain_code(
             }
         }
     }
-    let input = ui.prompt(prompt, None)?;
-    from_paste(&input)?.ok_or_else(|| "Missing authorization code".to_string())
+    let input = ui.prompt(prompt, None).map_err(LoginError::Prompt)?;
+    from_paste(&input)?.ok_or(LoginError::MissingCode)
 }
 
 /// POSTs a JSON body and returns the JSON answer; non-2xx statuses are errors with the body.
-pub(crate) fn post_json(url: &str, body: &Value) -> Result<Value, String> {
+pub(crate) fn post_json(url: &str, body: &Value) -> Result<Value, LoginError> {
     let headers = [
         ("content-type", "application/json"),
         ("accept", "application/json"),
@@ -198,7 +199,7 @@ pub(crate) fn post_form(
     url: &str,
     pairs: &[(&str, &str)],
     extra: &[(&str, &str)],
-) -> Result<Value, String> {
+) -> Result<Value, LoginError> {
     let mut headers = vec![
         ("content-type", "application/x-www-form-urlencoded"),
         ("accept", "application/json"),
@@ -209,21 +210,27 @@ pub(crate) fn post_form(
 }
 
 /// GETs a JSON document.
-pub(crate) fn get_json(url: &str, headers: &[(&str, &str)]) -> Result<Value, String> {
+pub(crate) fn get_json(url: &str, headers: &[(&str, &str)]) -> Result<Value, LoginError> {
     answer(url, http::request("GET", url, headers, None))
 }
 
-fn answer(url: &str, r: Result<(u16, String), String>) -> Result<Value, String> {
-    let (status, text) = r.map_err(|e| format!("request to {url} failed: {e}"))?;
+fn answer(url: &str, r: Result<(u16, String), String>) -> Result<Value, LoginError> {
+    let url = url.to_string();
+    let (status, text) = match r {
+        Ok(answer) => answer,
+        Err(detail) => return Err(LoginError::Request { url, detail }),
+    };
     if !(200..300).contains(&status) {
-        return Err(format!("HTTP {status} from {url}: {}", text.trim()));
+        let body = text.trim().to_string();
+        return Err(LoginError::Http { url, status, body });
     }
-    serde_json::from_str(&text).map_err(|e| format!("invalid JSON from {url}: {e}"))
+    serde_json::from_str(&text).map_err(|source| LoginError::InvalidJson { url, source })
 }
 
 /// `now + expires_in seconds - margin`, in milliseconds.
-pub(crate) fn expiry_from(expires_in: Option<f64>, margin_ms: i64) -> Result<i64, String> {
-    let secs = expires_in.ok_or("token response has no expires_in")?;
+pub(crate) fn expiry_from(expires_in: Option<f64>, margin_ms: i64) -> Result<i64, LoginError> {
+    let secs = expires_in
+        .ok_or_else(|| LoginError::BadResponse("token response has no expires_in".into()))?;
     Ok(crate::ai::types::now_ms() + (secs * 1000.0) as i64 - margin_ms)
 }
 

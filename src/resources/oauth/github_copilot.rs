@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::error::LoginError;
 use super::flow::{get_json, post_form, Credentials, LoginUi, OAuthProvider, FIVE_MINUTES_MS};
 use crate::ai::stream::Abort;
 
@@ -109,14 +110,14 @@ impl GithubCopilot {
         abort: &Abort,
         domain: &str,
         device: &Value,
-    ) -> Result<String, String> {
+    ) -> Result<String, LoginError> {
         let num = |k: &str| device.get(k).and_then(Value::as_f64);
         let device_code = device
             .get("device_code")
             .and_then(Value::as_str)
-            .ok_or("Invalid device code response fields")?;
+            .ok_or_else(bad_device_code)?;
         let (Some(interval), Some(expires_in)) = (num("interval"), num("expires_in")) else {
-            return Err("Invalid device code response fields".into());
+            return Err(bad_device_code());
         };
         let sec = self.second_ms as f64;
         let deadline = Instant::now() + Duration::from_millis((expires_in * sec) as u64);
@@ -153,25 +154,21 @@ impl GithubCopilot {
                     ui.progress("GitHub asked to slow down polling; waiting longer.");
                 }
                 Some(error) => {
-                    let desc = answer
+                    let description = answer
                         .get("error_description")
                         .and_then(Value::as_str)
-                        .map(|d| format!(": {d}"))
-                        .unwrap_or_default();
-                    return Err(format!("Device flow failed: {error}{desc}"));
+                        .map(String::from);
+                    return Err(LoginError::DeviceFlow {
+                        error: error.to_string(),
+                        description,
+                    });
                 }
                 None => {}
             }
         }
-        if slow_downs > 0 {
-            return Err(
-                "Device flow timed out after one or more slow_down responses. This is \
-                        often caused by clock drift in WSL or VM environments. Please sync or \
-                        restart the VM clock and try again."
-                    .into(),
-            );
-        }
-        Err("Device flow timed out".into())
+        Err(LoginError::TimedOut {
+            slowed_down: slow_downs > 0,
+        })
     }
 
     /// Exchanges a GitHub token for a Copilot token.
@@ -179,7 +176,7 @@ impl GithubCopilot {
         &self,
         github_token: &str,
         enterprise: Option<&str>,
-    ) -> Result<Credentials, String> {
+    ) -> Result<Credentials, LoginError> {
         let url = self.urls(enterprise.unwrap_or("github.com")).copilot_token;
         let auth = format!("Bearer {github_token}");
         let mut headers = vec![
@@ -192,7 +189,9 @@ impl GithubCopilot {
             answer.get("token").and_then(Value::as_str),
             answer.get("expires_at").and_then(Value::as_f64),
         ) else {
-            return Err("Invalid Copilot token response fields".into());
+            return Err(LoginError::BadResponse(
+                "Invalid Copilot token response fields".into(),
+            ));
         };
         let mut extra = serde_json::Map::new();
         if let Some(d) = enterprise {
@@ -244,11 +243,15 @@ impl GithubCopilot {
     }
 }
 
-fn sleep_abortable(total: Duration, abort: &Abort) -> Result<(), String> {
+fn bad_device_code() -> LoginError {
+    LoginError::BadResponse("Invalid device code response fields".into())
+}
+
+fn sleep_abortable(total: Duration, abort: &Abort) -> Result<(), LoginError> {
     let end = Instant::now() + total;
     loop {
         if abort.is_aborted() {
-            return Err("Login cancelled".into());
+            return Err(LoginError::Cancelled);
         }
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -267,17 +270,19 @@ impl OAuthProvider for GithubCopilot {
         "GitHub Copilot"
     }
 
-    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, String> {
-        let input = ui.prompt(
-            "GitHub Enterprise URL/domain (blank for github.com)",
-            Some("company.ghe.com"),
-        )?;
+    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, LoginError> {
+        let input = ui
+            .prompt(
+                "GitHub Enterprise URL/domain (blank for github.com)",
+                Some("company.ghe.com"),
+            )
+            .map_err(LoginError::Prompt)?;
         if abort.is_aborted() {
-            return Err("Login cancelled".into());
+            return Err(LoginError::Cancelled);
         }
         let enterprise = normalize_domain(&input);
         if !input.trim().is_empty() && enterprise.is_none() {
-            return Err("Invalid GitHub Enterprise URL/domain".into());
+            return Err(LoginError::InvalidEnterpriseDomain);
         }
         let domain = enterprise.clone().unwrap_or_else(|| "github.com".into());
         let device = post_form(
@@ -287,7 +292,7 @@ impl OAuthProvider for GithubCopilot {
         )?;
         let field = |k: &str| device.get(k).and_then(Value::as_str);
         let (Some(uri), Some(code)) = (field("verification_uri"), field("user_code")) else {
-            return Err("Invalid device code response fields".into());
+            return Err(bad_device_code());
         };
         ui.on_auth(uri, Some(&format!("Enter code: {code}")));
         let github_token = self.poll(ui, abort, &domain, &device)?;
@@ -297,11 +302,11 @@ impl OAuthProvider for GithubCopilot {
         Ok(creds)
     }
 
-    fn refresh(&self, creds: &Credentials) -> Result<Credentials, String> {
+    fn refresh(&self, creds: &Credentials) -> Result<Credentials, LoginError> {
         let enterprise = creds.extra_str("enterpriseUrl").and_then(normalize_domain);
         let mut fresh = self
             .exchange(&creds.refresh, enterprise.as_deref())
-            .map_err(|e| format!("GitHub Copilot token refresh failed: {e}"))?;
+            .map_err(|e| e.in_step("GitHub Copilot token refresh"))?;
         // Keep the stored enterprise value verbatim (pi writes back what it read).
         if let Some(v) = creds.extra.get("enterpriseUrl") {
             fresh.extra.insert("enterpriseUrl".into(), v.clone());

@@ -14,12 +14,14 @@
 
 pub mod anthropic;
 pub mod callback;
+pub mod error;
 pub mod flow;
 pub mod github_copilot;
 pub mod openai_codex;
 pub mod pkce;
 pub mod refresh;
 
+pub use error::LoginError;
 pub use flow::{parse_authorization_input, Credentials, LoginUi, OAuthProvider};
 
 /// The built-in providers with their real endpoints, in pi's order.
@@ -42,7 +44,7 @@ pub fn provider(id: &str) -> Option<Box<dyn OAuthProvider>> {
 pub fn request_credentials(
     auth_path: &std::path::Path,
     provider_id: &str,
-) -> Result<Option<(String, Option<String>)>, String> {
+) -> Result<Option<(String, Option<String>)>, LoginError> {
     let Some(flow) = provider(provider_id) else {
         return Ok(None);
     };

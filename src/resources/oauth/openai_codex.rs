@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::callback::{callback_host, CallbackServer};
+use super::error::LoginError;
 use super::flow::{expiry_from, obtain_code, post_form, Credentials, LoginUi, OAuthProvider};
 use super::pkce;
 use crate::ai::stream::Abort;
@@ -36,19 +37,20 @@ impl Default for OpenAiCodex {
 const SCOPE: &str = "openid profile email offline_access";
 
 impl OpenAiCodex {
-    fn credentials(&self, v: &Value, what: &str) -> Result<Credentials, String> {
+    fn credentials(&self, v: &Value, what: &str) -> Result<Credentials, LoginError> {
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let (Some(access), Some(refresh), Some(expires_in)) = (
             s("access_token"),
             s("refresh_token"),
             v.get("expires_in").and_then(Value::as_f64),
         ) else {
-            return Err(format!(
+            return Err(LoginError::BadResponse(format!(
                 "OpenAI Codex token {what} response missing fields: {v}"
-            ));
+            )));
         };
-        let account_id = crate::ai::jwt::chatgpt_account_id(&access)
-            .ok_or("Failed to extract accountId from token")?;
+        let account_id = crate::ai::jwt::chatgpt_account_id(&access).ok_or_else(|| {
+            LoginError::BadResponse("Failed to extract accountId from token".into())
+        })?;
         let mut extra = serde_json::Map::new();
         extra.insert("accountId".into(), Value::String(account_id));
         Ok(Credentials {
@@ -69,7 +71,7 @@ impl OAuthProvider for OpenAiCodex {
         "ChatGPT Plus/Pro (Codex Subscription)"
     }
 
-    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, String> {
+    fn login(&self, ui: &dyn LoginUi, abort: &Abort) -> Result<Credentials, LoginError> {
         let pkce = pkce::generate()?;
         let state = pkce::random_state()?;
         let server = CallbackServer::start(
@@ -117,11 +119,11 @@ impl OAuthProvider for OpenAiCodex {
             ],
             &[],
         )
-        .map_err(|e| format!("OpenAI Codex token exchange failed: {e}"))?;
+        .map_err(|e| e.in_step("OpenAI Codex token exchange"))?;
         self.credentials(&answer, "exchange")
     }
 
-    fn refresh(&self, creds: &Credentials) -> Result<Credentials, String> {
+    fn refresh(&self, creds: &Credentials) -> Result<Credentials, LoginError> {
         let answer = post_form(
             &self.token_url,
             &[
@@ -131,7 +133,7 @@ impl OAuthProvider for OpenAiCodex {
             ],
             &[],
         )
-        .map_err(|e| format!("OpenAI Codex token refresh failed: {e}"))?;
+        .map_err(|e| e.in_step("OpenAI Codex token refresh"))?;
         self.credentials(&answer, "refresh")
     }
 }

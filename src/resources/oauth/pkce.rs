@@ -4,7 +4,7 @@
 use ring::digest::{digest, SHA256};
 
 use crate::util::encoding::{base64url_encode, hex, percent_decode};
-use crate::util::random::secure_bytes;
+use crate::util::random::{secure_bytes, NoSecureRandom};
 
 /// Form bodies and query strings, as every OAuth flow sends them.
 pub use crate::util::encoding::form_encode;
@@ -17,7 +17,7 @@ pub struct Pkce {
 }
 
 /// A fresh verifier (32 random bytes, base64url) and its S256 challenge.
-pub fn generate() -> Result<Pkce, String> {
+pub fn generate() -> Result<Pkce, NoSecureRandom> {
     let verifier = base64url_encode(&secure_bytes::<32>()?);
     Ok(Pkce {
         challenge: challenge_for(&verifier),
@@ -31,7 +31,7 @@ pub fn challenge_for(verifier: &str) -> String {
 }
 
 /// 16 random bytes as lower-case hex (an OAuth `state`).
-pub fn random_state() -> Result<String, String> {
+pub fn random_state() -> Result<String, NoSecureRandom> {
     Ok(hex(&secure_bytes::<16>()?))
 }
 

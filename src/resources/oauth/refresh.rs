@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::error::LoginError;
 use super::flow::{Credentials, OAuthProvider};
-use crate::resources::credential_file::{with_lock, write_private_atomic};
+use crate::resources::credential_file::{with_lock, write_private_atomic, CredentialFileError};
 
 /// How long to wait for another process's refresh before giving up.
 const REFRESH_LOCK_WAIT: Duration = Duration::from_secs(90);
@@ -21,7 +22,7 @@ const REFRESH_LOCK_WAIT: Duration = Duration::from_secs(90);
 pub fn fresh_credentials(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
-) -> Result<Option<Credentials>, String> {
+) -> Result<Option<Credentials>, LoginError> {
     fresh_credentials_within(auth_path, provider, 0)
 }
 
@@ -31,7 +32,7 @@ pub fn fresh_credentials_within(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
     min_valid_ms: i64,
-) -> Result<Option<Credentials>, String> {
+) -> Result<Option<Credentials>, LoginError> {
     let stored = read_auth(auth_path)?
         .get(provider.id())
         .and_then(Credentials::from_json);
@@ -46,7 +47,7 @@ pub fn fresh_credentials_within(
 pub fn refresh_locked(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
-) -> Result<Credentials, String> {
+) -> Result<Credentials, LoginError> {
     refresh_locked_within(auth_path, provider, 0)
 }
 
@@ -54,23 +55,26 @@ fn refresh_locked_within(
     auth_path: &Path,
     provider: &dyn OAuthProvider,
     min_valid_ms: i64,
-) -> Result<Credentials, String> {
+) -> Result<Credentials, LoginError> {
     let id = provider.id();
     with_lock(auth_path, REFRESH_LOCK_WAIT, || {
         let mut data = read_auth(auth_path)?;
         let entry = data.get(id).cloned().unwrap_or(Value::Null);
-        let stored = Credentials::from_json(&entry)
-            .ok_or_else(|| format!("No OAuth credentials for {id} in auth.json"))?;
+        let stored = Credentials::from_json(&entry).ok_or_else(|| LoginError::NoCredentials {
+            provider: id.to_string(),
+        })?;
         if !stored.expires_within(min_valid_ms) {
             // Another thread or process refreshed while we waited for the lock.
             return Ok(stored);
         }
         if crate::util::offline::offline() {
-            return Err(offline_refusal(id));
+            return Err(LoginError::Offline {
+                provider: id.to_string(),
+            });
         }
         let fresh = provider
             .refresh(&stored)
-            .map_err(|e| refresh_failed(id, &e))?;
+            .map_err(|e| refresh_failed(id, e))?;
         // Fields the refresh does not produce (written by other tools) are kept.
         let mut merged = entry.as_object().cloned().unwrap_or_default();
         if let Value::Object(new) = fresh.to_json() {
@@ -78,41 +82,40 @@ fn refresh_locked_within(
         }
         let merged = Value::Object(merged);
         data.insert(id.to_string(), merged.clone());
-        let text = serde_json::to_string_pretty(&Value::Object(data)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&Value::Object(data))
+            .map_err(|e| LoginError::BadResponse(e.to_string()))?;
         write_private_atomic(auth_path, &text)?;
-        Credentials::from_json(&merged).ok_or_else(|| refresh_failed(id, "bad credentials"))
+        Credentials::from_json(&merged)
+            .ok_or_else(|| refresh_failed(id, LoginError::BadResponse("bad credentials".into())))
     })
 }
 
-/// Offline, an expired token is not refreshed: the refresh is pi's own network use, and an
-/// unreachable sign-in server would only keep the request waiting.
-fn offline_refusal(provider: &str) -> String {
-    format!(
-        "The OAuth token for {provider} has expired, and pi is offline (PI_OFFLINE or \
-         --offline), so it was not refreshed. Your stored login was kept; start pi without \
-         PI_OFFLINE to refresh it."
-    )
-}
-
-/// The user-facing message for a failed refresh.
-pub fn refresh_failed(provider: &str, detail: &str) -> String {
-    format!(
-        "Failed to refresh OAuth token for {provider}: {detail}\n\nYour stored login was kept. \
-         Sign in again with `pi auth login {provider}` (or /login)."
-    )
+/// The user-facing error for a failed refresh.
+pub fn refresh_failed(provider: &str, source: LoginError) -> LoginError {
+    LoginError::RefreshFailed {
+        provider: provider.to_string(),
+        source: Box::new(source),
+    }
 }
 
 /// auth.json as a map (missing or blank: empty). A malformed file is an error: it is never
 /// rewritten.
-fn read_auth(path: &Path) -> Result<Map<String, Value>, String> {
+fn read_auth(path: &Path) -> Result<Map<String, Value>, CredentialFileError> {
+    let path_buf = || path.to_path_buf();
     match crate::util::files::read_limited_string(path, crate::util::files::Limit::CONFIG) {
         Ok(t) if t.trim().is_empty() => Ok(Map::new()),
         Ok(t) => match serde_json::from_str::<Value>(&t) {
             Ok(Value::Object(m)) => Ok(m),
-            Ok(_) => Err(format!("{}: not a JSON object", path.display())),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Ok(_) => Err(CredentialFileError::NotAnObject(path_buf())),
+            Err(source) => Err(CredentialFileError::Parse {
+                path: path_buf(),
+                source,
+            }),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(source) => Err(CredentialFileError::Io {
+            path: path_buf(),
+            source,
+        }),
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::anthropic::Anthropic;
+use super::error::LoginError;
 use super::flow::*;
 use super::github_copilot::{base_url_for, normalize_domain, GithubCopilot};
 use super::openai_codex::OpenAiCodex;
@@ -356,10 +357,9 @@ fn a_pasted_code_with_the_wrong_state_is_refused() {
     let (tx, rx) = crossbeam_channel::unbounded();
     tx.send("the-code#not-the-state".to_string()).unwrap();
     *ui.manual.lock().unwrap() = Some(rx);
-    assert_eq!(
-        flow.login(&ui, &Abort::new()).unwrap_err(),
-        "OAuth state mismatch"
-    );
+    let err = flow.login(&ui, &Abort::new()).unwrap_err();
+    assert!(matches!(err, LoginError::StateMismatch), "{err:?}");
+    assert_eq!(err.to_string(), "OAuth state mismatch");
     assert!(mock.hits("/token").is_empty());
 }
 
@@ -445,7 +445,10 @@ fn device_flow_errors_and_domains() {
         .unwrap()
         .push_back("https://Company.GHE.com/login".into());
     let err = flow.login(&ui, &Abort::new()).unwrap_err();
-    assert_eq!(err, "Device flow failed: access_denied: user said no");
+    assert_eq!(
+        err.to_string(),
+        "Device flow failed: access_denied: user said no"
+    );
     assert_eq!(
         normalize_domain("company.ghe.com:443").as_deref(),
         Some("company.ghe.com")
@@ -454,10 +457,9 @@ fn device_flow_errors_and_domains() {
     assert_eq!(normalize_domain("not a domain"), None);
     let ui = TestUi::new(|_, _| {});
     ui.answers.lock().unwrap().push_back("not a domain".into());
-    assert_eq!(
-        flow.login(&ui, &Abort::new()).unwrap_err(),
-        "Invalid GitHub Enterprise URL/domain"
-    );
+    let err = flow.login(&ui, &Abort::new()).unwrap_err();
+    assert!(matches!(err, LoginError::InvalidEnterpriseDomain));
+    assert_eq!(err.to_string(), "Invalid GitHub Enterprise URL/domain");
 }
 
 #[test]
@@ -578,6 +580,16 @@ fn a_failed_refresh_is_reported_and_changes_nothing() {
         ..Anthropic::default()
     };
     let err = fresh_credentials(&path, &flow).unwrap_err();
+    // The refresh failed on the token endpoint's 400, and says so.
+    let LoginError::RefreshFailed { source, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        matches!(source.as_ref(), LoginError::Step { source, .. }
+            if matches!(source.as_ref(), LoginError::Http { status: 400, .. })),
+        "{source:?}"
+    );
+    let err = err.to_string();
     assert!(
         err.starts_with("Failed to refresh OAuth token for anthropic: "),
         "{err}"

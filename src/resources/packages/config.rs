@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::source::relative_to;
-use super::{PackageResource, PackageResources, ResourceKind, Scope};
+use super::{PackageError, PackageResource, PackageResources, ResourceKind, Scope};
 use crate::resources::settings::Settings;
 use crate::util::sort;
 
@@ -103,7 +103,7 @@ pub fn set_enabled(
     settings: &mut Settings,
     resource: &PackageResource,
     enabled: bool,
-) -> Result<(), String> {
+) -> Result<(), PackageError> {
     let map = match resource.scope {
         Scope::User => settings.global_map(),
         Scope::Project => settings.project_map(),
@@ -122,11 +122,10 @@ pub fn set_enabled(
         .iter()
         .position(|v| source_of(v).as_deref() == Some(resource.source.as_str()))
     else {
-        return Err(format!(
-            "{} is not in the {} settings",
-            resource.source,
-            resource.scope.as_str()
-        ));
+        return Err(PackageError::NotConfigured {
+            source: resource.source.clone(),
+            scope: resource.scope.as_str(),
+        });
     };
     let mut entry = match &packages[idx] {
         Value::Object(o) => o.clone(),
@@ -156,8 +155,8 @@ pub fn set_enabled(
     list.push(Value::String(format!("{sign}{pattern}")));
     entry.insert(key.into(), Value::Array(list));
     packages[idx] = Value::Object(entry);
-    match resource.scope {
+    Ok(match resource.scope {
         Scope::User => settings.set_global("packages", Value::Array(packages)),
         Scope::Project => settings.set_project("packages", Value::Array(packages)),
-    }
+    }?)
 }

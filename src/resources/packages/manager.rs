@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use super::source::{self, PackageSource};
-use super::{PackageContext, PackageEntry, Scope};
+use super::{PackageContext, PackageEntry, PackageError, Scope};
 use crate::resources::settings::Settings;
 
 /// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs, no updates.
@@ -75,7 +75,11 @@ impl PackageManager {
     }
 
     /// Installs a missing package at startup, keeping the tools off stdout.
-    pub fn install_quietly(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+    pub fn install_quietly(
+        &mut self,
+        parsed: &PackageSource,
+        scope: Scope,
+    ) -> Result<(), PackageError> {
         self.tool_stdout_to_stderr = true;
         let r = self.install_parsed(parsed, scope);
         self.tool_stdout_to_stderr = false;
@@ -87,7 +91,7 @@ impl PackageManager {
         &mut self,
         parsed: &PackageSource,
         scope: Scope,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, PackageError> {
         Ok(match parsed {
             PackageSource::Npm { name, .. } => {
                 let managed = self.npm_root(scope).join("node_modules").join(name);
@@ -119,7 +123,7 @@ impl PackageManager {
     }
 
     /// `npm root -g` (bun: `<bun pm bin -g>/../install/global/node_modules`), asked once.
-    fn global_npm_root(&mut self) -> Result<PathBuf, String> {
+    fn global_npm_root(&mut self) -> Result<PathBuf, PackageError> {
         if let Some(root) = &self.global_npm_root {
             return Ok(root.clone());
         }
@@ -136,35 +140,33 @@ impl PackageManager {
         Ok(root)
     }
 
-    fn npm_program(&self) -> Result<(String, Vec<String>), String> {
+    fn npm_program(&self) -> Result<(String, Vec<String>), PackageError> {
         match self.ctx.npm_command.split_first() {
             None => Ok(("npm".into(), Vec::new())),
-            Some((cmd, _)) if cmd.is_empty() => {
-                Err("Invalid npmCommand: first array entry must be a non-empty command".into())
-            }
+            Some((cmd, _)) if cmd.is_empty() => Err(PackageError::InvalidNpmCommand),
             Some((cmd, rest)) => Ok((cmd.clone(), rest.to_vec())),
         }
     }
 
-    fn npm_args(&self, args: &[&str]) -> Result<(String, Vec<String>), String> {
+    fn npm_args(&self, args: &[&str]) -> Result<(String, Vec<String>), PackageError> {
         let (cmd, mut all) = self.npm_program()?;
         all.extend(args.iter().map(|a| a.to_string()));
         Ok((cmd, all))
     }
 
-    fn run_npm(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), String> {
+    fn run_npm(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), PackageError> {
         let (cmd, all) = self.npm_args(args)?;
         self.run(&cmd, &all, cwd)
     }
 
-    fn npm_capture(&self, args: &[&str]) -> Result<String, String> {
+    fn npm_capture(&self, args: &[&str]) -> Result<String, PackageError> {
         let (cmd, all) = self.npm_args(args)?;
         capture(&cmd, &all, Some(&self.ctx.cwd))
     }
 
     /// Runs a tool with inherited stdin/stderr; fails with pi's `<cmd> <args> failed with
     /// code N`.
-    fn run(&self, cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<(), String> {
+    fn run(&self, cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<(), PackageError> {
         let mut c = Command::new(cmd);
         c.args(args).stdin(Stdio::null());
         if let Some(dir) = cwd {
@@ -173,38 +175,38 @@ impl PackageManager {
         if self.tool_stdout_to_stderr {
             c.stdout(std::io::stderr());
         }
-        let status = c.status().map_err(|e| spawn_error(cmd, &e))?;
+        let status = c.status().map_err(|e| spawn_error(cmd, e))?;
         if status.success() {
             return Ok(());
         }
-        let code = status
-            .code()
-            .map(|c| c.to_string())
-            .unwrap_or_else(|| "null".into());
-        Err(format!("{cmd} {} failed with code {code}", args.join(" ")))
+        Err(PackageError::Tool {
+            command: format!("{cmd} {}", args.join(" ")),
+            code: status.code(),
+            output: None,
+        })
     }
 
-    fn git(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), String> {
+    fn git(&self, args: &[&str], cwd: Option<&Path>) -> Result<(), PackageError> {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         self.run("git", &args, cwd)
     }
 
     /// Installs a source (without recording it). Local sources only have to exist.
-    pub fn install(&mut self, source: &str, scope: Scope) -> Result<(), String> {
+    pub fn install(&mut self, source: &str, scope: Scope) -> Result<(), PackageError> {
         self.report(&format!("Installing {source}..."));
         let parsed = PackageSource::parse(source);
         if let PackageSource::Local { path } = &parsed {
             let resolved = source::resolve_from(path, &self.ctx.cwd);
             if !resolved.exists() {
-                return Err(format!("Path does not exist: {}", resolved.display()));
+                return Err(PackageError::PathMissing(resolved));
             }
             return Ok(());
         }
         self.install_parsed(&parsed, scope)
     }
 
-    fn install_parsed(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
-        let refused = |what: &str| crate::util::offline::refused(&format!("Installing {what}"));
+    fn install_parsed(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), PackageError> {
+        let refused = |what: &str| PackageError::Offline { what: what.into() };
         match parsed {
             PackageSource::Npm { spec, .. } if offline() => Err(refused(&format!("npm:{spec}"))),
             PackageSource::Npm { spec, .. } => self.install_npm_specs(&[spec], scope),
@@ -218,8 +220,7 @@ impl PackageManager {
                 }
                 ensure_gitignore(&self.git_root(scope))?;
                 if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| format!("Could not create {}: {e}", parent.display()))?;
+                    std::fs::create_dir_all(parent).map_err(|e| fs_error("create", parent, e))?;
                 }
                 let target_str = target.to_string_lossy().into_owned();
                 self.git(&["clone", repo, &target_str], None)?;
@@ -234,7 +235,7 @@ impl PackageManager {
 
     /// `npm install --omit=dev` (plain `install` with a custom npmCommand) in a checkout that
     /// has a `package.json`.
-    fn install_git_dependencies(&self, dir: &Path) -> Result<(), String> {
+    fn install_git_dependencies(&self, dir: &Path) -> Result<(), PackageError> {
         if !dir.join("package.json").exists() {
             return Ok(());
         }
@@ -247,7 +248,7 @@ impl PackageManager {
     }
 
     /// Removes an installed package's files (local sources are left alone).
-    pub fn remove(&mut self, source: &str, scope: Scope) -> Result<(), String> {
+    pub fn remove(&mut self, source: &str, scope: Scope) -> Result<(), PackageError> {
         self.report(&format!("Removing {source}..."));
         let parsed = PackageSource::parse(source);
         match &parsed {
@@ -276,8 +277,7 @@ impl PackageManager {
                 if !target.exists() {
                     return Ok(());
                 }
-                std::fs::remove_dir_all(&target)
-                    .map_err(|e| format!("Could not remove {}: {e}", target.display()))?;
+                std::fs::remove_dir_all(&target).map_err(|e| fs_error("remove", &target, e))?;
                 prune_empty_parents(&target, &self.git_root(scope));
                 Ok(())
             }
@@ -294,7 +294,7 @@ impl PackageManager {
         only: Option<&str>,
         global: &[PackageEntry],
         project: &[PackageEntry],
-    ) -> Result<UpdateReport, String> {
+    ) -> Result<UpdateReport, PackageError> {
         let wanted = only.map(|s| self.ctx.input_identity(s));
         let mut targets = Vec::new();
         for (entries, scope) in [(global, Scope::User), (project, Scope::Project)] {
@@ -397,7 +397,7 @@ impl PackageManager {
 
     /// `npm install <specs>` into the scope's managed npm project, leaving pi's own packages
     /// (peers of every extension package) for pi to serve.
-    fn install_npm_specs(&self, specs: &[&str], scope: Scope) -> Result<(), String> {
+    fn install_npm_specs(&self, specs: &[&str], scope: Scope) -> Result<(), PackageError> {
         let root = self.npm_root(scope);
         ensure_npm_project(&root)?;
         // npm writes broken nested lockfile paths when --prefix goes through a symlink.
@@ -442,7 +442,7 @@ impl PackageManager {
         parsed: &PackageSource,
         name: &str,
         scope: Scope,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PackageError> {
         let installed = self.install_path(parsed, scope)?;
         let Some(current) = installed_version(&installed) else {
             return Ok(true);
@@ -455,7 +455,7 @@ impl PackageManager {
         Ok(latest.as_deref() != Some(current.as_str()))
     }
 
-    fn update_git(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), String> {
+    fn update_git(&mut self, parsed: &PackageSource, scope: Scope) -> Result<(), PackageError> {
         let dir = self.install_path(parsed, scope)?;
         if !dir.exists() {
             return self.install_parsed(parsed, scope);
@@ -476,7 +476,7 @@ impl PackageManager {
 
     /// The ref to reset to and the fetch that refreshes only it: the tracked upstream branch,
     /// else the remote's default branch.
-    fn git_update_target(&self, dir: &Path) -> Result<(String, Vec<String>), String> {
+    fn git_update_target(&self, dir: &Path) -> Result<(String, Vec<String>), PackageError> {
         let fetch_branch = |branch: &str| {
             [
                 "fetch",
@@ -526,7 +526,7 @@ impl PackageManager {
         settings: &mut Settings,
         source: &str,
         scope: Scope,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PackageError> {
         let mut list = packages_value(settings, scope);
         let key = self.ctx.input_identity(source);
         if list.iter().any(|v| self.entry_matches(v, &key, scope)) {
@@ -543,7 +543,7 @@ impl PackageManager {
         settings: &mut Settings,
         source: &str,
         scope: Scope,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PackageError> {
         let list = packages_value(settings, scope);
         let key = self.ctx.input_identity(source);
         let before = list.len();
@@ -587,16 +587,20 @@ fn packages_value(settings: &Settings, scope: Scope) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-fn write_packages(settings: &mut Settings, scope: Scope, list: Vec<Value>) -> Result<(), String> {
-    match scope {
+fn write_packages(
+    settings: &mut Settings,
+    scope: Scope,
+    list: Vec<Value>,
+) -> Result<(), PackageError> {
+    Ok(match scope {
         Scope::User => settings.set_global("packages", Value::Array(list)),
         Scope::Project => settings.set_project("packages", Value::Array(list)),
-    }
+    }?)
 }
 
 /// pi's "No matching package found for X" with a "Did you mean" for a bare npm name or git
 /// shorthand that matches a configured source.
-fn no_match_message(source: &str, configured: &[&PackageEntry]) -> String {
+fn no_match_message(source: &str, configured: &[&PackageEntry]) -> PackageError {
     let typed = source.trim();
     let suggestion = configured.iter().find_map(|e| {
         let hit = match PackageSource::parse(&e.source) {
@@ -614,9 +618,9 @@ fn no_match_message(source: &str, configured: &[&PackageEntry]) -> String {
         };
         hit.then(|| e.source.clone())
     });
-    match suggestion {
-        Some(s) => format!("No matching package found for {source}. Did you mean {s}?"),
-        None => format!("No matching package found for {source}"),
+    PackageError::NoMatch {
+        source: source.to_string(),
+        suggestion,
     }
 }
 
@@ -630,22 +634,29 @@ fn installed_version(dir: &Path) -> Option<String> {
     v.get("version")?.as_str().map(String::from)
 }
 
-fn spawn_error(cmd: &str, e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        format!("{cmd} is not installed (not found on PATH)")
-    } else {
-        format!("Could not run {cmd}: {e}")
+fn spawn_error(cmd: &str, source: std::io::Error) -> PackageError {
+    PackageError::Spawn {
+        cmd: cmd.to_string(),
+        source,
+    }
+}
+
+fn fs_error(action: &'static str, path: &Path, source: std::io::Error) -> PackageError {
+    PackageError::Fs {
+        action,
+        path: path.to_path_buf(),
+        source,
     }
 }
 
 /// Runs a tool and returns its stdout; stderr goes into the error.
-fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, String> {
+fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, PackageError> {
     let mut c = Command::new(cmd);
     c.args(args).stdin(Stdio::null());
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
-    let out = c.output().map_err(|e| spawn_error(cmd, &e))?;
+    let out = c.output().map_err(|e| spawn_error(cmd, e))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }
@@ -654,36 +665,30 @@ fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, Str
     } else {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let status = out
-        .status
-        .code()
-        .map(|c| format!("code {c}"))
-        .unwrap_or_else(|| "a signal".into());
-    Err(format!(
-        "{cmd} {} failed with {status}: {}",
-        args.join(" "),
-        detail.trim()
-    ))
+    Err(PackageError::Tool {
+        command: format!("{cmd} {}", args.join(" ")),
+        code: out.status.code(),
+        output: Some(detail.trim().to_string()),
+    })
 }
 
-fn capture_git(args: &[&str], dir: &Path) -> Result<String, String> {
+fn capture_git(args: &[&str], dir: &Path) -> Result<String, PackageError> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     capture("git", &args, Some(dir))
 }
 
 /// Creates `dir` with a `.gitignore` that ignores everything in it.
-fn ensure_gitignore(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("Could not create {}: {e}", dir.display()))?;
+fn ensure_gitignore(dir: &Path) -> Result<(), PackageError> {
+    std::fs::create_dir_all(dir).map_err(|e| fs_error("create", dir, e))?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        std::fs::write(&ignore, "*\n!.gitignore\n")
-            .map_err(|e| format!("Could not write {}: {e}", ignore.display()))?;
+        std::fs::write(&ignore, "*\n!.gitignore\n").map_err(|e| fs_error("write", &ignore, e))?;
     }
     Ok(())
 }
 
 /// `.pi/npm` as a private npm project so `npm install --prefix` has a home.
-fn ensure_npm_project(root: &Path) -> Result<(), String> {
+fn ensure_npm_project(root: &Path) -> Result<(), PackageError> {
     ensure_gitignore(root)?;
     let manifest = root.join("package.json");
     if !manifest.exists() {
@@ -691,7 +696,7 @@ fn ensure_npm_project(root: &Path) -> Result<(), String> {
             &manifest,
             "{\n  \"name\": \"pi-extensions\",\n  \"private\": true\n}",
         )
-        .map_err(|e| format!("Could not write {}: {e}", manifest.display()))?;
+        .map_err(|e| fs_error("write", &manifest, e))?;
     }
     Ok(())
 }

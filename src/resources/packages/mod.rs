@@ -12,6 +12,7 @@
 pub mod collect;
 pub mod config;
 pub mod entry;
+pub mod error;
 pub mod manager;
 pub mod resolve;
 pub mod source;
@@ -20,6 +21,7 @@ pub use entry::{
     entries_of, Filters, PackageContext, PackageEntry, ResourceKind, Scope,
     PROJECT_NPM_COMMAND_IGNORED,
 };
+pub use error::PackageError;
 pub use manager::PackageManager;
 pub use resolve::{resolve, resolve_for_run, Missing, PackageResource, PackageResources};
 pub use source::PackageSource;

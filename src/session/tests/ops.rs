@@ -86,11 +86,11 @@ fn fork_without_assistant_is_not_written_and_first_message_forks_empty() {
     assert_eq!(f.entries().len(), 3);
     assert!(!f.path().unwrap().exists());
     assert_eq!(
-        fork_at(&w, "1f22d8b6", d.path()).err().unwrap(),
+        fork_at(&w, "1f22d8b6", d.path()).err().unwrap().to_string(),
         "Invalid entry ID for forking"
     );
     assert_eq!(
-        fork_at(&w, "nope", d.path()).err().unwrap(),
+        fork_at(&w, "nope", d.path()).err().unwrap().to_string(),
         "Invalid entry ID for forking"
     );
 
@@ -113,7 +113,7 @@ fn clone_copies_the_active_branch_and_keeps_labels() {
     let d = tempfile::tempdir().unwrap();
     let mut s = SessionWriter::create(d.path(), "/w", None);
     assert_eq!(
-        clone_branch(&s, d.path()).err().unwrap(),
+        clone_branch(&s, d.path()).err().unwrap().to_string(),
         "Cannot clone session: no current entry selected"
     );
     let q = s.append_message(user("q")).unwrap();
@@ -144,7 +144,7 @@ fn names_and_labels_append_entries() {
     let src = fixture_copy(d.path());
     let (mut w, _) = SessionWriter::open(&src).unwrap();
     assert_eq!(
-        set_name(&mut w, "   ").err().unwrap(),
+        set_name(&mut w, "   ").err().unwrap().to_string(),
         "Session name cannot be empty"
     );
     set_name(&mut w, "  Renamed  ").unwrap();
