@@ -540,12 +540,7 @@ fn render(
     max_tokens: u64,
 ) -> ToolOutput {
     let ok = result.outcome.is_ok();
-    // An aborted script's worker is ended at once: pi 1.6.0 gets none of its output.
-    let mut output = if result.outcome == Err(ScriptError::Aborted) {
-        Vec::new()
-    } else {
-        result.output
-    };
+    let mut output = result.output;
     if let Ok(Some(value)) = &result.outcome {
         let text = match serde_json::from_str::<Value>(value) {
             Ok(Value::String(s)) => s,
