@@ -245,7 +245,13 @@ impl Host {
 }
 
 impl ScriptHost for Host {
-    fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String> {
+    fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        abort: &Abort,
+        has_started: &dyn Fn(),
+    ) -> Result<Value, String> {
         let Some(nested) = &self.nested else {
             return Err("Tool calls need a session".into());
         };
@@ -266,7 +272,10 @@ impl ScriptHost for Host {
         };
         let started = Instant::now();
         // Shown running once its own start event is out, the order pi 1.6.0's events come in.
-        let outcome = nested.call(name, args, abort, &|| self.publish(&self.calls()));
+        let outcome = nested.call(name, args, abort, &|| {
+            self.publish(&self.calls());
+            has_started();
+        });
         let text = crate::agent::execute::content_text(&outcome.output.content);
         {
             let mut calls = self.calls();
