@@ -24,7 +24,8 @@ impl NestedTools for Reads {
     fn tools(&self, _: &Abort) -> Vec<Arc<dyn Tool>> {
         vec![Arc::new(ReadTool)]
     }
-    fn call(&self, _name: &str, args: Value, abort: &Abort) -> NestedOutcome {
+    fn call(&self, _name: &str, args: Value, abort: &Abort, started: &dyn Fn()) -> NestedOutcome {
+        started();
         let out = direct_read(&self.0, args, abort);
         NestedOutcome {
             id: "b/1".into(),

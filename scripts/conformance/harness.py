@@ -57,6 +57,7 @@ class Case:
     turns     the mock server's scripted replies (see mock.py).
     model     prepended as `--model <model>` to every argv unless None.
     compare   which observations count: exit, stdout, stderr, requests, sessions, files, rpc.
+    no_node_for_ours  ours runs with every Node left off PATH (codemode needs none).
     follows   "1.x" when today's pi changed this behaviour on purpose: against 0.73.1 the
               case is then shown as "follows 1.x" and does not fail the run.
     """

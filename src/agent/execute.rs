@@ -301,7 +301,7 @@ impl NestedTools for BatchNested {
             .clone()
     }
 
-    fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome {
+    fn call(&self, name: &str, args: Value, abort: &Abort, started: &dyn Fn()) -> NestedOutcome {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
         let call = ToolCall {
             id: format!("{}/{n}", self.caller.id),
@@ -321,6 +321,7 @@ impl NestedTools for BatchNested {
                 parent_id: parent.clone(),
             },
         );
+        started();
         let batch = ToolBatch {
             tools: self.tools(abort),
             tool_source: None,

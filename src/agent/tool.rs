@@ -89,8 +89,9 @@ pub trait NestedTools: Send + Sync {
     /// The tools a nested call may name: the run's declared tools, then those kept for
     /// scripts (MCP tools not declared to the model). May wait for MCP servers connecting.
     fn tools(&self, abort: &Abort) -> Vec<Arc<dyn Tool>>;
-    /// Runs `name` with `args` on the calling thread; honours `abort`.
-    fn call(&self, name: &str, args: Value, abort: &Abort) -> NestedOutcome;
+    /// Runs `name` with `args` on the calling thread; honours `abort`. `started` is called
+    /// once the call's `tool_execution_start` is out, before it runs.
+    fn call(&self, name: &str, args: Value, abort: &Abort, started: &dyn Fn()) -> NestedOutcome;
     /// Streams a partial result of the calling tool (`tool_execution_update`), in order with
     /// its nested calls' events; callable from any thread.
     fn report(&self, _partial: ToolOutput) {}

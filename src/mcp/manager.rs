@@ -377,7 +377,7 @@ impl McpManager {
         }
         (self.reporter)(
             &format!(
-                "MCP: this build has no codemode yet, so the codemode tools of {} are reached through tool_search instead (as with \"exposure\": \"deferred\").",
+                "MCP: the codemode tools of {} are callable from codemode scripts when the codemode tool is on (--tools +codemode), and are also reached through tool_search (as with \"exposure\": \"deferred\").",
                 names.join(", ")
             ),
             "info",

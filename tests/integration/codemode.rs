@@ -258,7 +258,8 @@ fn abort_interrupts_a_spinning_script_and_frees_its_worker() {
     assert_eq!(end["isError"], true);
     let text = end["result"]["content"].to_string();
     assert!(
-        text.contains("Script aborted: Execution aborted") || text.contains("Operation aborted"),
+        text.contains("Script aborted: This operation was aborted")
+            || text.contains("Operation aborted"),
         "{text}"
     );
     talk.expect("agent_end", |v| v["type"] == "agent_end");

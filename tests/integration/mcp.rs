@@ -275,7 +275,7 @@ fn codemode_servers_act_as_deferred_and_say_so() {
         .run();
     out.assert_code(0);
     assert!(
-        out.stderr.contains("MCP: this build has no codemode yet, so the codemode tools of fake are reached through tool_search instead"),
+        out.stderr.contains("MCP: the codemode tools of fake are callable from codemode scripts when the codemode tool is on (--tools +codemode), and are also reached through tool_search"),
         "{}",
         out.stderr
     );

@@ -155,7 +155,7 @@ fn the_section_lists_servers_reached_through_tool_search() {
     );
     assert_eq!(
         *reports.lock().unwrap(),
-        ["info: MCP: this build has no codemode yet, so the codemode tools of fake-one are reached through tool_search instead (as with \"exposure\": \"deferred\")."]
+        ["info: MCP: the codemode tools of fake-one are callable from codemode scripts when the codemode tool is on (--tools +codemode), and are also reached through tool_search (as with \"exposure\": \"deferred\")."]
     );
     m.shutdown();
 }

@@ -57,8 +57,15 @@ pub struct ScriptTool {
 /// lookups (`searchTools`, `describeTool`, `describeNamespace`) on the engine thread.
 pub trait ScriptHost: Send + Sync {
     /// Runs tool `name`; `Ok` is the JSON value the promise resolves to, `Err` the rejection's
-    /// message. Must honour `abort`.
-    fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String>;
+    /// message. Must honour `abort`. `started` is called once the call has its id and record,
+    /// so calls the script made together are numbered in the order it made them.
+    fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        abort: &Abort,
+        started: &dyn Fn(),
+    ) -> Result<Value, String>;
     /// A lookup global called with its arguments (as a JSON array).
     fn call_global(&self, name: &str, args: Value) -> Result<Value, String>;
     /// `models.<method>(...args)` (arguments as a JSON array), on its own thread like a tool
@@ -231,6 +238,7 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
     let mut uncaught = started_run.err();
 
     let call_abort = Abort::new();
+    let turns = Arc::new(Turnstile::default());
     let (settled_tx, settled_rx) = crossbeam_channel::unbounded::<Settled>();
     let mut in_flight = 0usize;
     let mut calls_started = 0usize;
@@ -250,11 +258,29 @@ fn execute(run: ScriptRun, host: Arc<dyn ScriptHost>, abort: &Abort) -> ScriptRe
                 Request::Tool { id, name, args } => {
                     calls_started += 1;
                     in_flight += 1;
-                    spawn_call(id, Call::Tool(name), args, &host, &call_abort, &settled_tx);
+                    let ticket = calls_started as u64 - 1;
+                    spawn_call(
+                        id,
+                        Call::Tool(name),
+                        args,
+                        Some((&turns, ticket)),
+                        &host,
+                        &call_abort,
+                        &settled_tx,
+                    );
                 }
                 Request::Model { id, name, args } => {
                     in_flight += 1;
-                    spawn_call(id, Call::Model(name), args, &host, &call_abort, &settled_tx);
+                    // `models` calls are not numbered among the tool calls: no turn to wait.
+                    spawn_call(
+                        id,
+                        Call::Model(name),
+                        args,
+                        None,
+                        &host,
+                        &call_abort,
+                        &settled_tx,
+                    );
                 }
                 Request::Global { id, name, args } => {
                     let args = serde_json::from_str(&args).unwrap_or(Value::Null);
@@ -358,26 +384,66 @@ enum Call {
     Model(String),
 }
 
+/// Lets a script's calls start one at a time, in the order it made them; each lets the next go
+/// once it has its id (or has finished, or the script is over).
+#[derive(Default)]
+struct Turnstile {
+    next: std::sync::Mutex<u64>,
+    moved: std::sync::Condvar,
+}
+
+impl Turnstile {
+    fn wait_for(&self, ticket: u64, abort: &Abort) {
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        while *next < ticket && !abort.is_aborted() {
+            next = self
+                .moved
+                .wait_timeout(next, POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn pass(&self, ticket: u64) {
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        if *next <= ticket {
+            *next = ticket + 1;
+        }
+        self.moved.notify_all();
+    }
+}
+
 fn spawn_call(
     id: u64,
     call: Call,
     args: String,
+    turn: Option<(&Arc<Turnstile>, u64)>,
     host: &Arc<dyn ScriptHost>,
     abort: &Abort,
     settled: &Sender<Settled>,
 ) {
+    let turn = turn.map(|(turns, ticket)| (Arc::clone(turns), ticket));
     let host = Arc::clone(host);
     let abort = abort.clone();
     let settled = settled.clone();
     let args: Value = serde_json::from_str(&args).unwrap_or(Value::Object(Default::default()));
+    let gate = turn.clone();
     // Detached: a call stuck in the kernel must not hold the script; its late result is dropped.
     let spawned = std::thread::Builder::new()
         .name("pi-codemode-call".into())
         .spawn({
             let settled = settled.clone();
             move || {
+                if let Some((turns, ticket)) = &turn {
+                    turns.wait_for(*ticket, &abort);
+                }
+                let started = || {
+                    if let Some((turns, ticket)) = &turn {
+                        turns.pass(*ticket);
+                    }
+                };
                 let result = crate::util::panic::catch(|| match &call {
-                    Call::Tool(name) => host.call_tool(name, args, &abort),
+                    Call::Tool(name) => host.call_tool(name, args, &abort, &started),
                     Call::Model(method) => host.call_model(method, args, &abort),
                 })
                 .unwrap_or_else(|panic| {
@@ -387,10 +453,14 @@ fn spawn_call(
                     };
                     Err(format!("Tool {name} failed unexpectedly: {panic}"))
                 });
+                started();
                 let _ = settled.send((id, result));
             }
         });
     if let Err(e) = spawned {
+        if let Some((turns, ticket)) = gate {
+            turns.pass(ticket);
+        }
         let _ = settled.send((id, Err(format!("Could not start the tool call: {e}"))));
     }
 }

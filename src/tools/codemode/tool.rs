@@ -29,6 +29,8 @@ const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 10_000;
 const CHARS_PER_TOKEN: u64 = 4;
 const DEFAULT_MAX_WORKERS: usize = 2;
 const WORKER_WAIT: Duration = Duration::from_secs(60);
+/// Why an aborted script stopped, as Node words an aborted signal's reason.
+const ABORTED: &str = "This operation was aborted";
 
 const DESCRIPTION: &str = concat!("Run JavaScript that calls other tools. The input is raw JavaScript (not JSON, no code fence), run as an async function body in a QuickJS sandbox: top-level `await` and `return` work. No Node, file system, network, or timers.
 - `await tools.<name>({ ...args })` resolves to a string, or an object if the tool's declaration says so, and rejects with an Error on failure. A tool whose declaration returns an object resolves on failure too when it returned that object; check its fields. Calls still running when the script ends are cancelled.
@@ -278,7 +280,13 @@ impl ScriptHost for Host {
         self.models.call(method, args, abort, self)
     }
 
-    fn call_tool(&self, name: &str, args: Value, abort: &Abort) -> Result<Value, String> {
+    fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        abort: &Abort,
+        has_started: &dyn Fn(),
+    ) -> Result<Value, String> {
         let Some(nested) = &self.nested else {
             return Err("Tool calls need a session".into());
         };
@@ -295,11 +303,14 @@ impl ScriptHost for Host {
                 duration_ms: None,
                 error: None,
             });
-            self.publish(&calls);
             calls.len() - 1
         };
         let started = Instant::now();
-        let outcome = nested.call(name, args, abort);
+        // Shown running once its own start event is out, the order pi 1.6.0's events come in.
+        let outcome = nested.call(name, args, abort, &|| {
+            self.publish(&self.calls());
+            has_started();
+        });
         let text = crate::agent::execute::content_text(&outcome.output.content);
         {
             let mut calls = self.calls();
@@ -515,7 +526,7 @@ impl WorkerSlot {
                 state.waiting.retain(|t| *t != ticket);
                 WORKERS_FREED.notify_all();
                 return Err(if abort.is_aborted() {
-                    "Script aborted: Execution aborted".into()
+                    format!("Script aborted: {ABORTED}")
                 } else if timeout.is_some_and(|t| t <= WORKER_WAIT) {
                     format!(
                         "Script timed out: Execution timed out after {} ms while waiting for a free codemode worker",
@@ -625,7 +636,7 @@ fn render(
             ScriptError::Timeout(ms) => {
                 format!("Script timed out: Execution timed out after {ms} ms")
             }
-            ScriptError::Aborted => "Script aborted: Execution aborted".into(),
+            ScriptError::Aborted => format!("Script aborted: {ABORTED}"),
             ScriptError::Sandbox(m) => format!("Script sandbox failed: {m}"),
         };
         let summary = if cancelled_calls.is_empty() {
