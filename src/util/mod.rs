@@ -25,6 +25,7 @@ pub mod date;
 pub mod encoding;
 pub mod files;
 pub mod heap;
+pub mod home;
 pub mod js;
 pub mod json;
 pub mod math;
