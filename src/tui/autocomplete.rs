@@ -218,16 +218,7 @@ impl CombinedProvider {
     }
 
     fn resolve(&self, p: &str) -> PathBuf {
-        if let Some(rest) = p.strip_prefix("~/") {
-            if let Some(home) = std::env::var_os("HOME") {
-                return Path::new(&home).join(rest);
-            }
-        }
-        if p.starts_with('/') {
-            PathBuf::from(p)
-        } else {
-            self.base_path.join(p)
-        }
+        self.base_path.join(crate::util::home::expand_tilde(p))
     }
 
     /// Directory entries starting with the last path component (Tab on `src/ma`).

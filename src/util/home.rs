@@ -1,7 +1,8 @@
-//! The home directory in paths: `shorten_home` shows a path under `$HOME` as `~/…`, the one
-//! rule for it, as pi's `shortenHomePath` has it.
+//! The home directory in paths: `shorten_home` shows a path under `$HOME` as `~/…` and
+//! `expand_tilde` turns a leading `~` back into `$HOME` — the one rule for each, as pi's
+//! `shortenHomePath` and `normalizePath` have it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `$HOME`, when set and not empty.
 pub fn home_dir() -> Option<PathBuf> {
@@ -32,6 +33,33 @@ pub fn shorten_home_in(path: &str, home: &str) -> String {
     }
 }
 
+/// `path` with a leading `~` or `~/` replaced by `$HOME`; anything else (`~user`, `a/~`)
+/// is returned unchanged, as is everything when `$HOME` is unset.
+pub fn expand_tilde(path: &str) -> String {
+    match home_dir() {
+        Some(home) => expand_tilde_in(path, &home),
+        None => path.to_string(),
+    }
+}
+
+/// [`expand_tilde`] as a path.
+pub fn expand_tilde_path(path: &str) -> PathBuf {
+    PathBuf::from(expand_tilde(path))
+}
+
+/// [`expand_tilde`] against an explicit home directory.
+pub fn expand_tilde_in(path: &str, home: &Path) -> String {
+    let home = home.to_string_lossy();
+    if path == "~" {
+        return home.into_owned();
+    }
+    match path.strip_prefix("~/") {
+        Some("") => home.into_owned(),
+        Some(rest) => format!("{}/{rest}", home.trim_end_matches('/')),
+        None => path.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +81,18 @@ mod tests {
         );
         assert_eq!(shorten_home_in("/anything", ""), "/anything");
         assert_eq!(shorten_home_in("/anything", "/"), "/anything");
+    }
+
+    #[test]
+    fn expands_a_bare_tilde_and_tilde_slash_only() {
+        let home = Path::new("/home/al");
+        assert_eq!(expand_tilde_in("~", home), "/home/al");
+        assert_eq!(expand_tilde_in("~/", home), "/home/al");
+        assert_eq!(expand_tilde_in("~/x/y", home), "/home/al/x/y");
+        assert_eq!(expand_tilde_in("~/x", Path::new("/home/al/")), "/home/al/x");
+        assert_eq!(expand_tilde_in("~bob/x", home), "~bob/x");
+        assert_eq!(expand_tilde_in("~x", home), "~x");
+        assert_eq!(expand_tilde_in("a/~/b", home), "a/~/b");
+        assert_eq!(expand_tilde_in("/abs", home), "/abs");
     }
 }
