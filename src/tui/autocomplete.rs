@@ -6,7 +6,7 @@
 //! Providers are synchronous and called on the UI thread; the file walk is bounded so a
 //! huge tree cannot stall typing. Columns are byte offsets into the line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::fuzzy::{fuzzy_filter, fuzzy_match};
@@ -432,6 +432,7 @@ pub fn apply_completion(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn provider(dir: &Path) -> CombinedProvider {
         CombinedProvider::new(
