@@ -314,12 +314,18 @@ impl<T: Terminal> App<T> {
 
     fn share(&mut self) -> Result<(), String> {
         let s = self.session.as_ref().ok_or("busy")?;
-        let gh_available = std::process::Command::new("gh")
-            .arg("--version")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|st| st.success());
+        let gh = |args: &[&std::ffi::OsStr], timeout_secs| {
+            crate::util::process::run(
+                std::process::Command::new("gh").args(args),
+                &crate::util::process::RunOptions {
+                    timeout: Some(std::time::Duration::from_secs(timeout_secs)),
+                    max_output: 1 << 20,
+                    ..Default::default()
+                },
+            )
+        };
+        let gh_available = gh(&["--version".as_ref()], 10)
+            .is_ok_and(|out| out.status.is_some_and(|st| st.success()));
         if !gh_available {
             return Err("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/ to share sessions.".into());
         }
@@ -330,13 +336,18 @@ impl<T: Terminal> App<T> {
             .map_err(|e| format!("Could not create a temp folder: {e}"))?;
         let theme = crate::tui::theme::current();
         let file = s.export_html(Some(&dir.path().join("session.html")), Some(theme.name()))?;
-        let out = std::process::Command::new("gh")
-            .args(["gist", "create", "--public=false"])
-            .arg(&file)
-            .output()
-            .map_err(|e| format!("Could not run gh: {e}"))?;
+        let args = [
+            "gist".as_ref(),
+            "create".as_ref(),
+            "--public=false".as_ref(),
+            file.as_os_str(),
+        ];
+        let out = gh(&args, 120).map_err(|e| format!("Could not run gh: {e}"))?;
         drop(dir);
-        if !out.status.success() {
+        if out.timed_out {
+            return Err("Failed to create gist: gh did not finish within 120s".into());
+        }
+        if !out.status.is_some_and(|st| st.success()) {
             return Err(format!(
                 "Failed to create gist: {}",
                 String::from_utf8_lossy(&out.stderr).trim()

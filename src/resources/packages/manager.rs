@@ -15,6 +15,10 @@ use serde_json::Value;
 use super::source::{self, PackageSource};
 use super::{PackageContext, PackageEntry, Scope};
 use crate::resources::settings::Settings;
+use crate::util::process;
+
+/// Output kept of a package tool's captured stdout or stderr (`npm view`, `git rev-parse`).
+const CAPTURE_MAX_OUTPUT: usize = 16 << 20;
 
 /// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs, no updates.
 pub use crate::util::offline::offline;
@@ -173,7 +177,9 @@ impl PackageManager {
         if self.tool_stdout_to_stderr {
             c.stdout(std::io::stderr());
         }
-        let status = c.status().map_err(|e| spawn_error(cmd, &e))?;
+        let child = process::spawn(&mut c, process::SpawnOptions::default())
+            .map_err(|e| spawn_error(cmd, &e))?;
+        let status = wait_for(&child)?;
         if status.success() {
             return Ok(());
         }
@@ -638,6 +644,19 @@ fn spawn_error(cmd: &str, e: &std::io::Error) -> String {
     }
 }
 
+/// Waits for a package tool to exit; a shutdown stops it (its whole process group).
+fn wait_for(child: &process::OwnedChild) -> Result<std::process::ExitStatus, String> {
+    loop {
+        if let Some(status) = child.wait_timeout(std::time::Duration::from_millis(50)) {
+            return status.ok_or_else(|| "its exit status was lost".to_string());
+        }
+        if crate::util::shutdown::signal().is_some() {
+            child.kill();
+            return Err("stopped: pi is shutting down".to_string());
+        }
+    }
+}
+
 /// Runs a tool and returns its stdout; stderr goes into the error.
 fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, String> {
     let mut c = Command::new(cmd);
@@ -645,7 +664,32 @@ fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, Str
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
-    let out = c.output().map_err(|e| spawn_error(cmd, &e))?;
+    let out = process::run(
+        &mut c,
+        &process::RunOptions {
+            max_output: CAPTURE_MAX_OUTPUT,
+            cancelled: &|| crate::util::shutdown::signal().is_some(),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| spawn_error(cmd, &e))?;
+    if out.cancelled {
+        return Err(format!(
+            "{cmd} {} was stopped: pi is shutting down",
+            args.join(" ")
+        ));
+    }
+    let Some(status) = out.status else {
+        return Err(format!(
+            "{cmd} {}: its exit status was lost",
+            args.join(" ")
+        ));
+    };
+    let out = std::process::Output {
+        status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    };
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }
