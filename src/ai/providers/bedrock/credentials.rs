@@ -284,7 +284,8 @@ fn credential_process_within(cmd: &str, timeout: Duration) -> Result<Credentials
             timeout.as_secs_f64()
         ));
     }
-    if out.cancelled {
+    // A shutdown may kill the group before `cancelled` is polled.
+    if out.cancelled || crate::util::shutdown::signal().is_some() {
         return Err("credential_process was stopped: pi is shutting down".to_string());
     }
     if !out.status.is_some_and(|s| s.success()) {
