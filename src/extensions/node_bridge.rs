@@ -44,10 +44,16 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
 fn node_version(node: &Path) -> Option<(u32, u32)> {
     static VERSION: OnceLock<Option<(u32, u32)>> = OnceLock::new();
     *VERSION.get_or_init(|| {
-        let out = std::process::Command::new(node)
-            .arg("--version")
-            .output()
-            .ok()?;
+        let out = crate::util::process::run(
+            std::process::Command::new(node).arg("--version"),
+            &crate::util::process::RunOptions {
+                timeout: Some(std::time::Duration::from_secs(10)),
+                max_output: 4096,
+                capture_stderr: false,
+                ..Default::default()
+            },
+        )
+        .ok()?;
         parse_version(&String::from_utf8_lossy(&out.stdout))
     })
 }

@@ -139,14 +139,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// `~` and `~/…` name the home directory.
 fn expand_home(value: &str) -> String {
-    let home = || crate::resources::trust::home_dir().map(|h| h.to_string_lossy().into_owned());
-    if value == "~" {
-        return home().unwrap_or_else(|| value.to_string());
-    }
-    match (value.strip_prefix("~/"), home()) {
-        (Some(rest), Some(h)) => format!("{}/{rest}", h.trim_end_matches('/')),
-        _ => value.to_string(),
-    }
+    crate::util::home::expand_tilde(value)
 }
 
 impl ServerConnection {

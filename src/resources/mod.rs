@@ -33,16 +33,7 @@ use std::path::PathBuf;
 
 /// Expands a leading `~` (alone or followed by `/`) to `$HOME`.
 pub fn expand_tilde(path: &str) -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    if path == "~" {
-        home
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        home.join(rest)
-    } else {
-        PathBuf::from(path)
-    }
+    crate::util::home::expand_tilde_path(path)
 }
 
 /// The agent dir: `$PI_CODING_AGENT_DIR` (with `~` expansion) else `$HOME/.pi/agent`.

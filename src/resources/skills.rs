@@ -253,11 +253,7 @@ fn ancestor_agents_dirs(cwd: &Path) -> Vec<(PathBuf, PathBuf)> {
 
 fn resolve_user_path(p: &str, cwd: &Path) -> PathBuf {
     let p = p.trim();
-    let expanded = if p.starts_with('~') && !p.starts_with("~/") && p != "~" {
-        super::expand_tilde(&format!("~/{}", &p[1..]))
-    } else {
-        super::expand_tilde(p)
-    };
+    let expanded = super::expand_tilde(p);
     if expanded.is_absolute() {
         expanded
     } else {

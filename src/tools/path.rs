@@ -22,14 +22,7 @@ pub fn expand_path(raw: &str) -> String {
         .chars()
         .map(|c| if is_unicode_space(c) { ' ' } else { c })
         .collect();
-    let home = || std::env::var("HOME").unwrap_or_default();
-    if s == "~" {
-        return home();
-    }
-    if let Some(rest) = s.strip_prefix("~/") {
-        return format!("{}/{}", home().trim_end_matches('/'), rest);
-    }
-    s
+    crate::util::home::expand_tilde(&s)
 }
 
 /// Removes `.` and resolves `..` lexically, like Node's `path.resolve`.

@@ -219,16 +219,9 @@ fn globs_intersect(pattern: &str, subject: &str) -> bool {
     false
 }
 
-/// A path pattern as matched: `./` dropped, `~/` expanded.
+/// A path pattern as matched: `./` dropped, `~` and `~/` expanded.
 fn path_pattern(p: &str) -> String {
-    let p = p.strip_prefix("./").unwrap_or(p);
-    match p.strip_prefix("~/") {
-        Some(rest) => {
-            let home = std::env::var("HOME").unwrap_or_default();
-            format!("{}/{rest}", home.trim_end_matches('/'))
-        }
-        None => p.to_string(),
-    }
+    crate::util::home::expand_tilde(p.strip_prefix("./").unwrap_or(p))
 }
 
 /// A glob as a regex: for paths `*` and `?` stay within a directory and `**` crosses them;

@@ -6,7 +6,7 @@
 //! Providers are synchronous and called on the UI thread; the file walk is bounded so a
 //! huge tree cannot stall typing. Columns are byte offsets into the line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::fuzzy::{fuzzy_filter, fuzzy_match};
@@ -218,16 +218,7 @@ impl CombinedProvider {
     }
 
     fn resolve(&self, p: &str) -> PathBuf {
-        if let Some(rest) = p.strip_prefix("~/") {
-            if let Some(home) = std::env::var_os("HOME") {
-                return Path::new(&home).join(rest);
-            }
-        }
-        if p.starts_with('/') {
-            PathBuf::from(p)
-        } else {
-            self.base_path.join(p)
-        }
+        self.base_path.join(crate::util::home::expand_tilde(p))
     }
 
     /// Directory entries starting with the last path component (Tab on `src/ma`).
@@ -441,6 +432,7 @@ pub fn apply_completion(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn provider(dir: &Path) -> CombinedProvider {
         CombinedProvider::new(

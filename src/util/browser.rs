@@ -17,10 +17,15 @@ pub fn open(url: &str) {
     } else {
         return;
     };
-    let _ = std::process::Command::new(opener)
-        .arg(url)
+    let mut cmd = std::process::Command::new(opener);
+    cmd.arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+        .stderr(std::process::Stdio::null());
+    // Its own session: the browser it starts must not share pi's terminal.
+    let options = super::process::SpawnOptions {
+        new_session: true,
+        ..Default::default()
+    };
+    let _ = super::process::spawn(&mut cmd, options);
 }

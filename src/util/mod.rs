@@ -16,7 +16,8 @@
 //! compiled once instead of once per element type; `collate` orders names as JavaScript's
 //! `localeCompare` does; `offline` reads `PI_OFFLINE` for every network path pi takes on its
 //! own account; `heap` gives freed memory back to the system when a run ends; `typed_json`
-//! reads a JSON value into a typed shape with errors that name the field.
+//! reads a JSON value into a typed shape with errors that name the field; `home` shows a
+//! path under `$HOME` as `~` and expands a leading `~` (the one rule for each).
 
 pub mod atomic;
 pub mod browser;
@@ -25,6 +26,7 @@ pub mod date;
 pub mod encoding;
 pub mod files;
 pub mod heap;
+pub mod home;
 pub mod js;
 pub mod json;
 pub mod math;

@@ -190,3 +190,77 @@ fn run_does_not_wait_for_a_grandchild_holding_the_pipe() {
     // SAFETY: our own test's grandchild, still alive (its group was never killed).
     unsafe { libc::kill(grandchild, libc::SIGKILL) };
 }
+
+/// Starts of children that may bypass [`spawn`], each with why. Nothing else belongs here.
+const DIRECT_SPAWNS_ALLOWED: &[(&str, &str, &str)] = &[(
+    "modes/interactive/external.rs",
+    r#"Command::new("sh")"#,
+    "$EDITOR must run in pi's foreground process group to read the terminal",
+)];
+
+/// Every `Command::new(…)` in `src/` outside tests whose statement also starts the child
+/// itself (`.output()`, `.status()`, `.spawn()`): such a child has no timeout, no group kill
+/// on shutdown and unbounded output.
+fn direct_spawns(dir: &std::path::Path, root: &std::path::Path, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if name != "tests" {
+                direct_spawns(&path, root, found);
+            }
+            continue;
+        }
+        let is_test_file =
+            name == "tests.rs" || name.ends_with("_tests.rs") || name == "test_server.rs";
+        if !name.ends_with(".rs") || is_test_file {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == "util/process.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let lines: Vec<&str> = code.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(at) = line.find("Command::new(") else {
+                continue;
+            };
+            let mut statement = line[at..].to_string();
+            for next in lines.iter().skip(i + 1).take(8) {
+                if statement.contains(';') {
+                    break;
+                }
+                statement.push_str(next);
+            }
+            let statement = statement.split(';').next().unwrap_or_default();
+            let starts = [".output()", ".status()", ".spawn()"]
+                .iter()
+                .any(|call| statement.contains(call));
+            let allowed = DIRECT_SPAWNS_ALLOWED
+                .iter()
+                .any(|(file, call, _)| rel == *file && line.contains(call));
+            if starts && !allowed {
+                found.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_child_process_starts_through_util_process() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    direct_spawns(&root, &root, &mut found);
+    assert!(
+        found.is_empty(),
+        "start these through util::process::run or spawn (timeout, group kill, bounded \
+         output):\n{}",
+        found.join("\n")
+    );
+}

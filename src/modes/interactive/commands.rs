@@ -363,21 +363,32 @@ impl<T: Terminal> App<T> {
 
 /// Uploads `file` as a secret gist with the GitHub CLI; the note with its links.
 fn share_gist(file: &Path) -> Result<String, String> {
-    let gh_available = std::process::Command::new("gh")
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|st| st.success());
+    let gh = |args: &[&std::ffi::OsStr], timeout_secs| {
+        crate::util::process::run(
+            std::process::Command::new("gh").args(args),
+            &crate::util::process::RunOptions {
+                timeout: Some(std::time::Duration::from_secs(timeout_secs)),
+                max_output: 1 << 20,
+                ..Default::default()
+            },
+        )
+    };
+    let gh_available =
+        gh(&["--version".as_ref()], 10).is_ok_and(|out| out.status.is_some_and(|st| st.success()));
     if !gh_available {
         return Err("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/ to share sessions.".into());
     }
-    let out = std::process::Command::new("gh")
-        .args(["gist", "create", "--public=false"])
-        .arg(file)
-        .output()
-        .map_err(|e| format!("Could not run gh: {e}"))?;
-    if !out.status.success() {
+    let args = [
+        "gist".as_ref(),
+        "create".as_ref(),
+        "--public=false".as_ref(),
+        file.as_os_str(),
+    ];
+    let out = gh(&args, 120).map_err(|e| format!("Could not run gh: {e}"))?;
+    if out.timed_out {
+        return Err("Failed to create gist: gh did not finish within 120s".into());
+    }
+    if !out.status.is_some_and(|st| st.success()) {
         return Err(format!(
             "Failed to create gist: {}",
             String::from_utf8_lossy(&out.stderr).trim()

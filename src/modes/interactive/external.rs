@@ -69,6 +69,9 @@ pub(super) fn edit_externally<T: Terminal>(tui: &mut Tui<T>, view: &mut View) {
     drop(file);
 }
 
+/// How long a clipboard tool may take to accept the text.
+const CLIPBOARD_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Puts `text` on the clipboard: OSC 52 through the terminal, and the first of wl-copy,
 /// xclip, xsel or pbcopy that runs.
 pub fn copy_to_clipboard(terminal: &mut dyn Terminal, text: &str) {
@@ -82,18 +85,25 @@ pub fn copy_to_clipboard(terminal: &mut dyn Terminal, text: &str) {
         ("pbcopy", &[]),
     ];
     for (program, args) in tools {
-        let child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(mut child) = child else { continue };
+            .stderr(Stdio::null());
+        let options = crate::util::process::SpawnOptions::default();
+        let Ok(mut child) = crate::util::process::spawn(&mut cmd, options) else {
+            continue;
+        };
         if let Some(mut stdin) = child.stdin.take() {
             let _ = stdin.write_all(text.as_bytes());
         }
-        if child.wait().is_ok_and(|s| s.success()) {
-            return;
+        // A clipboard tool that hangs (no display answering) must not freeze the screen.
+        match child.wait_timeout(CLIPBOARD_TOOL_TIMEOUT) {
+            Some(status) if status.is_some_and(|s| s.success()) => return,
+            Some(_) => {}
+            None => {
+                child.kill();
+            }
         }
     }
 }

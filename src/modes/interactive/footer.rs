@@ -96,13 +96,7 @@ pub fn format_tokens(n: u64) -> String {
 
 /// The cwd with the home directory shown as `~`.
 pub fn display_cwd(cwd: &Path) -> String {
-    let cwd = cwd.to_string_lossy().into_owned();
-    match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && cwd.starts_with(&home) => {
-            format!("~{}", &cwd[home.len()..])
-        }
-        _ => cwd,
-    }
+    crate::util::home::shorten_home(&cwd.to_string_lossy())
 }
 
 /// The branch checked out in the repository holding `dir` (`detached` for a bare commit).

@@ -104,8 +104,8 @@ impl ToolView {
 
     fn short_path(&self, path: &str) -> String {
         match &self.home {
-            Some(home) if path.starts_with(home.as_str()) => format!("~{}", &path[home.len()..]),
-            _ => path.to_string(),
+            Some(home) => crate::util::home::shorten_home_in(path, home),
+            None => path.to_string(),
         }
     }
 

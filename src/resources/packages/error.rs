@@ -19,6 +19,10 @@ pub enum PackageError {
         code: Option<i32>,
         output: Option<String>,
     },
+    /// A tool was stopped before it finished: pi is shutting down.
+    Stopped { command: String },
+    /// A tool ended but its exit status could not be read.
+    StatusLost { command: String },
     /// A local source that does not exist.
     PathMissing(PathBuf),
     /// The step needs the network and pi is offline; `what` is the source.
@@ -68,6 +72,12 @@ impl fmt::Display for PackageError {
                 Some(c) => write!(f, "{command} failed with code {c}: {out}"),
                 None => write!(f, "{command} failed with a signal: {out}"),
             },
+            PackageError::Stopped { command } => {
+                write!(f, "{command} was stopped: pi is shutting down")
+            }
+            PackageError::StatusLost { command } => {
+                write!(f, "{command}: its exit status was lost")
+            }
             PackageError::PathMissing(p) => write!(f, "Path does not exist: {}", p.display()),
             PackageError::Offline { what } => f.write_str(&crate::util::offline::refused(
                 &format!("Installing {what}"),

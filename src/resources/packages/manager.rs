@@ -15,6 +15,10 @@ use serde_json::Value;
 use super::source::{self, PackageSource};
 use super::{PackageContext, PackageEntry, PackageError, Scope};
 use crate::resources::settings::Settings;
+use crate::util::process;
+
+/// Output kept of a package tool's captured stdout or stderr (`npm view`, `git rev-parse`).
+const CAPTURE_MAX_OUTPUT: usize = 16 << 20;
 
 /// `PI_OFFLINE` set to `1`, `true` or `yes`: no installs, no updates.
 pub use crate::util::offline::offline;
@@ -175,7 +179,14 @@ impl PackageManager {
         if self.tool_stdout_to_stderr {
             c.stdout(std::io::stderr());
         }
-        let status = c.status().map_err(|e| spawn_error(cmd, e))?;
+        let child = process::spawn(&mut c, process::SpawnOptions::default())
+            .map_err(|e| spawn_error(cmd, e))?;
+        let command = || format!("{cmd} {}", args.join(" "));
+        let status = match wait_for(&child) {
+            Ok(Some(status)) => status,
+            Ok(None) => return Err(PackageError::StatusLost { command: command() }),
+            Err(Stopped) => return Err(PackageError::Stopped { command: command() }),
+        };
         if status.success() {
             return Ok(());
         }
@@ -649,6 +660,23 @@ fn fs_error(action: &'static str, path: &Path, source: std::io::Error) -> Packag
     }
 }
 
+/// Waits for a package tool to exit; a shutdown stops it (its whole process group).
+/// pi is shutting down: a tool it was waiting for was killed.
+struct Stopped;
+
+/// Waits for a tool, killing it if pi starts shutting down; `None` when its exit status was lost.
+fn wait_for(child: &process::OwnedChild) -> Result<Option<std::process::ExitStatus>, Stopped> {
+    loop {
+        if let Some(status) = child.wait_timeout(std::time::Duration::from_millis(50)) {
+            return Ok(status);
+        }
+        if crate::util::shutdown::signal().is_some() {
+            child.kill();
+            return Err(Stopped);
+        }
+    }
+}
+
 /// Runs a tool and returns its stdout; stderr goes into the error.
 fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, PackageError> {
     let mut c = Command::new(cmd);
@@ -656,7 +684,30 @@ fn capture(cmd: &str, args: &[String], cwd: Option<&Path>) -> Result<String, Pac
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
-    let out = c.output().map_err(|e| spawn_error(cmd, e))?;
+    let out = process::run(
+        &mut c,
+        &process::RunOptions {
+            max_output: CAPTURE_MAX_OUTPUT,
+            cancelled: &|| crate::util::shutdown::signal().is_some(),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| spawn_error(cmd, e))?;
+    if out.cancelled {
+        return Err(PackageError::Stopped {
+            command: format!("{cmd} {}", args.join(" ")),
+        });
+    }
+    let Some(status) = out.status else {
+        return Err(PackageError::StatusLost {
+            command: format!("{cmd} {}", args.join(" ")),
+        });
+    };
+    let out = std::process::Output {
+        status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    };
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
     }

@@ -199,19 +199,9 @@ fn parse_git(source: &str) -> Option<PackageSource> {
     })
 }
 
-/// `~`, `~/x` and `~x` expand to `$HOME`; anything else is resolved against `base`.
+/// `~` and `~/x` expand to `$HOME`; anything else is resolved against `base`.
 pub fn resolve_from(input: &str, base: &Path) -> PathBuf {
-    let t = input.trim();
-    let home = || super::super::trust::home_dir().unwrap_or_default();
-    let joined = if t == "~" {
-        home()
-    } else if let Some(rest) = t.strip_prefix("~/") {
-        home().join(rest)
-    } else if let Some(rest) = t.strip_prefix('~') {
-        home().join(rest)
-    } else {
-        base.join(t)
-    };
+    let joined = base.join(crate::util::home::expand_tilde(input.trim()));
     normalize(&joined)
 }
 

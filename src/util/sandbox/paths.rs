@@ -67,14 +67,7 @@ fn parts(path: &Path) -> VecDeque<OsString> {
 
 /// `path` made absolute against `cwd`, with a leading `~` taken as the home directory.
 pub fn absolute(path: &str, cwd: &Path) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
-    let expanded = if path == "~" {
-        home().unwrap_or_else(|| PathBuf::from(path))
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        home().map_or_else(|| PathBuf::from(path), |h| h.join(rest))
-    } else {
-        PathBuf::from(path)
-    };
+    let expanded = crate::util::home::expand_tilde_path(path);
     if expanded.is_absolute() {
         expanded
     } else {

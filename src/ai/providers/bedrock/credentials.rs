@@ -11,11 +11,13 @@
 //! reach a local mock server.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::sigv4::Credentials;
 use crate::ai::providers::cloud::{home_dir, now_secs, request, Env, ExpiringCache};
 use crate::util::date::parse_iso_ms;
 use crate::util::encoding::form_encode;
+use crate::util::process;
 
 /// How requests are authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,19 +254,46 @@ fn json_credentials(body: &str, source: &str) -> Result<(Credentials, i64), Stri
     ))
 }
 
+/// How long a `credential_process` may take before it is stopped.
+const CREDENTIAL_PROCESS_TIMEOUT: Duration = Duration::from_secs(60);
+/// Output kept of a `credential_process` (a credentials document is well under 1 KiB).
+const CREDENTIAL_PROCESS_MAX_OUTPUT: usize = 1 << 20;
+
 fn credential_process(cmd: &str) -> Result<Credentials, String> {
+    credential_process_within(cmd, CREDENTIAL_PROCESS_TIMEOUT)
+}
+
+fn credential_process_within(cmd: &str, timeout: Duration) -> Result<Credentials, String> {
     if let Some(c) = TEMPORARY.get(&format!("process:{cmd}")) {
         return Ok(c);
     }
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .output()
-        .map_err(|e| format!("credential_process could not start: {e}"))?;
-    if !out.status.success() {
+    let out = process::run(
+        std::process::Command::new("sh").arg("-c").arg(cmd),
+        &process::RunOptions {
+            timeout: Some(timeout),
+            cancelled: &|| crate::util::shutdown::signal().is_some(),
+            max_output: CREDENTIAL_PROCESS_MAX_OUTPUT,
+            ..process::RunOptions::default()
+        },
+    )
+    .map_err(|e| format!("credential_process could not start: {e}"))?;
+    if out.timed_out {
         return Err(format!(
-            "credential_process failed ({}): {}",
-            out.status,
+            "credential_process did not finish within {}s and was stopped: {cmd} \
+             (fix the command in the AWS config, or use other credentials)",
+            timeout.as_secs_f64()
+        ));
+    }
+    // A shutdown may kill the group before `cancelled` is polled.
+    if out.cancelled || crate::util::shutdown::signal().is_some() {
+        return Err("credential_process was stopped: pi is shutting down".to_string());
+    }
+    if !out.status.is_some_and(|s| s.success()) {
+        let status = out
+            .status
+            .map_or("unknown status".to_string(), |s| s.to_string());
+        return Err(format!(
+            "credential_process failed ({status}): {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }

@@ -132,6 +132,33 @@ fn credential_process_output_is_used() {
 }
 
 #[test]
+fn a_credential_process_that_hangs_is_stopped_at_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cmd = format!("echo $$ > '{}'; exec sleep 1000", pid_file.display());
+    let err = credential_process_within(&cmd, Duration::from_millis(300)).unwrap_err();
+    assert!(err.contains("did not finish within 0.3s"), "{err}");
+    assert!(err.contains("sleep 1000"), "{err}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "the credential process {pid} was left running");
+}
+
+#[test]
+fn a_failing_credential_process_reports_its_stderr() {
+    let err =
+        credential_process_within("echo no-such-profile >&2; exit 3", Duration::from_secs(30))
+            .unwrap_err();
+    assert!(err.contains("exit status: 3"), "{err}");
+    assert!(err.contains("no-such-profile"), "{err}");
+}
+
+#[test]
 fn web_identity_assumes_the_role_through_sts() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");

@@ -86,14 +86,7 @@ pub fn relative_age(modified_ms: i64, now_ms: i64) -> String {
     }
 }
 
-fn shorten_home(path: &str) -> String {
-    match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && path.starts_with(&home) => {
-            format!("~{}", &path[home.len()..])
-        }
-        _ => path.to_string(),
-    }
-}
+use crate::util::home::shorten_home;
 
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)

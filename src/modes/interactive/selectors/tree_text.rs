@@ -127,14 +127,7 @@ pub fn searchable_text(entry: &Entry, label: Option<&str>) -> String {
     parts.join(" ")
 }
 
-fn shorten_home(path: &str) -> String {
-    match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && path.starts_with(&home) => {
-            format!("~{}", &path[home.len()..])
-        }
-        _ => path.to_string(),
-    }
-}
+use crate::util::home::shorten_home;
 
 /// `[read: src/x.rs:10-29]`, `[bash: git status]`, `[name: {"json":…}]`.
 pub fn format_tool_call(name: &str, args: &Value) -> String {
