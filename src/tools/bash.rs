@@ -389,8 +389,9 @@ impl BashTool {
             None => {}
         }
         let (text, details) = acc.format(&snapshot, "(no output)");
-        if let Some(code) = status.and_then(exit_code) {
-            if code != 0 {
+        let mut failed = false;
+        let text = match status.and_then(exit_code) {
+            Some(code) if code != 0 => {
                 let text = append_status(&text, &format!("Command exited with code {code}"));
                 // Sandbox (issue 16): say what it refused; the user may allow one unconfined run.
                 if let Some(why) = super::sandbox::explain(sandbox.as_ref(), command, &text) {
@@ -400,11 +401,16 @@ impl BashTool {
                     }
                     return Err(format!("{text}\n{}", why.line));
                 }
-                return Err(text);
+                // pi 1.6.0: an error result that keeps its details (none unless the output was
+                // cut) and its `structuredContent`, rather than a bare error message.
+                failed = true;
+                text
             }
-        }
+            _ => text,
+        };
         let mut out = ToolOutput::text(text);
         out.details = details;
+        out.is_error = failed;
         // pi 1.6.0's `structuredContent` for programmatic callers.
         let (output, truncated) = acc.full_output(STRUCTURED_OUTPUT_MAX_BYTES);
         let mut structured = serde_json::Map::new();

@@ -75,12 +75,24 @@ fn stdout_and_stderr_are_merged() {
     assert_eq!(text_of(&out), "out\nerr\nout2\n");
 }
 
+/// pi 1.6.0: a failed command is an error result that keeps its details (none here) and its
+/// `structuredContent`, not a bare error message.
+fn failed(command: &str) -> (String, ToolOutput) {
+    let out = run(command).unwrap();
+    assert!(out.is_error, "{out:?}");
+    (text_of(&out), out)
+}
+
 #[test]
 fn non_zero_exit_is_error_with_code() {
-    let err = run("echo out; sleep 0.05; echo err >&2; exit 3").unwrap_err();
-    assert_eq!(err, "out\nerr\n\n\nCommand exited with code 3");
+    let (text, out) = failed("echo out; sleep 0.05; echo err >&2; exit 3");
+    assert_eq!(text, "out\nerr\n\n\nCommand exited with code 3");
+    assert_eq!(out.details, None);
+    let structured = out.structured_content.unwrap();
+    assert_eq!(structured["exit_code"], 3);
+    assert_eq!(structured["output"], "out\nerr\n");
     assert_eq!(
-        run("exit 7").unwrap_err(),
+        failed("exit 7").0,
         "(no output)\n\nCommand exited with code 7"
     );
 }
@@ -89,7 +101,7 @@ fn non_zero_exit_is_error_with_code() {
 fn a_shell_killed_by_a_signal_reports_128_plus_the_signal() {
     // pi 0.73.1 reported this as success; pi 1.x uses the shell convention.
     assert_eq!(
-        run("echo dying; kill -TERM $$").unwrap_err(),
+        failed("echo dying; kill -TERM $$").0,
         "dying\n\n\nCommand exited with code 143"
     );
 }
