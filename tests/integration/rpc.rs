@@ -668,7 +668,7 @@ fn abort_answers_while_a_tool_is_stuck_in_the_kernel() {
     });
     talk.send(r#"{"id":"a","type":"abort"}"#);
     let end = talk.expect("tool_execution_end", |v| v["type"] == "tool_execution_end");
-    assert_eq!(end["isError"], true);
+    assert_eq!(end["isError"], true, "{end}");
     assert_eq!(end["result"]["content"][0]["text"], "Operation aborted");
     talk.expect("agent_end", |v| v["type"] == "agent_end");
     talk.expect("abort response", |v| v["id"] == "a");
