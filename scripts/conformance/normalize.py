@@ -8,7 +8,8 @@ Exactly these, nothing else:
   * temp paths and ports: the mock server's port, bash's random full-output file name
     (pi-bash-<16 random characters>.log), the scratch root of the side becomes <ROOT> (also inside session folder
     names), the TypeScript package folder <PKG>;
-  * durations: values under "durationMs" / "duration_ms" (in raw session lines too);
+  * durations: values under "durationMs" / "duration_ms" (in raw session lines too) and bash's
+    `structuredContent.wall_time_seconds`;
   * the wording of prompts each implementation wrote itself: the default system prompt's prose
     (everything before the project context / skills / date lines that pi appends) and the
     instruction text of summarisation requests (see prompts.py);
@@ -34,7 +35,7 @@ BASH_LOG_RE = re.compile(r"pi-bash-[0-9A-Za-z]{16}\.log")
 FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
            "leafId", "parentSession", "fromHook"}
-DURATION_KEYS = {"durationMs", "duration_ms"}
+DURATION_KEYS = {"durationMs", "duration_ms", "wall_time_seconds"}
 # ids and epoch timestamps inside raw JSON text (a session file compared line by line)
 RAW_ID_RE = re.compile(r'"(id|parentId|targetId|firstKeptEntryId|fromId|entryId)":"([0-9a-f]{8})"')
 RAW_EPOCH_RE = re.compile(r'"timestamp":\d{12,14}')
