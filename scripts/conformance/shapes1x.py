@@ -10,7 +10,8 @@ difference still fails. The changes, and nothing else:
     adds a top-level `usage`; `toolcall_start` gained `id` and `toolName`;
   * an assistant `message_start` says `stopReason: "pending"` (0.73.1: its first partial's);
   * `agent_end.willRetry`, `tool_execution_end.durationMs` (and a tool-result message's
-    `durationMs`, 1.6.0), `read` and `bash` results' `structuredContent` (1.6.0), the `agent_settled` event and RPC
+    `durationMs`, 1.6.0), `read` and `bash` results' `structuredContent` (1.6.0), an error result's empty
+    `details` (1.6.0 writes none for a failed `bash` command), the `agent_settled` event and RPC
     `bash`'s `bash_execution_update` events;
   * `prompt` / `steer` / `follow_up` responses carry `data.disposition`;
   * `compact` results and `compaction_end.result` carry `estimatedTokensAfter` and `usage`, and
@@ -157,6 +158,8 @@ def _shapes(v):
     out = {k: _shapes(x) for k, x in v.items()}
     if v.get("role") == "toolResult":
         out.pop("durationMs", None)
+        if out.get("isError") is True and out.get("details") == {}:
+            out.pop("details")
     if "structuredContent" in out and isinstance(out.get("content"), list):
         out.pop("structuredContent")
     if v.get("role") == "developer" and "content" in v:
