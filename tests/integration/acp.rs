@@ -50,6 +50,8 @@ fn bad_lines_get_json_rpc_errors_and_the_agent_lives_on() {
     assert_eq!(relative["error"]["code"], -32602);
     let init = request(&mut c, 4, "initialize", json!({"protocolVersion": 1}));
     assert_eq!(init["result"]["protocolVersion"], 1);
+    // Clients read the pi release whose behaviour we follow, as `pi --version` gives programs.
+    assert_eq!(init["result"]["agentInfo"]["version"], "1.6.0");
     assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
     assert_eq!(
         init["result"]["agentCapabilities"]["promptCapabilities"]["image"],

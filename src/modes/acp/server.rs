@@ -169,7 +169,7 @@ impl Server {
                 "sessionCapabilities": {"list": {}, "resume": {}},
             },
             "authMethods": auth,
-            "agentInfo": {"name": "pi", "title": "pi", "version": crate::VERSION},
+            "agentInfo": {"name": "pi", "title": "pi", "version": crate::PI_VERSION},
         })
     }
 
