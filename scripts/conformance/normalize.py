@@ -22,7 +22,9 @@ Exactly these, nothing else:
     always send what the first chunk said;
   * 1.x's `constrainedSampling` on the built-in tools' and `codemode`'s declarations and its `docs` prompt
     section (pointers into its bundled docs), neither of which we have (listed in
-    docs/compat.md; see prompts.py).
+    docs/compat.md; see prompts.py); likewise the rest of the `codemode` description's `models`
+    line, which points 1.x's model at its bundled docs/codemode.md and ours at the calls
+    themselves (we ship no docs folder).
 """
 import datetime
 import re
@@ -36,6 +38,9 @@ BASH_LOG_RE = re.compile(r"pi-bash-[0-9A-Za-z]{16}\.log")
 CODEMODE_FILE_RE = re.compile(r"pi-codemode-[0-9A-Za-z]{16}\.")
 WALL_TIME_RE = re.compile(r"Wall time \d+\.\d seconds")
 WALL_SECONDS_RE = re.compile(r'("wall_time_seconds":)\s*\d+(?:\.\d+)?')
+# The `models` line of the codemode description after its first sentence, up to the end of the
+# line (a newline, or `\n` inside a raw session line).
+MODELS_POINTER_RE = re.compile(r"(`models`: classifiers and image generation\.) .*?(?=\n|\\n|$)")
 FILE_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 ID_KEYS = {"id", "parentId", "entryId", "firstKeptEntryId", "targetId", "fromId", "sessionId",
            "leafId", "parentSession", "fromHook"}
@@ -84,6 +89,7 @@ class Normalizer:
         s = CODEMODE_FILE_RE.sub("pi-codemode-<random>.", s)
         s = WALL_TIME_RE.sub("Wall time <N> seconds", s)
         s = WALL_SECONDS_RE.sub(r"\1<N>", s)
+        s = MODELS_POINTER_RE.sub(r"\1 <docs pointer>", s)
         for d in self.dates:
             if d in s:
                 s = s.replace(d, "<DATE>")
