@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use crate::util::typed_json::{self, FieldError, Problem, Step};
 
-/// One call, by its wire name (`method`).
+/// One call, by its wire name (`method`). Read externally tagged, `{"<method>": <params>}`,
+/// which serde reads in place (see `Call::parse`).
 #[derive(Debug, Deserialize)]
-#[serde(tag = "method", content = "params")]
 pub enum Call {
     #[serde(rename = "ui.select")]
     Select(SelectParams),
@@ -166,12 +166,15 @@ impl Call {
             None | Some(Value::Null) => json!({}),
             Some(p) => p.clone(),
         };
-        // Method first, so the tag is read before its parameters and they are read in place.
-        let line = json!({"method": method, "params": params});
-        typed_json::from_value(&line).map_err(|mut error| match error.path.first() {
-            Some(Step::Key(k)) if k == "method" => CallError::UnknownMethod(method.to_string()),
+        let mut line = serde_json::Map::new();
+        line.insert(method.to_string(), params);
+        typed_json::from_value(&Value::Object(line)).map_err(|mut error| match error.path.first() {
+            // The tag is read with an empty path; only an unknown one fails there.
+            None if matches!(error.problem, Problem::UnknownVariant { .. }) => {
+                CallError::UnknownMethod(method.to_string())
+            }
             _ => {
-                if matches!(error.path.first(), Some(Step::Key(k)) if k == "params") {
+                if matches!(error.path.first(), Some(Step::Key(k)) if k == method) {
                     error.path.remove(0);
                 }
                 if error.path.is_empty() && matches!(error.problem, Problem::Invalid(_)) {

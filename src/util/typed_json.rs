@@ -165,6 +165,13 @@ impl<'de> de::Deserializer<'de> for Reader<'de> {
         match self.0 {
             // Unit variants, as protocols spell them: `"deliverAs": "steer"`.
             Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
+            // serde's external tagging, `{"<variant>": <its value>}`: the value is read in place
+            // (adjacent tagging would buffer it when it came first, a copy of every variant's
+            // reader in the binary).
+            Value::Object(fields) if fields.len() == 1 => {
+                let (tag, value) = fields.iter().next().expect("one field");
+                visitor.visit_enum(Tagged { tag, value })
+            }
             other => Err(de::Error::invalid_type(unexpected(other), &visitor)),
         }
     }
@@ -187,6 +194,60 @@ fn unexpected(v: &Value) -> de::Unexpected<'_> {
         Value::String(s) => de::Unexpected::Str(s),
         Value::Array(_) => de::Unexpected::Seq,
         Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+/// An externally tagged variant: its name and its value. An error in the value is reported
+/// under the name (`"ui.select".title`); an unknown name with an empty path.
+struct Tagged<'a> {
+    tag: &'a String,
+    value: &'a Value,
+}
+
+impl<'de> de::EnumAccess<'de> for Tagged<'de> {
+    type Error = FieldError;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Self), FieldError> {
+        let variant = seed.deserialize(BorrowedStrDeserializer::new(self.tag))?;
+        Ok((variant, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for Tagged<'de> {
+    type Error = FieldError;
+
+    fn unit_variant(self) -> Result<(), FieldError> {
+        Ok(())
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> Result<T::Value, FieldError> {
+        seed.deserialize(Reader(self.value))
+            .map_err(|e| e.within(Step::Key(self.tag.clone())))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, FieldError> {
+        de::Deserializer::deserialize_seq(Reader(self.value), visitor)
+            .map_err(|e| e.within(Step::Key(self.tag.clone())))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, FieldError> {
+        de::Deserializer::deserialize_map(Reader(self.value), visitor)
+            .map_err(|e| e.within(Step::Key(self.tag.clone())))
     }
 }
 
