@@ -121,7 +121,11 @@ for line in sys.stdin:
     except ValueError:
         continue
     if m.get("id") == "c":
-        names = sorted(c["name"] for c in m.get("data", {}).get("commands", []) if c.get("source") == "extension")
+        # 1.x built-in extensions (builtin:llama.cpp, builtin:mcp) do not come from the example:
+        # ours has /mcp built in and no llama.cpp manager (docs/compat.md).
+        names = sorted(c["name"] for c in m.get("data", {}).get("commands", [])
+                       if c.get("source") == "extension"
+                       and (c.get("sourceInfo") or {}).get("source") != "builtin")
         print(" ".join(names) or "-")
         break
 '

@@ -21,6 +21,10 @@ def script(code, id):
     return call("codemode", {"code": code}, id=id)
 
 
+# pi 0.73.1 has no codemode tool: these cases compare against 1.x only.
+NO_CODEMODE_REFS = ("0.73.1",)
+
+
 def ccase(id, codes, files=None, argv_extra=(), tools="+codemode", **kw):
     """The model sends each script in `codes` in its own turn, then says done."""
     if isinstance(codes, str):
@@ -28,7 +32,7 @@ def ccase(id, codes, files=None, argv_extra=(), tools="+codemode", **kw):
     turns = [{"content": [script(c, "call_cm%d" % (i + 1))]} for i, c in enumerate(codes)] + ["done"]
     argv = ["--tools", tools] + list(argv_extra) + ["-p", "go"]
     return Case(id, argv=argv, turns=turns, files=files, compare=kw.pop("compare", CMP),
-                no_node_for_ours=True, **kw)
+                no_node_for_ours=True, skip_refs=NO_CODEMODE_REFS, **kw)
 
 
 def rpc_abort_case(id, code, **kw):
@@ -42,7 +46,8 @@ def rpc_abort_case(id, code, **kw):
              {"wait": {"type": "response", "id": "a"}},
              {"wait": {"type": "agent_end"}, "timeout": 20}]
     return Case(id, rpc={"argv": ["--tools", "+codemode"], "script": steps}, turns=turns,
-                compare=("exit", "rpc", "requests", "sessions"), no_node_for_ours=True, **kw)
+                compare=("exit", "rpc", "requests", "sessions"), no_node_for_ours=True,
+                skip_refs=NO_CODEMODE_REFS, **kw)
 
 
 BRANCHED = (
