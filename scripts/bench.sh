@@ -1283,4 +1283,7 @@ for i, r in enumerate(table):
     if i == 0:
         print("  ".join("-" * w for w in widths))
 PY
-bench_acp
+# A BENCH_ONLY run (codemode, checkpoint, grep_big) is that row alone.
+if [[ -z "${BENCH_ONLY:-}" ]]; then
+    bench_acp
+fi
